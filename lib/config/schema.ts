@@ -1,0 +1,135 @@
+// The one schema of the service's settings (DESIGN.md 3): dotted names as SPEC.md writes them.
+import { z } from 'zod';
+
+const optionalText = z.string().trim().min(1).optional();
+const url = z.url({ protocol: /^https?$/ });
+const optionalUrl = url.optional();
+
+const channelA = z
+  .object({
+    enabled: z.boolean().default(false),
+    app_id: optionalText,
+    private_key: optionalText,
+    public_key: optionalText,
+    gateway_url: optionalUrl,
+  })
+  .prefault({});
+
+const channelB = z
+  .object({
+    enabled: z.boolean().default(false),
+    app_id: optionalText,
+    mch_id: optionalText,
+    serial_no: optionalText,
+    private_key: optionalText,
+    // SPEC.md 8: the v3 key is exactly 32 bytes.
+    api_v3_key: z
+      .string()
+      .refine((key) => Buffer.byteLength(key, 'utf8') === 32, 'must be exactly 32 bytes')
+      .optional(),
+    platform_public_key: optionalText,
+    platform_serial_no: optionalText,
+    api_base_url: optionalUrl,
+  })
+  .prefault({});
+
+const channelC = z
+  .object({
+    enabled: z.boolean().default(false),
+    pid: optionalText,
+    key: optionalText,
+    gateway_url: optionalUrl,
+    api_url: optionalUrl,
+    submit_url: optionalUrl,
+    pay_type: optionalText,
+  })
+  .prefault({});
+
+export const PROVIDERS = ['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+export const UPLOAD_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
+
+export const configSchema = z.object({
+  stage: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short lower-case name').default('local'),
+  base_url: url.default('http://localhost:3000').transform((value) => value.replace(/\/+$/, '')),
+  port: z.number().int().min(0).max(65535).default(3000),
+  data_dir: z.string().min(1).default('.data'),
+  table_name: z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name').default('service'),
+  bucket_name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
+    .default('service-files'),
+  aws: z
+    .object({
+      region: z.string().min(1).default('us-east-1'),
+      // Set only when running against the local stand-ins (DynamoDB Local, s3rver, local SES).
+      dynamodb_endpoint: optionalUrl,
+      s3_endpoint: optionalUrl,
+      ses_endpoint: optionalUrl,
+      event_bus_name: optionalText,
+    })
+    .prefault({}),
+  master_key: z
+    .object({
+      // kms: envelope encryption with this KMS key; local: 32 random bytes kept in data_dir.
+      provider: z.enum(['local', 'kms']).default('local'),
+      kms_key_id: optionalText,
+    })
+    .prefault({}),
+  log: z.object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
+  auth: z
+    .object({
+      session_ttl_hours: z.number().int().min(1).max(24 * 30).default(24),
+      ip_limit_per_minute: z.number().int().min(0).max(100_000).default(60),
+    })
+    .prefault({}),
+  admin: z
+    .object({
+      bootstrap: z
+        .object({
+          username: optionalText,
+          email: z.email().optional(),
+          password: z.string().min(8).max(128).optional(),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  mail: z
+    .object({
+      from: z.email().optional(),
+      ses_region: optionalText,
+    })
+    .prefault({}),
+  upload: z
+    .object({
+      api_token: z.string().min(16, 'must be at least 16 characters').optional(),
+      max_bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(6 * 1024 * 1024)
+        .default(4 * 1024 * 1024),
+      presign_max_bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(5 * 1024 ** 3)
+        .default(100 * 1024 * 1024),
+      allowed_types: z.array(z.enum(UPLOAD_TYPES)).min(1).default([...UPLOAD_TYPES]),
+    })
+    .prefault({}),
+  payment: z
+    .object({
+      default_gateway: z.enum(PROVIDERS).default('manual'),
+      order_ttl_minutes: z.number().int().min(1).max(7 * 24 * 60).default(30),
+      notify_base_url: optionalUrl,
+      mock: z.object({ enabled: z.boolean().default(false) }).prefault({}),
+      channel_a: channelA,
+      channel_b: channelB,
+      channel_c: channelC,
+    })
+    .prefault({}),
+});
+
+export type AppConfig = z.infer<typeof configSchema>;
