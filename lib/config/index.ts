@@ -1,7 +1,7 @@
 // The validated, frozen settings of this process: the only module that reads the environment.
 import { loadConfig } from './load.ts';
 
-export type { AppConfig, Provider } from './schema.ts';
 export { ConfigError, loadConfig } from './load.ts';
+export type { AppConfig, Provider } from './schema.ts';
 
 export const config = loadConfig();

@@ -24,12 +24,19 @@ export function configLeaves(schema: z.ZodType = configSchema, prefix = ''): Map
   const def = (inner as unknown as { def: { type: string; shape?: Record<string, z.ZodType> } }).def;
   if (def.type === 'object' && def.shape) {
     for (const [key, child] of Object.entries(def.shape)) {
-      for (const [path, kind] of configLeaves(child, prefix ? `${prefix}.${key}` : key)) leaves.set(path, kind);
+      for (const [path, kind] of configLeaves(child, prefix ? `${prefix}.${key}` : key))
+        leaves.set(path, kind);
     }
     return leaves;
   }
   const kind: LeafKind =
-    def.type === 'number' ? 'number' : def.type === 'boolean' ? 'boolean' : def.type === 'array' ? 'json' : 'string';
+    def.type === 'number'
+      ? 'number'
+      : def.type === 'boolean'
+        ? 'boolean'
+        : def.type === 'array'
+          ? 'json'
+          : 'string';
   leaves.set(prefix, kind);
   return leaves;
 }
@@ -91,7 +98,10 @@ export interface LoadConfigOptions {
  * (how the deployed functions receive their stage file) or the file named by `APP_CONFIG`
  * (default infra/config/local.json when present), then one environment variable per key.
  */
-export function loadConfig({ env = process.env, cwd = process.cwd() }: LoadConfigOptions = {}): Readonly<AppConfig> {
+export function loadConfig({
+  env = process.env,
+  cwd = process.cwd(),
+}: LoadConfigOptions = {}): Readonly<AppConfig> {
   const problems: string[] = [];
   let raw: Record<string, unknown> = {};
   if (env.APP_CONFIG_JSON) {
@@ -104,7 +114,8 @@ export function loadConfig({ env = process.env, cwd = process.cwd() }: LoadConfi
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
       // Without APP_CONFIG a missing default file simply means "defaults and environment only".
-      if (env.APP_CONFIG || !missing) problems.push(`APP_CONFIG: cannot read ${file} (${missing ? 'not found' : 'unreadable'})`);
+      if (env.APP_CONFIG || !missing)
+        problems.push(`APP_CONFIG: cannot read ${file} (${missing ? 'not found' : 'unreadable'})`);
     }
     if (text !== undefined) raw = parseJsonObject(text, file, problems);
   }
@@ -130,7 +141,8 @@ export function loadConfig({ env = process.env, cwd = process.cwd() }: LoadConfi
 function parseJsonObject(text: string, source: string, problems: string[]): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>;
     problems.push(`${source}: must hold a JSON object`);
   } catch {
     problems.push(`${source}: is not valid JSON`);

@@ -51,11 +51,17 @@ export type Provider = (typeof PROVIDERS)[number];
 export const UPLOAD_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
 
 export const configSchema = z.object({
-  stage: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short lower-case name').default('local'),
+  stage: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short lower-case name')
+    .default('local'),
   base_url: url.default('http://localhost:3000').transform((value) => value.replace(/\/+$/, '')),
   port: z.number().int().min(0).max(65535).default(3000),
   data_dir: z.string().min(1).default('.data'),
-  table_name: z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name').default('service'),
+  table_name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')
+    .default('service'),
   bucket_name: z
     .string()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
@@ -80,7 +86,12 @@ export const configSchema = z.object({
   log: z.object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
   auth: z
     .object({
-      session_ttl_hours: z.number().int().min(1).max(24 * 30).default(24),
+      session_ttl_hours: z
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 30)
+        .default(24),
       ip_limit_per_minute: z.number().int().min(0).max(100_000).default(60),
     })
     .prefault({}),
@@ -116,13 +127,21 @@ export const configSchema = z.object({
         .min(1)
         .max(5 * 1024 ** 3)
         .default(100 * 1024 * 1024),
-      allowed_types: z.array(z.enum(UPLOAD_TYPES)).min(1).default([...UPLOAD_TYPES]),
+      allowed_types: z
+        .array(z.enum(UPLOAD_TYPES))
+        .min(1)
+        .default([...UPLOAD_TYPES]),
     })
     .prefault({}),
   payment: z
     .object({
       default_gateway: z.enum(PROVIDERS).default('manual'),
-      order_ttl_minutes: z.number().int().min(1).max(7 * 24 * 60).default(30),
+      order_ttl_minutes: z
+        .number()
+        .int()
+        .min(1)
+        .max(7 * 24 * 60)
+        .default(30),
       notify_base_url: optionalUrl,
       mock: z.object({ enabled: z.boolean().default(false) }).prefault({}),
       channel_a: channelA,

@@ -1,0 +1,196 @@
+// Builds one Lambda handler per function group: a middy chain that normalises headers, picks the route
+// by API Gateway's routeKey, parses and validates the body, authenticates, runs the route, and turns
+// every outcome into the envelope with security headers.
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { log, withLogContext } from '../log.ts';
+import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec } from '../routes.ts';
+import { failure, SECURITY_HEADERS } from './envelope.ts';
+import { AppError, errors, type FieldProblem, genericMessage } from './errors.ts';
+import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
+import type { HttpRequest, HttpResult, Principal } from './types.ts';
+
+/** What a function group provides for one route of the table. */
+export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
+  /** Schema of the JSON body (json routes). Unknown fields are dropped, per DESIGN.md 4. */
+  body?: z.ZodType<Body>;
+  /** Schema of the query string parameters. */
+  query?: z.ZodType<Query>;
+  /** Largest body accepted, in bytes; larger is 413 before any parsing. */
+  maxBodyBytes?: number;
+  run(request: HttpRequest<Body, Query>): Promise<HttpResult>;
+}
+
+export function defineRoute<Body = unknown, Query = Record<string, string>>(
+  impl: RouteImpl<Body, Query>,
+): RouteImpl<Body, Query> {
+  return impl;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a table of routes with different body types
+export type RouteImpls = Record<string, RouteImpl<any, any>>;
+
+/** Establishes who is calling for a route's auth kind; throws 401/403 AppErrors. */
+export type Authenticator = (request: HttpRequest, kind: AuthKind) => Promise<Principal | undefined>;
+
+const DEFAULT_JSON_LIMIT = 64 * 1024;
+
+const ROUTE_BY_KEY = new Map(ROUTES.map((route) => [`${route.method} ${route.path}`, route]));
+
+interface RequestState {
+  request: HttpRequest;
+  spec?: RouteSpec;
+  impl?: RouteImpl;
+}
+
+type MiddyRequest = middy.Request<ApiEvent, ApiResult, Error, Context>;
+
+export interface GroupHandlerOptions {
+  authenticate: Authenticator;
+  /** Runs once before the first request is served (e.g. settings that must exist). */
+  warmUp?: () => Promise<void>;
+}
+
+export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, options: GroupHandlerOptions) {
+  for (const key of Object.keys(impls)) {
+    const spec = ROUTE_BY_KEY.get(key);
+    if (!spec || spec.group !== group)
+      throw new Error(`Route ${key} is not a ${group} route in lib/routes.ts`);
+  }
+  const states = new WeakMap<ApiEvent, RequestState>();
+  const stateOf = (request: MiddyRequest): RequestState => {
+    const state = states.get(request.event);
+    if (!state) throw new Error('request state missing');
+    return state;
+  };
+  let warm: Promise<void> | undefined;
+
+  const resolveRoute: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
+    before: async (request) => {
+      const httpRequest = requestFromEvent(request.event);
+      const spec = ROUTE_BY_KEY.get(httpRequest.routeKey);
+      const state: RequestState = { request: httpRequest };
+      states.set(request.event, state);
+      if (!spec || spec.group !== group) {
+        throw errors.notFound(`No route for ${httpRequest.method} ${httpRequest.path}`);
+      }
+      state.spec = spec;
+      state.impl = impls[httpRequest.routeKey];
+      if (!state.impl) throw errors.notImplemented(`${spec.method} ${spec.path}`);
+      if (options.warmUp) {
+        warm ??= options.warmUp().catch((error: unknown) => {
+          warm = undefined; // try again on the next request rather than failing forever
+          throw error;
+        });
+        await warm;
+      }
+    },
+  };
+
+  const parseBody: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
+    before: (request) => {
+      const { request: httpRequest, spec, impl } = stateOf(request);
+      if (!spec || !impl) return;
+      const limit = impl.maxBodyBytes ?? (spec.body === 'json' ? DEFAULT_JSON_LIMIT : undefined);
+      if (limit !== undefined && httpRequest.rawBody.length > limit) throw errors.payloadTooLarge(limit);
+      if (spec.body !== 'json') return;
+      const text = httpRequest.rawBody.toString('utf8').trim();
+      if (text === '') {
+        httpRequest.body = {};
+        return;
+      }
+      try {
+        httpRequest.body = JSON.parse(text);
+      } catch {
+        throw errors.malformedJson();
+      }
+      if (
+        typeof httpRequest.body !== 'object' ||
+        httpRequest.body === null ||
+        Array.isArray(httpRequest.body)
+      ) {
+        throw errors.badRequest('Request body must be a JSON object');
+      }
+    },
+  };
+
+  const authenticate: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
+    before: async (request) => {
+      const { request: httpRequest, spec } = stateOf(request);
+      if (!spec) return;
+      httpRequest.principal = await options.authenticate(httpRequest, spec.auth);
+    },
+  };
+
+  const validate: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
+    before: (request) => {
+      const { request: httpRequest, impl } = stateOf(request);
+      if (!impl) return;
+      if (impl.body) httpRequest.body = parseWith(impl.body, httpRequest.body, '');
+      if (impl.query) httpRequest.query = parseWith(impl.query, httpRequest.query, 'query.') as never;
+    },
+  };
+
+  const errorEnvelope: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
+    onError: (request) => {
+      request.response = resultToApi(errorResult(request.error));
+    },
+  };
+
+  const securityHeaders: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
+    after: (request) => addSecurityHeaders(request.response),
+    onError: (request) => addSecurityHeaders(request.response),
+  };
+
+  const chain = middy<ApiEvent, ApiResult, Error, Context>()
+    .use(securityHeaders)
+    .use(errorEnvelope)
+    .use(httpHeaderNormalizer())
+    .use(resolveRoute)
+    .use(parseBody)
+    .use(authenticate)
+    .use(validate)
+    .handler(async (event) => {
+      const state = states.get(event);
+      if (!state?.impl) throw errors.notFound();
+      return resultToApi(await state.impl.run(state.request));
+    });
+
+  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
+    withLogContext({ requestId: event.requestContext?.requestId, function: group }, () =>
+      chain(event, context),
+    );
+}
+
+function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const fields: FieldProblem[] = parsed.error.issues.map((issue) => ({
+    field: `${prefix}${issue.path.map(String).join('.')}` || 'body',
+    message: issue.message,
+  }));
+  throw errors.validation(fields);
+}
+
+/** Every error becomes an envelope; only AppErrors marked `expose` show their message. */
+export function errorResult(error: unknown): HttpResult {
+  if (error instanceof AppError) {
+    if (error.status >= 500) log.error('request failed', { error, status: error.status });
+    const message = error.expose ? error.message : genericMessage(error.status);
+    return {
+      kind: 'json',
+      status: error.status,
+      body: failure(error.status, message, error.expose ? error.data : null),
+      headers: error.headers,
+    };
+  }
+  log.error('unexpected error', { error });
+  return { kind: 'json', status: 500, body: failure(500, genericMessage(500)) };
+}
+
+function addSecurityHeaders(response: ApiResult | null | undefined): void {
+  if (!response) return;
+  response.headers = { ...SECURITY_HEADERS, ...(response.headers ?? {}) };
+}

@@ -1,0 +1,125 @@
+// Starts AWS's DynamoDB Local (the jar inside the amplify-dynamodb-simulator npm package) with Java.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+
+export class JavaMissingError extends Error {
+  constructor(detail: string) {
+    super(
+      [
+        `DynamoDB Local needs Java 17 or newer, and ${detail}.`,
+        'Install it, then run the command again:',
+        '  Debian/Ubuntu:  sudo apt-get update && sudo apt-get install -y openjdk-17-jre-headless',
+        '  Fedora/RHEL:    sudo dnf install -y java-17-openjdk-headless',
+        '  macOS:          brew install openjdk@17',
+      ].join('\n'),
+    );
+    this.name = 'JavaMissingError';
+  }
+}
+
+/** Fails with install instructions unless a Java 17+ runtime is on PATH. */
+export function assertJava(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) throw new JavaMissingError('no `java` command was found');
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(`${probe.stderr}${probe.stdout}`);
+  const major = match ? (match[1] === '1' ? Number(match[2]) : Number(match[1])) : 0;
+  if (major < 17) throw new JavaMissingError(`the \`java\` found is version ${major || 'unknown'}`);
+}
+
+export function emulatorFolder(): string {
+  const require = createRequire(import.meta.url);
+  // The package's own entry needs the Amplify CLI we override away; only its folder is used.
+  return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface RunningDynamo {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** `dbPath` keeps the data in a folder (dev server); without it the database lives in memory (tests). */
+export async function startDynamoLocal(
+  options: { dbPath?: string; port?: number } = {},
+): Promise<RunningDynamo> {
+  assertJava();
+  const folder = emulatorFolder();
+  const port = options.port ?? (await freePort());
+  const storage = options.dbPath ? ['-dbPath', resolve(options.dbPath)] : ['-inMemory'];
+  if (options.dbPath) mkdirSync(resolve(options.dbPath), { recursive: true });
+  const child: ChildProcess = spawn(
+    'java',
+    [
+      '-XX:TieredStopAtLevel=1',
+      '-XX:+UseSerialGC',
+      '-Xmx512m',
+      `-Djava.library.path=${join(folder, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(folder, 'DynamoDBLocal.jar'),
+      '-sharedDb',
+      '-disableTelemetry',
+      ...storage,
+      '-port',
+      String(port),
+    ],
+    { cwd: folder, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`DynamoDB Local exited (${child.exitCode}): ${stderr.trim()}`);
+    if (await answers(endpoint)) return { endpoint, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${stderr.trim()}`);
+    }
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+}
+
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': 'DynamoDB_20120810.ListTables',
+        authorization:
+          'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+      },
+      body: '{}',
+      signal: AbortSignal.timeout(1000),
+    });
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,195 @@
+// The local API Gateway: real HTTP in, payload-2.0 events to the same handlers the route table names,
+// their results back out as HTTP. The reverse of lib/http/event.ts.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Context } from 'aws-lambda';
+import type { ApiEvent, ApiResult } from '../http/event.ts';
+import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute } from '../routes.ts';
+
+export type GroupHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
+export type HandlerLoader = (group: FunctionGroup) => Promise<GroupHandler>;
+
+/** A request body may be at most what a synchronous Lambda invocation accepts. */
+export const LOCAL_PAYLOAD_LIMIT = 6 * 1024 * 1024;
+
+// API Gateway passes these content types as text and base64-encodes everything else.
+const TEXTUAL =
+  /^(text\/|application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+xml|x-www-form-urlencoded|javascript))/i;
+
+export function buildEvent(input: {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+  sourceIp: string;
+  routeKey: string;
+  pathParameters?: Record<string, string>;
+}): ApiEvent {
+  const parsed = new URL(input.url, 'http://localhost');
+  const headers: Record<string, string> = {};
+  let cookies: string[] | undefined;
+  for (const [name, value] of Object.entries(input.headers)) {
+    if (value === undefined) continue;
+    if (name === 'cookie') {
+      cookies = (Array.isArray(value) ? value.join('; ') : value).split(/;\s*/).filter(Boolean);
+      continue;
+    }
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of parsed.searchParams) {
+    query[name] = name in query ? `${query[name]},${value}` : value;
+  }
+  const contentType = headers['content-type'] ?? '';
+  const textual = input.body.length === 0 || TEXTUAL.test(contentType);
+  const now = new Date();
+  const path = safeDecode(parsed.pathname);
+  return {
+    version: '2.0',
+    routeKey: input.routeKey,
+    rawPath: path,
+    rawQueryString: parsed.search.replace(/^\?/, ''),
+    ...(cookies ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    ...(input.pathParameters && Object.keys(input.pathParameters).length > 0
+      ? { pathParameters: input.pathParameters }
+      : {}),
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: input.method,
+        path,
+        protocol: 'HTTP/1.1',
+        sourceIp: input.sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: input.routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(input.body.length > 0
+      ? {
+          body: textual ? input.body.toString('utf8') : input.body.toString('base64'),
+          isBase64Encoded: !textual,
+        }
+      : { isBase64Encoded: false }),
+  } as ApiEvent;
+}
+
+function safeDecode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+function lambdaContext(group: FunctionGroup, requestId: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `local-${group}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:local-${group}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/local-${group}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function sendEnvelope(response: ServerResponse, status: number, message: string): void {
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  });
+  response.end(JSON.stringify({ code: status, message, data: null }));
+}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function writeResult(response: ServerResponse, result: ApiResult): void {
+  const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+  if (result.cookies && result.cookies.length > 0) headers['set-cookie'] = result.cookies;
+  const body =
+    result.body === undefined
+      ? Buffer.alloc(0)
+      : result.isBase64Encoded
+        ? Buffer.from(result.body, 'base64')
+        : Buffer.from(result.body, 'utf8');
+  headers['content-length'] = String(body.length);
+  response.writeHead(result.statusCode ?? 200, headers);
+  response.end(body);
+}
+
+export interface LocalServerOptions {
+  loadHandler: HandlerLoader;
+  /** Routes the local server answers itself (e.g. streaming stored files, which Lambda would not). */
+  direct?: (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean>;
+  onError?: (error: unknown) => void;
+}
+
+export function createLocalServer(options: LocalServerOptions): Server {
+  return createServer((request, response) => {
+    handle(request, response, options).catch((error: unknown) => {
+      options.onError?.(error);
+      if (!response.headersSent) sendEnvelope(response, 500, 'Internal server error');
+      else response.destroy();
+    });
+  });
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, options: LocalServerOptions) {
+  const method = (request.method ?? 'GET').toUpperCase();
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  if (options.direct && (await options.direct(request, response, url))) return;
+
+  const declared = Number(request.headers['content-length'] ?? 0);
+  if (declared > LOCAL_PAYLOAD_LIMIT) {
+    request.resume();
+    sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
+    return;
+  }
+  const body = await readBody(request, LOCAL_PAYLOAD_LIMIT);
+  if (!body) {
+    sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
+    return;
+  }
+
+  const match = matchRoute(method, safeDecode(url.pathname));
+  const group = match?.route.group ?? DEFAULT_ROUTE_GROUP;
+  const routeKey = match ? `${match.route.method} ${match.route.path}` : '$default';
+  const event = buildEvent({
+    method,
+    url: request.url ?? '/',
+    headers: request.headers,
+    body,
+    sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+    routeKey,
+    pathParameters: match?.params,
+  });
+  const handler = await options.loadHandler(group);
+  const result = await handler(event, lambdaContext(group, event.requestContext.requestId));
+  writeResult(response, result);
+}

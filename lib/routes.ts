@@ -1,0 +1,182 @@
+// The route table: the single source of truth for method + path -> function group, read by the CDK
+// stack (API Gateway routes) and by the local server (request routing). Keep it free of imports so
+// the infrastructure code can load it without pulling in any handler.
+
+export const FUNCTION_GROUPS = ['auth', 'upload', 'files', 'payments', 'payment-callback'] as const;
+export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
+
+/**
+ * How a route is authenticated before its implementation runs.
+ * - none: public (rate limits may still apply).
+ * - session: a user or administrator session.
+ * - admin: an administrator session; a user session is 403.
+ * - uploader: a session or an API token (DESIGN.md 5).
+ * - signed: the request proves itself (payment callback signature, signed cashier link).
+ */
+export type AuthKind = 'none' | 'session' | 'admin' | 'uploader' | 'signed';
+
+/** How the body is read: parsed JSON, kept as raw bytes (multipart, forms, callbacks), or ignored. */
+export type BodyKind = 'json' | 'raw' | 'none';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteSpec {
+  method: HttpMethod;
+  /** API Gateway path syntax: `{id}` for one segment, `{key+}` for the rest. */
+  path: string;
+  group: FunctionGroup;
+  auth: AuthKind;
+  body: BodyKind;
+}
+
+/** `METHOD path`, the same string API Gateway gives as `routeKey`. */
+export function routeKeyOf(route: Pick<RouteSpec, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}
+
+export const API_PREFIX = '/api/v1';
+
+type RouteRow = [HttpMethod, string, AuthKind, BodyKind];
+
+function rows(group: FunctionGroup, list: RouteRow[]): RouteSpec[] {
+  return list.map(([method, path, auth, body]) => ({ method, path, group, auth, body }));
+}
+
+// DESIGN.md 4: account endpoints answer both without a prefix (SPEC.md) and under /api/v1.
+const ACCOUNT_ROUTES: RouteRow[] = [
+  ['POST', '/auth/register/code', 'none', 'json'],
+  ['POST', '/auth/register', 'none', 'json'],
+  ['POST', '/auth/login', 'none', 'json'],
+  ['POST', '/admin/auth/login', 'none', 'json'],
+  // The challenge token travels in the body; the route itself is public.
+  ['POST', '/auth/totp/verify', 'none', 'json'],
+  ['GET', '/auth/me', 'session', 'none'],
+  ['GET', '/auth/security', 'session', 'none'],
+  ['POST', '/auth/totp/setup', 'session', 'json'],
+  ['POST', '/auth/totp/enable', 'session', 'json'],
+  ['POST', '/auth/totp/disable', 'session', 'json'],
+  ['POST', '/auth/email/code', 'session', 'json'],
+  ['POST', '/auth/email/verify', 'session', 'json'],
+  ['POST', '/auth/email/unbind', 'session', 'json'],
+  ['POST', '/auth/password', 'session', 'json'],
+  ['POST', '/auth/password/reset/code', 'none', 'json'],
+  ['POST', '/auth/password/reset', 'none', 'json'],
+  ['POST', '/auth/logout', 'session', 'json'],
+];
+
+export const ROUTES: readonly RouteSpec[] = Object.freeze([
+  ...rows('auth', ACCOUNT_ROUTES),
+  ...rows(
+    'auth',
+    ACCOUNT_ROUTES.map(
+      ([method, path, auth, body]) => [method, `${API_PREFIX}${path}`, auth, body] as RouteRow,
+    ),
+  ),
+  ...rows('auth', [['POST', `${API_PREFIX}/admin/accounts`, 'admin', 'json']]),
+
+  ...rows('upload', [
+    ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],
+    ['POST', `${API_PREFIX}/upload/presign`, 'uploader', 'json'],
+    ['POST', `${API_PREFIX}/upload/confirm`, 'uploader', 'json'],
+    ['GET', `${API_PREFIX}/files`, 'uploader', 'none'],
+    ['GET', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
+    ['PATCH', `${API_PREFIX}/files/{id}`, 'uploader', 'json'],
+    ['DELETE', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
+    ['GET', `${API_PREFIX}/gallery`, 'none', 'none'],
+    ['POST', `${API_PREFIX}/tokens`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/tokens`, 'session', 'none'],
+    ['DELETE', `${API_PREFIX}/tokens/{id}`, 'session', 'none'],
+  ]),
+
+  ...rows('files', [
+    ['GET', '/healthz', 'none', 'none'],
+    ['GET', '/i/{key+}', 'none', 'none'],
+  ]),
+
+  ...rows('payments', [
+    ['GET', `${API_PREFIX}/plans`, 'none', 'none'],
+    ['GET', `${API_PREFIX}/admin/plans`, 'admin', 'none'],
+    ['POST', `${API_PREFIX}/admin/plans`, 'admin', 'json'],
+    ['PATCH', `${API_PREFIX}/admin/plans/{id}`, 'admin', 'json'],
+    ['DELETE', `${API_PREFIX}/admin/plans/{id}`, 'admin', 'none'],
+    ['GET', `${API_PREFIX}/payment-gateways`, 'none', 'none'],
+    ['POST', `${API_PREFIX}/orders`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/orders`, 'session', 'none'],
+    ['GET', `${API_PREFIX}/orders/{id}`, 'session', 'none'],
+    ['POST', `${API_PREFIX}/orders/{id}/cancel`, 'session', 'json'],
+    ['POST', `${API_PREFIX}/orders/{id}/pay`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/admin/orders`, 'admin', 'none'],
+    ['POST', `${API_PREFIX}/admin/orders/{id}/pay`, 'admin', 'json'],
+    ['GET', `${API_PREFIX}/admin/payment`, 'admin', 'none'],
+    ['PUT', `${API_PREFIX}/admin/payment`, 'admin', 'json'],
+    // The hosted mock cashier (DESIGN.md 7): a page and its form post, authorised by a signed link.
+    ['GET', '/pay/mock/{id}', 'signed', 'none'],
+    ['POST', '/pay/mock/{id}', 'signed', 'raw'],
+  ]),
+
+  ...rows('payment-callback', [
+    ['POST', `${API_PREFIX}/payments/{provider}/callback`, 'signed', 'raw'],
+    // channel_c aggregators notify by GET (DESIGN.md 7).
+    ['GET', `${API_PREFIX}/payments/{provider}/callback`, 'signed', 'none'],
+  ]),
+]);
+
+/** Requests that match no route go here (API Gateway `$default`), so a 404 is still an envelope. */
+export const DEFAULT_ROUTE_GROUP: FunctionGroup = 'files';
+
+export function routesOf(group: FunctionGroup): RouteSpec[] {
+  return ROUTES.filter((route) => route.group === group);
+}
+
+export interface RouteMatch {
+  route: RouteSpec;
+  params: Record<string, string>;
+}
+
+interface CompiledRoute {
+  route: RouteSpec;
+  pattern: RegExp;
+  names: string[];
+  literalLength: number;
+}
+
+function compile(route: RouteSpec): CompiledRoute {
+  const names: string[] = [];
+  let literalLength = 0;
+  const source = route.path
+    .split('/')
+    .map((segment) => {
+      const greedy = /^\{(\w+)\+\}$/.exec(segment);
+      if (greedy) {
+        names.push(greedy[1]!);
+        return '(.+)';
+      }
+      const single = /^\{(\w+)\}$/.exec(segment);
+      if (single) {
+        names.push(single[1]!);
+        return '([^/]+)';
+      }
+      literalLength += segment.length;
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return { route, pattern: new RegExp(`^${source}$`), names, literalLength };
+}
+
+// Most literal characters first, as API Gateway prefers the most specific route.
+const COMPILED = ROUTES.map(compile).sort((a, b) => b.literalLength - a.literalLength);
+
+/** Finds the route API Gateway would pick for this method and (already decoded) path. */
+export function matchRoute(method: string, path: string): RouteMatch | undefined {
+  for (const candidate of COMPILED) {
+    if (candidate.route.method !== method) continue;
+    const found = candidate.pattern.exec(path);
+    if (!found) continue;
+    const params: Record<string, string> = {};
+    candidate.names.forEach((name, index) => {
+      params[name] = found[index + 1]!;
+    });
+    return { route: candidate.route, params };
+  }
+  return undefined;
+}

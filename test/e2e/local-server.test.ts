@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningApp, startLocalApp } from '../../lib/local/app.ts';
+
+let app: RunningApp;
+
+beforeAll(async () => {
+  app = await startLocalApp({ port: 0 });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe('local HTTP server', () => {
+  it('answers GET /healthz with the ok envelope', async () => {
+    const response = await fetch(`${app.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ code: 0, message: 'ok', data: { status: 'ok' } });
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('answers an unknown path, or a known path with another method, with a 404 envelope', async () => {
+    for (const [method, path] of [
+      ['GET', '/nowhere'],
+      ['DELETE', '/healthz'],
+    ] as const) {
+      const response = await fetch(`${app.url}${path}`, { method });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ code: 404, data: null });
+    }
+  });
+
+  it('refuses a body over the Lambda payload limit with a 413 envelope', async () => {
+    const response = await fetch(`${app.url}/api/v1/upload`, {
+      method: 'POST',
+      body: Buffer.alloc(6 * 1024 * 1024 + 1),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: 413 });
+  });
+});

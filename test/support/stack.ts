@@ -1,0 +1,14 @@
+// Creates this test file's table and bucket on the stand-ins (call once, in beforeAll).
+import { dynamoClient } from '../../lib/aws/dynamodb.ts';
+import { s3Client } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config/index.ts';
+import { Table } from '../../lib/db/repository.ts';
+import { ensureBucket, ensureTable } from '../../lib/local/provision.ts';
+
+export async function provisionTestStack(): Promise<{ table: Table }> {
+  await Promise.all([
+    ensureTable(dynamoClient() as never, config.table_name),
+    ensureBucket(s3Client(), config.bucket_name),
+  ]);
+  return { table: new Table(dynamoClient(), config.table_name) };
+}

@@ -1,0 +1,46 @@
+// Runs `npm start`'s entry (scripts/start.ts) as a child process, as a user would, and stops it cleanly.
+import { type ChildProcess, spawn } from 'node:child_process';
+
+export interface StartedService {
+  url: string;
+  dynamoEndpoint: string;
+  output: () => string;
+  stop(): Promise<number | null>;
+}
+
+export async function startService(env: Record<string, string>): Promise<StartedService> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    env: { ...process.env, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const listening = /API listening on (http:\/\/localhost:\d+)/.exec(output);
+    const dynamo = /DynamoDB Local: (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+    if (listening && dynamo) {
+      return {
+        url: listening[1]!,
+        dynamoEndpoint: dynamo[1]!,
+        output: () => output,
+        stop: async () => {
+          child.kill('SIGTERM');
+          return exited;
+        },
+      };
+    }
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`npm start did not listen within 45 s:\n${output}`);
+    }
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+}
