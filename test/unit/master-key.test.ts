@@ -88,7 +88,7 @@ describe('KMS master key', () => {
       KeyId: 'key-1',
       KeySpec: 'AES_256',
     });
-    const plaintextKey = (await kmsMock.commandCalls(GenerateDataKeyCommand)[0]!.returnValue) as {
+    const plaintextKey = (await kmsMock.commandCalls(GenerateDataKeyCommand)[0]!.returnValue) as unknown as {
       Plaintext: Buffer;
     };
     for (const text of sealed)
