@@ -1,6 +1,7 @@
 // Table access shared by every repository: expiry-aware reads and conditional writes that fail with
 // typed errors instead of SDK exceptions, so uniqueness, single use and settlement never read-then-write.
 import {
+  BatchGetCommand,
   DeleteCommand,
   type DeleteCommandInput,
   type DynamoDBDocumentClient,
@@ -20,7 +21,11 @@ import { TABLE } from './table.ts';
 export type Item = Record<string, unknown>;
 export type Key = { pk: string; sk: string };
 export type Clock = () => Date;
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type SdkTransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** One item of a transaction; the table name is added by `Table.transact`. */
+export type TransactItem = {
+  [Kind in keyof SdkTransactItem]?: Omit<NonNullable<SdkTransactItem[Kind]>, 'TableName'>;
+};
 
 /**
  * A conditional write (or one item of a transaction) found the table not as it required. Uncaught, it
@@ -64,6 +69,24 @@ export class Table {
     );
     if (!item || isExpired(item, this.clock())) return undefined;
     return item as T;
+  }
+
+  /** Several items in one round trip (strongly consistent), in the order of `keys`; absent or expired: undefined. */
+  async getMany<T extends Item = Item>(keys: Key[]): Promise<Array<T | undefined>> {
+    const { Responses, UnprocessedKeys } = await this.client.send(
+      new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keys, ConsistentRead: true } } }),
+    );
+    let found = Responses?.[this.name] ?? [];
+    // DynamoDB may defer keys under load; ask again for those only.
+    const deferred = UnprocessedKeys?.[this.name]?.Keys as Key[] | undefined;
+    if (deferred && deferred.length > 0) {
+      found = [...found, ...((await this.getMany<T>(deferred)).filter(Boolean) as Item[])];
+    }
+    const now = this.clock();
+    return keys.map((key) => {
+      const item = found.find((candidate) => candidate.pk === key.pk && candidate.sk === key.sk);
+      return item && !isExpired(item, now) ? (item as T) : undefined;
+    });
   }
 
   /** Writes an item that must not exist yet (an expired leftover counts as absent). */
@@ -118,7 +141,7 @@ export class Table {
   /** All-or-nothing writes; a failed condition names the items that caused it. */
   async transact(items: TransactItem[]): Promise<void> {
     const withTable = items.map((entry) => {
-      const out: TransactItem = {};
+      const out: SdkTransactItem = {};
       if (entry.Put) out.Put = { ...entry.Put, TableName: this.name };
       if (entry.Update) out.Update = { ...entry.Update, TableName: this.name };
       if (entry.Delete) out.Delete = { ...entry.Delete, TableName: this.name };

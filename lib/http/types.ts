@@ -1,4 +1,5 @@
 // Plain request/response shapes the route implementations see: no Lambda event types beyond lib/http.
+import type { Account } from '../accounts/repository.ts';
 import type { Envelope } from './envelope.ts';
 
 export type Role = 'user' | 'admin';
@@ -10,6 +11,8 @@ export interface Principal {
   via: 'session' | 'api_token' | 'static_token';
   /** Session id (jti) when `via` is session; token id when `via` is api_token. */
   credentialId?: string;
+  /** The account record as read while authenticating, so routes need not read it again. */
+  account?: Account;
 }
 
 export interface HttpRequest<Body = unknown, Query = Record<string, string>> {

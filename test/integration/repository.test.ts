@@ -35,7 +35,7 @@ describe('repository base on DynamoDB Local', () => {
       .transact([
         { Put: { Item: { pk: 'tx#free', sk: 'x' }, ConditionExpression: 'attribute_not_exists(pk)' } },
         { Put: { Item: { pk: 'tx#taken', sk: 'x' }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      ] as never)
+      ])
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConditionFailedError);
     expect((error as ConditionFailedError).failedItems).toEqual([1]);

@@ -1,0 +1,44 @@
+// Password hashing: argon2id in PHC strings with the OWASP parameters, re-hashed when they change.
+import { hash, parseOptions, verify } from '@node-rs/argon2';
+
+// argon2id; the package's Algorithm is a const enum, undefined at run time under esbuild (LOCAL.md).
+const ARGON2ID = 2;
+export const PASSWORD_POLICY = { memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, { ...PASSWORD_POLICY, algorithm: ARGON2ID });
+}
+
+/** A hash of a password nobody has: verifying against it costs what a real verification costs. */
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Verifies a password. With no stored hash (unknown user) it still does one full verification, so the
+ * response time does not tell who has an account.
+ */
+export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
+  if (!storedHash) {
+    dummyHash ??= hashPassword('no-such-account-password');
+    await verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  try {
+    return await verify(storedHash, password);
+  } catch {
+    return false;
+  }
+}
+
+export function needsRehash(storedHash: string): boolean {
+  try {
+    const options = parseOptions(storedHash);
+    return (
+      options.algorithm !== ARGON2ID ||
+      options.memoryCost !== PASSWORD_POLICY.memoryCost ||
+      options.timeCost !== PASSWORD_POLICY.timeCost ||
+      options.parallelism !== PASSWORD_POLICY.parallelism
+    );
+  } catch {
+    return true;
+  }
+}

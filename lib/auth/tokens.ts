@@ -1,0 +1,95 @@
+// Signed tokens (sessions, login challenges, signed links): HS256 with a key kept in the table, sealed by
+// the master key, created once on first use. No signing secret lives in configuration.
+import { randomBytes } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { MasterKey } from '../crypto/master-key.ts';
+import { ConditionFailedError, type Table } from '../db/repository.ts';
+
+const KEY_ITEM = { pk: 'settings#token-signing-key', sk: 'settings' };
+const KEY_CONTEXT = { purpose: 'token-signing-key' };
+
+export type TokenScope = 'session' | 'totp_challenge' | 'mock_cashier';
+
+export interface TokenClaims {
+  sub: string;
+  scope: TokenScope;
+  jti: string;
+  exp: number;
+  iat: number;
+  [claim: string]: unknown;
+}
+
+/** Why a token was refused: `wrong_scope` lets callers answer 403 rather than 401. */
+export class TokenError extends Error {
+  constructor(readonly reason: 'invalid' | 'expired' | 'wrong_scope') {
+    super(`token ${reason}`);
+    this.name = 'TokenError';
+  }
+}
+
+export class TokenSigner {
+  private key: Promise<Uint8Array> | undefined;
+
+  constructor(
+    private readonly table: Table,
+    private readonly masterKey: () => Promise<MasterKey>,
+  ) {}
+
+  private signingKey(): Promise<Uint8Array> {
+    this.key ??= this.loadOrCreateKey().catch((error: unknown) => {
+      this.key = undefined;
+      throw error;
+    });
+    return this.key;
+  }
+
+  private async loadOrCreateKey(): Promise<Uint8Array> {
+    const key = await this.masterKey();
+    const stored = await this.table.get<{ pk: string; sk: string; sealed: string }>(KEY_ITEM);
+    if (stored) return new Uint8Array(await key.decrypt(stored.sealed, KEY_CONTEXT));
+    const fresh = randomBytes(32);
+    try {
+      await this.table.putNew({ ...KEY_ITEM, sealed: await key.encrypt(fresh, KEY_CONTEXT) });
+      return new Uint8Array(fresh);
+    } catch (error) {
+      // Another container created it first: use theirs.
+      if (!(error instanceof ConditionFailedError)) throw error;
+      const winner = await this.table.get<{ pk: string; sk: string; sealed: string }>(KEY_ITEM);
+      if (!winner) throw error;
+      return new Uint8Array(await key.decrypt(winner.sealed, KEY_CONTEXT));
+    }
+  }
+
+  async sign(
+    claims: { sub: string; scope: TokenScope; jti?: string } & Record<string, unknown>,
+    ttlSeconds: number,
+    now: Date = new Date(),
+  ): Promise<{ token: string; jti: string; expiresAt: Date }> {
+    const jti = claims.jti ?? randomBytes(16).toString('base64url');
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expiresAt = new Date((issuedAt + ttlSeconds) * 1000);
+    const token = await new SignJWT({ ...claims, jti })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + ttlSeconds)
+      .sign(await this.signingKey());
+    return { token, jti, expiresAt };
+  }
+
+  /** Verifies signature, expiry and scope. */
+  async verify(token: string, scope: TokenScope, now: Date = new Date()): Promise<TokenClaims> {
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, await this.signingKey(), {
+        algorithms: ['HS256'],
+        currentDate: now,
+      }));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw new TokenError('expired');
+      throw new TokenError('invalid');
+    }
+    if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new TokenError('invalid');
+    if (payload.scope !== scope) throw new TokenError('wrong_scope');
+    return payload as TokenClaims;
+  }
+}

@@ -1,0 +1,127 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { accountKey } from '../../lib/accounts/repository.ts';
+import { authenticate } from '../../lib/auth/authenticate.ts';
+import { sessionService, tokenSigner } from '../../lib/auth/index.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../../lib/auth/passwords.ts';
+import type { Table } from '../../lib/db/repository.ts';
+import type { HttpRequest } from '../../lib/http/types.ts';
+import { createTestAccount } from '../support/accounts.ts';
+import { provisionTestStack } from '../support/stack.ts';
+
+let table: Table;
+beforeAll(async () => {
+  ({ table } = await provisionTestStack());
+});
+
+const withToken = (token: string) =>
+  ({ headers: { authorization: `Bearer ${token}` } }) as unknown as HttpRequest;
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: { status?: number }) => error.status ?? 500,
+  );
+
+describe('sessions', () => {
+  it('authenticates a fresh session and carries the account', async () => {
+    const { account, token } = await createTestAccount();
+    const principal = await authenticate(withToken(token), 'session');
+    expect(principal).toMatchObject({ accountId: account.id, role: 'user', via: 'session' });
+    expect(principal?.account?.username).toBe(account.username);
+  });
+
+  it('refuses a missing, malformed or forged token with 401', async () => {
+    const { token } = await createTestAccount();
+    expect(await statusOf(authenticate({ headers: {} } as HttpRequest, 'session'))).toBe(401);
+    expect(await statusOf(authenticate(withToken('nonsense'), 'session'))).toBe(401);
+    const forged = `${token.slice(0, -4)}AAAA`;
+    expect(await statusOf(authenticate(withToken(forged), 'session'))).toBe(401);
+  });
+
+  it('ends one session on revoke and every session when the epoch moves', async () => {
+    const { account, token } = await createTestAccount();
+    const second = await sessionService().issue(account);
+    const claims = await tokenSigner().verify(token, 'session');
+    await sessionService().revoke(claims.jti);
+    expect(await statusOf(authenticate(withToken(token), 'session'))).toBe(401);
+    expect(await statusOf(authenticate(withToken(second.token), 'session'))).toBe(200);
+    await table.update(accountKey(account.id), {
+      UpdateExpression: 'ADD session_epoch :one',
+      ExpressionAttributeValues: { ':one': 1 },
+    });
+    expect(await statusOf(authenticate(withToken(second.token), 'session'))).toBe(401);
+  });
+
+  it("stops a disabled account's sessions", async () => {
+    const { account, token } = await createTestAccount();
+    await table.update(accountKey(account.id), {
+      UpdateExpression: 'SET #s = :disabled',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':disabled': 'disabled' },
+    });
+    expect(await statusOf(authenticate(withToken(token), 'session'))).toBe(401);
+  });
+
+  it('answers 403 for a token of another scope and for a user on an admin route', async () => {
+    const { account, token } = await createTestAccount();
+    const challenge = await tokenSigner().sign({ sub: account.id, scope: 'totp_challenge' }, 300);
+    expect(await statusOf(authenticate(withToken(challenge.token), 'session'))).toBe(403);
+    expect(await statusOf(authenticate(withToken(token), 'admin'))).toBe(403);
+    const admin = await createTestAccount({ role: 'admin' });
+    expect(await statusOf(authenticate(withToken(admin.token), 'admin'))).toBe(200);
+  });
+
+  it('keeps one signing key however many containers race to create it', async () => {
+    const { TokenSigner } = await import('../../lib/auth/tokens.ts');
+    const { masterKey } = await import('../../lib/crypto/index.ts');
+    await table.delete({ pk: 'settings#token-signing-key', sk: 'settings' });
+    const signers = Array.from({ length: 8 }, () => new TokenSigner(table, masterKey));
+    const tokens = await Promise.all(
+      signers.map((signer, n) => signer.sign({ sub: `s${n}`, scope: 'session' }, 60)),
+    );
+    for (const signer of signers) {
+      for (const { token } of tokens) await expect(signer.verify(token, 'session')).resolves.toBeTruthy();
+    }
+  });
+});
+
+describe('accounts and passwords', () => {
+  it('claims usernames and e-mails case-insensitively in one namespace', async () => {
+    const { account } = await createTestAccount({ username: 'Alice', email: 'alice@example.test' });
+    const accounts = sessionService().accounts;
+    expect((await accounts.findByIdentifier('ALICE'))?.id).toBe(account.id);
+    expect((await accounts.findByIdentifier('Alice@Example.Test'))?.id).toBe(account.id);
+    await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ status: 409 });
+    await expect(createTestAccount({ username: 'alice@example.test' })).rejects.toMatchObject({
+      status: 409,
+    });
+  });
+
+  it('lets exactly one of 20 concurrent creations of one username win, leaving no orphans', async () => {
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, n) =>
+        createTestAccount({ username: 'racer', email: `racer${n}@example.test` }),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const accounts = sessionService().accounts;
+    for (let n = 0; n < 20; n++) {
+      const owner = await accounts.ownerOf(`racer${n}@example.test`);
+      const winner = (
+        outcomes.find((outcome) => outcome.status === 'fulfilled') as PromiseFulfilledResult<{
+          account: { email: string };
+        }>
+      ).value;
+      expect(owner !== undefined).toBe(winner.account.email === `racer${n}@example.test`);
+    }
+  });
+
+  it('hashes with argon2id at the OWASP parameters and verifies', async () => {
+    const stored = await hashPassword('s3cret-password');
+    expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(needsRehash(stored)).toBe(false);
+    expect(needsRehash('$argon2id$v=19$m=4096,t=3,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo')).toBe(true);
+    expect(await verifyPassword(stored, 's3cret-password')).toBe(true);
+    expect(await verifyPassword(stored, 'wrong')).toBe(false);
+    expect(await verifyPassword(undefined, 'anything')).toBe(false);
+  });
+});
