@@ -1,0 +1,162 @@
+// channel_a wire protocol: Alipay face-to-face precreate (v2 gateway, RSA2) and its async notification.
+
+import type { KeyObject } from 'node:crypto';
+import { verify as verifySignature } from 'node:crypto';
+import { AlipaySdk } from 'alipay-sdk';
+import { ChannelRequestError } from './errors.ts';
+import {
+  beijingDateTime,
+  parseUniqueParams,
+  plainTextAcknowledgement,
+  sortedSigningContent,
+} from './form.ts';
+import { loadPrivateKey, loadPublicKey, privateKeyPem, publicKeyPem } from './keys.ts';
+import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
+import { optionalHttpUrl, requireSetting } from './settings.ts';
+import type {
+  CallbackRequest,
+  CallbackVerdict,
+  ChannelOrder,
+  CreateChannelOrderInput,
+  SynchronousChannelAdapter,
+} from './types.ts';
+
+export interface ChannelASettings {
+  appId: string;
+  /** Our application private key (PKCS#1 or PKCS#8 PEM, or the bare base64 body). */
+  privateKey: string;
+  /** Alipay's public key, which signs gateway answers and notifications. */
+  publicKey: string;
+  /** When set, notifications must also name this seller (Alipay PID). */
+  sellerId?: string;
+  gatewayUrl?: string;
+  timeoutMs?: number;
+  clock?: () => Date;
+}
+
+const PROVIDER = 'channel_a';
+const PRECREATE = 'alipay.trade.precreate';
+const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
+const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
+const MINUTE_MS = 60_000;
+
+export function createChannelA(settings: ChannelASettings): SynchronousChannelAdapter {
+  const appId = requireSetting('appId', settings.appId);
+  const appPrivateKey = loadPrivateKey('privateKey', settings.privateKey);
+  const alipayPublicKey = loadPublicKey('publicKey', settings.publicKey);
+  const sellerId = settings.sellerId?.trim() || undefined;
+  const gatewayUrl =
+    optionalHttpUrl('gatewayUrl', settings.gatewayUrl) ?? 'https://openapi.alipay.com/gateway.do';
+  const clock = settings.clock ?? (() => new Date());
+
+  // Normalised to PKCS#8 + SPKI so the SDK never has to guess the key layout (its keyType default is PKCS#1).
+  const sdk = new AlipaySdk({
+    appId,
+    privateKey: privateKeyPem(appPrivateKey),
+    keyType: 'PKCS8',
+    alipayPublicKey: publicKeyPem(alipayPublicKey),
+    gateway: gatewayUrl,
+    timeout: settings.timeoutMs ?? 5000,
+    camelcase: false,
+  });
+
+  async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
+    const now = clock();
+    const bizContent: Record<string, string> = {
+      out_trade_no: input.outTradeNo,
+      total_amount: centsToYuan(input.amountCents),
+      subject: input.subject,
+    };
+    if (input.expiresAt) {
+      const minutesLeft = Math.max(1, Math.ceil((input.expiresAt.getTime() - now.getTime()) / MINUTE_MS));
+      bizContent.timeout_express = `${minutesLeft}m`;
+    }
+    let answer: Record<string, unknown>;
+    try {
+      // The SDK takes process-local time by default; Alipay documents Beijing time, so pass it explicitly.
+      answer = (await sdk.exec(
+        PRECREATE,
+        { bizContent, notify_url: input.notifyUrl, timestamp: beijingDateTime(now) },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      // The SDK error may quote the raw answer; keep it out of our message, only its class as detail.
+      throw new ChannelRequestError(PROVIDER, 'precreate call failed or its answer did not verify', {
+        detail: error instanceof Error ? error.name : undefined,
+      });
+    }
+    if (answer.code !== '10000' || typeof answer.qr_code !== 'string' || answer.qr_code === '') {
+      const detail = [answer.code, answer.sub_code].filter((part) => typeof part === 'string').join('/');
+      throw new ChannelRequestError(PROVIDER, 'precreate was refused', { detail: detail || undefined });
+    }
+    const order: ChannelOrder = { qrCode: answer.qr_code };
+    if (typeof answer.trade_no === 'string' && answer.trade_no !== '') {
+      order.tradeNo = answer.trade_no;
+    }
+    return order;
+  }
+
+  function verifyCallback(request: CallbackRequest): CallbackVerdict {
+    // Alipay's Content-Type is malformed, so the body is parsed as a form whatever the header says.
+    const params = parseUniqueParams(request.rawBody.toString('utf8'));
+    if (!params) {
+      return { kind: 'rejected', reason: 'repeated parameter' };
+    }
+    const signature = params.get('sign');
+    if (!signature) {
+      return { kind: 'rejected', reason: 'missing signature' };
+    }
+    const signType = params.get('sign_type');
+    if (signType !== undefined && signType !== 'RSA2') {
+      return { kind: 'rejected', reason: 'unsupported sign_type' };
+    }
+    if (!signatureMatches(params, signature, alipayPublicKey)) {
+      return { kind: 'rejected', reason: 'signature does not verify' };
+    }
+    if (params.get('app_id') !== appId) {
+      return { kind: 'rejected', reason: 'app_id is not ours' };
+    }
+    if (sellerId !== undefined && params.get('seller_id') !== sellerId) {
+      return { kind: 'rejected', reason: 'seller_id is not ours' };
+    }
+    const outTradeNo = params.get('out_trade_no') ?? '';
+    const status = params.get('trade_status') ?? '';
+    if (!PAID_STATUSES.has(status)) {
+      const reason = UNPAID_STATUSES.has(status) ? `trade_status ${status}` : 'trade_status is not a payment';
+      return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
+    }
+    if (!outTradeNo) {
+      return { kind: 'rejected', reason: 'missing out_trade_no' };
+    }
+    let amountCents: number;
+    try {
+      amountCents = yuanToCents(params.get('total_amount') ?? '');
+    } catch (error) {
+      if (error instanceof InvalidAmountError) {
+        return { kind: 'rejected', reason: 'total_amount is not a valid amount' };
+      }
+      throw error;
+    }
+    const tradeNo = params.get('trade_no');
+    return tradeNo
+      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
+      : { kind: 'paid', outTradeNo, amountCents };
+  }
+
+  return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: plainTextAcknowledgement };
+}
+
+/** Alipay's notification recipe (rsaCheckV1): drop sign and sign_type and empty values, sort, join, RSA2. */
+function signatureMatches(params: Map<string, string>, signature: string, publicKey: KeyObject): boolean {
+  const content = sortedSigningContent(params, ['sign', 'sign_type']);
+  try {
+    return verifySignature(
+      'RSA-SHA256',
+      Buffer.from(content, 'utf8'),
+      publicKey,
+      Buffer.from(signature, 'base64'),
+    );
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,304 @@
+// channel_b wire protocol: WeChat Pay API v3 Native orders and the signed, AES-GCM encrypted pay callback.
+import type { KeyObject } from 'node:crypto';
+import { Aes, Formatter, Rsa, Wechatpay } from 'wechatpay-axios-plugin';
+import { ChannelConfigError, ChannelRequestError } from './errors.ts';
+import { beijingRfc3339 } from './form.ts';
+import { certificateSerial, loadPrivateKey, loadPublicKey, privateKeyPem } from './keys.ts';
+import { optionalHttpUrl, requireSetting } from './settings.ts';
+import type {
+  CallbackReply,
+  CallbackRequest,
+  CallbackVerdict,
+  ChannelOrder,
+  CreateChannelOrderInput,
+  SynchronousChannelAdapter,
+} from './types.ts';
+
+export interface ChannelBSettings {
+  appId: string;
+  mchId: string;
+  /** Serial of our merchant API certificate. */
+  serialNo: string;
+  /** Our merchant API private key. */
+  privateKey: string;
+  /** The 32-byte APIv3 key that encrypts callback resources. */
+  apiV3Key: string;
+  /** WeChat Pay public key (or platform certificate) that signs answers and callbacks. Mandatory. */
+  platformPublicKey: string | undefined;
+  /** `PUB_KEY_ID_...` or the platform certificate serial; when absent the one configured key is used. */
+  platformSerialNo?: string;
+  apiBaseUrl?: string;
+  timeoutMs?: number;
+}
+
+const PROVIDER = 'channel_b';
+const SIGNATURE_TYPE = 'WECHATPAY2-SHA256-RSA2048';
+const PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
+const MAX_CLOCK_SKEW_SECONDS = 300;
+const DESCRIPTION_MAX_CHARS = 127;
+// The plugin insists on a serial-keyed map; this key stands for "our only platform key" when none is set.
+const UNNAMED_PLATFORM_SERIAL = 'platform-key-without-configured-serial';
+
+interface SignedMessageHeaders {
+  signature: string;
+  timestamp: string;
+  nonce: string;
+  serial: string;
+  signatureType: string | undefined;
+}
+
+export function createChannelB(settings: ChannelBSettings): SynchronousChannelAdapter {
+  // SPEC 2.4 rule 1: without the platform key no callback could be verified, so refuse to exist at all.
+  if (typeof settings.platformPublicKey !== 'string' || settings.platformPublicKey.trim() === '') {
+    throw new ChannelConfigError('platformPublicKey', 'is required to verify callbacks');
+  }
+  const appId = requireSetting('appId', settings.appId);
+  const mchId = requireSetting('mchId', settings.mchId);
+  const serialNo = requireSetting('serialNo', settings.serialNo);
+  const merchantPrivateKey = loadPrivateKey('privateKey', settings.privateKey);
+  if (typeof settings.apiV3Key !== 'string' || Buffer.byteLength(settings.apiV3Key, 'utf8') !== 32) {
+    throw new ChannelConfigError('apiV3Key', 'must be exactly 32 bytes');
+  }
+  const apiV3Key = Buffer.from(settings.apiV3Key, 'utf8');
+  const platformPublicKey = loadPublicKey('platformPublicKey', settings.platformPublicKey);
+  const platformSerial =
+    settings.platformSerialNo?.trim() || certificateSerial(settings.platformPublicKey) || undefined;
+
+  const client = new Wechatpay({
+    mchid: mchId,
+    serial: serialNo,
+    privateKey: privateKeyPem(merchantPrivateKey),
+    certs: { [platformSerial ?? UNNAMED_PLATFORM_SERIAL]: platformPublicKey },
+    baseURL: optionalHttpUrl('apiBaseUrl', settings.apiBaseUrl) ?? 'https://api.mch.weixin.qq.com/',
+    timeout: settings.timeoutMs ?? 5000,
+  });
+
+  async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
+    const body: Record<string, unknown> = {
+      appid: appId,
+      mchid: mchId,
+      description: [...input.subject].slice(0, DESCRIPTION_MAX_CHARS).join(''),
+      out_trade_no: input.outTradeNo,
+      notify_url: input.notifyUrl,
+      amount: { total: input.amountCents, currency: 'CNY' },
+    };
+    if (input.expiresAt) {
+      body.time_expire = beijingRfc3339(input.expiresAt);
+    }
+    const requestConfig: Record<string, unknown> = {};
+    if (platformSerial?.startsWith('PUB_KEY_ID_')) {
+      // Asks WeChat to sign the answer with the public key rather than a platform certificate.
+      requestConfig.headers = { 'Wechatpay-Serial': platformSerial };
+    }
+    if (!platformSerial) {
+      // The plugin only knows keys by serial; with a single unnamed key we verify the answer ourselves.
+      requestConfig.transformResponse = [verifyAnswerWithUnnamedKey(platformPublicKey), parseJsonAnswer];
+    }
+    let answer: { data?: unknown };
+    try {
+      answer = await client.chain('v3/pay/transactions/native').post(body, requestConfig);
+    } catch (error) {
+      if (error instanceof ChannelRequestError) {
+        throw error;
+      }
+      // Not chained as cause: axios errors carry the client config, which holds key material.
+      throw new ChannelRequestError(PROVIDER, 'native order failed or its answer did not verify', {
+        detail: describeAxiosFailure(error),
+      });
+    }
+    const codeUrl = (answer.data as { code_url?: unknown } | undefined)?.code_url;
+    if (typeof codeUrl !== 'string' || codeUrl === '') {
+      throw new ChannelRequestError(PROVIDER, 'native order answer has no code_url');
+    }
+    return { qrCode: codeUrl };
+  }
+
+  function verifyCallback(request: CallbackRequest, now: Date = new Date()): CallbackVerdict {
+    const headers = readSignedMessageHeaders(request.headers);
+    if (!headers) {
+      return { kind: 'rejected', reason: 'missing signature headers' };
+    }
+    if (headers.signature.startsWith(PROBE_PREFIX)) {
+      return { kind: 'rejected', reason: 'signature probe' };
+    }
+    if (headers.signatureType !== undefined && headers.signatureType !== SIGNATURE_TYPE) {
+      return { kind: 'rejected', reason: 'unsupported signature type' };
+    }
+    if (!isFresh(headers.timestamp, now)) {
+      return { kind: 'rejected', reason: 'timestamp outside the 5-minute window' };
+    }
+    if (platformSerial !== undefined && headers.serial !== platformSerial) {
+      return { kind: 'rejected', reason: 'unknown serial' };
+    }
+    const bodyText = request.rawBody.toString('utf8');
+    // A lossy UTF-8 decode would verify different bytes than were signed.
+    if (!Buffer.from(bodyText, 'utf8').equals(request.rawBody)) {
+      return { kind: 'rejected', reason: 'body is not UTF-8' };
+    }
+    if (!rsaVerifies(headers, bodyText, platformPublicKey)) {
+      return { kind: 'rejected', reason: 'signature does not verify' };
+    }
+    return readNotification(bodyText);
+  }
+
+  function readNotification(bodyText: string): CallbackVerdict {
+    const notification = parseJsonObject(bodyText);
+    const resource = notification?.resource as Record<string, unknown> | undefined;
+    if (!notification || typeof resource !== 'object' || resource === null) {
+      return { kind: 'rejected', reason: 'malformed notification' };
+    }
+    if (resource.algorithm !== 'AEAD_AES_256_GCM') {
+      return { kind: 'rejected', reason: 'unsupported resource algorithm' };
+    }
+    const { ciphertext, nonce } = resource;
+    const associatedData = resource.associated_data ?? '';
+    if (typeof ciphertext !== 'string' || typeof nonce !== 'string' || typeof associatedData !== 'string') {
+      return { kind: 'rejected', reason: 'malformed resource' };
+    }
+    let plaintext: string;
+    try {
+      plaintext = Aes.AesGcm.decrypt(ciphertext, apiV3Key, nonce, associatedData);
+    } catch {
+      return { kind: 'rejected', reason: 'resource does not decrypt' };
+    }
+    const transaction = parseJsonObject(plaintext);
+    if (!transaction) {
+      return { kind: 'rejected', reason: 'malformed transaction' };
+    }
+    if (transaction.mchid !== mchId) {
+      return { kind: 'rejected', reason: 'mchid is not ours' };
+    }
+    if (transaction.appid !== appId) {
+      return { kind: 'rejected', reason: 'appid is not ours' };
+    }
+    const outTradeNo = typeof transaction.out_trade_no === 'string' ? transaction.out_trade_no : '';
+    const tradeState = transaction.trade_state;
+    if (notification.event_type !== 'TRANSACTION.SUCCESS' || tradeState !== 'SUCCESS') {
+      const reason = `trade_state ${typeof tradeState === 'string' ? tradeState : 'missing'}`;
+      return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
+    }
+    const amount = transaction.amount as { total?: unknown; currency?: unknown } | undefined;
+    const total = amount?.total;
+    if (!outTradeNo || typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) {
+      return { kind: 'rejected', reason: 'missing out_trade_no or amount' };
+    }
+    if (amount?.currency !== undefined && amount.currency !== 'CNY') {
+      return { kind: 'rejected', reason: 'currency is not CNY' };
+    }
+    const tradeNo = transaction.transaction_id;
+    return typeof tradeNo === 'string' && tradeNo !== ''
+      ? { kind: 'paid', outTradeNo, amountCents: total, tradeNo }
+      : { kind: 'paid', outTradeNo, amountCents: total };
+  }
+
+  return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: acknowledgeWechatpay };
+}
+
+/** 200 with an empty body tells WeChat Pay to stop; any 4xx makes it retry (PAYMENTS.md 2.7). */
+function acknowledgeWechatpay(verdict: CallbackVerdict): CallbackReply {
+  if (verdict.kind === 'rejected') {
+    return {
+      status: 400,
+      contentType: 'application/json',
+      body: JSON.stringify({ code: 'FAIL', message: verdict.reason }),
+    };
+  }
+  return { status: 200, contentType: 'text/plain; charset=utf-8', body: '' };
+}
+
+// The brand's header names and the neutral ones (DESIGN.md 7) are both accepted; the brand's win on a clash.
+function readSignedMessageHeaders(headers: Record<string, string>): SignedMessageHeaders | undefined {
+  const read = (suffix: string): string | undefined =>
+    headers[`wechatpay-${suffix}`] ?? headers[`channel-b-${suffix}`];
+  const signature = read('signature');
+  const timestamp = read('timestamp');
+  const nonce = read('nonce');
+  const serial = read('serial');
+  if (!signature || !timestamp || !nonce || !serial) {
+    return undefined;
+  }
+  return { signature, timestamp, nonce, serial, signatureType: read('signature-type') };
+}
+
+function isFresh(timestamp: string, now: Date): boolean {
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    return false;
+  }
+  const skewSeconds = Math.abs(Math.floor(now.getTime() / 1000) - Number(timestamp));
+  return skewSeconds <= MAX_CLOCK_SKEW_SECONDS;
+}
+
+function rsaVerifies(headers: SignedMessageHeaders, bodyText: string, publicKey: KeyObject): boolean {
+  try {
+    return Rsa.verify(
+      Formatter.response(headers.timestamp, headers.nonce, bodyText),
+      headers.signature,
+      publicKey,
+    );
+  } catch {
+    return false;
+  }
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface AxiosHeaderReader {
+  get?: (name: string) => unknown;
+  [name: string]: unknown;
+}
+
+/** Same checks as the plugin's response verifier, for the one platform key that has no configured serial. */
+function verifyAnswerWithUnnamedKey(publicKey: KeyObject) {
+  return function verifyAnswer(this: unknown, data: unknown, headers: AxiosHeaderReader, status?: number) {
+    if (status !== undefined && (status < 200 || status >= 300)) {
+      return data;
+    }
+    const read = (name: string): string | undefined => {
+      const value = typeof headers.get === 'function' ? headers.get(name) : headers[name.toLowerCase()];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const signature = read('Wechatpay-Signature');
+    const timestamp = read('Wechatpay-Timestamp');
+    const nonce = read('Wechatpay-Nonce');
+    const bodyText = typeof data === 'string' ? data : '';
+    if (!signature || !timestamp || !nonce || !isFresh(timestamp, new Date())) {
+      throw new ChannelRequestError(PROVIDER, 'answer signature headers missing or stale');
+    }
+    const headersForCheck = { signature, timestamp, nonce, serial: '', signatureType: undefined };
+    if (!rsaVerifies(headersForCheck, bodyText, publicKey)) {
+      throw new ChannelRequestError(PROVIDER, 'answer signature does not verify');
+    }
+    return data;
+  };
+}
+
+function parseJsonAnswer(data: unknown): unknown {
+  if (typeof data !== 'string' || data === '') {
+    return data;
+  }
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
+}
+
+function describeAxiosFailure(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) {
+    return undefined;
+  }
+  const failure = error as { code?: unknown; response?: { status?: unknown; data?: { code?: unknown } } };
+  const parts = [failure.response?.status, failure.response?.data?.code, failure.code]
+    .filter((part) => typeof part === 'string' || typeof part === 'number')
+    .map(String);
+  return parts.length > 0 ? parts.join('/') : undefined;
+}

@@ -1,0 +1,54 @@
+// Form/query parameter helpers shared by the channels that sign sorted `key=value&...` strings.
+import type { CallbackReply, CallbackVerdict } from './types.ts';
+
+/**
+ * Parses a form or query string exactly once (no second decoding). Returns undefined when a name repeats:
+ * a duplicated parameter would make "which value was signed" ambiguous.
+ */
+export function parseUniqueParams(text: string): Map<string, string> | undefined {
+  const params = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (params.has(name)) {
+      return undefined;
+    }
+    params.set(name, value);
+  }
+  return params;
+}
+
+/** `k=v&k=v` over the non-empty parameters not in `excluded`, keys in ASCII order, values raw. */
+export function sortedSigningContent(params: Map<string, string>, excluded: readonly string[]): string {
+  return [...params.entries()]
+    .filter(([name, value]) => value !== '' && !excluded.includes(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]) => `${name}=${value}`)
+    .join('&');
+}
+
+/** The reply of the channels that expect the bare word `success` (channel_a, channel_c). */
+export function plainTextAcknowledgement(verdict: CallbackVerdict): CallbackReply {
+  if (verdict.kind === 'rejected') {
+    return { status: 400, contentType: 'text/plain; charset=utf-8', body: 'fail' };
+  }
+  return { status: 200, contentType: 'text/plain; charset=utf-8', body: 'success' };
+}
+
+const BEIJING_OFFSET_MS = 8 * 60 * 60 * 1000;
+
+function beijingParts(instant: Date): string[] {
+  const shifted = new Date(instant.getTime() + BEIJING_OFFSET_MS).toISOString();
+  // 2024-01-01T12:00:00.000Z -> date and time of the same wall clock in UTC+8.
+  return [shifted.slice(0, 10), shifted.slice(11, 19)];
+}
+
+/** `yyyy-MM-dd HH:mm:ss` in Beijing time, whatever the process TZ (Lambda runs in UTC). */
+export function beijingDateTime(instant: Date): string {
+  const [date, time] = beijingParts(instant);
+  return `${date} ${time}`;
+}
+
+/** RFC 3339 with an explicit +08:00 offset, the form WeChat Pay documents for time_expire. */
+export function beijingRfc3339(instant: Date): string {
+  const [date, time] = beijingParts(instant);
+  return `${date}T${time}+08:00`;
+}

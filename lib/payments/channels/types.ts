@@ -1,0 +1,58 @@
+// The contract between the payments service and the wire-protocol adapters of channel_a, _b and _c.
+
+export type ChannelProvider = 'channel_a' | 'channel_b' | 'channel_c';
+
+export interface CreateChannelOrderInput {
+  /** Our order id, sent as out_trade_no (at most 32 characters of [0-9A-Za-z]). */
+  outTradeNo: string;
+  amountCents: number;
+  subject: string;
+  notifyUrl: string;
+  /** Where the payer's browser returns after paying; only the channel_c cashier page uses it. */
+  returnUrl?: string;
+  clientIp?: string;
+  expiresAt?: Date;
+}
+
+export interface ChannelOrder {
+  qrCode?: string;
+  payUrl?: string;
+  tradeNo?: string;
+}
+
+export interface CallbackRequest {
+  method: string;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /** The body exactly as received (already base64-decoded when API Gateway encoded it). */
+  rawBody: Buffer;
+  /** The query string without the leading `?`. */
+  rawQuery: string;
+}
+
+export type CallbackVerdict =
+  /** Authentic payment notice; the caller still checks the order, its provider and the amount. */
+  | { kind: 'paid'; outTradeNo: string; amountCents: number; tradeNo?: string }
+  /** Authentic but not a payment (e.g. WAIT_BUYER_PAY): acknowledge so the channel stops re-sending. */
+  | { kind: 'ignored'; outTradeNo?: string; reason: string }
+  /** Not verifiable or not for us: answer 4xx and change nothing. */
+  | { kind: 'rejected'; reason: string };
+
+export interface CallbackReply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface ChannelAdapter {
+  readonly provider: ChannelProvider;
+  createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder>;
+  verifyCallback(request: CallbackRequest, now?: Date): Promise<CallbackVerdict> | CallbackVerdict;
+  /** The exact reply the channel expects for this verdict. */
+  acknowledge(verdict: CallbackVerdict): CallbackReply;
+}
+
+/** What the built-in factories return: their verification needs no I/O, so it answers synchronously. */
+export interface SynchronousChannelAdapter extends ChannelAdapter {
+  verifyCallback(request: CallbackRequest, now?: Date): CallbackVerdict;
+}

@@ -1,0 +1,28 @@
+// Fake channel gateways and signed callback builders shared by unit and integration tests.
+export type { AlipayNotifyOptions, FakeAlipayGateway, FakeAlipayGatewayOptions } from './alipay.ts';
+export {
+  alipayNotifyFields,
+  alipayRsa2Sign,
+  alipaySigningContent,
+  buildAlipayNotify,
+  startFakeAlipayGateway,
+} from './alipay.ts';
+export type { EpayNotifyOptions, FakeEpay, FakeEpayOptions } from './epay.ts';
+export { buildEpayNotify, epayMd5Sign, epayNotifyFields, startFakeEpay } from './epay.ts';
+export type { TestKeyPair } from './keys.ts';
+export { generateTestKeyPair } from './keys.ts';
+export type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
+export { startLoopbackServer } from './server.ts';
+export type {
+  FakeWechatpay,
+  FakeWechatpayOptions,
+  WechatpayCallback,
+  WechatpayCallbackOptions,
+} from './wechatpay.ts';
+export {
+  buildWechatpayCallback,
+  startFakeWechatpay,
+  wechatpayEncrypt,
+  wechatpaySign,
+  wechatpayTransaction,
+} from './wechatpay.ts';

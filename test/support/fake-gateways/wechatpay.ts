@@ -1,0 +1,208 @@
+// A fake WeChat Pay v3 Native endpoint and pay callbacks encrypted and signed the way WeChat Pay does it.
+
+import type { KeyObject } from 'node:crypto';
+import { createCipheriv, randomBytes, sign as rsaSign, verify as rsaVerify } from 'node:crypto';
+import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
+import type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
+import { startLoopbackServer } from './server.ts';
+
+export function wechatpaySign(message: string, privateKey: KeyObject): string {
+  return rsaSign('RSA-SHA256', Buffer.from(message, 'utf8'), privateKey).toString('base64');
+}
+
+/** AEAD_AES_256_GCM as WeChat Pay uses it: base64(ciphertext || 16-byte tag). */
+export function wechatpayEncrypt(
+  plaintext: string,
+  apiV3Key: string,
+  nonce: string,
+  associatedData: string,
+): string {
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(apiV3Key, 'utf8'), Buffer.from(nonce, 'utf8'));
+  cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+  return Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString(
+    'base64',
+  );
+}
+
+function nonceString(length = 32): string {
+  return randomBytes(length).toString('base64url').slice(0, length);
+}
+
+export interface FakeWechatpayOptions {
+  /** Stands in for WeChat Pay's key: signs every answer. */
+  platformPrivateKey: KeyObject;
+  /** Sent as Wechatpay-Serial (a PUB_KEY_ID_... or a certificate serial). */
+  platformSerial: string;
+  /** Our merchant public key: requests whose Authorization does not verify get 401 SIGN_ERROR. */
+  merchantPublicKey: KeyObject;
+  mchId: string;
+  codeUrl?: string;
+  /** Sign answers with this key instead (a forged answer). */
+  answerSignedBy?: KeyObject;
+}
+
+export interface FakeWechatpay extends LoopbackServer {
+  /** Base URL with a trailing slash, as the plugin's baseURL expects. */
+  apiBaseUrl: string;
+}
+
+const AUTHORIZATION = /^WECHATPAY2-SHA256-RSA2048 (.+)$/;
+
+function authorizationFields(header: string | undefined): Record<string, string> | undefined {
+  const match = header ? AUTHORIZATION.exec(header) : null;
+  if (!match) return undefined;
+  const fields: Record<string, string> = {};
+  for (const part of match[1]!.split(',')) {
+    const pair = /^\s*(\w+)="([^"]*)"\s*$/.exec(part);
+    if (pair) fields[pair[1]!] = pair[2]!;
+  }
+  return fields;
+}
+
+export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise<FakeWechatpay> {
+  const signedReply = (status: number, body: string): FakeReply => {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const nonce = nonceString();
+    const signer = options.answerSignedBy ?? options.platformPrivateKey;
+    return {
+      status,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'request-id': `08F1${nonceString(12)}`,
+        'wechatpay-timestamp': timestamp,
+        'wechatpay-nonce': nonce,
+        'wechatpay-serial': options.platformSerial,
+        'wechatpay-signature': wechatpaySign(`${timestamp}\n${nonce}\n${body}\n`, signer),
+      },
+      body,
+    };
+  };
+  const answer = (request: FakeRequest): FakeReply => {
+    if (request.method !== 'POST' || request.url !== '/v3/pay/transactions/native') {
+      return signedReply(404, JSON.stringify({ code: 'NOT_FOUND', message: 'no such endpoint' }));
+    }
+    const auth = authorizationFields(request.headers.authorization);
+    const signedLines = [request.method, request.url, auth?.timestamp, auth?.nonce_str, request.body];
+    const message = `${signedLines.join('\n')}\n`;
+    const authorized =
+      auth !== undefined &&
+      auth.mchid === options.mchId &&
+      rsaVerify(
+        'RSA-SHA256',
+        Buffer.from(message, 'utf8'),
+        options.merchantPublicKey,
+        Buffer.from(auth.signature ?? '', 'base64'),
+      );
+    if (!authorized) {
+      return signedReply(401, JSON.stringify({ code: 'SIGN_ERROR', message: '签名错误' }));
+    }
+    const order = JSON.parse(request.body) as { mchid?: string };
+    if (order.mchid !== options.mchId) {
+      return signedReply(400, JSON.stringify({ code: 'PARAM_ERROR', message: 'mchid mismatch' }));
+    }
+    // WeChat Pay escapes nothing here, but the answer is verified on the raw text all the same.
+    return signedReply(
+      200,
+      JSON.stringify({ code_url: options.codeUrl ?? 'weixin://wxpay/bizpayurl?pr=fake0001' }),
+    );
+  };
+  const server = await startLoopbackServer(answer);
+  return { ...server, apiBaseUrl: `${server.baseUrl}/` };
+}
+
+export function wechatpayTransaction(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    appid: 'wxd678efh567hg6787',
+    mchid: '1230000109',
+    out_trade_no: 'ORDER0001',
+    transaction_id: '1217752501201407033233368018',
+    trade_type: 'NATIVE',
+    trade_state: 'SUCCESS',
+    trade_state_desc: '支付成功',
+    bank_type: 'CMC',
+    attach: '',
+    success_time: '2024-01-01T12:00:04+08:00',
+    payer: { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+    amount: { total: 1230, payer_total: 1230, currency: 'CNY', payer_currency: 'CNY' },
+    ...overrides,
+  };
+}
+
+export interface WechatpayCallbackOptions {
+  platformPrivateKey: KeyObject;
+  platformSerial: string;
+  apiV3Key: string;
+  /** Unix seconds of the Wechatpay-Timestamp header. */
+  timestamp: number;
+  transaction?: Record<string, unknown>;
+  eventType?: string;
+  /** AAD used to encrypt; `declaredAssociatedData` is what the body claims (differs for a wrong-AAD case). */
+  associatedData?: string;
+  declaredAssociatedData?: string;
+  /** Flip one ciphertext byte before signing: the signature holds, the GCM tag must not. */
+  corruptCiphertext?: boolean;
+  headerStyle?: 'wechatpay' | 'neutral';
+  signature?: string;
+  /** Applied to the body after signing (e.g. a re-serialisation by a careless proxy). */
+  alterBodyAfterSigning?: (body: string) => string;
+}
+
+export interface WechatpayCallback {
+  request: CallbackRequest;
+  body: string;
+}
+
+/** A pay notification as WeChat Pay POSTs it: encrypted resource, body signed with the platform key. */
+export function buildWechatpayCallback(options: WechatpayCallbackOptions): WechatpayCallback {
+  const associatedData = options.associatedData ?? 'transaction';
+  const resourceNonce = nonceString(12);
+  let ciphertext = wechatpayEncrypt(
+    JSON.stringify(options.transaction ?? wechatpayTransaction()),
+    options.apiV3Key,
+    resourceNonce,
+    associatedData,
+  );
+  if (options.corruptCiphertext) {
+    const bytes = Buffer.from(ciphertext, 'base64');
+    bytes[0] = bytes[0]! ^ 0x01;
+    ciphertext = bytes.toString('base64');
+  }
+  const signedBody = JSON.stringify({
+    id: 'EV-2018022511223320873',
+    create_time: '2024-01-01T12:00:05+08:00',
+    resource_type: 'encrypt-resource',
+    event_type: options.eventType ?? 'TRANSACTION.SUCCESS',
+    summary: '支付成功',
+    resource: {
+      original_type: 'transaction',
+      algorithm: 'AEAD_AES_256_GCM',
+      ciphertext,
+      associated_data: options.declaredAssociatedData ?? associatedData,
+      nonce: resourceNonce,
+    },
+  });
+  const timestamp = String(options.timestamp);
+  const headerNonce = nonceString();
+  const signature =
+    options.signature ??
+    wechatpaySign(`${timestamp}\n${headerNonce}\n${signedBody}\n`, options.platformPrivateKey);
+  const prefix = options.headerStyle === 'neutral' ? 'channel-b' : 'wechatpay';
+  const body = options.alterBodyAfterSigning ? options.alterBodyAfterSigning(signedBody) : signedBody;
+  return {
+    body,
+    request: {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [`${prefix}-serial`]: options.platformSerial,
+        [`${prefix}-signature`]: signature,
+        [`${prefix}-timestamp`]: timestamp,
+        [`${prefix}-nonce`]: headerNonce,
+        [`${prefix}-signature-type`]: 'WECHATPAY2-SHA256-RSA2048',
+        'request-id': '08F78BB5AF0610D302A4F0C4E0FBF81C',
+      },
+      rawBody: Buffer.from(body, 'utf8'),
+      rawQuery: '',
+    },
+  };
+}
