@@ -5,6 +5,8 @@ import { JavaMissingError, startDynamoLocal } from '../lib/local/dynamodb-local.
 import { startS3Local } from '../lib/local/s3-local.ts';
 
 async function main(): Promise<void> {
+  // The SDK's notice that its 2027 releases need Node 22: the lock file pins today's, which run on 20.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   // Validate first, so a bad config stops us with its message before anything starts.
   const settings = loadConfig();
   const dataDir = resolve(settings.data_dir);
