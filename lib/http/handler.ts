@@ -186,8 +186,44 @@ export function errorResult(error: unknown): HttpResult {
       headers: error.headers,
     };
   }
+  if (isTransient(error)) {
+    log.warn('dependency busy or unreachable', { error });
+    return {
+      kind: 'json',
+      status: 503,
+      body: failure(503, 'Service is busy; try again shortly', { retry_after: 1 }),
+      headers: { 'retry-after': '1' },
+    };
+  }
   log.error('unexpected error', { error });
   return { kind: 'json', status: 500, body: failure(500, genericMessage(500)) };
+}
+
+// Failures of a dependency that a retry may cure: the caller hears 503 + Retry-After, not a 500 "bug".
+const TRANSIENT_ERRORS = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'SlowDown',
+  'RequestTimeout',
+  'TimeoutError',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+]);
+
+function isTransient(error: unknown): boolean {
+  const candidate = error as { name?: string; code?: string; $retryable?: unknown } | null;
+  if (!candidate || typeof candidate !== 'object') return false;
+  return (
+    TRANSIENT_ERRORS.has(candidate.name ?? '') ||
+    TRANSIENT_ERRORS.has(candidate.code ?? '') ||
+    candidate.$retryable !== undefined
+  );
 }
 
 function addSecurityHeaders(response: ApiResult | null | undefined): void {

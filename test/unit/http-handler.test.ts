@@ -24,6 +24,13 @@ const handler = createGroupHandler(
         throw new Error('database password is hunter2');
       },
     }),
+    'POST /auth/password': defineRoute({
+      run: async () => {
+        throw Object.assign(new Error('Rate of requests exceeds the allowed throughput'), {
+          name: 'ProvisionedThroughputExceededException',
+        });
+      },
+    }),
     'POST /auth/logout': defineRoute({
       run: async () => {
         throw errors.tooManyRequests(42);
@@ -90,6 +97,18 @@ describe('the handler chain', () => {
     expect(result.statusCode).toBe(500);
     expect(body).toEqual({ code: 500, message: 'Internal server error', data: null });
     expect(result.body).not.toContain('hunter2');
+  });
+
+  it('answers a throttled dependency with 503 and Retry-After, not a 500', async () => {
+    const { result, body } = await call({
+      method: 'POST',
+      path: '/auth/password',
+      body: {},
+      headers: { authorization: 'Bearer good' },
+    });
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['retry-after']).toBe('1');
+    expect(body.message).not.toContain('throughput');
   });
 
   it('answers a route of another group or no route with a 404 envelope', async () => {
