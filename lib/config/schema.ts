@@ -11,6 +11,8 @@ const channelA = z
     app_id: optionalText,
     private_key: optionalText,
     public_key: optionalText,
+    // Optional Alipay seller PID: when set, notifications must name it too (PAYMENTS.md 1.7 step 5).
+    seller_id: optionalText,
     gateway_url: optionalUrl,
   })
   .prefault({});
@@ -93,6 +95,8 @@ export const configSchema = z.object({
         .max(24 * 30)
         .default(24),
       ip_limit_per_minute: z.number().int().min(0).max(100_000).default(60),
+      // The issuer authenticator apps show next to the account (the otpauth link of /auth/totp/setup).
+      totp_issuer: z.string().trim().min(1).max(64).default('Account Service'),
     })
     .prefault({}),
   admin: z

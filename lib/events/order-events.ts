@@ -1,0 +1,70 @@
+// The service's outbound events (DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { config } from '../config/index.ts';
+import { log } from '../log.ts';
+
+/** What a product needs to grant the purchase; `order_id` is the idempotency key for consumers. */
+export interface OrderPaidDetail {
+  order_id: string;
+  user_id: string;
+  plan_id: string;
+  plan_name: string;
+  amount_cents: number;
+  currency: 'CNY';
+  provider: string;
+  trade_no: string | null;
+  paid_at: string;
+  /** True when the money arrived after the order was cancelled, expired or failed (needs a human). */
+  late_payment: boolean;
+}
+
+export interface OrderEventPublisher {
+  orderPaid(detail: OrderPaidDetail): Promise<void>;
+}
+
+export const EVENT_SOURCE = 'service.payments';
+export const ORDER_PAID = 'order.paid';
+
+/** Publishes to an EventBridge bus; a rejected entry is an error, so the caller can retry later. */
+export function eventBridgePublisher(client: EventBridgeClient, busName: string): OrderEventPublisher {
+  return {
+    async orderPaid(detail) {
+      const answer = await client.send(
+        new PutEventsCommand({
+          Entries: [
+            {
+              EventBusName: busName,
+              Source: EVENT_SOURCE,
+              DetailType: ORDER_PAID,
+              Detail: JSON.stringify(detail),
+            },
+          ],
+        }),
+      );
+      if ((answer.FailedEntryCount ?? 0) > 0) {
+        const code = answer.Entries?.[0]?.ErrorCode ?? 'unknown';
+        throw new Error(`EventBridge refused the ${ORDER_PAID} event (${code})`);
+      }
+    },
+  };
+}
+
+/** The embedded stand-in: one JSON log line per event. */
+export const logPublisher: OrderEventPublisher = {
+  async orderPaid(detail) {
+    log.info('event', { event: ORDER_PAID, source: EVENT_SOURCE, detail });
+  },
+};
+
+let publisher: OrderEventPublisher | undefined;
+
+/** This container's publisher: EventBridge when `aws.event_bus_name` is set, the log otherwise. */
+export function orderEventPublisher(): OrderEventPublisher {
+  if (!publisher) {
+    const busName = config.aws.event_bus_name;
+    publisher = busName
+      ? eventBridgePublisher(new EventBridgeClient({ region: config.aws.region, maxAttempts: 3 }), busName)
+      : logPublisher;
+  }
+  return publisher;
+}

@@ -1,0 +1,207 @@
+// Order records: creation, listings, and the conditional writes that move an order out of `pending`.
+import type { Item, Table } from '../db/repository.ts';
+import { decodeCursor, encodeCursor } from '../db/repository.ts';
+import { isoWithOffset } from '../time.ts';
+import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
+
+export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
+const userIndex = (userId: string) => `orders#user#${userId}`;
+const ALL_ORDERS = 'orders';
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+function fromItem(item: Item | undefined): StoredOrder | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ...order } = item;
+  return order as unknown as StoredOrder;
+}
+
+export interface SettleInput {
+  /** The status the order was read in: the write succeeds only if nobody moved it since. */
+  expectedStatus: Exclude<StoredStatus, 'paid'>;
+  /** Also require the deadline not to have passed (owner and on-time paths). */
+  requireUnexpiredAt?: Date;
+  via: PaidVia;
+  tradeNo?: string;
+  lateFrom?: 'expired' | 'cancelled' | 'failed';
+  now: Date;
+  paidAt: string;
+}
+
+export class OrderRepository {
+  constructor(private readonly table: Table) {}
+
+  /** `now` orders listings to the millisecond (created_at shows whole seconds). */
+  async create(order: StoredOrder, now: Date): Promise<void> {
+    const sortKey = `${now.toISOString()}#${order.id}`;
+    await this.table.putNew({
+      ...orderKey(order.id),
+      ...order,
+      gsi1pk: userIndex(order.user_id),
+      gsi1sk: sortKey,
+      gsi2pk: ALL_ORDERS,
+      gsi2sk: sortKey,
+    });
+  }
+
+  async get(id: string): Promise<StoredOrder | undefined> {
+    return fromItem(await this.table.get(orderKey(id)));
+  }
+
+  /** Newest first. */
+  listByUser(userId: string, limit: number, cursor?: string): Promise<Page<StoredOrder>> {
+    return this.page('gsi1', 'gsi1pk', userIndex(userId), limit, cursor);
+  }
+
+  /** Every order, newest first (administrators). */
+  listAll(limit: number, cursor?: string): Promise<Page<StoredOrder>> {
+    return this.page('gsi2', 'gsi2pk', ALL_ORDERS, limit, cursor);
+  }
+
+  private async page(
+    index: 'gsi1' | 'gsi2',
+    attribute: string,
+    value: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<StoredOrder>> {
+    const startKey = decodeCursor(cursor);
+    const { items, lastKey } = await this.table.query({
+      IndexName: index,
+      KeyConditionExpression: '#pk = :value',
+      ExpressionAttributeNames: { '#pk': attribute },
+      ExpressionAttributeValues: { ':value': value },
+      ScanIndexForward: false,
+      Limit: limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    return {
+      items: items.map((item) => fromItem(item)!),
+      next_cursor: encodeCursor(lastKey),
+    };
+  }
+
+  /** Stores what the channel answered (QR content, cashier link, its trade number) on a pending order. */
+  async attachChannelOrder(
+    id: string,
+    fields: { qr_code?: string; pay_url?: string; trade_no?: string },
+    now: string,
+  ): Promise<StoredOrder> {
+    const names: Record<string, string> = { '#updated': 'updated_at' };
+    const values: Record<string, unknown> = { ':updated': now };
+    const sets = ['#updated = :updated'];
+    for (const [field, value] of Object.entries(fields)) {
+      if (!value) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      // A callback may already have recorded the trade number; it is the authoritative one.
+      sets.push(
+        field === 'trade_no' ? `#${field} = if_not_exists(#${field}, :${field})` : `#${field} = :${field}`,
+      );
+    }
+    return fromItem(
+      await this.table.update(orderKey(id), {
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    )!;
+  }
+
+  /** The channel could not create its side of the order: it can never be paid through the normal path. */
+  async markFailed(id: string, reason: string, now: string): Promise<void> {
+    await this.table.update(orderKey(id), {
+      UpdateExpression: 'SET #status = :failed, failure_reason = :reason, updated_at = :now',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':failed': 'failed',
+        ':pending': 'pending',
+        ':reason': reason,
+        ':now': now,
+      },
+    });
+  }
+
+  /** The owner cancels a pending, unexpired order. Throws ConditionFailedError otherwise. */
+  async cancel(id: string, userId: string, now: Date): Promise<StoredOrder> {
+    return fromItem(
+      await this.table.update(orderKey(id), {
+        UpdateExpression: 'SET #status = :cancelled, updated_at = :now',
+        ConditionExpression: '#status = :pending AND user_id = :user AND deadline_ms > :nowMs',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':cancelled': 'cancelled',
+          ':pending': 'pending',
+          ':user': userId,
+          ':now': isoWithOffset(now),
+          ':nowMs': now.getTime(),
+        },
+      }),
+    )!;
+  }
+
+  /**
+   * Settlement: ONE conditional write from the status the order was read in to `paid`, so of repeated
+   * or concurrent confirmations exactly one succeeds (the others get ConditionFailedError).
+   */
+  async settle(order: StoredOrder, input: SettleInput): Promise<StoredOrder> {
+    const names: Record<string, string> = { '#status': 'status', '#provider': 'provider' };
+    const values: Record<string, unknown> = {
+      ':paid': 'paid',
+      ':expected': input.expectedStatus,
+      ':provider': order.provider,
+      ':paidAt': input.paidAt,
+      ':via': input.via,
+    };
+    const sets = ['#status = :paid', 'paid_at = :paidAt', 'updated_at = :paidAt', 'paid_via = :via'];
+    const conditions = ['#status = :expected', '#provider = :provider'];
+    if (input.tradeNo) {
+      values[':tradeNo'] = input.tradeNo;
+      sets.push('trade_no = :tradeNo');
+    }
+    if (input.lateFrom) {
+      values[':late'] = true;
+      values[':before'] = input.lateFrom;
+      sets.push('late_payment = :late', 'status_before_payment = :before');
+    }
+    if (input.requireUnexpiredAt) {
+      values[':nowMs'] = input.requireUnexpiredAt.getTime();
+      conditions.push('deadline_ms > :nowMs');
+    }
+    return fromItem(
+      await this.table.update(orderKey(order.id), {
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    )!;
+  }
+
+  /** A second, different channel trade number for a paid order: kept for a human to refund. */
+  async recordExtraTradeNo(id: string, tradeNo: string, now: string): Promise<void> {
+    await this.table.update(orderKey(id), {
+      UpdateExpression:
+        'SET extra_trade_nos = list_append(if_not_exists(extra_trade_nos, :empty), :tradeNo), updated_at = :now',
+      ConditionExpression: 'NOT contains(extra_trade_nos, :tradeNoText)',
+      ExpressionAttributeValues: {
+        ':empty': [],
+        ':tradeNo': [tradeNo],
+        ':tradeNoText': tradeNo,
+        ':now': now,
+      },
+    });
+  }
+
+  async markEventPublished(id: string, at: string): Promise<void> {
+    await this.table.update(orderKey(id), {
+      UpdateExpression: 'SET event_published_at = :at',
+      ExpressionAttributeValues: { ':at': at },
+    });
+  }
+}
