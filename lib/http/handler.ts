@@ -6,7 +6,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { log, withLogContext } from '../log.ts';
-import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec } from '../routes.ts';
+import { type AuthKind, type FunctionGroup, matchRoute, ROUTES, type RouteSpec } from '../routes.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { AppError, errors, type FieldProblem, genericMessage } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
@@ -70,6 +70,15 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
   const resolveRoute: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
     before: async (request) => {
       const httpRequest = requestFromEvent(request.event);
+      // API Gateway's `$default` route and Lambda function URLs (the channels' notify address) carry no
+      // route: find it from the path, as API Gateway would have, among this group's routes.
+      if (httpRequest.routeKey === '$default') {
+        const match = matchRoute(httpRequest.method, httpRequest.path);
+        if (match?.route.group === group) {
+          httpRequest.routeKey = `${match.route.method} ${match.route.path}`;
+          httpRequest.params = match.params;
+        }
+      }
       const spec = ROUTE_BY_KEY.get(httpRequest.routeKey);
       const state: RequestState = { request: httpRequest };
       states.set(request.event, state);
