@@ -1,5 +1,121 @@
-// Lambda entry of the `auth` group. Its routes answer 501 until their capability lands.
-import { authenticate } from '#lib/auth/authenticate.ts';
-import { createGroupHandler } from '#lib/http/handler.ts';
+// Lambda entry of the `auth` group: every account endpoint of SPEC.md 4.1, served at the listed paths and
+// under /api/v1 (DESIGN.md 4), plus back-office creation of administrators. Thin: validate, call one
+// account flow, shape the envelope.
+import type { AccountContext } from '#lib/accounts/context.ts';
+import { flows } from '#lib/accounts/flows.ts';
+import { accountContext } from '#lib/accounts/index.ts';
+import { bootstrapAdministrator } from '#lib/accounts/registration.ts';
+import { publicAccount } from '#lib/accounts/repository.ts';
+import { schemas } from '#lib/accounts/schemas.ts';
+import { securityState } from '#lib/accounts/totp.ts';
+import { authenticate as defaultAuthenticate } from '#lib/auth/authenticate.ts';
+import { config } from '#lib/config/index.ts';
+import { created, ok } from '#lib/http/envelope.ts';
+import { errors } from '#lib/http/errors.ts';
+import { type Authenticator, createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
+import type { HttpRequest } from '#lib/http/types.ts';
+import { API_PREFIX } from '#lib/routes.ts';
 
-export const handler = createGroupHandler('auth', {}, { authenticate });
+function accountOf(request: HttpRequest<unknown, unknown>) {
+  const account = request.principal?.account;
+  if (!account) throw errors.unauthorized();
+  return account;
+}
+
+export function authRoutes(ctx: () => AccountContext): RouteImpls {
+  const accountRoutes: RouteImpls = {
+    'POST /auth/register/code': defineRoute({
+      body: schemas.emailOnly,
+      run: async (req) => ok(await flows.sendRegistrationCode(ctx(), req.body, req.sourceIp)),
+    }),
+    'POST /auth/register': defineRoute({
+      body: schemas.register,
+      run: async (req) => created(await flows.register(ctx(), req.body, req.sourceIp)),
+    }),
+    'POST /auth/login': defineRoute({
+      body: schemas.login,
+      run: async (req) => ok(await flows.login(ctx(), 'user', req.body, req.sourceIp)),
+    }),
+    'POST /admin/auth/login': defineRoute({
+      body: schemas.login,
+      run: async (req) => ok(await flows.login(ctx(), 'admin', req.body, req.sourceIp)),
+    }),
+    'POST /auth/totp/verify': defineRoute({
+      body: schemas.totpVerify,
+      run: async (req) => ok(await flows.verifyChallenge(ctx(), req.body, req.sourceIp)),
+    }),
+    'GET /auth/me': defineRoute({ run: async (req) => ok(publicAccount(accountOf(req))) }),
+    'GET /auth/security': defineRoute({ run: async (req) => ok(securityState(accountOf(req))) }),
+    'POST /auth/totp/setup': defineRoute({
+      body: schemas.empty,
+      run: async (req) => ok(await flows.setupTotp(ctx(), accountOf(req))),
+    }),
+    'POST /auth/totp/enable': defineRoute({
+      body: schemas.codeOnly,
+      run: async (req) => ok(await flows.enableTotp(ctx(), accountOf(req), req.body)),
+    }),
+    'POST /auth/totp/disable': defineRoute({
+      body: schemas.totpDisable,
+      run: async (req) => ok(await flows.disableTotp(ctx(), accountOf(req), req.body)),
+    }),
+    'POST /auth/email/code': defineRoute({
+      body: schemas.emailOnly,
+      run: async (req) => ok(await flows.sendEmailCode(ctx(), accountOf(req), req.body)),
+    }),
+    'POST /auth/email/verify': defineRoute({
+      body: schemas.emailVerify,
+      run: async (req) => ok(await flows.verifyEmail(ctx(), accountOf(req), req.body)),
+    }),
+    'POST /auth/email/unbind': defineRoute({
+      body: schemas.passwordOnly,
+      run: async (req) => ok(await flows.unbindEmail(ctx(), accountOf(req), req.body)),
+    }),
+    'POST /auth/password': defineRoute({
+      body: schemas.passwordChange,
+      run: async (req) => ok(await flows.changePassword(ctx(), accountOf(req), req.body)),
+    }),
+    'POST /auth/password/reset/code': defineRoute({
+      body: schemas.emailOnly,
+      run: async (req) => ok(await flows.sendResetCode(ctx(), req.body, req.sourceIp)),
+    }),
+    'POST /auth/password/reset': defineRoute({
+      body: schemas.passwordReset,
+      run: async (req) => ok(await flows.resetPassword(ctx(), req.body, req.sourceIp)),
+    }),
+    'POST /auth/logout': defineRoute({
+      body: schemas.empty,
+      run: async (req) => {
+        if (req.principal?.credentialId) await ctx().sessions.revoke(req.principal.credentialId);
+        return ok(null);
+      },
+    }),
+  };
+  const routes: RouteImpls = {};
+  for (const [key, impl] of Object.entries(accountRoutes)) {
+    const [method, path] = key.split(' ') as [string, string];
+    routes[key] = impl;
+    routes[`${method} ${API_PREFIX}${path}`] = impl;
+  }
+  routes[`POST ${API_PREFIX}/admin/accounts`] = defineRoute({
+    body: schemas.adminCreate,
+    run: async (req) => created(await flows.createAdministrator(ctx(), req.body)),
+  });
+  return routes;
+}
+
+/** The auth group over the given account context (tests pass one with their own clock and mailer). */
+export function createAuthHandler(
+  ctx: () => AccountContext,
+  options: { authenticate?: Authenticator; bootstrap?: typeof config.admin.bootstrap } = {},
+) {
+  const bootstrap = options.bootstrap ?? config.admin.bootstrap;
+  return createGroupHandler('auth', authRoutes(ctx), {
+    authenticate: options.authenticate ?? defaultAuthenticate,
+    // Once per container, before the first request (race-safe across containers).
+    warmUp: async () => {
+      await bootstrapAdministrator(ctx(), bootstrap);
+    },
+  });
+}
+
+export const handler = createAuthHandler(accountContext);

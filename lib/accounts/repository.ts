@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ConditionFailedError, type Item, type Table, type TransactItem } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import type { Role } from '../http/types.ts';
+import { isoWithOffset } from '../time.ts';
 
 export interface Account {
   id: string;
@@ -43,7 +44,8 @@ export function publicAccount(account: Account): PublicAccount {
     email_verified: account.email_verified,
     role: account.role,
     totp_enabled: account.totp_enabled,
-    created_at: account.created_at,
+    // Stored as ISO 8601 UTC; shown with a numeric offset (DESIGN.md 4).
+    created_at: isoWithOffset(new Date(account.created_at)),
   };
 }
 

@@ -1,9 +1,21 @@
 // Creates accounts and sessions straight through the repositories, for tests of other capabilities.
 import { randomBytes } from 'node:crypto';
+import { createAuthHandler } from '../../functions/auth/handler.ts';
+import { AccountContext, type AccountLimits } from '../../lib/accounts/context.ts';
 import type { Account } from '../../lib/accounts/repository.ts';
+import { createAuthenticator } from '../../lib/auth/authenticate.ts';
 import { sessionService } from '../../lib/auth/index.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
+import { SessionService } from '../../lib/auth/sessions.ts';
+import { TokenSigner } from '../../lib/auth/tokens.ts';
+import { dynamoClient } from '../../lib/aws/dynamodb.ts';
+import { config } from '../../lib/config/index.ts';
+import { masterKey } from '../../lib/crypto/index.ts';
+import { Table } from '../../lib/db/repository.ts';
 import type { Role } from '../../lib/http/types.ts';
+import type { Mailer } from '../../lib/mail/mailer.ts';
+import { apiEvent, lambdaContext, parseBody } from './events.ts';
+import { memoryMailer } from './mail.ts';
 
 export interface TestAccount {
   account: Account;
@@ -33,4 +45,114 @@ export async function createTestAccount(options: { role?: Role; username?: strin
     password: TEST_PASSWORD,
     headers: { authorization: `Bearer ${token}` },
   } as TestAccount;
+}
+
+// --- the account capability's own harness ---------------------------------------------------------
+
+/** A clock the test moves by hand (starts at the real time, so TTL arithmetic stays realistic). */
+export function movableClock(start = Date.now()) {
+  let now = start;
+  const clock = () => new Date(now);
+  return Object.assign(clock, {
+    advance(ms: number) {
+      now += ms;
+    },
+    set(date: Date | number) {
+      now = typeof date === 'number' ? date : date.getTime();
+    },
+  });
+}
+
+export interface HarnessOptions {
+  clock?: () => Date;
+  limits?: Partial<AccountLimits>;
+  mailer?: Mailer;
+  bootstrap?: { username?: string; email?: string; password?: string };
+}
+
+export interface CallOptions {
+  token?: string;
+  ip?: string;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  body: { code: number; message: string; data: T };
+  raw: string;
+}
+
+/**
+ * The auth group's handler over a context of the test's own (clock, limits, mailer), called in process
+ * with API Gateway events. The IP limit is off unless the test sets it.
+ */
+export function authHarness(options: HarnessOptions = {}) {
+  const clock = options.clock ?? (() => new Date());
+  const table = new Table(dynamoClient(), config.table_name, clock);
+  const signer = new TokenSigner(table, masterKey);
+  const sessions = new SessionService(table, signer, config.auth.session_ttl_hours);
+  const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
+  const ctx = new AccountContext({
+    table,
+    mailer: mail,
+    masterKey,
+    sessions,
+    signer,
+    limits: { ipPerMinute: 0, ...options.limits },
+  });
+  const handler = createAuthHandler(() => ctx, {
+    authenticate: createAuthenticator(() => sessions),
+    bootstrap: options.bootstrap ?? {},
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response data of many shapes
+  async function call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    callOptions: CallOptions = {},
+  ): Promise<CallResult<T>> {
+    const headers: Record<string, string> = { ...callOptions.headers };
+    if (callOptions.token) headers.authorization = `Bearer ${callOptions.token}`;
+    const result = await handler(
+      apiEvent({
+        method,
+        path,
+        body: body as object | undefined,
+        headers,
+        ...(callOptions.ip ? { sourceIp: callOptions.ip } : {}),
+      }),
+      lambdaContext,
+    );
+    const raw = result.body ?? '';
+    return {
+      status: result.statusCode ?? 0,
+      headers: (result.headers ?? {}) as Record<string, string>,
+      body: parseBody(result) as CallResult<T>['body'],
+      raw,
+    };
+  }
+  let counter = 0;
+  /** Registers an ordinary user through the real flow; returns its credentials and a session. */
+  async function registerUser(input: { username?: string; email?: string; password?: string } = {}) {
+    const suffix = `${Date.now().toString(36)}${(counter++).toString(36)}${randomBytes(2).toString('hex')}`;
+    const username = input.username ?? `u_${suffix}`;
+    const email = input.email ?? `${username.toLowerCase()}@example.test`;
+    const password = input.password ?? 'a-good-password-1';
+    const sent = await call('POST', '/auth/register/code', { email });
+    if (sent.status !== 200) throw new Error(`register/code: ${sent.status} ${sent.raw}`);
+    const code = mail.codeFor(email);
+    const registered = await call('POST', '/auth/register', { username, email, code, password });
+    if (registered.status !== 201) throw new Error(`register: ${registered.status} ${registered.raw}`);
+    const login = await call('POST', '/auth/login', { username, password });
+    if (login.status !== 200) throw new Error(`login: ${login.status} ${login.raw}`);
+    return {
+      id: registered.body.data.id as string,
+      username,
+      email,
+      password,
+      token: login.body.data.token as string,
+    };
+  }
+  return { ctx, table, sessions, signer, mail, handler, call, registerUser };
 }

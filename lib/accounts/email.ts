@@ -1,0 +1,116 @@
+// E-mail binding, rebinding and unbinding (SPEC.md 3.1, 4.1 rule 6, 6.2).
+import { verifyPassword } from '../auth/passwords.ts';
+import { ConditionFailedError, type TransactItem } from '../db/repository.ts';
+import { errors } from '../http/errors.ts';
+import { codeMail, emailChangedMail } from '../mail/templates.ts';
+import { CODE_TTL_SECONDS } from './codes.ts';
+import { type AccountContext, accountChanged, sameAddress } from './context.ts';
+import { type Account, accountKey, claimItem, publicAccount, releaseItem } from './repository.ts';
+
+const boundElsewhere = () => errors.conflict('email: is already bound to another account');
+
+async function assertFree(ctx: AccountContext, account: Account, email: string): Promise<void> {
+  const owner = await ctx.accounts.ownerOf(email);
+  if (owner && owner !== account.id) throw boundElsewhere();
+}
+
+/** POST /auth/email/code `{email}`: a binding code to the target address, throttled per account. */
+export async function sendEmailCode(ctx: AccountContext, account: Account, input: { email: string }) {
+  await assertFree(ctx, account, input.email);
+  if (account.email_verified && sameAddress(account.email, input.email)) {
+    throw errors.badRequest('email: is already the verified e-mail of this account');
+  }
+  await ctx.throttle.consume(
+    `code-send#email_bind#${account.id}`,
+    ctx.limits.codeSend,
+    'Too many codes sent; try again later',
+  );
+  const { code, expiresAt } = await ctx.codes.issue('email_bind', account.id, {
+    target: input.email,
+    accountId: account.id,
+  });
+  await ctx.mailer.send(codeMail('email_bind', input.email, code, CODE_TTL_SECONDS / 60));
+  return { expires_at: ctx.expiresIn((expiresAt.getTime() - ctx.now().getTime()) / 1000) };
+}
+
+/** The account update every e-mail change makes, guarded by `updated_at` (optimistic lock). */
+function accountUpdate(account: Account, email: string | null, verified: boolean, now: string): TransactItem {
+  return {
+    Update: {
+      Key: accountKey(account.id),
+      UpdateExpression: 'SET email = :email, email_verified = :verified, updated_at = :now',
+      ConditionExpression: 'attribute_exists(pk) AND updated_at = :previous AND #status = :active',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':email': email,
+        ':verified': verified,
+        ':now': now,
+        ':previous': account.updated_at,
+        ':active': 'active',
+      },
+    },
+  };
+}
+
+/**
+ * POST /auth/email/verify `{email, code, password?}`: binds and verifies. Changing an already verified
+ * address needs the current password and sends a change notice to the old address.
+ */
+export async function verifyEmail(
+  ctx: AccountContext,
+  account: Account,
+  input: { email: string; code: string; password?: string },
+) {
+  await assertFree(ctx, account, input.email);
+  const changingVerified =
+    account.email_verified && !!account.email && !sameAddress(account.email, input.email);
+  if (changingVerified) {
+    if (input.password === undefined) {
+      throw errors.validation([{ field: 'password', message: 'is required to change a verified e-mail' }]);
+    }
+    await ctx.limitCredentialChecks(account.id);
+    if (!(await verifyPassword(account.password_hash, input.password))) {
+      throw errors.badRequest('password: is incorrect');
+    }
+  }
+  const checked = await ctx.codes.check('email_bind', account.id, input.code, { target: input.email });
+  const now = ctx.now().toISOString();
+  const items: TransactItem[] = [accountUpdate(account, input.email, true, now)];
+  let claimIndex = -1;
+  if (!sameAddress(account.email, input.email)) {
+    claimIndex = items.push(claimItem(input.email, account.id, 'email')) - 1;
+    if (account.email) items.push(releaseItem(account.email, account.id));
+  }
+  const consumeIndex = items.push(checked.consume) - 1;
+  try {
+    await ctx.table.transact(items);
+  } catch (error) {
+    if (!(error instanceof ConditionFailedError)) throw error;
+    if (error.failedItems.includes(claimIndex)) throw boundElsewhere();
+    if (error.failedItems.includes(consumeIndex)) throw errors.badRequest('code: is invalid or expired');
+    throw accountChanged();
+  }
+  if (changingVerified && account.email) {
+    await ctx.sendNotice(emailChangedMail(account.email, input.email, account.username));
+  }
+  return publicAccount({ ...account, email: input.email, email_verified: true, updated_at: now });
+}
+
+/** POST /auth/email/unbind `{password}`. */
+export async function unbindEmail(ctx: AccountContext, account: Account, input: { password: string }) {
+  await ctx.limitCredentialChecks(account.id);
+  if (!(await verifyPassword(account.password_hash, input.password))) {
+    throw errors.badRequest('password: is incorrect');
+  }
+  if (!account.email) throw errors.conflict('No e-mail is bound to this account');
+  try {
+    await ctx.table.transact([
+      accountUpdate(account, null, false, ctx.now().toISOString()),
+      releaseItem(account.email, account.id),
+    ]);
+  } catch (error) {
+    if (error instanceof ConditionFailedError) throw accountChanged();
+    throw error;
+  }
+  return publicAccount({ ...account, email: null, email_verified: false });
+}

@@ -1,0 +1,108 @@
+// A rate limiter whose state lives in the table, so limits hold across restarts and across instances
+// (SPEC.md 8). Every decision is one conditional update; nothing is read first and written after.
+//
+// Per-minute rate with a burst uses GCRA (a token bucket kept as one timestamp, the "theoretical arrival
+// time"): with interval T = 60 s / perMinute and tolerance (burst - 1) * T, a request at `now` is admitted
+// when TAT - now <= tolerance, and moves TAT to max(TAT, now) + T. The daily cap is a counter per UTC day.
+import { ConditionFailedError, epochSeconds, type Table } from '../db/repository.ts';
+import { errors } from '../http/errors.ts';
+
+export interface RateLimit {
+  /** Sustained rate: requests per minute (fractions allowed, e.g. 0.5 = one every two minutes). */
+  perMinute?: number;
+  /** How many may come at once after a quiet period; defaults to ceil(perMinute). */
+  burst?: number;
+  /** At most this many per UTC day. */
+  perDay?: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const throttleKey = (key: string, sk: string) => ({ pk: `throttle#${key}`, sk });
+
+export class Throttle {
+  constructor(private readonly table: Table) {}
+
+  /**
+   * Takes one request from `key`'s allowance, or throws 429 (with Retry-After) and takes nothing from the
+   * per-minute allowance. The minute check runs first, so concurrent excess requests never touch the
+   * daily count.
+   */
+  async consume(key: string, limit: RateLimit, message = 'Too many requests'): Promise<void> {
+    const now = this.table.clock().getTime();
+    if (limit.perMinute !== undefined && limit.perMinute > 0) {
+      const waitMs = await this.takeFromBucket(key, limit.perMinute, limit.burst, now);
+      if (waitMs > 0) throw errors.tooManyRequests(waitMs / 1000, message);
+    }
+    if (limit.perDay !== undefined && limit.perDay > 0) {
+      const waitMs = await this.countToday(key, limit.perDay, now);
+      if (waitMs > 0) throw errors.tooManyRequests(waitMs / 1000, message);
+    }
+  }
+
+  /** 0 when admitted, else milliseconds until the next request would be. */
+  private async takeFromBucket(key: string, perMinute: number, burst: number | undefined, now: number) {
+    const interval = Math.ceil(60_000 / perMinute);
+    const tolerance = (Math.max(1, burst ?? Math.ceil(perMinute)) - 1) * interval;
+    const itemKey = throttleKey(key, 'rate');
+    // The item outlives its last admission by the tolerance plus one interval: then the bucket is full.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        // Idle bucket (absent, or its TAT already passed): TAT = now + T.
+        await this.table.update(itemKey, {
+          UpdateExpression: 'SET tat = :next, expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+          ExpressionAttributeValues: {
+            ':next': now + interval,
+            ':now': now,
+            ':expires': epochSeconds(new Date(now + interval + tolerance)) + 1,
+          },
+        });
+        return 0;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+      }
+      try {
+        // Busy bucket: admitted while TAT - now <= tolerance; TAT moves on by T.
+        await this.table.update(itemKey, {
+          UpdateExpression: 'SET tat = tat + :interval, expires_at = :expires',
+          ConditionExpression: 'tat >= :now AND tat <= :limit',
+          ExpressionAttributeValues: {
+            ':interval': interval,
+            ':now': now,
+            ':limit': now + tolerance,
+            ':expires': epochSeconds(new Date(now + 2 * interval + 2 * tolerance)) + 1,
+          },
+        });
+        return 0;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+      }
+      // Refused, or the item changed between the two updates: read how long to wait.
+      const current = await this.table.get<{ pk: string; sk: string; tat: number }>(itemKey);
+      if (current && current.tat >= now) {
+        const wait = current.tat - tolerance - now;
+        if (wait > 0) return wait;
+      }
+      // The bucket emptied in between (or the item expired): try again.
+    }
+    return interval;
+  }
+
+  /** 0 when counted, else milliseconds until the next UTC day. */
+  private async countToday(key: string, perDay: number, now: number) {
+    const day = new Date(now).toISOString().slice(0, 10);
+    const nextDay = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
+    try {
+      await this.table.update(throttleKey(key, `day#${day}`), {
+        UpdateExpression: 'ADD #n :one SET expires_at = :expires',
+        ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
+        ExpressionAttributeNames: { '#n': 'count' },
+        ExpressionAttributeValues: { ':one': 1, ':max': perDay, ':expires': epochSeconds(new Date(nextDay)) },
+      });
+      return 0;
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      return nextDay - now;
+    }
+  }
+}

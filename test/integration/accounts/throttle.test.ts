@@ -1,0 +1,57 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Throttle } from '../../../lib/accounts/throttle.ts';
+import { dynamoClient } from '../../../lib/aws/dynamodb.ts';
+import { config } from '../../../lib/config/index.ts';
+import { Table } from '../../../lib/db/repository.ts';
+import { movableClock } from '../../support/accounts.ts';
+import { provisionTestStack } from '../../support/stack.ts';
+
+beforeAll(async () => {
+  await provisionTestStack();
+});
+
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: { status?: number }) => error.status ?? 500,
+  );
+
+describe('the table-backed throttle', () => {
+  it('admits the burst, then one per interval, and holds across instances (restarts)', async () => {
+    const clock = movableClock();
+    const table = new Table(dynamoClient(), config.table_name, clock);
+    const key = `generic-${Date.now()}`;
+    const limit = { perMinute: 1, burst: 2 };
+    const first = new Throttle(table);
+    expect(await statusOf(first.consume(key, limit))).toBe(200);
+    expect(await statusOf(first.consume(key, limit))).toBe(200);
+    // A new instance (another container, or after a restart) sees the same state.
+    const second = new Throttle(table);
+    const refused = await second.consume(key, limit).catch((error) => error);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('60');
+    clock.advance(30_000);
+    expect(await statusOf(second.consume(key, limit))).toBe(429);
+    clock.advance(30_000);
+    expect(await statusOf(second.consume(key, limit))).toBe(200);
+    expect(await statusOf(second.consume(key, limit))).toBe(429);
+  });
+
+  it('admits exactly the burst of 10 concurrent requests and caps a day', async () => {
+    const clock = movableClock(Date.UTC(2032, 0, 1, 12));
+    const table = new Table(dynamoClient(), config.table_name, clock);
+    const throttle = new Throttle(table);
+    const key = `concurrent-${Date.now()}`;
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        statusOf(throttle.consume(key, { perMinute: 1, burst: 2, perDay: 10 })),
+      ),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(2);
+    const daily = `daily-${Date.now()}`;
+    const dayStatuses = await Promise.all(
+      Array.from({ length: 12 }, () => statusOf(throttle.consume(daily, { perDay: 5 }))),
+    );
+    expect(dayStatuses.filter((status) => status === 200)).toHaveLength(5);
+  });
+});
