@@ -186,7 +186,9 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: string): T {
 /** Every error becomes an envelope; only AppErrors marked `expose` show their message. */
 export function errorResult(error: unknown): HttpResult {
   if (error instanceof AppError) {
-    if (error.status >= 500) log.error('request failed', { error, status: error.status });
+    // 501 is a known gap, not a failure; other 5xx carry a cause worth reading.
+    if (error.status >= 500 && error.status !== 501)
+      log.error('request failed', { error, status: error.status });
     const message = error.expose ? error.message : genericMessage(error.status);
     return {
       kind: 'json',

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { configureLogging } from '../../lib/log.ts';
 
 const suffix = randomBytes(5).toString('hex');
 process.env.APP_CONFIG = 'test/support/test-config.json';
@@ -15,3 +16,6 @@ process.env.TABLE_NAME = `test-${suffix}`;
 process.env.BUCKET_NAME = `test-${suffix}`;
 process.env.DATA_DIR = join(inject('scratchDir'), `data-${suffix}`);
 mkdirSync(process.env.DATA_DIR, { recursive: true });
+
+// Quiet by default; a test that reads log lines installs its own sink and level.
+configureLogging({ level: 'silent' });
