@@ -8,6 +8,8 @@ import { config } from '../config/index.ts';
 import { masterKey } from '../crypto/index.ts';
 import { log } from '../log.ts';
 import type { FunctionGroup } from '../routes.ts';
+import { serveStoredFileLocally } from '../upload/serve.ts';
+import { FileStorage } from '../upload/storage.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
 
@@ -35,8 +37,11 @@ export async function startLocalApp(options: { port?: number } = {}): Promise<Ru
   await ensureBucket(s3Client(), config.bucket_name);
   // The embedded master key is made on the first start, not on the first secret, so it can be backed up.
   await masterKey();
+  const storage = new FileStorage(s3Client(), config.bucket_name);
   const server = createLocalServer({
     loadHandler: loadGroupHandler,
+    // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap).
+    direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url),
     onError: (error) => log.error('local server failed a request', { error }),
   });
   const port = options.port ?? config.port;

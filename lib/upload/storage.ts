@@ -1,0 +1,133 @@
+// Object storage of uploaded files (S3 in AWS, s3rver locally): stored objects under their record key,
+// presigned uploads under `incoming/` until confirmed, presigned URLs.
+import type { Readable } from 'node:stream';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+
+/** Keys are unique (uuid + random suffix) and their bytes never change, so caches may keep them forever. */
+export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/**
+ * Presigned uploads land here, never under a record key: nothing under this prefix is served, and the
+ * bucket's lifecycle rule (deployment) expires what was never confirmed. Confirm copies the checked bytes
+ * to the record key.
+ */
+export const INCOMING_PREFIX = 'incoming/';
+
+export function incomingKey(key: string): string {
+  return `${INCOMING_PREFIX}${key}`;
+}
+
+export interface StoredObject {
+  body: Readable;
+  contentType: string | undefined;
+  contentLength: number | undefined;
+  etag: string | undefined;
+  lastModified: Date | undefined;
+}
+
+function isMissing(error: unknown): boolean {
+  const candidate = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return (
+    candidate?.name === 'NoSuchKey' ||
+    candidate?.name === 'NotFound' ||
+    candidate?.$metadata?.httpStatusCode === 404
+  );
+}
+
+export class FileStorage {
+  constructor(
+    readonly client: S3Client,
+    readonly bucket: string,
+  ) {}
+
+  /** One PutObject of bytes already in memory, with the sniffed type and the immutable cache header. */
+  async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: bytes,
+        ContentLength: bytes.length,
+        ContentType: contentType,
+        CacheControl: IMMUTABLE_CACHE_CONTROL,
+      }),
+    );
+  }
+
+  /**
+   * Server-side copy (no bytes through this process) that also replaces the metadata, so the stored
+   * object carries the sniffed type whatever the client sent with its PUT.
+   */
+  async copy(fromKey: string, toKey: string, contentType: string): Promise<void> {
+    await this.client.send(
+      new CopyObjectCommand({
+        Bucket: this.bucket,
+        Key: toKey,
+        CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
+        MetadataDirective: 'REPLACE',
+        ContentType: contentType,
+        CacheControl: IMMUTABLE_CACHE_CONTROL,
+      }),
+    );
+  }
+
+  /** The object as a stream, or undefined when there is none. The caller must consume or destroy it. */
+  async open(key: string): Promise<StoredObject | undefined> {
+    try {
+      const output = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        body: output.Body as Readable,
+        contentType: output.ContentType,
+        contentLength: output.ContentLength,
+        etag: output.ETag,
+        lastModified: output.LastModified,
+      };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Idempotent: deleting a missing key succeeds. */
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  /**
+   * A presigned PUT whose signature covers Content-Type and Content-Length (real S3 then refuses any other
+   * type or size); `signingDate` is the service clock so expiry follows it.
+   */
+  async presignPut(
+    key: string,
+    options: { contentType: string; size: number; expiresInSeconds: number; signingDate: Date },
+  ): Promise<string> {
+    return getSignedUrl(
+      this.client,
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ContentType: options.contentType,
+        ContentLength: options.size,
+      }),
+      {
+        expiresIn: options.expiresInSeconds,
+        signingDate: options.signingDate,
+        signableHeaders: new Set(['content-type', 'content-length']),
+      },
+    );
+  }
+
+  /** A short-lived presigned GET (the Lambda answer for objects too big to return inline). */
+  async presignGet(key: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: expiresInSeconds,
+    });
+  }
+}

@@ -1,0 +1,462 @@
+// Storing uploads: the direct multipart upload, and the presigned upload with its confirmation. Both end
+// in the same record and the same per-owner dedupe (FileRepository.createDeduped).
+import { createHash, randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailedError, epochSeconds, type Item, isExpired, type Table } from '../db/repository.ts';
+import { errors } from '../http/errors.ts';
+import { log } from '../log.ts';
+import { isoWithOffset } from '../time.ts';
+import { appErrorOf, asAppErrors } from './app-errors.ts';
+import { measureImage } from './dimensions.ts';
+import { fileTooLarge, UploadError } from './errors.ts';
+import { type CreateOutcome, type FileItem, type FileRepository, fileItemOf, fileKey } from './files.ts';
+import { parseUploadForm } from './multipart.ts';
+import {
+  newFilenameSuffix,
+  parseStorageKey,
+  sanitizeOriginalName,
+  storageKey,
+  storedFilename,
+} from './names.ts';
+import {
+  buildUploadRecord,
+  inspectUpload,
+  type Permission,
+  parsePermission,
+  type UploadFacts,
+  type UploadRecord,
+} from './record.ts';
+import {
+  type ImageKind,
+  KIND_INFO,
+  kindFromMimeType,
+  normalizeAllowed,
+  notAllowedError,
+  sniffImage,
+} from './sniff.ts';
+import { type FileStorage, incomingKey } from './storage.ts';
+
+/** How long a presigned upload (its URL and its pending item) stays valid. */
+export const PRESIGN_TTL_SECONDS = 15 * 60;
+/** How long a confirmed presign is remembered when it was settled onto an existing file (dedupe). */
+export const CONFIRMED_MARKER_TTL_SECONDS = 24 * 60 * 60;
+/** Bytes of a confirmed object kept in memory for sniffing and measuring; the rest is only hashed. */
+export const CONFIRM_HEAD_BYTES = 1024 * 1024;
+
+export interface UploadLimits {
+  maxBytes: number;
+  presignMaxBytes: number;
+  allowedTypes: readonly string[];
+  baseUrl: string;
+}
+
+export const pendingKey = (key: string) => ({ pk: `pending#${key}`, sk: 'pending' });
+
+interface PendingItem extends Item {
+  pk: string;
+  sk: string;
+  id: string;
+  owner_id: string;
+  key: string;
+  mime_type: string;
+  kind: ImageKind;
+  size: number;
+  original_name: string;
+  permission: Permission;
+  created_at: string;
+  expires_at: number;
+  confirmed_file_id?: string;
+}
+
+export interface PresignInput {
+  mime_type: string;
+  size: number;
+  filename?: string | undefined;
+  permission?: string | undefined;
+}
+
+export interface PresignResult {
+  key: string;
+  url: string;
+  method: 'PUT';
+  headers: Record<string, string>;
+  expires_at: string;
+}
+
+export interface DirectUploadInput {
+  body: Buffer;
+  contentType: string;
+  contentLength?: number | undefined;
+}
+
+class NotUploadedError extends Error {}
+
+export class UploadService {
+  constructor(
+    private readonly table: Table,
+    private readonly files: FileRepository,
+    private readonly storage: FileStorage,
+    private readonly limits: UploadLimits,
+  ) {}
+
+  /**
+   * POST /api/v1/upload. Parse (streamed, bounded, hashed on the fly), sniff, measure; the owner's
+   * existing file with these bytes if there is one; else the record and the hash claim in one transaction
+   * while one PutObject stores the bytes under a fresh unique key. Whoever does not create the record
+   * (a duplicate, the loser of a race) deletes its own object after its PutObject has finished.
+   */
+  async uploadDirect(ownerId: string, input: DirectUploadInput): Promise<UploadRecord> {
+    const { maxBytes, allowedTypes } = this.limits;
+    const { file, permission, facts } = await asAppErrors(async () => {
+      const form = await parseUploadForm({
+        body: input.body,
+        contentType: input.contentType,
+        maxBytes,
+        ...(input.contentLength !== undefined ? { contentLength: input.contentLength } : {}),
+      });
+      const permission = parsePermission(form.fields.permission);
+      const facts = await inspectUpload(form.file.bytes, {
+        allowed: allowedTypes,
+        maxBytes,
+        sha256: form.file.sha256,
+      });
+      return { file: form.file, permission, facts };
+    });
+
+    const now = this.table.clock();
+    const id = randomUUID();
+    const filename = storedFilename(id, newFilenameSuffix(), facts.ext);
+    const key = storageKey(now, filename);
+    const item = this.newItem({
+      id,
+      key,
+      filename,
+      facts,
+      permission,
+      ownerId,
+      now,
+      originalName: file.originalName,
+    });
+
+    // The PutObject (the long part) runs alongside the table work: the dedupe look-up, then the record
+    // and hash claim in one transaction. A private record is visible only to its owner (nobody else knows
+    // its id or key yet), so it may exist a moment before its bytes; a failed PutObject takes it back out.
+    // A public record shows in the gallery at once, so it is written only after its bytes are stored.
+    const stored = this.storage.put(key, file.bytes, facts.mimeType).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    if (permission === 'public') {
+      const failed = await stored;
+      if (failed) throw failed.error;
+    }
+    let outcome: CreateOutcome;
+    try {
+      const existing = await this.files.findByHash(ownerId, facts.sha256);
+      outcome = existing ? { created: false, item: existing } : await this.files.createDeduped(item);
+    } catch (error) {
+      await stored;
+      await this.deleteQuietly(key);
+      throw error;
+    }
+    const failed = await stored;
+    if (!outcome.created) {
+      await this.deleteQuietly(key);
+      return this.files.record(outcome.item);
+    }
+    if (failed) {
+      await this.files.removeUnstored(item);
+      throw failed.error;
+    }
+    return this.files.record(item);
+  }
+
+  /**
+   * POST /api/v1/upload/presign. Records a pending upload (owner, key, declared type and size; expires in
+   * 15 minutes) and signs a PUT of exactly that type and size to `incoming/<key>`.
+   */
+  async presign(ownerId: string, input: PresignInput): Promise<PresignResult> {
+    const { allowedTypes, presignMaxBytes } = this.limits;
+    const kind = kindFromMimeType(input.mime_type);
+    const { permission } = await asAppErrors(() => {
+      if (kind === undefined || !normalizeAllowed(allowedTypes).includes(kind)) {
+        throw notAllowedError(input.mime_type, allowedTypes);
+      }
+      if (input.size > presignMaxBytes) throw fileTooLarge(presignMaxBytes);
+      return { permission: parsePermission(input.permission) };
+    });
+    const { mimeType, ext } = KIND_INFO[kind as ImageKind];
+    const now = this.table.clock();
+    const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
+    const id = randomUUID();
+    const key = storageKey(now, storedFilename(id, newFilenameSuffix(), ext));
+    const pending: PendingItem = {
+      ...pendingKey(key),
+      id,
+      owner_id: ownerId,
+      key,
+      mime_type: mimeType,
+      kind: kind as ImageKind,
+      size: input.size,
+      original_name: sanitizeOriginalName(input.filename),
+      permission,
+      created_at: isoWithOffset(now),
+      expires_at: epochSeconds(expiresAt),
+    };
+    await this.table.putNew(pending);
+    const url = await this.storage.presignPut(incomingKey(key), {
+      contentType: mimeType,
+      size: input.size,
+      expiresInSeconds: PRESIGN_TTL_SECONDS,
+      signingDate: now,
+    });
+    return {
+      key,
+      url,
+      method: 'PUT',
+      headers: { 'Content-Type': mimeType, 'Content-Length': String(input.size) },
+      expires_at: isoWithOffset(expiresAt),
+    };
+  }
+
+  /**
+   * POST /api/v1/upload/confirm. Idempotent: a key already confirmed answers its record again. Otherwise
+   * the pending upload must be the caller's and unexpired; the object is read back, size and sniffed type
+   * re-checked (the local stand-in enforces neither), hash and dimensions computed, the bytes copied to
+   * the record key and the record written together with the pending item's confirmation. A confirm that
+   * fails on the bytes deletes the object and the pending upload.
+   */
+  async confirm(ownerId: string, key: string): Promise<UploadRecord> {
+    const parsed = parseStorageKey(key);
+    if (!parsed) throw notFound();
+    const settled = await this.confirmedRecord(ownerId, key, parsed.id, false);
+    if (settled) return settled;
+
+    const pending = await this.readPending(key);
+    if (!pending || pending.owner_id !== ownerId || pending.id !== parsed.id) throw notFound();
+    if (isExpired(pending, this.table.clock())) {
+      await this.abandon(pending);
+      throw errors.gone('key: the presigned upload expired; ask for a new one');
+    }
+
+    let facts: UploadFacts;
+    try {
+      facts = await this.inspectIncoming(pending);
+    } catch (error) {
+      // A concurrent confirm of the same key may have finished and removed the incoming object.
+      const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
+      if (resolved) return resolved;
+      if (error instanceof NotUploadedError) {
+        throw errors.badRequest('key: nothing was uploaded yet; PUT the file to the presigned url first');
+      }
+      if (error instanceof UploadError) {
+        await this.abandon(pending);
+        throw appErrorOf(error);
+      }
+      throw error;
+    }
+
+    const existing = await this.files.findByHash(ownerId, facts.sha256);
+    if (existing) return this.settleOnto(pending, existing);
+
+    const now = this.table.clock();
+    const item = this.newItem({
+      id: pending.id,
+      key,
+      filename: parsed.filename,
+      facts,
+      permission: pending.permission,
+      ownerId,
+      now,
+      originalName: pending.original_name,
+    });
+    try {
+      await this.storage.copy(incomingKey(key), key, facts.mimeType);
+      const outcome = await this.files.createDeduped(item, [this.markConfirmed(pending, pending.id, now)]);
+      if (!outcome.created) return await this.settleOnto(pending, outcome.item);
+    } catch (error) {
+      const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
+      if (resolved) return resolved;
+      throw error;
+    }
+    await this.deleteQuietly(incomingKey(key));
+    return this.files.record(item);
+  }
+
+  /** DELETE /api/v1/files/{id}: the record and its hash claim, then the object. */
+  async deleteFile(ownerId: string, id: string): Promise<{ id: string; deleted: true }> {
+    const item = await this.files.deleteOwn(ownerId, id);
+    // The record is gone first, so a failure here leaves an unlisted object, never a record without bytes.
+    await this.deleteQuietly(item.key);
+    return { id: item.id, deleted: true };
+  }
+
+  private newItem(input: {
+    id: string;
+    key: string;
+    filename: string;
+    facts: UploadFacts;
+    permission: Permission;
+    ownerId: string;
+    now: Date;
+    originalName: string;
+  }): FileItem {
+    const record = buildUploadRecord({
+      id: input.id,
+      facts: input.facts,
+      originalName: input.originalName,
+      permission: input.permission,
+      baseUrl: this.limits.baseUrl,
+      now: input.now,
+      filename: input.filename,
+      key: input.key,
+    });
+    return fileItemOf(record, input.ownerId, input.now);
+  }
+
+  /** The pending item as stored, expired or not (Table.get would hide an expired one). */
+  private async readPending(key: string): Promise<PendingItem | undefined> {
+    const { Item: item } = await this.table.client.send(
+      new GetCommand({ TableName: this.table.name, Key: pendingKey(key), ConsistentRead: true }),
+    );
+    return item as PendingItem | undefined;
+  }
+
+  /**
+   * The record this key was confirmed into, if it was: the record under the key's own id, or (when the
+   * bytes were a duplicate) the existing file the pending item points to. `cleanUp` deletes a copy made
+   * under this key that no record will ever use (only a pending item still unconfirmed can be recorded).
+   */
+  private async confirmedRecord(
+    ownerId: string,
+    key: string,
+    id: string,
+    cleanUp: boolean,
+  ): Promise<UploadRecord | undefined> {
+    const [own, pending] = await this.table.getMany<Item>([fileKey(id), pendingKey(key)]);
+    if (own) {
+      if (own.owner_id !== ownerId || own.key !== key) throw notFound();
+      return this.files.record(own as FileItem);
+    }
+    const target = pending?.confirmed_file_id;
+    if (!pending || pending.owner_id !== ownerId || typeof target !== 'string') return undefined;
+    if (cleanUp) await Promise.all([this.deleteQuietly(key), this.deleteQuietly(incomingKey(key))]);
+    const item = await this.files.getItem(target);
+    if (!item || item.owner_id !== ownerId) throw notFound();
+    return this.files.record(item);
+  }
+
+  /** Confirms the pending upload onto the owner's existing file with the same bytes, and drops ours. */
+  private async settleOnto(pending: PendingItem, existing: FileItem): Promise<UploadRecord> {
+    if (existing.id === pending.id) return this.files.record(existing);
+    try {
+      await this.table.transact([this.markConfirmed(pending, existing.id, this.table.clock())]);
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      const resolved = await this.confirmedRecord(pending.owner_id, pending.key, pending.id, true);
+      if (resolved) return resolved;
+      throw notFound();
+    }
+    await Promise.all([this.deleteQuietly(pending.key), this.deleteQuietly(incomingKey(pending.key))]);
+    return this.files.record(existing);
+  }
+
+  private markConfirmed(pending: PendingItem, fileId: string, now: Date) {
+    return {
+      Update: {
+        Key: pendingKey(pending.key),
+        UpdateExpression: 'SET confirmed_file_id = :file, expires_at = :expires',
+        ConditionExpression:
+          'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(confirmed_file_id)',
+        ExpressionAttributeValues: {
+          ':file': fileId,
+          ':owner': pending.owner_id,
+          ':expires': epochSeconds(now) + CONFIRMED_MARKER_TTL_SECONDS,
+        },
+      },
+    };
+  }
+
+  /** A failed or expired presign: its object and its pending item go (never a confirmed one's). */
+  private async abandon(pending: PendingItem): Promise<void> {
+    await this.deleteQuietly(incomingKey(pending.key));
+    try {
+      await this.table.delete(pendingKey(pending.key), {
+        ConditionExpression: 'attribute_not_exists(confirmed_file_id)',
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+  }
+
+  /**
+   * Streams `incoming/<key>` once: SHA-256 over every byte, the first CONFIRM_HEAD_BYTES kept for
+   * sniffing and measuring. Throws UploadError (413 over the presign limit, 400 not the declared size,
+   * 415 not an allowed type or not the declared one) or NotUploadedError.
+   */
+  private async inspectIncoming(pending: PendingItem): Promise<UploadFacts> {
+    const limit = this.limits.presignMaxBytes;
+    const object = await this.storage.open(incomingKey(pending.key));
+    if (!object) throw new NotUploadedError();
+    const { body } = object;
+    try {
+      if (object.contentLength !== undefined) checkSize(object.contentLength, pending.size, limit);
+      const hash = createHash('sha256');
+      const head: Buffer[] = [];
+      let headSize = 0;
+      let size = 0;
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > limit) throw fileTooLarge(limit);
+        hash.update(chunk);
+        if (headSize < CONFIRM_HEAD_BYTES) {
+          const part = chunk.subarray(0, CONFIRM_HEAD_BYTES - headSize);
+          head.push(part);
+          headSize += part.length;
+        }
+      }
+      checkSize(size, pending.size, limit);
+      const headBytes = Buffer.concat(head, headSize);
+      const sniffed = await sniffImage(headBytes, this.limits.allowedTypes);
+      if (sniffed.kind !== pending.kind) {
+        throw new UploadError(
+          415,
+          `file: content is ${sniffed.mimeType} but ${pending.mime_type} was declared`,
+        );
+      }
+      const { width, height } = measureImage(headBytes);
+      return {
+        sha256: hash.digest('hex'),
+        size,
+        mimeType: sniffed.mimeType,
+        ext: sniffed.ext,
+        kind: sniffed.kind,
+        width,
+        height,
+      };
+    } finally {
+      (body as Readable).destroy?.();
+    }
+  }
+
+  private async deleteQuietly(key: string): Promise<void> {
+    try {
+      await this.storage.delete(key);
+    } catch (error) {
+      log.warn('could not delete a stored object', { key, error });
+    }
+  }
+}
+
+function checkSize(actual: number, declared: number, limit: number): void {
+  if (actual > limit) throw fileTooLarge(limit);
+  if (actual === 0) throw new UploadError(400, 'file: is empty');
+  if (actual !== declared) {
+    throw new UploadError(400, `file: is ${actual} bytes but ${declared} were declared`);
+  }
+}
+
+function notFound() {
+  return errors.notFound('key: no upload with this key (unknown, or not yours)');
+}
