@@ -158,8 +158,9 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     .use(errorEnvelope)
     .use(httpHeaderNormalizer())
     .use(resolveRoute)
-    .use(parseBody)
+    // Credentials first: who may not call a route hears 401/403, whatever its body.
     .use(authenticate)
+    .use(parseBody)
     .use(validate)
     .handler(async (event) => {
       const state = states.get(event);

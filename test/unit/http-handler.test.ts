@@ -130,6 +130,11 @@ describe('the handler chain', () => {
     expect(body.data).toEqual({ id: 'a1' });
   });
 
+  it('checks credentials before reading the body', async () => {
+    const { result } = await call({ method: 'POST', path: '/auth/logout', body: '{not json' });
+    expect(result.statusCode).toBe(401);
+  });
+
   it('sends Retry-After with a 429', async () => {
     const { result, body } = await call({
       method: 'POST',
