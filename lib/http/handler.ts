@@ -37,6 +37,14 @@ export type Authenticator = (request: HttpRequest, kind: AuthKind) => Promise<Pr
 
 const DEFAULT_JSON_LIMIT = 64 * 1024;
 
+/** Sees every event and the result sent for it (tests use it to scan all responses for secrets). */
+export type ResultObserver = (event: ApiEvent, result: ApiResult, group: FunctionGroup) => void;
+let resultObserver: ResultObserver | undefined;
+
+export function observeResults(observer: ResultObserver | undefined): void {
+  resultObserver = observer;
+}
+
 const ROUTE_BY_KEY = new Map(ROUTES.map((route) => [`${route.method} ${route.path}`, route]));
 
 interface RequestState {
