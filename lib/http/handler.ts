@@ -177,9 +177,11 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     });
 
   return (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withLogContext({ requestId: event.requestContext?.requestId, function: group }, () =>
-      chain(event, context),
-    );
+    withLogContext({ requestId: event.requestContext?.requestId, function: group }, async () => {
+      const result = await chain(event, context);
+      resultObserver?.(event, result, group);
+      return result;
+    });
 }
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: string): T {
