@@ -1,0 +1,264 @@
+// "A function of this service": runtime, architecture, memory class, logs, bundling, and grants bound to env.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Annotations, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+} from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { TABLE } from '../lib/db/table.ts';
+import type { FunctionGroup } from '../lib/routes.ts';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export const RUNTIME = Runtime.NODEJS_22_X;
+export const ARCHITECTURE = Architecture.ARM_64;
+
+/** Memory follows what the function spends CPU on (Lambda gives CPU in proportion to memory). */
+export type FunctionClass = 'password-hashing' | 'io' | 'light';
+export const MEMORY_MB: Record<FunctionClass, number> = {
+  // argon2id (m=19456 KiB, t=2) per login and registration: at 1024 MB a hash stays well under 100 ms.
+  'password-hashing': 1024,
+  // SDK calls, streaming hashes of uploads, RSA signatures for payment channels.
+  io: 512,
+  light: 256,
+};
+
+/** The native addon that esbuild cannot bundle; it ships as a package built for the Lambda architecture. */
+export const ARGON2_PACKAGE = '@node-rs/argon2';
+
+// ESM bundles still meet CommonJS dependencies that call require(); give them one.
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+export type Access = 'read' | 'readwrite';
+export type MasterKeyOperation = 'encrypt' | 'decrypt' | 'generateDataKey';
+
+const KMS_ACTIONS: Record<MasterKeyOperation, string> = {
+  encrypt: 'kms:Encrypt',
+  decrypt: 'kms:Decrypt',
+  generateDataKey: 'kms:GenerateDataKey',
+};
+
+// Item-level actions only: transactions are authorised per contained action, so no Transact* action exists.
+const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+const TABLE_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+];
+
+export interface ServiceFunctionProps {
+  group: FunctionGroup;
+  functionClass: FunctionClass;
+  timeout: Duration;
+  /** The stage's settings for lib/config (APP_CONFIG_JSON); per-key overrides come from the bind helpers. */
+  appConfigJson: string;
+  logRetention: RetentionDays;
+  logRemovalPolicy: RemovalPolicy;
+  /** Ship @node-rs/argon2 built for the Lambda architecture (only functions that hash passwords). */
+  nativeArgon2?: boolean;
+  /** Packages left out of the bundle and installed beside it (CommonJS that breaks in strict ESM). */
+  installedPackages?: string[];
+  description?: string;
+  /** Defaults to functions/<group>/handler.ts (exporting `handler`). */
+  entry?: string;
+}
+
+export class ServiceFunction extends Construct {
+  readonly group: FunctionGroup;
+  readonly fn: LambdaFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    this.group = props.group;
+    const entry = props.entry ?? join(PROJECT_ROOT, 'functions', props.group, 'handler.ts');
+
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+    // An own role instead of AWSLambdaBasicExecutionRole: logs only into this function's group.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs the ${props.group} function`,
+    });
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+
+    const common = {
+      runtime: RUNTIME,
+      architecture: ARCHITECTURE,
+      memorySize: MEMORY_MB[props.functionClass],
+      timeout: props.timeout,
+      role: this.role,
+      logGroup: this.logGroup,
+      loggingFormat: LoggingFormat.TEXT,
+      description: props.description ?? `${props.group} endpoints`,
+      environment: {
+        APP_CONFIG_JSON: props.appConfigJson,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+    };
+
+    if (!existsSync(entry) && !Stack.of(this).bundlingRequired) {
+      // Template checks run with bundling skipped and must not wait for every handler to be written.
+      Annotations.of(this).addWarningV2(
+        'service:missing-entry',
+        `No handler at ${entry}; placeholder code used.`,
+      );
+      this.fn = new LambdaFunction(this, 'Function', {
+        ...common,
+        code: Code.fromInline('export const handler = async () => ({ statusCode: 503 });'),
+        handler: 'index.handler',
+      });
+      return;
+    }
+
+    const nativeArgon2 = props.nativeArgon2 ?? false;
+    const installed = [...(nativeArgon2 ? [ARGON2_PACKAGE] : []), ...(props.installedPackages ?? [])];
+    this.fn = new NodejsFunction(this, 'Function', {
+      ...common,
+      entry,
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // The pinned SDK the tests ran against, not whatever version the runtime happens to carry.
+        bundleAwsSDK: true,
+        externalModules: [ARGON2_PACKAGE, ...(props.installedPackages ?? [])],
+        ...(installed.length > 0
+          ? {
+              nodeModules: installed,
+              // npm picks optional platform packages by these: the Lambda's, not the build machine's.
+              environment: {
+                npm_config_cpu: npmCpuOf(ARCHITECTURE),
+                npm_config_os: 'linux',
+                npm_config_libc: 'glibc',
+              },
+            }
+          : {}),
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_inputDir: string, outputDir: string) =>
+            nativeArgon2 ? [argon2BinaryCheck(outputDir)] : [noArgon2Check(outputDir, props.group)],
+        },
+      },
+    });
+  }
+
+  /** Sets one lib/config override (e.g. BASE_URL) on this function. */
+  setSetting(name: string, value: string): this {
+    this.fn.addEnvironment(name, value);
+    return this;
+  }
+
+  /** The single table: its name in TABLE_NAME, item actions on the table, Query on each declared index. */
+  bindTable(table: ITable, access: Access): this {
+    this.setSetting('TABLE_NAME', table.tableName);
+    const actions = access === 'read' ? TABLE_READ_ACTIONS : [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS];
+    this.role.addToPolicy(new PolicyStatement({ actions, resources: [table.tableArn] }));
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        // Each index by name (lib/db/table.ts), not `index/*`.
+        resources: TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`),
+      }),
+    );
+    return this;
+  }
+
+  /**
+   * The object bucket: its name in BUCKET_NAME, object actions under the given key patterns. ListBucket
+   * lets a missing key answer NoSuchKey (404) instead of AccessDenied.
+   */
+  bindBucket(bucket: IBucket, keyPatterns: string[], access: Access): this {
+    this.setSetting('BUCKET_NAME', bucket.bucketName);
+    const actions =
+      access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'];
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions,
+        resources: keyPatterns.map((pattern) => bucket.arnForObjects(pattern)),
+      }),
+    );
+    this.role.addToPolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+    return this;
+  }
+
+  /** The KMS master key (envelope encryption in lib/crypto): provider and key id, and the named operations. */
+  bindMasterKey(key: IKey, operations: MasterKeyOperation[]): this {
+    this.setSetting('MASTER_KEY__PROVIDER', 'kms');
+    this.setSetting('MASTER_KEY__KMS_KEY_ID', key.keyArn);
+    this.role.addToPolicy(
+      new PolicyStatement({
+        actions: operations.map((operation) => KMS_ACTIONS[operation]),
+        resources: [key.keyArn],
+      }),
+    );
+    return this;
+  }
+
+  /** The bus that carries `order.paid`: its name and PutEvents on it. */
+  bindEventBus(bus: IEventBus): this {
+    this.setSetting('AWS__EVENT_BUS_NAME', bus.eventBusName);
+    this.role.addToPolicy(
+      new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }),
+    );
+    return this;
+  }
+
+  /** Sending mail through SES as one verified identity (mail.from comes from the stage config). */
+  bindMail(identityArn: string): this {
+    this.role.addToPolicy(
+      new PolicyStatement({ actions: ['ses:SendEmail', 'ses:SendRawEmail'], resources: [identityArn] }),
+    );
+    return this;
+  }
+}
+
+function npmCpuOf(architecture: Architecture): string {
+  return architecture === Architecture.ARM_64 ? 'arm64' : 'x64';
+}
+
+/** Fails the build when the addon for the Lambda architecture did not arrive (e.g. npm ignored the cpu). */
+function argon2BinaryCheck(outputDir: string): string {
+  const dir = `${outputDir}/node_modules/@node-rs/argon2-linux-${npmCpuOf(ARCHITECTURE)}-gnu`;
+  return `ls "${dir}"/*.node >/dev/null 2>&1 || { echo "missing ${dir}: argon2 not installed for Lambda" >&2; exit 1; }`;
+}
+
+/** Fails the build when a function without the addon imports it anyway: it would crash at cold start. */
+function noArgon2Check(outputDir: string, group: string): string {
+  return (
+    `! grep -q "${ARGON2_PACKAGE}" "${outputDir}/index.mjs" || ` +
+    `{ echo "${group} imports ${ARGON2_PACKAGE}; build it with nativeArgon2" >&2; exit 1; }`
+  );
+}

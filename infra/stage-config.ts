@@ -1,0 +1,176 @@
+// Reads one stage's config file and splits it: the settings the functions receive, and the deployment's own.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { z } from 'zod';
+import { type AppConfig, configSchema } from '../lib/config/schema.ts';
+
+/** Where `-c stage=<name>` finds its file, relative to the project root. */
+export const STAGE_CONFIG_DIR = 'infra/config';
+
+/** The deployment sets these itself (env overrides on every function); a stage file must not. */
+const DEPLOYMENT_OWNED_KEYS = [
+  'table_name',
+  'bucket_name',
+  'master_key',
+  'aws.event_bus_name',
+  'aws.dynamodb_endpoint',
+  'aws.s3_endpoint',
+  'aws.ses_endpoint',
+  'payment.notify_base_url',
+  'port',
+  'data_dir',
+] as const;
+
+/** Settings that are secrets: in a stage file they would end up readable in the Lambda environment. */
+const SECRET_KEYS = [
+  'admin.bootstrap.password',
+  'upload.api_token',
+  'payment.channel_a.private_key',
+  'payment.channel_b.private_key',
+  'payment.channel_b.api_v3_key',
+  'payment.channel_c.key',
+] as const;
+
+const RETENTION_DAYS = new Set<number>(
+  Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
+);
+
+// An origin is scheme + host (+ port), nothing after it: that is what browsers send in `Origin`.
+const origin = z
+  .string()
+  .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like https://app.example.com');
+
+const infraSchema = z
+  .object({
+    /** Browser origins allowed to call the API and to PUT presigned uploads into the bucket. */
+    cors_origins: z.array(origin).default([]),
+    /** Keep the table, bucket and key when the stack goes away; default true except local and dev. */
+    retain_data: z.boolean().optional(),
+    log_retention_days: z
+      .number()
+      .int()
+      .refine(
+        (days) => RETENTION_DAYS.has(days),
+        'must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, ...)',
+      )
+      .optional(),
+    /** The SES identity (domain or address) mail is sent as; default: the domain of mail.from. */
+    mail_identity: z.string().trim().min(1).optional(),
+    /** The public address when a custom domain fronts the distribution; default: the CloudFront URL. */
+    base_url: z.url({ protocol: /^https$/ }).optional(),
+    /** A CloudFront-scoped WAF web ACL (it must live in us-east-1, so this stack cannot create it). */
+    web_acl_arn: z.string().startsWith('arn:').optional(),
+    throttle: z
+      .object({
+        rate_limit: z.number().int().min(1).default(50),
+        burst_limit: z.number().int().min(1).default(100),
+      })
+      .prefault({}),
+  })
+  .strict();
+
+export interface InfraSettings {
+  corsOrigins: string[];
+  retainData: boolean;
+  logRetentionDays: RetentionDays;
+  mailIdentity?: string;
+  baseUrl?: string;
+  webAclArn?: string;
+  throttle: { rateLimit: number; burstLimit: number };
+}
+
+export interface StageConfig {
+  stage: string;
+  /** What every function receives as APP_CONFIG_JSON (validated by the app's schema at synth). */
+  appConfig: Record<string, unknown>;
+  /** The same settings as the functions will read them, for decisions the stack makes (mail, mock). */
+  settings: Readonly<AppConfig>;
+  infra: InfraSettings;
+  /** Secret settings found in the file (names only), reported as synth warnings. */
+  secretKeys: string[];
+}
+
+export class StageConfigError extends Error {
+  constructor(source: string, problems: string[]) {
+    super(`Invalid stage config ${source}:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'StageConfigError';
+  }
+}
+
+export function stageConfigFile(stage: string, root = process.cwd()): string {
+  return resolve(root, STAGE_CONFIG_DIR, `${stage}.json`);
+}
+
+/** Reads `infra/config/<stage>.json`; a missing or malformed file fails the synth with its path. */
+export function loadStageConfig(stage: string, root = process.cwd()): StageConfig {
+  if (!/^[a-z][a-z0-9-]{0,31}$/.test(stage))
+    throw new StageConfigError(stage, ['stage: must be a short lower-case name']);
+  const file = stageConfigFile(stage, root);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'not readable JSON';
+    throw new StageConfigError(file, [`${reason}`]);
+  }
+  return stageConfigFrom(stage, raw, file);
+}
+
+export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${stage}`): StageConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new StageConfigError(source, ['must hold a JSON object']);
+  }
+  const { infra: rawInfra, ...rest } = structuredClone(raw) as Record<string, unknown>;
+  const problems: string[] = [];
+
+  if (rest.stage !== undefined && rest.stage !== stage)
+    problems.push(`stage: is "${String(rest.stage)}" in a file for "${stage}"`);
+  for (const key of DEPLOYMENT_OWNED_KEYS) {
+    if (readPath(rest, key) !== undefined)
+      problems.push(`${key}: is set by the deployment; remove it from the file`);
+  }
+  // base_url in a stage file describes the embedded server (local.json); the deployment's public address
+  // is the distribution's (or infra.base_url), given to the functions as BASE_URL.
+  delete rest.base_url;
+  rest.stage = stage;
+
+  const infra = infraSchema.safeParse(rawInfra ?? {});
+  if (!infra.success)
+    problems.push(...infra.error.issues.map((issue) => `infra.${issue.path.join('.')}: ${issue.message}`));
+  const settings = configSchema.safeParse(rest);
+  if (!settings.success) {
+    problems.push(
+      ...settings.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  if (problems.length > 0 || !infra.success || !settings.success)
+    throw new StageConfigError(source, problems);
+
+  const retainData = infra.data.retain_data ?? !['local', 'dev'].includes(stage);
+  return {
+    stage,
+    appConfig: rest,
+    settings: settings.data,
+    secretKeys: SECRET_KEYS.filter((key) => readPath(rest, key) !== undefined),
+    infra: {
+      corsOrigins: infra.data.cors_origins,
+      retainData,
+      logRetentionDays: (infra.data.log_retention_days ??
+        (retainData ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH)) as RetentionDays,
+      throttle: { rateLimit: infra.data.throttle.rate_limit, burstLimit: infra.data.throttle.burst_limit },
+      ...(infra.data.mail_identity ? { mailIdentity: infra.data.mail_identity } : {}),
+      ...(infra.data.base_url ? { baseUrl: infra.data.base_url.replace(/\/+$/, '') } : {}),
+      ...(infra.data.web_acl_arn ? { webAclArn: infra.data.web_acl_arn } : {}),
+    },
+  };
+}
+
+function readPath(target: Record<string, unknown>, path: string): unknown {
+  let node: unknown = target;
+  for (const part of path.split('.')) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}

@@ -1,0 +1,421 @@
+// Template checks of the ServiceStack (bundling skipped): routes, functions, storage, CDN, IAM and cdk-nag.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildServiceApp } from '../../infra/service-app.ts';
+import { PROJECT_ROOT } from '../../infra/service-function.ts';
+import {
+  FUNCTION_GRANTS,
+  IMAGE_KEY_FUNCTION,
+  IMAGE_PATH_PATTERN,
+  PENDING_UPLOAD_PREFIX,
+  type ServiceStack,
+} from '../../infra/stack.ts';
+import { loadStageConfig, StageConfigError, stageConfigFrom } from '../../infra/stage-config.ts';
+import { loadConfig } from '../../lib/config/load.ts';
+import { createTableInput, TABLE } from '../../lib/db/table.ts';
+import {
+  DEFAULT_ROUTE_GROUP,
+  FUNCTION_GROUPS,
+  type FunctionGroup,
+  ROUTES,
+  routeKeyOf,
+} from '../../lib/routes.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape in each test
+type Json = Record<string, any>;
+
+// The CLI hands the app cdk.json's context (feature flags); tests do the same so both synthesize alike.
+const CDK_CONTEXT = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context as Json;
+
+interface Synth {
+  app: App;
+  stack: ServiceStack;
+  nag: AwsSolutionsChecks;
+  template: Template;
+  resources: Record<string, Json>;
+}
+
+function synth(options: Parameters<typeof buildServiceApp>[0]): Synth {
+  const built = buildServiceApp({ ...options, context: CDK_CONTEXT, bundling: false });
+  // Template.fromStack synthesizes, which runs the cdk-nag plugin: an unacknowledged finding throws here.
+  const template = Template.fromStack(built.stack);
+  return { ...built, template, resources: template.toJSON().Resources as Record<string, Json> };
+}
+
+function resourcesOf(s: Synth, type: string): Array<[string, Json]> {
+  return Object.entries(s.resources).filter(([, resource]) => resource.Type === type);
+}
+
+function functionIdOf(s: Synth, group: FunctionGroup): string {
+  return s.stack.getLogicalId(s.stack.functions[group].fn.node.defaultChild as CfnFunction);
+}
+
+function functionOf(s: Synth, group: FunctionGroup): Json {
+  return s.resources[functionIdOf(s, group)]!.Properties;
+}
+
+/** Every Allow statement of the role's inline and attached policies. */
+function roleStatements(s: Synth, group: FunctionGroup): Json[] {
+  const roleId = s.stack.getLogicalId(s.stack.functions[group].role.node.defaultChild as never);
+  return resourcesOf(s, 'AWS::IAM::Policy')
+    .filter(([, policy]) => policy.Properties.Roles.some((role: Json) => role.Ref === roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
+}
+
+function actionsOf(statements: Json[]): string[] {
+  return statements.flatMap((statement) => [statement.Action].flat() as string[]);
+}
+
+function appConfigOf(s: Synth, group: FunctionGroup) {
+  const env = functionOf(s, group).Environment.Variables as Json;
+  return loadConfig({ env: { APP_CONFIG_JSON: env.APP_CONFIG_JSON } });
+}
+
+let dev: Synth;
+let prod: Synth;
+
+beforeAll(() => {
+  dev = synth({ stage: 'dev' });
+  prod = synth({ stage: 'prod' });
+}, 60_000);
+
+describe('HTTP API', () => {
+  it('has exactly the routes of lib/routes.ts plus $default, each on its group function', () => {
+    const groupByFunctionId = new Map(FUNCTION_GROUPS.map((group) => [functionIdOf(dev, group), group]));
+    const groupByIntegration = new Map(
+      resourcesOf(dev, 'AWS::ApiGatewayV2::Integration').map(([id, integration]) => {
+        const functionId = integration.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
+        return [id, groupByFunctionId.get(functionId)];
+      }),
+    );
+    const actual = resourcesOf(dev, 'AWS::ApiGatewayV2::Route')
+      .map(([, route]) => {
+        const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
+        return `${route.Properties.RouteKey} -> ${groupByIntegration.get(integrationId)}`;
+      })
+      .sort();
+    const expected = [
+      ...ROUTES.map((route) => `${routeKeyOf(route)} -> ${route.group}`),
+      `$default -> ${DEFAULT_ROUTE_GROUP}`,
+    ].sort();
+
+    expect(actual).toEqual(expected);
+  });
+
+  it('throttles the default stage and writes access logs', () => {
+    dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] } },
+    });
+  });
+
+  it('allows CORS only from the configured origins', () => {
+    dev.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: { AllowOrigins: ['http://localhost:5173'] },
+    });
+    const [[, prodApi]] = resourcesOf(prod, 'AWS::ApiGatewayV2::Api') as [[string, Json]];
+    expect(prodApi.Properties.CorsConfiguration).toBeUndefined();
+  });
+});
+
+describe('functions', () => {
+  it('run nodejs22.x on arm64 with an explicit log group that has a retention', () => {
+    for (const group of FUNCTION_GROUPS) {
+      const fn = functionOf(dev, group);
+      expect(fn.Runtime, group).toBe('nodejs22.x');
+      expect(fn.Architectures, group).toEqual(['arm64']);
+      const logGroupId = fn.LoggingConfig.LogGroup.Ref as string;
+      expect(dev.resources[logGroupId]!.Properties.RetentionInDays, group).toBe(30);
+    }
+  });
+
+  it('give the password-hashing auth function at least 1024 MB and the others 256 to 512', () => {
+    expect(functionOf(dev, 'auth').MemorySize).toBeGreaterThanOrEqual(1024);
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+      expect(functionOf(dev, group).MemorySize, group).toBeGreaterThanOrEqual(256);
+      expect(functionOf(dev, group).MemorySize, group).toBeLessThanOrEqual(512);
+    }
+  });
+
+  it('receive the stage config and the deployment-owned settings', () => {
+    const config = appConfigOf(dev, 'payments');
+    expect(config.stage).toBe('dev');
+    expect(config.payment.mock.enabled).toBe(true);
+    const env = functionOf(dev, 'payments').Environment.Variables as Json;
+    expect(Object.keys(env)).toEqual(
+      expect.arrayContaining([
+        'TABLE_NAME',
+        'MASTER_KEY__PROVIDER',
+        'MASTER_KEY__KMS_KEY_ID',
+        'AWS__EVENT_BUS_NAME',
+        'BASE_URL',
+        'PAYMENT__NOTIFY_BASE_URL',
+      ]),
+    );
+    expect(JSON.parse(env.APP_CONFIG_JSON)).not.toHaveProperty('infra');
+  });
+
+  it('expose the payment callback through a function URL without auth, given to payments as notify base', () => {
+    const [[urlId, url]] = resourcesOf(dev, 'AWS::Lambda::Url') as [[string, Json]];
+    expect(url.Properties.AuthType).toBe('NONE');
+    expect(url.Properties.TargetFunctionArn).toEqual({
+      'Fn::GetAtt': [functionIdOf(dev, 'payment-callback'), 'Arn'],
+    });
+
+    const notify = JSON.stringify(functionOf(dev, 'payments').Environment.Variables.PAYMENT__NOTIFY_BASE_URL);
+    expect(notify).toContain(urlId);
+  });
+});
+
+describe('storage', () => {
+  it('builds the table from lib/db/table.ts with on-demand billing, TTL and point-in-time recovery', () => {
+    const expected = createTableInput('unused');
+    const [[, table]] = resourcesOf(dev, 'AWS::DynamoDB::Table') as [[string, Json]];
+    const props = table.Properties;
+    expect(props.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(props.KeySchema).toEqual(expected.KeySchema);
+    expect(new Set(props.AttributeDefinitions)).toEqual(new Set(expected.AttributeDefinitions));
+    expect(
+      props.GlobalSecondaryIndexes.map((index: Json) => ({
+        IndexName: index.IndexName,
+        KeySchema: index.KeySchema,
+        Projection: index.Projection,
+      })),
+    ).toEqual(expected.GlobalSecondaryIndexes);
+    expect(props.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
+    expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('rotates the master key', () => {
+    dev.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+  });
+
+  it('keeps the files bucket private, encrypted, TLS-only, and expires abandoned uploads', () => {
+    const filesId = dev.stack.getLogicalId(dev.stack.bucket.node.defaultChild as never);
+    const bucket = dev.resources[filesId]!.Properties;
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(
+      bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault,
+    ).toEqual({
+      SSEAlgorithm: 'AES256',
+    });
+    expect(bucket.LifecycleConfiguration.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Prefix: PENDING_UPLOAD_PREFIX, ExpirationInDays: 1 }),
+      ]),
+    );
+    expect(bucket.CorsConfiguration.CorsRules[0]).toMatchObject({
+      AllowedMethods: ['PUT'],
+      AllowedOrigins: ['http://localhost:5173'],
+    });
+    const [, policy] = resourcesOf(dev, 'AWS::S3::BucketPolicy').find(
+      ([, candidate]) => candidate.Properties.Bucket.Ref === filesId,
+    )!;
+    expect(policy.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ]),
+    );
+  });
+});
+
+describe('CDN', () => {
+  it('serves /i/* from the bucket through origin access control, with a long-lived cache', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const images = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+    );
+    const origin = config.Origins.find((candidate: Json) => candidate.Id === images.TargetOriginId);
+    expect(origin.S3OriginConfig).toBeDefined();
+    expect(origin.OriginAccessControlId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Id'] });
+    const cachePolicy = dev.resources[images.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+    expect(cachePolicy.DefaultTTL).toBeGreaterThanOrEqual(30 * 24 * 3600);
+    dev.template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: { OriginAccessControlOriginType: 's3', SigningBehavior: 'always' },
+    });
+  });
+
+  it('maps /i/<key> to the object key at the edge and refuses anything that is not an image key', () => {
+    const handler = new Function(`${IMAGE_KEY_FUNCTION}; return handler;`)() as (event: Json) => Json;
+    const viewerRequest = (uri: string) => handler({ request: { uri } });
+
+    expect(viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png')).toEqual({
+      uri: '/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png',
+    });
+    for (const uri of ['/i/', '/i/incoming/2026/11/21/x.png', '/i/2026/11/21/a/b.png', '/i/../secret']) {
+      expect(viewerRequest(uri).statusCode, uri).toBe(404);
+    }
+  });
+
+  it('sends everything else to the API uncached, with every viewer header but Host', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const origin = config.Origins.find(
+      (candidate: Json) => candidate.Id === config.DefaultCacheBehavior.TargetOriginId,
+    );
+    expect(origin.CustomOriginConfig.OriginProtocolPolicy).toBe('https-only');
+    expect(config.DefaultCacheBehavior.CachePolicyId).toBe(CachePolicy.CACHING_DISABLED.cachePolicyId);
+    expect(config.DefaultCacheBehavior.OriginRequestPolicyId).toBe(
+      OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
+    );
+    expect(config.DefaultCacheBehavior.AllowedMethods).toHaveLength(7);
+  });
+
+  it('gives the CloudFront address to the functions as BASE_URL', () => {
+    const [[cdnId]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    for (const group of FUNCTION_GROUPS) {
+      expect(functionOf(dev, group).Environment.Variables.BASE_URL, group).toEqual({
+        'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [cdnId, 'DomainName'] }]],
+      });
+    }
+  });
+});
+
+describe('least privilege', () => {
+  it('has no IAM statement that allows a wildcard action', () => {
+    const documents = Object.values(dev.resources).flatMap((resource) => {
+      const props = resource.Properties ?? {};
+      return [
+        props.PolicyDocument,
+        props.KeyPolicy,
+        ...(props.Policies ?? []).map((p: Json) => p.PolicyDocument),
+      ];
+    });
+    const wildcards = documents
+      .filter(Boolean)
+      .flatMap((document: Json) => document.Statement as Json[])
+      // Deny statements (enforceSSL's s3:*) only take rights away.
+      .filter((statement) => statement.Effect === 'Allow')
+      .flatMap((statement) => [statement.Action].flat() as string[])
+      .filter((action) => action === '*' || action.endsWith(':*'));
+
+    expect(wildcards).toEqual([]);
+  });
+
+  it('grants each function only what FUNCTION_GRANTS names', () => {
+    const has = (group: FunctionGroup, prefix: string) =>
+      actionsOf(roleStatements(dev, group)).some((action) => action.startsWith(prefix));
+    for (const group of FUNCTION_GROUPS) {
+      const grants = FUNCTION_GRANTS[group];
+      expect(has(group, 'dynamodb:GetItem'), group).toBe(true);
+      expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite');
+      expect(has(group, 's3:GetObject'), group).toBe(grants.bucket !== undefined);
+      expect(has(group, 's3:PutObject'), group).toBe(grants.bucket === 'readwrite');
+      expect(has(group, 'kms:'), group).toBe(grants.masterKey === true);
+      expect(has(group, 'events:PutEvents'), group).toBe(grants.events === true);
+      // dev has no mail.from: mail goes to the log and nobody may send through SES.
+      expect(has(group, 'ses:'), group).toBe(false);
+    }
+    expect(
+      actionsOf(roleStatements(dev, 'auth'))
+        .filter((action) => action.startsWith('kms:'))
+        .sort(),
+    ).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+  });
+
+  it('lets auth send mail as the configured SES identity only', () => {
+    const raw = JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra/config/dev.json'), 'utf8'));
+    const withMail = synth({
+      config: stageConfigFrom('dev', { ...raw, mail: { from: 'no-reply@mail.example.com' } }),
+    });
+
+    const ses = roleStatements(withMail, 'auth').filter((statement) =>
+      String(statement.Action).includes('ses:'),
+    );
+    expect(ses).toHaveLength(1);
+    expect(JSON.stringify(ses[0]!.Resource)).toContain(':identity/mail.example.com');
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+      expect(
+        actionsOf(roleStatements(withMail, group)).some((action) => action.startsWith('ses:')),
+        group,
+      ).toBe(false);
+    }
+  }, 30_000);
+});
+
+describe('cdk-nag', () => {
+  it('finds nothing unacknowledged in the AwsSolutions pack', () => {
+    const report = dev.nag.validateScope(dev.app);
+    expect(report.violations.map((violation) => violation.ruleName)).toEqual([]);
+    expect(prod.nag.validateScope(prod.app).violations.map((violation) => violation.ruleName)).toEqual([]);
+  });
+
+  it('still reports a finding nobody acknowledged', () => {
+    const { app, stack, nag } = buildServiceApp({ stage: 'dev', context: CDK_CONTEXT, bundling: false });
+    new Bucket(stack, 'Unchecked');
+
+    const rules = nag.validateScope(app).violations.map((violation) => violation.ruleName);
+
+    expect(rules).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));
+  });
+});
+
+describe('prod stage', () => {
+  it('turns the mock payment gateway off in every function', () => {
+    for (const group of FUNCTION_GROUPS) {
+      expect(appConfigOf(prod, group).payment.mock.enabled, group).toBe(false);
+    }
+  });
+
+  it('retains the table with deletion protection, and the bucket and key', () => {
+    prod.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: { DeletionProtectionEnabled: true },
+    });
+    prod.template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain' });
+    const filesId = prod.stack.getLogicalId(prod.stack.bucket.node.defaultChild as never);
+    expect(prod.resources[filesId]!.DeletionPolicy).toBe('Retain');
+  });
+
+  it('lets dev data go with the stack', () => {
+    dev.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    const [[, table]] = resourcesOf(dev, 'AWS::DynamoDB::Table') as [[string, Json]];
+    expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+  });
+});
+
+describe('stage config', () => {
+  it('loads every stage file in infra/config', () => {
+    for (const stage of ['local', 'dev', 'prod']) {
+      expect(loadStageConfig(stage, PROJECT_ROOT).stage).toBe(stage);
+    }
+  });
+
+  it('refuses settings the deployment owns and unknown infra keys, naming each', () => {
+    const attempt = () =>
+      stageConfigFrom('dev', {
+        table_name: 'mine',
+        master_key: { provider: 'local' },
+        infra: { colour: 'red' },
+      });
+
+    expect(attempt).toThrow(StageConfigError);
+    expect(attempt).toThrow(/table_name[\s\S]*master_key[\s\S]*infra/);
+  });
+
+  it('keeps the embedded base_url and the infra section away from the functions', () => {
+    const config = loadStageConfig('local', PROJECT_ROOT);
+
+    expect(config.appConfig).not.toHaveProperty('base_url');
+    expect(config.appConfig).not.toHaveProperty('infra');
+    expect(config.secretKeys).toEqual(
+      expect.arrayContaining(['admin.bootstrap.password', 'upload.api_token']),
+    );
+  });
+});
