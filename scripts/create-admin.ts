@@ -1,0 +1,65 @@
+// `npm run admin:create -- --username ops --email ops@example.com`: creates an administrator directly in
+// the table (the deployed one with TABLE_NAME and AWS credentials, or the local one while `npm start`
+// runs). The password comes from ADMIN_PASSWORD or standard input, never from the command line, so it
+// stays out of shell history, stage files and Lambda environments.
+import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+async function readPassword(): Promise<string> {
+  const fromEnv = process.env.ADMIN_PASSWORD;
+  if (fromEnv) return fromEnv;
+  const reader = createInterface({ input: process.stdin, output: process.stderr, terminal: false });
+  process.stderr.write('Password for the new administrator (one line): ');
+  for await (const line of reader) {
+    reader.close();
+    return line;
+  }
+  return '';
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { username: { type: 'string' }, email: { type: 'string' } },
+    strict: true,
+  });
+  const { ConfigError, loadConfig } = await import('../lib/config/load.ts');
+  try {
+    loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const { emailField, newPasswordField, usernameField } = await import('../lib/accounts/schemas.ts');
+  const parsed = z
+    .object({ username: usernameField, email: emailField, password: newPasswordField })
+    .safeParse({ username: values.username, email: values.email, password: await readPassword() });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) console.error(`${issue.path.join('.')}: ${issue.message}`);
+    console.error(
+      'Usage: npm run admin:create -- --username <name> --email <address>  (password: ADMIN_PASSWORD or stdin)',
+    );
+    process.exit(1);
+  }
+  const [{ accountContext }, { flows }, { config }] = await Promise.all([
+    import('../lib/accounts/index.ts'),
+    import('../lib/accounts/flows.ts'),
+    import('../lib/config/index.ts'),
+  ]);
+  try {
+    const admin = await flows.createAdministrator(accountContext(), parsed.data);
+    console.log(`Administrator ${admin.username} (${admin.id}) created in table ${config.table_name}.`);
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    console.error(status ? (error as Error).message : `Failed: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error('Failed:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});
