@@ -20,6 +20,13 @@ async function main(): Promise<void> {
   process.env.AWS__DYNAMODB_ENDPOINT = dynamo.endpoint;
   process.env.AWS__S3_ENDPOINT = s3.endpoint;
   process.env.DATA_DIR = dataDir;
+  // A localhost base_url names this server: it follows PORT unless BASE_URL says otherwise, so upload
+  // and cashier links work on any port.
+  const base = new URL(settings.base_url);
+  if (!process.env.BASE_URL && base.hostname === 'localhost' && settings.port !== 0) {
+    base.port = String(settings.port);
+    process.env.BASE_URL = base.origin;
+  }
 
   let app: Awaited<ReturnType<typeof import('../lib/local/app.ts').startLocalApp>> | undefined;
   let stopping = false;

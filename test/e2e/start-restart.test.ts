@@ -2,42 +2,61 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../lib/local/dynamodb-local.ts';
+import { buildMultipart, png } from '../support/images.ts';
 import { startService } from '../support/start-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'service-start-'));
-const env = {
+const env: Record<string, string> = {
   DATA_DIR: dataDir,
   APP_CONFIG: 'infra/config/local.json',
   LOG__LEVEL: 'warn',
-  TABLE_NAME: 'service',
 };
 
+beforeAll(async () => {
+  env.PORT = String(await freePort());
+});
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function documentClient(endpoint: string) {
-  return DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-    }),
-  );
+async function adminToken(url: string): Promise<string> {
+  const login = await fetch(`${url}/admin/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'change-me-admin-1' }),
+  });
+  expect(login.status).toBe(200);
+  return ((await login.json()) as { data: { token: string } }).data.token;
 }
 
 describe('npm start', () => {
-  it('serves /healthz and keeps the table and master key across a restart', {
+  it('serves the API and keeps accounts, plans, files and the master key across a restart', {
     timeout: 120_000,
   }, async () => {
     const first = await startService(env);
+    let fileUrl: string;
     try {
-      const health = await fetch(`${first.url}/healthz`);
-      expect(await health.json()).toMatchObject({ code: 0, message: 'ok' });
-      await documentClient(first.dynamoEndpoint).send(
-        new PutCommand({ TableName: 'service', Item: { pk: 'restart#probe', sk: 'x', value: 'kept' } }),
-      );
+      expect(await (await fetch(`${first.url}/healthz`)).json()).toMatchObject({ code: 0, message: 'ok' });
+      const token = await adminToken(first.url);
+      const plan = await fetch(`${first.url}/api/v1/admin/plans`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ name: 'Kept plan', amount_cents: 500 }),
+      });
+      expect(plan.status).toBe(201);
+      const form = buildMultipart([
+        { name: 'file', filename: 'kept.png', contentType: 'image/png', data: png.bytes },
+      ]);
+      const upload = await fetch(`${first.url}/api/v1/upload`, {
+        method: 'POST',
+        headers: { 'content-type': form.contentType, authorization: 'Bearer local-dev-upload-token-0000' },
+        body: form.body,
+      });
+      const uploaded = (await upload.json()) as { code: number; data: { url: string } };
+      expect(uploaded.code).toBe(0);
+      fileUrl = uploaded.data.url;
+      // Links the service hands out name the port it listens on (base_url follows PORT locally).
+      expect(fileUrl.startsWith(`${first.url}/i/`)).toBe(true);
     } finally {
       expect(await first.stop()).toBe(0);
     }
@@ -45,10 +64,14 @@ describe('npm start', () => {
 
     const second = await startService(env);
     try {
-      const { Item } = await documentClient(second.dynamoEndpoint).send(
-        new GetCommand({ TableName: 'service', Key: { pk: 'restart#probe', sk: 'x' } }),
-      );
-      expect(Item).toMatchObject({ value: 'kept' });
+      await adminToken(second.url); // the bootstrap administrator and the token signing key survived
+      const plans = (await (await fetch(`${second.url}/api/v1/plans`)).json()) as {
+        data: Array<{ name: string }>;
+      };
+      expect(plans.data.map((plan) => plan.name)).toContain('Kept plan');
+      const file = await fetch(fileUrl);
+      expect(file.status).toBe(200);
+      expect(Buffer.from(await file.arrayBuffer())).toEqual(png.bytes);
       expect(readFileSync(join(dataDir, 'master.key'), 'hex')).toBe(keyBefore);
     } finally {
       await second.stop();

@@ -9,8 +9,10 @@ export interface StartedService {
 }
 
 export async function startService(env: Record<string, string>): Promise<StartedService> {
+  // As a user's shell would: no BASE_URL unless the caller sets one (the test setup exports one).
+  const { BASE_URL: _testBaseUrl, ...inherited } = process.env;
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    env: { ...process.env, PORT: '0', ...env },
+    env: { ...inherited, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
