@@ -341,7 +341,15 @@ export class UploadService {
     }
     const target = pending?.confirmed_file_id;
     if (!pending || pending.owner_id !== ownerId || typeof target !== 'string') return undefined;
-    if (cleanUp) await Promise.all([this.deleteQuietly(key), this.deleteQuietly(incomingKey(key))]);
+    if (cleanUp) {
+      // When the pending item points at its own id, `key` holds that record's bytes: a batch read is not
+      // isolated from the confirming transaction, so the record may simply not be visible yet. Only a key
+      // confirmed onto another (duplicate) file is ours to delete.
+      await Promise.all([
+        target === id ? undefined : this.deleteQuietly(key),
+        this.deleteQuietly(incomingKey(key)),
+      ]);
+    }
     const item = await this.files.getItem(target);
     if (!item || item.owner_id !== ownerId) throw notFound();
     return this.files.record(item);
