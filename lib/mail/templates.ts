@@ -1,4 +1,5 @@
 // The messages the service sends: plain text plus a simple HTML version of the same words.
+import { escapeHtml } from '../html.ts';
 import type { Mail } from './mailer.ts';
 
 export type CodePurposeText = 'register' | 'email_bind' | 'reset';
@@ -15,14 +16,7 @@ const INTROS: Record<CodePurposeText, string> = {
   reset: 'Use this code to set a new password for your account:',
 };
 
-export function escapeHtml(value: string): string {
-  return value
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
+export { escapeHtml } from '../html.ts';
 
 function page(paragraphs: string[]): string {
   const body = paragraphs.map((text) => `<p>${escapeHtml(text)}</p>`).join('\n');

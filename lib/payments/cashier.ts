@@ -1,6 +1,8 @@
 // The hosted mock cashier (DESIGN.md 7): a short-lived signed link to a small page with a Pay button.
+
 import type { TokenSigner } from '../auth/tokens.ts';
 import { TokenError } from '../auth/tokens.ts';
+import { escapeHtml } from '../html.ts';
 import { centsToYuan } from './channels/money.ts';
 import type { OrderStatus, StoredOrder } from './model.ts';
 
@@ -32,15 +34,6 @@ export class CashierLinks {
     if (claims.sub !== orderId || typeof claims.uid !== 'string') throw new TokenError('invalid');
     return { userId: claims.uid };
   }
-}
-
-function escapeHtml(value: string): string {
-  return value
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
 }
 
 /** Pages send no script and load nothing; the form may post only back to this service. */

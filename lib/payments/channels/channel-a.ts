@@ -6,12 +6,13 @@ import { AlipaySdk } from 'alipay-sdk';
 import { ChannelRequestError } from './errors.ts';
 import {
   beijingDateTime,
+  formNotificationVerdict,
   parseUniqueParams,
   plainTextAcknowledgement,
   sortedSigningContent,
 } from './form.ts';
 import { loadPrivateKey, loadPublicKey, privateKeyPem, publicKeyPem } from './keys.ts';
-import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
+import { centsToYuan } from './money.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';
 import type {
   CallbackRequest,
@@ -119,28 +120,12 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     if (sellerId !== undefined && params.get('seller_id') !== sellerId) {
       return { kind: 'rejected', reason: 'seller_id is not ours' };
     }
-    const outTradeNo = params.get('out_trade_no') ?? '';
-    const status = params.get('trade_status') ?? '';
-    if (!PAID_STATUSES.has(status)) {
-      const reason = UNPAID_STATUSES.has(status) ? `trade_status ${status}` : 'trade_status is not a payment';
-      return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
-    }
-    if (!outTradeNo) {
-      return { kind: 'rejected', reason: 'missing out_trade_no' };
-    }
-    let amountCents: number;
-    try {
-      amountCents = yuanToCents(params.get('total_amount') ?? '');
-    } catch (error) {
-      if (error instanceof InvalidAmountError) {
-        return { kind: 'rejected', reason: 'total_amount is not a valid amount' };
-      }
-      throw error;
-    }
-    const tradeNo = params.get('trade_no');
-    return tradeNo
-      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
-      : { kind: 'paid', outTradeNo, amountCents };
+    return formNotificationVerdict(params, {
+      isPaid: (status) => PAID_STATUSES.has(status),
+      notPaidReason: (status) =>
+        UNPAID_STATUSES.has(status) ? `trade_status ${status}` : 'trade_status is not a payment',
+      amountField: 'total_amount',
+    });
   }
 
   return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: plainTextAcknowledgement };

@@ -1,8 +1,13 @@
 // channel_c wire protocol: EPay (易支付) V1, MD5-signed: submit.php / mapi.php orders and the notify.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ChannelRequestError } from './errors.ts';
-import { parseUniqueParams, plainTextAcknowledgement, sortedSigningContent } from './form.ts';
-import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
+import {
+  formNotificationVerdict,
+  parseUniqueParams,
+  plainTextAcknowledgement,
+  sortedSigningContent,
+} from './form.ts';
+import { centsToYuan } from './money.ts';
 import { optionalHttpUrl, requireHttpUrl, requireSetting } from './settings.ts';
 import type {
   CallbackRequest,
@@ -119,28 +124,11 @@ export function createChannelC(settings: ChannelCSettings): SynchronousChannelAd
     if (params.get('pid') !== pid) {
       return { kind: 'rejected', reason: 'pid is not ours' };
     }
-    const outTradeNo = params.get('out_trade_no') ?? '';
-    const status = params.get('trade_status') ?? '';
-    if (status !== 'TRADE_SUCCESS') {
-      const reason = `trade_status ${status || 'missing'}`;
-      return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
-    }
-    if (!outTradeNo) {
-      return { kind: 'rejected', reason: 'missing out_trade_no' };
-    }
-    let amountCents: number;
-    try {
-      amountCents = yuanToCents(params.get('money') ?? '');
-    } catch (error) {
-      if (error instanceof InvalidAmountError) {
-        return { kind: 'rejected', reason: 'money is not a valid amount' };
-      }
-      throw error;
-    }
-    const tradeNo = params.get('trade_no');
-    return tradeNo
-      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
-      : { kind: 'paid', outTradeNo, amountCents };
+    return formNotificationVerdict(params, {
+      isPaid: (status) => status === 'TRADE_SUCCESS',
+      notPaidReason: (status) => `trade_status ${status || 'missing'}`,
+      amountField: 'money',
+    });
   }
 
   return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: plainTextAcknowledgement };

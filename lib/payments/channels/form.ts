@@ -1,4 +1,5 @@
 // Form/query parameter helpers shared by the channels that sign sorted `key=value&...` strings.
+import { InvalidAmountError, yuanToCents } from './money.ts';
 import type { CallbackReply, CallbackVerdict } from './types.ts';
 
 /**
@@ -51,4 +52,38 @@ export function beijingDateTime(instant: Date): string {
 export function beijingRfc3339(instant: Date): string {
   const [date, time] = beijingParts(instant);
   return `${date}T${time}+08:00`;
+}
+
+/**
+ * The verdict of a verified form notification (channel_a, channel_c): not a payment status is ignored
+ * (still acknowledged), a payment names its order and an amount in cents, anything else is rejected.
+ */
+export function formNotificationVerdict(
+  params: Map<string, string>,
+  rules: {
+    isPaid: (status: string) => boolean;
+    notPaidReason: (status: string) => string;
+    amountField: string;
+  },
+): CallbackVerdict {
+  const outTradeNo = params.get('out_trade_no') ?? '';
+  const status = params.get('trade_status') ?? '';
+  if (!rules.isPaid(status)) {
+    const reason = rules.notPaidReason(status);
+    return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
+  }
+  if (!outTradeNo) return { kind: 'rejected', reason: 'missing out_trade_no' };
+  let amountCents: number;
+  try {
+    amountCents = yuanToCents(params.get(rules.amountField) ?? '');
+  } catch (error) {
+    if (error instanceof InvalidAmountError) {
+      return { kind: 'rejected', reason: `${rules.amountField} is not a valid amount` };
+    }
+    throw error;
+  }
+  const tradeNo = params.get('trade_no');
+  return tradeNo
+    ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
+    : { kind: 'paid', outTradeNo, amountCents };
 }
