@@ -231,7 +231,11 @@ export class UploadService {
     const parsed = parseStorageKey(key);
     if (!parsed) throw notFound();
     const settled = await this.confirmedRecord(ownerId, key, parsed.id, false);
-    if (settled) return settled;
+    if (settled) {
+      // The incoming object outlives its confirmation only if deleting it failed then: it goes now.
+      await this.deleteQuietly(incomingKey(key));
+      return settled;
+    }
 
     const pending = await this.readPending(key);
     if (!pending || pending.owner_id !== ownerId || pending.id !== parsed.id) throw notFound();
@@ -271,13 +275,18 @@ export class UploadService {
       now,
       originalName: pending.original_name,
     });
+    let copied = false;
     try {
       await this.storage.copy(incomingKey(key), key, facts.mimeType);
+      copied = true;
       const outcome = await this.files.createDeduped(item, [this.markConfirmed(pending, pending.id, now)]);
       if (!outcome.created) return await this.settleOnto(pending, outcome.item);
     } catch (error) {
       const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
       if (resolved) return resolved;
+      // Not recorded: the copy goes (nothing else would ever delete it); the grant and its incoming
+      // object stay, so the same confirm can be retried.
+      if (copied) await this.dropUnrecordedCopy(key, parsed.id);
       throw error;
     }
     await this.deleteQuietly(incomingKey(key));
@@ -384,6 +393,21 @@ export class UploadService {
         },
       },
     };
+  }
+
+  /**
+   * Deletes the copy a failed confirm made under the record key. Should a concurrent confirm of the same
+   * key have recorded it in between, its bytes are copied back from `incoming/` (still there unless that
+   * confirm already removed it).
+   */
+  private async dropUnrecordedCopy(key: string, id: string): Promise<void> {
+    await this.deleteQuietly(key);
+    try {
+      const recorded = await this.files.getItem(id);
+      if (recorded?.key === key) await this.storage.copy(incomingKey(key), key, recorded.mime_type);
+    } catch (error) {
+      log.warn('could not re-check a confirm after deleting its copy', { key, error });
+    }
   }
 
   /** A failed or expired presign: its object and its pending item go (never a confirmed one's). */

@@ -1,0 +1,274 @@
+// Fifty concurrent duplicates of every "exactly once" / "at most" operation, through the handlers in
+// process: each yields exactly the allowed effects, every loser hears a clean 4xx or 200 (never a 5xx),
+// and nothing is left behind in the table or the bucket (test/support/faults.ts findOrphans).
+import { beforeAll, describe, expect, it } from 'vitest';
+import { codeKey } from '../../lib/accounts/codes.ts';
+import { identifierKey } from '../../lib/accounts/repository.ts';
+import type { Table } from '../../lib/db/repository.ts';
+import { configureLogging } from '../../lib/log.ts';
+import { logMailer } from '../../lib/mail/mailer.ts';
+import { orderKey } from '../../lib/payments/orders.ts';
+import type { UploadRecord } from '../../lib/upload/index.ts';
+import { incomingKey } from '../../lib/upload/storage.ts';
+import { type PresignResult, pendingKey } from '../../lib/upload/uploads.ts';
+import { authHarness, createTestAccount, type TestAccount } from '../support/accounts.ts';
+import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
+import { findOrphans, listBucket, scanTable } from '../support/faults.ts';
+import { makePng } from '../support/images.ts';
+import { provisionTestStack } from '../support/stack.ts';
+import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
+import { callUpload, uniquePng, uploadInput } from './upload/helpers.ts';
+
+const N = 50;
+const C_PID = '1001';
+const C_KEY = 'epay-merchant-key-concurrency';
+
+const lines: LogLine[] = [];
+configureLogging({ level: 'info', sink: (line) => lines.push(JSON.parse(line) as LogLine) });
+
+let table: Table;
+let admin: TestAccount;
+
+beforeAll(async () => {
+  ({ table } = await provisionTestStack());
+  admin = await createTestAccount({ role: 'admin' });
+});
+
+let n = 0;
+const unique = (label: string) => `${label}${Date.now().toString(36)}${n++}`;
+const times = <T>(count: number, make: (index: number) => Promise<T>) =>
+  Promise.all(Array.from({ length: count }, (_, index) => make(index)));
+const statusCounts = (statuses: number[]) =>
+  statuses.reduce<Record<number, number>>((counts, status) => {
+    counts[status] = (counts[status] ?? 0) + 1;
+    return counts;
+  }, {});
+
+async function expectNoOrphans() {
+  expect(await findOrphans()).toEqual([]);
+}
+
+describe(`${N} concurrent duplicates`, () => {
+  it('registration of one username: one account, 49 clean 409s, no claim or spent code of a loser', async () => {
+    // Prepare: 50 contenders, each with a valid code of its own address, all for one username.
+    const h = authHarness();
+    const username = unique('race_');
+    const emails = Array.from({ length: N }, (_, i) => `${username}-${i}@example.test`);
+    await times(N, (i) => h.call('POST', '/auth/register/code', { email: emails[i] }));
+    const codes = emails.map((email) => h.mail.codeFor(email));
+
+    // Act
+    const results = await times(N, (i) =>
+      h.call('POST', '/auth/register', {
+        username,
+        email: emails[i],
+        code: codes[i],
+        password: 'pw-12345678',
+      }),
+    );
+
+    // Assess
+    expect(statusCounts(results.map((res) => res.status))).toEqual({ 201: 1, 409: N - 1 });
+    for (const loser of results.filter((res) => res.status === 409)) {
+      expect(loser.body.message).toBe('username: is already taken');
+    }
+    const winnerEmail = results.find((res) => res.status === 201)!.body.data.email as string;
+    const accounts = (await scanTable()).filter(
+      (item) => item.pk.startsWith('account#') && item.username === username,
+    );
+    expect(accounts).toHaveLength(1);
+    expect((await h.table.get(identifierKey(username)))?.account_id).toBe(accounts[0]!.id);
+    for (const email of emails) {
+      const won = email === winnerEmail;
+      expect((await h.table.get(identifierKey(email))) !== undefined).toBe(won);
+      expect((await h.table.get(codeKey('register', email))) !== undefined).toBe(!won);
+    }
+    await expectNoOrphans();
+  });
+
+  it('sends of one code: the burst of 2 is admitted, 48 hear 429 with Retry-After, 2 mail lines', async () => {
+    // Prepare: the no-mail fallback, so every mail is one log line.
+    const h = authHarness({ mailer: logMailer });
+    const user = await createTestAccount();
+    const target = `${unique('burst')}@example.test`;
+    const token = user.token;
+
+    // Act
+    const results = await times(N, () => h.call('POST', '/auth/email/code', { email: target }, { token }));
+
+    // Assess
+    expect(statusCounts(results.map((res) => res.status))).toEqual({ 200: 2, 429: N - 2 });
+    for (const refused of results.filter((res) => res.status === 429)) {
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.body.data).toEqual({ retry_after: Number(refused.headers['retry-after']) });
+    }
+    const mailLines = lines.filter((line) => line.message === 'mail' && line.to === target);
+    expect(mailLines).toHaveLength(2);
+    // One live code (the second send replaced the first); the daily count moved by the admitted two only.
+    const code = await h.table.get(codeKey('email_bind', user.account.id));
+    expect(code).toMatchObject({ attempts: 0, target });
+    const day = new Date().toISOString().slice(0, 10);
+    const daily = await h.table.get({
+      pk: `throttle#code-send#email_bind#${user.account.id}`,
+      sk: `day#${day}`,
+    });
+    expect(daily?.count).toBe(2);
+  });
+
+  it('attempts on one code: 50 wrong guesses count 5, and of 50 right ones exactly 1 registers', async () => {
+    // Prepare
+    const h = authHarness();
+    const guessed = `${unique('guess')}@example.test`;
+    const used = `${unique('right')}@example.test`;
+    await h.call('POST', '/auth/register/code', { email: guessed });
+    await h.call('POST', '/auth/register/code', { email: used });
+    const guessedCode = h.mail.codeFor(guessed);
+    const wrong = guessedCode === '000000' ? '111111' : '000000';
+    const rightCode = h.mail.codeFor(used);
+
+    // Act
+    const guesses = await times(N, (i) =>
+      h.call('POST', '/auth/register', {
+        username: `${unique('g_')}_${i}`,
+        email: guessed,
+        code: wrong,
+        password: 'pw-12345678',
+      }),
+    );
+    const afterGuesses = await h.call('POST', '/auth/register', {
+      username: unique('g_late_'),
+      email: guessed,
+      code: guessedCode,
+      password: 'pw-12345678',
+    });
+    const rights = await times(N, (i) =>
+      h.call('POST', '/auth/register', {
+        username: `${unique('r_')}_${i}`,
+        email: used,
+        code: rightCode,
+        password: 'pw-12345678',
+      }),
+    );
+
+    // Assess: wrong guesses are all 400 and spend exactly the 5 attempts; the right code is then dead.
+    expect(statusCounts(guesses.map((res) => res.status))).toEqual({ 400: N });
+    expect((await h.table.get(codeKey('register', guessed)))?.attempts).toBe(5);
+    expect(afterGuesses.status).toBe(400);
+    // Right code fifty times: one account; the others are told the code is spent or the address is taken.
+    const counts = statusCounts(rights.map((res) => res.status));
+    expect(counts[201]).toBe(1);
+    expect((counts[400] ?? 0) + (counts[409] ?? 0)).toBe(N - 1);
+    expect(await h.table.get(codeKey('register', used))).toBeUndefined();
+    const holders = (await scanTable()).filter(
+      (item) => item.pk.startsWith('account#') && item.email === used,
+    );
+    expect(holders).toHaveLength(1);
+    expect(await h.ctx.accounts.ownerOf(guessed)).toBeUndefined();
+    await expectNoOrphans();
+  });
+
+  it('callback settlement: 50 deliveries of one notification settle once, publish one order.paid, all answer success', async () => {
+    // Prepare: channel_c (no api_url: the order gets a signed submit link, no network) and one order.
+    const saved = await callPayments('PUT', '/api/v1/admin/payment', {
+      headers: admin.headers,
+      body: {
+        channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' },
+      },
+    });
+    expect(saved.status).toBe(200);
+    const plan = await callPayments('POST', '/api/v1/admin/plans', {
+      headers: admin.headers,
+      body: { name: 'Concurrency plan', amount_cents: 1230 },
+    });
+    const buyer = await createTestAccount();
+    const order = await callPayments('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: plan.json.data.id, provider: 'channel_c' },
+    });
+    expect(order.status).toBe(201);
+    const orderId = order.json.data.id as string;
+    const notification = buildEpayNotify({
+      key: C_KEY,
+      fields: epayNotifyFields({ pid: C_PID, out_trade_no: orderId, money: '12.30', trade_no: 'T-CONC-1' }),
+    });
+
+    // Act
+    const answers = await times(N, () => deliverCallback('channel_c', notification));
+
+    // Assess
+    expect(statusCounts(answers.map((answer) => answer.status))).toEqual({ 200: N });
+    expect(answers.every((answer) => answer.text === 'success')).toBe(true);
+    expect(paidEvents(lines, orderId)).toBe(1);
+    const stored = await table.get(orderKey(orderId));
+    expect(stored).toMatchObject({ status: 'paid', paid_via: 'callback', trade_no: 'T-CONC-1' });
+    expect(stored?.extra_trade_nos).toBeUndefined();
+    expect(typeof stored?.event_published_at).toBe('string');
+    await expectNoOrphans();
+  });
+
+  it('upload confirm: 50 confirms of one key give one record, one object, no incoming leftover', async () => {
+    // Prepare
+    const owner = await createTestAccount();
+    const { bytes } = uniquePng(makePng);
+    const grant = await callUpload<PresignResult>({
+      method: 'POST',
+      path: '/api/v1/upload/presign',
+      body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
+      headers: owner.headers,
+    });
+    const put = await fetch(grant.body.data.url, {
+      method: 'PUT',
+      body: bytes,
+      // As signed; fetch sets the Content-Length from the body itself.
+      headers: { 'Content-Type': grant.body.data.headers['Content-Type']! },
+    });
+    expect(put.ok).toBe(true);
+    const key = grant.body.data.key;
+
+    // Act
+    const results = await times(N, () =>
+      callUpload<UploadRecord>({
+        method: 'POST',
+        path: '/api/v1/upload/confirm',
+        body: { key },
+        headers: owner.headers,
+      }),
+    );
+
+    // Assess
+    expect(statusCounts(results.map((res) => res.status))).toEqual({ 200: N });
+    expect(new Set(results.map((res) => res.body.data.id)).size).toBe(1);
+    expect(results[0]!.body.data.key).toBe(key);
+    const records = (await scanTable()).filter(
+      (item) => item.pk.startsWith('file#') && item.owner_id === owner.account.id,
+    );
+    expect(records).toHaveLength(1);
+    const objects = await listBucket();
+    expect(objects).toContain(key);
+    expect(objects).not.toContain(incomingKey(key));
+    expect((await table.get(pendingKey(key)))?.confirmed_file_id).toBe(records[0]!.id);
+    await expectNoOrphans();
+  });
+
+  it('identical uploads: 50 direct uploads of the same bytes give one record and one object', async () => {
+    // Prepare
+    const owner = await createTestAccount();
+    const { bytes } = uniquePng(makePng);
+    const before = new Set(await listBucket());
+
+    // Act
+    const results = await times(N, (i) =>
+      callUpload<UploadRecord>(uploadInput(owner.headers, { bytes, filename: `copy-${i}.png` })),
+    );
+
+    // Assess
+    expect(statusCounts(results.map((res) => res.status))).toEqual({ 200: N });
+    expect(new Set(results.map((res) => res.body.data.id)).size).toBe(1);
+    const items = (await scanTable()).filter((item) => String(item.owner_id) === owner.account.id);
+    expect(items.filter((item) => item.pk.startsWith('file#'))).toHaveLength(1);
+    expect(items.filter((item) => item.pk.startsWith('filehash#'))).toHaveLength(1);
+    const added = (await listBucket()).filter((key) => !before.has(key));
+    expect(added).toEqual([results[0]!.body.data.key]);
+    await expectNoOrphans();
+  });
+});

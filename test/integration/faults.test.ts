@@ -1,0 +1,516 @@
+// DynamoDB and S3 failures (throttling, timeouts, an unclassified error) injected at each step of every
+// multi-step operation: registration, direct upload, confirm, settlement, settings save. After each: a
+// clean error (503 + Retry-After for throttling and timeouts, the generic 500 otherwise, never internals),
+// no partial record, no orphan object, and the same request retried succeeds with exactly one effect.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { codeKey } from '../../lib/accounts/codes.ts';
+import { identifierKey } from '../../lib/accounts/repository.ts';
+import { tokenSigner } from '../../lib/auth/index.ts';
+import { dynamoClient } from '../../lib/aws/dynamodb.ts';
+import { s3Client } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config/index.ts';
+import { masterKey } from '../../lib/crypto/index.ts';
+import { Table } from '../../lib/db/repository.ts';
+import { logPublisher, orderEventPublisher } from '../../lib/events/order-events.ts';
+import { configureLogging } from '../../lib/log.ts';
+import { CashierLinks } from '../../lib/payments/cashier.ts';
+import { orderKey } from '../../lib/payments/orders.ts';
+import { GatewaySource } from '../../lib/payments/registry.ts';
+import { PaymentService } from '../../lib/payments/service.ts';
+import {
+  PaymentSettingsStore,
+  SETTINGS_KEY,
+  SETTINGS_VERSION_KEY,
+  settingsFromConfig,
+} from '../../lib/payments/settings.ts';
+import type { UploadRecord } from '../../lib/upload/index.ts';
+import { incomingKey } from '../../lib/upload/storage.ts';
+import { type PresignResult, pendingKey } from '../../lib/upload/uploads.ts';
+import { authHarness, createTestAccount, movableClock, type TestAccount } from '../support/accounts.ts';
+import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
+import {
+  clearFaults,
+  FAULT_KINDS,
+  type FaultKind,
+  type FaultOptions,
+  failNext,
+  faultError,
+  findOrphans,
+  INJECTED_MARKER,
+  listBucket,
+  mentions,
+  scanTable,
+} from '../support/faults.ts';
+import { makePng } from '../support/images.ts';
+import { provisionTestStack } from '../support/stack.ts';
+import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
+import { callUpload, uniquePng, uploadInput } from './upload/helpers.ts';
+
+const C_PID = '1001';
+const C_KEY = 'epay-merchant-key-faults';
+
+const lines: LogLine[] = [];
+configureLogging({ level: 'info', sink: (line) => lines.push(JSON.parse(line) as LogLine) });
+
+let table: Table;
+let admin: TestAccount;
+let planId: string;
+
+beforeAll(async () => {
+  ({ table } = await provisionTestStack());
+  admin = await createTestAccount({ role: 'admin' });
+  const saved = await callPayments('PUT', '/api/v1/admin/payment', {
+    headers: admin.headers,
+    body: { channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' } },
+  });
+  expect(saved.status).toBe(200);
+  const plan = await callPayments('POST', '/api/v1/admin/plans', {
+    headers: admin.headers,
+    body: { name: 'Faults plan', amount_cents: 1230 },
+  });
+  planId = plan.json.data.id;
+});
+
+afterEach(() => {
+  clearFaults();
+});
+
+let n = 0;
+const unique = (label: string) => `${label}${Date.now().toString(36)}${n++}`;
+
+const dynamo = (options: FaultOptions) => failNext(dynamoClient() as never, options);
+const s3 = (options: FaultOptions) => failNext(s3Client() as never, options);
+
+/** The answer to an injected failure: 503 + Retry-After when a retry may help, else the generic 500. */
+function expectCleanFailure(
+  kind: FaultKind,
+  answer: { status: number; headers: Record<string, string>; raw: string },
+) {
+  expect(answer.raw).not.toContain(INJECTED_MARKER);
+  expect(answer.raw).not.toMatch(/Exception|TimeoutError|InternalError|stack|\bat \w/);
+  const body = JSON.parse(answer.raw);
+  if (kind === 'generic') {
+    expect(answer.status).toBe(500);
+    expect(body).toEqual({ code: 500, message: 'Internal server error', data: null });
+  } else {
+    expect(answer.status).toBe(503);
+    expect(body).toEqual({
+      code: 503,
+      message: 'Service is busy; try again shortly',
+      data: { retry_after: 1 },
+    });
+    expect(answer.headers['retry-after']).toBe('1');
+  }
+}
+
+async function expectNoOrphans() {
+  expect(await findOrphans()).toEqual([]);
+}
+
+// ---- registration: claims read, code attempt, account transaction (claims + code consumption) ------
+
+describe('registration under faults', () => {
+  const steps: Array<{ step: string; fault: Omit<FaultOptions, 'error'> }> = [
+    { step: 'identifier look-up', fault: { command: 'GetItemCommand', when: mentions('ident#') } },
+    { step: 'code attempt', fault: { command: 'UpdateItemCommand', when: mentions('code#register#') } },
+    { step: 'account transaction', fault: { command: 'TransactWriteItemsCommand' } },
+  ];
+  for (const { step, fault } of steps) {
+    for (const kind of FAULT_KINDS) {
+      it(`${step} fails (${kind}): clean error, no account, claim or spent code; the retry registers once`, async () => {
+        // Prepare
+        const h = authHarness();
+        const username = unique('flt_');
+        const email = `${username}@example.test`;
+        await h.call('POST', '/auth/register/code', { email });
+        const body = { username, email, code: h.mail.codeFor(email), password: 'pw-12345678' };
+        const injected = dynamo({ ...fault, error: kind });
+
+        // Act
+        const failed = await h.call('POST', '/auth/register', body);
+        const retried = await h.call('POST', '/auth/register', body);
+
+        // Assess
+        expect(injected.failed).toBe(1);
+        expectCleanFailure(kind, failed);
+        expect(retried.status).toBe(201);
+        const accounts = (await scanTable()).filter(
+          (item) => item.pk.startsWith('account#') && item.username === username,
+        );
+        expect(accounts).toHaveLength(1);
+        expect((await h.table.get(identifierKey(email)))?.account_id).toBe(accounts[0]!.id);
+        expect(await h.table.get(codeKey('register', email))).toBeUndefined();
+        await expectNoOrphans();
+      });
+    }
+  }
+
+  it('leaves nothing behind when the account transaction fails: no account, no claims, the code still usable', async () => {
+    // Prepare
+    const h = authHarness();
+    const username = unique('flt_');
+    const email = `${username}@example.test`;
+    await h.call('POST', '/auth/register/code', { email });
+    dynamo({ command: 'TransactWriteItemsCommand', error: 'throttling' });
+
+    // Act
+    const failed = await h.call('POST', '/auth/register', {
+      username,
+      email,
+      code: h.mail.codeFor(email),
+      password: 'pw-12345678',
+    });
+
+    // Assess
+    expect(failed.status).toBe(503);
+    expect(await h.table.get(identifierKey(username))).toBeUndefined();
+    expect(await h.table.get(identifierKey(email))).toBeUndefined();
+    expect(
+      (await scanTable()).filter((item) => item.pk.startsWith('account#') && item.username === username),
+    ).toEqual([]);
+    // One attempt spent, the code itself not consumed.
+    expect(await h.table.get(codeKey('register', email))).toMatchObject({ attempts: 1 });
+  });
+});
+
+// ---- direct upload: dedupe look-up, PutObject, record transaction (before and after the bytes) --------
+
+describe('direct upload under faults', () => {
+  const steps: Array<{
+    step: string;
+    permission: 'private' | 'public';
+    fault: Omit<FaultOptions, 'error'>;
+    s3?: true;
+  }> = [
+    {
+      step: 'dedupe look-up',
+      permission: 'private',
+      fault: { command: 'GetItemCommand', when: mentions('filehash#') },
+    },
+    {
+      step: 'PutObject (private: the record was written meanwhile)',
+      permission: 'private',
+      fault: { command: 'PutObjectCommand' },
+      s3: true,
+    },
+    { step: 'PutObject (public)', permission: 'public', fault: { command: 'PutObjectCommand' }, s3: true },
+    {
+      step: 'record transaction (private)',
+      permission: 'private',
+      fault: { command: 'TransactWriteItemsCommand' },
+    },
+    {
+      step: 'record transaction after the bytes were stored (public)',
+      permission: 'public',
+      fault: { command: 'TransactWriteItemsCommand' },
+    },
+  ];
+  for (const { step, permission, fault, s3: onS3 } of steps) {
+    for (const kind of FAULT_KINDS) {
+      it(`${step} fails (${kind}): clean error, no record, no object; the retry stores one`, async () => {
+        // Prepare
+        const owner = await createTestAccount();
+        const { bytes } = uniquePng(makePng);
+        const input = uploadInput(owner.headers, { bytes }, [{ name: 'permission', data: permission }]);
+        const before = new Set(await listBucket());
+        const injected = onS3 ? s3({ ...fault, error: kind }) : dynamo({ ...fault, error: kind });
+
+        // Act
+        const failed = await callUpload(input);
+        const afterFailure = await ownState(owner, before);
+        const retried = await callUpload<UploadRecord>(input);
+
+        // Assess
+        expect(injected.failed).toBe(1);
+        expectCleanFailure(kind, {
+          status: failed.status,
+          headers: failed.headers,
+          raw: JSON.stringify(failed.body),
+        });
+        expect(afterFailure).toEqual({ records: 0, claims: 0, objects: [] });
+        expect(retried.status).toBe(200);
+        expect(await ownState(owner, before)).toEqual({
+          records: 1,
+          claims: 1,
+          objects: [retried.body.data.key],
+        });
+        await expectNoOrphans();
+      });
+    }
+  }
+});
+
+async function ownState(owner: TestAccount, before: Set<string>) {
+  const items = (await scanTable()).filter((item) => item.owner_id === owner.account.id);
+  return {
+    records: items.filter((item) => item.pk.startsWith('file#')).length,
+    claims: items.filter((item) => item.pk.startsWith('filehash#')).length,
+    objects: (await listBucket()).filter((key) => !before.has(key)),
+  };
+}
+
+// ---- confirm: confirmed look-up, read object, copy, record transaction, delete incoming ---------------
+
+describe('upload confirm under faults', () => {
+  async function presignedUpload(owner: TestAccount) {
+    const { bytes } = uniquePng(makePng);
+    const grant = await callUpload<PresignResult>({
+      method: 'POST',
+      path: '/api/v1/upload/presign',
+      body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
+      headers: owner.headers,
+    });
+    const put = await fetch(grant.body.data.url, {
+      method: 'PUT',
+      body: bytes,
+      // As signed; fetch sets the Content-Length from the body itself.
+      headers: { 'Content-Type': 'image/png' },
+    });
+    expect(put.ok).toBe(true);
+    return grant.body.data.key;
+  }
+  const confirm = (owner: TestAccount, key: string) =>
+    callUpload<UploadRecord>({
+      method: 'POST',
+      path: '/api/v1/upload/confirm',
+      body: { key },
+      headers: owner.headers,
+    });
+
+  const steps: Array<{ step: string; fault: Omit<FaultOptions, 'error'>; s3?: true }> = [
+    { step: 'confirmed look-up', fault: { command: 'BatchGetItemCommand' } },
+    { step: 'grant read', fault: { command: 'GetItemCommand', when: mentions('pending#') } },
+    { step: 'object read', fault: { command: 'GetObjectCommand' }, s3: true },
+    { step: 'copy to the record key', fault: { command: 'CopyObjectCommand' }, s3: true },
+    { step: 'record transaction after the copy', fault: { command: 'TransactWriteItemsCommand' } },
+  ];
+  for (const { step, fault, s3: onS3 } of steps) {
+    for (const kind of FAULT_KINDS) {
+      it(`${step} fails (${kind}): clean error, the grant still open, no copy; the retry confirms once`, async () => {
+        // Prepare
+        const owner = await createTestAccount();
+        const key = await presignedUpload(owner);
+        const injected = onS3 ? s3({ ...fault, error: kind }) : dynamo({ ...fault, error: kind });
+
+        // Act
+        const failed = await confirm(owner, key);
+        const objectsAfterFailure = await listBucket();
+        const grantAfterFailure = await table.get(pendingKey(key));
+        const retried = await confirm(owner, key);
+
+        // Assess
+        expect(injected.failed).toBe(1);
+        expectCleanFailure(kind, {
+          status: failed.status,
+          headers: failed.headers,
+          raw: JSON.stringify(failed.body),
+        });
+        expect(objectsAfterFailure).toContain(incomingKey(key));
+        expect(objectsAfterFailure).not.toContain(key);
+        expect(grantAfterFailure?.confirmed_file_id).toBeUndefined();
+        expect(retried.status).toBe(200);
+        expect(retried.body.data.key).toBe(key);
+        const objects = await listBucket();
+        expect(objects).toContain(key);
+        expect(objects).not.toContain(incomingKey(key));
+        const records = (await scanTable()).filter(
+          (item) => item.pk.startsWith('file#') && item.owner_id === owner.account.id,
+        );
+        expect(records).toHaveLength(1);
+        await expectNoOrphans();
+      });
+    }
+  }
+
+  for (const kind of FAULT_KINDS) {
+    it(`deleting the incoming object fails (${kind}): the confirm still answers the record; confirming again removes it`, async () => {
+      // Prepare
+      const owner = await createTestAccount();
+      const key = await presignedUpload(owner);
+      s3({ command: 'DeleteObjectCommand', error: kind, when: mentions('incoming/') });
+
+      // Act
+      const confirmed = await confirm(owner, key);
+      const leftover = (await listBucket()).includes(incomingKey(key));
+      const again = await confirm(owner, key);
+
+      // Assess: the record is complete at once; the leftover is under incoming/ (never served, expired by
+      // the bucket's lifecycle rule in AWS) and goes with the next confirmation of the key.
+      expect(confirmed.status).toBe(200);
+      expect(leftover).toBe(true);
+      expect(again.status).toBe(200);
+      expect(again.body.data).toEqual(confirmed.body.data);
+      expect(await listBucket()).not.toContain(incomingKey(key));
+      await expectNoOrphans();
+    });
+  }
+});
+
+// ---- settlement: order read, conditional update, event publish and its marker ---------------------------
+
+describe('callback settlement under faults', () => {
+  async function pendingOrder() {
+    const buyer = await createTestAccount();
+    const order = await callPayments('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'channel_c' },
+    });
+    expect(order.status).toBe(201);
+    const orderId = order.json.data.id as string;
+    const notification = buildEpayNotify({
+      key: C_KEY,
+      fields: epayNotifyFields({
+        pid: C_PID,
+        out_trade_no: orderId,
+        money: '12.30',
+        trade_no: `T${orderId}`,
+      }),
+    });
+    return { orderId, notification };
+  }
+
+  const steps: Array<{ step: string; fault: Omit<FaultOptions, 'error'> }> = [
+    {
+      step: 'settings version read',
+      fault: { command: 'GetItemCommand', when: mentions('settings#payment') },
+    },
+    { step: 'order read', fault: { command: 'GetItemCommand', when: mentions('order#') } },
+    { step: 'settlement write', fault: { command: 'UpdateItemCommand', when: mentions('order#') } },
+  ];
+  for (const { step, fault } of steps) {
+    for (const kind of FAULT_KINDS) {
+      it(`${step} fails (${kind}): clean error, order still pending, no event; the redelivery settles once`, async () => {
+        // Prepare
+        const { orderId, notification } = await pendingOrder();
+        const injected = dynamo({ ...fault, error: kind });
+
+        // Act
+        const failed = await deliverCallback('channel_c', notification);
+        const afterFailure = await table.get(orderKey(orderId));
+        const eventsAfterFailure = paidEvents(lines, orderId);
+        const redelivered = await deliverCallback('channel_c', notification);
+
+        // Assess
+        expect(injected.failed).toBe(1);
+        expectCleanFailure(kind, { status: failed.status, headers: failed.headers, raw: failed.text });
+        expect(afterFailure).toMatchObject({ status: 'pending' });
+        expect(afterFailure?.paid_at).toBeUndefined();
+        expect(eventsAfterFailure).toBe(0);
+        expect(redelivered.status).toBe(200);
+        expect(redelivered.text).toBe('success');
+        expect(await table.get(orderKey(orderId))).toMatchObject({ status: 'paid', trade_no: `T${orderId}` });
+        expect(paidEvents(lines, orderId)).toBe(1);
+        await expectNoOrphans();
+      });
+    }
+  }
+
+  for (const kind of FAULT_KINDS) {
+    it(`the event marker write fails (${kind}): paid and published once, acknowledged; a redelivery adds nothing`, async () => {
+      // Prepare: the first update of the order is the settlement, the second the published marker.
+      const { orderId, notification } = await pendingOrder();
+      dynamo({ command: 'UpdateItemCommand', when: mentions('order#'), after: 1, error: kind });
+
+      // Act
+      const first = await deliverCallback('channel_c', notification);
+      const redelivered = await deliverCallback('channel_c', notification);
+
+      // Assess
+      expect(first.status).toBe(200);
+      expect(first.text).toBe('success');
+      expect(redelivered.text).toBe('success');
+      const stored = await table.get(orderKey(orderId));
+      expect(stored).toMatchObject({ status: 'paid' });
+      expect(stored?.event_published_at).toBeUndefined();
+      expect(paidEvents(lines, orderId)).toBe(1);
+      await expectNoOrphans();
+    });
+  }
+
+  it('publishing order.paid fails: paid once and acknowledged; a redelivery over 60 s later publishes it once', async () => {
+    // Prepare
+    const { orderId, notification } = await pendingOrder();
+    const original = logPublisher.orderPaid;
+    logPublisher.orderPaid = async () => {
+      throw faultError('throttling', 'EventBridge');
+    };
+
+    // Act
+    let first: Awaited<ReturnType<typeof deliverCallback>>;
+    let soon: Awaited<ReturnType<typeof deliverCallback>>;
+    try {
+      first = await deliverCallback('channel_c', notification);
+      soon = await deliverCallback('channel_c', notification);
+    } finally {
+      logPublisher.orderPaid = original;
+    }
+    const eventsBefore = paidEvents(lines, orderId);
+    const clock = movableClock(Date.now() + 61_000);
+    const later = await laterContainer(clock).handleCallback('channel_c', notification);
+    const again = await laterContainer(clock).handleCallback('channel_c', notification);
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(soon.text).toBe('success');
+    expect(eventsBefore).toBe(0);
+    expect(later.body).toBe('success');
+    expect(again.body).toBe('success');
+    expect(paidEvents(lines, orderId)).toBe(1);
+    expect((await table.get(orderKey(orderId)))?.event_published_at).toEqual(expect.any(String));
+  });
+});
+
+/** Another container's payment service, over the same table, whose clock is `clock`. */
+function laterContainer(clock: () => Date) {
+  const later = new Table(dynamoClient(), config.table_name, clock);
+  const store = new PaymentSettingsStore(later, masterKey, () => settingsFromConfig(config.payment));
+  return new PaymentService({
+    table: later,
+    store,
+    gateways: new GatewaySource(store, config.stage),
+    cashier: new CashierLinks(tokenSigner(), config.base_url),
+    events: orderEventPublisher(),
+    stage: config.stage,
+    orderTtlMinutes: config.payment.order_ttl_minutes,
+    notifyBaseUrl: config.base_url,
+    returnUrl: `${config.base_url}/`,
+  });
+}
+
+// ---- settings save: version read, one transaction of settings + version ----------------------------------
+
+describe('payment settings save under faults', () => {
+  const steps: Array<{ step: string; fault: Omit<FaultOptions, 'error'> }> = [
+    { step: 'version read', fault: { command: 'GetItemCommand', when: mentions('settings#payment') } },
+    { step: 'settings transaction', fault: { command: 'TransactWriteItemsCommand' } },
+  ];
+  for (const { step, fault } of steps) {
+    for (const kind of FAULT_KINDS) {
+      it(`${step} fails (${kind}): clean error, settings and version unchanged; the retry saves once`, async () => {
+        // Prepare
+        const before = await callPayments('GET', '/api/v1/admin/payment', { headers: admin.headers });
+        const versionBefore = (await table.get(SETTINGS_VERSION_KEY))?.version as number;
+        const payType = unique('pt');
+        const body = { channel_c: { pay_type: payType } };
+        const injected = dynamo({ ...fault, error: kind });
+
+        // Act
+        const failed = await callPayments('PUT', '/api/v1/admin/payment', { headers: admin.headers, body });
+        const unchanged = await callPayments('GET', '/api/v1/admin/payment', { headers: admin.headers });
+        const versionAfterFailure = (await table.get(SETTINGS_VERSION_KEY))?.version;
+        const retried = await callPayments('PUT', '/api/v1/admin/payment', { headers: admin.headers, body });
+
+        // Assess
+        expect(injected.failed).toBe(1);
+        expectCleanFailure(kind, { status: failed.status, headers: failed.headers, raw: failed.text });
+        expect(unchanged.json.data).toEqual(before.json.data);
+        expect(versionAfterFailure).toBe(versionBefore);
+        expect(retried.status).toBe(200);
+        expect(retried.json.data.channel_c.pay_type).toBe(payType);
+        expect((await table.get(SETTINGS_VERSION_KEY))?.version).toBe(versionBefore + 1);
+        expect((await table.get(SETTINGS_KEY))?.version).toBe(versionBefore + 1);
+        await expectNoOrphans();
+      });
+    }
+  }
+});
