@@ -239,12 +239,14 @@ const TRANSIENT_ERRORS = new Set([
 ]);
 
 function isTransient(error: unknown): boolean {
-  const candidate = error as { name?: string; code?: string; $retryable?: unknown } | null;
+  const candidate = error as { name?: string; code?: string; $retryable?: unknown; $fault?: string } | null;
   if (!candidate || typeof candidate !== 'object') return false;
   return (
     TRANSIENT_ERRORS.has(candidate.name ?? '') ||
     TRANSIENT_ERRORS.has(candidate.code ?? '') ||
-    candidate.$retryable !== undefined
+    candidate.$retryable !== undefined ||
+    // An AWS service's own failure (e.g. S3 InternalError): theirs, not a bug of ours; a retry may help.
+    candidate.$fault === 'server'
   );
 }
 

@@ -31,6 +31,15 @@ const handler = createGroupHandler(
         });
       },
     }),
+    'POST /auth/email/unbind': defineRoute({
+      run: async () => {
+        throw Object.assign(new Error('We encountered an internal error. Please try again.'), {
+          name: 'InternalError',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 500 },
+        });
+      },
+    }),
     'POST /auth/logout': defineRoute({
       run: async () => {
         throw errors.tooManyRequests(42);
@@ -109,6 +118,17 @@ describe('the handler chain', () => {
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['retry-after']).toBe('1');
     expect(body.message).not.toContain('throughput');
+  });
+
+  it('answers an AWS service fault (S3 InternalError) with 503, not a 500', async () => {
+    const { result, body } = await call({
+      method: 'POST',
+      path: '/auth/email/unbind',
+      body: {},
+      headers: { authorization: 'Bearer good' },
+    });
+    expect(result.statusCode).toBe(503);
+    expect(body.message).not.toContain('internal error');
   });
 
   it('answers a route of another group or no route with a 404 envelope', async () => {
