@@ -1,7 +1,6 @@
 // "A function of this service": runtime, architecture, memory class, logs, bundling, and grants bound to env.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Annotations, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
@@ -20,8 +19,23 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { TABLE } from '../lib/db/table.ts';
 import type { FunctionGroup } from '../lib/routes.ts';
+import {
+  ARGON2_PACKAGE,
+  BUNDLE_MAIN_FIELDS,
+  BUNDLE_MINIFY,
+  BUNDLE_SOURCE_MAP,
+  BUNDLE_SOURCES_CONTENT,
+  BUNDLE_TARGET,
+  ESM_REQUIRE_BANNER,
+  externalModulesOf,
+  functionEntry,
+  GROUP_PACKAGES,
+  type GroupPackages,
+  nodeModulesOf,
+  PROJECT_ROOT,
+} from './bundling.ts';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { ARGON2_PACKAGE, ESM_REQUIRE_BANNER, PROJECT_ROOT };
 
 export const RUNTIME = Runtime.NODEJS_22_X;
 export const ARCHITECTURE = Architecture.ARM_64;
@@ -35,13 +49,6 @@ export const MEMORY_MB: Record<FunctionClass, number> = {
   io: 512,
   light: 256,
 };
-
-/** The native addon that esbuild cannot bundle; it ships as a package built for the Lambda architecture. */
-export const ARGON2_PACKAGE = '@node-rs/argon2';
-
-// ESM bundles still meet CommonJS dependencies that call require(); give them one.
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 export type Access = 'read' | 'readwrite';
 export type MasterKeyOperation = 'encrypt' | 'decrypt' | 'generateDataKey';
@@ -70,10 +77,8 @@ export interface ServiceFunctionProps {
   appConfigJson: string;
   logRetention: RetentionDays;
   logRemovalPolicy: RemovalPolicy;
-  /** Ship @node-rs/argon2 built for the Lambda architecture (only functions that hash passwords). */
-  nativeArgon2?: boolean;
-  /** Packages left out of the bundle and installed beside it (CommonJS that breaks in strict ESM). */
-  installedPackages?: string[];
+  /** Packages outside the bundle; defaults to the group's (infra/bundling.ts). */
+  packages?: GroupPackages;
   description?: string;
   /** Defaults to functions/<group>/handler.ts (exporting `handler`). */
   entry?: string;
@@ -88,7 +93,7 @@ export class ServiceFunction extends Construct {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     this.group = props.group;
-    const entry = props.entry ?? join(PROJECT_ROOT, 'functions', props.group, 'handler.ts');
+    const entry = props.entry ?? functionEntry(props.group);
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
@@ -135,25 +140,27 @@ export class ServiceFunction extends Construct {
       return;
     }
 
-    const nativeArgon2 = props.nativeArgon2 ?? false;
-    const installed = [...(nativeArgon2 ? [ARGON2_PACKAGE] : []), ...(props.installedPackages ?? [])];
+    const packages = props.packages ?? GROUP_PACKAGES[props.group];
+    const nativeArgon2 = packages.nativeArgon2;
+    const installed = nodeModulesOf(packages);
     this.fn = new NodejsFunction(this, 'Function', {
       ...common,
       entry,
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      // infra/bundling.ts holds these for scripts/bundle.ts too (the bundles the benchmarks time).
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
+        target: BUNDLE_TARGET,
+        mainFields: BUNDLE_MAIN_FIELDS,
         banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
+        minify: BUNDLE_MINIFY,
+        sourceMap: BUNDLE_SOURCE_MAP,
+        sourcesContent: BUNDLE_SOURCES_CONTENT,
         // The pinned SDK the tests ran against, not whatever version the runtime happens to carry.
         bundleAwsSDK: true,
-        externalModules: [ARGON2_PACKAGE, ...(props.installedPackages ?? [])],
+        externalModules: externalModulesOf(packages),
         ...(installed.length > 0
           ? {
               nodeModules: installed,

@@ -99,22 +99,19 @@ const ALL_MASTER_KEY_OPERATIONS: MasterKeyOperation[] = ['encrypt', 'decrypt', '
 interface FunctionSpec {
   functionClass: FunctionClass;
   timeoutSeconds: number;
-  nativeArgon2?: boolean;
-  installedPackages?: string[];
 }
 
-// Its index assigns `module.exports.default` over a getter-only static `default`: silently ignored in
-// sloppy CommonJS, a TypeError at cold start once bundled into (strict) ESM. Installed, it stays CommonJS.
-const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
-
-/** Size and time per group; a Record so a new group in lib/routes.ts does not compile until it has one. */
+/**
+ * Size and time per group; a Record so a new group in lib/routes.ts does not compile until it has one.
+ * What each group ships outside its bundle (argon2, channel_b's SDK) is in infra/bundling.ts.
+ */
 export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
-  auth: { functionClass: 'password-hashing', timeoutSeconds: 10, nativeArgon2: true },
+  auth: { functionClass: 'password-hashing', timeoutSeconds: 10 },
   // API Gateway stops waiting after 30 s; confirm streams up to upload.presign_max_bytes from S3.
   upload: { functionClass: 'io', timeoutSeconds: 29 },
   files: { functionClass: 'light', timeoutSeconds: 10 },
-  payments: { functionClass: 'io', timeoutSeconds: 20, installedPackages: [CHANNEL_B_SDK] },
-  'payment-callback': { functionClass: 'io', timeoutSeconds: 20, installedPackages: [CHANNEL_B_SDK] },
+  payments: { functionClass: 'io', timeoutSeconds: 20 },
+  'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
 };
 
 interface GrantSpec {
@@ -361,8 +358,6 @@ export class ServiceStack extends Stack {
         group,
         functionClass: spec.functionClass,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        nativeArgon2: spec.nativeArgon2 ?? false,
-        installedPackages: spec.installedPackages ?? [],
         appConfigJson,
         logRetention: config.infra.logRetentionDays,
         logRemovalPolicy: config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,

@@ -1,7 +1,7 @@
 // Lambda entry of the `payments` group: plans, gateways, orders, confirmation paths, payment settings and
 // the hosted mock cashier (SPEC.md 2.4, 2.5, 4.3; DESIGN.md 7).
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { authenticate } from '#lib/auth/authenticate.ts';
 import { PROVIDERS } from '#lib/config/schema.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';

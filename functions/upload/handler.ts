@@ -1,7 +1,7 @@
 // Lambda entry of the `upload` group: direct and presigned uploads, file management, the public gallery
 // and API tokens (docs/UPLOADS.md). API tokens and the static upload token authenticate `uploader` routes.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { authenticate } from '#lib/auth/authenticate.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import { errors } from '#lib/http/errors.ts';

@@ -18,8 +18,12 @@ export async function login(
   input: { username: string; password: string },
   sourceIp: string,
 ) {
-  await ctx.limitIp(sourceIp);
-  const account = await ctx.accounts.findByIdentifier(input.username);
+  // The per-IP limit and the look-up are independent: one wait, not two. A refusal still stops the
+  // login before any hash work (the look-up's answer is then unused).
+  const [, account] = await Promise.all([
+    ctx.limitIp(sourceIp),
+    ctx.accounts.findByIdentifier(input.username),
+  ]);
   // Always one full verification: unknown users cost a dummy one (lib/auth/passwords.ts).
   const valid = await verifyPassword(account?.password_hash, input.password);
   if (!account || !valid || account.status !== 'active' || account.role !== door) throw badCredentials();

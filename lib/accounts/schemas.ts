@@ -1,6 +1,6 @@
 // Request bodies of the account endpoints (DESIGN.md 5): every field typed and bounded; a bad one is a
 // 400 naming it. Unknown fields are dropped.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const emailField = z
   .email('must be a valid e-mail address')

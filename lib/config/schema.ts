@@ -1,5 +1,5 @@
 // The one schema of the service's settings (DESIGN.md 3): dotted names as SPEC.md writes them.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const optionalText = z.string().trim().min(1).optional();
 const url = z.url({ protocol: /^https?$/ });

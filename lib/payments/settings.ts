@@ -1,6 +1,6 @@
 // Payment settings (SPEC.md 2.4, DESIGN.md 7): one versioned item in the table, every secret sealed with
 // the master key, config-file values written there on first start, masked reads, validated partial writes.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AppConfig, Provider } from '../config/index.ts';
 import { PROVIDERS } from '../config/schema.ts';
 import type { MasterKey } from '../crypto/index.ts';

@@ -1,6 +1,6 @@
 // The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { isoWithOffset, sanitizeOriginalName } from './names.ts';

@@ -2,7 +2,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { verify as verifySignature } from 'node:crypto';
-import { AlipaySdk } from 'alipay-sdk';
+import type { AlipaySdk } from 'alipay-sdk';
 import { ChannelRequestError } from './errors.ts';
 import {
   beijingDateTime,
@@ -50,16 +50,29 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     optionalHttpUrl('gatewayUrl', settings.gatewayUrl) ?? 'https://openapi.alipay.com/gateway.do';
   const clock = settings.clock ?? (() => new Date());
 
-  // Normalised to PKCS#8 + SPKI so the SDK never has to guess the key layout (its keyType default is PKCS#1).
-  const sdk = new AlipaySdk({
-    appId,
-    privateKey: privateKeyPem(appPrivateKey),
-    keyType: 'PKCS8',
-    alipayPublicKey: publicKeyPem(alipayPublicKey),
-    gateway: gatewayUrl,
-    timeout: settings.timeoutMs ?? 5000,
-    camelcase: false,
-  });
+  // The SDK (and its HTTP stack) loads on the first order, not at cold start: notifications never need it
+  // (they are verified with node:crypto below). It ships beside the bundle (infra/bundling.ts).
+  let sdk: Promise<AlipaySdk> | undefined;
+  const alipaySdk = () => {
+    sdk ??= import('alipay-sdk').then(
+      // Normalised to PKCS#8 + SPKI so the SDK never has to guess the key layout (its keyType default is PKCS#1).
+      ({ AlipaySdk }) =>
+        new AlipaySdk({
+          appId,
+          privateKey: privateKeyPem(appPrivateKey),
+          keyType: 'PKCS8',
+          alipayPublicKey: publicKeyPem(alipayPublicKey),
+          gateway: gatewayUrl,
+          timeout: settings.timeoutMs ?? 5000,
+          camelcase: false,
+        }),
+      (error: unknown) => {
+        sdk = undefined;
+        throw error;
+      },
+    );
+    return sdk;
+  };
 
   async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
     const now = clock();
@@ -75,7 +88,8 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     let answer: Record<string, unknown>;
     try {
       // The SDK takes process-local time by default; Alipay documents Beijing time, so pass it explicitly.
-      answer = (await sdk.exec(
+      const client = await alipaySdk();
+      answer = (await client.exec(
         PRECREATE,
         { bizContent, notify_url: input.notifyUrl, timestamp: beijingDateTime(now) },
         { validateSign: true },

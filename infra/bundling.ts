@@ -1,0 +1,98 @@
+// How a function group becomes a Lambda bundle: entry, esbuild options and the packages left outside it.
+// The one definition both the CDK construct (infra/service-function.ts) and `npm run build:functions`
+// (scripts/bundle.ts, which the benchmarks time) build from, so what is measured is what is deployed.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
+import type { FunctionGroup } from '../lib/routes.ts';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Lambda's Node 22 runtime, which the bundles target whatever Node builds them. */
+export const BUNDLE_TARGET = 'node22';
+export const BUNDLE_FORMAT = 'esm';
+export const BUNDLE_PLATFORM = 'node';
+export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
+export const BUNDLE_MINIFY = true;
+/** Source maps without the sources: readable stack traces, a smaller bundle. */
+export const BUNDLE_SOURCE_MAP = true;
+export const BUNDLE_SOURCES_CONTENT = false;
+/** NodejsFunction writes the bundle under this name; the handler is `index.handler`. */
+export const BUNDLE_FILE = 'index.mjs';
+
+/** The native addon that esbuild cannot bundle; it ships as a package built for the Lambda architecture. */
+export const ARGON2_PACKAGE = '@node-rs/argon2';
+
+// channel_a's SDK brings its own HTTP stack (urllib, undici, mime-db: two thirds of a payments bundle);
+// installed beside the bundle, it is imported on the first channel_a order instead of at every cold start.
+export const CHANNEL_A_SDK = 'alipay-sdk';
+
+// Its index assigns `module.exports.default` over a getter-only static `default`: silently ignored in
+// sloppy CommonJS, a TypeError at cold start once bundled into (strict) ESM. Installed, it stays CommonJS.
+export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
+
+// ESM bundles still meet CommonJS dependencies that call require(); give them one.
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+export interface GroupPackages {
+  /** Ship @node-rs/argon2 built for the Lambda architecture (only functions that hash passwords). */
+  nativeArgon2: boolean;
+  /** Packages left out of the bundle and installed beside it (CommonJS that breaks in strict ESM). */
+  installed: string[];
+}
+
+/** What each group needs outside its bundle; a Record so a new group does not compile until it has one. */
+export const GROUP_PACKAGES: Record<FunctionGroup, GroupPackages> = {
+  auth: { nativeArgon2: true, installed: [] },
+  upload: { nativeArgon2: false, installed: [] },
+  files: { nativeArgon2: false, installed: [] },
+  payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  // Never creates orders, but shares the channel code: the import must resolve if it were ever reached.
+  'payment-callback': { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+};
+
+/** functions/<group>/handler.ts, exporting `handler`. */
+export function functionEntry(group: FunctionGroup): string {
+  return join(PROJECT_ROOT, 'functions', group, 'handler.ts');
+}
+
+/** Packages installed beside the bundle (node_modules of the Lambda package). */
+export function nodeModulesOf(packages: GroupPackages): string[] {
+  return [...(packages.nativeArgon2 ? [ARGON2_PACKAGE] : []), ...packages.installed];
+}
+
+/**
+ * Packages esbuild must not bundle. The addon is external for every group: one that does not ship it
+ * must not import it either (the CDK construct checks the bundle after building).
+ */
+export function externalModulesOf(packages: GroupPackages): string[] {
+  return [ARGON2_PACKAGE, ...packages.installed];
+}
+
+/**
+ * esbuild's JS API options for one bundle, the same settings NodejsFunction passes to the esbuild CLI
+ * (it always bundles; `bundleAwsSDK: true` keeps the pinned SDK inside rather than the runtime's).
+ */
+export function esbuildOptions(input: {
+  entry: string;
+  outfile: string;
+  packages: GroupPackages;
+}): BuildOptions {
+  return {
+    entryPoints: [input.entry],
+    outfile: input.outfile,
+    bundle: true,
+    platform: BUNDLE_PLATFORM,
+    format: BUNDLE_FORMAT,
+    target: BUNDLE_TARGET,
+    mainFields: BUNDLE_MAIN_FIELDS,
+    banner: { js: ESM_REQUIRE_BANNER },
+    minify: BUNDLE_MINIFY,
+    sourcemap: BUNDLE_SOURCE_MAP,
+    sourcesContent: BUNDLE_SOURCES_CONTENT,
+    external: externalModulesOf(input.packages),
+    absWorkingDir: PROJECT_ROOT,
+    logLevel: 'warning',
+  };
+}

@@ -1,0 +1,59 @@
+// `npm run build:functions`: each function group bundled as for Lambda into dist/<group>/index.mjs, with
+// the esbuild settings the CDK construct uses (infra/bundling.ts). Packages left external (argon2,
+// channel_b's SDK) resolve from this project's node_modules here; in AWS they ship beside the bundle.
+import { mkdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Metafile } from 'esbuild';
+import {
+  BUNDLE_FILE,
+  esbuildOptions,
+  functionEntry,
+  GROUP_PACKAGES,
+  PROJECT_ROOT,
+} from '../infra/bundling.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '../lib/routes.ts';
+
+export const DIST_DIR = join(PROJECT_ROOT, 'dist');
+
+export interface BuiltBundle {
+  group: FunctionGroup;
+  file: string;
+  bytes: number;
+  metafile: Metafile;
+}
+
+/** Bundles one group; the metafile tells which packages went in (the benchmarks read the SDK clients). */
+export async function bundleGroup(group: FunctionGroup, outDir = DIST_DIR): Promise<BuiltBundle> {
+  const file = join(outDir, group, BUNDLE_FILE);
+  mkdirSync(join(outDir, group), { recursive: true });
+  const result = await build({
+    ...esbuildOptions({ entry: functionEntry(group), outfile: file, packages: GROUP_PACKAGES[group] }),
+    metafile: true,
+  });
+  return { group, file, bytes: statSync(file).size, metafile: result.metafile };
+}
+
+export async function bundleAll(outDir = DIST_DIR): Promise<BuiltBundle[]> {
+  const built: BuiltBundle[] = [];
+  // One at a time: esbuild already uses every core for each build.
+  for (const group of FUNCTION_GROUPS) built.push(await bundleGroup(group, outDir));
+  return built;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const built = await bundleAll();
+  for (const bundle of built) {
+    const kb = (bundle.bytes / 1024).toFixed(0).padStart(6);
+    console.log(`${bundle.group.padEnd(18)} ${kb} KiB  ${relative(PROJECT_ROOT, bundle.file)}`);
+  }
+  console.log(`${built.length} bundles in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,319 @@
+// The in-process figures: each path through its group handler (as Lambda calls it) timed side by side
+// with the bare storage work it cannot avoid, and the DynamoDB calls each request makes.
+// Imported only after bench.ts has pointed the configuration at the stand-ins.
+import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { handler as authHandler } from '../../functions/auth/handler.ts';
+import { handler as callbackHandler } from '../../functions/payment-callback/handler.ts';
+import { handler as paymentsHandler } from '../../functions/payments/handler.ts';
+import { handler as uploadHandler } from '../../functions/upload/handler.ts';
+import { accountKey } from '../../lib/accounts/repository.ts';
+import { verifyPassword } from '../../lib/auth/passwords.ts';
+import { dynamoClient } from '../../lib/aws/dynamodb.ts';
+import { s3Client } from '../../lib/aws/s3.ts';
+import { config } from '../../lib/config/index.ts';
+import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
+import { createTestAccount, type TestAccount } from '../support/accounts.ts';
+import { apiEvent, lambdaContext } from '../support/events.ts';
+import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
+import { buildMultipart } from '../support/images.ts';
+import { median, type PairedResult, paired, repeat, round } from './stats.ts';
+
+type Handler = (event: ApiEvent, context: typeof lambdaContext) => Promise<ApiResult>;
+
+export interface InProcessOptions {
+  meIterations: number;
+  loginIterations: number;
+  uploadIterations: number;
+  orderIterations: number;
+}
+
+export interface PathFigures {
+  p50_ms: number;
+  baseline_p50_ms: number;
+  ratio: number;
+  iterations: number;
+}
+
+export interface CallCounts {
+  dynamodb: number;
+  s3: number;
+  /** DynamoDB operations by name, e.g. { BatchGetItem: 1 } */
+  operations: Record<string, number>;
+}
+
+export interface InProcessReport {
+  me: PathFigures;
+  login: PathFigures;
+  upload: PathFigures & { file_bytes: number };
+  order_create_p50_ms: number;
+  callback_settlement_p50_ms: number;
+  round_trips: Record<'me' | 'login' | 'upload' | 'order_create' | 'callback_settlement', CallCounts>;
+}
+
+/** A file just at upload.max_bytes: a real PNG header and size, then filler the sniffer never reads. */
+export const UPLOAD_BYTES = 4 * 1024 * 1024;
+const CHANNEL_C = { pid: '1001', key: 'bench-epay-merchant-key-0001' };
+
+function pngOf(size: number): Buffer {
+  const u32 = (value: number) => {
+    const out = Buffer.alloc(4);
+    out.writeUInt32BE(value >>> 0);
+    return out;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    return Buffer.concat([u32(data.length), body, u32(crc32(body))]);
+  };
+  const head = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', Buffer.concat([u32(1024), u32(1024), Buffer.from([8, 2, 0, 0, 0])])),
+  ]);
+  const end = chunk('IEND', Buffer.alloc(0));
+  // One ancillary chunk of random bytes makes up the size (12 bytes of chunk framing).
+  const filler = chunk('beNc', randomBytes(size - head.length - end.length - 12));
+  return Buffer.concat([head, filler, end]);
+}
+
+/** Distinct bytes per iteration (a fresh upload, not a dedupe hit); the chunk CRC is not checked. */
+function varied(base: Buffer, iteration: number): Buffer {
+  const copy = Buffer.from(base);
+  copy.writeUInt32BE(iteration, 33 + 8);
+  copy.writeUInt32BE(process.pid, 33 + 12);
+  return copy;
+}
+
+/** Counts SDK calls per request by a middleware on each client's own stack. */
+class CallCounter {
+  private dynamo: Record<string, number> = {};
+  private s3 = 0;
+
+  install(): void {
+    dynamoClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = String(context.commandName ?? 'unknown').replace(/Command$/, '');
+        this.dynamo[name] = (this.dynamo[name] ?? 0) + 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'benchDynamoCallCounter' },
+    );
+    s3Client().middlewareStack.add(
+      (next) => async (args) => {
+        this.s3 += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'benchS3CallCounter' },
+    );
+  }
+
+  uninstall(): void {
+    dynamoClient().middlewareStack.remove('benchDynamoCallCounter');
+    s3Client().middlewareStack.remove('benchS3CallCounter');
+  }
+
+  async count(run: () => Promise<unknown>): Promise<CallCounts> {
+    this.dynamo = {};
+    this.s3 = 0;
+    await run();
+    const operations = this.dynamo;
+    return {
+      dynamodb: Object.values(operations).reduce((sum, n) => sum + n, 0),
+      s3: this.s3,
+      operations,
+    };
+  }
+}
+
+async function call(handler: Handler, event: ApiEvent, expected: number): Promise<ApiResult> {
+  const result = await handler(event, lambdaContext);
+  if (result.statusCode !== expected) {
+    const body = result.isBase64Encoded ? '(binary)' : result.body;
+    throw new Error(`${event.routeKey}: expected ${expected}, got ${result.statusCode} ${body}`);
+  }
+  return result;
+}
+
+function dataOf<T>(result: ApiResult): T {
+  return (JSON.parse(result.body ?? '{}') as { data: T }).data;
+}
+
+function figures(result: PairedResult): PathFigures {
+  return {
+    p50_ms: round(median(result.subject), 3),
+    baseline_p50_ms: round(median(result.baseline), 3),
+    ratio: round(result.ratio, 3),
+    iterations: result.subject.length,
+  };
+}
+
+export async function runInProcess(options: InProcessOptions): Promise<InProcessReport> {
+  const table = config.table_name;
+  const bucket = config.bucket_name;
+  const user = await createTestAccount();
+  const admin = await createTestAccount({ role: 'admin' });
+  const getAccount = () =>
+    dynamoClient().send(new GetCommand({ TableName: table, Key: accountKey(user.account.id) }));
+
+  // Fixtures: a plan, channel_c (EPay) without its API URL, so creating its orders calls nobody.
+  const plan = dataOf<{ id: string }>(
+    await call(
+      paymentsHandler,
+      apiEvent({
+        method: 'POST',
+        path: '/api/v1/admin/plans',
+        headers: admin.headers,
+        body: { name: 'Bench plan', amount_cents: 1230 },
+      }),
+      201,
+    ),
+  );
+  await call(
+    paymentsHandler,
+    apiEvent({
+      method: 'PUT',
+      path: '/api/v1/admin/payment',
+      headers: admin.headers,
+      body: {
+        channel_c: {
+          enabled: true,
+          pid: CHANNEL_C.pid,
+          key: CHANNEL_C.key,
+          gateway_url: 'http://127.0.0.1:9/',
+        },
+      },
+    }),
+    200,
+  );
+
+  const meEvent = () => apiEvent({ path: '/auth/me', headers: user.headers });
+  let loginIp = 0;
+  // A new source address each time: the per-IP limit still runs (its write is counted), never refuses.
+  const loginEvent = () =>
+    apiEvent({
+      method: 'POST',
+      path: '/auth/login',
+      body: { username: user.account.username, password: user.password },
+      sourceIp: `10.${(++loginIp >> 16) & 255}.${(loginIp >> 8) & 255}.${loginIp & 255}`,
+    });
+  const basePng = pngOf(UPLOAD_BYTES);
+  const uploadEvent = (bytes: Buffer, owner: TestAccount) => {
+    const form = buildMultipart([
+      { name: 'file', filename: 'bench.png', contentType: 'image/png', data: bytes },
+    ]);
+    return apiEvent({
+      method: 'POST',
+      path: '/api/v1/upload',
+      body: form.body,
+      headers: { ...owner.headers, 'content-type': form.contentType },
+    });
+  };
+  const createOrder = async (provider?: string) =>
+    dataOf<{ id: string }>(
+      await call(
+        paymentsHandler,
+        apiEvent({
+          method: 'POST',
+          path: '/api/v1/orders',
+          headers: user.headers,
+          body: { plan_id: plan.id, ...(provider ? { provider } : {}) },
+        }),
+        201,
+      ),
+    );
+  const settleEvent = (orderId: string) => {
+    const notify = buildEpayNotify({
+      key: CHANNEL_C.key,
+      fields: epayNotifyFields({ pid: CHANNEL_C.pid, out_trade_no: orderId, money: '12.30' }),
+    });
+    return apiEvent({ method: 'GET', path: `/api/v1/payments/channel_c/callback?${notify.rawQuery}` });
+  };
+  const settle = async (orderId: string) => {
+    const result = await call(callbackHandler, settleEvent(orderId), 200);
+    if (result.body !== 'success') throw new Error(`callback not settled: ${result.body}`);
+  };
+
+  // Warm every path once (token key, settings, lazy clients), then count calls per request.
+  let uploads = 0;
+  await call(authHandler, meEvent(), 200);
+  await call(authHandler, loginEvent(), 200);
+  await call(uploadHandler, uploadEvent(varied(basePng, ++uploads), user), 200);
+  await settle((await createOrder('channel_c')).id);
+
+  const counter = new CallCounter();
+  counter.install();
+  let pendingOrder = '';
+  const round_trips = {
+    me: await counter.count(() => call(authHandler, meEvent(), 200)),
+    login: await counter.count(() => call(authHandler, loginEvent(), 200)),
+    upload: await counter.count(() =>
+      call(uploadHandler, uploadEvent(varied(basePng, ++uploads), user), 200),
+    ),
+    order_create: await counter.count(async () => {
+      pendingOrder = (await createOrder('channel_c')).id;
+    }),
+    callback_settlement: await counter.count(() => settle(pendingOrder)),
+  };
+  counter.uninstall();
+
+  const me = await paired({
+    iterations: options.meIterations,
+    warmup: 100,
+    prepare: meEvent,
+    subject: (event) => call(authHandler, event, 200),
+    baseline: () => getAccount(),
+  });
+
+  const storedHash = (user.account as { password_hash: string }).password_hash;
+  const login = await paired({
+    iterations: options.loginIterations,
+    warmup: 5,
+    prepare: loginEvent,
+    subject: (event) => call(authHandler, event, 200),
+    baseline: async () => {
+      if (!(await verifyPassword(storedHash, user.password))) throw new Error('verify failed');
+      await getAccount();
+    },
+  });
+
+  // Events are built before timing (API Gateway's work, not ours); the bytes differ every time.
+  const upload = await paired({
+    iterations: options.uploadIterations,
+    warmup: 3,
+    prepare: () => {
+      const bytes = varied(basePng, ++uploads);
+      return { bytes, event: uploadEvent(bytes, user) };
+    },
+    subject: ({ event }) => call(uploadHandler, event, 200),
+    baseline: async ({ bytes }) => {
+      const digest = createHash('sha256').update(bytes).digest('hex');
+      await s3Client().send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: `bench/${digest}.png`,
+          Body: bytes,
+          ContentLength: bytes.length,
+          ContentType: 'image/png',
+        }),
+      );
+    },
+  });
+
+  const orders: string[] = [];
+  const orderCreate = await repeat(options.orderIterations, 5, async () => {
+    orders.push((await createOrder('channel_c')).id);
+  });
+  const settlement = await repeat(Math.min(options.orderIterations, orders.length - 5), 5, () =>
+    settle(orders.shift()!),
+  );
+
+  return {
+    me: figures(me),
+    login: figures(login),
+    upload: { ...figures(upload), file_bytes: UPLOAD_BYTES },
+    order_create_p50_ms: round(median(orderCreate), 3),
+    callback_settlement_p50_ms: round(median(settlement), 3),
+    round_trips,
+  };
+}
