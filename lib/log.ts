@@ -21,6 +21,25 @@ export function configureLogging(options: { level?: LogLevel; sink?: LogSink }):
   if (options.sink) sink = options.sink;
 }
 
+let tap: LogSink | undefined;
+
+/**
+ * Also hands every line, at every level and whatever the level and sink set by `configureLogging`, to
+ * `next` (the test suite's secret scan reads every line this way). One tap at a time; returns the one it
+ * replaces, so a caller can chain to it and put it back. `undefined` removes the tap.
+ */
+export function tapLogging(next: LogSink | undefined): LogSink | undefined {
+  const previous = tap;
+  tap = next;
+  return previous;
+}
+
+function emit(shown: boolean, line: Record<string, unknown>): void {
+  const text = JSON.stringify(line);
+  tap?.(text);
+  if (shown) sink(text);
+}
+
 /** Runs `work` with every log line inside it carrying these context fields. */
 export function withLogContext<T>(context: LogContext, work: () => T): T {
   return requestScope.run({ ...requestScope.getStore(), ...context }, work);
@@ -54,7 +73,8 @@ function describeError(error: unknown): Record<string, unknown> {
 }
 
 function write(level: Exclude<LogLevel, 'silent'>, message: string, fields?: Record<string, unknown>): void {
-  if (RANK[level] < RANK[threshold]) return;
+  const shown = RANK[level] >= RANK[threshold];
+  if (!shown && !tap) return;
   const context = requestScope.getStore();
   const { error, ...rest } = fields ?? {};
   const line: Record<string, unknown> = {
@@ -66,7 +86,7 @@ function write(level: Exclude<LogLevel, 'silent'>, message: string, fields?: Rec
     ...(redact(rest) as Record<string, unknown>),
     ...(error === undefined ? {} : { error: describeError(error) }),
   };
-  sink(JSON.stringify(line));
+  emit(shown, line);
 }
 
 export const log = {
@@ -79,16 +99,15 @@ export const log = {
    * carry the verification code.
    */
   unredacted: (message: string, fields: Record<string, unknown>) => {
-    if (RANK.info < RANK[threshold]) return;
+    const shown = RANK.info >= RANK[threshold];
+    if (!shown && !tap) return;
     const context = requestScope.getStore();
-    sink(
-      JSON.stringify({
-        level: 'info',
-        time: new Date().toISOString(),
-        message,
-        ...(context?.requestId ? { request_id: context.requestId } : {}),
-        ...fields,
-      }),
-    );
+    emit(shown, {
+      level: 'info',
+      time: new Date().toISOString(),
+      message,
+      ...(context?.requestId ? { request_id: context.requestId } : {}),
+      ...fields,
+    });
   },
 };

@@ -7,6 +7,12 @@ import { isoWithOffset } from '../time.ts';
 import type { Plan } from './model.ts';
 
 export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
+
+/**
+ * Plan ids are UUIDs; anything else (an over-long path segment would even exceed DynamoDB's key size and
+ * fail as a 500) names no plan, without asking the table.
+ */
+const PLAN_ID_PATTERN = /^[0-9A-Za-z-]{1,64}$/;
 const PLAN_INDEX = 'plans';
 
 export interface NewPlan {
@@ -49,6 +55,7 @@ export class PlanRepository {
   }
 
   async get(id: string): Promise<Plan | undefined> {
+    if (!PLAN_ID_PATTERN.test(id)) return undefined;
     return fromItem(await this.table.get(planKey(id)));
   }
 
@@ -73,6 +80,7 @@ export class PlanRepository {
   }
 
   async update(id: string, changes: PlanChanges): Promise<Plan> {
+    if (!PLAN_ID_PATTERN.test(id)) throw errors.notFound('Plan not found');
     const names: Record<string, string> = { '#updated': 'updated_at' };
     const values: Record<string, unknown> = { ':updated': isoWithOffset(this.table.clock()) };
     const sets = ['#updated = :updated'];
@@ -99,6 +107,7 @@ export class PlanRepository {
 
   /** Orders copy the plan's name and price, so deleting a plan never changes an existing order. */
   async delete(id: string): Promise<void> {
+    if (!PLAN_ID_PATTERN.test(id)) throw errors.notFound('Plan not found');
     try {
       await this.table.delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' });
     } catch (error) {

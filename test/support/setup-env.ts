@@ -1,10 +1,12 @@
 // Runs before each test file: points the configuration at the shared stand-ins with a table, bucket and
-// data folder of the file's own, so files never see each other's data.
+// data folder of the file's own, so files never see each other's data; and records every response and log
+// line of the file for the run's secret scan (secret-scan.ts, checked in global-setup's teardown).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { configureLogging } from '../../lib/log.ts';
+import { startSecretCapture } from './secret-scan.ts';
 
 const suffix = randomBytes(5).toString('hex');
 process.env.APP_CONFIG = 'test/support/test-config.json';
@@ -19,3 +21,12 @@ mkdirSync(process.env.DATA_DIR, { recursive: true });
 
 // Quiet by default; a test that reads log lines installs its own sink and level.
 configureLogging({ level: 'silent' });
+
+// Every log line (all levels, through a tap that configureLogging does not replace) and every response of
+// every group handler in this process. The secrets a test file sets through the environment (static upload
+// token, bootstrap password) are recorded last, once the file has set them.
+const recordEnvironmentSecrets = startSecretCapture(
+  inject('scratchDir'),
+  expect.getState().testPath ?? `unknown-${suffix}`,
+);
+afterAll(() => recordEnvironmentSecrets());
