@@ -29,6 +29,7 @@ export async function login(
   if (!account || !valid || account.status !== 'active' || account.role !== door) throw badCredentials();
   if (needsRehash(account.password_hash)) await rehash(ctx, account, input.password);
   if (account.totp_enabled) return issueChallenge(ctx, account);
+  // The session is written only after the password verified: a wrong guess never costs a write.
   return ctx.sessionFor(account);
 }
 

@@ -1,6 +1,5 @@
 // TOTP (RFC 6238, SHA-1, 6 digits, 30 s) with otplib 13: secrets sealed by the master key, one step of
 // drift, and a replay guard (a time step once accepted for an account is never accepted again).
-import { generateSecret, generateURI, verify } from 'otplib';
 import { TokenError } from '../auth/tokens.ts';
 import { ConditionFailedError, epochSeconds, type Item } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
@@ -20,6 +19,17 @@ export async function openTotpSecret(ctx: AccountContext, accountId: string, sea
   return (await (await ctx.masterKey()).decrypt(sealed, secretContext(accountId))).toString('utf8');
 }
 
+// otplib (with its hash and base32 modules) is evaluated on first TOTP use, not at every cold start of
+// the auth group: most of its requests never touch TOTP. In the bundle it stays inside.
+let otplib: Promise<typeof import('otplib')> | undefined;
+function loadOtplib(): Promise<typeof import('otplib')> {
+  otplib ??= import('otplib').catch((error: unknown) => {
+    otplib = undefined;
+    throw error;
+  });
+  return otplib;
+}
+
 /** The time step the code belongs to (now, or one step either side), or undefined. */
 export async function matchTotp(
   secret: string,
@@ -27,6 +37,7 @@ export async function matchTotp(
   now: Date,
   lastStep: number | undefined,
 ): Promise<number | undefined> {
+  const { verify } = await loadOtplib();
   try {
     const result = await verify({
       secret,
@@ -170,6 +181,7 @@ export function securityState(account: Account) {
 /** POST /auth/totp/setup: a new pending secret (returned once) and its otpauth link. */
 export async function setupTotp(ctx: AccountContext, account: Account) {
   if (account.totp_enabled) throw errors.conflict('TOTP is already enabled');
+  const { generateSecret, generateURI } = await loadOtplib();
   const secret = generateSecret({ length: 20 });
   const sealed = await sealTotpSecret(ctx, account.id, secret);
   try {

@@ -35,6 +35,16 @@ export type RouteImpls = Record<string, RouteImpl<any, any>>;
 /** Establishes who is calling for a route's auth kind; throws 401/403 AppErrors. */
 export type Authenticator = (request: HttpRequest, kind: AuthKind) => Promise<Principal | undefined>;
 
+/**
+ * The authenticator of a group whose routes all take no credentials (auth kind `none`, or `signed`, which
+ * the route checks itself), so the group need not load the session machinery. createGroupHandler refuses
+ * it for a group with any other route.
+ */
+export const noCredentials: Authenticator = async (_request, kind) => {
+  if (kind === 'none' || kind === 'signed') return undefined;
+  throw new Error(`A route of auth kind ${kind} was served without an authenticator`);
+};
+
 const DEFAULT_JSON_LIMIT = 64 * 1024;
 
 /** Sees every event and the result sent for it (tests use it to scan all responses for secrets). */
@@ -66,6 +76,8 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     const spec = ROUTE_BY_KEY.get(key);
     if (!spec || spec.group !== group)
       throw new Error(`Route ${key} is not a ${group} route in lib/routes.ts`);
+    if (options.authenticate === noCredentials && spec.auth !== 'none' && spec.auth !== 'signed')
+      throw new Error(`Route ${key} takes ${spec.auth} credentials: its group needs an authenticator`);
   }
   const states = new WeakMap<ApiEvent, RequestState>();
   const stateOf = (request: MiddyRequest): RequestState => {

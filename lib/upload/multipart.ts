@@ -138,7 +138,8 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
         return;
       }
       settled = true;
-      const bytes = Buffer.concat(chunks, size);
+      // busboy hands out slices of the body; one slice (a body given whole) is used as it is, not copied.
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
       resolve({ file: { ...file, bytes, sha256: hash.digest('hex'), size }, fields });
     };
 

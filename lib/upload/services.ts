@@ -2,16 +2,16 @@
 // tokens, the static upload.api_token) plugged into the shared authenticator.
 import { AccountRepository } from '../accounts/repository.ts';
 import { useUploaderCredentials } from '../auth/authenticate.ts';
-import { s3Client } from '../aws/s3.ts';
 import { config } from '../config/index.ts';
 import { serviceTable } from '../db/index.ts';
 import type { Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import { ApiTokenService } from './api-tokens.ts';
+import { fileStorage } from './file-storage.ts';
 import { FileRepository } from './files.ts';
 import { MULTIPART_OVERHEAD_BYTES } from './multipart.ts';
-import { FileStorage } from './storage.ts';
+import type { FileStorage } from './storage.ts';
 import { UploadService } from './uploads.ts';
 
 export interface UploadServices {
@@ -67,7 +67,7 @@ export function buildUploadServices(table: Table, storage: FileStorage): UploadS
 let services: UploadServices | undefined;
 
 export function uploadServices(): UploadServices {
-  services ??= buildUploadServices(serviceTable(), new FileStorage(s3Client(), config.bucket_name));
+  services ??= buildUploadServices(serviceTable(), fileStorage());
   return services;
 }
 

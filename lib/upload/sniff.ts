@@ -1,5 +1,5 @@
 // What an upload really is, from its bytes (never the client's header or name), and whether it is allowed.
-import { fileTypeFromBuffer } from 'file-type/core';
+import type { fileTypeFromBuffer as FileTypeFromBuffer } from 'file-type/core';
 import { UploadError } from './errors.ts';
 
 export const IMAGE_KINDS = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
@@ -88,8 +88,23 @@ function plausible(kind: ImageKind, bytes: Buffer): boolean {
   return bytes.length >= 26 && BMP_DIB_HEADER_SIZES.has(bytes.readUInt32LE(14));
 }
 
+// file-type (with its tokenizer, inflate and debug modules) is evaluated on the first sniff, not at every
+// cold start of the upload group, whose other routes never need it. In the bundle it stays inside.
+let sniffer: Promise<typeof FileTypeFromBuffer> | undefined;
+function fileTypeSniffer(): Promise<typeof FileTypeFromBuffer> {
+  sniffer ??= import('file-type/core').then(
+    (module) => module.fileTypeFromBuffer,
+    (error: unknown) => {
+      sniffer = undefined;
+      throw error;
+    },
+  );
+  return sniffer;
+}
+
 /** The sniffed type of `bytes`, or a 415 naming what was found (or `unknown`) and what is allowed. */
 export async function sniffImage(bytes: Buffer, allowed: readonly string[]): Promise<SniffedType> {
+  const fileTypeFromBuffer = await fileTypeSniffer();
   // file-type only reads the first few kilobytes; a malformed header is "not recognised", not a crash.
   let detected: { ext: string; mime: string } | undefined;
   try {

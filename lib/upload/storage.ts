@@ -13,6 +13,9 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 /** Keys are unique (uuid + random suffix) and their bytes never change, so caches may keep them forever. */
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
+/** The payload hash SigV4 signs; when a request carries it, the signer takes it rather than hashing. */
+const CONTENT_SHA256_HEADER = 'x-amz-content-sha256';
+
 /**
  * Presigned uploads land here, never under a record key: nothing under this prefix is served, and the
  * bucket's lifecycle rule (deployment) expires what was never confirmed. Confirm copies the checked bytes
@@ -47,18 +50,31 @@ export class FileStorage {
     readonly bucket: string,
   ) {}
 
-  /** One PutObject of bytes already in memory, with the sniffed type and the immutable cache header. */
-  async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: bytes,
-        ContentLength: bytes.length,
-        ContentType: contentType,
-        CacheControl: IMMUTABLE_CACHE_CONTROL,
-      }),
-    );
+  /**
+   * One PutObject of bytes already in memory, with the sniffed type and the immutable cache header. Given
+   * their SHA-256 (lower-case hex, as the upload already computed it), the request's signature uses it
+   * rather than hashing the bytes a second time (SigV4's x-amz-content-sha256).
+   */
+  async put(key: string, bytes: Buffer, contentType: string, sha256Hex?: string): Promise<void> {
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Body: bytes,
+      ContentLength: bytes.length,
+      ContentType: contentType,
+      CacheControl: IMMUTABLE_CACHE_CONTROL,
+    });
+    if (sha256Hex !== undefined) {
+      command.middlewareStack.add(
+        (next) => async (args) => {
+          const request = args.request as { headers?: Record<string, string> } | undefined;
+          if (request?.headers) request.headers[CONTENT_SHA256_HEADER] = sha256Hex;
+          return next(args);
+        },
+        { step: 'build', name: 'knownPayloadSha256' },
+      );
+    }
+    await this.client.send(command);
   }
 
   /**

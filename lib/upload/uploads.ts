@@ -143,7 +143,7 @@ export class UploadService {
     // and hash claim in one transaction. A private record is visible only to its owner (nobody else knows
     // its id or key yet), so it may exist a moment before its bytes; a failed PutObject takes it back out.
     // A public record shows in the gallery at once, so it is written only after its bytes are stored.
-    const stored = this.storage.put(key, file.bytes, facts.mimeType).then(
+    const stored = this.storage.put(key, file.bytes, facts.mimeType, facts.sha256).then(
       () => undefined,
       (error: unknown) => ({ error }),
     );

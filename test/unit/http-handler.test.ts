@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ok } from '../../lib/http/envelope.ts';
 import { errors } from '../../lib/http/errors.ts';
-import { type Authenticator, createGroupHandler, defineRoute } from '../../lib/http/handler.ts';
+import {
+  type Authenticator,
+  createGroupHandler,
+  defineRoute,
+  noCredentials,
+} from '../../lib/http/handler.ts';
 import { apiEvent, lambdaContext, parseBody } from '../support/events.ts';
 
 const authenticate: Authenticator = async (request, kind) => {
@@ -175,5 +180,34 @@ describe('the handler chain', () => {
         { authenticate },
       ),
     ).toThrow(/not a files route/);
+  });
+
+  it('refuses to build a group without an authenticator when one of its routes takes credentials', () => {
+    // Act
+    const build = () =>
+      createGroupHandler(
+        'auth',
+        { 'GET /auth/me': defineRoute({ run: async () => ok(null) }) },
+        { authenticate: noCredentials },
+      );
+
+    // Assess
+    expect(build).toThrow(/GET \/auth\/me takes session credentials/);
+  });
+
+  it('serves the routes that take no credentials without an authenticator', async () => {
+    // Prepare
+    const files = createGroupHandler(
+      'files',
+      { 'GET /healthz': defineRoute({ run: async () => ok({ status: 'ok' }) }) },
+      { authenticate: noCredentials },
+    );
+
+    // Act
+    const result = await files(apiEvent({ path: '/healthz' }), lambdaContext);
+
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect(parseBody(result)).toEqual({ code: 0, message: 'ok', data: { status: 'ok' } });
   });
 });

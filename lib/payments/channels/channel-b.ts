@@ -1,6 +1,6 @@
 // channel_b wire protocol: WeChat Pay API v3 Native orders and the signed, AES-GCM encrypted pay callback.
-import type { KeyObject } from 'node:crypto';
-import { Aes, Formatter, Rsa, Wechatpay } from 'wechatpay-axios-plugin';
+import { createDecipheriv, createVerify, type KeyObject } from 'node:crypto';
+import type { Wechatpay } from 'wechatpay-axios-plugin';
 import { ChannelConfigError, ChannelRequestError } from './errors.ts';
 import { beijingRfc3339 } from './form.ts';
 import { certificateSerial, loadPrivateKey, loadPublicKey, privateKeyPem } from './keys.ts';
@@ -38,6 +38,11 @@ const MAX_CLOCK_SKEW_SECONDS = 300;
 const DESCRIPTION_MAX_CHARS = 127;
 // The plugin insists on a serial-keyed map; this key stands for "our only platform key" when none is set.
 const UNNAMED_PLATFORM_SERIAL = 'platform-key-without-configured-serial';
+/** AEAD_AES_256_GCM of the callback resource: the 16-byte tag follows the ciphertext (PAYMENTS.md). */
+const GCM_TAG_BYTES = 16;
+// The plugin's own check at construction, kept at construction now that the plugin loads on the first order.
+const CERTS_EXCLUDE_MERCHANT_SERIAL =
+  "The `certs` contains the merchant's certificate serial number which is not allowed here.";
 
 interface SignedMessageHeaders {
   signature: string;
@@ -64,14 +69,37 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
   const platformSerial =
     settings.platformSerialNo?.trim() || certificateSerial(settings.platformPublicKey) || undefined;
 
-  const client = new Wechatpay({
-    mchid: mchId,
-    serial: serialNo,
-    privateKey: privateKeyPem(merchantPrivateKey),
-    certs: { [platformSerial ?? UNNAMED_PLATFORM_SERIAL]: platformPublicKey },
-    baseURL: optionalHttpUrl('apiBaseUrl', settings.apiBaseUrl) ?? 'https://api.mch.weixin.qq.com/',
-    timeout: settings.timeoutMs ?? 5000,
-  });
+  const apiBaseUrl = optionalHttpUrl('apiBaseUrl', settings.apiBaseUrl) ?? 'https://api.mch.weixin.qq.com/';
+  const platformKeyId = platformSerial ?? UNNAMED_PLATFORM_SERIAL;
+  if (platformKeyId === serialNo) {
+    const { AssertionError } = process.getBuiltinModule('node:assert');
+    throw new AssertionError({ message: CERTS_EXCLUDE_MERCHANT_SERIAL });
+  }
+
+  // The SDK (axios and its HTTP stack) loads on the first order, not at cold start: callbacks never need it
+  // (they are verified and decrypted with node:crypto below). It ships beside the bundle (infra/bundling.ts).
+  // Held in a box: the client answers every property (`client.then` is a request path), so a promise
+  // resolving to the client itself would try to await it.
+  let sdkClient: Promise<{ client: Wechatpay }> | undefined;
+  const wechatpayClient = () => {
+    sdkClient ??= import('wechatpay-axios-plugin').then(
+      ({ Wechatpay }) => ({
+        client: new Wechatpay({
+          mchid: mchId,
+          serial: serialNo,
+          privateKey: privateKeyPem(merchantPrivateKey),
+          certs: { [platformKeyId]: platformPublicKey },
+          baseURL: apiBaseUrl,
+          timeout: settings.timeoutMs ?? 5000,
+        }),
+      }),
+      (error: unknown) => {
+        sdkClient = undefined;
+        throw error;
+      },
+    );
+    return sdkClient;
+  };
 
   async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
     const body: Record<string, unknown> = {
@@ -94,6 +122,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
       // The plugin only knows keys by serial; with a single unnamed key we verify the answer ourselves.
       requestConfig.transformResponse = [verifyAnswerWithUnnamedKey(platformPublicKey), parseJsonAnswer];
     }
+    const { client } = await wechatpayClient();
     let answer: { data?: unknown };
     try {
       answer = await client.chain('v3/pay/transactions/native').post(body, requestConfig);
@@ -157,7 +186,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     }
     let plaintext: string;
     try {
-      plaintext = Aes.AesGcm.decrypt(ciphertext, apiV3Key, nonce, associatedData);
+      plaintext = decryptResource(ciphertext, apiV3Key, nonce, associatedData);
     } catch {
       return { kind: 'rejected', reason: 'resource does not decrypt' };
     }
@@ -228,16 +257,26 @@ function isFresh(timestamp: string, now: Date): boolean {
   return skewSeconds <= MAX_CLOCK_SKEW_SECONDS;
 }
 
+/** SHA256-RSA over `timestamp\nnonce\nbody\n` (the signed message of an answer or a callback). */
 function rsaVerifies(headers: SignedMessageHeaders, bodyText: string, publicKey: KeyObject): boolean {
   try {
-    return Rsa.verify(
-      Formatter.response(headers.timestamp, headers.nonce, bodyText),
-      headers.signature,
-      publicKey,
-    );
+    return createVerify('sha256WithRSAEncryption')
+      .update(`${headers.timestamp}\n${headers.nonce}\n${bodyText}\n`)
+      .verify(publicKey, headers.signature, 'base64');
   } catch {
     return false;
   }
+}
+
+/** AEAD_AES_256_GCM with the APIv3 key: base64 of ciphertext + tag; throws unless the tag verifies. */
+function decryptResource(ciphertext: string, key: Buffer, nonce: string, associatedData: string): string {
+  const sealed = Buffer.from(ciphertext, 'base64');
+  if (sealed.length < GCM_TAG_BYTES) throw new Error('resource shorter than its tag');
+  const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: GCM_TAG_BYTES });
+  decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
+  decipher.setAAD(Buffer.from(associatedData));
+  const payload = sealed.subarray(0, sealed.length - GCM_TAG_BYTES);
+  return Buffer.concat([decipher.update(payload), decipher.final()]).toString('utf8');
 }
 
 function parseJsonObject(text: string): Record<string, unknown> | undefined {
