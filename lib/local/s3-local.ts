@@ -66,3 +66,49 @@ function atomicCopies(store: S3rverStore): void {
     return store.getMetadata(destBucket, destKey);
   };
 }
+
+/**
+ * The same stand-in in a child process of its own: S3 is remote in AWS, so a measurement of our code must
+ * not share its thread with the storage server's request handling and file writes (test/perf).
+ */
+export async function startS3LocalProcess(options: { directory: string }): Promise<RunningS3> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), resolve(options.directory)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, S3_LOCAL_CHILD: '1' },
+    },
+  );
+  const endpoint = await new Promise<string>((resolveEndpoint, reject) => {
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /S3_LOCAL_ENDPOINT=(\S+)/.exec(output);
+      if (found) resolveEndpoint(found[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the S3 stand-in exited (${code}) before it listened`)));
+  });
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+// Entry of the child process started above.
+if (
+  process.env.S3_LOCAL_CHILD === '1' &&
+  process.argv[2] &&
+  import.meta.url.endsWith(process.argv[1] ?? '\0')
+) {
+  const running = await startS3Local({ directory: process.argv[2] });
+  process.stdout.write(`S3_LOCAL_ENDPOINT=${running.endpoint}\n`);
+  process.once('SIGTERM', () => void running.stop().then(() => process.exit(0)));
+}

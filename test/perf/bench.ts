@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '../../lib/local/dynamodb-local.ts';
-import { startS3Local } from '../../lib/local/s3-local.ts';
+import { startS3LocalProcess } from '../../lib/local/s3-local.ts';
 import { runColdImport } from './cold-import.ts';
 import { ms, table } from './stats.ts';
 
@@ -87,7 +87,8 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'service-bench-'));
   const [dynamo, s3] = await Promise.all([
     startDynamoLocal(),
-    startS3Local({ directory: join(scratch, 's3') }),
+    // Its own process, as S3 is remote in AWS: its request handling must not share our thread.
+    startS3LocalProcess({ directory: join(scratch, 's3') }),
   ]);
   try {
     // The configuration is read once, at the first import of lib/config: set it before importing any.
