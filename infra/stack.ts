@@ -177,6 +177,17 @@ export const IMAGE_KEY_FUNCTION = `function handler(event) {
   return request;
 }`;
 
+// Runs at the edge on every API request: the viewer's address, written over anything the client sent,
+// in a header the API trusts only with the origin secret (lib/http/event.ts `clientAddress`).
+export const VIEWER_ADDRESS_FUNCTION = `function handler(event) {
+  var request = event.request;
+  request.headers['x-viewer-address'] = { value: event.viewer.ip };
+  return request;
+}`;
+
+/** Groups that use the client's address: the per-IP limit (auth) and channel_c's payer address. */
+const CLIENT_ADDRESS_GROUPS: readonly FunctionGroup[] = ['auth', 'payments'];
+
 export interface ServiceStackProps extends StackProps {
   config: StageConfig;
 }
@@ -190,10 +201,16 @@ export class ServiceStack extends Stack {
   readonly api: HttpApi;
   readonly apiStage: HttpStage;
   readonly distribution: Distribution;
+  /**
+   * The CDN's proof to the API: this stack's own UUID (from its id), stable across deploys, written in no
+   * file, and unknown to anyone outside the account.
+   */
+  readonly originSecret: string;
   readonly callbackUrl: FunctionUrl;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
+    this.originSecret = Fn.select(2, Fn.split('/', this.stackId));
     const { config } = props;
     const { infra } = config;
     const dataRemoval = infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
@@ -323,6 +340,10 @@ export class ServiceStack extends Stack {
 
     ({ api: this.api, stage: this.apiStage } = this.createApi(config));
     this.distribution = this.createDistribution(config, accessLogs);
+
+    for (const group of CLIENT_ADDRESS_GROUPS) {
+      this.functions[group].setSetting('HTTP__TRUSTED_PROXY_SECRET', this.originSecret);
+    }
 
     const baseUrl = infra.baseUrl ?? `https://${this.distribution.distributionDomainName}`;
     for (const group of FUNCTION_GROUPS) {
@@ -459,6 +480,13 @@ export class ServiceStack extends Stack {
   private createDistribution(config: StageConfig, logBucket: Bucket): Distribution {
     const apiOrigin = new HttpOrigin(Fn.select(2, Fn.split('/', this.api.apiEndpoint)), {
       protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
+      // Proves a request came through the CDN, so its viewer-address header may be believed.
+      customHeaders: { 'x-origin-verify': this.originSecret },
+    });
+    const viewerAddress = new CloudFrontFunction(this, 'ViewerAddress', {
+      comment: 'Passes the viewer address to the API (API Gateway sees only the edge server)',
+      code: FunctionCode.fromInline(VIEWER_ADDRESS_FUNCTION),
+      runtime: FunctionRuntime.JS_2_0,
     });
     const imageKey = new CloudFrontFunction(this, 'ImageKey', {
       comment: 'Maps /i/<key> to the object key and refuses anything that is not an image key',
@@ -485,6 +513,7 @@ export class ServiceStack extends Stack {
         // Everything but Host: API Gateway routes by its own host name.
         originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        functionAssociations: [{ function: viewerAddress, eventType: FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
         [IMAGE_PATH_PATTERN]: {

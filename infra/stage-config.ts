@@ -18,6 +18,7 @@ const DEPLOYMENT_OWNED_KEYS = [
   'aws.s3_endpoint',
   'aws.ses_endpoint',
   'payment.notify_base_url',
+  'http.trusted_proxy_secret',
   'port',
   'data_dir',
 ] as const;

@@ -111,6 +111,8 @@ export function createAuthHandler(
   const bootstrap = options.bootstrap ?? config.admin.bootstrap;
   return createGroupHandler('auth', authRoutes(ctx), {
     authenticate: options.authenticate ?? defaultAuthenticate,
+    // The per-IP limit needs the viewer's address, which behind CloudFront only the CDN can name.
+    trustedProxySecret: config.http.trusted_proxy_secret,
     // Once per container, before the first request (race-safe across containers).
     warmUp: async () => {
       await bootstrapAdministrator(ctx(), bootstrap);

@@ -3,6 +3,7 @@
 
 import * as z from 'zod';
 import { authenticate } from '#lib/auth/authenticate.ts';
+import { config } from '#lib/config/index.ts';
 import { PROVIDERS } from '#lib/config/schema.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { errors } from '#lib/http/errors.ts';
@@ -118,5 +119,6 @@ export const handler = createGroupHandler(
         cashierResult(await paymentService().payAtCashier(request.params.id!, request.query.token)),
     }),
   },
-  { authenticate },
+  // channel_c's mapi.php is told the payer's address, which behind CloudFront only the CDN can name.
+  { authenticate, trustedProxySecret: config.http.trusted_proxy_secret },
 );

@@ -91,6 +91,13 @@ export const configSchema = z.object({
       kms_key_id: optionalText,
     })
     .prefault({}),
+  http: z
+    .object({
+      // Set by the deployment (the stack's own id): CloudFront sends it to the API with the viewer's
+      // address, and only a request carrying it may name a client address other than its connection's.
+      trusted_proxy_secret: z.string().min(16, 'must be at least 16 characters').optional(),
+    })
+    .prefault({}),
   log: z.object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
   auth: z
     .object({

@@ -67,6 +67,8 @@ type MiddyRequest = middy.Request<ApiEvent, ApiResult, Error, Context>;
 
 export interface GroupHandlerOptions {
   authenticate: Authenticator;
+  /** The CDN's origin secret (config `http.trusted_proxy_secret`): lets it name the viewer's address. */
+  trustedProxySecret?: string;
   /** Runs once before the first request is served (e.g. settings that must exist). */
   warmUp?: () => Promise<void>;
 }
@@ -89,7 +91,9 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
 
   const resolveRoute: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
     before: async (request) => {
-      const httpRequest = requestFromEvent(request.event);
+      const httpRequest = requestFromEvent(request.event, {
+        trustedProxySecret: options.trustedProxySecret,
+      });
       // API Gateway's `$default` route and Lambda function URLs (the channels' notify address) carry no
       // route: find it from the path, as API Gateway would have, among this group's routes.
       if (httpRequest.routeKey === '$default') {

@@ -16,6 +16,7 @@ import {
   IMAGE_PATH_PATTERN,
   PENDING_UPLOAD_PREFIX,
   type ServiceStack,
+  VIEWER_ADDRESS_FUNCTION,
 } from '../../infra/stack.ts';
 import { loadStageConfig, StageConfigError, stageConfigFrom } from '../../infra/stage-config.ts';
 import { loadConfig } from '../../lib/config/load.ts';
@@ -274,6 +275,38 @@ describe('CDN', () => {
       OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
     );
     expect(config.DefaultCacheBehavior.AllowedMethods).toHaveLength(7);
+  });
+
+  it('names the viewer address to the API, proven by an origin secret only auth and payments hold', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const apiOrigin = config.Origins.find(
+      (candidate: Json) => candidate.Id === config.DefaultCacheBehavior.TargetOriginId,
+    );
+    const proof = apiOrigin.OriginCustomHeaders.find(
+      (header: Json) => header.HeaderName === 'x-origin-verify',
+    );
+    // The stack's own UUID: from its id, in no file.
+    expect(proof.HeaderValue).toEqual({
+      'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }],
+    });
+    for (const group of FUNCTION_GROUPS) {
+      const secret = functionOf(dev, group).Environment.Variables.HTTP__TRUSTED_PROXY_SECRET;
+      if (group === 'auth' || group === 'payments') expect(secret, group).toEqual(proof.HeaderValue);
+      else expect(secret, group).toBeUndefined();
+    }
+
+    const association = (config.DefaultCacheBehavior.FunctionAssociations as Json[])[0]!;
+    expect(association.EventType).toBe('viewer-request');
+    const [functionId] = association.FunctionARN['Fn::GetAtt'] as [string];
+    expect(dev.resources[functionId]!.Properties.FunctionCode).toBe(VIEWER_ADDRESS_FUNCTION);
+    // The edge code overwrites whatever the client sent.
+    const handler = new Function(`${VIEWER_ADDRESS_FUNCTION}; return handler;`)() as (event: Json) => Json;
+    const forged = {
+      request: { headers: { 'x-viewer-address': { value: '10.0.0.1' } } },
+      viewer: { ip: '203.0.113.9' },
+    };
+    expect(handler(forged).headers['x-viewer-address']).toEqual({ value: '203.0.113.9' });
   });
 
   it('gives the CloudFront address to the functions as BASE_URL', () => {
