@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/auth/handler.ts';
 import type { Account } from '../../lib/accounts/repository.ts';
 import { sessionService } from '../../lib/auth/index.ts';
-import { routeKeyOf, routesOf } from '../../lib/routes.ts';
+import { routesOf } from '../../lib/routes.ts';
 import { createTestAccount, type TestAccount } from '../support/accounts.ts';
 import { lambdaContext } from '../support/events.ts';
 import {
   type BatchStats,
-  type Caller,
   type CallerAuth,
+  callerCases,
   eventFor,
   fieldsOf,
   fuzzRoute,
@@ -81,9 +81,7 @@ afterAll(() => {
 });
 
 describe(`hostile input to every account route (seed ${SEED})`, () => {
-  const cases = ROUTES.flatMap((route) =>
-    (['none', 'user', 'admin'] as Caller[]).map((caller) => [routeKeyOf(route), caller, route] as const),
-  );
+  const cases = callerCases(ROUTES);
   it.each(cases)(
     '%s as %s: no 5xx, envelopes only, no state change when rejected',
     async (_key, caller, route) => {

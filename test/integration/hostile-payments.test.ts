@@ -9,11 +9,10 @@ import { routeKeyOf, routesOf } from '../../lib/routes.ts';
 import { createTestAccount, type TestAccount } from '../support/accounts.ts';
 import {
   type BatchStats,
-  type Caller,
-  type CallerAuth,
+  bearerOf,
+  callerCases,
   fieldsOf,
   fuzzRoute,
-  NO_CREDENTIALS,
   SEED,
 } from '../support/hostile-fuzz.ts';
 import { provisionTestStack } from '../support/stack.ts';
@@ -85,16 +84,11 @@ afterAll(() => {
 });
 
 describe(`hostile input to every payment route (seed ${SEED})`, () => {
-  const cases = ROUTES.flatMap((route) =>
-    (['none', 'user', 'admin'] as Caller[]).map((caller) => [routeKeyOf(route), caller, route] as const),
-  );
+  const cases = callerCases(ROUTES);
   it.each(cases)(
     '%s as %s: no 5xx, envelopes only, no state change when rejected',
     async (_key, caller, route) => {
-      const auth: CallerAuth =
-        caller === 'none'
-          ? NO_CREDENTIALS
-          : { kind: 'token', token: () => (caller === 'user' ? user.token : admin.token) };
+      const auth = bearerOf(caller, { user: () => user.token, admin: () => admin.token });
       const handler = route.group === 'payment-callback' ? callbackHandler : paymentsHandler;
       await fuzzRoute({ route, caller, auth, fields: fieldsOf(route, FIELDS), handler, stats });
     },

@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as filesHandler } from '../../functions/files/handler.ts';
 import { handler as uploadHandler } from '../../functions/upload/handler.ts';
 import { buildEvent } from '../../lib/local/server.ts';
-import { routeKeyOf, routesOf } from '../../lib/routes.ts';
+import { routesOf } from '../../lib/routes.ts';
 import { createTestAccount, type TestAccount } from '../support/accounts.ts';
 import { lambdaContext } from '../support/events.ts';
 import {
   type BatchStats,
-  type Caller,
-  type CallerAuth,
+  bearerOf,
+  callerCases,
   differences,
   encodeSegment,
   expectWellFormed,
@@ -20,7 +20,6 @@ import {
   fuzzRoute,
   hostileHeaders,
   hostileString,
-  NO_CREDENTIALS,
   RUNS,
   SEED,
   snapshot,
@@ -56,16 +55,11 @@ afterAll(() => {
 });
 
 describe(`hostile input to every upload and file route (seed ${SEED})`, () => {
-  const cases = ROUTES.flatMap((route) =>
-    (['none', 'user', 'admin'] as Caller[]).map((caller) => [routeKeyOf(route), caller, route] as const),
-  );
+  const cases = callerCases(ROUTES);
   it.each(cases)(
     '%s as %s: no 5xx, envelopes only, no state change when rejected',
     async (_key, caller, route) => {
-      const auth: CallerAuth =
-        caller === 'none'
-          ? NO_CREDENTIALS
-          : { kind: 'token', token: () => (caller === 'user' ? user.token : admin.token) };
+      const auth = bearerOf(caller, { user: () => user.token, admin: () => admin.token });
       const handler = route.group === 'files' ? filesHandler : uploadHandler;
       await fuzzRoute({ route, caller, auth, fields: fieldsOf(route, FIELDS), handler, stats });
     },

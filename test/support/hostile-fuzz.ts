@@ -535,3 +535,15 @@ export function fieldsOf(route: RouteSpec, table: Record<string, readonly string
     route.path.startsWith(`${API_PREFIX}/auth/`) || route.path.startsWith(`${API_PREFIX}/admin/auth/`);
   return table[`${route.method} ${account ? route.path.slice(API_PREFIX.length) : route.path}`] ?? [];
 }
+
+/** Every route crossed with every kind of caller: the fuzz matrix of a hostile-input file. */
+export function callerCases(routes: readonly RouteSpec[]) {
+  const callers: Caller[] = ['none', 'user', 'admin'];
+  return routes.flatMap((route) => callers.map((caller) => [routeKeyOf(route), caller, route] as const));
+}
+
+/** A caller's credentials: none, or the bearer token of the user or administrator of the file. */
+export function bearerOf(caller: Caller, tokens: { user: () => string; admin: () => string }): CallerAuth {
+  if (caller === 'none') return NO_CREDENTIALS;
+  return { kind: 'token', token: caller === 'user' ? tokens.user : tokens.admin };
+}
