@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
+import { SECURITY_HEADERS } from '../http/envelope.ts';
 import type { ApiEvent, ApiResult } from '../http/event.ts';
 import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute } from '../routes.ts';
 
@@ -109,12 +110,7 @@ function lambdaContext(group: FunctionGroup, requestId: string): Context {
 }
 
 function sendEnvelope(response: ServerResponse, status: number, message: string): void {
-  response.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'x-frame-options': 'DENY',
-  });
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' });
   response.end(JSON.stringify({ code: status, message, data: null }));
 }
 
