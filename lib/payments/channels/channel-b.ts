@@ -40,9 +40,6 @@ const DESCRIPTION_MAX_CHARS = 127;
 const UNNAMED_PLATFORM_SERIAL = 'platform-key-without-configured-serial';
 /** AEAD_AES_256_GCM of the callback resource: the 16-byte tag follows the ciphertext (PAYMENTS.md). */
 const GCM_TAG_BYTES = 16;
-// The plugin's own check at construction, kept at construction now that the plugin loads on the first order.
-const CERTS_EXCLUDE_MERCHANT_SERIAL =
-  "The `certs` contains the merchant's certificate serial number which is not allowed here.";
 
 interface SignedMessageHeaders {
   signature: string;
@@ -71,9 +68,13 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
 
   const apiBaseUrl = optionalHttpUrl('apiBaseUrl', settings.apiBaseUrl) ?? 'https://api.mch.weixin.qq.com/';
   const platformKeyId = platformSerial ?? UNNAMED_PLATFORM_SERIAL;
+  // The channel's client refuses a platform key filed under our own certificate's serial (it could not
+  // tell its answers from our requests); say so as a setting problem, before the client ever loads.
   if (platformKeyId === serialNo) {
-    const { AssertionError } = process.getBuiltinModule('node:assert');
-    throw new AssertionError({ message: CERTS_EXCLUDE_MERCHANT_SERIAL });
+    throw new ChannelConfigError(
+      settings.platformSerialNo?.trim() ? 'platformSerialNo' : 'platformPublicKey',
+      'must name the platform key, not the merchant certificate (serial_no)',
+    );
   }
 
   // The SDK (axios and its HTTP stack) loads on the first order, not at cold start: callbacks never need it

@@ -157,6 +157,21 @@ describe('payment settings', () => {
     expect((await put({ channel_b: completeChannelB })).status).toBe(200);
   });
 
+  it('refuses a channel_b platform serial equal to the merchant serial with 400, not a 500', async () => {
+    // Prepare: the channel's client library refuses such a key map at construction.
+    const before = (await read()).json.data;
+
+    // Act
+    const answer = await put({
+      channel_b: { ...completeChannelB, platform_serial_no: completeChannelB.serial_no },
+    });
+
+    // Assess
+    expect(answer.status).toBe(400);
+    expect(answer.json.message).toContain('channel_b.platform_serial_no');
+    expect((await read()).json.data).toEqual(before);
+  });
+
   it('refuses wrong types with 400 naming the field', async () => {
     const answer = await put({ channel_a: { enabled: 'yes' } });
     expect(answer.status).toBe(400);
