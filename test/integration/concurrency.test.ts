@@ -10,14 +10,14 @@ import { logMailer } from '../../lib/mail/mailer.ts';
 import { orderKey } from '../../lib/payments/orders.ts';
 import type { UploadRecord } from '../../lib/upload/index.ts';
 import { incomingKey } from '../../lib/upload/storage.ts';
-import { type PresignResult, pendingKey } from '../../lib/upload/uploads.ts';
+import { pendingKey } from '../../lib/upload/uploads.ts';
 import { authHarness, createTestAccount, type TestAccount } from '../support/accounts.ts';
 import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
 import { findOrphans, listBucket, scanTable } from '../support/faults.ts';
 import { makePng } from '../support/images.ts';
 import { provisionTestStack } from '../support/stack.ts';
 import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
-import { callUpload, uniquePng, uploadInput } from './upload/helpers.ts';
+import { callUpload, presignedUpload, uniquePng, uploadInput } from './upload/helpers.ts';
 
 const N = 50;
 const C_PID = '1001';
@@ -209,21 +209,7 @@ describe(`${N} concurrent duplicates`, () => {
   it('upload confirm: 50 confirms of one key give one record, one object, no incoming leftover', async () => {
     // Prepare
     const owner = await createTestAccount();
-    const { bytes } = uniquePng(makePng);
-    const grant = await callUpload<PresignResult>({
-      method: 'POST',
-      path: '/api/v1/upload/presign',
-      body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
-      headers: owner.headers,
-    });
-    const put = await fetch(grant.body.data.url, {
-      method: 'PUT',
-      body: bytes,
-      // As signed; fetch sets the Content-Length from the body itself.
-      headers: { 'Content-Type': grant.body.data.headers['Content-Type']! },
-    });
-    expect(put.ok).toBe(true);
-    const key = grant.body.data.key;
+    const key = await presignedUpload(owner.headers);
 
     // Act
     const results = await times(N, () =>

@@ -25,7 +25,7 @@ import {
 } from '../../lib/payments/settings.ts';
 import type { UploadRecord } from '../../lib/upload/index.ts';
 import { incomingKey } from '../../lib/upload/storage.ts';
-import { type PresignResult, pendingKey } from '../../lib/upload/uploads.ts';
+import { pendingKey } from '../../lib/upload/uploads.ts';
 import { authHarness, createTestAccount, movableClock, type TestAccount } from '../support/accounts.ts';
 import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
 import {
@@ -44,7 +44,7 @@ import {
 import { makePng } from '../support/images.ts';
 import { provisionTestStack } from '../support/stack.ts';
 import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
-import { callUpload, uniquePng, uploadInput } from './upload/helpers.ts';
+import { callUpload, presignedUpload, uniquePng, uploadInput } from './upload/helpers.ts';
 
 const C_PID = '1001';
 const C_KEY = 'epay-merchant-key-faults';
@@ -252,23 +252,6 @@ async function ownState(owner: TestAccount, before: Set<string>) {
 // ---- confirm: confirmed look-up, read object, copy, record transaction, delete incoming ---------------
 
 describe('upload confirm under faults', () => {
-  async function presignedUpload(owner: TestAccount) {
-    const { bytes } = uniquePng(makePng);
-    const grant = await callUpload<PresignResult>({
-      method: 'POST',
-      path: '/api/v1/upload/presign',
-      body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
-      headers: owner.headers,
-    });
-    const put = await fetch(grant.body.data.url, {
-      method: 'PUT',
-      body: bytes,
-      // As signed; fetch sets the Content-Length from the body itself.
-      headers: { 'Content-Type': 'image/png' },
-    });
-    expect(put.ok).toBe(true);
-    return grant.body.data.key;
-  }
   const confirm = (owner: TestAccount, key: string) =>
     callUpload<UploadRecord>({
       method: 'POST',
@@ -289,7 +272,7 @@ describe('upload confirm under faults', () => {
       it(`${step} fails (${kind}): clean error, the grant still open, no copy; the retry confirms once`, async () => {
         // Prepare
         const owner = await createTestAccount();
-        const key = await presignedUpload(owner);
+        const key = await presignedUpload(owner.headers);
         const injected = onS3 ? s3({ ...fault, error: kind }) : dynamo({ ...fault, error: kind });
 
         // Act
@@ -326,7 +309,7 @@ describe('upload confirm under faults', () => {
     it(`deleting the incoming object fails (${kind}): the confirm still answers the record; confirming again removes it`, async () => {
       // Prepare
       const owner = await createTestAccount();
-      const key = await presignedUpload(owner);
+      const key = await presignedUpload(owner.headers);
       s3({ command: 'DeleteObjectCommand', error: kind, when: mentions('incoming/') });
 
       // Act

@@ -23,15 +23,21 @@ import {
   wechatpayTransaction,
 } from '../../support/fake-gateways/index.ts';
 import { provisionTestStack } from '../../support/stack.ts';
-import { type Answer, call, captureLog, deliverCallback, paidEvents } from './helpers.ts';
+import {
+  A_APP_ID,
+  type Answer,
+  B_API_V3_KEY,
+  B_MCH_ID,
+  B_PLATFORM_SERIAL,
+  C_KEY,
+  C_PID,
+  call,
+  captureLog,
+  deliverCallback,
+  paidEvents,
+} from './helpers.ts';
 
-const A_APP_ID = '2021000000000000';
 const B_APP_ID = 'wxd678efh567hg6787';
-const B_MCH_ID = '1230000109';
-const B_API_V3_KEY = '0123456789abcdef0123456789abcdef';
-const B_PLATFORM_SERIAL = 'PUB_KEY_ID_0112340000000000000000000000000000';
-const C_PID = '1001';
-const C_KEY = 'epay-merchant-key-abc123';
 const NOTIFY_BASE = 'http://localhost:3000/api/v1/payments';
 
 // Generated once for the file (RSA generation is the slow part).

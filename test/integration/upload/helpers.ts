@@ -6,8 +6,9 @@ import { handler as filesHandler } from '../../../functions/files/handler.ts';
 import { handler as uploadHandler } from '../../../functions/upload/handler.ts';
 import { s3Client } from '../../../lib/aws/s3.ts';
 import { config } from '../../../lib/config/index.ts';
+import type { PresignResult } from '../../../lib/upload/uploads.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '../../support/events.ts';
-import { buildMultipart, type MultipartPart } from '../../support/images.ts';
+import { buildMultipart, type MultipartPart, makePng } from '../../support/images.ts';
 
 export interface Envelope<T = unknown> {
   code: number;
@@ -90,4 +91,23 @@ export function uniquePng(make: (w: number, h: number, rgb: [number, number, num
   const width = 2 + Math.floor(Math.random() * 30);
   const height = 2 + Math.floor(Math.random() * 30);
   return { bytes: make(width, height, rgb), width, height };
+}
+
+/** Presigns a fresh PNG for the owner and PUTs it as a client would; returns the key to confirm. */
+export async function presignedUpload(headers: Record<string, string>): Promise<string> {
+  const { bytes } = uniquePng(makePng);
+  const grant = await callUpload<PresignResult>({
+    method: 'POST',
+    path: '/api/v1/upload/presign',
+    body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
+    headers,
+  });
+  const put = await fetch(grant.body.data.url, {
+    method: 'PUT',
+    body: bytes,
+    // As signed; fetch sets the Content-Length from the body itself.
+    headers: { 'Content-Type': grant.body.data.headers['Content-Type']! },
+  });
+  if (!put.ok) throw new Error(`presigned PUT answered ${put.status}`);
+  return grant.body.data.key;
 }
