@@ -5,7 +5,8 @@ import { errors } from '../http/errors.ts';
 import { codeMail, emailChangedMail } from '../mail/templates.ts';
 import { CODE_TTL_SECONDS } from './codes.ts';
 import { type AccountContext, accountChanged, sameAddress } from './context.ts';
-import { type Account, accountKey, claimItem, publicAccount, releaseItem } from './repository.ts';
+import { claimItem, releaseItem } from './identifiers.ts';
+import { type Account, publicAccount } from './repository.ts';
 
 const boundElsewhere = () => errors.conflict('email: is already bound to another account');
 
@@ -33,25 +34,6 @@ export async function sendEmailCode(ctx: AccountContext, account: Account, input
   return { expires_at: ctx.expiresIn((expiresAt.getTime() - ctx.now().getTime()) / 1000) };
 }
 
-/** The account update every e-mail change makes, guarded by `updated_at` (optimistic lock). */
-function accountUpdate(account: Account, email: string | null, verified: boolean, now: string): TransactItem {
-  return {
-    Update: {
-      Key: accountKey(account.id),
-      UpdateExpression: 'SET email = :email, email_verified = :verified, updated_at = :now',
-      ConditionExpression: 'attribute_exists(pk) AND updated_at = :previous AND #status = :active',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':email': email,
-        ':verified': verified,
-        ':now': now,
-        ':previous': account.updated_at,
-        ':active': 'active',
-      },
-    },
-  };
-}
-
 /**
  * POST /auth/email/verify `{email, code, password?}`: binds and verifies. Changing an already verified
  * address needs the current password and sends a change notice to the old address.
@@ -75,7 +57,7 @@ export async function verifyEmail(
   }
   const checked = await ctx.codes.check('email_bind', account.id, input.code, { target: input.email });
   const now = ctx.now().toISOString();
-  const items: TransactItem[] = [accountUpdate(account, input.email, true, now)];
+  const items: TransactItem[] = [ctx.accounts.emailChangeItem(account, input.email, true, now)];
   let claimIndex = -1;
   if (!sameAddress(account.email, input.email)) {
     claimIndex = items.push(claimItem(input.email, account.id, 'email')) - 1;
@@ -105,7 +87,7 @@ export async function unbindEmail(ctx: AccountContext, account: Account, input: 
   if (!account.email) throw errors.conflict('No e-mail is bound to this account');
   try {
     await ctx.table.transact([
-      accountUpdate(account, null, false, ctx.now().toISOString()),
+      ctx.accounts.emailChangeItem(account, null, false, ctx.now().toISOString()),
       releaseItem(account.email, account.id),
     ]);
   } catch (error) {

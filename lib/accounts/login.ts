@@ -3,10 +3,10 @@
 import { hashPassword, needsRehash, verifyPassword } from '../auth/passwords.ts';
 import { ConditionFailedError } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
-import type { Role } from '../http/types.ts';
 import { log } from '../log.ts';
 import type { AccountContext } from './context.ts';
-import { type Account, accountKey } from './repository.ts';
+import type { Role } from './model.ts';
+import type { Account } from './repository.ts';
 import { issueChallenge } from './totp.ts';
 
 export const badCredentials = () => errors.unauthorized('Invalid username or password');
@@ -37,11 +37,7 @@ export async function login(
 async function rehash(ctx: AccountContext, account: Account, password: string): Promise<void> {
   const fresh = await hashPassword(password);
   try {
-    await ctx.table.update(accountKey(account.id), {
-      UpdateExpression: 'SET password_hash = :fresh',
-      ConditionExpression: 'password_hash = :old',
-      ExpressionAttributeValues: { ':fresh': fresh, ':old': account.password_hash },
-    });
+    await ctx.accounts.rehashPassword(account.id, account.password_hash, fresh);
     account.password_hash = fresh;
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;

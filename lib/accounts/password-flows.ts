@@ -6,7 +6,7 @@ import { errors } from '../http/errors.ts';
 import { codeMail } from '../mail/templates.ts';
 import { CODE_TTL_SECONDS, invalidCode } from './codes.ts';
 import { type AccountContext, accountChanged, sameAddress } from './context.ts';
-import { type Account, accountKey, fromAccountItem } from './repository.ts';
+import type { Account } from './repository.ts';
 
 /** POST /auth/password `{current_password, new_password}`: answers a fresh session (the old ones end). */
 export async function changePassword(
@@ -24,20 +24,7 @@ export async function changePassword(
   const passwordHash = await hashPassword(input.new_password);
   let updated: Account;
   try {
-    updated = fromAccountItem(
-      await ctx.table.update(accountKey(account.id), {
-        UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD session_epoch :one',
-        ConditionExpression: 'attribute_exists(pk) AND password_hash = :old AND #status = :active',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':hash': passwordHash,
-          ':old': account.password_hash,
-          ':now': ctx.now().toISOString(),
-          ':one': 1,
-          ':active': 'active',
-        },
-      }),
-    )!;
+    updated = await ctx.accounts.changePasswordHash(account, passwordHash);
   } catch (error) {
     if (error instanceof ConditionFailedError) throw accountChanged();
     throw error;
@@ -93,27 +80,7 @@ export async function resetPassword(
   const account = checked.item.account_id ? await ctx.accounts.get(checked.item.account_id) : undefined;
   if (!account?.email || !sameAddress(account.email, input.email)) throw resetRefused();
   try {
-    await ctx.table.transact([
-      {
-        Update: {
-          Key: accountKey(account.id),
-          UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD session_epoch :one',
-          // Still this account's verified address, and still active.
-          ConditionExpression:
-            'attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':hash': passwordHash,
-            ':now': ctx.now().toISOString(),
-            ':one': 1,
-            ':true': true,
-            ':active': 'active',
-            ':email': account.email,
-          },
-        },
-      },
-      checked.consume,
-    ]);
+    await ctx.table.transact([ctx.accounts.resetPasswordItem(account, passwordHash), checked.consume]);
   } catch (error) {
     if (error instanceof ConditionFailedError) throw resetRefused();
     throw error;

@@ -1,29 +1,13 @@
-// Account records and the identifier claims that keep usernames and e-mails unique in one namespace.
+// Account records and every write to them; new accounts claim their identifiers in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { ConditionFailedError, type Item, type Table, type TransactItem } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
-import type { Role } from '../http/types.ts';
 import { isoWithOffset } from '../time.ts';
+import { claimItem, identifierKey } from './identifiers.ts';
+import type { Account, Role } from './model.ts';
 
-export interface Account {
-  id: string;
-  username: string;
-  email: string | null;
-  email_verified: boolean;
-  role: Role;
-  password_hash: string;
-  status: 'active' | 'disabled';
-  /** Bumped to end every session of the account at once (password change or reset). */
-  session_epoch: number;
-  totp_enabled: boolean;
-  /** TOTP secrets, sealed with the master key. */
-  totp_secret_enc?: string;
-  totp_pending_enc?: string;
-  /** The last TOTP time step accepted: a step is never accepted twice (replay guard). */
-  totp_last_step?: number;
-  created_at: string;
-  updated_at: string;
-}
+export { claimItem, identifierKey, releaseItem } from './identifiers.ts';
+export type { Account, Role } from './model.ts';
 
 /** What clients see of an account (DESIGN.md 5): never the hash, secrets or internal counters. */
 export interface PublicAccount {
@@ -51,9 +35,6 @@ export function publicAccount(account: Account): PublicAccount {
 
 export const accountKey = (id: string) => ({ pk: `account#${id}`, sk: 'account' });
 
-/** Usernames and e-mails share this key space, compared case-insensitively (SPEC.md 2.1 rule 1). */
-export const identifierKey = (value: string) => ({ pk: `ident#${value.trim().toLowerCase()}`, sk: 'ident' });
-
 const ADMIN_INDEX = 'role#admin';
 
 function toItem(account: Account): Item & { pk: string; sk: string } {
@@ -73,22 +54,14 @@ function fromItem(item: Item | undefined): Account | undefined {
   return rest as unknown as Account;
 }
 
-export function claimItem(value: string, accountId: string, kind: 'username' | 'email'): TransactItem {
+/**
+ * Records TOTP time step `step` as used, only if no later-or-equal step was used before: the replay guard
+ * shared by every write that accepts a code.
+ */
+function stepGuard(step: number) {
   return {
-    Put: {
-      Item: { ...identifierKey(value), account_id: accountId, kind },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
-}
-
-export function releaseItem(value: string, accountId: string): TransactItem {
-  return {
-    Delete: {
-      Key: identifierKey(value),
-      ConditionExpression: 'account_id = :id',
-      ExpressionAttributeValues: { ':id': accountId },
-    },
+    condition: '(attribute_not_exists(totp_last_step) OR totp_last_step < :step)',
+    values: { ':step': step },
   };
 }
 
@@ -172,6 +145,159 @@ export class AccountRepository {
 
   async anyAdmin(): Promise<boolean> {
     return (await this.firstAdmin()) !== undefined;
+  }
+
+  // ---- writes: each throws ConditionFailedError when the account is no longer as its caller read it ----
+
+  /** Stores a new sealed TOTP secret awaiting its first code; only while TOTP is off. */
+  async setPendingTotpSecret(accountId: string, sealed: string): Promise<void> {
+    await this.table.update(accountKey(accountId), {
+      UpdateExpression: 'SET totp_pending_enc = :sealed, updated_at = :now',
+      ConditionExpression: 'attribute_exists(pk) AND totp_enabled = :false',
+      ExpressionAttributeValues: { ':sealed': sealed, ':now': this.now(), ':false': false },
+    });
+  }
+
+  /** The pending secret (still the one the code was checked against) becomes the account's. */
+  async enableTotp(accountId: string, pending: string, step: number): Promise<Account> {
+    const guard = stepGuard(step);
+    return this.updated(accountId, {
+      UpdateExpression:
+        'SET totp_enabled = :true, totp_secret_enc = :pending, totp_last_step = :step, updated_at = :now REMOVE totp_pending_enc',
+      ConditionExpression: `attribute_exists(pk) AND totp_enabled = :false AND totp_pending_enc = :pending AND ${guard.condition}`,
+      ExpressionAttributeValues: {
+        ...guard.values,
+        ':true': true,
+        ':false': false,
+        ':pending': pending,
+        ':now': this.now(),
+      },
+    });
+  }
+
+  /** Turns TOTP off if `secret` is still the account's; `step`, when a code was given, is spent. */
+  async disableTotp(accountId: string, secret: string, step: number | undefined): Promise<Account> {
+    const guard = step === undefined ? undefined : stepGuard(step);
+    return this.updated(accountId, {
+      UpdateExpression: `SET totp_enabled = :false, updated_at = :now${guard ? ', totp_last_step = :step' : ''} REMOVE totp_secret_enc, totp_pending_enc`,
+      ConditionExpression: `attribute_exists(pk) AND totp_enabled = :true AND totp_secret_enc = :secret${guard ? ` AND ${guard.condition}` : ''}`,
+      ExpressionAttributeValues: {
+        ...(guard?.values ?? {}),
+        ':true': true,
+        ':false': false,
+        ':secret': secret,
+        ':now': this.now(),
+      },
+    });
+  }
+
+  /**
+   * The account half of a TOTP login: spends `step`, provided TOTP is still on, no session-ending change
+   * happened since the challenge was issued, and the account is active. Joins the challenge's deletion.
+   */
+  totpLoginStepItem(account: Account, step: number): TransactItem {
+    const guard = stepGuard(step);
+    return {
+      Update: {
+        Key: accountKey(account.id),
+        UpdateExpression: 'SET totp_last_step = :step',
+        ConditionExpression: `${guard.condition} AND totp_enabled = :true AND session_epoch = :sep AND #status = :active`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ...guard.values,
+          ':true': true,
+          ':sep': account.session_epoch,
+          ':active': 'active',
+        },
+      },
+    };
+  }
+
+  /** A new password hash that ends every session (epoch bump); only over the hash the caller checked. */
+  async changePasswordHash(account: Account, passwordHash: string): Promise<Account> {
+    return this.updated(account.id, {
+      UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD session_epoch :one',
+      ConditionExpression: 'attribute_exists(pk) AND password_hash = :old AND #status = :active',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':hash': passwordHash,
+        ':old': account.password_hash,
+        ':now': this.now(),
+        ':one': 1,
+        ':active': 'active',
+      },
+    });
+  }
+
+  /**
+   * The account half of a password reset: new hash and session epoch bump, provided `account.email` is
+   * still its verified address and it is active. Joins the reset code's consumption.
+   */
+  resetPasswordItem(account: Account, passwordHash: string): TransactItem {
+    return {
+      Update: {
+        Key: accountKey(account.id),
+        UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD session_epoch :one',
+        ConditionExpression:
+          'attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':hash': passwordHash,
+          ':now': this.now(),
+          ':one': 1,
+          ':true': true,
+          ':active': 'active',
+          ':email': account.email,
+        },
+      },
+    };
+  }
+
+  /**
+   * The same password under current hashing parameters: no epoch bump (sessions stay), and only if the
+   * stored hash is still `previousHash`.
+   */
+  async rehashPassword(accountId: string, previousHash: string, freshHash: string): Promise<void> {
+    await this.table.update(accountKey(accountId), {
+      UpdateExpression: 'SET password_hash = :fresh',
+      ConditionExpression: 'password_hash = :old',
+      ExpressionAttributeValues: { ':fresh': freshHash, ':old': previousHash },
+    });
+  }
+
+  /**
+   * The account half of every e-mail change, guarded by `updated_at` (optimistic lock); joins the claim
+   * and release of the addresses. `updatedAt` comes from the caller, which answers the record as written.
+   */
+  emailChangeItem(
+    account: Account,
+    email: string | null,
+    verified: boolean,
+    updatedAt: string,
+  ): TransactItem {
+    return {
+      Update: {
+        Key: accountKey(account.id),
+        UpdateExpression: 'SET email = :email, email_verified = :verified, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND updated_at = :previous AND #status = :active',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':email': email,
+          ':verified': verified,
+          ':now': updatedAt,
+          ':previous': account.updated_at,
+          ':active': 'active',
+        },
+      },
+    };
+  }
+
+  private now(): string {
+    return this.table.clock().toISOString();
+  }
+
+  private async updated(accountId: string, update: Parameters<Table['update']>[1]): Promise<Account> {
+    return fromItem(await this.table.update(accountKey(accountId), update))!;
   }
 }
 

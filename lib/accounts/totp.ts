@@ -1,11 +1,11 @@
 // TOTP (RFC 6238, SHA-1, 6 digits, 30 s) with otplib 13: secrets sealed by the master key, one step of
 // drift, and a replay guard (a time step once accepted for an account is never accepted again).
 import { TokenError } from '../auth/tokens.ts';
-import { ConditionFailedError, epochSeconds, type Item } from '../db/repository.ts';
+import { ConditionFailedError, epochSeconds } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import { isoWithOffset } from '../time.ts';
 import { type AccountContext, accountChanged } from './context.ts';
-import { type Account, accountKey, fromAccountItem } from './repository.ts';
+import type { Account } from './repository.ts';
 
 export const TOTP_PERIOD_SECONDS = 30;
 
@@ -52,14 +52,6 @@ export async function matchTotp(
   } catch {
     return undefined;
   }
-}
-
-/** Condition and update that record `step` as used, only if no later-or-equal step was used before. */
-function stepGuard(step: number) {
-  return {
-    condition: '(attribute_not_exists(totp_last_step) OR totp_last_step < :step)',
-    values: { ':step': step },
-  };
 }
 
 const invalidTotp = () => errors.badRequest('code: is invalid');
@@ -141,24 +133,10 @@ export async function verifyChallenge(
   const secret = await openTotpSecret(ctx, account.id, account.totp_secret_enc);
   const step = await matchTotp(secret, input.code, now, account.totp_last_step);
   if (step === undefined) throw errors.unauthorized('code: is invalid');
-  const guard = stepGuard(step);
   try {
     await ctx.table.transact([
       { Delete: { Key: challengeKey(claims.jti), ConditionExpression: 'attribute_exists(pk)' } },
-      {
-        Update: {
-          Key: accountKey(account.id),
-          UpdateExpression: 'SET totp_last_step = :step',
-          ConditionExpression: `${guard.condition} AND totp_enabled = :true AND session_epoch = :sep AND #status = :active`,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ...guard.values,
-            ':true': true,
-            ':sep': account.session_epoch,
-            ':active': 'active',
-          },
-        },
-      },
+      ctx.accounts.totpLoginStepItem(account, step),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailedError) throw errors.unauthorized('code: is invalid');
@@ -185,11 +163,7 @@ export async function setupTotp(ctx: AccountContext, account: Account) {
   const secret = generateSecret({ length: 20 });
   const sealed = await sealTotpSecret(ctx, account.id, secret);
   try {
-    await ctx.table.update(accountKey(account.id), {
-      UpdateExpression: 'SET totp_pending_enc = :sealed, updated_at = :now',
-      ConditionExpression: 'attribute_exists(pk) AND totp_enabled = :false',
-      ExpressionAttributeValues: { ':sealed': sealed, ':now': ctx.now().toISOString(), ':false': false },
-    });
+    await ctx.accounts.setPendingTotpSecret(account.id, sealed);
   } catch (error) {
     if (error instanceof ConditionFailedError) throw errors.conflict('TOTP is already enabled');
     throw error;
@@ -207,26 +181,14 @@ export async function enableTotp(ctx: AccountContext, account: Account, input: {
   const secret = await openTotpSecret(ctx, account.id, pending);
   const step = await matchTotp(secret, input.code, ctx.now(), account.totp_last_step);
   if (step === undefined) throw invalidTotp();
-  const guard = stepGuard(step);
-  let updated: Item;
+  let updated: Account;
   try {
-    updated = await ctx.table.update(accountKey(account.id), {
-      UpdateExpression:
-        'SET totp_enabled = :true, totp_secret_enc = :pending, totp_last_step = :step, updated_at = :now REMOVE totp_pending_enc',
-      ConditionExpression: `attribute_exists(pk) AND totp_enabled = :false AND totp_pending_enc = :pending AND ${guard.condition}`,
-      ExpressionAttributeValues: {
-        ...guard.values,
-        ':true': true,
-        ':false': false,
-        ':pending': pending,
-        ':now': ctx.now().toISOString(),
-      },
-    });
+    updated = await ctx.accounts.enableTotp(account.id, pending, step);
   } catch (error) {
     if (error instanceof ConditionFailedError) throw invalidTotp();
     throw error;
   }
-  return securityState(fromAccountItem(updated)!);
+  return securityState(updated);
 }
 
 /** POST /auth/totp/disable `{code}` or `{password}`: each one given must be right. */
@@ -247,26 +209,16 @@ export async function disableTotp(
   if (input.password !== undefined && !(await verifyPassword(account.password_hash, input.password))) {
     throw errors.badRequest('password: is incorrect');
   }
-  const guard = step === undefined ? undefined : stepGuard(step);
-  let updated: Item;
+  let updated: Account;
   try {
-    updated = await ctx.table.update(accountKey(account.id), {
-      UpdateExpression: `SET totp_enabled = :false, updated_at = :now${guard ? ', totp_last_step = :step' : ''} REMOVE totp_secret_enc, totp_pending_enc`,
-      ConditionExpression: `attribute_exists(pk) AND totp_enabled = :true AND totp_secret_enc = :secret${guard ? ` AND ${guard.condition}` : ''}`,
-      ExpressionAttributeValues: {
-        ...(guard?.values ?? {}),
-        ':true': true,
-        ':false': false,
-        ':secret': account.totp_secret_enc,
-        ':now': ctx.now().toISOString(),
-      },
-    });
+    updated = await ctx.accounts.disableTotp(account.id, account.totp_secret_enc, step);
   } catch (error) {
     if (error instanceof ConditionFailedError) {
-      if (guard) throw invalidTotp();
+      // A code's step may have been spent meanwhile: the code then no longer counts.
+      if (step !== undefined) throw invalidTotp();
       throw accountChanged();
     }
     throw error;
   }
-  return securityState(fromAccountItem(updated)!);
+  return securityState(updated);
 }

@@ -62,12 +62,18 @@ export class Table {
     readonly clock: Clock = () => new Date(),
   ) {}
 
-  /** The item, or undefined when absent or past its `expires_at`. */
-  async get<T extends Item = Item>(key: Key, options: { consistent?: boolean } = {}): Promise<T | undefined> {
+  /**
+   * The item, or undefined when absent or past its `expires_at`. `includeExpired` answers an expired item
+   * as stored, for callers that must clean up after it rather than treat it as gone.
+   */
+  async get<T extends Item = Item>(
+    key: Key,
+    options: { consistent?: boolean; includeExpired?: boolean } = {},
+  ): Promise<T | undefined> {
     const { Item: item } = await this.client.send(
       new GetCommand({ TableName: this.name, Key: key, ConsistentRead: options.consistent ?? true }),
     );
-    if (!item || isExpired(item, this.clock())) return undefined;
+    if (!item || (!options.includeExpired && isExpired(item, this.clock()))) return undefined;
     return item as T;
   }
 

@@ -16,7 +16,17 @@ export type ErrorName =
   | 'internal'
   | 'not_implemented'
   | 'service_unavailable'
-  | 'bad_gateway';
+  | 'bad_gateway'
+  /** A payment channel's settings cannot work (400, shown: it names the setting, never its value). */
+  | 'invalid_channel_setting'
+  /** A payment channel's gateway failed or answered untrustworthily (502, not shown: gateway details). */
+  | 'channel_request_failed'
+  /** A signed token (session, challenge, cashier link) that is forged, malformed or expired (401). */
+  | 'invalid_token'
+  /** A genuine token of another scope, e.g. a login challenge used as a session (403). */
+  | 'wrong_token_scope'
+  /** A function reached for a resource its group does not declare (500, not shown: a wiring bug). */
+  | 'missing_need';
 
 /**
  * An error the service means to send. `expose` false keeps the message in the log only and sends the
@@ -42,6 +52,77 @@ export class AppError extends Error {
     this.expose = options.expose ?? status < 500;
     this.data = options.data ?? null;
     this.headers = options.headers ?? {};
+  }
+}
+
+// ---- errors raised below the HTTP layer, each already carrying the answer it becomes --------------
+
+export type UploadErrorStatus = 400 | 413 | 415;
+
+const UPLOAD_ERROR_NAMES = {
+  400: 'bad_request',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+} as const satisfies Record<UploadErrorStatus, ErrorName>;
+
+/**
+ * The upload byte pipeline's one error: the request or the bytes are at fault. The message names the part
+ * or field first (`file: is empty`) and is shown as is; a 413 sets `limitBytes`, reported as `limit_bytes`.
+ */
+export class UploadError extends AppError {
+  declare readonly status: UploadErrorStatus;
+  readonly limitBytes: number | undefined;
+
+  constructor(
+    status: UploadErrorStatus,
+    message: string,
+    options: { cause?: unknown; limitBytes?: number } = {},
+  ) {
+    super(status, UPLOAD_ERROR_NAMES[status], message, {
+      cause: options.cause,
+      data: status === 413 && options.limitBytes !== undefined ? { limit_bytes: options.limitBytes } : null,
+    });
+    this.name = 'UploadError';
+    this.limitBytes = options.limitBytes;
+  }
+}
+
+/**
+ * Payment channel settings that cannot work (missing, unparsable or wrongly sized credentials): a 400 in
+ * the shape of a validation failure of `field`. The message never repeats the value, so it is safe to log
+ * and to show an administrator.
+ */
+export class ChannelConfigError extends AppError {
+  readonly field: string;
+  readonly problem: string;
+
+  constructor(field: string, problem: string) {
+    super(400, 'invalid_channel_setting', `${field}: ${problem}`, {
+      data: { fields: [{ field, message: problem }] },
+    });
+    this.name = 'ChannelConfigError';
+    this.field = field;
+    this.problem = problem;
+  }
+}
+
+/**
+ * A payment gateway call that failed: transport error, non-success answer, or an answer whose signature
+ * does not verify. A 502 whose message stays in the log (it describes the gateway's answer); `detail`
+ * carries the gateway's own error code when there is one, never credentials.
+ */
+export class ChannelRequestError extends AppError {
+  readonly provider: string;
+  readonly detail: string | undefined;
+
+  constructor(provider: string, message: string, options: { detail?: string; cause?: unknown } = {}) {
+    super(502, 'channel_request_failed', `${provider}: ${message}`, {
+      expose: false,
+      cause: options.cause,
+    });
+    this.name = 'ChannelRequestError';
+    this.provider = provider;
+    this.detail = options.detail;
   }
 }
 
@@ -83,6 +164,12 @@ export const errors = {
     new AppError(501, 'not_implemented', `${what} is not implemented yet`, { expose: true }),
   badGateway: (message: string, cause?: unknown) =>
     new AppError(502, 'bad_gateway', message, { expose: true, cause }),
+  /** A new order the channel refused or never heard of: the order is kept (failed), its id is shown. */
+  channelUnavailable: (orderId: string, provider: string) =>
+    new AppError(502, 'bad_gateway', 'payment channel unavailable', {
+      expose: true,
+      data: { order_id: orderId, provider },
+    }),
   serviceUnavailable: (message: string, cause?: unknown) =>
     new AppError(503, 'service_unavailable', message, { expose: true, cause }),
 } as const;

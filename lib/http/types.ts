@@ -1,8 +1,8 @@
 // Plain request/response shapes the route implementations see: no Lambda event types beyond lib/http.
-import type { Account } from '../accounts/repository.ts';
+import type { Account, Role } from '../accounts/model.ts';
 import type { Envelope } from './envelope.ts';
 
-export type Role = 'user' | 'admin';
+export type { Role };
 
 /** Who is calling, once authentication has run. */
 export interface Principal {

@@ -2,15 +2,15 @@
 // channel when enabled and complete. Rebuilt whenever the stored settings change (hot reload).
 import type { Provider } from '../config/index.ts';
 import { PROVIDERS } from '../config/schema.ts';
+import { ChannelConfigError } from '../http/errors.ts';
 import { log } from '../log.ts';
-import { ChannelConfigError } from './channels/errors.ts';
 import { createChannelA, createChannelB, createChannelC } from './channels/index.ts';
 import type { ChannelAdapter } from './channels/types.ts';
 import {
   CHANNELS,
   type ChannelName,
   checkSettingFormats,
-  configErrorToAppError,
+  inChannelSettings,
   isProductionStage,
   type PaymentSettings,
   type PaymentSettingsStore,
@@ -106,7 +106,7 @@ export function buildRegistry(
       registered.add(name);
     } catch (error) {
       if (!(error instanceof ChannelConfigError)) throw error;
-      if (options.strict) throw configErrorToAppError(name, error);
+      if (options.strict) throw inChannelSettings(name, error);
       log.warn('payment channel enabled but not registered', { channel: name, problem: error.message });
     }
   }

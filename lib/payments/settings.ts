@@ -5,9 +5,8 @@ import type { AppConfig, Provider } from '../config/index.ts';
 import { PROVIDERS } from '../config/schema.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import { ConditionFailedError, type Table } from '../db/repository.ts';
-import { type AppError, errors } from '../http/errors.ts';
+import { ChannelConfigError, errors } from '../http/errors.ts';
 import { isoWithOffset } from '../time.ts';
-import { ChannelConfigError } from './channels/errors.ts';
 import { loadPrivateKey, loadPublicKey } from './channels/keys.ts';
 import { optionalHttpUrl } from './channels/settings.ts';
 
@@ -189,14 +188,12 @@ export function snakeField(field: string): string {
   return field.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 }
 
-export function settingsError(channel: string, field: string, problem: string): AppError {
-  return errors.validation([{ field: `${channel}.${field}`, message: problem }]);
-}
-
-/** A ChannelConfigError from an adapter becomes a 400 naming the setting, never its value. */
-export function configErrorToAppError(channel: ChannelName, error: ChannelConfigError): AppError {
-  const problem = error.message.slice(error.field.length + 2) || 'is invalid';
-  return settingsError(channel, snakeField(error.field), problem);
+/**
+ * An adapter's ChannelConfigError restated under the name the settings interface uses for the field
+ * (`apiV3Key` of channel_b -> `channel_b.api_v3_key`): the 400 an administrator sees.
+ */
+export function inChannelSettings(channel: ChannelName, error: ChannelConfigError): ChannelConfigError {
+  return new ChannelConfigError(`${channel}.${snakeField(error.field)}`, error.problem || 'is invalid');
 }
 
 /**
@@ -222,7 +219,7 @@ export function checkSettingFormats(settings: PaymentSettings, stage: string): v
         }
       }
     } catch (error) {
-      if (error instanceof ChannelConfigError) throw configErrorToAppError(name, error);
+      if (error instanceof ChannelConfigError) throw inChannelSettings(name, error);
       throw error;
     }
   }

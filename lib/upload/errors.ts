@@ -1,27 +1,8 @@
-// The one error type of the upload byte pipeline: a client-caused failure with the HTTP status it maps to.
+// The upload pipeline's wording of its failures; UploadError itself (status, name, shown message) lives in
+// the HTTP error catalogue, so a rejection reaches the client as thrown.
+import { UploadError } from '../http/errors.ts';
 
-export type UploadErrorStatus = 400 | 413 | 415;
-
-/**
- * Thrown (as a rejection) by every function in lib/upload when the request or the bytes are at fault.
- * The message names the part or field first (`file: is empty`) so the HTTP layer can send it as is;
- * `limitBytes` is set on 413s so that layer can report the limit without parsing the message.
- */
-export class UploadError extends Error {
-  readonly status: UploadErrorStatus;
-  readonly limitBytes: number | undefined;
-
-  constructor(
-    status: UploadErrorStatus,
-    message: string,
-    options: { cause?: unknown; limitBytes?: number } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'UploadError';
-    this.status = status;
-    this.limitBytes = options.limitBytes;
-  }
-}
+export { UploadError, type UploadErrorStatus } from '../http/errors.ts';
 
 export function isUploadError(value: unknown): value is UploadError {
   return value instanceof UploadError;

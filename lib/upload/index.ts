@@ -1,4 +1,5 @@
-// Public API of the upload byte pipeline: parse, sniff, measure, name and record; no storage or HTTP here.
+// Public API of the upload byte pipeline: parse, sniff, measure, name and record; no storage here. Its
+// failures are UploadErrors, already the HTTP answers they become (lib/http/errors.ts).
 export type { ImageDimensions } from './dimensions.ts';
 export { measureImage } from './dimensions.ts';
 export type { UploadErrorStatus } from './errors.ts';

@@ -2,12 +2,10 @@
 // in the same record and the same per-owner dedupe (FileRepository.createDeduped).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailedError, epochSeconds, type Item, isExpired, type Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import { log } from '../log.ts';
 import { isoWithOffset } from '../time.ts';
-import { appErrorOf, asAppErrors } from './app-errors.ts';
 import { measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { type CreateOutcome, type FileItem, type FileRepository, fileItemOf, fileKey } from './files.ts';
@@ -108,21 +106,15 @@ export class UploadService {
    */
   async uploadDirect(ownerId: string, input: DirectUploadInput): Promise<UploadRecord> {
     const { maxBytes, allowedTypes } = this.limits;
-    const { file, permission, facts } = await asAppErrors(async () => {
-      const form = await parseUploadForm({
-        body: input.body,
-        contentType: input.contentType,
-        maxBytes,
-        ...(input.contentLength !== undefined ? { contentLength: input.contentLength } : {}),
-      });
-      const permission = parsePermission(form.fields.permission);
-      const facts = await inspectUpload(form.file.bytes, {
-        allowed: allowedTypes,
-        maxBytes,
-        sha256: form.file.sha256,
-      });
-      return { file: form.file, permission, facts };
+    const form = await parseUploadForm({
+      body: input.body,
+      contentType: input.contentType,
+      maxBytes,
+      ...(input.contentLength !== undefined ? { contentLength: input.contentLength } : {}),
     });
+    const file = form.file;
+    const permission = parsePermission(form.fields.permission);
+    const facts = await inspectUpload(file.bytes, { allowed: allowedTypes, maxBytes, sha256: file.sha256 });
 
     const now = this.table.clock();
     const id = randomUUID();
@@ -179,14 +171,12 @@ export class UploadService {
   async presign(ownerId: string, input: PresignInput): Promise<PresignResult> {
     const { allowedTypes, presignMaxBytes } = this.limits;
     const kind = kindFromMimeType(input.mime_type);
-    const { permission } = await asAppErrors(() => {
-      if (kind === undefined || !normalizeAllowed(allowedTypes).includes(kind)) {
-        throw notAllowedError(input.mime_type, allowedTypes);
-      }
-      if (input.size > presignMaxBytes) throw fileTooLarge(presignMaxBytes);
-      return { permission: parsePermission(input.permission) };
-    });
-    const { mimeType, ext } = KIND_INFO[kind as ImageKind];
+    if (kind === undefined || !normalizeAllowed(allowedTypes).includes(kind)) {
+      throw notAllowedError(input.mime_type, allowedTypes);
+    }
+    if (input.size > presignMaxBytes) throw fileTooLarge(presignMaxBytes);
+    const permission = parsePermission(input.permission);
+    const { mimeType, ext } = KIND_INFO[kind];
     const now = this.table.clock();
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
     const id = randomUUID();
@@ -197,7 +187,7 @@ export class UploadService {
       owner_id: ownerId,
       key,
       mime_type: mimeType,
-      kind: kind as ImageKind,
+      kind,
       size: input.size,
       original_name: sanitizeOriginalName(input.filename),
       permission,
@@ -254,10 +244,8 @@ export class UploadService {
       if (error instanceof NotUploadedError) {
         throw errors.badRequest('key: nothing was uploaded yet; PUT the file to the presigned url first');
       }
-      if (error instanceof UploadError) {
-        await this.abandon(pending);
-        throw appErrorOf(error);
-      }
+      // Bytes that can never be accepted: the presign is spent (its object and pending item go).
+      if (error instanceof UploadError) await this.abandon(pending);
       throw error;
     }
 
@@ -324,12 +312,9 @@ export class UploadService {
     return fileItemOf(record, input.ownerId, input.now);
   }
 
-  /** The pending item as stored, expired or not (Table.get would hide an expired one). */
+  /** The pending item as stored, expired or not: an expired one is abandoned, not merely unknown. */
   private async readPending(key: string): Promise<PendingItem | undefined> {
-    const { Item: item } = await this.table.client.send(
-      new GetCommand({ TableName: this.table.name, Key: pendingKey(key), ConsistentRead: true }),
-    );
-    return item as PendingItem | undefined;
+    return this.table.get<PendingItem>(pendingKey(key), { consistent: true, includeExpired: true });
   }
 
   /**

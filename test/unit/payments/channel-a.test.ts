@@ -1,8 +1,8 @@
 // channel_a (Alipay): settings validation, precreate against a fake gateway, notification verification.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChannelConfigError, ChannelRequestError } from '../../../lib/http/errors.ts';
 import type { ChannelASettings } from '../../../lib/payments/channels/channel-a.ts';
 import { createChannelA } from '../../../lib/payments/channels/channel-a.ts';
-import { ChannelConfigError, ChannelRequestError } from '../../../lib/payments/channels/errors.ts';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
 import type { FakeAlipayGateway } from '../../support/fake-gateways/index.ts';
 import {

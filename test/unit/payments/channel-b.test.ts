@@ -1,9 +1,9 @@
 // channel_b (WeChat Pay v3): settings validation, Native order against a fake API, callback verification.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Aes } from 'wechatpay-axios-plugin';
+import { ChannelConfigError, ChannelRequestError } from '../../../lib/http/errors.ts';
 import type { ChannelBSettings } from '../../../lib/payments/channels/channel-b.ts';
 import { createChannelB } from '../../../lib/payments/channels/channel-b.ts';
-import { ChannelConfigError, ChannelRequestError } from '../../../lib/payments/channels/errors.ts';
 import type { FakeWechatpay, WechatpayCallbackOptions } from '../../support/fake-gateways/index.ts';
 import {
   buildWechatpayCallback,

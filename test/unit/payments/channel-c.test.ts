@@ -1,8 +1,8 @@
 // channel_c (EPay V1 MD5): known-answer signatures, submit/mapi order creation, notification verification.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChannelConfigError, ChannelRequestError } from '../../../lib/http/errors.ts';
 import type { ChannelCSettings } from '../../../lib/payments/channels/channel-c.ts';
 import { createChannelC, signEpayParams } from '../../../lib/payments/channels/channel-c.ts';
-import { ChannelConfigError, ChannelRequestError } from '../../../lib/payments/channels/errors.ts';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
 import type { FakeEpay } from '../../support/fake-gateways/index.ts';
 import {

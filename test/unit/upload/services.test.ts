@@ -1,12 +1,11 @@
 // The upload services' pure parts: API token format and hashing, the presigned PUT's signature scope,
-// the HTTP mapping of pipeline errors, and how the files Lambda answers small and large objects.
+// the HTTP answer of pipeline errors, and how the files Lambda answers small and large objects.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../lib/http/errors.ts';
 import { DISPLAY_PREFIX_LENGTH, generateApiToken, hashApiToken } from '../../../lib/upload/api-tokens.ts';
-import { appErrorOf } from '../../../lib/upload/app-errors.ts';
 import { UploadError } from '../../../lib/upload/errors.ts';
 import { INLINE_MAX_BYTES, storedFileResult } from '../../../lib/upload/serve.ts';
 import { FileStorage, type StoredObject } from '../../../lib/upload/storage.ts';
@@ -54,11 +53,11 @@ describe('presigned PUT', () => {
   });
 });
 
-describe('appErrorOf', () => {
+describe('UploadError as an HTTP answer', () => {
   it('keeps status and message, and reports the limit of a 413', () => {
-    const tooBig = appErrorOf(new UploadError(413, 'file: larger than 10 bytes', { limitBytes: 10 }));
-    const wrongType = appErrorOf(new UploadError(415, 'file: type text/plain is not allowed'));
-    const bad = appErrorOf(new UploadError(400, 'file: is empty'));
+    const tooBig = new UploadError(413, 'file: larger than 10 bytes', { limitBytes: 10 });
+    const wrongType = new UploadError(415, 'file: type text/plain is not allowed');
+    const bad = new UploadError(400, 'file: is empty');
     expect(tooBig).toBeInstanceOf(AppError);
     expect([tooBig.status, tooBig.message, tooBig.data]).toEqual([
       413,

@@ -1,0 +1,23 @@
+// The account record's plain shape, imported by lib/http (principals) and lib/accounts alike; no imports.
+
+export type Role = 'user' | 'admin';
+
+export interface Account {
+  id: string;
+  username: string;
+  email: string | null;
+  email_verified: boolean;
+  role: Role;
+  password_hash: string;
+  status: 'active' | 'disabled';
+  /** Bumped to end every session of the account at once (password change or reset). */
+  session_epoch: number;
+  totp_enabled: boolean;
+  /** TOTP secrets, sealed with the master key. */
+  totp_secret_enc?: string;
+  totp_pending_enc?: string;
+  /** The last TOTP time step accepted: a step is never accepted twice (replay guard). */
+  totp_last_step?: number;
+  created_at: string;
+  updated_at: string;
+}
