@@ -1,4 +1,5 @@
-// "A function of this service": runtime, architecture, memory class, logs, bundling, and grants bound to env.
+// "A function of this service": runtime, architecture, memory class, logs, bundling, and its needs applied
+// as environment and grants together.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -19,6 +20,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { TABLE } from '../lib/db/table.ts';
 import type { FunctionGroup } from '../lib/routes.ts';
+import { type Access, environmentFor, type GroupNeeds } from '../lib/wiring/needs.ts';
 import {
   ARGON2_PACKAGE,
   BUNDLE_MAIN_FIELDS,
@@ -50,8 +52,26 @@ export const MEMORY_MB: Record<FunctionClass, number> = {
   light: 256,
 };
 
-export type Access = 'read' | 'readwrite';
 export type MasterKeyOperation = 'encrypt' | 'decrypt' | 'generateDataKey';
+
+/**
+ * Sealing needs all three: a container that finds no token-signing key yet creates one (GenerateDataKey),
+ * and envelopes are opened with Decrypt.
+ */
+const MASTER_KEY_OPERATIONS: readonly MasterKeyOperation[] = ['encrypt', 'decrypt', 'generateDataKey'];
+
+/** The stack's resources behind the needs (lib/wiring/needs.ts). */
+export interface NeedResources {
+  table: ITable;
+  bucket: IBucket;
+  masterKey: IKey;
+  eventBus: IEventBus;
+  /** The SES identity mail is sent as; absent when the stage sets no mail.from. */
+  mailIdentityArn: string | undefined;
+  trustedProxySecret: string;
+  notifyBaseUrl: string;
+  baseUrl: string;
+}
 
 const KMS_ACTIONS: Record<MasterKeyOperation, string> = {
   encrypt: 'kms:Encrypt',
@@ -182,15 +202,32 @@ export class ServiceFunction extends Construct {
     });
   }
 
-  /** Sets one lib/config override (e.g. BASE_URL) on this function. */
-  setSetting(name: string, value: string): this {
-    this.fn.addEnvironment(name, value);
+  /**
+   * What the group declares it needs (functions/<group>/needs.ts), bound together: the environment
+   * lib/wiring/needs.ts derives from the needs, and the grants that make those variables usable.
+   */
+  applyNeeds(needs: GroupNeeds, resources: NeedResources): this {
+    const environment = environmentFor(needs, {
+      baseUrl: resources.baseUrl,
+      tableName: resources.table.tableName,
+      bucketName: resources.bucket.bucketName,
+      masterKey: { provider: 'kms', keyId: resources.masterKey.keyArn },
+      eventBusName: resources.eventBus.eventBusName,
+      trustedProxySecret: resources.trustedProxySecret,
+      notifyBaseUrl: resources.notifyBaseUrl,
+    });
+    for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
+    if (needs.table) this.grantTable(resources.table, needs.table);
+    if (needs.bucket) this.grantBucket(resources.bucket, ['*'], needs.bucket);
+    if (needs.masterKey) this.grantMasterKey(resources.masterKey, MASTER_KEY_OPERATIONS);
+    if (needs.events) this.grantEventBus(resources.eventBus);
+    // Without an SES identity (no mail.from) mail goes to the log and nothing is granted.
+    if (needs.mail && resources.mailIdentityArn) this.grantMail(resources.mailIdentityArn);
     return this;
   }
 
-  /** The single table: its name in TABLE_NAME, item actions on the table, Query on each declared index. */
-  bindTable(table: ITable, access: Access): this {
-    this.setSetting('TABLE_NAME', table.tableName);
+  /** Item actions on the table, Query on each declared index. */
+  private grantTable(table: ITable, access: Access): void {
     const actions = access === 'read' ? TABLE_READ_ACTIONS : [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS];
     this.role.addToPolicy(new PolicyStatement({ actions, resources: [table.tableArn] }));
     this.role.addToPolicy(
@@ -200,15 +237,13 @@ export class ServiceFunction extends Construct {
         resources: TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`),
       }),
     );
-    return this;
   }
 
   /**
-   * The object bucket: its name in BUCKET_NAME, object actions under the given key patterns. ListBucket
-   * lets a missing key answer NoSuchKey (404) instead of AccessDenied.
+   * Object actions under the given key patterns. ListBucket lets a missing key answer NoSuchKey (404)
+   * instead of AccessDenied.
    */
-  bindBucket(bucket: IBucket, keyPatterns: string[], access: Access): this {
-    this.setSetting('BUCKET_NAME', bucket.bucketName);
+  private grantBucket(bucket: IBucket, keyPatterns: string[], access: Access): void {
     const actions =
       access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'];
     this.role.addToPolicy(
@@ -218,37 +253,30 @@ export class ServiceFunction extends Construct {
       }),
     );
     this.role.addToPolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-    return this;
   }
 
-  /** The KMS master key (envelope encryption in lib/crypto): provider and key id, and the named operations. */
-  bindMasterKey(key: IKey, operations: MasterKeyOperation[]): this {
-    this.setSetting('MASTER_KEY__PROVIDER', 'kms');
-    this.setSetting('MASTER_KEY__KMS_KEY_ID', key.keyArn);
+  /** The named operations of the KMS master key (envelope encryption in lib/crypto). */
+  private grantMasterKey(key: IKey, operations: readonly MasterKeyOperation[]): void {
     this.role.addToPolicy(
       new PolicyStatement({
         actions: operations.map((operation) => KMS_ACTIONS[operation]),
         resources: [key.keyArn],
       }),
     );
-    return this;
   }
 
-  /** The bus that carries `order.paid`: its name and PutEvents on it. */
-  bindEventBus(bus: IEventBus): this {
-    this.setSetting('AWS__EVENT_BUS_NAME', bus.eventBusName);
+  /** PutEvents on the bus that carries `order.paid`. */
+  private grantEventBus(bus: IEventBus): void {
     this.role.addToPolicy(
       new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }),
     );
-    return this;
   }
 
   /** Sending mail through SES as one verified identity (mail.from comes from the stage config). */
-  bindMail(identityArn: string): this {
+  private grantMail(identityArn: string): void {
     this.role.addToPolicy(
       new PolicyStatement({ actions: ['ses:SendEmail', 'ses:SendRawEmail'], resources: [identityArn] }),
     );
-    return this;
   }
 }
 

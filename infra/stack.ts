@@ -54,6 +54,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { GROUP_NEEDS } from '../functions/needs.ts';
 import { TABLE } from '../lib/db/table.ts';
 import {
   DEFAULT_ROUTE_GROUP,
@@ -62,17 +63,11 @@ import {
   ROUTES,
   type RouteSpec,
 } from '../lib/routes.ts';
-import { INCOMING_PREFIX } from '../lib/upload/storage.ts';
-import {
-  type Access,
-  type FunctionClass,
-  type MasterKeyOperation,
-  RUNTIME,
-  ServiceFunction,
-} from './service-function.ts';
+import { INCOMING_PREFIX } from '../lib/upload/prefixes.ts';
+import { type FunctionClass, type NeedResources, RUNTIME, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 
-/** Presigned uploads land under this prefix until confirmed (lib/upload/storage.ts); unconfirmed ones expire. */
+/** Presigned uploads land under this prefix until confirmed (lib/upload/prefixes.ts); unconfirmed ones expire. */
 export const PENDING_UPLOAD_PREFIX = INCOMING_PREFIX;
 export const PENDING_UPLOAD_EXPIRY_DAYS = 1;
 /** What CloudFront serves from the bucket; the rest of the URL space goes to the API. */
@@ -94,8 +89,6 @@ const API_ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
-const ALL_MASTER_KEY_OPERATIONS: MasterKeyOperation[] = ['encrypt', 'decrypt', 'generateDataKey'];
-
 interface FunctionSpec {
   functionClass: FunctionClass;
   timeoutSeconds: number;
@@ -112,25 +105,6 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   files: { functionClass: 'light', timeoutSeconds: 10 },
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
-};
-
-interface GrantSpec {
-  table: Access;
-  bucket?: Access;
-  masterKey?: boolean;
-  events?: boolean;
-  mail?: boolean;
-}
-
-/** What each group may touch, and nothing more (DESIGN.md 1 and 8). */
-export const FUNCTION_GRANTS: Record<FunctionGroup, GrantSpec> = {
-  // TOTP secrets are sealed with the master key; codes go out by mail.
-  auth: { table: 'readwrite', masterKey: true, mail: true },
-  upload: { table: 'readwrite', bucket: 'readwrite' },
-  files: { table: 'read', bucket: 'read' },
-  // Payment credentials are sealed with the master key; a settled order publishes order.paid.
-  payments: { table: 'readwrite', masterKey: true, events: true },
-  'payment-callback': { table: 'readwrite', masterKey: true, events: true },
 };
 
 // Administration of the key by the account (IAM decides who), plus the usage actions IAM policies may
@@ -184,9 +158,6 @@ export const VIEWER_ADDRESS_FUNCTION = `function handler(event) {
   request.headers['x-viewer-address'] = { value: event.viewer.ip };
   return request;
 }`;
-
-/** Groups that use the client's address: the per-IP limit (auth) and channel_c's payer address. */
-const CLIENT_ADDRESS_GROUPS: readonly FunctionGroup[] = ['auth', 'payments'];
 
 export interface ServiceStackProps extends StackProps {
   config: StageConfig;
@@ -308,24 +279,6 @@ export class ServiceStack extends Stack {
     });
 
     this.functions = this.createFunctions(config);
-    const mailIdentityArn = this.mailIdentityArn(config);
-    for (const group of FUNCTION_GROUPS) {
-      const fn = this.functions[group];
-      const grants = FUNCTION_GRANTS[group];
-      fn.bindTable(this.table, grants.table);
-      if (grants.bucket) fn.bindBucket(this.bucket, ['*'], grants.bucket);
-      if (grants.masterKey) fn.bindMasterKey(this.masterKey, ALL_MASTER_KEY_OPERATIONS);
-      if (grants.events) fn.bindEventBus(this.eventBus);
-      if (grants.mail && mailIdentityArn) fn.bindMail(mailIdentityArn);
-      if (grants.bucket) {
-        Validations.of(fn).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnBucket)}.Arn>/*]`,
-          reason:
-            'Object keys are minted per upload (<yyyy>/<mm>/<dd>/<uuid>..., incoming/...), so object actions ' +
-            'are granted on the key space of this one bucket; the actions themselves are listed one by one.',
-        });
-      }
-    }
     // Lambda's runtime list moves on; the service pins the version it is tested on (DESIGN.md 1).
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
@@ -340,17 +293,32 @@ export class ServiceStack extends Stack {
 
     ({ api: this.api, stage: this.apiStage } = this.createApi(config));
     this.distribution = this.createDistribution(config, accessLogs);
-
-    for (const group of CLIENT_ADDRESS_GROUPS) {
-      this.functions[group].setSetting('HTTP__TRUSTED_PROXY_SECRET', this.originSecret);
-    }
-
     const baseUrl = infra.baseUrl ?? `https://${this.distribution.distributionDomainName}`;
+
+    // Each function's grants and environment, both derived from what its group declares it needs
+    // (functions/<group>/needs.ts): nothing here is kept in sync by hand.
+    const resources: NeedResources = {
+      table: this.table,
+      bucket: this.bucket,
+      masterKey: this.masterKey,
+      eventBus: this.eventBus,
+      mailIdentityArn: this.mailIdentityArn(config),
+      trustedProxySecret: this.originSecret,
+      notifyBaseUrl,
+      baseUrl,
+    };
     for (const group of FUNCTION_GROUPS) {
-      this.functions[group].setSetting('BASE_URL', baseUrl);
-      // The callback function cannot hold its own URL (a cycle), and it never hands the address out.
-      if (group !== 'payment-callback')
-        this.functions[group].setSetting('PAYMENT__NOTIFY_BASE_URL', notifyBaseUrl);
+      const fn = this.functions[group];
+      const needs = GROUP_NEEDS[group];
+      fn.applyNeeds(needs, resources);
+      if (needs.bucket) {
+        Validations.of(fn).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnBucket)}.Arn>/*]`,
+          reason:
+            'Object keys are minted per upload (<yyyy>/<mm>/<dd>/<uuid>..., incoming/...), so object actions ' +
+            'are granted on the key space of this one bucket; the actions themselves are listed one by one.',
+        });
+      }
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'HTTP API (behind the CDN)' });

@@ -4,24 +4,13 @@ import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
 import { type AppConfig, configSchema } from '../lib/config/schema.ts';
+import { DEPLOYMENT_OWNED_SETTINGS } from '../lib/wiring/needs.ts';
 
 /** Where `-c stage=<name>` finds its file, relative to the project root. */
 export const STAGE_CONFIG_DIR = 'infra/config';
 
 /** The deployment sets these itself (env overrides on every function); a stage file must not. */
-const DEPLOYMENT_OWNED_KEYS = [
-  'table_name',
-  'bucket_name',
-  'master_key',
-  'aws.event_bus_name',
-  'aws.dynamodb_endpoint',
-  'aws.s3_endpoint',
-  'aws.ses_endpoint',
-  'payment.notify_base_url',
-  'http.trusted_proxy_secret',
-  'port',
-  'data_dir',
-] as const;
+const DEPLOYMENT_OWNED_KEYS = DEPLOYMENT_OWNED_SETTINGS;
 
 /** Settings that are secrets: in a stage file they would end up readable in the Lambda environment. */
 const SECRET_KEYS = [

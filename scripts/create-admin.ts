@@ -44,13 +44,14 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  const [{ accountContext }, { flows }, { config }] = await Promise.all([
-    import('../lib/accounts/index.ts'),
+  // The auth function's own dependencies: the script does what its back-office route does.
+  const [{ authDeps }, { flows }, { config }] = await Promise.all([
+    import('../functions/auth/deps.ts'),
     import('../lib/accounts/flows.ts'),
     import('../lib/config/index.ts'),
   ]);
   try {
-    const admin = await flows.createAdministrator(accountContext(), parsed.data);
+    const admin = await flows.createAdministrator(authDeps().accounts, parsed.data);
     console.log(`Administrator ${admin.username} (${admin.id}) created in table ${config.table_name}.`);
   } catch (error) {
     const status = (error as { status?: number }).status;

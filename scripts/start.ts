@@ -1,7 +1,7 @@
 // `npm start`: the whole API on http://localhost:PORT, on DynamoDB Local and s3rver that it starts itself.
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../lib/config/load.ts';
-import { JavaMissingError, startDynamoLocal } from '../lib/local/dynamodb-local.ts';
+import { freePort, JavaMissingError, startDynamoLocal } from '../lib/local/dynamodb-local.ts';
 import { startS3Local } from '../lib/local/s3-local.ts';
 
 async function main(): Promise<void> {
@@ -11,14 +11,12 @@ async function main(): Promise<void> {
   const settings = loadConfig();
   const dataDir = resolve(settings.data_dir);
 
-  const dynamo = await startDynamoLocal({ dbPath: join(dataDir, 'dynamodb') });
-  const s3 = await startS3Local({ directory: join(dataDir, 's3') }).catch(async (error: unknown) => {
-    await dynamo.stop();
-    throw error;
-  });
+  // Ports first: the function processes are told the stand-ins' addresses when they start, so all of
+  // them start side by side (a function opens no connection before its first request).
+  const [dynamoPort, s3Port] = await Promise.all([freePort(), freePort()]);
   // The stand-ins' addresses reach every module the normal way: as configuration overrides.
-  process.env.AWS__DYNAMODB_ENDPOINT = dynamo.endpoint;
-  process.env.AWS__S3_ENDPOINT = s3.endpoint;
+  process.env.AWS__DYNAMODB_ENDPOINT = `http://127.0.0.1:${dynamoPort}`;
+  process.env.AWS__S3_ENDPOINT = `http://127.0.0.1:${s3Port}`;
   process.env.DATA_DIR = dataDir;
   // A localhost base_url names this server: it follows PORT unless BASE_URL says otherwise, so upload
   // and cashier links work on any port.
@@ -26,6 +24,24 @@ async function main(): Promise<void> {
   if (!process.env.BASE_URL && base.hostname === 'localhost' && settings.port !== 0) {
     base.port = String(settings.port);
     process.env.BASE_URL = base.origin;
+  }
+  const local = await import('../lib/local/app.ts');
+  const { config } = await import('../lib/config/index.ts');
+
+  const [dynamo, s3, functions] = await Promise.allSettled([
+    startDynamoLocal({ dbPath: join(dataDir, 'dynamodb'), port: dynamoPort }),
+    startS3Local({ directory: join(dataDir, 's3'), port: s3Port }),
+    local.startLocalFunctions(config),
+  ]);
+  const stopAll = () =>
+    Promise.allSettled([
+      dynamo.status === 'fulfilled' ? dynamo.value.stop() : undefined,
+      s3.status === 'fulfilled' ? s3.value.stop() : undefined,
+      ...(functions.status === 'fulfilled' ? [...functions.value.values()].map((fn) => fn.stop()) : []),
+    ]);
+  if (dynamo.status === 'rejected' || s3.status === 'rejected' || functions.status === 'rejected') {
+    await stopAll();
+    throw [dynamo, s3, functions].find((outcome) => outcome.status === 'rejected')?.reason;
   }
 
   let app: Awaited<ReturnType<typeof import('../lib/local/app.ts').startLocalApp>> | undefined;
@@ -35,23 +51,23 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(`\n${signal}: stopping`);
     await app?.close();
-    await Promise.allSettled([s3.stop(), dynamo.stop()]);
+    await stopAll();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   try {
-    const { startLocalApp } = await import('../lib/local/app.ts');
-    app = await startLocalApp();
+    app = await local.startLocalApp({ functions: functions.value });
   } catch (error) {
-    await Promise.allSettled([s3.stop(), dynamo.stop()]);
+    await stopAll();
     throw error;
   }
   console.log(
     [
       `API listening on ${app.url}  (try: curl ${app.url}/healthz)`,
-      `  data: ${dataDir}  DynamoDB Local: ${dynamo.endpoint}  S3 (s3rver): ${s3.endpoint}`,
+      '  each function group runs in its own process with the environment the stack gives it',
+      `  data: ${dataDir}  DynamoDB Local: ${dynamo.value.endpoint}  S3 (s3rver): ${s3.value.endpoint}`,
       '  Ctrl+C stops it; data stays for the next start.',
     ].join('\n'),
   );

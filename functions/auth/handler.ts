@@ -3,21 +3,21 @@
 // account flow, shape the envelope.
 import type { AccountContext } from '#lib/accounts/context.ts';
 import { flows } from '#lib/accounts/flows.ts';
-import { accountContext } from '#lib/accounts/index.ts';
 import { bootstrapAdministrator } from '#lib/accounts/registration.ts';
 import { publicAccount } from '#lib/accounts/repository.ts';
 import { schemas } from '#lib/accounts/schemas.ts';
 import { securityState } from '#lib/accounts/totp.ts';
-import { authenticate as defaultAuthenticate } from '#lib/auth/authenticate.ts';
 import { config } from '#lib/config/index.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import { errors } from '#lib/http/errors.ts';
-import { type Authenticator, createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
+import { requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { API_PREFIX } from '#lib/routes.ts';
+import { type AuthDeps, authDeps } from './deps.ts';
 
 function accountOf(request: HttpRequest<unknown, unknown>) {
-  const account = request.principal?.account;
+  const { account } = requirePrincipal(request);
   if (!account) throw errors.unauthorized();
   return account;
 }
@@ -103,21 +103,23 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
   return routes;
 }
 
-/** The auth group over the given account context (tests pass one with their own clock and mailer). */
-export function createAuthHandler(
-  ctx: () => AccountContext,
-  options: { authenticate?: Authenticator; bootstrap?: typeof config.admin.bootstrap } = {},
-) {
-  const bootstrap = options.bootstrap ?? config.admin.bootstrap;
-  return createGroupHandler('auth', authRoutes(ctx), {
-    authenticate: options.authenticate ?? defaultAuthenticate,
-    // The per-IP limit needs the viewer's address, which behind CloudFront only the CDN can name.
-    trustedProxySecret: config.http.trusted_proxy_secret,
-    // Once per container, before the first request (race-safe across containers).
-    warmUp: async () => {
-      await bootstrapAdministrator(ctx(), bootstrap);
+/** The auth group over the given dependencies (tests build theirs with their own clock and mailer). */
+export function createAuthHandler(deps: () => AuthDeps, options: { trustedProxySecret?: string } = {}) {
+  return createGroupHandler(
+    'auth',
+    authRoutes(() => deps().accounts),
+    {
+      authenticate: (request, kind) => deps().authenticate(request, kind),
+      // The per-IP limit needs the viewer's address, which behind CloudFront only the CDN can name.
+      ...(options.trustedProxySecret ? { trustedProxySecret: options.trustedProxySecret } : {}),
+      // Once per container, before the first request (race-safe across containers).
+      warmUp: async () => {
+        await bootstrapAdministrator(deps().accounts, deps().bootstrap);
+      },
     },
-  });
+  );
 }
 
-export const handler = createAuthHandler(accountContext);
+export const handler = createAuthHandler(authDeps, {
+  trustedProxySecret: config.http.trusted_proxy_secret,
+});

@@ -1,33 +1,36 @@
 // Lambda entry of the `payment-callback` group: channel notifications (SPEC.md 4.3, 6), answered in each
 // channel's own format. Also the function URL given to channels as their notify address.
-
-import { authenticate } from '#lib/auth/authenticate.ts';
 import { text } from '#lib/http/envelope.ts';
-import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
-import { paymentService } from '#lib/payments/index.ts';
+import { type PaymentCallbackDeps, paymentCallbackDeps } from './deps.ts';
 
 // Notifications are small forms or JSON documents; anything bigger is not one.
 const MAX_CALLBACK_BYTES = 64 * 1024;
 
-async function receiveCallback(request: HttpRequest): Promise<HttpResult> {
-  const reply = await paymentService().handleCallback(request.params.provider!, {
-    method: request.method,
-    headers: request.headers,
-    rawBody: request.rawBody,
-    rawQuery: request.rawQuery,
-  });
-  return text(reply.body, reply.status, reply.contentType);
+/** The payment-callback group over the given dependencies. */
+export function createPaymentCallbackHandler(deps: () => PaymentCallbackDeps) {
+  const receiveCallback = async (request: HttpRequest): Promise<HttpResult> => {
+    const reply = await deps().payments.handleCallback(request.params.provider!, {
+      method: request.method,
+      headers: request.headers,
+      rawBody: request.rawBody,
+      rawQuery: request.rawQuery,
+    });
+    return text(reply.body, reply.status, reply.contentType);
+  };
+  const callbackRoute = defineRoute({ maxBodyBytes: MAX_CALLBACK_BYTES, run: receiveCallback });
+
+  // Also reached through its Lambda function URL (routeKey `$default`): the chain routes those by path.
+  // Every route proves itself by the channel's signature, so no session machinery is loaded.
+  return createGroupHandler(
+    'payment-callback',
+    {
+      'POST /api/v1/payments/{provider}/callback': callbackRoute,
+      'GET /api/v1/payments/{provider}/callback': callbackRoute,
+    },
+    { authenticate: noCredentials },
+  );
 }
 
-const callbackRoute = defineRoute({ maxBodyBytes: MAX_CALLBACK_BYTES, run: receiveCallback });
-
-// Also reached through its Lambda function URL (routeKey `$default`): the chain routes those by path.
-export const handler = createGroupHandler(
-  'payment-callback',
-  {
-    'POST /api/v1/payments/{provider}/callback': callbackRoute,
-    'GET /api/v1/payments/{provider}/callback': callbackRoute,
-  },
-  { authenticate },
-);
+export const handler = createPaymentCallbackHandler(paymentCallbackDeps);

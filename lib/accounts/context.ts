@@ -1,4 +1,5 @@
-// What every account flow needs, built once per container (or per test with its own clock and mailer).
+// What every account flow needs, built once per container (or per test with its own clock and mailer) by
+// buildAccountContext from what it uses.
 
 import type { SessionService } from '../auth/sessions.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
@@ -114,6 +115,11 @@ export class AccountContext {
   expiresIn(seconds: number): string {
     return isoWithOffset(new Date(this.now().getTime() + seconds * 1000));
   }
+}
+
+/** The account flows' context from what they use; production and tests call the same. */
+export function buildAccountContext(deps: AccountDeps): AccountContext {
+  return new AccountContext(deps);
 }
 
 export const sameAddress = (a: string | null | undefined, b: string | null | undefined) =>

@@ -2,10 +2,21 @@
 // ended at once (its session epoch moves on password change or reset).
 import { type Account, AccountRepository, accountKey, fromAccountItem } from '../accounts/repository.ts';
 import { epochSeconds, type Item, type Table } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
+import { AppError, errors } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import { isoWithOffset } from '../time.ts';
 import { TokenError, type TokenSigner } from './tokens.ts';
+
+/**
+ * The check itself failed (the signing key could not be opened, a dependency is down): logged with its
+ * cause and answered 5xx (DESIGN.md 9), never a 401 that would send a valid caller to log in again.
+ */
+function credentialCheckFailed(cause: unknown): unknown {
+  // Throttling and unreachable AWS services keep their own shape: the handler answers them 503.
+  if ((cause as { $metadata?: unknown; code?: string })?.$metadata !== undefined) return cause;
+  if (cause instanceof AppError) return cause;
+  return errors.serviceUnavailable('Credentials cannot be checked right now; try again shortly', cause);
+}
 
 export const sessionKey = (jti: string) => ({ pk: `session#${jti}`, sk: 'session' });
 
@@ -52,9 +63,9 @@ export class SessionService {
     try {
       claims = await this.signer.verify(token, 'session', this.table.clock());
     } catch (error) {
-      if (error instanceof TokenError && error.reason === 'wrong_scope') {
-        throw errors.forbidden('This token is not a session');
-      }
+      // Checked first: a TokenError is an AppError too, but only it means the caller's token is at fault.
+      if (!(error instanceof TokenError)) throw credentialCheckFailed(error);
+      if (error.reason === 'wrong_scope') throw errors.forbidden('This token is not a session');
       throw errors.unauthorized('Session is invalid or expired');
     }
     const [session, accountItem] = await this.table.getMany<Item>([

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { MasterKey } from '../crypto/master-key.ts';
 import { ConditionFailedError, type Table } from '../db/repository.ts';
+import { AppError } from '../http/errors.ts';
 
 const KEY_ITEM = { pk: 'settings#token-signing-key', sk: 'settings' };
 const KEY_CONTEXT = { purpose: 'token-signing-key' };
@@ -19,10 +20,17 @@ export interface TokenClaims {
   [claim: string]: unknown;
 }
 
-/** Why a token was refused: `wrong_scope` lets callers answer 403 rather than 401. */
-export class TokenError extends Error {
+/**
+ * Why a token was refused, as the catalogue's error: 401 for a forged, malformed or expired token, 403
+ * for a genuine token of another scope. Callers still read `reason` to word their own answer.
+ */
+export class TokenError extends AppError {
   constructor(readonly reason: 'invalid' | 'expired' | 'wrong_scope') {
-    super(`token ${reason}`);
+    super(
+      reason === 'wrong_scope' ? 403 : 401,
+      reason === 'wrong_scope' ? 'wrong_token_scope' : 'invalid_token',
+      reason === 'wrong_scope' ? 'This token is not valid here' : 'Token is invalid or expired',
+    );
     this.name = 'TokenError';
   }
 }
@@ -76,11 +84,15 @@ export class TokenSigner {
     return { token, jti, expiresAt };
   }
 
-  /** Verifies signature, expiry and scope. */
+  /**
+   * Verifies signature, expiry and scope. Only the token's own faults are TokenErrors: a signing key that
+   * cannot be opened (master key, table) propagates as it is, a server failure, never "invalid token".
+   */
   async verify(token: string, scope: TokenScope, now: Date = new Date()): Promise<TokenClaims> {
+    const key = await this.signingKey();
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, await this.signingKey(), {
+      ({ payload } = await jwtVerify(token, key, {
         algorithms: ['HS256'],
         currentDate: now,
       }));

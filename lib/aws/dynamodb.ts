@@ -1,21 +1,19 @@
-// The DynamoDB document client of this container, built once on first use.
+// The DynamoDB document client for the given settings, built once per container.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config/index.ts';
-import { localCredentials } from './local.ts';
+import type { AwsSettings } from '../config/schema.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
 
-let client: DynamoDBDocumentClient | undefined;
-
-export function dynamoClient(): DynamoDBDocumentClient {
-  client ??= DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      region: config.aws.region,
-      ...(config.aws.dynamodb_endpoint
-        ? { endpoint: config.aws.dynamodb_endpoint, credentials: localCredentials('dynamodb') }
-        : {}),
-      maxAttempts: 3,
-    }),
-    { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
-  );
-  return client;
-}
+export const dynamoClient = /* @__PURE__ */ memoByEndpoint(
+  (aws: Pick<AwsSettings, 'region' | 'dynamodb_endpoint'>): DynamoDBDocumentClient =>
+    DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        region: aws.region,
+        ...(aws.dynamodb_endpoint
+          ? { endpoint: aws.dynamodb_endpoint, credentials: localCredentials('dynamodb') }
+          : {}),
+        maxAttempts: 3,
+      }),
+      { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
+    ),
+);

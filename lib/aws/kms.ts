@@ -1,10 +1,13 @@
-// The KMS client of this container, built once on first use.
+// The KMS client for the given settings, built once per container (loaded only by groups that seal).
 import { KMSClient } from '@aws-sdk/client-kms';
-import { config } from '../config/index.ts';
+import type { AwsSettings } from '../config/schema.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
 
-let client: KMSClient | undefined;
-
-export function kmsClient(): KMSClient {
-  client ??= new KMSClient({ region: config.aws.region });
-  return client;
-}
+export const kmsClient = /* @__PURE__ */ memoByEndpoint(
+  (aws: Pick<AwsSettings, 'region' | 'kms_endpoint'>): KMSClient =>
+    new KMSClient({
+      region: aws.region,
+      ...(aws.kms_endpoint ? { endpoint: aws.kms_endpoint, credentials: localCredentials('kms') } : {}),
+      maxAttempts: 3,
+    }),
+);

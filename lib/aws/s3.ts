@@ -1,20 +1,18 @@
-// The S3 client of this container, built once on first use.
+// The S3 client for the given settings, built once per container.
 import { S3Client } from '@aws-sdk/client-s3';
-import { config } from '../config/index.ts';
-import { localCredentials } from './local.ts';
+import type { AwsSettings } from '../config/schema.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
 
-let client: S3Client | undefined;
-
-export function s3Client(): S3Client {
-  client ??= new S3Client({
-    region: config.aws.region,
-    // Checksums only when an API requires them: with the newer default, streamed PUTs to s3rver are
-    // stored with their aws-chunked framing, and presigned URLs would carry x-amz-checksum-* (LOCAL.md).
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    ...(config.aws.s3_endpoint
-      ? { endpoint: config.aws.s3_endpoint, forcePathStyle: true, credentials: localCredentials('s3') }
-      : {}),
-  });
-  return client;
-}
+export const s3Client = /* @__PURE__ */ memoByEndpoint(
+  (aws: Pick<AwsSettings, 'region' | 's3_endpoint'>): S3Client =>
+    new S3Client({
+      region: aws.region,
+      // Checksums only when an API requires them: with the newer default, streamed PUTs to s3rver are
+      // stored with their aws-chunked framing, and presigned URLs would carry x-amz-checksum-* (docs/CONTRIBUTING.md).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      ...(aws.s3_endpoint
+        ? { endpoint: aws.s3_endpoint, forcePathStyle: true, credentials: localCredentials('s3') }
+        : {}),
+    }),
+);

@@ -81,6 +81,9 @@ export const configSchema = z.object({
       dynamodb_endpoint: optionalUrl,
       s3_endpoint: optionalUrl,
       ses_endpoint: optionalUrl,
+      // No local KMS or EventBridge exists; the deployed-shape test serves their protocols itself.
+      kms_endpoint: optionalUrl,
+      events_endpoint: optionalUrl,
       event_bus_name: optionalText,
     })
     .prefault({}),
@@ -169,3 +172,4 @@ export const configSchema = z.object({
 });
 
 export type AppConfig = z.infer<typeof configSchema>;
+export type AwsSettings = AppConfig['aws'];

@@ -1,6 +1,5 @@
 // The service's outbound events (DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { config } from '../config/index.ts';
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { log } from '../log.ts';
 
 /** What a product needs to grant the purchase; `order_id` is the idempotency key for consumers. */
@@ -55,16 +54,3 @@ export const logPublisher: OrderEventPublisher = {
     log.info('event', { event: ORDER_PAID, source: EVENT_SOURCE, detail });
   },
 };
-
-let publisher: OrderEventPublisher | undefined;
-
-/** This container's publisher: EventBridge when `aws.event_bus_name` is set, the log otherwise. */
-export function orderEventPublisher(): OrderEventPublisher {
-  if (!publisher) {
-    const busName = config.aws.event_bus_name;
-    publisher = busName
-      ? eventBridgePublisher(new EventBridgeClient({ region: config.aws.region, maxAttempts: 3 }), busName)
-      : logPublisher;
-  }
-  return publisher;
-}

@@ -1,17 +1,26 @@
-// The whole API on one local HTTP server, on stand-ins already running (endpoints come from config).
-
+// The whole API on one local HTTP server, on stand-ins already running (endpoints come from config). Two
+// shapes: npm start runs each group in its own process with only the environment the stack gives that
+// function (startLocalFunctions); tests and benchmarks import the same handlers into this process.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GROUP_NEEDS } from '../../functions/needs.ts';
 import { dynamoClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
 import { config } from '../config/index.ts';
-import { masterKey } from '../crypto/index.ts';
+import type { AppConfig } from '../config/schema.ts';
+import { openMasterKey } from '../crypto/index.ts';
 import { log } from '../log.ts';
-import type { FunctionGroup } from '../routes.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '../routes.ts';
 import { serveStoredFileLocally } from '../upload/serve.ts';
 import { FileStorage } from '../upload/storage.ts';
+import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '../wiring/needs.ts';
+import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // Imported on first use, like a Lambda cold start: a group's code loads only when it is called.
 const HANDLERS: Record<FunctionGroup, () => Promise<{ handler: GroupHandler }>> = {
@@ -26,20 +35,102 @@ export async function loadGroupHandler(group: FunctionGroup): Promise<GroupHandl
   return (await HANDLERS[group]()).handler;
 }
 
+/** The settings a function reads from APP_CONFIG_JSON: everything but what its needs set. */
+export function functionAppConfig(settings: Readonly<AppConfig>): Record<string, unknown> {
+  const copy = structuredClone(settings) as Record<string, unknown>;
+  for (const path of DEPLOYMENT_OWNED_SETTINGS) {
+    const parts = path.split('.');
+    let node = copy;
+    for (const part of parts.slice(0, -1)) node = (node[part] ?? {}) as Record<string, unknown>;
+    delete node[parts.at(-1)!];
+  }
+  return copy;
+}
+
+/**
+ * One group's local environment: what the stack would set from its needs (lib/wiring/needs.ts), with the
+ * stand-ins' endpoints in place of AWS's and the local key file in place of KMS; nothing else.
+ */
+export function localFunctionEnvironment(
+  group: FunctionGroup,
+  settings: Readonly<AppConfig>,
+): Record<string, string> {
+  const needs = GROUP_NEEDS[group];
+  const { aws } = settings;
+  return {
+    APP_CONFIG_JSON: JSON.stringify(functionAppConfig(settings)),
+    ...environmentFor(needs, {
+      baseUrl: settings.base_url,
+      tableName: settings.table_name,
+      bucketName: settings.bucket_name,
+      masterKey: { provider: 'local', dataDir: resolve(settings.data_dir) },
+      ...(aws.event_bus_name ? { eventBusName: aws.event_bus_name } : {}),
+      ...(settings.payment.notify_base_url ? { notifyBaseUrl: settings.payment.notify_base_url } : {}),
+    }),
+    ...(needs.table && aws.dynamodb_endpoint ? { AWS__DYNAMODB_ENDPOINT: aws.dynamodb_endpoint } : {}),
+    ...(needs.bucket && aws.s3_endpoint ? { AWS__S3_ENDPOINT: aws.s3_endpoint } : {}),
+    ...(needs.mail && aws.ses_endpoint ? { AWS__SES_ENDPOINT: aws.ses_endpoint } : {}),
+    // What the Lambda runtime itself provides.
+    AWS_REGION: aws.region,
+    AWS_LAMBDA_FUNCTION_NAME: `local-${group}`,
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+/** Every group in its own process (lib/local/function-host.ts under tsx), started side by side. */
+export async function startLocalFunctions(
+  settings: Readonly<AppConfig>,
+): Promise<Map<FunctionGroup, FunctionProcess>> {
+  const started = await Promise.allSettled(
+    FUNCTION_GROUPS.map((group) =>
+      startFunctionProcess({
+        name: group,
+        host: resolve(PROJECT_ROOT, 'lib/local/function-host.ts'),
+        module: resolve(PROJECT_ROOT, 'functions', group, 'handler.ts'),
+        env: localFunctionEnvironment(group, settings),
+        cwd: PROJECT_ROOT,
+        execArgv: ['--import', 'tsx'],
+      }),
+    ),
+  );
+  const running = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const failed = started.find((outcome) => outcome.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(running.map((fn) => fn.stop()));
+    throw failed.reason;
+  }
+  return new Map(running.map((fn) => [fn.name as FunctionGroup, fn]));
+}
+
 export interface RunningApp {
   server: Server;
   url: string;
   close(): Promise<void>;
 }
 
-export async function startLocalApp(options: { port?: number } = {}): Promise<RunningApp> {
-  await ensureTable(dynamoClient() as never, config.table_name);
-  await ensureBucket(s3Client(), config.bucket_name);
+export interface LocalAppOptions {
+  port?: number;
+  /** The groups already running in their own processes (startLocalFunctions); absent: in this process. */
+  functions?: Map<FunctionGroup, FunctionProcess>;
+}
+
+export async function startLocalApp(options: LocalAppOptions = {}): Promise<RunningApp> {
+  await ensureTable(dynamoClient(config.aws) as never, config.table_name);
+  await ensureBucket(s3Client(config.aws), config.bucket_name);
   // The embedded master key is made on the first start, not on the first secret, so it can be backed up.
-  await masterKey();
-  const storage = new FileStorage(s3Client(), config.bucket_name);
+  await openMasterKey(config);
+  const storage = new FileStorage(s3Client(config.aws), config.bucket_name);
+
+  const { functions } = options;
+  const loadHandler = functions
+    ? async (group: FunctionGroup): Promise<GroupHandler> => {
+        const fn = functions.get(group)!;
+        return (event, context) => fn.invoke(event, context);
+      }
+    : loadGroupHandler;
   const server = createLocalServer({
-    loadHandler: loadGroupHandler,
+    loadHandler,
     // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap).
     direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url),
     onError: (error) => log.error('local server failed a request', { error }),
@@ -53,10 +144,12 @@ export async function startLocalApp(options: { port?: number } = {}): Promise<Ru
   return {
     server,
     url: `http://localhost:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
+    },
   };
 }

@@ -1,6 +1,6 @@
 // Mail through Amazon SES (API v1 SendEmail); locally through the SES-compatible stand-in at
 // `aws.ses_endpoint`.
-import { SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
+import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
 import { errors } from '../http/errors.ts';
 import { log } from '../log.ts';
 import type { Mailer } from './mailer.ts';
@@ -29,14 +29,4 @@ export function sesMailer(client: SESClient, from: string): Mailer {
       }
     },
   };
-}
-
-export function createSesClient(options: { region: string; endpoint?: string }): SESClient {
-  return new SESClient({
-    region: options.region,
-    ...(options.endpoint
-      ? { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
-    maxAttempts: 2,
-  });
 }

@@ -1,18 +1,31 @@
-// This container's upload services, built once from configuration, and the uploader credentials (API
-// tokens, the static upload.api_token) plugged into the shared authenticator.
+// Builds the upload services from what they use (table, storage, limits), and the owner of the static
+// upload token; production (functions/upload/deps.ts) and tests call the same builder.
 import { AccountRepository } from '../accounts/repository.ts';
-import { useUploaderCredentials } from '../auth/authenticate.ts';
-import { config } from '../config/index.ts';
-import { serviceTable } from '../db/index.ts';
+import type { UPLOAD_TYPES } from '../config/schema.ts';
 import type { Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
 import { ApiTokenService } from './api-tokens.ts';
-import { fileStorage } from './file-storage.ts';
 import { FileRepository } from './files.ts';
 import { MULTIPART_OVERHEAD_BYTES } from './multipart.ts';
 import type { FileStorage } from './storage.ts';
 import { UploadService } from './uploads.ts';
+
+export interface UploadLimits {
+  /** `upload.max_bytes`: direct uploads. */
+  maxBytes: number;
+  /** `upload.presign_max_bytes`. */
+  presignMaxBytes: number;
+  allowedTypes: readonly (typeof UPLOAD_TYPES)[number][];
+}
+
+export interface UploadServicesInput {
+  table: Table;
+  storage: FileStorage;
+  /** `base_url`: file URLs are `{base_url}/i/<key>`. */
+  baseUrl: string;
+  limits: UploadLimits;
+}
 
 export interface UploadServices {
   table: Table;
@@ -20,15 +33,16 @@ export interface UploadServices {
   files: FileRepository;
   uploads: UploadService;
   tokens: ApiTokenService;
-  staticTokenPrincipal: () => Promise<Principal>;
+  /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
+  staticTokenOwner: () => Promise<Principal>;
 }
 
 /** How long the owner of the static token (the first administrator) is remembered once found. */
 const STATIC_OWNER_CACHE_MS = 60_000;
 
-/** Builds the services over any table and storage (tests pass their own clock or client). */
-export function buildUploadServices(table: Table, storage: FileStorage): UploadServices {
-  const files = new FileRepository(table, config.base_url);
+export function buildUploadServices(input: UploadServicesInput): UploadServices {
+  const { table, storage, baseUrl, limits } = input;
+  const files = new FileRepository(table, baseUrl);
   const accounts = new AccountRepository(table);
   let owner: { principal: Principal; until: number } | undefined;
   return {
@@ -36,15 +50,15 @@ export function buildUploadServices(table: Table, storage: FileStorage): UploadS
     storage,
     files,
     uploads: new UploadService(table, files, storage, {
-      maxBytes: config.upload.max_bytes,
-      presignMaxBytes: config.upload.presign_max_bytes,
-      allowedTypes: config.upload.allowed_types,
-      baseUrl: config.base_url,
+      maxBytes: limits.maxBytes,
+      presignMaxBytes: limits.presignMaxBytes,
+      allowedTypes: [...limits.allowedTypes],
+      baseUrl,
     }),
     tokens: new ApiTokenService(table),
-    // Uploads made with the static token belong to the first administrator. Before one exists the token
-    // is right but has no owner: 503 with a message saying so (the operator's fix, not the client's).
-    staticTokenPrincipal: async () => {
+    // Before an administrator exists the token is right but has no owner: 503 with a message saying so
+    // (the operator's fix, not the client's).
+    staticTokenOwner: async () => {
       if (owner && owner.until > Date.now()) return owner.principal;
       const admin = await accounts.firstAdmin();
       if (!admin) {
@@ -64,22 +78,7 @@ export function buildUploadServices(table: Table, storage: FileStorage): UploadS
   };
 }
 
-let services: UploadServices | undefined;
-
-export function uploadServices(): UploadServices {
-  services ??= buildUploadServices(serviceTable(), fileStorage());
-  return services;
-}
-
-/** Lets the shared authenticator accept API tokens and the static token on `uploader` routes. */
-export function registerUploaderCredentials(): void {
-  useUploaderCredentials({
-    verifyApiToken: (token) => uploadServices().tokens.verify(token),
-    staticTokenPrincipal: () => uploadServices().staticTokenPrincipal(),
-  });
-}
-
 /** The largest direct-upload request body: the file limit plus the multipart allowance. */
-export function directUploadBodyLimit(): number {
-  return config.upload.max_bytes + MULTIPART_OVERHEAD_BYTES;
+export function directUploadBodyLimit(maxBytes: number): number {
+  return maxBytes + MULTIPART_OVERHEAD_BYTES;
 }

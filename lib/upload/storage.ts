@@ -9,6 +9,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { INCOMING_PREFIX } from './prefixes.ts';
 
 /** Keys are unique (uuid + random suffix) and their bytes never change, so caches may keep them forever. */
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -16,12 +17,7 @@ export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** The payload hash SigV4 signs; when a request carries it, the signer takes it rather than hashing. */
 const CONTENT_SHA256_HEADER = 'x-amz-content-sha256';
 
-/**
- * Presigned uploads land here, never under a record key: nothing under this prefix is served, and the
- * bucket's lifecycle rule (deployment) expires what was never confirmed. Confirm copies the checked bytes
- * to the record key.
- */
-export const INCOMING_PREFIX = 'incoming/';
+export { INCOMING_PREFIX };
 
 export function incomingKey(key: string): string {
   return `${INCOMING_PREFIX}${key}`;

@@ -8,10 +8,10 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { GROUP_NEEDS } from '../../functions/needs.ts';
 import { buildServiceApp } from '../../infra/service-app.ts';
 import { PROJECT_ROOT } from '../../infra/service-function.ts';
 import {
-  FUNCTION_GRANTS,
   IMAGE_KEY_FUNCTION,
   IMAGE_PATH_PATTERN,
   PENDING_UPLOAD_PREFIX,
@@ -28,6 +28,7 @@ import {
   ROUTES,
   routeKeyOf,
 } from '../../lib/routes.ts';
+import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape in each test
 type Json = Record<string, any>;
@@ -145,6 +146,15 @@ describe('functions', () => {
       expect(functionOf(dev, group).MemorySize, group).toBeGreaterThanOrEqual(256);
       expect(functionOf(dev, group).MemorySize, group).toBeLessThanOrEqual(512);
     }
+  });
+
+  it('carry exactly the variables their needs imply, and the files function no table', () => {
+    for (const group of FUNCTION_GROUPS) {
+      const env = Object.keys(functionOf(dev, group).Environment.Variables as Json).sort();
+      expect(env, group).toEqual([...deployedVariablesOf(GROUP_NEEDS[group]), 'NODE_OPTIONS'].sort());
+    }
+    expect(functionOf(dev, 'files').Environment.Variables.TABLE_NAME).toBeUndefined();
+    expect(functionOf(dev, 'upload').Environment.Variables.MASTER_KEY__PROVIDER).toBe('kms');
   });
 
   it('receive the stage config and the deployment-owned settings', () => {
@@ -340,12 +350,12 @@ describe('least privilege', () => {
     expect(wildcards).toEqual([]);
   });
 
-  it('grants each function only what FUNCTION_GRANTS names', () => {
+  it('grants each function only what its group declares it needs', () => {
     const has = (group: FunctionGroup, prefix: string) =>
       actionsOf(roleStatements(dev, group)).some((action) => action.startsWith(prefix));
     for (const group of FUNCTION_GROUPS) {
-      const grants = FUNCTION_GRANTS[group];
-      expect(has(group, 'dynamodb:GetItem'), group).toBe(true);
+      const grants = GROUP_NEEDS[group];
+      expect(has(group, 'dynamodb:GetItem'), group).toBe(grants.table !== undefined);
       expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite');
       expect(has(group, 's3:GetObject'), group).toBe(grants.bucket !== undefined);
       expect(has(group, 's3:PutObject'), group).toBe(grants.bucket === 'readwrite');

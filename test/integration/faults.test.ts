@@ -5,28 +5,19 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeKey } from '../../lib/accounts/codes.ts';
 import { identifierKey } from '../../lib/accounts/repository.ts';
-import { tokenSigner } from '../../lib/auth/index.ts';
 import { dynamoClient } from '../../lib/aws/dynamodb.ts';
 import { s3Client } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config/index.ts';
-import { masterKey } from '../../lib/crypto/index.ts';
-import { Table } from '../../lib/db/repository.ts';
-import { logPublisher, orderEventPublisher } from '../../lib/events/order-events.ts';
+import type { Table } from '../../lib/db/repository.ts';
+import { logPublisher } from '../../lib/events/order-events.ts';
 import { configureLogging } from '../../lib/log.ts';
-import { CashierLinks } from '../../lib/payments/cashier.ts';
 import { orderKey } from '../../lib/payments/orders.ts';
-import { GatewaySource } from '../../lib/payments/registry.ts';
-import { PaymentService } from '../../lib/payments/service.ts';
-import {
-  PaymentSettingsStore,
-  SETTINGS_KEY,
-  SETTINGS_VERSION_KEY,
-  settingsFromConfig,
-} from '../../lib/payments/settings.ts';
+import { SETTINGS_KEY, SETTINGS_VERSION_KEY } from '../../lib/payments/settings.ts';
 import type { UploadRecord } from '../../lib/upload/index.ts';
 import { incomingKey } from '../../lib/upload/storage.ts';
 import { pendingKey } from '../../lib/upload/uploads.ts';
 import { authHarness, createTestAccount, movableClock, type TestAccount } from '../support/accounts.ts';
+import { testDeps } from '../support/deps.ts';
 import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
 import {
   clearFaults,
@@ -78,8 +69,8 @@ afterEach(() => {
 let n = 0;
 const unique = (label: string) => `${label}${Date.now().toString(36)}${n++}`;
 
-const dynamo = (options: FaultOptions) => failNext(dynamoClient() as never, options);
-const s3 = (options: FaultOptions) => failNext(s3Client() as never, options);
+const dynamo = (options: FaultOptions) => failNext(dynamoClient(config.aws) as never, options);
+const s3 = (options: FaultOptions) => failNext(s3Client(config.aws) as never, options);
 
 /** The answer to an injected failure: 503 + Retry-After when a retry may help, else the generic 500. */
 function expectCleanFailure(
@@ -445,19 +436,7 @@ describe('callback settlement under faults', () => {
 
 /** Another container's payment service, over the same table, whose clock is `clock`. */
 function laterContainer(clock: () => Date) {
-  const later = new Table(dynamoClient(), config.table_name, clock);
-  const store = new PaymentSettingsStore(later, masterKey, () => settingsFromConfig(config.payment));
-  return new PaymentService({
-    table: later,
-    store,
-    gateways: new GatewaySource(store, config.stage),
-    cashier: new CashierLinks(tokenSigner(), config.base_url),
-    events: orderEventPublisher(),
-    stage: config.stage,
-    orderTtlMinutes: config.payment.order_ttl_minutes,
-    notifyBaseUrl: config.base_url,
-    returnUrl: `${config.base_url}/`,
-  });
+  return testDeps({ clock }).payments;
 }
 
 // ---- settings save: version read, one transaction of settings + version ----------------------------------

@@ -4,9 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/auth/handler.ts';
 import type { Account } from '../../lib/accounts/repository.ts';
-import { sessionService } from '../../lib/auth/index.ts';
 import { routesOf } from '../../lib/routes.ts';
-import { createTestAccount, type TestAccount } from '../support/accounts.ts';
+import { createTestAccount, type TestAccount, testSessions } from '../support/accounts.ts';
 import { lambdaContext } from '../support/events.ts';
 import {
   type BatchStats,
@@ -50,7 +49,7 @@ function tokenOf(holder: () => TestAccount, fresh: boolean): CallerAuth {
   return {
     kind: 'token',
     token: async () =>
-      fresh ? (await sessionService().issue(holder().account as Account)).token : holder().token,
+      fresh ? (await testSessions().issue(holder().account as Account)).token : holder().token,
   };
 }
 

@@ -1,14 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { accountKey } from '../../lib/accounts/repository.ts';
-import { authenticate } from '../../lib/auth/authenticate.ts';
-import { sessionService, tokenSigner } from '../../lib/auth/index.ts';
+import { createAuthenticator } from '../../lib/auth/authenticate.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../lib/auth/passwords.ts';
 import type { Table } from '../../lib/db/repository.ts';
 import type { HttpRequest } from '../../lib/http/types.ts';
 import { createTestAccount } from '../support/accounts.ts';
+import { sharedMasterKey, testDeps } from '../support/deps.ts';
 import { provisionTestStack } from '../support/stack.ts';
 
 let table: Table;
+const { sessions, signer } = testDeps();
+const authenticate = createAuthenticator({ sessions });
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
 });
@@ -39,9 +41,9 @@ describe('sessions', () => {
 
   it('ends one session on revoke and every session when the epoch moves', async () => {
     const { account, token } = await createTestAccount();
-    const second = await sessionService().issue(account);
-    const claims = await tokenSigner().verify(token, 'session');
-    await sessionService().revoke(claims.jti);
+    const second = await sessions.issue(account);
+    const claims = await signer.verify(token, 'session');
+    await sessions.revoke(claims.jti);
     expect(await statusOf(authenticate(withToken(token), 'session'))).toBe(401);
     expect(await statusOf(authenticate(withToken(second.token), 'session'))).toBe(200);
     await table.update(accountKey(account.id), {
@@ -63,7 +65,7 @@ describe('sessions', () => {
 
   it('answers 403 for a token of another scope and for a user on an admin route', async () => {
     const { account, token } = await createTestAccount();
-    const challenge = await tokenSigner().sign({ sub: account.id, scope: 'totp_challenge' }, 300);
+    const challenge = await signer.sign({ sub: account.id, scope: 'totp_challenge' }, 300);
     expect(await statusOf(authenticate(withToken(challenge.token), 'session'))).toBe(403);
     expect(await statusOf(authenticate(withToken(token), 'admin'))).toBe(403);
     const admin = await createTestAccount({ role: 'admin' });
@@ -72,7 +74,7 @@ describe('sessions', () => {
 
   it('keeps one signing key however many containers race to create it', async () => {
     const { TokenSigner } = await import('../../lib/auth/tokens.ts');
-    const { masterKey } = await import('../../lib/crypto/index.ts');
+    const masterKey = sharedMasterKey();
     await table.delete({ pk: 'settings#token-signing-key', sk: 'settings' });
     const signers = Array.from({ length: 8 }, () => new TokenSigner(table, masterKey));
     const tokens = await Promise.all(
@@ -87,7 +89,7 @@ describe('sessions', () => {
 describe('accounts and passwords', () => {
   it('claims usernames and e-mails case-insensitively in one namespace', async () => {
     const { account } = await createTestAccount({ username: 'Alice', email: 'alice@example.test' });
-    const accounts = sessionService().accounts;
+    const accounts = sessions.accounts;
     expect((await accounts.findByIdentifier('ALICE'))?.id).toBe(account.id);
     expect((await accounts.findByIdentifier('Alice@Example.Test'))?.id).toBe(account.id);
     await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ status: 409 });
@@ -103,7 +105,7 @@ describe('accounts and passwords', () => {
       ),
     );
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
-    const accounts = sessionService().accounts;
+    const accounts = sessions.accounts;
     for (let n = 0; n < 20; n++) {
       const owner = await accounts.ownerOf(`racer${n}@example.test`);
       const winner = (

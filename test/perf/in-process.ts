@@ -91,7 +91,7 @@ class CallCounter {
   private s3 = 0;
 
   install(): void {
-    dynamoClient().middlewareStack.add(
+    dynamoClient(config.aws).middlewareStack.add(
       (next, context) => async (args) => {
         const name = String(context.commandName ?? 'unknown').replace(/Command$/, '');
         this.dynamo[name] = (this.dynamo[name] ?? 0) + 1;
@@ -99,7 +99,7 @@ class CallCounter {
       },
       { step: 'initialize', name: 'benchDynamoCallCounter' },
     );
-    s3Client().middlewareStack.add(
+    s3Client(config.aws).middlewareStack.add(
       (next) => async (args) => {
         this.s3 += 1;
         return next(args);
@@ -109,8 +109,8 @@ class CallCounter {
   }
 
   uninstall(): void {
-    dynamoClient().middlewareStack.remove('benchDynamoCallCounter');
-    s3Client().middlewareStack.remove('benchS3CallCounter');
+    dynamoClient(config.aws).middlewareStack.remove('benchDynamoCallCounter');
+    s3Client(config.aws).middlewareStack.remove('benchS3CallCounter');
   }
 
   async count(run: () => Promise<unknown>): Promise<CallCounts> {
@@ -154,7 +154,7 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
   const user = await createTestAccount();
   const admin = await createTestAccount({ role: 'admin' });
   const getAccount = () =>
-    dynamoClient().send(new GetCommand({ TableName: table, Key: accountKey(user.account.id) }));
+    dynamoClient(config.aws).send(new GetCommand({ TableName: table, Key: accountKey(user.account.id) }));
 
   // Fixtures: a plan, channel_c (EPay) without its API URL, so creating its orders calls nobody.
   const plan = dataOf<{ id: string }>(
@@ -288,7 +288,7 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
     subject: ({ event }) => call(uploadHandler, event, 200),
     baseline: async ({ bytes }) => {
       const digest = createHash('sha256').update(bytes).digest('hex');
-      await s3Client().send(
+      await s3Client(config.aws).send(
         new PutObjectCommand({
           Bucket: bucket,
           Key: `bench/${digest}.png`,

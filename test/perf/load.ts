@@ -77,7 +77,7 @@ async function runAutocannon(url: string, token: string, connections: number, se
 
 /** `connections` callers each sending one GetItem after another until the time is up. */
 async function rawGetItemLoad(accountId: string, connections: number, seconds: number): Promise<Throughput> {
-  const client = dynamoClient();
+  const client = dynamoClient(config.aws);
   const command = () => new GetCommand({ TableName: config.table_name, Key: accountKey(accountId) });
   const latencies: number[] = [];
   let errors = 0;

@@ -1,21 +1,14 @@
 // Creates accounts and sessions straight through the repositories, for tests of other capabilities.
 import { randomBytes } from 'node:crypto';
-import { createAuthHandler } from '../../functions/auth/handler.ts';
-import { AccountContext, type AccountLimits } from '../../lib/accounts/context.ts';
+import type { AccountLimits } from '../../lib/accounts/context.ts';
 import type { Account } from '../../lib/accounts/repository.ts';
-import { createAuthenticator } from '../../lib/auth/authenticate.ts';
-import { sessionService } from '../../lib/auth/index.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { SessionService } from '../../lib/auth/sessions.ts';
-import { TokenSigner } from '../../lib/auth/tokens.ts';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { config } from '../../lib/config/index.ts';
-import { masterKey } from '../../lib/crypto/index.ts';
-import { Table } from '../../lib/db/repository.ts';
+import type { SessionService } from '../../lib/auth/sessions.ts';
 import type { Role } from '../../lib/http/types.ts';
 import type { Mailer } from '../../lib/mail/mailer.ts';
+import { testDeps } from './deps.ts';
 import { apiEvent, lambdaContext, parseBody } from './events.ts';
-import { memoryMailer } from './mail.ts';
+import type { memoryMailer } from './mail.ts';
 
 export interface TestAccount {
   account: Account;
@@ -27,10 +20,18 @@ export interface TestAccount {
 let passwordHash: Promise<string> | undefined;
 export const TEST_PASSWORD = 'correct horse battery';
 
+let defaultSessions: SessionService | undefined;
+
+/** The session service of this test file (built by testDeps, as production builds it). */
+export function testSessions(): SessionService {
+  defaultSessions ??= testDeps().sessions;
+  return defaultSessions;
+}
+
 export async function createTestAccount(options: { role?: Role; username?: string; email?: string } = {}) {
   passwordHash ??= hashPassword(TEST_PASSWORD);
   const suffix = randomBytes(4).toString('hex');
-  const sessions = sessionService();
+  const sessions = testSessions();
   const account = await sessions.accounts.create({
     username: options.username ?? `user_${suffix}`,
     email: options.email ?? `user_${suffix}@example.test`,
@@ -88,23 +89,15 @@ export interface CallResult<T = unknown> {
  * with API Gateway events. The IP limit is off unless the test sets it.
  */
 export function authHarness(options: HarnessOptions = {}) {
-  const clock = options.clock ?? (() => new Date());
-  const table = new Table(dynamoClient(), config.table_name, clock);
-  const signer = new TokenSigner(table, masterKey);
-  const sessions = new SessionService(table, signer, config.auth.session_ttl_hours);
-  const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
-  const ctx = new AccountContext({
-    table,
-    mailer: mail,
-    masterKey,
-    sessions,
-    signer,
+  const deps = testDeps({
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.mailer ? { mailer: options.mailer } : {}),
     limits: { ipPerMinute: 0, ...options.limits },
-  });
-  const handler = createAuthHandler(() => ctx, {
-    authenticate: createAuthenticator(() => sessions),
     bootstrap: options.bootstrap ?? {},
   });
+  const { accounts: ctx, table, sessions, signer } = deps;
+  const mail = deps.mail as ReturnType<typeof memoryMailer>;
+  const handler = deps.handlers.auth;
   // biome-ignore lint/suspicious/noExplicitAny: tests read response data of many shapes
   async function call<T = any>(
     method: string,

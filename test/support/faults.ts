@@ -134,7 +134,7 @@ export async function scanTable(): Promise<TableItem[]> {
   const items: TableItem[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamoClient().send(
+    const page = await dynamoClient(config.aws).send(
       new ScanCommand({ TableName: config.table_name, ConsistentRead: true, ExclusiveStartKey: start }),
     );
     items.push(...((page.Items ?? []) as TableItem[]));
@@ -148,7 +148,7 @@ export async function listBucket(): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3Client().send(
+    const page = await s3Client(config.aws).send(
       new ListObjectsV2Command({ Bucket: config.bucket_name, ContinuationToken: token }),
     );
     keys.push(...(page.Contents ?? []).map((object) => object.Key ?? ''));

@@ -436,7 +436,7 @@ export async function snapshot(): Promise<Snapshot> {
   const items = new Map<string, string>();
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamoClient().send(
+    const page = await dynamoClient(config.aws).send(
       new ScanCommand({ TableName: config.table_name, ConsistentRead: true, ExclusiveStartKey: start }),
     );
     for (const item of page.Items ?? []) {
@@ -449,7 +449,7 @@ export async function snapshot(): Promise<Snapshot> {
   const objects = new Map<string, string>();
   let token: string | undefined;
   do {
-    const page = await s3Client().send(
+    const page = await s3Client(config.aws).send(
       new ListObjectsV2Command({ Bucket: config.bucket_name, ContinuationToken: token }),
     );
     for (const object of page.Contents ?? []) objects.set(object.Key ?? '', `${object.ETag} ${object.Size}`);

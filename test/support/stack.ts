@@ -7,8 +7,8 @@ import { ensureBucket, ensureTable } from '../../lib/local/provision.ts';
 
 export async function provisionTestStack(): Promise<{ table: Table }> {
   await Promise.all([
-    ensureTable(dynamoClient() as never, config.table_name),
-    ensureBucket(s3Client(), config.bucket_name),
+    ensureTable(dynamoClient(config.aws) as never, config.table_name),
+    ensureBucket(s3Client(config.aws), config.bucket_name),
   ]);
-  return { table: new Table(dynamoClient(), config.table_name) };
+  return { table: new Table(dynamoClient(config.aws), config.table_name) };
 }

@@ -1,16 +1,11 @@
 // The suite's secret scan (test/support/secret-scan.ts): planted secrets are found, by-design ones are not,
-// snippets never repeat a secret, and the capture that feeds it sees every log line of this very file.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
-import { configureLogging, log, tapLogging } from '../../lib/log.ts';
+// snippets never repeat a secret (test/integration/secret-capture.test.ts checks the capture feeding it).
+import { describe, expect, it } from 'vitest';
 import { TEST_PASSWORD } from '../support/accounts.ts';
 import {
-  captureFileName,
   formatHits,
   KNOWN_TEST_SECRETS,
   redactedSnippet,
-  SCAN_FOLDER,
   type ScanRecord,
   scanRecords,
 } from '../support/secret-scan.ts';
@@ -190,45 +185,5 @@ describe('the secret scan', () => {
     const text = `before the secret ${SESSION} and after`;
     const snippet = redactedSnippet(text, text.indexOf(SESSION), SESSION.length);
     expect(snippet).toBe(`before the secret eyJh…[${SESSION.length} chars] and after`);
-  });
-});
-
-describe('the capture feeding the scan', () => {
-  const captured = () =>
-    readFileSync(
-      join(inject('scratchDir'), SCAN_FOLDER, captureFileName(expect.getState().testPath ?? '')),
-      'utf8',
-    );
-
-  it("records this file's log lines at every level, whatever level and sink a test sets", () => {
-    // Prepare: a test that silences the log, then one that installs a sink of its own.
-    const own: string[] = [];
-    configureLogging({ level: 'silent' });
-    log.debug('scan-probe-silent', { n: 1 });
-    configureLogging({ level: 'info', sink: (line) => own.push(line) });
-
-    // Act
-    log.info('scan-probe-own-sink', { n: 2 });
-    configureLogging({ level: 'silent' });
-
-    // Assess
-    expect(own).toHaveLength(1);
-    expect(captured()).toContain('scan-probe-silent');
-    expect(captured()).toContain('scan-probe-own-sink');
-  });
-
-  it('hands lines to a second tap that chains to the first', () => {
-    const mine: string[] = [];
-    const previous = tapLogging((line) => {
-      mine.push(line);
-      previous?.(line);
-    });
-    try {
-      log.warn('scan-probe-chained');
-    } finally {
-      tapLogging(previous);
-    }
-    expect(mine.join('\n')).toContain('scan-probe-chained');
-    expect(captured()).toContain('scan-probe-chained');
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sesClient } from '../../../lib/aws/ses.ts';
 import { logMailer } from '../../../lib/mail/mailer.ts';
-import { createSesClient, sesMailer } from '../../../lib/mail/ses.ts';
+import { sesMailer } from '../../../lib/mail/ses.ts';
 import { codeMail } from '../../../lib/mail/templates.ts';
 import { authHarness } from '../../support/accounts.ts';
 import { captureLog, startSesStandIn } from '../../support/mail.ts';
@@ -18,7 +19,7 @@ afterAll(async () => {
 describe('mail', () => {
   it('sends through SES with a text and an HTML body', async () => {
     const mailer = sesMailer(
-      createSesClient({ region: 'us-east-1', endpoint: ses.endpoint }),
+      sesClient({ region: 'us-east-1', endpoint: ses.endpoint }),
       'noreply@example.test',
     );
     await mailer.send(codeMail('reset', 'ses-one@example.test', '424242', 10));
@@ -30,7 +31,7 @@ describe('mail', () => {
 
   it('carries the registration flow end to end through the SES stand-in', async () => {
     const mailer = sesMailer(
-      createSesClient({ region: 'us-east-1', endpoint: ses.endpoint }),
+      sesClient({ region: 'us-east-1', endpoint: ses.endpoint }),
       'noreply@example.test',
     );
     const h = authHarness({ mailer });
@@ -48,7 +49,7 @@ describe('mail', () => {
 
   it('answers 503 without leaking anything when SES refuses', async () => {
     const mailer = sesMailer(
-      createSesClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9' }),
+      sesClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9' }),
       'noreply@example.test',
     );
     const log = captureLog();

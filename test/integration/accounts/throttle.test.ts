@@ -19,7 +19,7 @@ const statusOf = (promise: Promise<unknown>) =>
 describe('the table-backed throttle', () => {
   it('admits the burst, then one per interval, and holds across instances (restarts)', async () => {
     const clock = movableClock();
-    const table = new Table(dynamoClient(), config.table_name, clock);
+    const table = new Table(dynamoClient(config.aws), config.table_name, clock);
     const key = `generic-${Date.now()}`;
     const limit = { perMinute: 1, burst: 2 };
     const first = new Throttle(table);
@@ -39,7 +39,7 @@ describe('the table-backed throttle', () => {
 
   it('admits exactly the burst of 10 concurrent requests and caps a day', async () => {
     const clock = movableClock(Date.UTC(2032, 0, 1, 12));
-    const table = new Table(dynamoClient(), config.table_name, clock);
+    const table = new Table(dynamoClient(config.aws), config.table_name, clock);
     const throttle = new Throttle(table);
     const key = `concurrent-${Date.now()}`;
     const statuses = await Promise.all(

@@ -2,11 +2,11 @@
 // rest, and picked up by every container on its next request.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { config } from '../../../lib/config/index.ts';
-import { masterKey } from '../../../lib/crypto/index.ts';
 import type { Table } from '../../../lib/db/repository.ts';
 import { GatewaySource } from '../../../lib/payments/registry.ts';
 import { PaymentSettingsStore, SETTINGS_KEY, settingsFromConfig } from '../../../lib/payments/settings.ts';
 import { createTestAccount, type TestAccount } from '../../support/accounts.ts';
+import { sharedMasterKey } from '../../support/deps.ts';
 import { generateTestKeyPair } from '../../support/fake-gateways/index.ts';
 import { provisionTestStack } from '../../support/stack.ts';
 import { call, captureLog } from './helpers.ts';
@@ -44,7 +44,7 @@ function read() {
 
 /** A second container: its own store and registry cache over the same table. */
 function otherContainer() {
-  const store = new PaymentSettingsStore(table, masterKey, () => settingsFromConfig(config.payment));
+  const store = new PaymentSettingsStore(table, sharedMasterKey(), () => settingsFromConfig(config.payment));
   return new GatewaySource(store, 'test');
 }
 
@@ -138,7 +138,9 @@ describe('payment settings', () => {
   it('refuses channel_b enabled without platform_public_key (SPEC 2.4 rule 1)', async () => {
     // Prepare: a fresh table state has no platform key; simulate with a store that never had one.
     const { platform_public_key: _omitted, ...withoutPlatformKey } = completeChannelB;
-    const store = new PaymentSettingsStore(table, masterKey, () => settingsFromConfig(config.payment));
+    const store = new PaymentSettingsStore(table, sharedMasterKey(), () =>
+      settingsFromConfig(config.payment),
+    );
     const current = await store.load();
     const stripped = structuredClone(current.settings);
     delete stripped.channel_b.platform_public_key;
@@ -203,7 +205,9 @@ describe('payment settings', () => {
   });
 
   it('lets exactly one of two saves from the same version win (the other is 409)', async () => {
-    const store = new PaymentSettingsStore(table, masterKey, () => settingsFromConfig(config.payment));
+    const store = new PaymentSettingsStore(table, sharedMasterKey(), () =>
+      settingsFromConfig(config.payment),
+    );
     const current = await store.load();
     const outcomes = await Promise.allSettled([
       store.save(current.settings, current.version),

@@ -50,7 +50,9 @@ describe('POST /api/v1/tokens', () => {
     expect(created.token.startsWith(created.prefix)).toBe(true);
     expect(created.prefix).toHaveLength(8);
     expect(created.created_at).toMatch(/\+00:00$/);
-    const { Items = [] } = await dynamoClient().send(new ScanCommand({ TableName: config.table_name }));
+    const { Items = [] } = await dynamoClient(config.aws).send(
+      new ScanCommand({ TableName: config.table_name }),
+    );
     const everything = JSON.stringify(Items);
     expect(everything).not.toContain(created.token);
     expect(everything).toContain(hashApiToken(created.token));
@@ -176,7 +178,7 @@ describe('last_used_at', () => {
     // Prepare: a service on a clock the test moves, over a table client that counts successful updates.
     let now = new Date('2030-01-01T00:00:00Z');
     let updates = 0;
-    const client = dynamoClient();
+    const client = dynamoClient(config.aws);
     const counting = {
       send: async (command: { constructor: { name: string } }) => {
         const result = await client.send(command as never);

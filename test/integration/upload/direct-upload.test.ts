@@ -2,14 +2,12 @@
 // the stored object, type and size rules, and per-owner dedupe under concurrency.
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient } from '../../../lib/aws/dynamodb.ts';
 import { s3Client } from '../../../lib/aws/s3.ts';
 import { config } from '../../../lib/config/index.ts';
-import { Table } from '../../../lib/db/repository.ts';
 import { type UploadRecord, uploadRecordSchema } from '../../../lib/upload/index.ts';
-import { buildUploadServices } from '../../../lib/upload/services.ts';
 import { FileStorage } from '../../../lib/upload/storage.ts';
 import { createTestAccount, type TestAccount } from '../../support/accounts.ts';
+import { testDeps } from '../../support/deps.ts';
 import { buildMultipart, gif, jpeg, makePng, notAnImage, png, webp } from '../../support/images.ts';
 import { provisionTestStack } from '../../support/stack.ts';
 import { bucketKeys, callUpload, uniquePng, uploadInput } from './helpers.ts';
@@ -25,7 +23,9 @@ beforeAll(async () => {
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
 async function storedObject(key: string) {
-  const object = await s3Client().send(new GetObjectCommand({ Bucket: config.bucket_name, Key: key }));
+  const object = await s3Client(config.aws).send(
+    new GetObjectCommand({ Bucket: config.bucket_name, Key: key }),
+  );
   return {
     bytes: Buffer.from(await object.Body!.transformToByteArray()),
     contentType: object.ContentType,
@@ -202,13 +202,13 @@ describe('dedupe per owner', () => {
     // Prepare: the same services over a storage whose PutObject fails.
     const owner = await createTestAccount();
     const { bytes } = uniquePng(makePng);
-    const storage = new FileStorage(s3Client(), config.bucket_name);
+    const storage = new FileStorage(s3Client(config.aws), config.bucket_name);
     const broken = Object.assign(Object.create(storage) as FileStorage, {
       put: async () => {
         throw Object.assign(new Error('storage is down'), { name: 'ServiceUnavailable' });
       },
     });
-    const failing = buildUploadServices(new Table(dynamoClient(), config.table_name), broken);
+    const failing = testDeps({ storage: broken }).uploads;
     const { body, contentType } = buildMultipart([{ name: 'file', filename: 'x.png', data: bytes }]);
 
     // Act

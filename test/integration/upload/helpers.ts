@@ -72,7 +72,7 @@ export async function bucketKeys(prefix = ''): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3Client().send(
+    const page = await s3Client(config.aws).send(
       new ListObjectsV2Command({ Bucket: config.bucket_name, Prefix: prefix, ContinuationToken: token }),
     );
     keys.push(...(page.Contents ?? []).map((object) => object.Key ?? ''));

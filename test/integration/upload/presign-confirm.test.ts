@@ -2,15 +2,12 @@
 // round trip, idempotence and concurrency, and every failure path (which must leave no object behind).
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient } from '../../../lib/aws/dynamodb.ts';
 import { s3Client } from '../../../lib/aws/s3.ts';
 import { config } from '../../../lib/config/index.ts';
-import { Table } from '../../../lib/db/repository.ts';
 import { type UploadRecord, uploadRecordSchema } from '../../../lib/upload/index.ts';
-import { buildUploadServices } from '../../../lib/upload/services.ts';
-import { FileStorage } from '../../../lib/upload/storage.ts';
 import { type PresignResult, UploadService } from '../../../lib/upload/uploads.ts';
 import { createTestAccount, type TestAccount } from '../../support/accounts.ts';
+import { testDeps } from '../../support/deps.ts';
 import { gif, jpeg, makePng, notAnImage } from '../../support/images.ts';
 import { provisionTestStack } from '../../support/stack.ts';
 import { bucketKeys, callFiles, callUpload, uniquePng, uploadInput } from './helpers.ts';
@@ -264,7 +261,7 @@ describe('confirm refuses', () => {
   it('an object of another size than declared with 400 (the local stand-in does not enforce it)', async () => {
     const grant = (await presign(alice, { mime_type: 'image/jpeg', size: 10 })).body.data;
     // s3rver ignores the signed Content-Length; write the object the way a non-conforming client could.
-    await s3Client().send(
+    await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
         Key: `incoming/${grant.key}`,
@@ -281,10 +278,7 @@ describe('confirm refuses', () => {
   });
 
   it('an object over presign_max_bytes with 413', async () => {
-    const services = buildUploadServices(
-      new Table(dynamoClient(), config.table_name),
-      new FileStorage(s3Client(), config.bucket_name),
-    );
+    const services = testDeps().uploads;
     // A service with a small presign limit, so the test needs no 100 MiB object.
     const small = new UploadService(services.table, services.files, services.storage, {
       maxBytes: 1024,
@@ -293,7 +287,7 @@ describe('confirm refuses', () => {
       baseUrl: config.base_url,
     });
     const grant = await small.presign(alice.account.id, { mime_type: 'image/png', size: 60 });
-    await s3Client().send(
+    await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
         Key: `incoming/${grant.key}`,
@@ -309,14 +303,13 @@ describe('confirm refuses', () => {
   it('an expired grant with 410, deleting its object; s3rver refuses the expired URL', async () => {
     // Prepare: a grant issued 16 minutes ago (the service clock drives both the item and the signature).
     const past = new Date(Date.now() - 16 * 60_000);
-    const storage = new FileStorage(s3Client(), config.bucket_name);
-    const then = buildUploadServices(new Table(dynamoClient(), config.table_name, () => past), storage);
+    const then = testDeps({ clock: () => past }).uploads;
     const image = uniquePng(makePng);
     const grant = await then.uploads.presign(alice.account.id, {
       mime_type: 'image/png',
       size: image.bytes.length,
     });
-    await s3Client().send(
+    await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
         Key: `incoming/${grant.key}`,

@@ -1,0 +1,49 @@
+// The auth function's dependencies, built once per container from its needs and settings.
+import { type AccountContext, buildAccountContext } from '#lib/accounts/context.ts';
+import { createAuthenticator } from '#lib/auth/authenticate.ts';
+import { buildSessions } from '#lib/auth/build.ts';
+import { config } from '#lib/config/index.ts';
+import type { AppConfig } from '#lib/config/schema.ts';
+import type { Authenticator } from '#lib/http/handler.ts';
+import {
+  type GroupResources,
+  groupResources,
+  mailerOf,
+  masterKeyOf,
+  tableOf,
+} from '#lib/wiring/resources.ts';
+import { needs } from './needs.ts';
+
+export interface AuthDeps {
+  accounts: AccountContext;
+  authenticate: Authenticator;
+  /** `admin.bootstrap`: the first administrator, created once before the first request. */
+  bootstrap: AppConfig['admin']['bootstrap'];
+}
+
+export function buildAuthDeps(resources: GroupResources): AuthDeps {
+  const { settings } = resources;
+  const table = tableOf(resources);
+  const masterKey = masterKeyOf(resources);
+  const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
+  return {
+    accounts: buildAccountContext({
+      table,
+      mailer: mailerOf(resources),
+      masterKey,
+      sessions,
+      signer,
+      limits: { ipPerMinute: settings.auth.ip_limit_per_minute },
+      totpIssuer: settings.auth.totp_issuer,
+    }),
+    authenticate: createAuthenticator({ sessions }),
+    bootstrap: settings.admin.bootstrap,
+  };
+}
+
+let deps: AuthDeps | undefined;
+
+export function authDeps(): AuthDeps {
+  deps ??= buildAuthDeps(groupResources('auth', needs, config));
+  return deps;
+}

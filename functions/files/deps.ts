@@ -1,0 +1,20 @@
+// The files function's dependencies, built once per container from its needs and settings: the storage.
+import { config } from '#lib/config/index.ts';
+import type { FileStorage } from '#lib/upload/storage.ts';
+import { type GroupResources, groupResources, storageOf } from '#lib/wiring/resources.ts';
+import { needs } from './needs.ts';
+
+export interface FilesDeps {
+  storage: FileStorage;
+}
+
+export function buildFilesDeps(resources: GroupResources): FilesDeps {
+  return { storage: storageOf(resources) };
+}
+
+let deps: FilesDeps | undefined;
+
+export function filesDeps(): FilesDeps {
+  deps ??= buildFilesDeps(groupResources('files', needs, config));
+  return deps;
+}

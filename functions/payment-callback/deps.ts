@@ -1,0 +1,39 @@
+// The payment-callback function's dependencies, built once per container from its needs and settings.
+import { TokenSigner } from '#lib/auth/tokens.ts';
+import { config } from '#lib/config/index.ts';
+import { buildPaymentService } from '#lib/payments/build.ts';
+import type { PaymentService } from '#lib/payments/service.ts';
+import {
+  eventsOf,
+  type GroupResources,
+  groupResources,
+  masterKeyOf,
+  tableOf,
+} from '#lib/wiring/resources.ts';
+import { needs } from './needs.ts';
+
+export interface PaymentCallbackDeps {
+  payments: PaymentService;
+}
+
+export function buildPaymentCallbackDeps(resources: GroupResources): PaymentCallbackDeps {
+  const table = tableOf(resources);
+  const masterKey = masterKeyOf(resources);
+  return {
+    payments: buildPaymentService({
+      table,
+      masterKey,
+      // Callbacks never sign a cashier link, but the service is one; the signer opens its key only if used.
+      signer: new TokenSigner(table, masterKey),
+      events: eventsOf(resources),
+      settings: resources.settings,
+    }),
+  };
+}
+
+let deps: PaymentCallbackDeps | undefined;
+
+export function paymentCallbackDeps(): PaymentCallbackDeps {
+  deps ??= buildPaymentCallbackDeps(groupResources('payment-callback', needs, config));
+  return deps;
+}

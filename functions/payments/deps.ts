@@ -1,0 +1,38 @@
+// The payments function's dependencies, built once per container from its needs and settings.
+import { createAuthenticator } from '#lib/auth/authenticate.ts';
+import { buildSessions } from '#lib/auth/build.ts';
+import { config } from '#lib/config/index.ts';
+import type { Authenticator } from '#lib/http/handler.ts';
+import { buildPaymentService } from '#lib/payments/build.ts';
+import type { PaymentService } from '#lib/payments/service.ts';
+import {
+  eventsOf,
+  type GroupResources,
+  groupResources,
+  masterKeyOf,
+  tableOf,
+} from '#lib/wiring/resources.ts';
+import { needs } from './needs.ts';
+
+export interface PaymentsDeps {
+  payments: PaymentService;
+  authenticate: Authenticator;
+}
+
+export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
+  const { settings } = resources;
+  const table = tableOf(resources);
+  const masterKey = masterKeyOf(resources);
+  const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
+  return {
+    payments: buildPaymentService({ table, masterKey, signer, events: eventsOf(resources), settings }),
+    authenticate: createAuthenticator({ sessions }),
+  };
+}
+
+let deps: PaymentsDeps | undefined;
+
+export function paymentsDeps(): PaymentsDeps {
+  deps ??= buildPaymentsDeps(groupResources('payments', needs, config));
+  return deps;
+}

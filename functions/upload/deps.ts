@@ -1,0 +1,56 @@
+// The upload function's dependencies, built once per container from its needs and settings.
+import { createAuthenticator } from '#lib/auth/authenticate.ts';
+import { buildSessions } from '#lib/auth/build.ts';
+import { config } from '#lib/config/index.ts';
+import type { Authenticator } from '#lib/http/handler.ts';
+import { buildUploadServices, type UploadServices } from '#lib/upload/services.ts';
+import {
+  type GroupResources,
+  groupResources,
+  masterKeyOf,
+  storageOf,
+  tableOf,
+} from '#lib/wiring/resources.ts';
+import { needs } from './needs.ts';
+
+export interface UploadDeps {
+  services: UploadServices;
+  /** Sessions, API tokens, and the static `upload.api_token` (DESIGN.md 5). */
+  authenticate: Authenticator;
+}
+
+export function buildUploadDeps(resources: GroupResources): UploadDeps {
+  const { settings } = resources;
+  const table = tableOf(resources);
+  const { sessions } = buildSessions({
+    table,
+    masterKey: masterKeyOf(resources),
+    ttlHours: settings.auth.session_ttl_hours,
+  });
+  const services = buildUploadServices({
+    table,
+    storage: storageOf(resources),
+    baseUrl: settings.base_url,
+    limits: {
+      maxBytes: settings.upload.max_bytes,
+      presignMaxBytes: settings.upload.presign_max_bytes,
+      allowedTypes: settings.upload.allowed_types,
+    },
+  });
+  const staticToken = settings.upload.api_token;
+  return {
+    services,
+    authenticate: createAuthenticator({
+      sessions,
+      apiTokens: services.tokens,
+      ...(staticToken ? { staticToken: { token: staticToken, owner: services.staticTokenOwner } } : {}),
+    }),
+  };
+}
+
+let deps: UploadDeps | undefined;
+
+export function uploadDeps(): UploadDeps {
+  deps ??= buildUploadDeps(groupResources('upload', needs, config));
+  return deps;
+}

@@ -1,0 +1,9 @@
+// What the `upload` function needs (lib/wiring/needs.ts); the stack and the local runner derive from this.
+import type { GroupNeeds } from '#lib/wiring/needs.ts';
+
+export const needs = {
+  table: 'readwrite',
+  bucket: 'readwrite',
+  // Session routes (API tokens, file list) check session tokens, whose signing key is sealed with it.
+  masterKey: true,
+} as const satisfies GroupNeeds;

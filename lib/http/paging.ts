@@ -1,0 +1,36 @@
+// Cursor pages, one shape for every list (files, gallery, orders) and one query schema for asking for them.
+import * as z from 'zod';
+import { errors } from './errors.ts';
+import type { HttpRequest, Principal } from './types.ts';
+
+/** A page of a list; pass `next_cursor` back as `cursor` for the next one (null on the last page). */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** `?limit=&cursor=`: limit a whole number from 1 to 100 (default 20); the cursor opaque. */
+export const pageQuery = z
+  .object({
+    limit: z
+      .string()
+      .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
+      .transform(Number)
+      .pipe(
+        z.number().int().min(1, 'must be at least 1').max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
+      )
+      .optional(),
+    cursor: z.string().max(2048).optional(),
+  })
+  .transform(({ limit, cursor }) => ({ limit: limit ?? DEFAULT_PAGE_SIZE, ...(cursor ? { cursor } : {}) }));
+
+export type PageRequest = z.output<typeof pageQuery>;
+
+/** The caller of a route that took credentials; a route that reaches here without one is a 401. */
+export function requirePrincipal(request: Pick<HttpRequest<unknown, unknown>, 'principal'>): Principal {
+  if (!request.principal) throw errors.unauthorized();
+  return request.principal;
+}

@@ -1,0 +1,7 @@
+// Where objects live in the bucket, free of imports so the CDK stack can read it without the S3 client.
+
+/**
+ * Presigned uploads land under this prefix and stay there until confirm copies them to their record key;
+ * the bucket expires what was never confirmed.
+ */
+export const INCOMING_PREFIX = 'incoming/';

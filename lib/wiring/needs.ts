@@ -1,0 +1,116 @@
+// What a function group may declare it needs, and the environment each need implies. Free of imports, so
+// the CDK stack, the local runner and the groups themselves read the one declaration (docs/CONTRIBUTING.md).
+
+export type Access = 'read' | 'readwrite';
+
+/**
+ * One group's needs (functions/<group>/needs.ts). The stack grants exactly these and sets exactly their
+ * variables; the group's dependencies can reach nothing else (lib/wiring/resources.ts).
+ */
+export interface GroupNeeds {
+  /** The single DynamoDB table. */
+  table?: Access;
+  /** The files bucket. */
+  bucket?: Access;
+  /** The master key that seals TOTP secrets, payment credentials and the token-signing key. */
+  masterKey?: boolean;
+  /** The event bus that carries `order.paid`. */
+  events?: boolean;
+  /** Sending mail (SES as the identity of `mail.from`; the log when no mail channel is set). */
+  mail?: boolean;
+  /** The CDN's origin secret, so the viewer's address named by the CDN may be believed. */
+  clientAddress?: boolean;
+  /** The payment channels' notify address (the callback function's URL). */
+  notifyUrl?: boolean;
+}
+
+export type Need = keyof GroupNeeds;
+
+export const NEEDS: readonly Need[] = [
+  'table',
+  'bucket',
+  'masterKey',
+  'events',
+  'mail',
+  'clientAddress',
+  'notifyUrl',
+];
+
+/** Where the master key lives: KMS in AWS, a key file in the data folder locally. */
+export type MasterKeyLocation = { provider: 'kms'; keyId: string } | { provider: 'local'; dataDir: string };
+
+/** The values a deployment (CDK tokens) or the local runner (real names) puts behind the needs. */
+export interface NeedValues {
+  baseUrl: string;
+  tableName: string;
+  bucketName: string;
+  masterKey: MasterKeyLocation;
+  /** Absent locally: `order.paid` goes to the log. */
+  eventBusName?: string;
+  /** Absent locally: there is no CDN in front. */
+  trustedProxySecret?: string;
+  /** Absent: channels are told `base_url`. */
+  notifyBaseUrl?: string;
+}
+
+/**
+ * Settings the deployment (or the local runner) sets on each function from its needs; a stage file must
+ * not, and the local runner leaves them out of the settings it hands a function.
+ */
+export const DEPLOYMENT_OWNED_SETTINGS = [
+  'table_name',
+  'bucket_name',
+  'master_key',
+  'aws.event_bus_name',
+  'aws.dynamodb_endpoint',
+  'aws.s3_endpoint',
+  'aws.ses_endpoint',
+  'aws.kms_endpoint',
+  'aws.events_endpoint',
+  'payment.notify_base_url',
+  'http.trusted_proxy_secret',
+  'port',
+  'data_dir',
+] as const;
+
+/** Variables every function gets whatever it needs: its settings and its public address. */
+export const COMMON_VARIABLES = ['APP_CONFIG_JSON', 'BASE_URL'] as const;
+
+/**
+ * The configuration overrides (lib/config: `a.b` is `A__B`) a group's needs imply. The stack sets these
+ * on the function; the local runner sets them on the group's process; the deployed-shape test checks them.
+ */
+export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<string, string> {
+  const env: Record<string, string> = { BASE_URL: values.baseUrl };
+  if (needs.table) env.TABLE_NAME = values.tableName;
+  if (needs.bucket) env.BUCKET_NAME = values.bucketName;
+  if (needs.masterKey) {
+    env.MASTER_KEY__PROVIDER = values.masterKey.provider;
+    if (values.masterKey.provider === 'kms') env.MASTER_KEY__KMS_KEY_ID = values.masterKey.keyId;
+    else env.DATA_DIR = values.masterKey.dataDir;
+  }
+  if (needs.events && values.eventBusName) env.AWS__EVENT_BUS_NAME = values.eventBusName;
+  if (needs.clientAddress && values.trustedProxySecret)
+    env.HTTP__TRUSTED_PROXY_SECRET = values.trustedProxySecret;
+  if (needs.notifyUrl && values.notifyBaseUrl) env.PAYMENT__NOTIFY_BASE_URL = values.notifyBaseUrl;
+  return env;
+}
+
+/** The variables a deployed function must carry for its needs (the stack always has every value). */
+export function deployedVariablesOf(needs: GroupNeeds): string[] {
+  const placeholder = 'x';
+  return [
+    'APP_CONFIG_JSON',
+    ...Object.keys(
+      environmentFor(needs, {
+        baseUrl: placeholder,
+        tableName: placeholder,
+        bucketName: placeholder,
+        masterKey: { provider: 'kms', keyId: placeholder },
+        eventBusName: placeholder,
+        trustedProxySecret: placeholder,
+        notifyBaseUrl: placeholder,
+      }),
+    ),
+  ];
+}

@@ -1,0 +1,119 @@
+// A credential check that fails for a reason other than a bad credential is a logged 5xx, never a 401
+// (DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the upload function
+// that had no master key in AWS and answered every session route "Session is invalid or expired".
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UploadDeps } from '../../functions/upload/deps.ts';
+import { buildUploadDeps } from '../../functions/upload/deps.ts';
+import { createUploadHandler } from '../../functions/upload/handler.ts';
+import { needs as uploadNeeds } from '../../functions/upload/needs.ts';
+import { createAuthenticator } from '../../lib/auth/authenticate.ts';
+import { buildSessions } from '../../lib/auth/build.ts';
+import { config } from '../../lib/config/index.ts';
+import { cachedMasterKey, type MasterKey } from '../../lib/crypto/index.ts';
+import { groupResources, MissingNeedError, masterKeyOf } from '../../lib/wiring/resources.ts';
+import { createTestAccount, type TestAccount } from '../support/accounts.ts';
+import { sharedMasterKey, testDeps, testTable } from '../support/deps.ts';
+import { apiEvent, lambdaContext, parseBody } from '../support/events.ts';
+import { captureLog } from '../support/mail.ts';
+import { provisionTestStack } from '../support/stack.ts';
+
+let alice: TestAccount;
+let log: ReturnType<typeof captureLog>;
+beforeAll(async () => {
+  await provisionTestStack();
+  alice = await createTestAccount();
+  log = captureLog();
+});
+afterAll(() => log.stop());
+
+/** The upload group as a fresh container whose master key opens with `open`. */
+function uploadContainer(open: () => Promise<MasterKey>) {
+  const table = testTable();
+  const { sessions } = buildSessions({ table, masterKey: cachedMasterKey(open), ttlHours: 24 });
+  const { uploads } = testDeps();
+  const deps: UploadDeps = { services: uploads, authenticate: createAuthenticator({ sessions }) };
+  return createUploadHandler(() => deps, { maxUploadBytes: config.upload.max_bytes });
+}
+
+async function listTokens(handler: ReturnType<typeof createUploadHandler>) {
+  const result = await handler(
+    apiEvent({ method: 'GET', path: '/api/v1/tokens', headers: alice.headers }),
+    lambdaContext,
+  );
+  return { status: result.statusCode, body: parseBody(result) as { code: number; message: string } };
+}
+
+describe('a credential check that cannot be made', () => {
+  it('answers 503 with Retry-After semantics, not 401, when the master key cannot be opened, and logs why', async () => {
+    // Prepare: the key file cannot be created, as in a read-only Lambda code folder.
+    const handler = uploadContainer(() =>
+      Promise.reject(
+        Object.assign(new Error("EROFS: read-only file system, mkdir '.data'"), { code: 'EROFS' }),
+      ),
+    );
+
+    // Act
+    const answer = await listTokens(handler);
+
+    // Assess
+    expect(answer.status).toBe(503);
+    expect(answer.body.message).toBe('Credentials cannot be checked right now; try again shortly');
+    expect(answer.body.message).not.toContain('EROFS');
+    const logged = log.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(JSON.stringify(logged.filter((line) => line.level === 'error'))).toContain('EROFS');
+  });
+
+  it('tries the master key again on the next request instead of failing for the container’s life', async () => {
+    let attempts = 0;
+    const handler = uploadContainer(async () => {
+      attempts += 1;
+      if (attempts === 1) throw Object.assign(new Error('KMS unreachable'), { name: 'TimeoutError' });
+      return sharedMasterKey()();
+    });
+
+    const first = await listTokens(handler);
+    const second = await listTokens(handler);
+
+    expect(first.status).toBe(503);
+    expect(second.status).toBe(200);
+    expect(attempts).toBe(2);
+  });
+
+  it('still answers 401 for a token that is really bad', async () => {
+    const handler = uploadContainer(sharedMasterKey());
+    const result = await handler(
+      apiEvent({
+        method: 'GET',
+        path: '/api/v1/tokens',
+        headers: { authorization: `Bearer ${alice.token}x` },
+      }),
+      lambdaContext,
+    );
+    expect(result.statusCode).toBe(401);
+  });
+});
+
+describe('needs', () => {
+  it('refuses a resource the group does not declare, naming the group and the need', () => {
+    const { masterKey: _dropped, ...withoutKey } = uploadNeeds;
+    const resources = groupResources('upload', withoutKey, config);
+
+    expect(() => masterKeyOf(resources)).toThrow(MissingNeedError);
+    expect(() => masterKeyOf(resources)).toThrow(
+      'The upload function uses masterKey, which functions/upload/needs.ts does not declare',
+    );
+  });
+
+  it('makes a group without the master key answer 500 (a wiring bug), never 401, and log the missing need', async () => {
+    const { masterKey: _dropped, ...withoutKey } = uploadNeeds;
+    const handler = createUploadHandler(() => buildUploadDeps(groupResources('upload', withoutKey, config)), {
+      maxUploadBytes: config.upload.max_bytes,
+    });
+
+    const answer = await listTokens(handler);
+
+    expect(answer.status).toBe(500);
+    expect(answer.body.message).toBe('Internal server error');
+    expect(log.lines.join('\n')).toContain('functions/upload/needs.ts does not declare');
+  });
+});

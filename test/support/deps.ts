@@ -1,0 +1,118 @@
+// One place tests build the service from: the same lib builders production's functions/<group>/deps.ts
+// call, over this test file's table, bucket and data folder, with the clock, mailer, storage, limits or
+// publisher a test wants to replace. A test cannot wire something production lacks.
+import { createAuthHandler } from '../../functions/auth/handler.ts';
+import { createFilesHandler } from '../../functions/files/handler.ts';
+import { createPaymentCallbackHandler } from '../../functions/payment-callback/handler.ts';
+import { createPaymentsHandler } from '../../functions/payments/handler.ts';
+import { createUploadHandler } from '../../functions/upload/handler.ts';
+import { type AccountLimits, buildAccountContext } from '../../lib/accounts/context.ts';
+import { createAuthenticator } from '../../lib/auth/authenticate.ts';
+import { buildSessions } from '../../lib/auth/build.ts';
+import { dynamoClient } from '../../lib/aws/dynamodb.ts';
+import { s3Client } from '../../lib/aws/s3.ts';
+import { type AppConfig, config } from '../../lib/config/index.ts';
+import { cachedMasterKey, type MasterKey, openMasterKey } from '../../lib/crypto/index.ts';
+import { type Clock, Table } from '../../lib/db/repository.ts';
+import { logPublisher, type OrderEventPublisher } from '../../lib/events/order-events.ts';
+import type { Mailer } from '../../lib/mail/mailer.ts';
+import { buildPaymentService } from '../../lib/payments/build.ts';
+import { buildUploadServices } from '../../lib/upload/services.ts';
+import { FileStorage } from '../../lib/upload/storage.ts';
+import { memoryMailer } from './mail.ts';
+
+export interface TestDepsOptions {
+  clock?: Clock;
+  mailer?: Mailer;
+  storage?: FileStorage;
+  limits?: Partial<AccountLimits>;
+  events?: OrderEventPublisher;
+  bootstrap?: AppConfig['admin']['bootstrap'];
+  /** The static upload token (default: the test config's `upload.api_token`). */
+  staticUploadToken?: string;
+}
+
+// One master key per test file, as one container has one: the local key in the file's data folder.
+const testMasterKey = cachedMasterKey(() => openMasterKey(config));
+
+export function sharedMasterKey(): () => Promise<MasterKey> {
+  return testMasterKey;
+}
+
+/** This file's table (its own name from setup-env) on the given clock. */
+export function testTable(clock?: Clock): Table {
+  return new Table(dynamoClient(config.aws), config.table_name, clock);
+}
+
+export function testStorage(): FileStorage {
+  return new FileStorage(s3Client(config.aws), config.bucket_name);
+}
+
+export function testDeps(options: TestDepsOptions = {}) {
+  const settings = config;
+  const table = testTable(options.clock);
+  const masterKey = testMasterKey;
+  const storage = options.storage ?? testStorage();
+  const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
+  const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
+  const accounts = buildAccountContext({
+    table,
+    mailer: mail,
+    masterKey,
+    sessions,
+    signer,
+    limits: { ipPerMinute: 0, ...options.limits },
+    totpIssuer: settings.auth.totp_issuer,
+  });
+  const uploads = buildUploadServices({
+    table,
+    storage,
+    baseUrl: settings.base_url,
+    limits: {
+      maxBytes: settings.upload.max_bytes,
+      presignMaxBytes: settings.upload.presign_max_bytes,
+      allowedTypes: settings.upload.allowed_types,
+    },
+  });
+  const events = options.events ?? logPublisher;
+  const payments = buildPaymentService({
+    table,
+    masterKey,
+    signer,
+    events,
+    settings,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const sessionAuth = createAuthenticator({ sessions });
+  const staticToken = options.staticUploadToken ?? settings.upload.api_token;
+  const uploaderAuth = createAuthenticator({
+    sessions,
+    apiTokens: uploads.tokens,
+    ...(staticToken ? { staticToken: { token: staticToken, owner: uploads.staticTokenOwner } } : {}),
+  });
+  const bootstrap = options.bootstrap ?? {};
+  const handlers = {
+    auth: createAuthHandler(() => ({ accounts, authenticate: sessionAuth, bootstrap })),
+    upload: createUploadHandler(() => ({ services: uploads, authenticate: uploaderAuth }), {
+      maxUploadBytes: settings.upload.max_bytes,
+    }),
+    files: createFilesHandler(() => ({ storage })),
+    payments: createPaymentsHandler(() => ({ payments, authenticate: sessionAuth })),
+    paymentCallback: createPaymentCallbackHandler(() => ({ payments })),
+  };
+  return {
+    settings,
+    table,
+    masterKey,
+    storage,
+    signer,
+    sessions,
+    accounts,
+    mail,
+    uploads,
+    payments,
+    handlers,
+  };
+}
+
+export type TestDeps = ReturnType<typeof testDeps>;
