@@ -1,0 +1,376 @@
+// The deployed shape, run: the stack is synthesized with real bundling, each function's asset runs in its
+// own process with only the template's environment and a read-only code folder, requests follow the
+// template's routes, and every AWS call must be allowed by the calling function's synthesized policy.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generate } from 'otplib';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { GROUP_NEEDS } from '../../functions/needs.ts';
+import { PROJECT_ROOT } from '../../infra/service-function.ts';
+import { stageConfigFrom } from '../../infra/stage-config.ts';
+import { config } from '../../lib/config/index.ts';
+import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
+import { type Answer, type DeployedStack, deployLocally } from '../support/deployed-stack.ts';
+import {
+  A_APP_ID,
+  alipayNotifyFields,
+  B_API_V3_KEY,
+  B_MCH_ID,
+  B_PLATFORM_SERIAL,
+  buildAlipayNotify,
+  buildEpayNotify,
+  buildWechatpayCallback,
+  C_KEY,
+  C_PID,
+  epayNotifyFields,
+  type FakeAlipayGateway,
+  type FakeEpay,
+  type FakeWechatpay,
+  generateTestKeyPair,
+  startFakeAlipayGateway,
+  startFakeEpay,
+  startFakeWechatpay,
+  wechatpayTransaction,
+} from '../support/fake-gateways/index.ts';
+import { buildMultipart, makePng } from '../support/images.ts';
+import { startSesStandIn } from '../support/mail.ts';
+import { provisionTestStack } from '../support/stack.ts';
+
+const CDK_CONTEXT = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context as Record<
+  string,
+  unknown
+>;
+const STATIC_TOKEN = 'deployed-shape-static-upload-token';
+const OPS = { username: 'ops', email: 'ops@example.test', password: 'ops-password-0123' };
+
+const appKeys = generateTestKeyPair();
+const alipayKeys = generateTestKeyPair();
+const merchantKeys = generateTestKeyPair();
+const platformKeys = generateTestKeyPair();
+
+let stack: DeployedStack;
+let ses: Awaited<ReturnType<typeof startSesStandIn>>;
+let alipay: FakeAlipayGateway;
+let wechatpay: FakeWechatpay;
+let epay: FakeEpay;
+
+beforeAll(async () => {
+  await provisionTestStack();
+  ses = await startSesStandIn();
+  [alipay, wechatpay, epay] = await Promise.all([
+    startFakeAlipayGateway({ alipayPrivateKey: alipayKeys.privateKey, appPublicKey: appKeys.publicKey }),
+    startFakeWechatpay({
+      platformPrivateKey: platformKeys.privateKey,
+      platformSerial: B_PLATFORM_SERIAL,
+      merchantPublicKey: merchantKeys.publicKey,
+      mchId: B_MCH_ID,
+    }),
+    startFakeEpay({ pid: C_PID, key: C_KEY }),
+  ]);
+  const stage = stageConfigFrom('deployed', {
+    log: { level: 'info' },
+    // Mail through SES, so the mail grant is exercised too.
+    mail: { from: 'no-reply@example.test' },
+    admin: { bootstrap: OPS },
+    upload: { api_token: STATIC_TOKEN },
+    payment: { default_gateway: 'mock', mock: { enabled: true } },
+    infra: { retain_data: false },
+  });
+  stack = await deployLocally({
+    config: stage,
+    tableName: config.table_name,
+    bucketName: config.bucket_name,
+    upstream: { dynamodb: inject('dynamoEndpoint'), s3: inject('s3Endpoint'), ses: ses.endpoint },
+    context: CDK_CONTEXT,
+  });
+  if (stack.notes.length > 0) console.info(`deployed shape: ${stack.notes.join('; ')}`);
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await Promise.all([ses?.close(), alipay?.close(), wechatpay?.close(), epay?.close()]);
+});
+
+const json = (token?: string) => ({
+  'content-type': 'application/json',
+  ...(token ? { authorization: `Bearer ${token}` } : {}),
+});
+
+/** A failure names what the answering function logged, as its CloudWatch log group would. */
+function expectOk(answer: Answer, status = 200): Answer {
+  const why = `${answer.group} answered ${answer.text}\n${stack.errorLog(answer.group)}`;
+  expect(answer.status, why).toBe(status);
+  expect(answer.json?.code, why).toBe(0);
+  return answer;
+}
+
+const state = {
+  user: { username: `ann_${randomBytes(3).toString('hex')}`, password: 'a-good-password-1', token: '' },
+  admin: '',
+  apiToken: '',
+  planId: '',
+  fileUrl: '',
+};
+
+describe('the deployed shape', () => {
+  it('runs all five functions, each with exactly the variables its needs imply', () => {
+    expect([...stack.functions.keys()].sort()).toEqual([...FUNCTION_GROUPS].sort());
+    for (const group of FUNCTION_GROUPS) {
+      const env = stack.functions.get(group)!.templateEnvironment;
+      for (const name of deployedVariablesOf(GROUP_NEEDS[group])) {
+        expect(env[name], `${group} lacks ${name}, which its needs imply`).toBeTruthy();
+      }
+    }
+  });
+
+  it('registers with a mailed code, logs in, and reads the account', async () => {
+    const email = `${state.user.username}@example.test`;
+    expectOk(await stack.api('POST', '/auth/register/code', { headers: json(), body: { email } }));
+    const code = await ses.codeFor(email);
+    expectOk(
+      await stack.api('POST', '/auth/register', {
+        headers: json(),
+        body: { username: state.user.username, email, code, password: state.user.password },
+      }),
+      201,
+    );
+    const login = expectOk(
+      await stack.api('POST', '/auth/login', {
+        headers: json(),
+        body: { username: state.user.username, password: state.user.password },
+      }),
+    );
+    state.user.token = login.json.data.token;
+    const me = expectOk(await stack.api('GET', '/auth/me', { headers: json(state.user.token) }));
+    expect(me.json.data.username).toBe(state.user.username);
+  });
+
+  it('turns TOTP on and logs in through the challenge', async () => {
+    const setup = expectOk(
+      await stack.api('POST', '/auth/totp/setup', { headers: json(state.user.token), body: {} }),
+    );
+    const secret = setup.json.data.secret as string;
+    expectOk(
+      await stack.api('POST', '/auth/totp/enable', {
+        headers: json(state.user.token),
+        body: { code: await generate({ secret, epoch: Math.floor(Date.now() / 1000) - 30 }) },
+      }),
+    );
+    const login = expectOk(
+      await stack.api('POST', '/api/v1/auth/login', {
+        headers: json(),
+        body: { username: state.user.username, password: state.user.password },
+      }),
+    );
+    expect(login.json.data.totp_required).toBe(true);
+    const verified = expectOk(
+      await stack.api('POST', '/auth/totp/verify', {
+        headers: json(),
+        body: { challenge_token: login.json.data.challenge_token, code: await generate({ secret }) },
+      }),
+    );
+    state.user.token = verified.json.data.token;
+  });
+
+  it('issues an API token on a session route of the upload function', async () => {
+    const created = expectOk(
+      await stack.api('POST', '/api/v1/tokens', { headers: json(state.user.token), body: { name: 'picgo' } }),
+      201,
+    );
+    state.apiToken = created.json.data.token;
+    expect(state.apiToken).toMatch(/^ut_/);
+  });
+
+  it('uploads directly by session, by API token and by the static token, and serves the file', async () => {
+    for (const token of [state.user.token, state.apiToken, STATIC_TOKEN]) {
+      const { body, contentType } = buildMultipart([
+        { name: 'file', filename: 'cat.png', contentType: 'image/png', data: makePng(3, 2, randomRgb()) },
+      ]);
+      const uploaded = expectOk(
+        await stack.api('POST', '/api/v1/upload', {
+          headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+          body,
+        }),
+      );
+      state.fileUrl = uploaded.json.data.url;
+    }
+    const served = await stack.api('GET', new URL(state.fileUrl).pathname);
+    expect(served.status).toBe(200);
+    expect(served.headers['content-type']).toBe('image/png');
+  });
+
+  it('presigns, takes the PUT, confirms, and lists the files', async () => {
+    const bytes = makePng(4, 4, randomRgb());
+    const grant = expectOk(
+      await stack.api('POST', '/api/v1/upload/presign', {
+        headers: json(state.apiToken),
+        body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
+      }),
+    );
+    // The URL was signed by the upload function against its own AWS endpoint, so the PUT is checked
+    // against that function's policy, as a presigned URL acts with its signer's rights.
+    const put = await fetch(grant.json.data.url, {
+      method: 'PUT',
+      body: bytes,
+      headers: { 'Content-Type': grant.json.data.headers['Content-Type'] },
+    });
+    expect(put.status).toBe(200);
+    const confirmed = expectOk(
+      await stack.api('POST', '/api/v1/upload/confirm', {
+        headers: json(state.apiToken),
+        body: { key: grant.json.data.key },
+      }),
+    );
+    expect(confirmed.json.data.size).toBe(bytes.length);
+    const list = expectOk(
+      await stack.api('GET', '/api/v1/files?limit=10', { headers: json(state.user.token) }),
+    );
+    expect(list.json.data.items.length).toBeGreaterThanOrEqual(3);
+    expect(expectOk(await stack.api('GET', '/api/v1/gallery')).json.data.items).toEqual(expect.any(Array));
+  });
+
+  it('lets the bootstrap administrator create a plan and save every channel', async () => {
+    const login = expectOk(
+      await stack.api('POST', '/admin/auth/login', {
+        headers: json(),
+        body: { username: OPS.username, password: OPS.password },
+      }),
+    );
+    state.admin = login.json.data.token;
+    const plan = expectOk(
+      await stack.api('POST', '/api/v1/admin/plans', {
+        headers: json(state.admin),
+        body: { name: 'Pro month', amount_cents: 1230 },
+      }),
+      201,
+    );
+    state.planId = plan.json.data.id;
+    expectOk(
+      await stack.api('PUT', '/api/v1/admin/payment', {
+        headers: json(state.admin),
+        body: {
+          channel_a: {
+            enabled: true,
+            app_id: A_APP_ID,
+            gateway_url: alipay.gatewayUrl,
+            private_key: appKeys.privateKeyPkcs1Pem,
+            public_key: alipayKeys.publicKeyBase64,
+          },
+          channel_b: {
+            enabled: true,
+            app_id: 'wxd678efh567hg6787',
+            mch_id: B_MCH_ID,
+            serial_no: '3775B6A45ACD588826D15E583A95F5DD2E7B2B17',
+            private_key: merchantKeys.privateKeyBase64,
+            api_v3_key: B_API_V3_KEY,
+            platform_public_key: platformKeys.publicKeyPem,
+            platform_serial_no: B_PLATFORM_SERIAL,
+            api_base_url: wechatpay.apiBaseUrl,
+          },
+          channel_c: {
+            enabled: true,
+            pid: C_PID,
+            key: C_KEY,
+            gateway_url: epay.baseUrl,
+            api_url: epay.mapiUrl,
+            pay_type: 'wxpay',
+          },
+        },
+      }),
+    );
+    const gateways = expectOk(await stack.api('GET', '/api/v1/payment-gateways'));
+    expect(gateways.json.data).toEqual(
+      expect.arrayContaining(['mock', 'manual', 'channel_a', 'channel_b', 'channel_c']),
+    );
+  });
+
+  it('settles a mock order paid by its owner and a manual order written off by the administrator', async () => {
+    const mock = await placeOrder('mock');
+    expectOk(
+      await stack.api('POST', `/api/v1/orders/${mock}/pay`, { headers: json(state.user.token), body: {} }),
+    );
+    const manual = await placeOrder('manual');
+    expectOk(
+      await stack.api('POST', `/api/v1/admin/orders/${manual}/pay`, { headers: json(state.admin), body: {} }),
+    );
+    for (const id of [mock, manual]) expect(await orderStatus(id)).toBe('paid');
+  });
+
+  it('settles an order of each channel from its signed callback through the function URL', async () => {
+    const notify = {
+      channel_a: (id: string) =>
+        buildAlipayNotify({
+          alipayPrivateKey: alipayKeys.privateKey,
+          fields: alipayNotifyFields({ out_trade_no: id }),
+        }),
+      channel_b: (id: string) =>
+        buildWechatpayCallback({
+          platformPrivateKey: platformKeys.privateKey,
+          platformSerial: B_PLATFORM_SERIAL,
+          apiV3Key: B_API_V3_KEY,
+          timestamp: Math.floor(Date.now() / 1000),
+          transaction: wechatpayTransaction({ out_trade_no: id }),
+        }).request,
+      channel_c: (id: string) =>
+        buildEpayNotify({
+          key: C_KEY,
+          fields: epayNotifyFields({ pid: C_PID, out_trade_no: id, money: '12.30' }),
+        }),
+    };
+    for (const [channel, build] of Object.entries(notify)) {
+      const id = await placeOrder(channel);
+      const request = build(id);
+      const path = `/api/v1/payments/${channel}/callback${request.rawQuery ? `?${request.rawQuery}` : ''}`;
+      const answer = await stack.functionUrl(request.method, path, {
+        headers: request.headers,
+        ...(request.rawBody.length > 0 ? { body: request.rawBody } : {}),
+      });
+      expect(answer.status, `${channel}: ${answer.text}`).toBe(200);
+      expect(await orderStatus(id), channel).toBe('paid');
+    }
+    const paid = stack.events.events.filter((event) => event.detailType === 'order.paid');
+    expect(paid).toHaveLength(5);
+  });
+
+  it('made no AWS call outside any function’s policy, and every function served requests', () => {
+    const denials = [...stack.functions.values()].flatMap((fn) => fn.gateway.denials);
+    expect(denials.map((denial) => `${denial.functionName}: ${denial.action} on ${denial.resource}`)).toEqual(
+      [],
+    );
+    for (const fn of stack.functions.values()) {
+      expect(fn.invocations, fn.group).toBeGreaterThan(0);
+      expect(fn.gateway.errors, fn.group).toEqual([]);
+    }
+    // The calls that prove the grants are used, not merely present.
+    const actions = (group: string) =>
+      new Set(stack.functions.get(group)!.gateway.calls.map((call) => call.action));
+    // Upload opens the token-signing key that auth sealed: the data key comes back through Decrypt.
+    expect(actions('upload')).toContain('kms:Decrypt');
+    expect(actions('auth')).toContain('ses:SendEmail');
+    expect(actions('payment-callback')).toContain('events:PutEvents');
+    expect(actions('files')).toContain('s3:GetObject');
+  });
+});
+
+function randomRgb(): [number, number, number] {
+  const [r, g, b] = randomBytes(3);
+  return [r!, g!, b!];
+}
+
+async function placeOrder(provider: string): Promise<string> {
+  const created = expectOk(
+    await stack.api('POST', '/api/v1/orders', {
+      headers: json(state.user.token),
+      body: { plan_id: state.planId, provider },
+    }),
+    201,
+  );
+  return created.json.data.id as string;
+}
+
+async function orderStatus(id: string): Promise<string> {
+  const order = expectOk(await stack.api('GET', `/api/v1/orders/${id}`, { headers: json(state.user.token) }));
+  return order.json.data.status as string;
+}
