@@ -4,4 +4,6 @@ import type { GroupNeeds } from '#lib/wiring/needs.ts';
 export const needs = {
   table: 'readwrite',
   bucket: 'readwrite',
+  // Session routes (API tokens, file list) check session tokens, whose signing key is sealed with it.
+  masterKey: true,
 } as const satisfies GroupNeeds;
