@@ -5,13 +5,10 @@ import { buildSessions } from '#lib/auth/build.ts';
 import { config } from '#lib/config/index.ts';
 import type { AppConfig } from '#lib/config/schema.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
-import {
-  type GroupResources,
-  groupResources,
-  mailerOf,
-  masterKeyOf,
-  tableOf,
-} from '#lib/wiring/resources.ts';
+import { mailerOf } from '#lib/wiring/mail.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 export interface AuthDeps {

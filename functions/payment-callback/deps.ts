@@ -3,13 +3,10 @@ import { TokenSigner } from '#lib/auth/tokens.ts';
 import { config } from '#lib/config/index.ts';
 import { buildPaymentService } from '#lib/payments/build.ts';
 import type { PaymentService } from '#lib/payments/service.ts';
-import {
-  eventsOf,
-  type GroupResources,
-  groupResources,
-  masterKeyOf,
-  tableOf,
-} from '#lib/wiring/resources.ts';
+import { eventsOf } from '#lib/wiring/events.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 export interface PaymentCallbackDeps {

@@ -4,13 +4,10 @@ import { buildSessions } from '#lib/auth/build.ts';
 import { config } from '#lib/config/index.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { buildUploadServices, type UploadServices } from '#lib/upload/services.ts';
-import {
-  type GroupResources,
-  groupResources,
-  masterKeyOf,
-  storageOf,
-  tableOf,
-} from '#lib/wiring/resources.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { storageOf } from '#lib/wiring/storage.ts';
+import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 export interface UploadDeps {

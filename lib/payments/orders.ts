@@ -8,10 +8,9 @@ export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
 const ALL_ORDERS = 'orders';
 
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+import type { Page } from '../http/paging.ts';
+
+export type { Page };
 
 function fromItem(item: Item | undefined): StoredOrder | undefined {
   if (!item) return undefined;

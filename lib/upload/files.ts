@@ -8,6 +8,7 @@ import {
   type TransactItem,
 } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
+import type { Page } from '../http/paging.ts';
 import type { Permission, UploadRecord } from './record.ts';
 
 export const fileKey = (id: string) => ({ pk: `file#${id}`, sk: 'file' });
@@ -46,11 +47,8 @@ export interface FileItem {
   [attribute: string]: unknown;
 }
 
-export interface FilePage {
-  items: UploadRecord[];
-  /** pass back as `cursor` for the next page; null on the last page */
-  next_cursor: string | null;
-}
+/** A page of file records (lib/http/paging.ts). */
+export type FilePage = Page<UploadRecord>;
 
 /** The stored item of a new record (`record.created_at` from `now`, whose milliseconds order listings). */
 export function fileItemOf(record: UploadRecord, ownerId: string, now: Date): FileItem {

@@ -1,0 +1,12 @@
+// The group's event publisher (need `events`).
+import { eventBridgeClient } from '../aws/events.ts';
+import { eventBridgePublisher, logPublisher, type OrderEventPublisher } from '../events/order-events.ts';
+import { type GroupResources, once } from './resources.ts';
+
+/** EventBridge when the deployment names a bus, else one log line per event. */
+export function eventsOf(resources: GroupResources): OrderEventPublisher {
+  const { aws } = resources.settings;
+  return once(resources, 'events', () =>
+    aws.event_bus_name ? eventBridgePublisher(eventBridgeClient(aws), aws.event_bus_name) : logPublisher,
+  );
+}
