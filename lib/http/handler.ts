@@ -20,6 +20,13 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
   query?: z.ZodType<Query>;
   /** Largest body accepted, in bytes; larger is 413 before any parsing. */
   maxBodyBytes?: number;
+  /**
+   * Schema of the success envelope's `data` (the API document, GET /api/v1/openapi.json, is generated from
+   * it and the contract tests validate answers against it); routes that answer text or HTML have none.
+   */
+  response?: z.ZodType;
+  /** What a success answers (default 200; creations 201). */
+  successStatus?: 200 | 201;
   run(request: HttpRequest<Body, Query>): Promise<HttpResult>;
 }
 
