@@ -5,6 +5,7 @@ import { buildSessions } from '#lib/auth/build.ts';
 import { config } from '#lib/config/index.ts';
 import type { AppConfig } from '#lib/config/schema.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
+import { usageReader } from '#lib/quota/index.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -32,6 +33,8 @@ export function buildAuthDeps(resources: GroupResources): AuthDeps {
       signer,
       limits: { ipPerMinute: settings.auth.ip_limit_per_minute },
       totpIssuer: settings.auth.totp_issuer,
+      // The back office lists each account's storage use (docs/DESIGN.md 11).
+      usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
     }),
     authenticate: createAuthenticator({ sessions }),
     bootstrap: settings.admin.bootstrap,

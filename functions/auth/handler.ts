@@ -1,11 +1,13 @@
-// Lambda entry of the `auth` group: every account endpoint of SPEC.md 4.1, served at the listed paths and
-// under /api/v1 (DESIGN.md 4), plus back-office creation of administrators. Thin: validate, call one
-// account flow, shape the envelope.
+// Lambda entry of the `auth` group: every account endpoint of docs/SPEC.md 4.1 and docs/DESIGN.md 10, served at the
+// listed paths and under /api/v1 (docs/DESIGN.md 4), plus the back office's account endpoints. Thin: validate,
+// call one account flow, shape the envelope.
+import { clientOf } from '#lib/accounts/client.ts';
 import type { AccountContext } from '#lib/accounts/context.ts';
 import { flows } from '#lib/accounts/flows.ts';
 import { bootstrapAdministrator } from '#lib/accounts/registration.ts';
 import { publicAccount } from '#lib/accounts/repository.ts';
-import { schemas } from '#lib/accounts/schemas.ts';
+import { responses } from '#lib/accounts/responses.ts';
+import { queries, schemas } from '#lib/accounts/schemas.ts';
 import { securityState } from '#lib/accounts/totp.ts';
 import { config } from '#lib/config/index.ts';
 import { created, ok } from '#lib/http/envelope.ts';
@@ -13,6 +15,7 @@ import { errors } from '#lib/http/errors.ts';
 import { createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
+import { log } from '#lib/log.ts';
 import { API_PREFIX } from '#lib/routes.ts';
 import { type AuthDeps, authDeps } from './deps.ts';
 
@@ -22,72 +25,165 @@ function accountOf(request: HttpRequest<unknown, unknown>) {
   return account;
 }
 
+/** The caller's session id (jti): marks `current` in the session list, spared by revoke-others. */
+const sessionIdOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).credentialId;
+
 export function authRoutes(ctx: () => AccountContext): RouteImpls {
   const accountRoutes: RouteImpls = {
     'POST /auth/register/code': defineRoute({
+      summary: 'Mail a registration code to an address',
+
       body: schemas.emailOnly,
-      run: async (req) => ok(await flows.sendRegistrationCode(ctx(), req.body, req.sourceIp)),
+      response: responses.codeSent,
+      run: async (req) => ok(await flows.sendRegistrationCode(ctx(), req.body, clientOf(req))),
     }),
     'POST /auth/register': defineRoute({
+      summary: 'Create an account with the mailed code',
+
       body: schemas.register,
-      run: async (req) => created(await flows.register(ctx(), req.body, req.sourceIp)),
+      response: responses.user,
+      successStatus: 201,
+      run: async (req) => created(await flows.register(ctx(), req.body, clientOf(req))),
     }),
     'POST /auth/login': defineRoute({
+      summary: 'Log in (username or e-mail): a session, or a TOTP challenge',
+
+      // 401 bad credentials; 403 `account disabled`, only once the password is right.
+      errors: [401, 403],
       body: schemas.login,
-      run: async (req) => ok(await flows.login(ctx(), 'user', req.body, req.sourceIp)),
+      response: responses.sessionOrChallenge,
+      run: async (req) => ok(await flows.login(ctx(), 'user', req.body, clientOf(req))),
     }),
     'POST /admin/auth/login': defineRoute({
+      summary: "Administrators' login",
+      // 401 bad credentials; 403 `account disabled`, only once the password is right.
+      errors: [401, 403],
       body: schemas.login,
-      run: async (req) => ok(await flows.login(ctx(), 'admin', req.body, req.sourceIp)),
+      response: responses.sessionOrChallenge,
+      run: async (req) => ok(await flows.login(ctx(), 'admin', req.body, clientOf(req))),
     }),
     'POST /auth/totp/verify': defineRoute({
+      summary: 'Answer a login challenge with a TOTP code or a recovery code',
+      // 401: a bad, used or expired challenge or code.
+      errors: [401],
+
       body: schemas.totpVerify,
-      run: async (req) => ok(await flows.verifyChallenge(ctx(), req.body, req.sourceIp)),
+      response: responses.session,
+      run: async (req) => ok(await flows.verifyChallenge(ctx(), req.body, clientOf(req))),
     }),
-    'GET /auth/me': defineRoute({ run: async (req) => ok(publicAccount(accountOf(req))) }),
-    'GET /auth/security': defineRoute({ run: async (req) => ok(securityState(accountOf(req))) }),
+    'GET /auth/me': defineRoute({
+      summary: "The caller's account",
+      response: responses.user,
+      run: async (req) => ok(publicAccount(accountOf(req))),
+    }),
+    'GET /auth/security': defineRoute({
+      summary: 'Second factor and e-mail state, recovery codes left',
+
+      response: responses.security,
+      run: async (req) => ok(securityState(accountOf(req))),
+    }),
+    'GET /auth/security/events': defineRoute({
+      summary: "Security events of the caller's account, newest first",
+      query: queries.page,
+      response: responses.securityEvents,
+      run: async (req) => ok(await ctx().events.page(accountOf(req).id, req.query)),
+    }),
     'POST /auth/totp/setup': defineRoute({
-      body: schemas.empty,
-      run: async (req) => ok(await flows.setupTotp(ctx(), accountOf(req))),
+      summary: 'Start TOTP setup (needs the password): secret, otpauth link, QR code',
+
+      body: schemas.passwordOnly,
+      response: responses.totpSetup,
+      run: async (req) => ok(await flows.setupTotp(ctx(), accountOf(req), req.body)),
     }),
     'POST /auth/totp/enable': defineRoute({
+      summary: 'Turn TOTP on with a code; shows the recovery codes once',
+
       body: schemas.codeOnly,
-      run: async (req) => ok(await flows.enableTotp(ctx(), accountOf(req), req.body)),
+      response: responses.totpEnabled,
+      run: async (req) => ok(await flows.enableTotp(ctx(), accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/disable': defineRoute({
+      summary: 'Turn TOTP off with a code or the password',
+
       body: schemas.totpDisable,
-      run: async (req) => ok(await flows.disableTotp(ctx(), accountOf(req), req.body)),
+      response: responses.security,
+      run: async (req) => ok(await flows.disableTotp(ctx(), accountOf(req), req.body, clientOf(req))),
+    }),
+    'POST /auth/totp/recovery-codes': defineRoute({
+      summary: 'Replace the recovery codes (needs the password); shows them once',
+
+      body: schemas.passwordOnly,
+      response: responses.recoveryCodes,
+      run: async (req) =>
+        ok(await flows.regenerateRecoveryCodes(ctx(), accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/code': defineRoute({
+      summary: 'Mail a code to the address being bound',
+
       body: schemas.emailOnly,
+      response: responses.codeSent,
       run: async (req) => ok(await flows.sendEmailCode(ctx(), accountOf(req), req.body)),
     }),
     'POST /auth/email/verify': defineRoute({
+      summary: 'Bind and verify an address (needs the code and the password)',
+
       body: schemas.emailVerify,
-      run: async (req) => ok(await flows.verifyEmail(ctx(), accountOf(req), req.body)),
+      response: responses.user,
+      run: async (req) => ok(await flows.verifyEmail(ctx(), accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/unbind': defineRoute({
+      summary: 'Remove the bound address (needs the password)',
+
       body: schemas.passwordOnly,
-      run: async (req) => ok(await flows.unbindEmail(ctx(), accountOf(req), req.body)),
+      response: responses.user,
+      run: async (req) => ok(await flows.unbindEmail(ctx(), accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password': defineRoute({
+      summary: 'Change the password; other sessions end, API tokens stay',
+
       body: schemas.passwordChange,
-      run: async (req) => ok(await flows.changePassword(ctx(), accountOf(req), req.body)),
+      response: responses.session,
+      run: async (req) => ok(await flows.changePassword(ctx(), accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password/reset/code': defineRoute({
+      summary: 'Mail a password reset code (same answer for unknown addresses)',
+
       body: schemas.emailOnly,
-      run: async (req) => ok(await flows.sendResetCode(ctx(), req.body, req.sourceIp)),
+      response: responses.codeSent,
+      run: async (req) => ok(await flows.sendResetCode(ctx(), req.body, clientOf(req))),
     }),
     'POST /auth/password/reset': defineRoute({
+      summary: 'Reset the password; every session and API token ends',
+
       body: schemas.passwordReset,
-      run: async (req) => ok(await flows.resetPassword(ctx(), req.body, req.sourceIp)),
+      response: responses.nothing,
+      run: async (req) => ok(await flows.resetPassword(ctx(), req.body, clientOf(req))),
     }),
     'POST /auth/logout': defineRoute({
+      summary: 'End the current session',
+
       body: schemas.empty,
-      run: async (req) => {
-        if (req.principal?.credentialId) await ctx().sessions.revoke(req.principal.credentialId);
-        return ok(null);
-      },
+      response: responses.nothing,
+      run: async (req) => ok(await flows.logout(ctx(), accountOf(req), sessionIdOf(req))),
+    }),
+    'GET /auth/sessions': defineRoute({
+      summary: "The caller's live sessions",
+      response: responses.sessions,
+      run: async (req) => ok(await flows.listSessions(ctx(), accountOf(req), sessionIdOf(req))),
+    }),
+    'DELETE /auth/sessions/{id}': defineRoute({
+      summary: "End one of the caller's sessions",
+      response: responses.sessionRevoked,
+      run: async (req) =>
+        ok(await flows.revokeSession(ctx(), accountOf(req), req.params.id ?? '', clientOf(req))),
+    }),
+    'POST /auth/sessions/revoke-others': defineRoute({
+      summary: 'End every session but the current one',
+
+      body: schemas.empty,
+      response: responses.othersRevoked,
+      run: async (req) =>
+        ok(await flows.revokeOtherSessions(ctx(), accountOf(req), sessionIdOf(req), clientOf(req))),
     }),
   };
   const routes: RouteImpls = {};
@@ -97,8 +193,30 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
     routes[`${method} ${API_PREFIX}${path}`] = impl;
   }
   routes[`POST ${API_PREFIX}/admin/accounts`] = defineRoute({
+    summary: "Create an administrator (needs the acting administrator's password)",
     body: schemas.adminCreate,
-    run: async (req) => created(await flows.createAdministrator(ctx(), req.body)),
+    response: responses.user,
+    successStatus: 201,
+    run: async (req) => created(await flows.createAdministratorAsAdmin(ctx(), accountOf(req), req.body)),
+  });
+  routes[`GET ${API_PREFIX}/admin/accounts`] = defineRoute({
+    summary: 'Search accounts by username or e-mail prefix',
+    query: queries.accountSearch,
+    response: responses.adminAccounts,
+    run: async (req) => ok(await flows.listAccounts(ctx(), req.query)),
+  });
+  routes[`PATCH ${API_PREFIX}/admin/accounts/{id}`] = defineRoute({
+    summary: 'Enable or disable an account',
+    body: schemas.adminStatus,
+    response: responses.adminAccount,
+    run: async (req) =>
+      ok(await flows.setAccountStatus(ctx(), accountOf(req), req.params.id ?? '', req.body)),
+  });
+  routes[`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`] = defineRoute({
+    summary: "Turn an account's TOTP off and end its sessions",
+    body: schemas.empty,
+    response: responses.adminAccount,
+    run: async (req) => ok(await flows.resetAccountTotp(ctx(), req.params.id ?? '', clientOf(req))),
   });
   return routes;
 }
@@ -114,7 +232,16 @@ export function createAuthHandler(deps: () => AuthDeps, options: { trustedProxyS
       ...(options.trustedProxySecret ? { trustedProxySecret: options.trustedProxySecret } : {}),
       // Once per container, before the first request (race-safe across containers).
       warmUp: async () => {
-        await bootstrapAdministrator(deps().accounts, deps().bootstrap);
+        await Promise.all([
+          bootstrapAdministrator(deps().accounts, deps().bootstrap),
+          // Logins that name nobody verify against it (lib/accounts/decoy.ts); without it they fall back
+          // to an in-memory dummy hash, so a failure here is logged, not fatal.
+          deps()
+            .accounts.decoy.ensure()
+            .catch((error: unknown) =>
+              log.warn('decoy account not created', { error_name: (error as Error)?.name }),
+            ),
+        ]);
       },
     },
   );

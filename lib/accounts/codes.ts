@@ -1,4 +1,4 @@
-// E-mail verification codes (SPEC.md 4.1 rule 8, DESIGN.md 5): six digits from a CSPRNG, stored only as a
+// E-mail verification codes (docs/SPEC.md 4.1 rule 8, docs/DESIGN.md 5): six digits from a CSPRNG, stored only as a
 // peppered HMAC, 10 minutes, at most 5 attempts, single use, one live code per (purpose, subject): a new
 // send replaces the old. Attempts are counted by a conditional update before the comparison, so
 // concurrent guesses cannot exceed the cap; consuming is a conditional delete that can join a transaction.

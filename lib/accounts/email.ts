@@ -1,10 +1,11 @@
-// E-mail binding, rebinding and unbinding (SPEC.md 3.1, 4.1 rule 6, 6.2).
-import { verifyPassword } from '../auth/passwords.ts';
+// E-mail binding, rebinding and unbinding (docs/SPEC.md 3.1, 4.1 rule 6, 6.2; docs/DESIGN.md 10). Binding and
+// unbinding always need the current password: an address bound is an address that can reset the password.
 import { ConditionFailedError, type TransactItem } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
-import { codeMail, emailChangedMail } from '../mail/templates.ts';
+import { codeMail } from '../mail/templates.ts';
+import type { ClientInfo } from './client.ts';
 import { CODE_TTL_SECONDS } from './codes.ts';
-import { type AccountContext, accountChanged, sameAddress } from './context.ts';
+import { type AccountContext, accountChanged, requirePassword, sameAddress } from './context.ts';
 import { claimItem, releaseItem } from './identifiers.ts';
 import { type Account, publicAccount } from './repository.ts';
 
@@ -35,26 +36,20 @@ export async function sendEmailCode(ctx: AccountContext, account: Account, input
 }
 
 /**
- * POST /auth/email/verify `{email, code, password?}`: binds and verifies. Changing an already verified
- * address needs the current password and sends a change notice to the old address.
+ * POST /auth/email/verify `{email, code, password}`: binds and verifies, always with the current password
+ * (also when no verified address is bound yet: administrators start with an unverified one). Changing a
+ * verified address sends a notice to the old address.
  */
 export async function verifyEmail(
   ctx: AccountContext,
   account: Account,
-  input: { email: string; code: string; password?: string },
+  input: { email: string; code: string; password: string },
+  client: ClientInfo,
 ) {
   await assertFree(ctx, account, input.email);
+  await requirePassword(ctx, account, input.password);
   const changingVerified =
     account.email_verified && !!account.email && !sameAddress(account.email, input.email);
-  if (changingVerified) {
-    if (input.password === undefined) {
-      throw errors.validation([{ field: 'password', message: 'is required to change a verified e-mail' }]);
-    }
-    await ctx.limitCredentialChecks(account.id);
-    if (!(await verifyPassword(account.password_hash, input.password))) {
-      throw errors.badRequest('password: is incorrect');
-    }
-  }
   const checked = await ctx.codes.check('email_bind', account.id, input.code, { target: input.email });
   const now = ctx.now().toISOString();
   const items: TransactItem[] = [ctx.accounts.emailChangeItem(account, input.email, true, now)];
@@ -72,18 +67,25 @@ export async function verifyEmail(
     if (error.failedItems.includes(consumeIndex)) throw errors.badRequest('code: is invalid or expired');
     throw accountChanged();
   }
-  if (changingVerified && account.email) {
-    await ctx.sendNotice(emailChangedMail(account.email, input.email, account.username));
+  if (!sameAddress(account.email, input.email)) {
+    await ctx.securityChange(account, 'email_changed', client, {
+      kind: 'email_changed',
+      newEmail: input.email,
+      // The old address hears of it only if it was verified as the owner's.
+      ...(changingVerified && account.email ? { to: account.email } : {}),
+    });
   }
   return publicAccount({ ...account, email: input.email, email_verified: true, updated_at: now });
 }
 
 /** POST /auth/email/unbind `{password}`. */
-export async function unbindEmail(ctx: AccountContext, account: Account, input: { password: string }) {
-  await ctx.limitCredentialChecks(account.id);
-  if (!(await verifyPassword(account.password_hash, input.password))) {
-    throw errors.badRequest('password: is incorrect');
-  }
+export async function unbindEmail(
+  ctx: AccountContext,
+  account: Account,
+  input: { password: string },
+  client: ClientInfo,
+) {
+  await requirePassword(ctx, account, input.password);
   if (!account.email) throw errors.conflict('No e-mail is bound to this account');
   try {
     await ctx.table.transact([
@@ -94,5 +96,6 @@ export async function unbindEmail(ctx: AccountContext, account: Account, input: 
     if (error instanceof ConditionFailedError) throw accountChanged();
     throw error;
   }
+  await ctx.securityChange(account, 'email_changed', client, { kind: 'email_changed' });
   return publicAccount({ ...account, email: null, email_verified: false });
 }

@@ -1,12 +1,12 @@
 // Every account flow, one function per endpoint (the auth handler calls exactly one of these).
-import { verifyPassword } from '../auth/passwords.ts';
-import type { AccountContext } from './context.ts';
+import { createAdministratorAsAdmin, listAccounts, resetAccountTotp, setAccountStatus } from './admin.ts';
+import { verifyChallenge } from './challenge.ts';
 import { sendEmailCode, unbindEmail, verifyEmail } from './email.ts';
 import { login } from './login.ts';
 import { changePassword, resetPassword, sendResetCode } from './password-flows.ts';
 import { createAdministrator, register, sendRegistrationCode } from './registration.ts';
-import type { Account } from './repository.ts';
-import { disableTotp, enableTotp, setupTotp, verifyChallenge } from './totp.ts';
+import { listSessions, logout, revokeOtherSessions, revokeSession } from './session-flows.ts';
+import { disableTotp, enableTotp, regenerateRecoveryCodes, setupTotp } from './totp.ts';
 
 export const flows = {
   sendRegistrationCode,
@@ -15,13 +15,22 @@ export const flows = {
   verifyChallenge,
   setupTotp,
   enableTotp,
-  disableTotp: (ctx: AccountContext, account: Account, input: { code?: string; password?: string }) =>
-    disableTotp(ctx, account, input, verifyPassword),
+  disableTotp,
+  regenerateRecoveryCodes,
   sendEmailCode,
   verifyEmail,
   unbindEmail,
   changePassword,
   sendResetCode,
   resetPassword,
+  listSessions,
+  revokeSession,
+  revokeOtherSessions,
+  logout,
+  /** Without a session (the admin:create script); the back office goes through createAdministratorAsAdmin. */
   createAdministrator,
+  createAdministratorAsAdmin,
+  listAccounts,
+  setAccountStatus,
+  resetAccountTotp,
 };

@@ -18,6 +18,12 @@ export interface Account {
   totp_pending_enc?: string;
   /** The last TOTP time step accepted: a step is never accepted twice (replay guard). */
   totp_last_step?: number;
+  /** Peppered HMACs of the unused recovery codes (a DynamoDB string set; absent when none are left). */
+  recovery_code_digests?: Set<string>;
+  /** Bumped by a password reset: API tokens stamped with an older epoch stop working. */
+  token_epoch?: number;
+  /** Set once the account's identifier claims carry the back-office search index. */
+  ident_indexed?: boolean;
   created_at: string;
   updated_at: string;
 }

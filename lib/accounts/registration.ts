@@ -1,10 +1,11 @@
-// Self-registration with an e-mail code (SPEC.md 3.1, 4.1) and the two ways administrators come to be:
+// Self-registration with an e-mail code (docs/SPEC.md 3.1, 4.1) and the two ways administrators come to be:
 // bootstrap configuration (once) and the back office. Registration never creates an administrator.
 import { hashPassword } from '../auth/passwords.ts';
 import { ConditionFailedError, type TransactItem } from '../db/repository.ts';
 import { AppError, errors } from '../http/errors.ts';
 import { log } from '../log.ts';
 import { codeMail } from '../mail/templates.ts';
+import type { ClientInfo } from './client.ts';
 import { CODE_TTL_SECONDS, invalidCode } from './codes.ts';
 import type { AccountContext } from './context.ts';
 import { type Account, type NewAccount, publicAccount } from './repository.ts';
@@ -13,8 +14,12 @@ export const emailInUse = () => errors.conflict('email: is already in use');
 export const usernameTaken = () => errors.conflict('username: is already taken');
 
 /** POST /auth/register/code `{email}`: 409 when the address is anyone's e-mail or username. */
-export async function sendRegistrationCode(ctx: AccountContext, input: { email: string }, sourceIp: string) {
-  await ctx.limitIp(sourceIp);
+export async function sendRegistrationCode(
+  ctx: AccountContext,
+  input: { email: string },
+  client: ClientInfo,
+) {
+  await ctx.limitIp(client.ip);
   if (await ctx.accounts.ownerOf(input.email)) throw emailInUse();
   await ctx.throttle.consume(
     `code-send#register#${input.email.trim().toLowerCase()}`,
@@ -54,9 +59,9 @@ async function createAccount(
 export async function register(
   ctx: AccountContext,
   input: { username: string; email: string; code: string; password: string },
-  sourceIp: string,
+  client: ClientInfo,
 ) {
-  await ctx.limitIp(sourceIp);
+  await ctx.limitIp(client.ip);
   const [usernameOwner, emailOwner] = await Promise.all([
     ctx.accounts.ownerOf(input.username),
     ctx.accounts.ownerOf(input.email),
@@ -74,7 +79,10 @@ export async function register(
   return publicAccount(account);
 }
 
-/** POST /api/v1/admin/accounts (administrators only): a new administrator. */
+/**
+ * A new administrator (the back office after re-authentication, admin/accounts.ts; the admin:create
+ * script, which runs with table access and no session).
+ */
 export async function createAdministrator(
   ctx: AccountContext,
   input: { username: string; email: string; password: string },

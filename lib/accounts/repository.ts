@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { ConditionFailedError, type Item, type Table, type TransactItem } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import { isoWithOffset } from '../time.ts';
-import { claimItem, identifierKey } from './identifiers.ts';
+import { claimItem, identifierKey, indexClaimItem } from './identifiers.ts';
 import type { Account, Role } from './model.ts';
 
 export { claimItem, identifierKey, releaseItem } from './identifiers.ts';
 export type { Account, Role } from './model.ts';
 
-/** What clients see of an account (DESIGN.md 5): never the hash, secrets or internal counters. */
+/** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
 export interface PublicAccount {
   id: string;
   username: string;
@@ -28,7 +28,7 @@ export function publicAccount(account: Account): PublicAccount {
     email_verified: account.email_verified,
     role: account.role,
     totp_enabled: account.totp_enabled,
-    // Stored as ISO 8601 UTC; shown with a numeric offset (DESIGN.md 4).
+    // Stored as ISO 8601 UTC; shown with a numeric offset (docs/DESIGN.md 4).
     created_at: isoWithOffset(new Date(account.created_at)),
   };
 }
@@ -50,19 +50,8 @@ function toItem(account: Account): Item & { pk: string; sk: string } {
 
 function fromItem(item: Item | undefined): Account | undefined {
   if (!item) return undefined;
-  const { pk: _pk, sk: _sk, gsi2pk: _g, gsi2sk: _s, ...rest } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _g, gsi2sk: _s, ...rest } = item;
   return rest as unknown as Account;
-}
-
-/**
- * Records TOTP time step `step` as used, only if no later-or-equal step was used before: the replay guard
- * shared by every write that accepts a code.
- */
-function stepGuard(step: number) {
-  return {
-    condition: '(attribute_not_exists(totp_last_step) OR totp_last_step < :step)',
-    values: { ':step': step },
-  };
 }
 
 export interface NewAccount {
@@ -93,6 +82,8 @@ export class AccountRepository {
       status: 'active',
       session_epoch: 0,
       totp_enabled: false,
+      // Its claims are written with the search index (identifiers.ts).
+      ident_indexed: true,
       created_at: now,
       updated_at: now,
     };
@@ -149,70 +140,6 @@ export class AccountRepository {
 
   // ---- writes: each throws ConditionFailedError when the account is no longer as its caller read it ----
 
-  /** Stores a new sealed TOTP secret awaiting its first code; only while TOTP is off. */
-  async setPendingTotpSecret(accountId: string, sealed: string): Promise<void> {
-    await this.table.update(accountKey(accountId), {
-      UpdateExpression: 'SET totp_pending_enc = :sealed, updated_at = :now',
-      ConditionExpression: 'attribute_exists(pk) AND totp_enabled = :false',
-      ExpressionAttributeValues: { ':sealed': sealed, ':now': this.now(), ':false': false },
-    });
-  }
-
-  /** The pending secret (still the one the code was checked against) becomes the account's. */
-  async enableTotp(accountId: string, pending: string, step: number): Promise<Account> {
-    const guard = stepGuard(step);
-    return this.updated(accountId, {
-      UpdateExpression:
-        'SET totp_enabled = :true, totp_secret_enc = :pending, totp_last_step = :step, updated_at = :now REMOVE totp_pending_enc',
-      ConditionExpression: `attribute_exists(pk) AND totp_enabled = :false AND totp_pending_enc = :pending AND ${guard.condition}`,
-      ExpressionAttributeValues: {
-        ...guard.values,
-        ':true': true,
-        ':false': false,
-        ':pending': pending,
-        ':now': this.now(),
-      },
-    });
-  }
-
-  /** Turns TOTP off if `secret` is still the account's; `step`, when a code was given, is spent. */
-  async disableTotp(accountId: string, secret: string, step: number | undefined): Promise<Account> {
-    const guard = step === undefined ? undefined : stepGuard(step);
-    return this.updated(accountId, {
-      UpdateExpression: `SET totp_enabled = :false, updated_at = :now${guard ? ', totp_last_step = :step' : ''} REMOVE totp_secret_enc, totp_pending_enc`,
-      ConditionExpression: `attribute_exists(pk) AND totp_enabled = :true AND totp_secret_enc = :secret${guard ? ` AND ${guard.condition}` : ''}`,
-      ExpressionAttributeValues: {
-        ...(guard?.values ?? {}),
-        ':true': true,
-        ':false': false,
-        ':secret': secret,
-        ':now': this.now(),
-      },
-    });
-  }
-
-  /**
-   * The account half of a TOTP login: spends `step`, provided TOTP is still on, no session-ending change
-   * happened since the challenge was issued, and the account is active. Joins the challenge's deletion.
-   */
-  totpLoginStepItem(account: Account, step: number): TransactItem {
-    const guard = stepGuard(step);
-    return {
-      Update: {
-        Key: accountKey(account.id),
-        UpdateExpression: 'SET totp_last_step = :step',
-        ConditionExpression: `${guard.condition} AND totp_enabled = :true AND session_epoch = :sep AND #status = :active`,
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ...guard.values,
-          ':true': true,
-          ':sep': account.session_epoch,
-          ':active': 'active',
-        },
-      },
-    };
-  }
-
   /** A new password hash that ends every session (epoch bump); only over the hash the caller checked. */
   async changePasswordHash(account: Account, passwordHash: string): Promise<Account> {
     return this.updated(account.id, {
@@ -230,14 +157,16 @@ export class AccountRepository {
   }
 
   /**
-   * The account half of a password reset: new hash and session epoch bump, provided `account.email` is
-   * still its verified address and it is active. Joins the reset code's consumption.
+   * The account half of a password reset: new hash, session epoch bump (every session ends) and token
+   * epoch bump (every API token stops working), provided `account.email` is still its verified address
+   * and it is active. Joins the reset code's consumption.
    */
   resetPasswordItem(account: Account, passwordHash: string): TransactItem {
     return {
       Update: {
         Key: accountKey(account.id),
-        UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD session_epoch :one',
+        UpdateExpression:
+          'SET password_hash = :hash, updated_at = :now ADD session_epoch :one, token_epoch :one',
         ConditionExpression:
           'attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -290,6 +219,45 @@ export class AccountRepository {
         },
       },
     };
+  }
+
+  /**
+   * Back office: enables or disables the account. Disabling also ends every session for good (epoch
+   * bump), so enabling it again does not bring a stolen session back.
+   */
+  async setStatus(accountId: string, status: Account['status']): Promise<Account | undefined> {
+    try {
+      return await this.updated(accountId, {
+        UpdateExpression: `SET #status = :status, updated_at = :now${status === 'disabled' ? ' ADD session_epoch :one' : ''}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ':now': this.now(),
+          ...(status === 'disabled' ? { ':one': 1 } : {}),
+        },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return undefined;
+      throw error;
+    }
+  }
+
+  /** Claims made before the search index existed join it, once per account (docs/ACCOUNTS.md). */
+  async indexIdentifiers(account: Account): Promise<void> {
+    if (account.ident_indexed) return;
+    await this.table.transact([
+      indexClaimItem(account.username, account.id),
+      ...(account.email ? [indexClaimItem(account.email, account.id)] : []),
+      {
+        Update: {
+          Key: accountKey(account.id),
+          UpdateExpression: 'SET ident_indexed = :true',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':true': true },
+        },
+      },
+    ]);
   }
 
   private now(): string {

@@ -1,5 +1,5 @@
 // A rate limiter whose state lives in the table, so limits hold across restarts and across instances
-// (SPEC.md 8). Every decision is one conditional update; nothing is read first and written after.
+// (docs/SPEC.md 8). Every decision is one conditional update; nothing is read first and written after.
 //
 // Per-minute rate with a burst uses GCRA (a token bucket kept as one timestamp, the "theoretical arrival
 // time"): with interval T = 60 s / perMinute and tolerance (burst - 1) * T, a request at `now` is admitted

@@ -1,10 +1,13 @@
 // TOTP (RFC 6238, SHA-1, 6 digits, 30 s) with otplib 13: secrets sealed by the master key, one step of
-// drift, and a replay guard (a time step once accepted for an account is never accepted again).
-import { TokenError } from '../auth/tokens.ts';
+// drift, a replay guard (a time step once accepted for an account is never accepted again), and the
+// recovery codes that come with it. Setup and new recovery codes need the current password.
+import { verifyPassword } from '../auth/passwords.ts';
 import { ConditionFailedError, epochSeconds } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
-import { isoWithOffset } from '../time.ts';
-import { type AccountContext, accountChanged } from './context.ts';
+import type { ClientInfo } from './client.ts';
+import { type AccountContext, accountChanged, requirePassword } from './context.ts';
+import { qrDataUrl } from './qr.ts';
+import { generateRecoveryCodes } from './recovery-codes.ts';
 import type { Account } from './repository.ts';
 
 export const TOTP_PERIOD_SECONDS = 30;
@@ -30,7 +33,7 @@ function loadOtplib(): Promise<typeof import('otplib')> {
   return otplib;
 }
 
-/** The time step the code belongs to (now, or one step either side), or undefined. */
+/** The time step the code belongs to (now, or one step either side, after `lastStep`), or undefined. */
 export async function matchTotp(
   secret: string,
   code: string,
@@ -54,98 +57,28 @@ export async function matchTotp(
   }
 }
 
-const invalidTotp = () => errors.badRequest('code: is invalid');
+export type TotpCheck = { step: number } | { refused: 'invalid' | 'used' };
 
-// --- login challenge -------------------------------------------------------------------------------
-
-export const challengeKey = (jti: string) => ({ pk: `challenge#${jti}`, sk: 'challenge' });
-
-export async function issueChallenge(ctx: AccountContext, account: Account) {
-  const now = ctx.now();
-  const signed = await ctx.signer.sign(
-    { sub: account.id, scope: 'totp_challenge', sep: account.session_epoch },
-    ctx.limits.challengeTtlSeconds,
-    now,
-  );
-  await ctx.table.putNew({
-    ...challengeKey(signed.jti),
-    account_id: account.id,
-    attempts: 0,
-    created_at: now.toISOString(),
-    expires_at: epochSeconds(signed.expiresAt),
-  });
-  return {
-    totp_required: true as const,
-    challenge_token: signed.token,
-    expires_at: isoWithOffset(signed.expiresAt),
-  };
+/**
+ * Checks a code against the secret, telling a wrong code from a replayed one: a code of a time step at or
+ * before the last accepted step is "already used" (the code the caller just logged in with, typically).
+ */
+export async function checkTotp(
+  secret: string,
+  code: string,
+  now: Date,
+  lastStep: number | undefined,
+): Promise<TotpCheck> {
+  const step = await matchTotp(secret, code, now, undefined);
+  if (step === undefined) return { refused: 'invalid' };
+  if (lastStep !== undefined && step <= lastStep) return { refused: 'used' };
+  return { step };
 }
 
-const badChallenge = () => errors.unauthorized('Challenge is invalid or expired');
-
-/** POST /auth/totp/verify `{challenge_token, code}`: a session, once per challenge and per time step. */
-export async function verifyChallenge(
-  ctx: AccountContext,
-  input: { challenge_token: string; code: string },
-  sourceIp: string,
-) {
-  await ctx.limitIp(sourceIp);
-  const now = ctx.now();
-  let claims: Awaited<ReturnType<typeof ctx.signer.verify>>;
-  try {
-    claims = await ctx.signer.verify(input.challenge_token, 'totp_challenge', now);
-  } catch (error) {
-    if (error instanceof TokenError) throw badChallenge();
-    throw error;
-  }
-  // One attempt spent on this challenge, whatever the outcome; a dead or used challenge stops here.
-  try {
-    await ctx.table.update(challengeKey(claims.jti), {
-      UpdateExpression: 'ADD attempts :one',
-      ConditionExpression:
-        'attribute_exists(pk) AND account_id = :sub AND attempts < :max AND #expires > :now',
-      ExpressionAttributeNames: { '#expires': 'expires_at' },
-      ExpressionAttributeValues: {
-        ':one': 1,
-        ':sub': claims.sub,
-        ':max': ctx.limits.challengeAttempts,
-        ':now': epochSeconds(now),
-      },
-    });
-  } catch (error) {
-    if (error instanceof ConditionFailedError) throw badChallenge();
-    throw error;
-  }
-  await ctx.throttle.consume(
-    `totp-login#${claims.sub}`,
-    ctx.limits.totpLogin,
-    'Too many attempts; try again later',
-  );
-  const account = await ctx.accounts.get(claims.sub);
-  if (
-    account?.status !== 'active' ||
-    !account.totp_enabled ||
-    !account.totp_secret_enc ||
-    account.session_epoch !== claims.sep
-  ) {
-    throw badChallenge();
-  }
-  const secret = await openTotpSecret(ctx, account.id, account.totp_secret_enc);
-  const step = await matchTotp(secret, input.code, now, account.totp_last_step);
-  if (step === undefined) throw errors.unauthorized('code: is invalid');
-  try {
-    await ctx.table.transact([
-      { Delete: { Key: challengeKey(claims.jti), ConditionExpression: 'attribute_exists(pk)' } },
-      ctx.accounts.totpLoginStepItem(account, step),
-    ]);
-  } catch (error) {
-    if (error instanceof ConditionFailedError) throw errors.unauthorized('code: is invalid');
-    throw error;
-  }
-  return ctx.sessionFor({ ...account, totp_last_step: step });
-}
-
-// --- setup, enable, disable ------------------------------------------------------------------------
+export const totpRefusal = (reason: 'invalid' | 'used', status: 400 | 401 = 400) => {
+  const message = reason === 'used' ? 'code: was already used; wait for the next code' : 'code: is invalid';
+  return status === 401 ? errors.unauthorized(message) : errors.badRequest(message);
+};
 
 export function securityState(account: Account) {
   return {
@@ -153,42 +86,61 @@ export function securityState(account: Account) {
     totp_pending: !account.totp_enabled && !!account.totp_pending_enc,
     email: account.email,
     email_verified: account.email_verified,
+    recovery_codes_remaining: account.totp_enabled ? (account.recovery_code_digests?.size ?? 0) : 0,
   };
 }
 
-/** POST /auth/totp/setup: a new pending secret (returned once) and its otpauth link. */
-export async function setupTotp(ctx: AccountContext, account: Account) {
+/** POST /auth/totp/setup `{password}`: a new pending secret (returned once), its otpauth link and QR code. */
+export async function setupTotp(ctx: AccountContext, account: Account, input: { password: string }) {
   if (account.totp_enabled) throw errors.conflict('TOTP is already enabled');
+  await requirePassword(ctx, account, input.password);
   const { generateSecret, generateURI } = await loadOtplib();
   const secret = generateSecret({ length: 20 });
   const sealed = await sealTotpSecret(ctx, account.id, secret);
   try {
-    await ctx.accounts.setPendingTotpSecret(account.id, sealed);
+    await ctx.secondFactor.setPendingSecret(account.id, sealed);
   } catch (error) {
     if (error instanceof ConditionFailedError) throw errors.conflict('TOTP is already enabled');
     throw error;
   }
   const label = account.email ?? account.username;
-  return { secret, uri: generateURI({ issuer: ctx.totpIssuer, label, secret }) };
+  const uri = generateURI({ issuer: ctx.totpIssuer, label, secret });
+  return { secret, uri, qr_data_url: await qrDataUrl(uri) };
 }
 
-/** POST /auth/totp/enable `{code}`: the pending secret becomes the account's, proven by a valid code. */
-export async function enableTotp(ctx: AccountContext, account: Account, input: { code: string }) {
+/**
+ * POST /auth/totp/enable `{code}`: the pending secret becomes the account's, proven by a valid code; the
+ * answer carries the first recovery codes, shown this once.
+ */
+export async function enableTotp(
+  ctx: AccountContext,
+  account: Account,
+  input: { code: string },
+  client: ClientInfo,
+) {
   await ctx.limitCredentialChecks(account.id);
   if (account.totp_enabled) throw errors.conflict('TOTP is already enabled');
   const pending = account.totp_pending_enc;
   if (!pending) throw errors.conflict('No TOTP setup is pending: call /auth/totp/setup first');
   const secret = await openTotpSecret(ctx, account.id, pending);
-  const step = await matchTotp(secret, input.code, ctx.now(), account.totp_last_step);
-  if (step === undefined) throw invalidTotp();
+  const checked = await checkTotp(secret, input.code, ctx.now(), account.totp_last_step);
+  if ('refused' in checked) throw totpRefusal(checked.refused);
+  const codes = generateRecoveryCodes();
   let updated: Account;
   try {
-    updated = await ctx.accounts.enableTotp(account.id, pending, step);
+    updated = await ctx.secondFactor.enable(
+      account.id,
+      pending,
+      checked.step,
+      await ctx.recoveryCodes.digests(account.id, codes),
+    );
   } catch (error) {
-    if (error instanceof ConditionFailedError) throw invalidTotp();
+    // Another request enabled TOTP or spent this step meanwhile.
+    if (error instanceof ConditionFailedError) throw totpRefusal('used');
     throw error;
   }
-  return securityState(updated);
+  await ctx.securityChange(updated, 'totp_enabled', client, { kind: 'totp_enabled' });
+  return { ...securityState(updated), recovery_codes: codes };
 }
 
 /** POST /auth/totp/disable `{code}` or `{password}`: each one given must be right. */
@@ -196,29 +148,57 @@ export async function disableTotp(
   ctx: AccountContext,
   account: Account,
   input: { code?: string; password?: string },
-  verifyPassword: (hash: string, password: string) => Promise<boolean>,
+  client: ClientInfo,
 ) {
-  await ctx.limitCredentialChecks(account.id);
   if (!account.totp_enabled || !account.totp_secret_enc) throw errors.conflict('TOTP is not enabled');
+  await ctx.limitCredentialChecks(account.id);
   let step: number | undefined;
   if (input.code !== undefined) {
     const secret = await openTotpSecret(ctx, account.id, account.totp_secret_enc);
-    step = await matchTotp(secret, input.code, ctx.now(), account.totp_last_step);
-    if (step === undefined) throw invalidTotp();
+    const checked = await checkTotp(secret, input.code, ctx.now(), account.totp_last_step);
+    if ('refused' in checked) throw totpRefusal(checked.refused);
+    step = checked.step;
   }
   if (input.password !== undefined && !(await verifyPassword(account.password_hash, input.password))) {
     throw errors.badRequest('password: is incorrect');
   }
   let updated: Account;
   try {
-    updated = await ctx.accounts.disableTotp(account.id, account.totp_secret_enc, step);
+    updated = await ctx.secondFactor.disable(account.id, account.totp_secret_enc, step);
   } catch (error) {
     if (error instanceof ConditionFailedError) {
       // A code's step may have been spent meanwhile: the code then no longer counts.
-      if (step !== undefined) throw invalidTotp();
+      if (step !== undefined) throw totpRefusal('used');
       throw accountChanged();
     }
     throw error;
   }
+  await ctx.securityChange(updated, 'totp_disabled', client, { kind: 'totp_disabled' });
   return securityState(updated);
+}
+
+/** POST /auth/totp/recovery-codes `{password}`: a new set of recovery codes; the old set stops working. */
+export async function regenerateRecoveryCodes(
+  ctx: AccountContext,
+  account: Account,
+  input: { password: string },
+  client: ClientInfo,
+) {
+  if (!account.totp_enabled || !account.totp_secret_enc) throw errors.conflict('TOTP is not enabled');
+  await requirePassword(ctx, account, input.password);
+  const codes = generateRecoveryCodes();
+  let updated: Account;
+  try {
+    updated = await ctx.secondFactor.replaceRecoveryCodes(
+      account,
+      await ctx.recoveryCodes.digests(account.id, codes),
+    );
+  } catch (error) {
+    if (error instanceof ConditionFailedError) throw accountChanged();
+    throw error;
+  }
+  await ctx.securityChange(updated, 'recovery_codes_regenerated', client, {
+    kind: 'recovery_codes_regenerated',
+  });
+  return { recovery_codes: codes, recovery_codes_remaining: codes.length };
 }

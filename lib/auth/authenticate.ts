@@ -1,5 +1,5 @@
 // Establishes the caller for a route's auth kind (lib/routes.ts): sessions everywhere, and on `uploader`
-// routes also API tokens and the static `upload.api_token` (DESIGN.md 5), when the group passes them.
+// routes also API tokens and the static `upload.api_token` (docs/DESIGN.md 5), when the group passes them.
 import { timingSafeEqual } from 'node:crypto';
 import { errors } from '../http/errors.ts';
 import type { Authenticator } from '../http/handler.ts';
@@ -40,6 +40,11 @@ export function createAuthenticator(input: AuthenticatorInput): Authenticator {
     if (kind === 'uploader') {
       if (staticToken && sameSecret(token, staticToken.token)) return staticToken.owner();
       if (apiTokens && token.startsWith(API_TOKEN_PREFIX)) return apiTokens.verify(token);
+    } else if (token.startsWith(API_TOKEN_PREFIX)) {
+      // A credential of the wrong kind says so, rather than "Session is invalid or expired".
+      throw errors.unauthorized(
+        'This route takes a session (log in); API tokens are accepted on the upload and file routes only',
+      );
     }
     const principal = await sessions.authenticate(token);
     if (kind === 'admin' && principal.role !== 'admin') throw errors.forbidden('Administrators only');

@@ -14,7 +14,7 @@ function loadArgon2(): Argon2 {
   return argon2;
 }
 
-// argon2id; the package's Algorithm is a const enum, undefined at run time under esbuild (LOCAL.md).
+// argon2id; the package's Algorithm is a const enum, undefined at run time under esbuild (docs/CONTRIBUTING.md).
 const ARGON2ID = 2;
 export const PASSWORD_POLICY = { memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 

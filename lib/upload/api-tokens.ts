@@ -1,8 +1,12 @@
-// API tokens (DESIGN.md 5): `ut_` + 43 base64url characters (32 random bytes), shown once; the table keeps
+// API tokens (docs/DESIGN.md 5): `ut_` + 43 base64url characters (32 random bytes), shown once; the table keeps
 // only their SHA-256. Two items per token: the secret's hash (what authentication looks up) and the id
-// (what revocation looks up), written and deleted together.
+// (what revocation looks up), written and deleted together. Each token carries its account's token epoch
+// at creation: a password reset moves the epoch (in the reset's own transaction), and every older token
+// stops working at once (docs/ACCOUNTS.md).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { AccountRepository } from '../accounts/repository.ts';
+import { type ClientInfo, NO_CLIENT } from '../accounts/client.ts';
+import { AccountRepository, accountKey } from '../accounts/repository.ts';
+import { SecurityEvents } from '../accounts/security-events.ts';
 import { API_TOKEN_PREFIX } from '../auth/authenticate.ts';
 import { ConditionFailedError, type Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
@@ -47,7 +51,20 @@ interface TokenItem {
   prefix: string;
   created_at: string;
   last_used_at?: string;
+  /** The account's token epoch when the token was made (absent: 0). */
+  token_epoch?: number;
   [attribute: string]: unknown;
+}
+
+const epochOf = (holder: { token_epoch?: number } | undefined) => holder?.token_epoch ?? 0;
+
+/** The condition that the account's token epoch is still `epoch` (absent counts as 0) and it is active. */
+function sameTokenEpoch(epoch: number) {
+  return {
+    ConditionExpression: `attribute_exists(pk) AND #status = :active AND (${epoch === 0 ? 'attribute_not_exists(token_epoch) OR ' : ''}token_epoch = :epoch)`,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':active': 'active', ':epoch': epoch },
+  };
 }
 
 export function hashApiToken(token: string): string {
@@ -72,12 +89,21 @@ const invalid = () => errors.unauthorized('API token is invalid or revoked');
 
 export class ApiTokenService {
   private readonly accounts: AccountRepository;
+  private readonly events: SecurityEvents;
 
   constructor(private readonly table: Table) {
     this.accounts = new AccountRepository(table);
+    this.events = new SecurityEvents(table);
   }
 
-  async create(accountId: string, name: string): Promise<CreatedApiToken> {
+  /**
+   * A new token stamped with the account's token epoch; the write is conditional on that epoch, so a token
+   * created while a password reset lands is born revoked rather than surviving it.
+   */
+  async create(accountId: string, name: string, client: ClientInfo = NO_CLIENT): Promise<CreatedApiToken> {
+    const account = await this.accounts.get(accountId);
+    if (account?.status !== 'active') throw errors.unauthorized('Session is invalid or expired');
+    const epoch = epochOf(account);
     const now = this.table.clock();
     const token = generateApiToken();
     const hash = hashApiToken(token);
@@ -89,24 +115,40 @@ export class ApiTokenService {
       name,
       prefix: token.slice(0, DISPLAY_PREFIX_LENGTH),
       created_at: isoWithOffset(now),
+      token_epoch: epoch,
       gsi1pk: accountIndex(accountId),
       gsi1sk: `${now.toISOString()}#${id}`,
     };
-    await this.table.transact([
-      { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-      {
-        Put: {
-          Item: { ...tokenIdKey(id), account_id: accountId, token_hash: hash },
-          ConditionExpression: 'attribute_not_exists(pk)',
+    try {
+      await this.table.transact([
+        { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: {
+            Item: { ...tokenIdKey(id), account_id: accountId, token_hash: hash },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         },
-      },
-    ]);
+        { ConditionCheck: { Key: accountKey(accountId), ...sameTokenEpoch(epoch) } },
+      ]);
+    } catch (error) {
+      // The account was reset or disabled meanwhile: the caller's session is over too.
+      if (error instanceof ConditionFailedError && error.failedItems.includes(2)) {
+        throw errors.unauthorized('Session is invalid or expired');
+      }
+      throw error;
+    }
+    await this.events.record(accountId, 'token_created', client);
     return { id, name, token, prefix: item.prefix, created_at: item.created_at };
   }
 
-  /** The account's tokens, newest first, without secrets. */
+  /** The account's working tokens, newest first, without secrets. */
   async list(accountId: string): Promise<ApiTokenView[]> {
-    const out: ApiTokenView[] = [];
+    const [items, account] = await Promise.all([this.items(accountId), this.accounts.get(accountId)]);
+    return items.filter((item) => epochOf(item) === epochOf(account)).map(view);
+  }
+
+  private async items(accountId: string): Promise<TokenItem[]> {
+    const out: TokenItem[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       const { items, lastKey } = await this.table.query<TokenItem>({
@@ -116,14 +158,14 @@ export class ApiTokenService {
         ScanIndexForward: false,
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       });
-      out.push(...items.map(view));
+      out.push(...items);
       startKey = lastKey;
     } while (startKey);
     return out;
   }
 
   /** Revokes the caller's token; someone else's (or an unknown) id is 404. */
-  async revoke(accountId: string, id: string): Promise<void> {
+  async revoke(accountId: string, id: string, client: ClientInfo = NO_CLIENT): Promise<void> {
     const ref = /^[0-9a-f-]{36}$/.test(id)
       ? await this.table.get<{ pk: string; sk: string; account_id: string; token_hash: string }>(
           tokenIdKey(id),
@@ -143,6 +185,26 @@ export class ApiTokenService {
       if (error instanceof ConditionFailedError) throw errors.notFound('token: not found');
       throw error;
     }
+    await this.events.record(accountId, 'token_revoked', client);
+  }
+
+  /**
+   * Deletes every token item of the account (after a password reset, whose epoch bump already stopped
+   * them): tidies the listing and the table. Best effort per token; a leftover is dead anyway.
+   */
+  async deleteAll(accountId: string): Promise<number> {
+    const items = await this.items(accountId);
+    const results = await Promise.allSettled(
+      items.map((item) =>
+        this.table.transact([
+          { Delete: { Key: { pk: item.pk, sk: item.sk } } },
+          { Delete: { Key: tokenIdKey(item.id) } },
+        ]),
+      ),
+    );
+    const failed = results.filter((result) => result.status === 'rejected').length;
+    if (failed > 0) log.warn('some revoked API tokens were not deleted', { account_id: accountId, failed });
+    return items.length - failed;
   }
 
   /**
@@ -163,7 +225,8 @@ export class ApiTokenService {
         ? this.touch(key, isoWithOffset(now), minuteAgo)
         : undefined,
     ]);
-    if (account?.status !== 'active') throw invalid();
+    // Read on every request, never cached: a disabled account or a reset password stops the token at once.
+    if (account?.status !== 'active' || epochOf(account) !== epochOf(item)) throw invalid();
     return { accountId: account.id, role: account.role, via: 'api_token', credentialId: item.id, account };
   }
 

@@ -1,4 +1,4 @@
-// Hostile input, account routes (SPEC.md 4.1, both prefixes, and the back office): random, malformed,
+// Hostile input, account routes (docs/SPEC.md 4.1, docs/DESIGN.md 10, both prefixes, and the back office): random, malformed,
 // oversized and type-confused bodies, headers, query strings; no caller, a user and an administrator. No
 // answer is a 5xx, every error is an envelope, and rejected requests change nothing (hostile-fuzz.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,14 +19,15 @@ import {
 } from '../support/hostile-fuzz.ts';
 import { provisionTestStack } from '../support/stack.ts';
 
-// Field names of each body (lib/accounts/schemas.ts, DESIGN.md 5).
+// Field names of each body (lib/accounts/schemas.ts, docs/DESIGN.md 5).
 const FIELDS: Record<string, readonly string[]> = {
   'POST /auth/register/code': ['email'],
   'POST /auth/register': ['username', 'email', 'code', 'password'],
   'POST /auth/login': ['username', 'password'],
   'POST /admin/auth/login': ['username', 'password'],
   'POST /auth/totp/verify': ['challenge_token', 'code'],
-  'POST /auth/totp/setup': [],
+  'POST /auth/totp/setup': ['password'],
+  'POST /auth/totp/recovery-codes': ['password'],
   'POST /auth/totp/enable': ['code'],
   'POST /auth/totp/disable': ['code', 'password'],
   'POST /auth/email/code': ['email'],
@@ -36,7 +37,15 @@ const FIELDS: Record<string, readonly string[]> = {
   'POST /auth/password/reset/code': ['email'],
   'POST /auth/password/reset': ['email', 'code', 'new_password'],
   'POST /auth/logout': [],
-  'POST /api/v1/admin/accounts': ['username', 'email', 'password'],
+  'GET /auth/sessions': [],
+  'DELETE /auth/sessions/{id}': [],
+  'POST /auth/sessions/revoke-others': [],
+  // Query parameters of the GET routes (hostile-fuzz.ts uses the names for queries too).
+  'GET /auth/security/events': ['limit', 'cursor'],
+  'POST /api/v1/admin/accounts': ['username', 'email', 'password', 'current_password'],
+  'GET /api/v1/admin/accounts': ['q', 'limit', 'cursor'],
+  'PATCH /api/v1/admin/accounts/{id}': ['status'],
+  'POST /api/v1/admin/accounts/{id}/totp/reset': [],
 };
 
 const ROUTES = routesOf('auth');

@@ -43,7 +43,7 @@ describe('sessions', () => {
     const { account, token } = await createTestAccount();
     const second = await sessions.issue(account);
     const claims = await signer.verify(token, 'session');
-    await sessions.revoke(claims.jti);
+    await sessions.revoke(account, claims.jti);
     expect(await statusOf(authenticate(withToken(token), 'session'))).toBe(401);
     expect(await statusOf(authenticate(withToken(second.token), 'session'))).toBe(200);
     await table.update(accountKey(account.id), {

@@ -75,6 +75,8 @@ export interface CallOptions {
   token?: string;
   ip?: string;
   headers?: Record<string, string>;
+  /** Another group's handler of the same deps (default: auth), e.g. `upload` for API tokens. */
+  group?: 'auth' | 'upload';
 }
 
 export interface CallResult<T = unknown> {
@@ -107,7 +109,7 @@ export function authHarness(options: HarnessOptions = {}) {
   ): Promise<CallResult<T>> {
     const headers: Record<string, string> = { ...callOptions.headers };
     if (callOptions.token) headers.authorization = `Bearer ${callOptions.token}`;
-    const result = await handler(
+    const result = await deps.handlers[callOptions.group ?? 'auth'](
       apiEvent({
         method,
         path,
@@ -147,5 +149,22 @@ export function authHarness(options: HarnessOptions = {}) {
       token: login.body.data.token as string,
     };
   }
-  return { ctx, table, sessions, signer, mail, handler, call, registerUser };
+  /**
+   * Turns TOTP on for a registered user through setup and enable; returns the secret and the recovery
+   * codes enable showed. `at` gives the time whose code enables (default: the harness clock's now).
+   */
+  async function enableTotp(
+    user: { token: string; password: string },
+    at: () => Date = options.clock ?? (() => new Date()),
+  ) {
+    const { generate } = await import('otplib');
+    const setup = await call('POST', '/auth/totp/setup', { password: user.password }, { token: user.token });
+    if (setup.status !== 200) throw new Error(`totp/setup: ${setup.status} ${setup.raw}`);
+    const secret = setup.body.data.secret as string;
+    const code = await generate({ secret, epoch: Math.floor(at().getTime() / 1000) });
+    const enabled = await call('POST', '/auth/totp/enable', { code }, { token: user.token });
+    if (enabled.status !== 200) throw new Error(`totp/enable: ${enabled.status} ${enabled.raw}`);
+    return { secret, recoveryCodes: enabled.body.data.recovery_codes as string[], setup: setup.body.data };
+  }
+  return { deps, ctx, table, sessions, signer, mail, handler, call, registerUser, enableTotp };
 }

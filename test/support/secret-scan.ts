@@ -79,7 +79,7 @@ export const KNOWN_TEST_SECRETS: readonly string[] = [
   'abcdefghijklmnopqrstuvwxyz012345',
 ];
 
-/** Environment overrides that carry secrets (DESIGN.md 3): recorded per test file, then scanned for. */
+/** Environment overrides that carry secrets (docs/DESIGN.md 3): recorded per test file, then scanned for. */
 const SECRET_ENV =
   /^(ADMIN__BOOTSTRAP__PASSWORD|UPLOAD__API_TOKEN|PAYMENT__\w+__(KEY|PRIVATE_KEY|API_V3_KEY))$/;
 
@@ -92,11 +92,15 @@ const SECRET_BODY_FIELDS: Record<string, RegExp> = {
   'POST /auth/login': /^password$/,
   'POST /admin/auth/login': /^password$/,
   'POST /auth/totp/disable': /^password$/,
+  'POST /auth/totp/setup': /^password$/,
+  'POST /auth/totp/recovery-codes': /^password$/,
+  // A recovery code used to log in (a TOTP code is too short to count as a literal).
+  'POST /auth/totp/verify': /^code$/,
   'POST /auth/email/verify': /^password$/,
   'POST /auth/email/unbind': /^password$/,
   'POST /auth/password': /^(current_password|new_password)$/,
   'POST /auth/password/reset': /^new_password$/,
-  [`POST ${API_PREFIX}/admin/accounts`]: /^password$/,
+  [`POST ${API_PREFIX}/admin/accounts`]: /^(password|current_password)$/,
   [`PUT ${API_PREFIX}/admin/payment`]: /^(private_key|api_v3_key|key)$/,
 };
 
@@ -204,7 +208,7 @@ export function startSecretCapture(scratchDir: string, testFile: string) {
 
 // ---- scan (runs once at the end of the run, from global-setup.ts) ----------------------------------------
 
-/** Route keys with the account prefix removed (DESIGN.md 4 serves them at both). */
+/** Route keys with the account prefix removed (docs/DESIGN.md 4 serves them at both). */
 function accountRoute(route: string): string {
   return route
     .replace(` ${API_PREFIX}/auth/`, ' /auth/')
@@ -212,7 +216,7 @@ function accountRoute(route: string): string {
 }
 
 /**
- * The responses that show a session or challenge token by design: login and challenge (SPEC.md 3.2, 5),
+ * The responses that show a session or challenge token by design: login and challenge (docs/SPEC.md 3.2, 5),
  * and a password change, which ends every session and answers a fresh one (docs/ACCOUNTS.md).
  */
 const ISSUES_SESSION = new Set([
@@ -221,21 +225,47 @@ const ISSUES_SESSION = new Set([
   'POST /auth/totp/verify',
   'POST /auth/password',
 ]);
-/** The response that shows an API token, once (DESIGN.md 5). */
+/** The response that shows an API token, once (docs/DESIGN.md 5). */
 const ISSUES_API_TOKEN = `POST ${API_PREFIX}/tokens`;
-/** The response that shows a TOTP secret and its otpauth link (SPEC.md 3.1). */
+/** The response that shows a TOTP secret and its otpauth link (docs/SPEC.md 3.1). */
 const ISSUES_TOTP_SECRET = 'POST /auth/totp/setup';
+/** The responses that show a set of recovery codes, once (docs/DESIGN.md 10). */
+const ISSUES_RECOVERY_CODES = new Set(['POST /auth/totp/enable', 'POST /auth/totp/recovery-codes']);
 
-function issues(record: Extract<ScanRecord, { t: 'response' }>, what: 'session' | 'api' | 'totp'): boolean {
+type Issued = 'session' | 'api' | 'totp' | 'recovery';
+
+function issues(record: Extract<ScanRecord, { t: 'response' }>, what: Issued): boolean {
   if (record.status < 200 || record.status >= 300) return false;
   const route = accountRoute(record.route);
   if (what === 'session') return ISSUES_SESSION.has(route);
   if (what === 'api') return route === ISSUES_API_TOKEN;
+  if (what === 'recovery') return ISSUES_RECOVERY_CODES.has(route);
   return route === ISSUES_TOTP_SECRET;
+}
+
+/** The recovery codes an issuing response showed (`data.recovery_codes`). */
+function recoveryCodesIn(record: Extract<ScanRecord, { t: 'response' }>): string[] {
+  try {
+    const codes = (JSON.parse(record.body) as { data?: { recovery_codes?: unknown } }).data?.recovery_codes;
+    return Array.isArray(codes) ? codes.filter((code): code is string => typeof code === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A code in every form a client may write it: as issued, without the hyphen; compared case-insensitively. */
+function recoveryCodeForms(code: string): string[] {
+  const lower = code.toLowerCase();
+  return [lower, lower.replace('-', '')];
 }
 
 const PATTERNS: Array<{ rule: string; pattern: RegExp }> = [
   { rule: 'argon2 hash', pattern: /\$argon2(?:id|i|d)\$/ },
+  // Stored recovery-code digests written out as a list (a Set serialises as {}, so a list means a copy).
+  {
+    rule: 'recovery code digests',
+    pattern: /recovery_code_digests\\?"?\s*[:=]\s*\[\s*\\?"[A-Za-z0-9_-]{43}/,
+  },
   { rule: 'PEM private key', pattern: /PRIVATE KEY/ },
   // Base64 DER of an RSA private key, PKCS#8 or PKCS#1, as the settings accept them without PEM armour.
   {
@@ -289,7 +319,7 @@ function sixDigitsInLog(line: string): { index: number; length: number } | undef
     const found = SIX_DIGITS.exec(line);
     return found ? { index: found.index, length: 6 } : undefined;
   }
-  // The no-mail fallback (SPEC.md 4.1 rule 9) carries the code by design.
+  // The no-mail fallback (docs/SPEC.md 4.1 rule 9) carries the code by design.
   if ((parsed as { message?: unknown })?.message === 'mail') return undefined;
   const strings: string[] = [];
   const walk = (value: unknown, depth: number, key: string): void => {
@@ -337,6 +367,8 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
     if (!found.has(value)) found.set(value, { kind, from });
   };
   const totpSecrets = new Set<string>();
+  // Recovery codes by file, with the position of the response that issued them.
+  const recoveryCodes = new Map<string, Map<string, number>>();
   for (const [index, record] of records.entries()) {
     // Environment secrets were set before the file's first request: they count from its start.
     if (record.t === 'secret' && worthSearching(record.value)) {
@@ -345,6 +377,13 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
     if (record.t !== 'response') continue;
     for (const item of record.submitted ?? []) {
       if (worthSearching(item.value)) learn(record.file, needleOf(item.value, item.kind), item.kind, index);
+    }
+    if (issues(record, 'recovery')) {
+      const found = recoveryCodes.get(record.file) ?? new Map<string, number>();
+      recoveryCodes.set(record.file, found);
+      for (const code of recoveryCodesIn(record)) {
+        for (const form of recoveryCodeForms(code)) if (!found.has(form)) found.set(form, index);
+      }
     }
     if (issues(record, 'totp')) {
       try {
@@ -396,6 +435,19 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
         index,
         value.length,
       );
+    }
+
+    // A recovery code appears in the response that issued it and nowhere else: no later response, no log.
+    const lowered = text.toLowerCase();
+    for (const [form, issuedAt] of recoveryCodes.get(record.file) ?? []) {
+      if (position === issuedAt) continue;
+      const index = lowered.indexOf(form);
+      if (index >= 0) hit('recovery code', record.file, where, text, index, form.length);
+    }
+    // Responses never carry the stored internals of an account (hash, sealed secrets, code digests).
+    if (!isLog) {
+      const internal = /password_hash|totp_secret_enc|totp_pending_enc|recovery_code_digests/.exec(text);
+      if (internal) hit('account internals', record.file, where, text, internal.index, internal[0].length);
     }
 
     for (const secret of totpSecrets) {

@@ -61,7 +61,7 @@ describe('account flows over HTTP', () => {
     const token = login.body.data.token as string;
     expect((await get('/auth/me', token)).body.data.username).toBe('e2e_user');
 
-    const setup = await post('/auth/totp/setup', {}, token);
+    const setup = await post('/auth/totp/setup', { password: 'e2e-password-1' }, token);
     const secret = setup.body.data.secret as string;
     expect((await post('/auth/totp/enable', { code: await totp(secret, -30) }, token)).status).toBe(200);
     const challenged = await post('/auth/login', { username: 'e2e_user', password: 'e2e-password-1' });
@@ -119,7 +119,12 @@ describe('account flows over HTTP', () => {
     );
     const created = await post(
       '/api/v1/admin/accounts',
-      { username: 'e2e_admin2', email: 'admin2@example.test', password: 'admin2-password' },
+      {
+        username: 'e2e_admin2',
+        email: 'admin2@example.test',
+        password: 'admin2-password',
+        current_password: 'e2e-root-password',
+      },
       admin.body.data.token,
     );
     expect(created.status).toBe(201);

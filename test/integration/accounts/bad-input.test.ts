@@ -72,7 +72,11 @@ describe('bad input', () => {
       ],
       ['/auth/totp/enable', { code: 123456 }, 'code', true],
       ['/auth/totp/disable', {}, 'code', true],
-      ['/auth/email/verify', { email: 'x@y.test', code: '1234567' }, 'code', true],
+      ['/auth/email/verify', { email: 'x@y.test', code: '1234567', password: 'x' }, 'code', true],
+      ['/auth/email/verify', { email: 'x@y.test', code: '123456' }, 'password', true],
+      ['/auth/totp/setup', {}, 'password', true],
+      ['/auth/totp/setup', { password: 42 }, 'password', true],
+      ['/auth/totp/setup', { password: 'x'.repeat(129) }, 'password', true],
       ['/auth/email/unbind', {}, 'password', true],
       ['/auth/password', { current_password: user.password, new_password: 'short' }, 'new_password', true],
     ];

@@ -77,7 +77,7 @@ describe('e-mail binding', () => {
     );
   });
 
-  it('binds without a password when no verified address exists, and unbinds only with the password', async () => {
+  it('unbinds only with the password, and binds again only with the password even with no verified address', async () => {
     const h = authHarness();
     const user = await h.registerUser();
     expect(
@@ -98,10 +98,19 @@ describe('e-mail binding', () => {
     ).toBe(409);
     const target = address('rebind');
     await h.call('POST', '/auth/email/code', { email: target }, { token: user.token });
+    const code = h.mail.codeFor(target);
+    const without = await h.call(
+      'POST',
+      '/auth/email/verify',
+      { email: target, code },
+      { token: user.token },
+    );
+    expect(without.status).toBe(400);
+    expect(without.body.message).toMatch(/^password:/);
     const bound = await h.call(
       'POST',
       '/auth/email/verify',
-      { email: target, code: h.mail.codeFor(target) },
+      { email: target, code, password: user.password },
       { token: user.token },
     );
     expect(bound.status).toBe(200);
@@ -326,6 +335,7 @@ describe('administrators', () => {
       username: `second_${n++}${Date.now()}`,
       email: address('second'),
       password: 'second-admin-pw',
+      current_password: 'boss-password-1',
     };
     expect((await h.call('POST', '/api/v1/admin/accounts', body)).status).toBe(401);
     expect((await h.call('POST', '/api/v1/admin/accounts', body, { token: user.token })).status).toBe(403);

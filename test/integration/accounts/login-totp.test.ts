@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { challengeKey } from '../../../lib/accounts/challenge.ts';
 import { accountKey } from '../../../lib/accounts/repository.ts';
-import { challengeKey } from '../../../lib/accounts/totp.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
 import { authHarness, movableClock } from '../../support/accounts.ts';
 import { provisionTestStack } from '../../support/stack.ts';
@@ -14,7 +14,7 @@ const totpAt = (secret: string, date: Date) => generate({ secret, epoch: Math.fl
 
 async function withTotp(h: ReturnType<typeof authHarness>, clock: () => Date) {
   const user = await h.registerUser();
-  const setup = await h.call('POST', '/auth/totp/setup', {}, { token: user.token });
+  const setup = await h.call('POST', '/auth/totp/setup', { password: user.password }, { token: user.token });
   expect(setup.status).toBe(200);
   const { secret, uri } = setup.body.data;
   expect(uri).toMatch(/^otpauth:\/\/totp\//);
@@ -113,6 +113,7 @@ describe('login', () => {
       totp_pending: false,
       email: user.email,
       email_verified: true,
+      recovery_codes_remaining: 0,
     });
     expect((await h.call('POST', '/auth/logout', {}, { token: user.token })).status).toBe(200);
     expect((await h.call('GET', '/auth/me', undefined, { token: user.token })).status).toBe(401);
@@ -120,7 +121,7 @@ describe('login', () => {
     expect((await h.call('GET', '/auth/me')).status).toBe(401);
   });
 
-  it("stops a disabled or deleted account's sessions and refuses its login", async () => {
+  it("stops a disabled or deleted account's sessions; a disabled login is 403 only with the right password", async () => {
     const h = authHarness();
     const disabled = await h.registerUser();
     await h.table.update(accountKey(disabled.id), {
@@ -129,10 +130,22 @@ describe('login', () => {
       ExpressionAttributeValues: { ':d': 'disabled' },
     });
     expect((await h.call('GET', '/auth/me', undefined, { token: disabled.token })).status).toBe(401);
-    expect(
-      (await h.call('POST', '/auth/login', { username: disabled.username, password: disabled.password }))
-        .status,
-    ).toBe(401);
+    const right = await h.call('POST', '/auth/login', {
+      username: disabled.username,
+      password: disabled.password,
+    });
+    expect(right.status).toBe(403);
+    expect(right.body.message).toBe('account disabled');
+    const wrong = await h.call('POST', '/auth/login', {
+      username: disabled.username,
+      password: 'not-it-at-all',
+    });
+    const unknown = await h.call('POST', '/auth/login', {
+      username: 'nobody_here_x',
+      password: 'not-it-at-all',
+    });
+    expect(wrong.status).toBe(401);
+    expect(wrong.raw).toBe(unknown.raw);
     const deleted = await h.registerUser();
     await h.table.delete(accountKey(deleted.id));
     expect((await h.call('GET', '/auth/me', undefined, { token: deleted.token })).status).toBe(401);
@@ -154,7 +167,12 @@ describe('TOTP', () => {
     const clock = movableClock();
     const h = authHarness({ clock });
     const user = await h.registerUser();
-    const setup = await h.call('POST', '/auth/totp/setup', {}, { token: user.token });
+    const setup = await h.call(
+      'POST',
+      '/auth/totp/setup',
+      { password: user.password },
+      { token: user.token },
+    );
     const { secret } = setup.body.data;
     const stored = await h.table.get(accountKey(user.id));
     expect(stored?.totp_pending_enc).toBeTruthy();
@@ -174,7 +192,9 @@ describe('TOTP', () => {
       400,
     );
     expect((await h.call('POST', '/auth/totp/enable', { code }, { token: user.token })).status).toBe(200);
-    expect((await h.call('POST', '/auth/totp/setup', {}, { token: user.token })).status).toBe(409);
+    expect(
+      (await h.call('POST', '/auth/totp/setup', { password: user.password }, { token: user.token })).status,
+    ).toBe(409);
     const after = await h.table.get(accountKey(user.id));
     expect(after?.totp_secret_enc).toBeTruthy();
     expect(after?.totp_pending_enc).toBeUndefined();
@@ -345,7 +365,7 @@ describe('TOTP', () => {
     );
     // Again on, then off by password.
     clock.advance(30_000);
-    const setup = await h.call('POST', '/auth/totp/setup', {}, { token });
+    const setup = await h.call('POST', '/auth/totp/setup', { password: user.password }, { token });
     await h.call(
       'POST',
       '/auth/totp/enable',

@@ -2,10 +2,10 @@ import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import { schemas } from '../../../lib/accounts/schemas.ts';
 import { matchTotp } from '../../../lib/accounts/totp.ts';
-import { codeMail, emailChangedMail, escapeHtml, maskEmail } from '../../../lib/mail/templates.ts';
+import { codeMail, escapeHtml, maskEmail, securityNoticeMail } from '../../../lib/mail/templates.ts';
 
 describe('account body schemas', () => {
-  it('accept the DESIGN.md usernames and refuse the rest', () => {
+  it('accept the docs/DESIGN.md usernames and refuse the rest', () => {
     const base = { email: 'a@b.test', code: '123456', password: 'long-enough' };
     for (const username of ['abc', 'A.b-c_9', 'x'.repeat(32)]) {
       expect(schemas.register.safeParse({ ...base, username }).success).toBe(true);
@@ -50,7 +50,12 @@ describe('mail templates', () => {
   it('escape HTML and mask the new address in a change notice', () => {
     expect(escapeHtml(`<a href="x">'&`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;');
     expect(maskEmail('alice@example.test')).toBe('a***@example.test');
-    const notice = emailChangedMail('old@example.test', 'newer@example.test', '<script>');
+    const notice = securityNoticeMail('email_changed', 'old@example.test', {
+      username: '<script>',
+      at: new Date('2026-11-21T08:00:00Z'),
+      ip: '203.0.113.9',
+      newEmail: 'newer@example.test',
+    });
     expect(notice.to).toBe('old@example.test');
     expect(notice.text).not.toContain('newer@');
     expect(notice.html).not.toContain('<script>');

@@ -1,0 +1,57 @@
+// The account nobody has: one item shaped and sized like an account, with the argon2id hash of a random
+// password, read and verified against when a login names nobody. So an unknown identifier costs what a
+// known one costs: one account-sized read and one full verification of a stored hash (docs/ACCOUNTS.md
+// "Timing"). No identifier claim points at it, so nobody can log in to it.
+import { randomBytes } from 'node:crypto';
+import { hashPassword } from '../auth/passwords.ts';
+import { ConditionFailedError, type Table } from '../db/repository.ts';
+import type { Account } from './model.ts';
+
+export const DECOY_ACCOUNT_KEY = { pk: 'decoy#account', sk: 'account' };
+
+export class DecoyAccount {
+  private ensured: Promise<void> | undefined;
+
+  constructor(private readonly table: Table) {}
+
+  /** Creates the item once (the first writer wins); run before requests are served (auth warm-up). */
+  ensure(): Promise<void> {
+    this.ensured ??= this.create().catch((error: unknown) => {
+      this.ensured = undefined;
+      throw error;
+    });
+    return this.ensured;
+  }
+
+  /** Its hash, read as an account would be; undefined if it was never created (then a dummy is verified). */
+  async read(): Promise<Pick<Account, 'password_hash'> | undefined> {
+    const item = await this.table.get<{ pk: string; sk: string; password_hash?: string }>(DECOY_ACCOUNT_KEY);
+    return item?.password_hash ? { password_hash: item.password_hash } : undefined;
+  }
+
+  private async create(): Promise<void> {
+    if (await this.table.get(DECOY_ACCOUNT_KEY)) return;
+    const now = this.table.clock().toISOString();
+    const filler = (length: number) => randomBytes(length).toString('base64url').slice(0, length);
+    try {
+      // The attributes of an ordinary account, of ordinary lengths: the read costs what an account's does.
+      await this.table.putNew({
+        ...DECOY_ACCOUNT_KEY,
+        id: filler(36),
+        username: filler(12),
+        email: `${filler(12)}@example.invalid`,
+        email_verified: true,
+        role: 'user',
+        password_hash: await hashPassword(randomBytes(24).toString('base64url')),
+        status: 'active',
+        session_epoch: 0,
+        totp_enabled: false,
+        ident_indexed: true,
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+  }
+}

@@ -1,0 +1,123 @@
+// The record of security events per account (docs/ACCOUNTS.md "Security events"): items in the
+// account's own partition, newest first by sort key, deleted by DynamoDB's TTL after 90 days.
+import { randomBytes } from 'node:crypto';
+import { decodeCursor, encodeCursor, epochSeconds, type Item, type Table } from '../db/repository.ts';
+import { errors } from '../http/errors.ts';
+import type { Page } from '../http/paging.ts';
+import { log } from '../log.ts';
+import { isoWithOffset } from '../time.ts';
+import type { ClientInfo } from './client.ts';
+
+export const SECURITY_EVENT_TYPES = [
+  'login',
+  'login_failed',
+  'totp_enabled',
+  'totp_disabled',
+  'totp_reset',
+  'recovery_code_used',
+  'recovery_codes_regenerated',
+  'password_changed',
+  'password_reset',
+  'email_changed',
+  'session_revoked',
+  'token_created',
+  'token_revoked',
+] as const;
+
+export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
+
+export const EVENT_RETENTION_DAYS = 90;
+const EVENT_PREFIX = 'event#';
+
+export interface SecurityEventView {
+  type: SecurityEventType;
+  at: string;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+interface EventItem extends Item {
+  pk: string;
+  sk: string;
+  type: SecurityEventType;
+  at: string;
+  ip?: string;
+  user_agent?: string;
+}
+
+const partitionOf = (accountId: string) => `account#${accountId}`;
+
+export class SecurityEvents {
+  constructor(private readonly table: Table) {}
+
+  /** The item of one event, for callers that write it inside their own transaction. */
+  item(accountId: string, type: SecurityEventType, client: ClientInfo): EventItem & { expires_at: number } {
+    const now = this.table.clock();
+    // Time first so the sort key orders events; within one millisecond this process's monotonic clock
+    // keeps them in order, and the random tail keeps two containers' events apart.
+    const tiebreak = process.hrtime.bigint().toString().padStart(20, '0');
+    return {
+      pk: partitionOf(accountId),
+      sk: `${EVENT_PREFIX}${now.toISOString()}#${tiebreak}#${randomBytes(4).toString('base64url')}`,
+      type,
+      at: now.toISOString(),
+      ...(client.ip ? { ip: client.ip } : {}),
+      ...(client.userAgent ? { user_agent: client.userAgent } : {}),
+      expires_at: epochSeconds(now) + EVENT_RETENTION_DAYS * 86_400,
+    };
+  }
+
+  /**
+   * Records an event after the change it describes has happened. A failure is logged, never thrown: the
+   * change stands and the caller's answer must say so.
+   */
+  async record(accountId: string, type: SecurityEventType, client: ClientInfo): Promise<void> {
+    try {
+      await this.table.put(this.item(accountId, type, client));
+    } catch (error) {
+      log.warn('security event not recorded', {
+        type,
+        account_id: accountId,
+        error_name: (error as Error)?.name,
+      });
+    }
+  }
+
+  /** The account's events, newest first, one cursor page at a time. */
+  async page(
+    accountId: string,
+    request: { limit: number; cursor?: string },
+  ): Promise<Page<SecurityEventView>> {
+    const partition = partitionOf(accountId);
+    const start = decodeCursor(request.cursor);
+    if (start) checkCursor(start, partition);
+    const { items, lastKey } = await this.table.query<EventItem>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': partition, ':prefix': EVENT_PREFIX },
+      ScanIndexForward: false,
+      Limit: request.limit,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    });
+    return {
+      items: items.map((item) => ({
+        type: item.type,
+        at: isoWithOffset(new Date(item.at)),
+        ip: item.ip ?? null,
+        user_agent: item.user_agent ?? null,
+      })),
+      next_cursor: encodeCursor(lastKey),
+    };
+  }
+}
+
+// A cursor is the last key of this account's event listing and nothing else: one naming another
+// partition (another account's events) is refused as malformed.
+function checkCursor(key: Record<string, unknown>, partition: string): void {
+  const names = Object.keys(key).sort().join(',');
+  const valid =
+    names === 'pk,sk' &&
+    key.pk === partition &&
+    typeof key.sk === 'string' &&
+    key.sk.startsWith(EVENT_PREFIX);
+  if (!valid) throw errors.badRequest('query.cursor: is not a valid cursor');
+}

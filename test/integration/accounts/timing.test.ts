@@ -1,0 +1,130 @@
+// Response time does not tell who has an account (docs/DESIGN.md 5, 10): for login (wrong password) and for the
+// reset-code request, known and unknown accounts are compared over 100 interleaved pairs (order within each
+// pair random). The machine is shared and noisy: the medians of the two sides may drift apart by a
+// millisecond or two with the load, while the median of the differences within pairs (each pair measured
+// back to back, under the same load) stays put. So the medians are compared with a 10 % margin and the
+// paired difference against 1 ms; all are printed (docs/ACCOUNTS.md "Timing" records them).
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Mail } from '../../../lib/mail/mailer.ts';
+import { authHarness } from '../../support/accounts.ts';
+import { memoryMailer } from '../../support/mail.ts';
+import { provisionTestStack } from '../../support/stack.ts';
+
+beforeAll(async () => {
+  await provisionTestStack();
+});
+
+const PAIRS = 100;
+// No lockout or throttle may interfere with a hundred attempts at one account and one address.
+const OPEN_LIMITS = {
+  ipPerMinute: 0,
+  passwordGuessing: {
+    threshold: 100_000,
+    baseLockSeconds: 60,
+    maxLockSeconds: 900,
+    forgetAfterSeconds: 3600,
+  },
+  codeSend: { perMinute: 100_000, burst: 100_000, perDay: 1_000_000 },
+};
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/**
+ * Runs `known` and `unknown` PAIRS times, interleaved in random order; answers both medians and the
+ * median of the differences within pairs, in ms.
+ */
+async function medians(known: () => Promise<unknown>, unknown: () => Promise<unknown>) {
+  const timed = async (run: () => Promise<unknown>) => {
+    const started = performance.now();
+    await run();
+    return performance.now() - started;
+  };
+  for (let n = 0; n < 10; n++) await Promise.all([known(), unknown()]); // warm up (JIT, keys, dummy hash)
+  const times = { known: [] as number[], unknown: [] as number[] };
+  for (let n = 0; n < PAIRS; n++) {
+    if (Math.random() < 0.5) {
+      times.known.push(await timed(known));
+      times.unknown.push(await timed(unknown));
+    } else {
+      times.unknown.push(await timed(unknown));
+      times.known.push(await timed(known));
+    }
+  }
+  return {
+    known: median(times.known),
+    unknown: median(times.unknown),
+    paired: median(times.known.map((time, index) => time - times.unknown[index]!)),
+  };
+}
+
+type Medians = Awaited<ReturnType<typeof medians>>;
+
+const report = (what: string, result: Medians) =>
+  console.info(
+    `${what}: median known ${result.known.toFixed(2)} ms, unknown ${result.unknown.toFixed(2)} ms, difference ${(result.known - result.unknown).toFixed(2)} ms, median paired difference ${result.paired.toFixed(2)} ms`,
+  );
+
+/** Indistinguishable: medians within 10 %, and within pairs less than `pairedMs` apart. */
+function expectIndistinguishable(result: Medians, pairedMs: number) {
+  expect(Math.abs(result.known - result.unknown)).toBeLessThan(0.1 * Math.min(result.known, result.unknown));
+  expect(Math.abs(result.paired)).toBeLessThan(pairedMs);
+}
+
+describe('timing of account look-ups', () => {
+  it('login with a wrong password takes as long for a known account as for an unknown one', async () => {
+    // Prepare
+    const h = authHarness({ limits: OPEN_LIMITS });
+    const user = await h.registerUser();
+    const attempt = (username: string) => () =>
+      h.call('POST', '/auth/login', { username, password: 'wrong-password-1' }).then((answer) => {
+        if (answer.status !== 401) throw new Error(`login answered ${answer.status}`);
+      });
+    // Act
+    const result = await medians(attempt(user.username), attempt('nobody_by_this_name'));
+    report('login', result);
+    // Assess
+    expectIndistinguishable(result, 1);
+  });
+
+  it('the reset-code request does the same table work for a known address as for an unknown one', async () => {
+    const h = authHarness({ limits: { ...OPEN_LIMITS, resetCodeMinMs: 0 } });
+    const user = await h.registerUser();
+    const request = (email: string) => () =>
+      h.call('POST', '/auth/password/reset/code', { email }).then((answer) => {
+        if (answer.status !== 200) throw new Error(`reset/code answered ${answer.status}`);
+      });
+    const result = await medians(request(user.email), request('nobody-by-this-address@example.test'));
+    report('reset/code (no minimum, instant mail)', result);
+    expectIndistinguishable(result, Math.max(1, 0.1 * Math.min(result.known, result.unknown)));
+  });
+
+  it('the reset-code request hides a slow mail channel behind its minimum answer time', async () => {
+    // Prepare: mail that takes 25 ms (an SES round trip), a 60 ms minimum answer time.
+    const inbox = memoryMailer();
+    const slowMailer = {
+      ...inbox,
+      async send(mail: Mail) {
+        await sleep(25);
+        await inbox.send(mail);
+      },
+    };
+    const h = authHarness({ mailer: slowMailer, limits: { ...OPEN_LIMITS, resetCodeMinMs: 60 } });
+    const user = await h.registerUser();
+    const request = (email: string) => () => h.call('POST', '/auth/password/reset/code', { email });
+    // Act
+    const result = await medians(request(user.email), request('nobody-by-this-address@example.test'));
+    report('reset/code (60 ms minimum, 25 ms mail)', result);
+    // Assess
+    expect(Math.min(result.known, result.unknown)).toBeGreaterThanOrEqual(60);
+    expect(Math.abs(result.known - result.unknown)).toBeLessThan(
+      0.1 * Math.min(result.known, result.unknown),
+    );
+    expect(inbox.to(user.email).length).toBeGreaterThanOrEqual(PAIRS);
+  });
+});
