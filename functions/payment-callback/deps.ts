@@ -3,6 +3,7 @@ import { TokenSigner } from '#lib/auth/tokens.ts';
 import { config } from '#lib/config/index.ts';
 import { buildPaymentService } from '#lib/payments/build.ts';
 import type { PaymentService } from '#lib/payments/service.ts';
+import { buildQuota } from '#lib/quota/service.ts';
 import { eventsOf } from '#lib/wiring/events.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -14,6 +15,7 @@ export interface PaymentCallbackDeps {
 }
 
 export function buildPaymentCallbackDeps(resources: GroupResources): PaymentCallbackDeps {
+  const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
   return {
@@ -23,7 +25,9 @@ export function buildPaymentCallbackDeps(resources: GroupResources): PaymentCall
       // Callbacks never sign a cashier link, but the service is one; the signer opens its key only if used.
       signer: new TokenSigner(table, masterKey),
       events: eventsOf(resources),
-      settings: resources.settings,
+      // Settlement writes the storage grant a plan buys.
+      quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+      settings,
     }),
   };
 }

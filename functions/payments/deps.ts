@@ -5,6 +5,7 @@ import { config } from '#lib/config/index.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { buildPaymentService } from '#lib/payments/build.ts';
 import type { PaymentService } from '#lib/payments/service.ts';
+import { buildQuota } from '#lib/quota/service.ts';
 import { eventsOf } from '#lib/wiring/events.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -22,7 +23,15 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
   const masterKey = masterKeyOf(resources);
   const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
   return {
-    payments: buildPaymentService({ table, masterKey, signer, events: eventsOf(resources), settings }),
+    payments: buildPaymentService({
+      table,
+      masterKey,
+      signer,
+      events: eventsOf(resources),
+      // Settlement writes the storage grant a plan buys.
+      quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+      settings,
+    }),
     authenticate: createAuthenticator({ sessions }),
   };
 }

@@ -1,4 +1,4 @@
-// The service's outbound events (DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
+// The service's outbound events (docs/DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { log } from '../log.ts';
 
@@ -15,6 +15,21 @@ export interface OrderPaidDetail {
   paid_at: string;
   /** True when the money arrived after the order was cancelled, expired or failed (needs a human). */
   late_payment: boolean;
+  /**
+   * The storage grant the account holds after this purchase (docs/DESIGN.md 11), already written in the same
+   * transaction that marked the order paid; null when the plan grants no storage.
+   */
+  grant: OrderGrantDetail | null;
+}
+
+export interface OrderGrantDetail {
+  plan_id: string;
+  plan_name: string;
+  quota_bytes: number;
+  /** When the current run of the plan began (an extension keeps the earlier start). */
+  started_at: string;
+  /** null: permanent. */
+  expires_at: string | null;
 }
 
 export interface OrderEventPublisher {

@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/schema.ts';
 import type { MasterKey } from '../crypto/master-key.ts';
 import type { Clock, Table } from '../db/repository.ts';
 import type { OrderEventPublisher } from '../events/order-events.ts';
+import type { QuotaService } from '../quota/service.ts';
 import { CashierLinks } from './cashier.ts';
 import { GatewaySource } from './registry.ts';
 import { PaymentService } from './service.ts';
@@ -16,13 +17,15 @@ export interface PaymentServiceInput {
   /** Signs the mock cashier's links. */
   signer: TokenSigner;
   events: OrderEventPublisher;
+  /** Settlement writes the storage grant a plan buys (lib/quota buildQuota). */
+  quota: QuotaService;
   settings: Pick<AppConfig, 'stage' | 'base_url' | 'payment'>;
   clock?: Clock;
 }
 
 export function buildPaymentService(input: PaymentServiceInput): PaymentService {
   const { table, settings } = input;
-  // Config-file credentials seed the table on first start only (SPEC.md 2.4 rules 2-3).
+  // Config-file credentials seed the table on first start only (docs/SPEC.md 2.4 rules 2-3).
   const store = new PaymentSettingsStore(table, input.masterKey, () => settingsFromConfig(settings.payment));
   return new PaymentService({
     table,
@@ -30,6 +33,7 @@ export function buildPaymentService(input: PaymentServiceInput): PaymentService 
     gateways: new GatewaySource(store, settings.stage),
     cashier: new CashierLinks(input.signer, settings.base_url),
     events: input.events,
+    quota: input.quota,
     stage: settings.stage,
     orderTtlMinutes: settings.payment.order_ttl_minutes,
     notifyBaseUrl: (settings.payment.notify_base_url ?? settings.base_url).replace(/\/+$/, ''),

@@ -1,4 +1,4 @@
-// The hosted mock cashier (DESIGN.md 7): a short-lived signed link to a small page with a Pay button.
+// The hosted mock cashier (docs/DESIGN.md 7): a short-lived signed link to a small page with a Pay button.
 
 import type { TokenSigner } from '../auth/tokens.ts';
 import { TokenError } from '../auth/tokens.ts';

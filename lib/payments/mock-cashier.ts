@@ -1,4 +1,4 @@
-// The hosted mock cashier's two requests (DESIGN.md 7): show the order behind a signed link, and pay it
+// The hosted mock cashier's two requests (docs/DESIGN.md 7): show the order behind a signed link, and pay it
 // there. Every refusal is a page, not an envelope: a browser is on the other end.
 import { TokenError } from '../auth/tokens.ts';
 import type { Clock } from '../db/repository.ts';

@@ -1,6 +1,7 @@
-// Plans and orders as stored and as clients see them (DESIGN.md 7), their keys, ids and derived status.
+// Plans and orders as stored and as clients see them (docs/DESIGN.md 7), their keys, ids and derived status.
 import { randomBytes } from 'node:crypto';
 import type { Provider } from '../config/schema.ts';
+import type { Grant } from '../quota/model.ts';
 import { isoWithOffset } from '../time.ts';
 
 export const CURRENCY = 'CNY';
@@ -11,6 +12,10 @@ export interface Plan {
   description: string;
   amount_cents: number;
   active: boolean;
+  /** Storage the plan grants (docs/DESIGN.md 11); null: none. Plans stored before quotas read as null. */
+  quota_bytes: number | null;
+  /** How long the grant lasts; 0: permanent (also for plans stored before quotas). */
+  duration_days: number;
   created_at: string;
   updated_at: string;
 }
@@ -19,7 +24,7 @@ export interface Plan {
 export type StoredStatus = 'pending' | 'paid' | 'cancelled' | 'failed';
 export type OrderStatus = StoredStatus | 'expired';
 
-/** How a paid order was confirmed: the only path its provider allows (SPEC.md 4.3 rule 1). */
+/** How a paid order was confirmed: the only path its provider allows (docs/SPEC.md 4.3 rule 1). */
 export type PaidVia = 'mock' | 'manual' | 'callback';
 
 export interface StoredOrder {
@@ -40,13 +45,21 @@ export interface StoredOrder {
   /** Epoch milliseconds after which an unpaid order is expired. Not `expires_at`: that is the table TTL. */
   deadline_ms: number;
   paid_via?: PaidVia;
-  /** Set when a verified payment arrived for an order that was no longer payable (DESIGN.md 7). */
+  /** Set when a verified payment arrived for an order that was no longer payable (docs/DESIGN.md 7). */
   late_payment?: boolean;
   status_before_payment?: 'expired' | 'cancelled' | 'failed';
   /** Other channel trade numbers reported for this already-paid order: a possible double payment. */
   extra_trade_nos?: string[];
   failure_reason?: string;
   event_published_at?: string;
+  /**
+   * What the order buys, copied from the plan when it was placed (like its name and price), so editing
+   * the plan never changes it. Absent on orders placed before quotas: settlement reads the plan then.
+   */
+  quota_bytes?: number | null;
+  duration_days?: number;
+  /** The account's grant as this order's settlement wrote it (absent: the plan grants no storage). */
+  grant?: Grant;
 }
 
 export interface OrderView {
@@ -80,6 +93,9 @@ export function effectiveStatus(order: Pick<StoredOrder, 'status' | 'deadline_ms
 }
 
 export function orderView(order: StoredOrder, now: Date, payUrl: string | null): OrderView {
+  const status = effectiveStatus(order, now);
+  // Only a pending order shows how to pay it: a paid, cancelled or expired one must not invite a payment.
+  const payable = status === 'pending';
   return {
     id: order.id,
     user_id: order.user_id,
@@ -88,10 +104,10 @@ export function orderView(order: StoredOrder, now: Date, payUrl: string | null):
     amount_cents: order.amount_cents,
     currency: order.currency,
     provider: order.provider,
-    status: effectiveStatus(order, now),
+    status,
     trade_no: order.trade_no ?? null,
-    pay_url: payUrl,
-    qr_code: order.qr_code ?? null,
+    pay_url: payable ? payUrl : null,
+    qr_code: payable ? (order.qr_code ?? null) : null,
     created_at: order.created_at,
     updated_at: order.updated_at,
     paid_at: order.paid_at ?? null,
@@ -116,6 +132,8 @@ export function planView(plan: Plan) {
     description: plan.description,
     amount_cents: plan.amount_cents,
     active: plan.active,
+    quota_bytes: plan.quota_bytes,
+    duration_days: plan.duration_days,
     created_at: plan.created_at,
   };
 }

@@ -67,6 +67,9 @@ export class OrderService {
       created_at: created,
       updated_at: created,
       deadline_ms: now.getTime() + this.deps.orderTtlMinutes * 60_000,
+      // What it buys is fixed now, like the price (docs/DESIGN.md 11: settlement grants it).
+      quota_bytes: plan.quota_bytes,
+      duration_days: plan.duration_days,
     };
     // The order exists before the channel hears of it, so a callback can never outrun its record.
     await orders.create(order, now);
@@ -169,7 +172,7 @@ export class OrderService {
 
   private async ownOrder(userId: string, id: string): Promise<StoredOrder> {
     const order = ORDER_ID_PATTERN.test(id) ? await this.deps.orders.get(id) : undefined;
-    // Someone else's order is indistinguishable from a missing one (DESIGN.md 4).
+    // Someone else's order is indistinguishable from a missing one (docs/DESIGN.md 4).
     if (!order || order.user_id !== userId) throw errors.notFound('Order not found');
     return order;
   }

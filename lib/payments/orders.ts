@@ -1,6 +1,7 @@
 // Order records: creation, listings, and the conditional writes that move an order out of `pending`.
 import type { Item, Table } from '../db/repository.ts';
 import { decodeCursor, encodeCursor } from '../db/repository.ts';
+import type { GrantWrite } from '../quota/service.ts';
 import { isoWithOffset } from '../time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 
@@ -146,9 +147,12 @@ export class OrderRepository {
 
   /**
    * Settlement: ONE conditional write from the status the order was read in to `paid`, so of repeated
-   * or concurrent confirmations exactly one succeeds (the others get ConditionFailedError).
+   * or concurrent confirmations exactly one succeeds (the others get ConditionFailedError). With a grant
+   * (lib/quota), the order (which keeps a copy of it) and the account's grant are written in one
+   * transaction: a paid order always carries its grant, exactly once. Its item 1 failing means the
+   * account's grant changed since it was read (another order settled): decide again.
    */
-  async settle(order: StoredOrder, input: SettleInput): Promise<StoredOrder> {
+  async settle(order: StoredOrder, input: SettleInput, grant?: GrantWrite): Promise<StoredOrder> {
     const names: Record<string, string> = { '#status': 'status', '#provider': 'provider' };
     const values: Record<string, unknown> = {
       ':paid': 'paid',
@@ -159,27 +163,42 @@ export class OrderRepository {
     };
     const sets = ['#status = :paid', 'paid_at = :paidAt', 'updated_at = :paidAt', 'paid_via = :via'];
     const conditions = ['#status = :expected', '#provider = :provider'];
+    const settled: StoredOrder = {
+      ...order,
+      status: 'paid',
+      paid_at: input.paidAt,
+      updated_at: input.paidAt,
+      paid_via: input.via,
+    };
     if (input.tradeNo) {
       values[':tradeNo'] = input.tradeNo;
       sets.push('trade_no = :tradeNo');
+      settled.trade_no = input.tradeNo;
     }
     if (input.lateFrom) {
       values[':late'] = true;
       values[':before'] = input.lateFrom;
       sets.push('late_payment = :late', 'status_before_payment = :before');
+      settled.late_payment = true;
+      settled.status_before_payment = input.lateFrom;
     }
     if (input.requireUnexpiredAt) {
       values[':nowMs'] = input.requireUnexpiredAt.getTime();
       conditions.push('deadline_ms > :nowMs');
     }
-    return fromItem(
-      await this.table.update(orderKey(order.id), {
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    )!;
+    const update = {
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
+    if (!grant) return fromItem(await this.table.update(orderKey(order.id), update))!;
+    names['#grant'] = 'grant';
+    values[':grant'] = grant.grant;
+    update.UpdateExpression = `SET ${[...sets, '#grant = :grant'].join(', ')}`;
+    await this.table.transact([{ Update: { Key: orderKey(order.id), ...update } }, grant.item]);
+    // A transaction returns nothing; the order is what was read plus exactly what the write set.
+    return { ...settled, grant: grant.grant };
   }
 
   /** A second, different channel trade number for a paid order: kept for a human to refund. */

@@ -1,4 +1,4 @@
-// The admin-managed plan catalogue: the only source of an order's price (DESIGN.md 7).
+// The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
 import { randomUUID } from 'node:crypto';
 import type { Item, Table } from '../db/repository.ts';
 import { ConditionFailedError } from '../db/repository.ts';
@@ -20,14 +20,30 @@ export interface NewPlan {
   description?: string;
   amount_cents: number;
   active?: boolean;
+  /** Absent or null: the plan grants no storage. */
+  quota_bytes?: number | null;
+  /** Absent or 0: permanent. */
+  duration_days?: number;
 }
 
-export type PlanChanges = Partial<Pick<Plan, 'name' | 'description' | 'amount_cents' | 'active'>>;
+export type PlanChanges = Partial<
+  Pick<Plan, 'name' | 'description' | 'amount_cents' | 'active' | 'quota_bytes' | 'duration_days'>
+>;
+
+/** The largest quota a plan may grant: 1 PiB (beyond it a number is a typo, not a product). */
+export const MAX_PLAN_QUOTA_BYTES = 2 ** 50;
+/** The longest a plan may last: 100 years (0 is permanent). */
+export const MAX_PLAN_DURATION_DAYS = 36_500;
 
 function fromItem(item: Item | undefined): Plan | undefined {
   if (!item) return undefined;
   const { pk: _pk, sk: _sk, gsi2pk: _g, gsi2sk: _s, ...plan } = item;
-  return plan as unknown as Plan;
+  // Plans stored before quotas existed grant no storage and are permanent.
+  return {
+    ...(plan as unknown as Plan),
+    quota_bytes: typeof plan.quota_bytes === 'number' ? plan.quota_bytes : null,
+    duration_days: typeof plan.duration_days === 'number' ? plan.duration_days : 0,
+  };
 }
 
 export class PlanRepository {
@@ -42,6 +58,8 @@ export class PlanRepository {
       description: input.description ?? '',
       amount_cents: input.amount_cents,
       active: input.active ?? true,
+      quota_bytes: input.quota_bytes ?? null,
+      duration_days: input.duration_days ?? 0,
       created_at: now,
       updated_at: now,
     };

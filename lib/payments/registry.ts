@@ -71,7 +71,7 @@ export class GatewayRegistry {
     registered: ReadonlySet<Provider>,
     preferredDefault: Provider,
   ) {
-    // payment.default_gateway falls back to manual when it is not registered (DESIGN.md 7).
+    // payment.default_gateway falls back to manual when it is not registered (docs/DESIGN.md 7).
     this.defaultProvider = registered.has(preferredDefault) ? preferredDefault : 'manual';
     this.providers = [
       this.defaultProvider,

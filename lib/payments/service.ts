@@ -2,6 +2,7 @@
 // callbacks and the mock cashier, each of which lives in its own module and shares one Settlement.
 import type { Clock, Table } from '../db/repository.ts';
 import type { OrderEventPublisher } from '../events/order-events.ts';
+import type { QuotaService } from '../quota/service.ts';
 import { CallbackReceiver } from './callbacks.ts';
 import type { CashierLinks } from './cashier.ts';
 import type { CallbackReply, CallbackRequest } from './channels/types.ts';
@@ -23,6 +24,8 @@ export interface PaymentServiceDeps {
   gateways: GatewaySource;
   cashier: CashierLinks;
   events: OrderEventPublisher;
+  /** Settlement writes the storage grant a plan buys (lib/quota). */
+  quota: QuotaService;
   stage: string;
   orderTtlMinutes: number;
   /** `payment.notify_base_url ?? base_url`, without a trailing slash. */
@@ -45,7 +48,7 @@ export class PaymentService {
     const { gateways, cashier } = deps;
     const plans = new PlanRepository(deps.table);
     const orders = new OrderRepository(deps.table);
-    const settlement = new Settlement(orders, deps.events, clock);
+    const settlement = new Settlement({ orders, plans, quota: deps.quota, events: deps.events, clock });
     this.plans = plans;
     this.orders = orders;
     this.gatewaySettings = new GatewaySettings(deps);

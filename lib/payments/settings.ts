@@ -1,4 +1,4 @@
-// Payment settings (SPEC.md 2.4, DESIGN.md 7): one versioned item in the table, every secret sealed with
+// Payment settings (docs/SPEC.md 2.4, docs/DESIGN.md 7): one versioned item in the table, every secret sealed with
 // the master key, config-file values written there on first start, masked reads, validated partial writes.
 import * as z from 'zod';
 import type { AppConfig, Provider } from '../config/index.ts';
@@ -52,7 +52,7 @@ export interface PaymentSettings {
 export type ChannelName = 'channel_a' | 'channel_b' | 'channel_c';
 export const CHANNELS: readonly ChannelName[] = ['channel_a', 'channel_b', 'channel_c'];
 
-/** Fields stored sealed and shown only as `<field>_set` (DESIGN.md 7). */
+/** Fields stored sealed and shown only as `<field>_set` (docs/DESIGN.md 7). */
 export const SECRET_FIELDS: Record<ChannelName, readonly string[]> = {
   channel_a: ['private_key', 'public_key'],
   channel_b: ['private_key', 'api_v3_key', 'platform_public_key'],
@@ -67,7 +67,7 @@ const PLAIN_FIELDS: Record<ChannelName, readonly string[]> = {
 
 const URL_FIELDS = new Set(['gateway_url', 'api_base_url', 'api_url', 'submit_url']);
 
-/** Stages where the mock cashier can never be switched on (DESIGN.md 3 **fix**). */
+/** Stages where the mock cashier can never be switched on (docs/DESIGN.md 3 **fix**). */
 export function isProductionStage(stage: string): boolean {
   return stage === 'prod' || stage === 'production';
 }
@@ -78,7 +78,7 @@ function compact<T extends object>(section: T): T {
   ) as T;
 }
 
-/** The config file's payment section, as it is written to the table on first start (SPEC.md 2.4 rule 3). */
+/** The config file's payment section, as it is written to the table on first start (docs/SPEC.md 2.4 rule 3). */
 export function settingsFromConfig(payment: AppConfig['payment']): PaymentSettings {
   return {
     default_gateway: payment.default_gateway,
@@ -154,7 +154,7 @@ export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 
 /**
  * Applies a patch. Plain fields: a string sets, `''` or null clears, absent keeps. Secrets: a non-empty
- * string replaces; empty, null or absent keeps the stored value (SPEC.md 4.3, DESIGN.md 7).
+ * string replaces; empty, null or absent keeps the stored value (docs/SPEC.md 4.3, docs/DESIGN.md 7).
  */
 export function mergeSettings(current: PaymentSettings, patch: SettingsPatch): PaymentSettings {
   const next: PaymentSettings = structuredClone(current);

@@ -1,20 +1,25 @@
-// Settling an order: who may confirm it is fixed by its provider (SPEC.md 4.3 rule 1), and settlement is
-// one conditional write whichever confirmation path gets there first; order.paid follows the write.
+// Settling an order: who may confirm it is fixed by its provider (docs/SPEC.md 4.3 rule 1), and settlement is
+// one conditional write (with the storage grant it buys, one transaction) whichever confirmation path gets
+// there first; order.paid, carrying the grant, follows the write.
 import { type Clock, ConditionFailedError } from '../db/repository.ts';
 import type { OrderEventPublisher, OrderPaidDetail } from '../events/order-events.ts';
 import { errors } from '../http/errors.ts';
 import { log } from '../log.ts';
+import { type GrantTerms, grantEndsAt } from '../quota/model.ts';
+import type { QuotaService } from '../quota/service.ts';
 import { isoWithOffset } from '../time.ts';
 import { effectiveStatus, type StoredOrder } from './model.ts';
 import type { OrderRepository, SettleInput } from './orders.ts';
+import type { PlanRepository } from './plans.ts';
 import type { GatewaySource } from './registry.ts';
 
-/** Which confirmation path is knocking; each provider accepts exactly one (SPEC.md 4.3 rule 1). */
+/** Which confirmation path is knocking; each provider accepts exactly one (docs/SPEC.md 4.3 rule 1). */
 export type ConfirmPath = 'owner' | 'admin' | 'callback';
 
 /** A duplicate confirmation re-publishes order.paid only if the winner apparently never did. */
 const REPUBLISH_AFTER_MS = 60_000;
-const MAX_SETTLE_ATTEMPTS = 4;
+/** Tries: a lost race on the order ends at once (paid); the account's usage item may be busy longer. */
+const MAX_SETTLE_ATTEMPTS = 8;
 
 /** The owner's path (API or hosted cashier) is open to mock orders only, and only while mock is enabled. */
 export async function requireMockCashier(order: StoredOrder, gateways: GatewaySource): Promise<void> {
@@ -25,16 +30,30 @@ export async function requireMockCashier(order: StoredOrder, gateways: GatewaySo
   if (!registry.has('mock')) throw errors.forbidden('The mock cashier is disabled');
 }
 
+export interface SettlementDeps {
+  orders: OrderRepository;
+  /** Only for orders placed before quotas, which carry no copy of what they buy. */
+  plans: PlanRepository;
+  quota: QuotaService;
+  events: OrderEventPublisher;
+  clock: Clock;
+}
+
 export class Settlement {
-  constructor(
-    private readonly orders: OrderRepository,
-    private readonly events: OrderEventPublisher,
-    private readonly clock: Clock,
-  ) {}
+  private readonly orders: OrderRepository;
+  private readonly events: OrderEventPublisher;
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: SettlementDeps) {
+    this.orders = deps.orders;
+    this.events = deps.events;
+    this.clock = deps.clock;
+  }
 
   /**
-   * Moves the order to `paid` through one conditional write from the status it was read in. Losing a race
-   * re-reads and decides again: already paid means done (no second event), anything else is retried.
+   * Moves the order to `paid` through one conditional write from the status it was read in, together with
+   * the grant it buys (decided on the account's grant as read now). Losing a race re-reads and decides
+   * again: already paid means done (no second grant, no second event), anything else is retried.
    */
   async confirm(
     initial: StoredOrder,
@@ -51,7 +70,9 @@ export class Settlement {
       }
       const input = settlementFor(path, status, now, tradeNo);
       try {
-        const settled = await this.orders.settle(order, input);
+        const terms = await this.termsOf(order);
+        const grant = terms ? await this.deps.quota.grantFor(order.user_id, terms) : undefined;
+        const settled = await this.orders.settle(order, input, grant);
         if (settled.late_payment) {
           log.warn('late payment recorded on an order that was no longer payable', {
             order_id: settled.id,
@@ -65,10 +86,23 @@ export class Settlement {
         if (!(error instanceof ConditionFailedError)) throw error;
         const current = await this.orders.get(order.id);
         if (!current) throw error;
+        // Still unpaid: the account's grant moved or the transaction met another; a short pause, then again.
+        if (current.status !== 'paid') await pause(attempt);
         order = current;
       }
     }
     throw errors.conflict('The order is being changed by other requests; try again');
+  }
+
+  /** What the order buys: its own copy, or (placed before quotas) the plan as it is now. */
+  private async termsOf(order: StoredOrder): Promise<GrantTerms | undefined> {
+    const base = { order_id: order.id, plan_id: order.plan_id, plan_name: order.plan_name };
+    if (order.duration_days !== undefined) {
+      return { ...base, quota_bytes: order.quota_bytes ?? null, duration_days: order.duration_days };
+    }
+    const plan = await this.deps.plans.get(order.plan_id);
+    if (!plan || plan.quota_bytes === null) return undefined;
+    return { ...base, quota_bytes: plan.quota_bytes, duration_days: plan.duration_days };
   }
 
   private async afterDuplicate(order: StoredOrder, tradeNo: string | undefined, now: Date): Promise<void> {
@@ -102,6 +136,15 @@ export class Settlement {
       trade_no: order.trade_no ?? null,
       paid_at: order.paid_at ?? isoWithOffset(this.clock()),
       late_payment: order.late_payment ?? false,
+      grant: order.grant
+        ? {
+            plan_id: order.grant.plan_id,
+            plan_name: order.grant.plan_name,
+            quota_bytes: order.grant.quota_bytes,
+            started_at: order.grant.started_at,
+            expires_at: grantEndsAt(order.grant),
+          }
+        : null,
     };
     try {
       await this.events.orderPaid(detail);
@@ -110,6 +153,10 @@ export class Settlement {
       log.error('order.paid could not be published', { order_id: order.id, error });
     }
   }
+}
+
+function pause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
 }
 
 /** The write a path may make from the order's current status, or the 409 saying why it may not. */
@@ -135,7 +182,7 @@ function settlementFor(
     }
     throw errors.conflict(`Order is ${status} and can no longer be paid`);
   }
-  // A verified callback means the money moved: it is recorded whatever became of the order (DESIGN.md 7).
+  // A verified callback means the money moved: it is recorded whatever became of the order (docs/DESIGN.md 7).
   const base = { via: 'callback' as const, now, paidAt, ...(tradeNo ? { tradeNo } : {}) };
   if (status === 'pending') return { ...base, expectedStatus: 'pending' };
   if (status === 'expired') return { ...base, expectedStatus: 'pending', lateFrom: 'expired' };

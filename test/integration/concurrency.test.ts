@@ -8,6 +8,8 @@ import type { Table } from '../../lib/db/repository.ts';
 import { configureLogging } from '../../lib/log.ts';
 import { logMailer } from '../../lib/mail/mailer.ts';
 import { orderKey } from '../../lib/payments/orders.ts';
+import { DAY_MS, type Grant } from '../../lib/quota/model.ts';
+import { usageKey } from '../../lib/quota/usage.ts';
 import type { UploadRecord } from '../../lib/upload/index.ts';
 import { incomingKey } from '../../lib/upload/storage.ts';
 import { pendingKey } from '../../lib/upload/uploads.ts';
@@ -17,6 +19,7 @@ import { findOrphans, listBucket, scanTable } from '../support/faults.ts';
 import { makePng } from '../support/images.ts';
 import { provisionTestStack } from '../support/stack.ts';
 import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
+import { noisePng, usageMatchesRecords } from './quota/helpers.ts';
 import { callUpload, presignedUpload, uniquePng, uploadInput } from './upload/helpers.ts';
 
 const N = 50;
@@ -255,6 +258,141 @@ describe(`${N} concurrent duplicates`, () => {
     expect(items.filter((item) => item.pk.startsWith('filehash#'))).toHaveLength(1);
     const added = (await listBucket()).filter((key) => !before.has(key));
     expect(added).toEqual([results[0]!.body.data.key]);
+    await expectNoOrphans();
+  });
+});
+
+// ---- storage quotas (docs/DESIGN.md 11): reservations and grants under concurrency ------------------------
+
+describe(`storage quota under ${N} concurrent requests`, () => {
+  async function boughtPlan(buyer: TestAccount, plan: { quota_bytes: number; duration_days: number }) {
+    const created = await callPayments('POST', '/api/v1/admin/plans', {
+      headers: admin.headers,
+      body: { name: unique('Quota plan '), amount_cents: 990, ...plan },
+    });
+    const order = await callPayments('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: created.json.data.id, provider: 'mock' },
+    });
+    const paid = await callPayments('POST', `/api/v1/orders/${order.json.data.id}/pay`, {
+      headers: buyer.headers,
+    });
+    expect(paid.status).toBe(200);
+    return created.json.data.id as string;
+  }
+
+  it('uploads of distinct files over the remaining quota: never past the quota, usage exact, no orphans', async () => {
+    // Prepare: a 20 000-byte plan, partly used; 50 files of ~1000 bytes (about 50 000 in all).
+    const owner = await createTestAccount();
+    const quota = 20_000;
+    await boughtPlan(owner, { quota_bytes: quota, duration_days: 30 });
+    const first = await callUpload<UploadRecord>(uploadInput(owner.headers, { bytes: noisePng(3000) }));
+    expect(first.status).toBe(200);
+    const files = Array.from({ length: N }, (_, i) => noisePng(900 + (i % 5) * 50));
+
+    // Act
+    const results = await times(N, (i) =>
+      callUpload<UploadRecord>(uploadInput(owner.headers, { bytes: files[i]! })),
+    );
+
+    // Assess
+    const counts = statusCounts(results.map((res) => res.status));
+    expect(Object.keys(counts).sort()).toEqual(['200', '507']);
+    const state = await usageMatchesRecords(table, owner.account.id);
+    expect(state.record_bytes).toBeLessThanOrEqual(quota);
+    expect(state.used_bytes).toBe(state.record_bytes);
+    expect(state.file_count).toBe(state.record_count);
+    expect(state.record_count).toBe(1 + (counts[200] ?? 0));
+    // No refusal was spurious: whatever room is left is smaller than every refused file.
+    const refusedSizes = results.flatMap((res, i) => (res.status === 507 ? [files[i]!.length] : []));
+    expect(quota - state.record_bytes).toBeLessThan(Math.min(...refusedSizes));
+    for (const refused of results.filter((res) => res.status === 507)) {
+      expect(refused.body.message).toBe('storage quota exceeded');
+      expect((refused.body.data as unknown as { quota_bytes: number }).quota_bytes).toBe(quota);
+    }
+    await expectNoOrphans();
+  });
+
+  const grantOf = async (account: TestAccount) =>
+    (await table.get<{ pk: string; sk: string; grant?: Grant }>(usageKey(account.account.id)))?.grant;
+
+  it('settlements of one order: one grant (the active plan extended once), one order.paid', async () => {
+    // Prepare: the plan is active already (ends T1); a second order for it, paid 50 times at once.
+    const buyer = await createTestAccount();
+    const planId = await boughtPlan(buyer, { quota_bytes: 50_000, duration_days: 30 });
+    const endsBefore = (await grantOf(buyer))?.ends_ms as number;
+    const order = await callPayments('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'mock' },
+    });
+    const orderId = order.json.data.id as string;
+
+    // Act
+    const answers = await times(N, () =>
+      callPayments('POST', `/api/v1/orders/${orderId}/pay`, { headers: buyer.headers }),
+    );
+
+    // Assess
+    expect(statusCounts(answers.map((answer) => answer.status))).toEqual({ 200: N });
+    const grant = (await table.get(usageKey(buyer.account.id)))?.grant;
+    expect(grant).toMatchObject({ order_id: orderId, ends_ms: endsBefore + 30 * DAY_MS });
+    expect((await table.get(orderKey(orderId)))?.grant).toEqual(grant);
+    expect(paidEvents(lines, orderId)).toBe(1);
+    await expectNoOrphans();
+  });
+
+  it('settlements of five orders of one plan at once: each extends the grant exactly once', async () => {
+    // Prepare
+    const buyer = await createTestAccount();
+    const planId = await boughtPlan(buyer, { quota_bytes: 50_000, duration_days: 10 });
+    const endsBefore = (await grantOf(buyer))?.ends_ms as number;
+    const orders = await times(5, () =>
+      callPayments('POST', '/api/v1/orders', {
+        headers: buyer.headers,
+        body: { plan_id: planId, provider: 'mock' },
+      }),
+    );
+
+    // Act
+    const answers = await Promise.all(
+      orders.map((order) =>
+        callPayments('POST', `/api/v1/orders/${order.json.data.id}/pay`, { headers: buyer.headers }),
+      ),
+    );
+
+    // Assess
+    expect(statusCounts(answers.map((answer) => answer.status))).toEqual({ 200: 5 });
+    expect((await grantOf(buyer))?.ends_ms).toBe(endsBefore + 5 * 10 * DAY_MS);
+  });
+
+  it('uploads and deletes of one owner at once: usage stays exactly the sum of the records', async () => {
+    // Prepare
+    const owner = await createTestAccount();
+    const existing = await times(20, () =>
+      callUpload<UploadRecord>(uploadInput(owner.headers, { bytes: noisePng(800) })),
+    );
+    expect(existing.every((res) => res.status === 200)).toBe(true);
+
+    // Act: 30 new uploads, 20 deletes (10 of them twice), all at once.
+    const results = await Promise.all([
+      ...Array.from({ length: 30 }, () => callUpload(uploadInput(owner.headers, { bytes: noisePng(700) }))),
+      ...existing.slice(0, 10).flatMap((res) =>
+        [0, 1].map(() =>
+          callUpload({
+            method: 'DELETE',
+            path: `/api/v1/files/${res.body.data.id}`,
+            headers: owner.headers,
+          }),
+        ),
+      ),
+    ]);
+
+    // Assess
+    expect(statusCounts(results.map((res) => res.status))).toEqual({ 200: 40, 404: 10 });
+    const state = await usageMatchesRecords(table, owner.account.id);
+    expect(state.record_count).toBe(40);
+    expect(state.used_bytes).toBe(state.record_bytes);
+    expect(state.file_count).toBe(40);
     await expectNoOrphans();
   });
 });

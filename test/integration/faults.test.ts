@@ -13,6 +13,8 @@ import { logPublisher } from '../../lib/events/order-events.ts';
 import { configureLogging } from '../../lib/log.ts';
 import { orderKey } from '../../lib/payments/orders.ts';
 import { SETTINGS_KEY, SETTINGS_VERSION_KEY } from '../../lib/payments/settings.ts';
+import { usageKey } from '../../lib/quota/usage.ts';
+import { fileKey } from '../../lib/upload/files.ts';
 import type { UploadRecord } from '../../lib/upload/index.ts';
 import { incomingKey } from '../../lib/upload/storage.ts';
 import { pendingKey } from '../../lib/upload/uploads.ts';
@@ -35,6 +37,7 @@ import {
 import { makePng } from '../support/images.ts';
 import { provisionTestStack } from '../support/stack.ts';
 import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
+import { noisePng, usageMatchesRecords } from './quota/helpers.ts';
 import { callUpload, presignedUpload, uniquePng, uploadInput } from './upload/helpers.ts';
 
 const C_PID = '1001';
@@ -475,4 +478,195 @@ describe('payment settings save under faults', () => {
       });
     }
   }
+});
+
+// ---- storage quotas (docs/DESIGN.md 11): the usage moves in the same transaction as the record, or not at all ----
+
+describe('storage quota under faults', () => {
+  const usageOf = async (owner: TestAccount) => {
+    const item = await table.get(usageKey(owner.account.id));
+    return { used_bytes: item?.used_bytes ?? 0, file_count: item?.file_count ?? 0 };
+  };
+
+  async function quotaPlan() {
+    const plan = await callPayments('POST', '/api/v1/admin/plans', {
+      headers: admin.headers,
+      body: { name: unique('Faults quota '), amount_cents: 1230, quota_bytes: 80_000, duration_days: 30 },
+    });
+    return plan.json.data.id as string;
+  }
+
+  for (const kind of FAULT_KINDS) {
+    it(`the upload transaction fails (${kind}): usage unchanged, nothing stored; the retry counts it once`, async () => {
+      // Prepare: an owner with one file counted already.
+      const owner = await createTestAccount();
+      const kept = await callUpload<UploadRecord>(uploadInput(owner.headers, { bytes: noisePng(1200) }));
+      const before = await usageOf(owner);
+      const input = uploadInput(owner.headers, { bytes: noisePng(900) });
+      const injected = dynamo({ command: 'TransactWriteItemsCommand', error: kind });
+
+      // Act
+      const failed = await callUpload(input);
+      const afterFailure = await usageOf(owner);
+      const retried = await callUpload<UploadRecord>(input);
+
+      // Assess
+      expect(injected.failed).toBe(1);
+      expectCleanFailure(kind, {
+        status: failed.status,
+        headers: failed.headers,
+        raw: JSON.stringify(failed.body),
+      });
+      expect(afterFailure).toEqual(before);
+      expect(retried.status).toBe(200);
+      expect(await usageOf(owner)).toEqual({
+        used_bytes: kept.body.data.size + retried.body.data.size,
+        file_count: 2,
+      });
+      expect(await usageMatchesRecords(table, owner.account.id)).toMatchObject({ record_count: 2 });
+      await expectNoOrphans();
+    });
+
+    it(`the confirm transaction fails (${kind}): usage unchanged; the retry counts it once`, async () => {
+      // Prepare
+      const owner = await createTestAccount();
+      const key = await presignedUpload(owner.headers);
+      const injected = dynamo({ command: 'TransactWriteItemsCommand', error: kind });
+      const confirm = () =>
+        callUpload<UploadRecord>({
+          method: 'POST',
+          path: '/api/v1/upload/confirm',
+          body: { key },
+          headers: owner.headers,
+        });
+
+      // Act
+      const failed = await confirm();
+      const afterFailure = await usageOf(owner);
+      const retried = await confirm();
+
+      // Assess
+      expect(injected.failed).toBe(1);
+      expectCleanFailure(kind, {
+        status: failed.status,
+        headers: failed.headers,
+        raw: JSON.stringify(failed.body),
+      });
+      expect(afterFailure).toEqual({ used_bytes: 0, file_count: 0 });
+      expect(retried.status).toBe(200);
+      expect(await usageOf(owner)).toEqual({ used_bytes: retried.body.data.size, file_count: 1 });
+      await expectNoOrphans();
+    });
+
+    it(`the delete transaction fails (${kind}): record, object and usage unchanged; the retry gives the bytes back`, async () => {
+      // Prepare
+      const owner = await createTestAccount();
+      const stored = await callUpload<UploadRecord>(uploadInput(owner.headers, { bytes: noisePng(1000) }));
+      const injected = dynamo({ command: 'TransactWriteItemsCommand', error: kind });
+      const remove = () =>
+        callUpload({
+          method: 'DELETE',
+          path: `/api/v1/files/${stored.body.data.id}`,
+          headers: owner.headers,
+        });
+
+      // Act
+      const failed = await remove();
+      const afterFailure = {
+        usage: await usageOf(owner),
+        objects: await listBucket(),
+        record: await table.get(fileKey(stored.body.data.id)),
+      };
+      const retried = await remove();
+
+      // Assess
+      expect(injected.failed).toBe(1);
+      expectCleanFailure(kind, {
+        status: failed.status,
+        headers: failed.headers,
+        raw: JSON.stringify(failed.body),
+      });
+      expect(afterFailure.usage).toEqual({ used_bytes: stored.body.data.size, file_count: 1 });
+      expect(afterFailure.objects).toContain(stored.body.data.key);
+      expect(afterFailure.record).toBeDefined();
+      expect(retried.status).toBe(200);
+      expect(await usageOf(owner)).toEqual({ used_bytes: 0, file_count: 0 });
+      expect(await listBucket()).not.toContain(stored.body.data.key);
+      await expectNoOrphans();
+    });
+
+    it(`the settlement transaction fails (${kind}): order pending, no grant, no event; the retry grants once`, async () => {
+      // Prepare: a mock order of a plan that grants storage (settlement is then one transaction).
+      const buyer = await createTestAccount();
+      const planId = await quotaPlan();
+      const order = await callPayments('POST', '/api/v1/orders', {
+        headers: buyer.headers,
+        body: { plan_id: planId, provider: 'mock' },
+      });
+      const orderId = order.json.data.id as string;
+      const injected = dynamo({
+        command: 'TransactWriteItemsCommand',
+        when: mentions('order#'),
+        error: kind,
+      });
+      const pay = () => callPayments('POST', `/api/v1/orders/${orderId}/pay`, { headers: buyer.headers });
+
+      // Act
+      const failed = await pay();
+      const afterFailure = {
+        order: await table.get(orderKey(orderId)),
+        usage: await table.get(usageKey(buyer.account.id)),
+        events: paidEvents(lines, orderId),
+      };
+      const retried = await pay();
+
+      // Assess
+      expect(injected.failed).toBe(1);
+      expectCleanFailure(kind, { status: failed.status, headers: failed.headers, raw: failed.text });
+      expect(afterFailure.order).toMatchObject({ status: 'pending' });
+      expect(afterFailure.order?.grant).toBeUndefined();
+      expect(afterFailure.usage?.grant).toBeUndefined();
+      expect(afterFailure.events).toBe(0);
+      expect(retried.status).toBe(200);
+      expect((await table.get(usageKey(buyer.account.id)))?.grant).toMatchObject({
+        order_id: orderId,
+        quota_bytes: 80_000,
+      });
+      expect(paidEvents(lines, orderId)).toBe(1);
+      await expectNoOrphans();
+    });
+  }
+
+  it('the settlement transaction of a channel callback fails: nothing granted; the redelivery grants once', async () => {
+    // Prepare
+    const buyer = await createTestAccount();
+    const planId = await quotaPlan();
+    const order = await callPayments('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'channel_c' },
+    });
+    const orderId = order.json.data.id as string;
+    const notification = buildEpayNotify({
+      key: C_KEY,
+      fields: epayNotifyFields({
+        pid: C_PID,
+        out_trade_no: orderId,
+        money: '12.30',
+        trade_no: `T${orderId}`,
+      }),
+    });
+    dynamo({ command: 'TransactWriteItemsCommand', when: mentions('order#'), error: 'throttling' });
+
+    // Act
+    const failed = await deliverCallback('channel_c', notification);
+    const usageAfterFailure = await table.get(usageKey(buyer.account.id));
+    const redelivered = await deliverCallback('channel_c', notification);
+
+    // Assess
+    expect(failed.status).toBe(503);
+    expect(usageAfterFailure?.grant).toBeUndefined();
+    expect(redelivered.text).toBe('success');
+    expect((await table.get(usageKey(buyer.account.id)))?.grant).toMatchObject({ order_id: orderId });
+    expect(paidEvents(lines, orderId)).toBe(1);
+  });
 });

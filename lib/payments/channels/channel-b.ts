@@ -38,7 +38,7 @@ const MAX_CLOCK_SKEW_SECONDS = 300;
 const DESCRIPTION_MAX_CHARS = 127;
 // The plugin insists on a serial-keyed map; this key stands for "our only platform key" when none is set.
 const UNNAMED_PLATFORM_SERIAL = 'platform-key-without-configured-serial';
-/** AEAD_AES_256_GCM of the callback resource: the 16-byte tag follows the ciphertext (PAYMENTS.md). */
+/** AEAD_AES_256_GCM of the callback resource: the 16-byte tag follows the ciphertext (docs/PAYMENTS-GUIDE.md). */
 const GCM_TAG_BYTES = 16;
 
 interface SignedMessageHeaders {
@@ -224,7 +224,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
   return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: acknowledgeWechatpay };
 }
 
-/** 200 with an empty body tells WeChat Pay to stop; any 4xx makes it retry (PAYMENTS.md 2.7). */
+/** 200 with an empty body tells WeChat Pay to stop; any 4xx makes it retry (docs/PAYMENTS-GUIDE.md 2.7). */
 function acknowledgeWechatpay(verdict: CallbackVerdict): CallbackReply {
   if (verdict.kind === 'rejected') {
     return {
@@ -236,7 +236,7 @@ function acknowledgeWechatpay(verdict: CallbackVerdict): CallbackReply {
   return { status: 200, contentType: 'text/plain; charset=utf-8', body: '' };
 }
 
-// The brand's header names and the neutral ones (DESIGN.md 7) are both accepted; the brand's win on a clash.
+// The brand's header names and the neutral ones (docs/DESIGN.md 7) are both accepted; the brand's win on a clash.
 function readSignedMessageHeaders(headers: Record<string, string>): SignedMessageHeaders | undefined {
   const read = (suffix: string): string | undefined =>
     headers[`wechatpay-${suffix}`] ?? headers[`channel-b-${suffix}`];

@@ -35,7 +35,7 @@ export interface ChannelCSettings {
 const PROVIDER = 'channel_c';
 const SIGN_HEX_LENGTH = 32;
 
-/** PAYMENTS.md 3.4: drop sign, sign_type and empty values, sort, join raw, append the key, md5 lower hex. */
+/** docs/PAYMENTS-GUIDE.md 3.4: drop sign, sign_type and empty values, sort, join raw, append the key, md5 lower hex. */
 export function signEpayParams(params: Map<string, string> | Record<string, string>, key: string): string {
   const entries = params instanceof Map ? params : new Map(Object.entries(params));
   const content = sortedSigningContent(entries, ['sign', 'sign_type']);

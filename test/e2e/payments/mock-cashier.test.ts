@@ -1,5 +1,5 @@
 // The hosted mock cashier in a real headless browser: open the signed link, see plan and amount, click Pay,
-// see the order paid (DESIGN.md 7). Needs Debian's chromium; skips itself, saying so, when it is absent.
+// see the order paid (docs/DESIGN.md 7). Needs Debian's chromium; skips itself, saying so, when it is absent.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

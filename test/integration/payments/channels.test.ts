@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Table } from '../../../lib/db/repository.ts';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
 import { orderKey } from '../../../lib/payments/orders.ts';
+import { usageKey } from '../../../lib/quota/usage.ts';
 import { createTestAccount, type TestAccount } from '../../support/accounts.ts';
 import {
   alipayNotifyFields,
@@ -53,6 +54,7 @@ let admin: TestAccount;
 let alice: TestAccount;
 let planId: string;
 let yuanPlanId: string;
+let storagePlanId: string;
 let alipay: FakeAlipayGateway;
 let wechatpay: FakeWechatpay;
 let epay: FakeEpay;
@@ -112,6 +114,11 @@ beforeAll(async () => {
     body: { name: 'One yuan', amount_cents: 100 },
   });
   yuanPlanId = yuan.json.data.id;
+  const storage = await call('POST', '/api/v1/admin/plans', {
+    headers: admin.headers,
+    body: { name: 'Storage month', amount_cents: 1230, quota_bytes: 5 * 1024 ** 2, duration_days: 30 },
+  });
+  storagePlanId = storage.json.data.id;
 });
 
 afterAll(async () => {
@@ -242,6 +249,19 @@ describe('order creation on each channel', () => {
 });
 
 describe.each(['channel_a', 'channel_b', 'channel_c'] as const)('%s callback', (channel) => {
+  it('shows how to pay only while the order is pending: a paid order has no pay_url or qr_code', async () => {
+    // Prepare
+    const order = (await placeOrder(channel)).json.data;
+    expect(order.pay_url ?? order.qr_code).toEqual(expect.any(String));
+
+    // Act
+    expectSuccessReply(channel, await deliverCallback(channel, callbackFor(channel, order.id)));
+    const paid = await call('GET', `/api/v1/orders/${order.id}`, { headers: alice.headers });
+
+    // Assess
+    expect(paid.json.data).toMatchObject({ status: 'paid', pay_url: null, qr_code: null });
+  });
+
   it('settles the order on a valid callback and records the channel trade number', async () => {
     // Prepare
     const order = (await placeOrder(channel)).json.data;
@@ -300,6 +320,35 @@ describe.each(['channel_a', 'channel_b', 'channel_c'] as const)('%s callback', (
     const answer = await deliverCallback(channel, build(order.id));
     expectFailureReply(channel, answer);
     await expectUnchanged(order.id);
+  });
+
+  it('writes the storage grant in the settlement, once for 20 duplicate deliveries, and puts it in order.paid', async () => {
+    // Prepare
+    const buyer = await createTestAccount();
+    const placed = await call('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: storagePlanId, provider: channel },
+    });
+    const orderId = placed.json.data.id as string;
+    const request = callbackFor(channel, orderId);
+
+    // Act
+    const answers = await Promise.all(Array.from({ length: 20 }, () => deliverCallback(channel, request)));
+
+    // Assess
+    for (const answer of answers) expectSuccessReply(channel, answer);
+    const grant = (await table.get(usageKey(buyer.account.id)))?.grant;
+    expect(grant).toMatchObject({ order_id: orderId, plan_id: storagePlanId, quota_bytes: 5 * 1024 ** 2 });
+    expect((await storedOrder(orderId))?.grant).toEqual(grant);
+    const events = log.filter(
+      (line) => line.message === 'event' && (line.detail as { order_id?: string })?.order_id === orderId,
+    );
+    expect(events).toHaveLength(1);
+    expect((events[0]!.detail as { grant: unknown }).grant).toMatchObject({
+      plan_id: storagePlanId,
+      quota_bytes: 5 * 1024 ** 2,
+      expires_at: expect.any(String),
+    });
   });
 
   it('acknowledges a verified non-paid status without changing the order', async () => {

@@ -58,9 +58,20 @@ describe('plans catalogue', () => {
       description: '',
       amount_cents: 99,
       active: false,
+      quota_bytes: null,
+      duration_days: 0,
     });
     expect(Object.keys(created.json.data).sort()).toEqual(
-      ['active', 'amount_cents', 'created_at', 'description', 'id', 'name'].sort(),
+      [
+        'active',
+        'amount_cents',
+        'created_at',
+        'description',
+        'duration_days',
+        'id',
+        'name',
+        'quota_bytes',
+      ].sort(),
     );
     const publicIds = publicList.json.data.map((plan: { id: string }) => plan.id);
     expect(publicIds).toContain(planId);
