@@ -3,6 +3,7 @@ import { createAuthenticator } from '#lib/auth/authenticate.ts';
 import { buildSessions } from '#lib/auth/build.ts';
 import { config } from '#lib/config/index.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
+import { buildQuota } from '#lib/quota/service.ts';
 import { buildUploadServices, type UploadServices } from '#lib/upload/services.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -12,7 +13,7 @@ import { needs } from './needs.ts';
 
 export interface UploadDeps {
   services: UploadServices;
-  /** Sessions, API tokens, and the static `upload.api_token` (DESIGN.md 5). */
+  /** Sessions, API tokens, and the static `upload.api_token` (docs/DESIGN.md 5). */
   authenticate: Authenticator;
 }
 
@@ -32,7 +33,9 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
       maxBytes: settings.upload.max_bytes,
       presignMaxBytes: settings.upload.presign_max_bytes,
       allowedTypes: settings.upload.allowed_types,
+      stripMetadata: settings.upload.strip_metadata,
     },
+    quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
   });
   const staticToken = settings.upload.api_token;
   return {

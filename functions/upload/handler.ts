@@ -1,17 +1,57 @@
-// Lambda entry of the `upload` group: direct and presigned uploads, file management, the public gallery
-// and API tokens (docs/UPLOADS.md). API tokens and the static upload token authenticate `uploader` routes.
+// Lambda entry of the `upload` group: direct and presigned uploads, file management, the public gallery,
+// API tokens and storage usage (docs/UPLOADS.md). API tokens and the static upload token authenticate
+// `uploader` routes.
 
 import * as z from 'zod';
+import { clientOf } from '#lib/accounts/client.ts';
 import { config } from '#lib/config/index.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
-import { pageQuery, requirePrincipal } from '#lib/http/paging.ts';
+import { DEFAULT_PAGE_SIZE, pageQuery, requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
-import { PERMISSIONS } from '#lib/upload/record.ts';
+import { PERMISSIONS, uploadRecordSchema } from '#lib/upload/record.ts';
 import { directUploadBodyLimit } from '#lib/upload/services.ts';
 import { type UploadDeps, uploadDeps } from './deps.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
+
+/** The caller as quotas see it: administrators have none. */
+const ownerOf = (request: HttpRequest<unknown, unknown>) => {
+  const { accountId, role } = requirePrincipal(request);
+  return { id: accountId, role };
+};
+
+const usageResponse = z.object({
+  used_bytes: z.number().int(),
+  file_count: z.number().int(),
+  quota_bytes: z.number().int().min(0).nullable(),
+  plan: z.object({ id: z.string(), name: z.string(), expires_at: z.string().nullable() }).nullable(),
+});
+
+const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/);
+const filePage = z.object({ items: z.array(uploadRecordSchema), next_cursor: z.string().nullable() });
+const presignResponse = z.object({
+  key: z.string(),
+  url: z.url(),
+  method: z.literal('PUT'),
+  headers: z.record(z.string(), z.string()),
+  expires_at: timestamp,
+});
+const tokenView = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  last_used_at: timestamp.nullable(),
+  created_at: timestamp,
+});
+
+const adminFilesQuery = pageQuery.in
+  .extend({ owner_id: z.string().trim().min(1).max(128).optional() })
+  .transform(({ owner_id, limit, cursor }) => ({
+    ownerId: owner_id,
+    limit: limit ?? DEFAULT_PAGE_SIZE,
+    ...(cursor ? { cursor } : {}),
+  }));
 
 const presignBody = z.object({
   mime_type: z.string().trim().min(1).max(255),
@@ -28,9 +68,15 @@ export function createUploadHandler(deps: () => UploadDeps, options: { maxUpload
     {
       'POST /api/v1/upload': defineRoute({
         maxBodyBytes: directUploadBodyLimit(options.maxUploadBytes),
+        summary:
+          'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
+        requestContentType: 'multipart/form-data',
+        response: uploadRecordSchema,
+        // Not an allowed type; over the owner's storage quota (docs/DESIGN.md 11).
+        errors: [415, 507],
         run: async (request) => {
           const declared = Number(request.headers['content-length']);
-          const record = await uploadServices().uploads.uploadDirect(callerOf(request), {
+          const record = await uploadServices().uploads.uploadDirect(ownerOf(request), {
             body: request.rawBody,
             contentType: request.headers['content-type'] ?? '',
             contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
@@ -40,18 +86,28 @@ export function createUploadHandler(deps: () => UploadDeps, options: { maxUpload
       }),
       'POST /api/v1/upload/presign': defineRoute({
         body: presignBody,
+        summary: 'A presigned PUT for a larger file, to be confirmed once the bytes are stored.',
+        response: presignResponse,
+        errors: [415],
         run: async (request) => ok(await uploadServices().uploads.presign(callerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
         body: z.object({ key: z.string().trim().min(1).max(1024) }),
+        summary: 'Checks a presigned upload and records it (idempotent).',
+        response: uploadRecordSchema,
+        // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
+        errors: [409, 410, 415, 507],
         run: async (request) =>
-          ok(await uploadServices().uploads.confirm(callerOf(request), request.body.key)),
+          ok(await uploadServices().uploads.confirm(ownerOf(request), request.body.key)),
       }),
       'GET /api/v1/files': defineRoute({
+        summary: "The caller's files, newest first.",
         query: pageQuery,
+        response: filePage,
         run: async (request) => ok(await uploadServices().files.list(callerOf(request), request.query)),
       }),
       'GET /api/v1/files/{id}': defineRoute({
+        response: uploadRecordSchema,
         run: async (request) => {
           const { files } = uploadServices();
           return ok(files.record(await files.getOwn(callerOf(request), request.params.id ?? '')));
@@ -59,6 +115,7 @@ export function createUploadHandler(deps: () => UploadDeps, options: { maxUpload
       }),
       'PATCH /api/v1/files/{id}': defineRoute({
         body: z.object({ permission: z.enum(PERMISSIONS) }),
+        response: uploadRecordSchema,
         run: async (request) =>
           ok(
             await uploadServices().files.setPermission(
@@ -69,25 +126,66 @@ export function createUploadHandler(deps: () => UploadDeps, options: { maxUpload
           ),
       }),
       'DELETE /api/v1/files/{id}': defineRoute({
+        summary: 'Deletes the record and its object.',
+        response: z.object({ id: z.string(), deleted: z.literal(true) }),
         run: async (request) =>
           ok(await uploadServices().uploads.deleteFile(callerOf(request), request.params.id ?? '')),
       }),
+      'GET /api/v1/admin/files': defineRoute({
+        summary: "Any account's files (`owner_id`), or every file, newest first (administrators).",
+        query: adminFilesQuery,
+        response: filePage,
+        run: async (request) => ok(await uploadServices().adminFiles.list(request.query)),
+      }),
+      'PATCH /api/v1/admin/files/{id}': defineRoute({
+        summary: "Sets the permission of any account's file (administrators).",
+        body: z.object({ permission: z.enum(PERMISSIONS) }),
+        response: uploadRecordSchema,
+        run: async (request) =>
+          ok(
+            await uploadServices().files.setPermission(
+              null,
+              request.params.id ?? '',
+              request.body.permission,
+            ),
+          ),
+      }),
+      'DELETE /api/v1/admin/files/{id}': defineRoute({
+        summary:
+          "Deletes any account's file: record, object, and the owner's usage given back (administrators).",
+        response: z.object({ id: z.string(), deleted: z.literal(true) }),
+        run: async (request) => ok(await uploadServices().uploads.deleteFile(null, request.params.id ?? '')),
+      }),
       'GET /api/v1/gallery': defineRoute({
+        summary: 'Public files of everyone, newest first.',
         query: pageQuery,
+        response: filePage,
         run: async (request) => ok(await uploadServices().files.gallery(request.query)),
       }),
       'POST /api/v1/tokens': defineRoute({
         body: z.object({ name: z.string().trim().min(1).max(64) }),
+        summary: 'An API token for an uploader; the secret is shown in this answer only.',
+        response: tokenView.omit({ last_used_at: true }).extend({ token: z.string() }),
+        successStatus: 201,
         run: async (request) =>
-          created(await uploadServices().tokens.create(callerOf(request), request.body.name)),
+          created(
+            await uploadServices().tokens.create(callerOf(request), request.body.name, clientOf(request)),
+          ),
+      }),
+      'GET /api/v1/usage': defineRoute({
+        summary: "The caller's storage: bytes and files used, the quota in force, the plan granting it",
+        response: usageResponse,
+        run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
       }),
       'GET /api/v1/tokens': defineRoute({
+        response: z.array(tokenView),
         run: async (request) => ok(await uploadServices().tokens.list(callerOf(request))),
       }),
       'DELETE /api/v1/tokens/{id}': defineRoute({
+        response: z.object({ id: z.string(), revoked: z.literal(true) }),
         run: async (request) => {
           const id = request.params.id ?? '';
-          await uploadServices().tokens.revoke(callerOf(request), id);
+          await uploadServices().tokens.revoke(callerOf(request), id, clientOf(request));
           return ok({ id, revoked: true });
         },
       }),

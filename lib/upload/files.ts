@@ -9,6 +9,8 @@ import {
 } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import type { Page } from '../http/paging.ts';
+import type { Reservation } from '../quota/service.ts';
+import { releaseItem } from '../quota/usage.ts';
 import type { Permission, UploadRecord } from './record.ts';
 
 export const fileKey = (id: string) => ({ pk: `file#${id}`, sk: 'file' });
@@ -21,6 +23,8 @@ export const hashClaimKey = (ownerId: string, sha256: string) => ({
 
 const ownerIndex = (ownerId: string) => `files#${ownerId}`;
 export const GALLERY_INDEX = 'gallery#public';
+/** gsi2 partition of private files: with the gallery's, every file (the back office's listing). */
+export const PRIVATE_INDEX = 'files#private';
 
 export interface FileItem {
   pk: string;
@@ -41,9 +45,11 @@ export interface FileItem {
   gsi1pk: string;
   /** `<ISO with milliseconds>#<id>`: newest-first order within an owner */
   gsi1sk: string;
-  /** present only while public */
+  /** GALLERY_INDEX while public, PRIVATE_INDEX while private (absent on records older than that) */
   gsi2pk?: string;
   gsi2sk?: string;
+  /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
+  usage_counted?: boolean;
   [attribute: string]: unknown;
 }
 
@@ -60,7 +66,8 @@ export function fileItemOf(record: UploadRecord, ownerId: string, now: Date): Fi
     owner_id: ownerId,
     gsi1pk: ownerIndex(ownerId),
     gsi1sk: sortKey,
-    ...(record.permission === 'public' ? { gsi2pk: GALLERY_INDEX, gsi2sk: sortKey } : {}),
+    gsi2pk: record.permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
+    gsi2sk: sortKey,
   };
 }
 
@@ -86,6 +93,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export type CreateOutcome = { created: true; item: FileItem } | { created: false; item: FileItem };
 
+export interface CreateOptions {
+  /** The record's bytes, reserved in the owner's usage in the record's transaction (lib/quota). */
+  reservation?: Reservation;
+  /** More writes that must succeed together with the record (a presign's confirmation). */
+  extra?: TransactItem[];
+}
+
+/** Tries of the record transaction: claim races, usage refusals decided again, transaction conflicts. */
+const CREATE_ATTEMPTS = 10;
+const DELETE_ATTEMPTS = 5;
+
 export class FileRepository {
   constructor(
     readonly table: Table,
@@ -108,6 +126,13 @@ export class FileRepository {
     return item;
   }
 
+  /** Any owner's file, else 404 (the back office). */
+  async getAny(id: string): Promise<FileItem> {
+    const item = await this.getItem(id);
+    if (!item) throw errors.notFound('file: not found');
+    return item;
+  }
+
   /** The owner's file with these bytes, if any (a claim whose record is gone counts as none). */
   async findByHash(ownerId: string, sha256: string): Promise<FileItem | undefined> {
     const claim = await this.table.get<{ pk: string; sk: string; file_id: string }>(
@@ -119,47 +144,66 @@ export class FileRepository {
   }
 
   /**
-   * Writes the record and its hash claim in one transaction (plus `extra`, which must all succeed).
-   * Of concurrent writers of the same bytes for one owner exactly one creates; the others get the
-   * winner's item back (`created: false`). A failed condition on anything but the claim is rethrown.
+   * Writes the record and its hash claim in one transaction, with the reservation of its bytes in the
+   * owner's usage (lib/quota) and `extra`, which must all succeed. Of concurrent writers of the same bytes
+   * for one owner exactly one creates; the others get the winner's item back (`created: false`, nothing
+   * reserved: a dedupe hit costs nothing). A refused reservation is read again: the 507 when the bytes no
+   * longer fit, else another try. A failed condition on anything else is rethrown.
    */
-  async createDeduped(item: FileItem, extra: TransactItem[] = []): Promise<CreateOutcome> {
+  async createDeduped(item: FileItem, options: CreateOptions = {}): Promise<CreateOutcome> {
+    const { reservation, extra = [] } = options;
+    const stored: FileItem = reservation ? { ...item, usage_counted: true } : item;
     const claimKey = hashClaimKey(item.owner_id, item.hash);
-    for (let attempt = 0; attempt < 5; attempt += 1) {
+    const usageIndex = reservation ? 2 : -1;
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
       try {
         await this.table.transact([
-          { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { Item: stored, ConditionExpression: 'attribute_not_exists(pk)' } },
           {
             Put: {
               Item: { ...claimKey, file_id: item.id, owner_id: item.owner_id },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
+          ...(reservation ? [reservation.item()] : []),
           ...extra,
         ]);
-        return { created: true, item };
+        return { created: true, item: stored };
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        if (error.failedItems.some((index) => index !== 1)) throw error;
+        const { failedItems } = error;
+        if (failedItems.some((index) => index !== 1 && index !== usageIndex)) throw error;
+        if (failedItems.includes(usageIndex) && !failedItems.includes(1)) {
+          // The usage moved (other uploads, a new grant): decide again on what it is now.
+          await reservation!.refresh();
+          continue;
+        }
         // The claim is taken (or another transaction on it was in flight): read who holds it.
         const winner = await this.findByHash(item.owner_id, item.hash);
         if (winner) return { created: false, item: winner };
+        if (failedItems.includes(usageIndex)) await reservation!.refresh();
         // Nobody holds it any more (a conflicting write failed, or the file was just deleted): try again.
         await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * (attempt + 1)));
       }
     }
-    throw errors.serviceUnavailable('Too many concurrent uploads of the same file; try again');
+    throw errors.serviceUnavailable('Too many concurrent uploads; try again');
   }
 
-  /** Takes back a record whose bytes could not be stored (and its claim), unless it changed meanwhile. */
+  /**
+   * Takes back a record whose bytes could not be stored (its claim, and its bytes from the owner's usage),
+   * unless it changed meanwhile (deleted already: that deletion gave the bytes back).
+   */
   async removeUnstored(item: FileItem): Promise<void> {
+    const counted = item.usage_counted === true;
     try {
       await this.table.transact([
         {
           Delete: {
             Key: fileKey(item.id),
-            ConditionExpression: 'owner_id = :owner',
-            ExpressionAttributeValues: { ':owner': item.owner_id },
+            ConditionExpression: `owner_id = :owner AND ${
+              counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
+            }`,
+            ExpressionAttributeValues: { ':owner': item.owner_id, ...(counted ? { ':counted': true } : {}) },
           },
         },
         {
@@ -169,6 +213,7 @@ export class FileRepository {
             ExpressionAttributeValues: { ':id': item.id },
           },
         },
+        ...(counted ? [releaseItem(item.owner_id, item.size)] : []),
       ]);
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
@@ -201,30 +246,23 @@ export class FileRepository {
     return { items: items.map((item) => this.record(item)), next_cursor: encodeCursor(lastKey) };
   }
 
-  /** Sets the permission of the caller's file; public files join the gallery, private ones leave it. */
-  async setPermission(ownerId: string, id: string, permission: Permission): Promise<UploadRecord> {
+  /**
+   * Sets the permission of the caller's file (any file when `ownerId` is null: the back office); public
+   * files join the gallery, private ones leave it for the private partition of gsi2.
+   */
+  async setPermission(ownerId: string | null, id: string, permission: Permission): Promise<UploadRecord> {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
-    const condition = {
-      ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner',
-      ExpressionAttributeNames: { '#permission': 'permission' },
-    };
     try {
-      const item =
-        permission === 'public'
-          ? await this.table.update<FileItem>(fileKey(id), {
-              ...condition,
-              UpdateExpression: 'SET #permission = :permission, gsi2pk = :gallery, gsi2sk = gsi1sk',
-              ExpressionAttributeValues: {
-                ':owner': ownerId,
-                ':permission': permission,
-                ':gallery': GALLERY_INDEX,
-              },
-            })
-          : await this.table.update<FileItem>(fileKey(id), {
-              ...condition,
-              UpdateExpression: 'SET #permission = :permission REMOVE gsi2pk, gsi2sk',
-              ExpressionAttributeValues: { ':owner': ownerId, ':permission': permission },
-            });
+      const item = await this.table.update<FileItem>(fileKey(id), {
+        ConditionExpression: `attribute_exists(pk)${ownerId === null ? '' : ' AND owner_id = :owner'}`,
+        ExpressionAttributeNames: { '#permission': 'permission' },
+        UpdateExpression: 'SET #permission = :permission, gsi2pk = :partition, gsi2sk = gsi1sk',
+        ExpressionAttributeValues: {
+          ...(ownerId === null ? {} : { ':owner': ownerId }),
+          ':permission': permission,
+          ':partition': permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
+        },
+      });
       return this.record(item);
     } catch (error) {
       if (error instanceof ConditionFailedError) throw errors.notFound('file: not found');
@@ -232,32 +270,44 @@ export class FileRepository {
     }
   }
 
-  /** Removes the caller's record and its hash claim together; returns the removed item (for its object). */
-  async deleteOwn(ownerId: string, id: string): Promise<FileItem> {
-    const item = await this.getOwn(ownerId, id);
-    try {
-      await this.table.transact([
-        {
-          Delete: {
-            Key: fileKey(id),
-            ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner',
-            ExpressionAttributeValues: { ':owner': ownerId },
+  /**
+   * Removes the caller's record and its hash claim together, giving its bytes back to the owner's usage
+   * in the same transaction when they were counted there; returns the removed item (for its object).
+   */
+  async deleteOwn(ownerId: string | null, id: string): Promise<FileItem> {
+    for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt += 1) {
+      // Read again on every try: a concurrent request may have deleted it, or the recount counted it.
+      // A null owner is the back office: any file, its bytes given back to whoever owns it.
+      const item = ownerId === null ? await this.getAny(id) : await this.getOwn(ownerId, id);
+      const owner = item.owner_id;
+      const counted = item.usage_counted === true;
+      try {
+        await this.table.transact([
+          {
+            Delete: {
+              Key: fileKey(id),
+              ConditionExpression: `attribute_exists(pk) AND owner_id = :owner AND ${
+                counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
+              }`,
+              ExpressionAttributeValues: { ':owner': owner, ...(counted ? { ':counted': true } : {}) },
+            },
           },
-        },
-        {
-          Delete: {
-            Key: hashClaimKey(ownerId, item.hash),
-            ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
-            ExpressionAttributeValues: { ':id': id },
+          {
+            Delete: {
+              Key: hashClaimKey(owner, item.hash),
+              ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
+              ExpressionAttributeValues: { ':id': id },
+            },
           },
-        },
-      ]);
-    } catch (error) {
-      // Deleted meanwhile by a concurrent request: to this caller it is simply gone.
-      if (error instanceof ConditionFailedError) throw errors.notFound('file: not found');
-      throw error;
+          ...(counted ? [releaseItem(owner, item.size)] : []),
+        ]);
+        return item;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+      }
     }
-    return item;
+    throw errors.serviceUnavailable('The file is being changed by other requests; try again');
   }
 }
 

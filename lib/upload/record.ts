@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { isoWithOffset, sanitizeOriginalName } from './names.ts';
-import type { ImageKind } from './sniff.ts';
+import type { ImageKind, SniffedType } from './sniff.ts';
 import { kindFromMimeType, notAllowedError, sniffImage } from './sniff.ts';
 
 export const PERMISSIONS = ['private', 'public'] as const;
@@ -69,6 +69,27 @@ export interface InspectUploadOptions {
  * on the multipart file.
  */
 export async function inspectUpload(bytes: Buffer, options: InspectUploadOptions): Promise<UploadFacts> {
+  const sniffed = await checkAndSniff(bytes, options);
+  const { width, height } = measureImage(bytes);
+  return {
+    sha256: options.sha256 ?? sha256Hex(bytes),
+    size: bytes.length,
+    mimeType: sniffed.mimeType,
+    ext: sniffed.ext,
+    kind: sniffed.kind,
+    width,
+    height,
+  };
+}
+
+/**
+ * The checks of inspectUpload without measuring or hashing: 400 when empty, 413 over maxBytes, 415 when
+ * the type is unknown, not allowed or not the declared one. The sniffed type of the bytes.
+ */
+export async function checkAndSniff(
+  bytes: Buffer,
+  options: Omit<InspectUploadOptions, 'sha256'>,
+): Promise<SniffedType> {
   if (bytes.length === 0) throw new UploadError(400, 'file: is empty');
   if (bytes.length > options.maxBytes) throw fileTooLarge(options.maxBytes);
   const sniffed = await sniffImage(bytes, options.allowed);
@@ -82,16 +103,7 @@ export async function inspectUpload(bytes: Buffer, options: InspectUploadOptions
       );
     }
   }
-  const { width, height } = measureImage(bytes);
-  return {
-    sha256: options.sha256 ?? sha256Hex(bytes),
-    size: bytes.length,
-    mimeType: sniffed.mimeType,
-    ext: sniffed.ext,
-    kind: sniffed.kind,
-    width,
-    height,
-  };
+  return sniffed;
 }
 
 export interface BuildUploadRecordInput {

@@ -1,10 +1,12 @@
-// Builds the upload services from what they use (table, storage, limits), and the owner of the static
-// upload token; production (functions/upload/deps.ts) and tests call the same builder.
+// Builds the upload services from what they use (table, storage, limits, quotas), and the owner of the
+// static upload token; production (functions/upload/deps.ts) and tests call the same builder.
 import { AccountRepository } from '../accounts/repository.ts';
 import type { UPLOAD_TYPES } from '../config/schema.ts';
 import type { Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import type { Principal } from '../http/types.ts';
+import type { QuotaService } from '../quota/service.ts';
+import { AdminFiles } from './admin-files.ts';
 import { ApiTokenService } from './api-tokens.ts';
 import { FileRepository } from './files.ts';
 import { MULTIPART_OVERHEAD_BYTES } from './multipart.ts';
@@ -17,6 +19,8 @@ export interface UploadLimits {
   /** `upload.presign_max_bytes`. */
   presignMaxBytes: number;
   allowedTypes: readonly (typeof UPLOAD_TYPES)[number][];
+  /** `upload.strip_metadata`: images are stored without EXIF, GPS, XMP, IPTC and comments. */
+  stripMetadata: boolean;
 }
 
 export interface UploadServicesInput {
@@ -25,13 +29,18 @@ export interface UploadServicesInput {
   /** `base_url`: file URLs are `{base_url}/i/<key>`. */
   baseUrl: string;
   limits: UploadLimits;
+  /** Usage and quotas (lib/quota): uploads reserve their bytes, deletions give them back. */
+  quota: QuotaService;
 }
 
 export interface UploadServices {
   table: Table;
   storage: FileStorage;
   files: FileRepository;
+  /** The back office's view of everyone's files. */
+  adminFiles: AdminFiles;
   uploads: UploadService;
+  quota: QuotaService;
   tokens: ApiTokenService;
   /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
   staticTokenOwner: () => Promise<Principal>;
@@ -41,7 +50,7 @@ export interface UploadServices {
 const STATIC_OWNER_CACHE_MS = 60_000;
 
 export function buildUploadServices(input: UploadServicesInput): UploadServices {
-  const { table, storage, baseUrl, limits } = input;
+  const { table, storage, baseUrl, limits, quota } = input;
   const files = new FileRepository(table, baseUrl);
   const accounts = new AccountRepository(table);
   let owner: { principal: Principal; until: number } | undefined;
@@ -49,12 +58,21 @@ export function buildUploadServices(input: UploadServicesInput): UploadServices 
     table,
     storage,
     files,
-    uploads: new UploadService(table, files, storage, {
-      maxBytes: limits.maxBytes,
-      presignMaxBytes: limits.presignMaxBytes,
-      allowedTypes: [...limits.allowedTypes],
-      baseUrl,
-    }),
+    adminFiles: new AdminFiles(table, files),
+    quota,
+    uploads: new UploadService(
+      table,
+      files,
+      storage,
+      {
+        maxBytes: limits.maxBytes,
+        presignMaxBytes: limits.presignMaxBytes,
+        allowedTypes: [...limits.allowedTypes],
+        baseUrl,
+        stripMetadata: limits.stripMetadata,
+      },
+      quota,
+    ),
     tokens: new ApiTokenService(table),
     // Before an administrator exists the token is right but has no owner: 503 with a message saying so
     // (the operator's fix, not the client's).

@@ -40,6 +40,23 @@ function isMissing(error: unknown): boolean {
   );
 }
 
+function isPreconditionFailed(error: unknown): boolean {
+  const candidate = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  return candidate?.name === 'PreconditionFailed' || candidate?.$metadata?.httpStatusCode === 412;
+}
+
+function unquoted(etag: string): string {
+  return etag.replace(/^W\//, '').replaceAll('"', '');
+}
+
+/** The source of a conditional copy is not the version read; `landed` when the copy was made anyway. */
+export class ObjectChangedError extends Error {
+  override readonly name = 'ObjectChangedError';
+  constructor(readonly landed: boolean) {
+    super('the object changed since it was read');
+  }
+}
+
 export class FileStorage {
   constructor(
     readonly client: S3Client,
@@ -88,6 +105,35 @@ export class FileStorage {
         CacheControl: IMMUTABLE_CACHE_CONTROL,
       }),
     );
+  }
+
+  /**
+   * Copies `fromKey` only if it still is the version whose ETag the caller read (CopySourceIfMatch: S3
+   * checks it atomically and answers 412). The copy's own ETag is compared as well, because the local
+   * stand-in (s3rver) ignores the condition; an unencrypted or SSE-S3 single-part object and its copy share
+   * their ETag (the MD5 of the bytes). Throws ObjectChangedError when the source is another version.
+   */
+  async copyIfMatch(fromKey: string, toKey: string, contentType: string, etag: string): Promise<void> {
+    let copiedEtag: string | undefined;
+    try {
+      const output = await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: toKey,
+          CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
+          CopySourceIfMatch: etag,
+          MetadataDirective: 'REPLACE',
+          ContentType: contentType,
+          CacheControl: IMMUTABLE_CACHE_CONTROL,
+        }),
+      );
+      copiedEtag = output.CopyObjectResult?.ETag;
+    } catch (error) {
+      if (isPreconditionFailed(error)) throw new ObjectChangedError(false);
+      throw error;
+    }
+    if (copiedEtag !== undefined && unquoted(copiedEtag) !== unquoted(etag))
+      throw new ObjectChangedError(true);
   }
 
   /** The object as a stream, or undefined when there is none. The caller must consume or destroy it. */

@@ -1,12 +1,12 @@
 // Storing uploads: the direct multipart upload, and the presigned upload with its confirmation. Both end
 // in the same record and the same per-owner dedupe (FileRepository.createDeduped).
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ConditionFailedError, epochSeconds, type Item, isExpired, type Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import { log } from '../log.ts';
+import type { QuotaAccount, QuotaService } from '../quota/service.ts';
 import { isoWithOffset } from '../time.ts';
-import { measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { type CreateOutcome, type FileItem, type FileRepository, fileItemOf, fileKey } from './files.ts';
 import { parseUploadForm } from './multipart.ts';
@@ -19,21 +19,15 @@ import {
 } from './names.ts';
 import {
   buildUploadRecord,
-  inspectUpload,
+  checkAndSniff,
   type Permission,
   parsePermission,
   type UploadFacts,
   type UploadRecord,
 } from './record.ts';
-import {
-  type ImageKind,
-  KIND_INFO,
-  kindFromMimeType,
-  normalizeAllowed,
-  notAllowedError,
-  sniffImage,
-} from './sniff.ts';
-import { type FileStorage, incomingKey } from './storage.ts';
+import { type ImageKind, KIND_INFO, kindFromMimeType, normalizeAllowed, notAllowedError } from './sniff.ts';
+import { type FileStorage, incomingKey, ObjectChangedError } from './storage.ts';
+import { type StoredUpload, storedUpload } from './stored-bytes.ts';
 
 /** How long a presigned upload (its URL and its pending item) stays valid. */
 export const PRESIGN_TTL_SECONDS = 15 * 60;
@@ -47,6 +41,8 @@ export interface UploadLimits {
   presignMaxBytes: number;
   allowedTypes: readonly string[];
   baseUrl: string;
+  /** `upload.strip_metadata`: store images without EXIF, GPS, XMP, IPTC and comments. */
+  stripMetadata: boolean;
 }
 
 export const pendingKey = (key: string) => ({ pk: `pending#${key}`, sk: 'pending' });
@@ -90,21 +86,30 @@ export interface DirectUploadInput {
 
 class NotUploadedError extends Error {}
 
+/** What confirm read from `incoming/<key>`: the bytes it stores (with their facts) and the version's ETag. */
+interface InspectedIncoming {
+  stored: StoredUpload;
+  etag: string | undefined;
+}
+
 export class UploadService {
   constructor(
     private readonly table: Table,
     private readonly files: FileRepository,
     private readonly storage: FileStorage,
     private readonly limits: UploadLimits,
+    private readonly quota: QuotaService,
   ) {}
 
   /**
    * POST /api/v1/upload. Parse (streamed, bounded, hashed on the fly), sniff, measure; the owner's
-   * existing file with these bytes if there is one; else the record and the hash claim in one transaction
-   * while one PutObject stores the bytes under a fresh unique key. Whoever does not create the record
-   * (a duplicate, the loser of a race) deletes its own object after its PutObject has finished.
+   * existing file with these bytes if there is one (free: no quota is spent); else the record, the hash
+   * claim and the reservation of its bytes in the owner's usage in one transaction while one PutObject
+   * stores the bytes under a fresh unique key. Whoever does not create the record (a duplicate, the loser
+   * of a race, an upload over the quota: 507) deletes its own object after its PutObject has finished.
    */
-  async uploadDirect(ownerId: string, input: DirectUploadInput): Promise<UploadRecord> {
+  async uploadDirect(owner: QuotaAccount, input: DirectUploadInput): Promise<UploadRecord> {
+    const ownerId = owner.id;
     const { maxBytes, allowedTypes } = this.limits;
     const form = await parseUploadForm({
       body: input.body,
@@ -114,12 +119,18 @@ export class UploadService {
     });
     const file = form.file;
     const permission = parsePermission(form.fields.permission);
-    const facts = await inspectUpload(file.bytes, { allowed: allowedTypes, maxBytes, sha256: file.sha256 });
+    // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
+    const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
     const now = this.table.clock();
     const id = randomUUID();
-    const filename = storedFilename(id, newFilenameSuffix(), facts.ext);
+    const filename = storedFilename(id, newFilenameSuffix(), sniffed.ext);
     const key = storageKey(now, filename);
+    const { bytes, facts } = storedUpload(file.bytes, sniffed, {
+      strip: this.limits.stripMetadata,
+      inputSha256: file.sha256,
+      key,
+    });
     const item = this.newItem({
       id,
       key,
@@ -135,7 +146,7 @@ export class UploadService {
     // and hash claim in one transaction. A private record is visible only to its owner (nobody else knows
     // its id or key yet), so it may exist a moment before its bytes; a failed PutObject takes it back out.
     // A public record shows in the gallery at once, so it is written only after its bytes are stored.
-    const stored = this.storage.put(key, file.bytes, facts.mimeType, facts.sha256).then(
+    const stored = this.storage.put(key, bytes, facts.mimeType, facts.sha256).then(
       () => undefined,
       (error: unknown) => ({ error }),
     );
@@ -145,8 +156,16 @@ export class UploadService {
     }
     let outcome: CreateOutcome;
     try {
-      const existing = await this.files.findByHash(ownerId, facts.sha256);
-      outcome = existing ? { created: false, item: existing } : await this.files.createDeduped(item);
+      const [existing, reservation] = await Promise.all([
+        this.files.findByHash(ownerId, facts.sha256),
+        this.quota.prepareReservation(owner, facts.size),
+      ]);
+      if (existing) {
+        outcome = { created: false, item: existing };
+      } else {
+        reservation.check();
+        outcome = await this.files.createDeduped(item, { reservation });
+      }
     } catch (error) {
       await stored;
       await this.deleteQuietly(key);
@@ -158,10 +177,10 @@ export class UploadService {
       return this.files.record(outcome.item);
     }
     if (failed) {
-      await this.files.removeUnstored(item);
+      await this.files.removeUnstored(outcome.item);
       throw failed.error;
     }
-    return this.files.record(item);
+    return this.files.record(outcome.item);
   }
 
   /**
@@ -214,10 +233,13 @@ export class UploadService {
    * POST /api/v1/upload/confirm. Idempotent: a key already confirmed answers its record again. Otherwise
    * the pending upload must be the caller's and unexpired; the object is read back, size and sniffed type
    * re-checked (the local stand-in enforces neither), hash and dimensions computed, the bytes copied to
-   * the record key and the record written together with the pending item's confirmation. A confirm that
-   * fails on the bytes deletes the object and the pending upload.
+   * the record key and the record written together with the pending item's confirmation and the
+   * reservation of its bytes in the owner's usage. A confirm that fails on the bytes deletes the object
+   * and the pending upload; one over the quota (507) leaves both (the object goes with the bucket's
+   * lifecycle rule, or is confirmed once room is made, while the grant lasts).
    */
-  async confirm(ownerId: string, key: string): Promise<UploadRecord> {
+  async confirm(owner: QuotaAccount, key: string): Promise<UploadRecord> {
+    const ownerId = owner.id;
     const parsed = parseStorageKey(key);
     if (!parsed) throw notFound();
     const settled = await this.confirmedRecord(ownerId, key, parsed.id, false);
@@ -234,9 +256,9 @@ export class UploadService {
       throw errors.gone('key: the presigned upload expired; ask for a new one');
     }
 
-    let facts: UploadFacts;
+    let inspected: InspectedIncoming;
     try {
-      facts = await this.inspectIncoming(pending);
+      inspected = await this.inspectIncoming(pending);
     } catch (error) {
       // A concurrent confirm of the same key may have finished and removed the incoming object.
       const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
@@ -248,9 +270,15 @@ export class UploadService {
       if (error instanceof UploadError) await this.abandon(pending);
       throw error;
     }
+    const { facts } = inspected.stored;
 
-    const existing = await this.files.findByHash(ownerId, facts.sha256);
+    const [existing, reservation] = await Promise.all([
+      this.files.findByHash(ownerId, facts.sha256),
+      this.quota.prepareReservation(owner, facts.size),
+    ]);
     if (existing) return this.settleOnto(pending, existing);
+    // Refused before the copy: nothing to undo.
+    reservation.check();
 
     const now = this.table.clock();
     const item = this.newItem({
@@ -265,24 +293,38 @@ export class UploadService {
     });
     let copied = false;
     try {
-      await this.storage.copy(incomingKey(key), key, facts.mimeType);
-      copied = true;
-      const outcome = await this.files.createDeduped(item, [this.markConfirmed(pending, pending.id, now)]);
+      try {
+        await this.storeInspected(key, inspected);
+        copied = true;
+      } catch (error) {
+        if (!(error instanceof ObjectChangedError)) throw error;
+        // Another PUT to the presigned URL replaced the bytes after they were read: nothing is recorded,
+        // and the grant stays for a confirm of what is there now.
+        copied = error.landed;
+        throw errors.conflict('file: changed during confirm; confirm again');
+      }
+      const outcome = await this.files.createDeduped(item, {
+        reservation,
+        extra: [this.markConfirmed(pending, pending.id, now)],
+      });
       if (!outcome.created) return await this.settleOnto(pending, outcome.item);
     } catch (error) {
       const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
       if (resolved) return resolved;
       // Not recorded: the copy goes (nothing else would ever delete it); the grant and its incoming
       // object stay, so the same confirm can be retried.
-      if (copied) await this.dropUnrecordedCopy(key, parsed.id);
+      if (copied) await this.dropUnrecordedCopy(key, parsed.id, inspected);
       throw error;
     }
     await this.deleteQuietly(incomingKey(key));
     return this.files.record(item);
   }
 
-  /** DELETE /api/v1/files/{id}: the record and its hash claim, then the object. */
-  async deleteFile(ownerId: string, id: string): Promise<{ id: string; deleted: true }> {
+  /**
+   * DELETE /api/v1/files/{id}: the record, its hash claim and its bytes in the usage, then the object. A
+   * null owner is the back office (DELETE /api/v1/admin/files/{id}): any file, same guarantees.
+   */
+  async deleteFile(ownerId: string | null, id: string): Promise<{ id: string; deleted: true }> {
     const item = await this.files.deleteOwn(ownerId, id);
     // The record is gone first, so a failure here leaves an unlisted object, never a record without bytes.
     await this.deleteQuietly(item.key);
@@ -381,15 +423,31 @@ export class UploadService {
   }
 
   /**
-   * Deletes the copy a failed confirm made under the record key. Should a concurrent confirm of the same
-   * key have recorded it in between, its bytes are copied back from `incoming/` (still there unless that
-   * confirm already removed it).
+   * Puts exactly the inspected bytes under the record key: written when stripping changed them, else a
+   * server-side copy of `incoming/<key>` conditional on the ETag that was read (ObjectChangedError when the
+   * object was replaced since).
    */
-  private async dropUnrecordedCopy(key: string, id: string): Promise<void> {
+  private async storeInspected(key: string, inspected: InspectedIncoming): Promise<void> {
+    const { bytes, rewritten, facts } = inspected.stored;
+    if (rewritten || inspected.etag === undefined) {
+      await this.storage.put(key, bytes, facts.mimeType, facts.sha256);
+    } else {
+      await this.storage.copyIfMatch(incomingKey(key), key, facts.mimeType, inspected.etag);
+    }
+  }
+
+  /**
+   * Deletes the copy a failed confirm made under the record key. Should a concurrent confirm of the same
+   * key have recorded the same bytes in between, they are stored again (from memory, or copied from
+   * `incoming/` while it is still the version read).
+   */
+  private async dropUnrecordedCopy(key: string, id: string, inspected: InspectedIncoming): Promise<void> {
     await this.deleteQuietly(key);
     try {
       const recorded = await this.files.getItem(id);
-      if (recorded?.key === key) await this.storage.copy(incomingKey(key), key, recorded.mime_type);
+      if (recorded?.key !== key) return;
+      if (recorded.hash === inspected.stored.facts.sha256) await this.storeInspected(key, inspected);
+      else log.warn('a concurrent confirm recorded other bytes under this key', { key });
     } catch (error) {
       log.warn('could not re-check a confirm after deleting its copy', { key, error });
     }
@@ -408,53 +466,40 @@ export class UploadService {
   }
 
   /**
-   * Streams `incoming/<key>` once: SHA-256 over every byte, the first CONFIRM_HEAD_BYTES kept for
-   * sniffing and measuring. Throws UploadError (413 over the presign limit, 400 not the declared size,
-   * 415 not an allowed type or not the declared one) or NotUploadedError.
+   * Reads `incoming/<key>` whole (at most presign_max_bytes), checks it as uploaded (413 over the presign
+   * limit, 400 not the declared size or empty, 415 not an allowed type or not the declared one), then
+   * strips it: what confirm stores, with its facts, and the ETag of the version read. Throws UploadError
+   * or NotUploadedError.
    */
-  private async inspectIncoming(pending: PendingItem): Promise<UploadFacts> {
+  private async inspectIncoming(pending: PendingItem): Promise<InspectedIncoming> {
     const limit = this.limits.presignMaxBytes;
     const object = await this.storage.open(incomingKey(pending.key));
     if (!object) throw new NotUploadedError();
     const { body } = object;
+    let uploaded: Buffer;
     try {
       if (object.contentLength !== undefined) checkSize(object.contentLength, pending.size, limit);
-      const hash = createHash('sha256');
-      const head: Buffer[] = [];
-      let headSize = 0;
+      const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of body as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (size > limit) throw fileTooLarge(limit);
-        hash.update(chunk);
-        if (headSize < CONFIRM_HEAD_BYTES) {
-          const part = chunk.subarray(0, CONFIRM_HEAD_BYTES - headSize);
-          head.push(part);
-          headSize += part.length;
-        }
+        chunks.push(chunk);
       }
       checkSize(size, pending.size, limit);
-      const headBytes = Buffer.concat(head, headSize);
-      const sniffed = await sniffImage(headBytes, this.limits.allowedTypes);
-      if (sniffed.kind !== pending.kind) {
-        throw new UploadError(
-          415,
-          `file: content is ${sniffed.mimeType} but ${pending.mime_type} was declared`,
-        );
-      }
-      const { width, height } = measureImage(headBytes);
-      return {
-        sha256: hash.digest('hex'),
-        size,
-        mimeType: sniffed.mimeType,
-        ext: sniffed.ext,
-        kind: sniffed.kind,
-        width,
-        height,
-      };
+      uploaded = Buffer.concat(chunks, size);
     } finally {
       (body as Readable).destroy?.();
     }
+    const sniffed = await checkAndSniff(uploaded, {
+      allowed: this.limits.allowedTypes,
+      maxBytes: limit,
+      expectedMimeType: pending.mime_type,
+    });
+    return {
+      stored: storedUpload(uploaded, sniffed, { strip: this.limits.stripMetadata, key: pending.key }),
+      etag: object.etag,
+    };
   }
 
   private async deleteQuietly(key: string): Promise<void> {

@@ -169,7 +169,12 @@ describe('using and revoking a token', () => {
 
   it('is refused on session-only routes and is no session elsewhere', async () => {
     const { token } = (await createToken(alice)).body.data;
-    expect((await callUpload({ path: '/api/v1/tokens', headers: bearer(token) })).status).toBe(401);
+    const refused = await callUpload({ path: '/api/v1/tokens', headers: bearer(token) });
+    expect(refused.status).toBe(401);
+    // It says the credential is of the wrong kind, not that a session is invalid.
+    expect(refused.body.message).toBe(
+      'This route takes a session (log in); API tokens are accepted on the upload and file routes only',
+    );
   });
 });
 

@@ -280,12 +280,19 @@ describe('confirm refuses', () => {
   it('an object over presign_max_bytes with 413', async () => {
     const services = testDeps().uploads;
     // A service with a small presign limit, so the test needs no 100 MiB object.
-    const small = new UploadService(services.table, services.files, services.storage, {
-      maxBytes: 1024,
-      presignMaxBytes: 64,
-      allowedTypes: ['png'],
-      baseUrl: config.base_url,
-    });
+    const small = new UploadService(
+      services.table,
+      services.files,
+      services.storage,
+      {
+        maxBytes: 1024,
+        presignMaxBytes: 64,
+        allowedTypes: ['png'],
+        baseUrl: config.base_url,
+        stripMetadata: true,
+      },
+      services.quota,
+    );
     const grant = await small.presign(alice.account.id, { mime_type: 'image/png', size: 60 });
     await s3Client(config.aws).send(
       new PutObjectCommand({
@@ -296,7 +303,7 @@ describe('confirm refuses', () => {
       }),
     );
 
-    await expect(small.confirm(alice.account.id, grant.key)).rejects.toMatchObject({ status: 413 });
+    await expect(small.confirm(alice.account, grant.key)).rejects.toMatchObject({ status: 413 });
     expect(await bucketKeys(`incoming/${grant.key}`)).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-// The static upload.api_token (DESIGN.md 5): uploads made with it belong to the first administrator;
+// The static upload.api_token (docs/DESIGN.md 5): uploads made with it belong to the first administrator;
 // before any administrator exists it is refused with 503 and a message that says why.
 import { vi } from 'vitest';
 

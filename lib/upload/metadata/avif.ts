@@ -1,0 +1,257 @@
+// AVIF: blanks the payload of Exif and XMP items in place (same sizes, so no offset moves and no box is
+// rebuilt); the image items and every box stay byte for byte. Orientation in AVIF is the irot/imir
+// properties, not EXIF, so nothing of it is lost.
+import { type Box, code, eachBox, readBox, readCString, readUint } from './isobmff.ts';
+import { countPiece, MalformedImage, refused, type StripResult, unchanged } from './types.ts';
+
+type MetadataKind = 'Exif' | 'XMP';
+
+interface Extent {
+  start: number;
+  end: number;
+}
+
+// An Exif item is a 4-byte offset to the TIFF header, then the TIFF block: here offset 0 and a TIFF with an
+// empty IFD0, so readers find valid, empty EXIF.
+const EMPTY_EXIF = Buffer.from([0, 0, 0, 0, 0x4d, 0x4d, 0, 42, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0]);
+const XMP_OPEN = Buffer.from(
+  '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"/>',
+  'latin1',
+);
+const XMP_CLOSE = Buffer.from('<?xpacket end="w"?>', 'latin1');
+
+/** What a blanked item of `size` bytes holds. */
+function blankPayload(kind: MetadataKind, size: number): Buffer {
+  if (kind === 'Exif') {
+    const out = Buffer.alloc(size); // zeros when too small to hold even an empty TIFF
+    if (size >= EMPTY_EXIF.length) EMPTY_EXIF.copy(out);
+    return out;
+  }
+  // XMP packets may be padded with whitespace before their closing processing instruction.
+  if (size < XMP_OPEN.length + XMP_CLOSE.length) return Buffer.alloc(size, 0x20);
+  const out = Buffer.alloc(size, 0x20);
+  XMP_OPEN.copy(out, 0);
+  XMP_CLOSE.copy(out, size - XMP_CLOSE.length);
+  return out;
+}
+
+const FTYP = code('ftyp');
+const MINI = code('mini');
+const META = code('meta');
+const MDAT = code('mdat');
+const IINF = code('iinf');
+const ILOC = code('iloc');
+const IDAT = code('idat');
+const INFE = code('infe');
+const EXIF_ITEM = code('Exif');
+const MIME_ITEM = code('mime');
+
+/** The one box of each wanted type among the children of bytes[start, end); a second one is malformed. */
+function children(bytes: Buffer, start: number, end: number, wanted: number[]): Map<number, Box> {
+  const found = new Map<number, Box>();
+  eachBox(bytes, start, end, (box) => {
+    if (!wanted.includes(box.type)) return;
+    if (found.has(box.type)) throw new MalformedImage('a box that must be single appears twice');
+    found.set(box.type, box);
+  });
+  return found;
+}
+
+/** Item ids of Exif items and of XMP (`mime` application/rdf+xml) items, from iinf. */
+function metadataItems(bytes: Buffer, iinf: Box): Map<number, MetadataKind> {
+  const items = new Map<number, MetadataKind>();
+  const version = readUint(bytes, iinf.payload, 1, iinf.end);
+  const countSize = version === 0 ? 2 : 4;
+  eachBox(bytes, iinf.payload + 4 + countSize, iinf.end, (infe) => {
+    if (infe.type !== INFE) return;
+    const infeVersion = readUint(bytes, infe.payload, 1, infe.end);
+    if (infeVersion < 2) return; // versions 0 and 1 have no item type
+    const idSize = infeVersion === 2 ? 2 : 4;
+    const id = readUint(bytes, infe.payload + 4, idSize, infe.end);
+    const typeAt = infe.payload + 4 + idSize + 2; // after item_protection_index
+    const itemType = readUint(bytes, typeAt, 4, infe.end);
+    if (itemType === EXIF_ITEM) items.set(id, 'Exif');
+    else if (itemType === MIME_ITEM) {
+      const name = readCString(bytes, typeAt + 4, infe.end);
+      const contentType = readCString(bytes, name.next, infe.end).text.trim().toLowerCase();
+      if (contentType.startsWith('application/rdf+xml')) items.set(id, 'XMP');
+    }
+  });
+  return items;
+}
+
+type Located = { extents: Extent[] } | { unsupported: string };
+
+interface Locations {
+  /** where each wanted item's bytes are, or why they cannot be rewritten */
+  wanted: Map<number, Located>;
+  /** the extents of every other item that lives in this file, which blanking must not touch */
+  others: Extent[];
+}
+
+/** Where items' bytes are, from iloc (construction methods 0, file offsets, and 1, idat offsets). */
+function locate(bytes: Buffer, iloc: Box, idat: Box | undefined, wanted: ReadonlySet<number>): Locations {
+  const found: Locations = { wanted: new Map(), others: [] };
+  const limit = iloc.end;
+  const version = readUint(bytes, iloc.payload, 1, limit);
+  if (version > 2) throw new MalformedImage(`iloc version ${version}`);
+  let at = iloc.payload + 4;
+  const sizes = readUint(bytes, at, 1, limit);
+  const more = readUint(bytes, at + 1, 1, limit);
+  const offsetSize = sizes >> 4;
+  const lengthSize = sizes & 15;
+  const baseOffsetSize = more >> 4;
+  const indexSize = version >= 1 ? more & 15 : 0;
+  at += 2;
+  const idSize = version < 2 ? 2 : 4;
+  const count = readUint(bytes, at, idSize, limit);
+  at += idSize;
+  let pieces = 0;
+  for (let item = 0; item < count; item += 1) {
+    pieces = countPiece(pieces);
+    const id = readUint(bytes, at, idSize, limit);
+    at += idSize;
+    let method = 0;
+    if (version >= 1) {
+      method = readUint(bytes, at, 2, limit) & 15;
+      at += 2;
+    }
+    const dataReference = readUint(bytes, at, 2, limit);
+    const baseOffset = readUint(bytes, at + 2, baseOffsetSize, limit);
+    at += 2 + baseOffsetSize;
+    const extentCount = readUint(bytes, at, 2, limit);
+    at += 2;
+    const isWanted = wanted.has(id);
+    const extents: Extent[] = [];
+    let unsupported: string | undefined;
+    if (dataReference !== 0) unsupported = 'AVIF: an item stored in another file';
+    else if (method === 2) unsupported = 'AVIF: an item built from other items';
+    else if (method > 2) throw new MalformedImage(`iloc construction method ${method}`);
+    for (let extent = 0; extent < extentCount; extent += 1) {
+      at += indexSize;
+      const offset = readUint(bytes, at, offsetSize, limit);
+      const length = readUint(bytes, at + offsetSize, lengthSize, limit);
+      at += offsetSize + lengthSize;
+      if (unsupported !== undefined) continue;
+      if (length === 0) {
+        unsupported = 'AVIF: an extent of unstated length';
+        continue;
+      }
+      let start = baseOffset + offset;
+      if (method === 1) {
+        if (idat === undefined) throw new MalformedImage('item in idat without an idat box');
+        start += idat.payload;
+        if (start + length > idat.end) throw new MalformedImage('item past the idat box');
+      }
+      if (start + length > bytes.length) throw new MalformedImage('item past the end of the file');
+      (isWanted ? extents : found.others).push({ start, end: start + length });
+    }
+    if (isWanted) found.wanted.set(id, unsupported === undefined ? { extents } : { unsupported });
+  }
+  return found;
+}
+
+/**
+ * Whether a metadata extent overlaps any other extent (image data, or other metadata): blanking it would
+ * then change more than metadata. Sorted sweep, so crafted item lists stay n log n.
+ */
+function overlaps(metadata: Extent[], others: Extent[]): boolean {
+  const all = [
+    ...metadata.map((extent) => ({ ...extent, metadata: true })),
+    ...others.map((extent) => ({ ...extent, metadata: false })),
+  ].sort((a, b) => a.start - b.start);
+  let metadataEnd = 0;
+  let otherEnd = 0;
+  for (const extent of all) {
+    if (extent.start < metadataEnd || (extent.metadata && extent.start < otherEnd)) return true;
+    if (extent.metadata) metadataEnd = Math.max(metadataEnd, extent.end);
+    else otherEnd = Math.max(otherEnd, extent.end);
+  }
+  return false;
+}
+
+/** Whether every extent lies inside the payload of one of `boxes` (disjoint: mdat boxes, meta's idat). */
+function inside(extents: Extent[], boxes: Box[]): boolean {
+  const sorted = [...boxes].sort((a, b) => a.payload - b.payload);
+  return extents.every((extent) => {
+    // The last box starting at or before the extent is the only one that can hold it.
+    let low = 0;
+    let high = sorted.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (sorted[middle]!.payload <= extent.start) low = middle;
+      else high = middle - 1;
+    }
+    const box = sorted[low];
+    return box !== undefined && extent.start >= box.payload && extent.end <= box.end;
+  });
+}
+
+interface TopLevel {
+  meta: Box | undefined;
+  mdats: Box[];
+}
+
+/** The top-level meta box (at most one) and the mdat boxes; every top-level box is checked, none kept. */
+function topLevel(bytes: Buffer): TopLevel | StripResult {
+  const found: TopLevel = { meta: undefined, mdats: [] };
+  let at = 0;
+  let pieces = 0;
+  while (at < bytes.length) {
+    pieces = countPiece(pieces);
+    const box = readBox(bytes, at, bytes.length);
+    if (at === 0 && box.type !== FTYP) return refused('AVIF: no ftyp box first');
+    if (box.type === MINI) return unchanged('AVIF: the low-overhead (mini) container is not rewritten');
+    if (box.type === MDAT) found.mdats.push(box);
+    if (box.type === META) {
+      if (found.meta !== undefined) throw new MalformedImage('more than one meta box');
+      found.meta = box;
+    }
+    at = box.end;
+  }
+  if (at === 0) return refused('AVIF: no ftyp box first');
+  return found;
+}
+
+export function stripAvif(bytes: Buffer): StripResult {
+  const top = topLevel(bytes);
+  if ('kind' in top) return top;
+  const { meta } = top;
+  if (meta === undefined) return { kind: 'stripped', bytes, removed: [] };
+  const boxes = children(bytes, meta.payload + 4, meta.end, [IINF, ILOC, IDAT]);
+  const iinf = boxes.get(IINF);
+  const items = iinf === undefined ? new Map<number, MetadataKind>() : metadataItems(bytes, iinf);
+  if (items.size === 0) return { kind: 'stripped', bytes, removed: [] };
+  const iloc = boxes.get(ILOC);
+  if (iloc === undefined) return refused('AVIF: items without an iloc box');
+  const idat = boxes.get(IDAT);
+  const located = locate(bytes, iloc, idat, new Set(items.keys()));
+  const metadataExtents: Extent[] = [];
+  for (const location of located.wanted.values()) {
+    if ('unsupported' in location) return unchanged(location.unsupported);
+    metadataExtents.push(...location.extents);
+  }
+  // Blanking rewrites bytes in place: only item data, never a box header or another item's bytes.
+  if (!inside(metadataExtents, idat === undefined ? top.mdats : [...top.mdats, idat])) {
+    return refused('AVIF: a metadata item outside mdat and idat');
+  }
+  if (overlaps(metadataExtents, located.others)) return refused('AVIF: a metadata item overlaps other data');
+  let out: Buffer | undefined;
+  const removed = new Set<string>();
+  for (const [id, kind] of items) {
+    const location = located.wanted.get(id);
+    if (location === undefined || 'unsupported' in location) continue; // no data: nothing to blank
+    const total = location.extents.reduce((sum, extent) => sum + extent.end - extent.start, 0);
+    const blank = blankPayload(kind, total);
+    let consumed = 0;
+    for (const { start, end } of location.extents) {
+      const piece = blank.subarray(consumed, consumed + end - start);
+      consumed += end - start;
+      if ((out ?? bytes).subarray(start, end).equals(piece)) continue;
+      out ??= Buffer.from(bytes);
+      piece.copy(out, start);
+      removed.add(`${kind} item`);
+    }
+  }
+  return { kind: 'stripped', bytes: out ?? bytes, removed: [...removed] };
+}

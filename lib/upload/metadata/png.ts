@@ -1,0 +1,98 @@
+// PNG: drops the text, time and EXIF chunks whole (keeping the orientation in a minimal eXIf), so every
+// chunk left keeps its own CRC; critical, colour, physical and animation chunks stay as they are.
+import { crc32 } from 'node:zlib';
+import { keepsOrientation, orientationTiff, readOrientation } from './exif.ts';
+import { Splice } from './splice.ts';
+import { countPiece, refused, type StripResult } from './types.ts';
+
+export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const MAX_CHUNK_LENGTH = 0x7fffffff; // PNG's own limit (2^31 - 1)
+
+function typeCode(type: string): number {
+  return Buffer.from(type, 'latin1').readUInt32BE(0);
+}
+
+// Chunk types compared as numbers: no string per chunk, however many chunks a file has.
+const IHDR = typeCode('IHDR');
+const IDAT = typeCode('IDAT');
+const IEND = typeCode('IEND');
+const CGBI = typeCode('CgBI');
+const EXIF = typeCode('eXIf');
+// eXIf is the registered EXIF chunk; exIf and zxIf are the names of the drafts some tools still write.
+const EXIF_CHUNKS = new Map(['eXIf', 'exIf', 'zxIf'].map((type) => [typeCode(type), type]));
+const TEXT_CHUNKS = new Map(['tEXt', 'zTXt', 'iTXt', 'tIME'].map((type) => [typeCode(type), type]));
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const out = Buffer.alloc(12 + data.length);
+  out.writeUInt32BE(data.length, 0);
+  out.write(type, 4, 'latin1');
+  data.copy(out, 8);
+  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+  return out;
+}
+
+/** The eXIf chunk that carries only `orientation`: what a stripped PNG keeps of its EXIF. */
+export function orientationExifChunk(orientation: number): Buffer {
+  return pngChunk('eXIf', orientationTiff(orientation));
+}
+
+function isLetter(byte: number): boolean {
+  return (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
+}
+
+export function stripPng(bytes: Buffer): StripResult {
+  if (bytes.length < 8 || !bytes.subarray(0, 8).equals(PNG_SIGNATURE))
+    return refused('PNG: no PNG signature');
+  const out = new Splice(bytes);
+  out.keep(0, 8);
+  let at = 8;
+  let headerSeen = false;
+  let imageData = false;
+  let exifSeen = false;
+  let pieces = 0;
+  for (;;) {
+    pieces = countPiece(pieces);
+    if (at + 12 > bytes.length) {
+      return refused(at === bytes.length ? 'PNG: no IEND chunk' : 'PNG: truncated chunk');
+    }
+    const length = bytes.readUInt32BE(at);
+    if (length > MAX_CHUNK_LENGTH) return refused(`PNG: chunk length ${length} at byte ${at}`);
+    const data = at + 8;
+    const end = data + length + 4;
+    if (end > bytes.length) return refused(`PNG: chunk at byte ${at} runs past the end`);
+    for (let index = at + 4; index < data; index += 1) {
+      if (!isLetter(bytes[index]!)) return refused(`PNG: invalid chunk type at byte ${at}`);
+    }
+    const type = bytes.readUInt32BE(at + 4);
+    if (!headerSeen) {
+      // Apple's CgBI variant puts its own chunk before IHDR.
+      const appleFirst = type === CGBI && at === 8;
+      if (!appleFirst && (type !== IHDR || length !== 13)) return refused('PNG: no IHDR chunk first');
+      headerSeen = !appleFirst;
+    }
+    if (type === IEND) {
+      if (!imageData) return refused('PNG: no IDAT chunk');
+      out.keep(at, end);
+      if (end < bytes.length) out.note('data after IEND');
+      return { kind: 'stripped', bytes: out.build(), removed: out.removed };
+    }
+    if (type === IDAT) imageData = true;
+    const text = TEXT_CHUNKS.get(type);
+    const exif = EXIF_CHUNKS.get(type);
+    if (text !== undefined) out.note(text);
+    else if (exif !== undefined) {
+      const first = !exifSeen;
+      exifSeen = true;
+      const orientation = first && type === EXIF ? readOrientation(bytes, data, data + length) : undefined;
+      if (keepsOrientation(orientation)) {
+        const minimal = orientationExifChunk(orientation);
+        if (end - at === minimal.length && bytes.subarray(at, end).equals(minimal)) out.keep(at, end);
+        else {
+          out.insert(minimal);
+          out.note(exif);
+        }
+      } else out.note(exif);
+    } else out.keep(at, end);
+    at = end;
+  }
+}

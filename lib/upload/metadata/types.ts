@@ -1,0 +1,38 @@
+// What a metadata stripper answers: rewritten bytes, bytes left as they are (with why), or a refusal.
+
+/**
+ * - `stripped`: `bytes` is the image without its metadata (the very input Buffer when nothing had to go);
+ *   `removed` names what went, each label once, in order of first appearance (empty when nothing did).
+ * - `unchanged`: a format or container this service does not rewrite; store the input as it is and log
+ *   `reason`.
+ * - `refused`: the container is malformed (truncated, lengths past the end, no image data); answer 415.
+ */
+export type StripResult =
+  | { kind: 'stripped'; bytes: Buffer; removed: string[] }
+  | { kind: 'unchanged'; reason: string }
+  | { kind: 'refused'; reason: string };
+
+export function refused(reason: string): StripResult {
+  return { kind: 'refused', reason };
+}
+
+export function unchanged(reason: string): StripResult {
+  return { kind: 'unchanged', reason };
+}
+
+/**
+ * Most segments, chunks or boxes (per level) a file may have. Real images have tens to a few thousand
+ * (animation frames); 4 MiB of minimal ones would be a million steps of work for nothing.
+ */
+export const MAX_PIECES = 65_536;
+
+/** Counts pieces of a walk and refuses past MAX_PIECES. */
+export function countPiece(count: number): number {
+  if (count >= MAX_PIECES) throw new MalformedImage(`more than ${MAX_PIECES} segments, chunks or boxes`);
+  return count + 1;
+}
+
+/** Thrown by a stripper's readers when the container is malformed; stripMetadata turns it into `refused`. */
+export class MalformedImage extends Error {
+  override readonly name = 'MalformedImage';
+}
