@@ -279,13 +279,13 @@ export class ServiceStack extends Stack {
     });
 
     this.functions = this.createFunctions(config);
-    // Lambda's runtime list moves on; the service pins the version it is tested on (DESIGN.md 1).
+    // Lambda's runtime list moves on; the service pins the version it is tested on (docs/DESIGN.md 1).
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
-      reason: `Functions run ${RUNTIME.name} as DESIGN.md 1 fixes; moving runtimes is a deliberate, tested change.`,
+      reason: `Functions run ${RUNTIME.name} as docs/DESIGN.md 1 fixes; moving runtimes is a deliberate, tested change.`,
     });
 
-    // The notify address given to payment channels (DESIGN.md 1): the callback function's own URL.
+    // The notify address given to payment channels (docs/DESIGN.md 1): the callback function's own URL.
     this.callbackUrl = this.functions['payment-callback'].fn.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE,
     });
@@ -527,7 +527,7 @@ export class ServiceStack extends Stack {
         reason:
           'A CloudFront web ACL must be created in us-east-1, which this region-agnostic stack cannot do; ' +
           'set infra.web_acl_arn to attach one. Abuse limits live in API Gateway throttling and the ' +
-          'per-IP and per-target counters of the service (DESIGN.md 5).',
+          'per-IP and per-target counters of the service (docs/DESIGN.md 5).',
       });
     }
     return distribution;

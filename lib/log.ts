@@ -95,7 +95,7 @@ export const log = {
   warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields),
   error: (message: string, fields?: Record<string, unknown>) => write('error', message, fields),
   /**
-   * Writes a line without redaction: only for the no-mail fallback, which SPEC.md 4.1 rule 9 asks to
+   * Writes a line without redaction: only for the no-mail fallback, which docs/SPEC.md 4.1 rule 9 asks to
    * carry the verification code.
    */
   unredacted: (message: string, fields: Record<string, unknown>) => {

@@ -10,7 +10,7 @@ export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
  * - none: public (rate limits may still apply).
  * - session: a user or administrator session.
  * - admin: an administrator session; a user session is 403.
- * - uploader: a session or an API token (DESIGN.md 5).
+ * - uploader: a session or an API token (docs/DESIGN.md 5).
  * - signed: the request proves itself (payment callback signature, signed cashier link).
  */
 export type AuthKind = 'none' | 'session' | 'admin' | 'uploader' | 'signed';
@@ -42,7 +42,7 @@ function rows(group: FunctionGroup, list: RouteRow[]): RouteSpec[] {
   return list.map(([method, path, auth, body]) => ({ method, path, group, auth, body }));
 }
 
-// DESIGN.md 4: account endpoints answer both without a prefix (SPEC.md) and under /api/v1.
+// docs/DESIGN.md 4: account endpoints answer both without a prefix (docs/SPEC.md) and under /api/v1.
 const ACCOUNT_ROUTES: RouteRow[] = [
   ['POST', '/auth/register/code', 'none', 'json'],
   ['POST', '/auth/register', 'none', 'json'],
@@ -62,6 +62,12 @@ const ACCOUNT_ROUTES: RouteRow[] = [
   ['POST', '/auth/password/reset/code', 'none', 'json'],
   ['POST', '/auth/password/reset', 'none', 'json'],
   ['POST', '/auth/logout', 'session', 'json'],
+  // Account security, second wave (docs/ACCOUNTS.md): recovery codes, sessions, security events.
+  ['POST', '/auth/totp/recovery-codes', 'session', 'json'],
+  ['GET', '/auth/sessions', 'session', 'none'],
+  ['DELETE', '/auth/sessions/{id}', 'session', 'none'],
+  ['POST', '/auth/sessions/revoke-others', 'session', 'json'],
+  ['GET', '/auth/security/events', 'session', 'none'],
 ];
 
 export const ROUTES: readonly RouteSpec[] = Object.freeze([
@@ -72,7 +78,12 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
       ([method, path, auth, body]) => [method, `${API_PREFIX}${path}`, auth, body] as RouteRow,
     ),
   ),
-  ...rows('auth', [['POST', `${API_PREFIX}/admin/accounts`, 'admin', 'json']]),
+  ...rows('auth', [
+    ['POST', `${API_PREFIX}/admin/accounts`, 'admin', 'json'],
+    ['GET', `${API_PREFIX}/admin/accounts`, 'admin', 'none'],
+    ['PATCH', `${API_PREFIX}/admin/accounts/{id}`, 'admin', 'json'],
+    ['POST', `${API_PREFIX}/admin/accounts/{id}/totp/reset`, 'admin', 'json'],
+  ]),
 
   ...rows('upload', [
     ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],
@@ -86,10 +97,19 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['POST', `${API_PREFIX}/tokens`, 'session', 'json'],
     ['GET', `${API_PREFIX}/tokens`, 'session', 'none'],
     ['DELETE', `${API_PREFIX}/tokens/{id}`, 'session', 'none'],
+    // Storage usage and quota (docs/UPLOADS.md).
+    ['GET', `${API_PREFIX}/usage`, 'uploader', 'none'],
+    // Back office: any owner's files (docs/UPLOADS.md).
+    ['GET', `${API_PREFIX}/admin/files`, 'admin', 'none'],
+    ['PATCH', `${API_PREFIX}/admin/files/{id}`, 'admin', 'json'],
+    ['DELETE', `${API_PREFIX}/admin/files/{id}`, 'admin', 'none'],
   ]),
 
   ...rows('files', [
     ['GET', '/healthz', 'none', 'none'],
+    // The API document (docs/openapi.json) and a page rendering it.
+    ['GET', `${API_PREFIX}/openapi.json`, 'none', 'none'],
+    ['GET', '/docs', 'none', 'none'],
     ['GET', '/i/{key+}', 'none', 'none'],
   ]),
 
@@ -109,14 +129,14 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['POST', `${API_PREFIX}/admin/orders/{id}/pay`, 'admin', 'json'],
     ['GET', `${API_PREFIX}/admin/payment`, 'admin', 'none'],
     ['PUT', `${API_PREFIX}/admin/payment`, 'admin', 'json'],
-    // The hosted mock cashier (DESIGN.md 7): a page and its form post, authorised by a signed link.
+    // The hosted mock cashier (docs/DESIGN.md 7): a page and its form post, authorised by a signed link.
     ['GET', '/pay/mock/{id}', 'signed', 'none'],
     ['POST', '/pay/mock/{id}', 'signed', 'raw'],
   ]),
 
   ...rows('payment-callback', [
     ['POST', `${API_PREFIX}/payments/{provider}/callback`, 'signed', 'raw'],
-    // channel_c aggregators notify by GET (DESIGN.md 7).
+    // channel_c aggregators notify by GET (docs/DESIGN.md 7).
     ['GET', `${API_PREFIX}/payments/{provider}/callback`, 'signed', 'none'],
   ]),
 ]);

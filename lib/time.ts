@@ -1,4 +1,4 @@
-// Timestamps as the interface writes them: ISO 8601 with a numeric UTC offset (DESIGN.md 4).
+// Timestamps as the interface writes them: ISO 8601 with a numeric UTC offset (docs/DESIGN.md 4).
 
 /** `2026-11-21T08:00:00+00:00`: seconds precision, numeric offset rather than `Z`. */
 export function isoWithOffset(date: Date): string {

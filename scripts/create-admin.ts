@@ -9,16 +9,51 @@ import { z } from 'zod';
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.ADMIN_PASSWORD;
   if (fromEnv) return fromEnv;
-  const reader = createInterface({ input: process.stdin, output: process.stderr, terminal: false });
-  process.stderr.write('Password for the new administrator (one line): ');
-  for await (const line of reader) {
-    reader.close();
-    return line;
+  process.stderr.write('Password for the new administrator: ');
+  if (!process.stdin.isTTY) {
+    // Piped in (a script, a secret manager): one line.
+    const reader = createInterface({ input: process.stdin, terminal: false });
+    for await (const line of reader) {
+      reader.close();
+      return line;
+    }
+    return '';
   }
-  return '';
+  return readWithoutEcho(process.stdin);
+}
+
+/** Typed at a terminal: nothing is echoed, as passwords are read elsewhere. */
+function readWithoutEcho(stdin: NodeJS.ReadStream): Promise<string> {
+  return new Promise((resolve) => {
+    let value = '';
+    stdin.setRawMode(true);
+    stdin.setEncoding('utf8');
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\u0003') {
+          stdin.setRawMode(false);
+          process.stderr.write('\n');
+          process.exit(130);
+        }
+        if (char === '\r' || char === '\n' || char === '\u0004') {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off('data', onData);
+          process.stderr.write('\n');
+          resolve(value);
+          return;
+        }
+        value = char === '\u007f' || char === '\b' ? value.slice(0, -1) : value + char;
+      }
+    };
+    stdin.on('data', onData);
+    stdin.resume();
+  });
 }
 
 async function main(): Promise<void> {
+  // The SDK's notice that its 2027 releases need Node 22: the lock file pins today's, which run on 20.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { values } = parseArgs({
     options: { username: { type: 'string' }, email: { type: 'string' } },
     strict: true,

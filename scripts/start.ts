@@ -1,6 +1,7 @@
 // `npm start`: the whole API on http://localhost:PORT, on DynamoDB Local and s3rver that it starts itself.
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../lib/config/load.ts';
+import type { AppConfig } from '../lib/config/schema.ts';
 import { freePort, JavaMissingError, startDynamoLocal } from '../lib/local/dynamodb-local.ts';
 import { startS3Local } from '../lib/local/s3-local.ts';
 
@@ -63,14 +64,40 @@ async function main(): Promise<void> {
     await stopAll();
     throw error;
   }
-  console.log(
-    [
-      `API listening on ${app.url}  (try: curl ${app.url}/healthz)`,
-      '  each function group runs in its own process with the environment the stack gives it',
-      `  data: ${dataDir}  DynamoDB Local: ${dynamo.value.endpoint}  S3 (s3rver): ${s3.value.endpoint}`,
-      '  Ctrl+C stops it; data stays for the next start.',
-    ].join('\n'),
-  );
+  console.log(firstHour(app.url, config, { dataDir, dynamo: dynamo.value.endpoint, s3: s3.value.endpoint }));
+}
+
+/** What a newcomer needs to try the API: where it is, how to log in, where codes and mails appear. */
+function firstHour(
+  url: string,
+  settings: Readonly<AppConfig>,
+  where: { dataDir: string; dynamo: string; s3: string },
+): string {
+  const admin = settings.admin.bootstrap;
+  const source = process.env.APP_CONFIG ?? 'infra/config/local.json';
+  return [
+    `API listening on ${url}  (try: curl ${url}/healthz)`,
+    `  API document: ${url}/docs  (OpenAPI 3.1: ${url}/api/v1/openapi.json)`,
+    ...(admin.username && admin.password
+      ? [
+          `  administrator: ${admin.username} / ${admin.password}  (admin.bootstrap in ${source}; log in at /admin/auth/login)`,
+        ]
+      : ['  no administrator is configured: set admin.bootstrap, or npm run admin:create']),
+    ...(settings.upload.api_token
+      ? [
+          `  static upload token: ${settings.upload.api_token}  (Authorization: Bearer <token> on /api/v1/upload)`,
+        ]
+      : []),
+    settings.mail.from
+      ? `  mail: sent through SES as ${settings.mail.from}`
+      : '  mail: no mail channel is set, so codes and mails appear in this log as JSON lines with "message":"mail"',
+    ...(settings.payment.mock.enabled
+      ? ['  payments: the mock cashier is on (orders can be paid at their pay_url)']
+      : []),
+    '  each function group runs in its own process with the environment the stack gives it',
+    `  data: ${where.dataDir}  DynamoDB Local: ${where.dynamo}  S3 (s3rver): ${where.s3}`,
+    '  Ctrl+C stops it; data stays for the next start.',
+  ].join('\n');
 }
 
 main().catch((error: unknown) => {

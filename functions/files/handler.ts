@@ -1,21 +1,59 @@
-// Lambda entry of the `files` group: health check, stored files (/i/...), and the 404 for unknown routes.
-// Imports only what serving needs (the storage, no upload pipeline, no session checks): every route of
-// this group takes no credentials.
-import { ok } from '#lib/http/envelope.ts';
+// Lambda entry of the `files` group: health check, stored files (/i/...), the API document and its page,
+// and the 404 for unknown routes. Imports only what serving needs (the storage, no upload pipeline, no
+// session checks): every route of this group takes no credentials.
+import * as z from 'zod';
+import { html, ok } from '#lib/http/envelope.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
-
+import type { HttpResult } from '#lib/http/types.ts';
 import { storedFileResult } from '#lib/upload/serve.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
+
+// The generated document (npm run openapi), loaded on its first request rather than at cold start.
+const apiDocument = () =>
+  import('../../docs/openapi.json', { with: { type: 'json' } }).then(
+    (loaded) => loaded.default as Record<string, unknown>,
+  );
+
+function documentResult(document: Record<string, unknown>): HttpResult {
+  return {
+    kind: 'raw',
+    status: 200,
+    body: JSON.stringify(document),
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
+  };
+}
 
 /** The files group over the given dependencies. */
 export function createFilesHandler(deps: () => FilesDeps) {
   return createGroupHandler(
     'files',
     {
-      'GET /healthz': defineRoute({ run: async () => ok({ status: 'ok' }) }),
+      'GET /healthz': defineRoute({
+        summary: 'Health check: the ok envelope once the service is ready.',
+        response: z.object({ status: z.literal('ok') }),
+        run: async () => ok({ status: 'ok' }),
+      }),
       // In AWS CloudFront serves /i/* from S3; this answers where the API itself is asked (docs/UPLOADS.md).
       'GET /i/{key+}': defineRoute({
+        summary: 'The stored bytes of a file, with its Content-Type, to anyone who holds the URL.',
+        responseContentType: 'application/octet-stream',
+        responseDescription: 'The file, with the Content-Type of its sniffed type.',
         run: async (request) => storedFileResult(deps().storage, request.params.key ?? ''),
+      }),
+      'GET /api/v1/openapi.json': defineRoute({
+        summary: 'This document (OpenAPI 3.1).',
+        responseContentType: 'application/json',
+        responseDescription: 'The OpenAPI 3.1 document of the service.',
+        run: async () => documentResult(await apiDocument()),
+      }),
+      'GET /docs': defineRoute({
+        summary: 'The API document rendered as a page.',
+        responseContentType: 'text/html',
+        responseDescription: 'A self-contained HTML page.',
+        run: async () => {
+          const { renderDocsPage } = await import('#lib/http/docs-page.ts');
+          return html(renderDocsPage(await apiDocument()));
+        },
       }),
     },
     { authenticate: noCredentials },

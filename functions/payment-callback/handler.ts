@@ -1,4 +1,4 @@
-// Lambda entry of the `payment-callback` group: channel notifications (SPEC.md 4.3, 6), answered in each
+// Lambda entry of the `payment-callback` group: channel notifications (docs/SPEC.md 4.3, 6), answered in each
 // channel's own format. Also the function URL given to channels as their notify address.
 import { text } from '#lib/http/envelope.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
@@ -19,7 +19,15 @@ export function createPaymentCallbackHandler(deps: () => PaymentCallbackDeps) {
     });
     return text(reply.body, reply.status, reply.contentType);
   };
-  const callbackRoute = defineRoute({ maxBodyBytes: MAX_CALLBACK_BYTES, run: receiveCallback });
+  const callbackRoute = defineRoute({
+    maxBodyBytes: MAX_CALLBACK_BYTES,
+    summary: 'A channel’s payment notification, verified and answered in the channel’s own protocol.',
+    requestContentType: 'application/x-www-form-urlencoded',
+    responseContentType: 'text/plain',
+    responseDescription:
+      '`success` (channel_a, channel_c) or an empty 200 (channel_b); refusals are 4xx `fail` or channel_b\'s `{"code":"FAIL","message"}`.',
+    run: receiveCallback,
+  });
 
   // Also reached through its Lambda function URL (routeKey `$default`): the chain routes those by path.
   // Every route proves itself by the channel's signature, so no session machinery is loaded.

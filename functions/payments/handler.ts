@@ -1,5 +1,5 @@
 // Lambda entry of the `payments` group: plans, gateways, orders, confirmation paths, payment settings and
-// the hosted mock cashier (SPEC.md 2.4, 2.5, 4.3; DESIGN.md 7).
+// the hosted mock cashier (docs/SPEC.md 2.4, 2.5, 4.3; docs/DESIGN.md 7).
 
 import * as z from 'zod';
 import { config } from '#lib/config/index.ts';
@@ -9,8 +9,17 @@ import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { pageQuery, requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { CASHIER_PAGE_HEADERS } from '#lib/payments/cashier.ts';
+import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/payments/plans.ts';
 import type { PageResult } from '#lib/payments/service.ts';
 import { settingsPatchSchema } from '#lib/payments/settings.ts';
+import {
+  adminOrderView,
+  deletedView,
+  orderView,
+  pageOf,
+  planView,
+  settingsView,
+} from '#lib/payments/views.ts';
 import { type PaymentsDeps, paymentsDeps } from './deps.ts';
 
 const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
@@ -20,8 +29,25 @@ const planBody = z.object({
   description: z.string().trim().max(1000).optional(),
   amount_cents: z.number().int().min(1).max(MAX_AMOUNT_CENTS),
   active: z.boolean().optional(),
+  // Storage the plan grants (docs/DESIGN.md 11): whole bytes, or null for none; days, 0 for permanent.
+  // One problem per field: the first failed check ends the field's checks.
+  quota_bytes: z
+    .number()
+    .min(0, { message: 'must be 0 or more', abort: true })
+    .max(MAX_PLAN_QUOTA_BYTES, { message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`, abort: true })
+    .int('must be a whole number of bytes')
+    .nullable()
+    .optional(),
+  duration_days: z
+    .number()
+    .min(0, { message: 'must be 0 (permanent) or more', abort: true })
+    .max(MAX_PLAN_DURATION_DAYS, { message: `must be at most ${MAX_PLAN_DURATION_DAYS}`, abort: true })
+    .int('must be a whole number of days')
+    .optional(),
 });
 const planPatch = planBody.partial();
+
+const planResponse = planView;
 
 const orderBody = z.object({
   plan_id: z.string().trim().min(1).max(64),
@@ -46,33 +72,49 @@ export function createPaymentsHandler(
   return createGroupHandler(
     'payments',
     {
-      'GET /api/v1/plans': defineRoute({ run: async () => ok(await paymentService().listPlans(true)) }),
+      'GET /api/v1/plans': defineRoute({
+        response: z.array(planResponse),
+        run: async () => ok(await paymentService().listPlans(true)),
+      }),
       'GET /api/v1/admin/plans': defineRoute({
+        response: z.array(planResponse),
         run: async () => ok(await paymentService().listPlans(false)),
       }),
       'POST /api/v1/admin/plans': defineRoute({
         body: planBody,
+        response: planResponse,
+        successStatus: 201,
         run: async (request) => created(await paymentService().createPlan(request.body)),
       }),
       'PATCH /api/v1/admin/plans/{id}': defineRoute({
         body: planPatch,
+        response: planResponse,
         run: async (request) => ok(await paymentService().updatePlan(request.params.id!, request.body)),
       }),
       'DELETE /api/v1/admin/plans/{id}': defineRoute({
+        summary: 'Deletes a plan (orders keep their copy of its terms).',
+        response: deletedView,
         run: async (request) => ok(await paymentService().deletePlan(request.params.id!)),
       }),
 
       'GET /api/v1/payment-gateways': defineRoute({
+        summary: 'The registered providers, the default first.',
+        response: z.array(z.enum(PROVIDERS)),
         run: async () => ok(await paymentService().listGateways()),
       }),
 
       'POST /api/v1/orders': defineRoute({
         body: orderBody,
+        summary: 'Places an order for a plan; the price comes from the plan.',
+        response: orderView,
+        successStatus: 201,
+        errors: [502],
         run: async (request) =>
           created(await paymentService().createOrder(callerId(request), request.body, request.sourceIp)),
       }),
       'GET /api/v1/orders': defineRoute({
         query: pageQuery,
+        response: pageOf(orderView),
         run: async (request) =>
           ok(
             await paymentService().listOwnOrders(
@@ -83,41 +125,59 @@ export function createPaymentsHandler(
           ),
       }),
       'GET /api/v1/orders/{id}': defineRoute({
+        response: orderView,
         run: async (request) => ok(await paymentService().getOwnOrder(callerId(request), request.params.id!)),
       }),
       'POST /api/v1/orders/{id}/cancel': defineRoute({
+        response: orderView,
         run: async (request) =>
           ok(await paymentService().cancelOwnOrder(callerId(request), request.params.id!)),
       }),
       'POST /api/v1/orders/{id}/pay': defineRoute({
+        summary: 'The owner pays a mock order (any other provider: 403).',
+        response: orderView,
         run: async (request) =>
           ok(await paymentService().payOwnMockOrder(callerId(request), request.params.id!)),
       }),
 
       'GET /api/v1/admin/orders': defineRoute({
         query: pageQuery,
+        response: pageOf(adminOrderView),
         run: async (request) =>
           ok(await paymentService().listAllOrders(request.query.limit, request.query.cursor)),
       }),
       'POST /api/v1/admin/orders/{id}/pay': defineRoute({
+        summary: 'An administrator writes off a manual order (any other provider: 403).',
+        response: adminOrderView,
         run: async (request) => ok(await paymentService().writeOffManualOrder(request.params.id!)),
       }),
 
       'GET /api/v1/admin/payment': defineRoute({
+        summary: 'Payment settings; secrets only as <field>_set.',
+        response: settingsView,
         run: async () => ok(await paymentService().readSettings()),
       }),
       'PUT /api/v1/admin/payment': defineRoute({
         body: settingsPatchSchema,
+        summary: 'Saves any subset of the settings; empty or absent secrets keep the stored ones.',
+        response: settingsView,
         run: async (request) => ok(await paymentService().updateSettings(request.body)),
       }),
 
       'GET /pay/mock/{id}': defineRoute({
+        summary: 'The hosted mock cashier page of a signed link.',
         query: cashierQuery,
+        responseContentType: 'text/html',
+        responseDescription: 'The cashier page (also for refusals: an invalid link, an order not payable).',
         run: async (request) =>
           cashierResult(await paymentService().openCashier(request.params.id!, request.query.token)),
       }),
       'POST /pay/mock/{id}': defineRoute({
+        summary: 'The cashier page’s Pay button: settles like POST /api/v1/orders/{id}/pay.',
         query: cashierQuery,
+        requestContentType: 'application/x-www-form-urlencoded',
+        responseContentType: 'text/html',
+        responseDescription: 'The cashier page showing the order as it now is.',
         maxBodyBytes: 4096,
         run: async (request) =>
           cashierResult(await paymentService().payAtCashier(request.params.id!, request.query.token)),

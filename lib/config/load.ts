@@ -55,7 +55,7 @@ function unwrap(schema: z.ZodType): z.ZodType {
   }
 }
 
-/** `payment.channel_b.api_v3_key` -> `PAYMENT__CHANNEL_B__API_V3_KEY` (DESIGN.md 3). */
+/** `payment.channel_b.api_v3_key` -> `PAYMENT__CHANNEL_B__API_V3_KEY` (docs/DESIGN.md 3). */
 export function envNameOf(path: string): string {
   return path.toUpperCase().replaceAll('.', '__');
 }

@@ -1,4 +1,4 @@
-// The one schema of the service's settings (DESIGN.md 3): dotted names as SPEC.md writes them.
+// The one schema of the service's settings (docs/DESIGN.md 3): dotted names as docs/SPEC.md writes them.
 import * as z from 'zod';
 
 // No generated fast paths (zod compiles one per object schema with `new Function` on its first parse):
@@ -17,7 +17,7 @@ const channelA = z
     app_id: optionalText,
     private_key: optionalText,
     public_key: optionalText,
-    // Optional Alipay seller PID: when set, notifications must name it too (PAYMENTS.md 1.7 step 5).
+    // Optional Alipay seller PID: when set, notifications must name it too (docs/PAYMENTS-GUIDE.md 1.7 step 5).
     seller_id: optionalText,
     gateway_url: optionalUrl,
   })
@@ -30,7 +30,7 @@ const channelB = z
     mch_id: optionalText,
     serial_no: optionalText,
     private_key: optionalText,
-    // SPEC.md 8: the v3 key is exactly 32 bytes.
+    // docs/SPEC.md 8: the v3 key is exactly 32 bytes.
     api_v3_key: z
       .string()
       .refine((key) => Buffer.byteLength(key, 'utf8') === 32, 'must be exactly 32 bytes')
@@ -99,6 +99,15 @@ export const configSchema = z.object({
       // Set by the deployment (the stack's own id): CloudFront sends it to the API with the viewer's
       // address, and only a request carrying it may name a client address other than its connection's.
       trusted_proxy_secret: z.string().min(16, 'must be at least 16 characters').optional(),
+      // Browser origins the LOCAL server answers CORS for (default: any http://localhost:<port>); in AWS
+      // CORS is the API Gateway's, from the stage's infra.cors_origins.
+      cors_origins: z
+        .array(
+          z
+            .string()
+            .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like http://localhost:5173'),
+        )
+        .optional(),
     })
     .prefault({}),
   log: z.object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),
@@ -151,6 +160,15 @@ export const configSchema = z.object({
         .array(z.enum(UPLOAD_TYPES))
         .min(1)
         .default([...UPLOAD_TYPES]),
+      // The storage of an account without an active plan grant (docs/DESIGN.md 11); administrators have none.
+      default_quota_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(2 ** 50)
+        .default(1024 ** 3),
+      // Store images without EXIF (GPS), XMP, IPTC and comments; the orientation stays (docs/UPLOADS.md).
+      strip_metadata: z.boolean().default(true),
     })
     .prefault({}),
   payment: z

@@ -1,4 +1,4 @@
-// The `{code, message, data}` envelope every JSON response wears (SPEC.md 7, DESIGN.md 4).
+// The `{code, message, data}` envelope every JSON response wears (docs/SPEC.md 7, docs/DESIGN.md 4).
 import type { HttpResult } from './types.ts';
 
 export interface Envelope<T = unknown> {

@@ -17,6 +17,8 @@ export type ErrorName =
   | 'not_implemented'
   | 'service_unavailable'
   | 'bad_gateway'
+  /** The owner's storage quota cannot hold the upload (507, shown: `data` is `{used_bytes, quota_bytes}`). */
+  | 'insufficient_storage'
   /** A payment channel's settings cannot work (400, shown: it names the setting, never its value). */
   | 'invalid_channel_setting'
   /** A payment channel's gateway failed or answered untrustworthily (502, not shown: gateway details). */
@@ -30,7 +32,7 @@ export type ErrorName =
 
 /**
  * An error the service means to send. `expose` false keeps the message in the log only and sends the
- * generic text of the status instead (DESIGN.md 4: a user never sees a stack trace or an internal cause).
+ * generic text of the status instead (docs/DESIGN.md 4: a user never sees a stack trace or an internal cause).
  */
 export class AppError extends Error {
   readonly status: number;
@@ -172,6 +174,12 @@ export const errors = {
     }),
   serviceUnavailable: (message: string, cause?: unknown) =>
     new AppError(503, 'service_unavailable', message, { expose: true, cause }),
+  /** The upload does not fit the owner's quota (docs/DESIGN.md 11); nothing was stored. */
+  insufficientStorage: (usedBytes: number, quotaBytes: number) =>
+    new AppError(507, 'insufficient_storage', 'storage quota exceeded', {
+      expose: true,
+      data: { used_bytes: usedBytes, quota_bytes: quotaBytes },
+    }),
 } as const;
 
 const GENERIC_MESSAGES: Record<number, string> = {
@@ -187,6 +195,7 @@ const GENERIC_MESSAGES: Record<number, string> = {
   501: 'Not implemented',
   502: 'Bad gateway',
   503: 'Service unavailable',
+  507: 'Insufficient storage',
 };
 
 export function genericMessage(status: number): string {

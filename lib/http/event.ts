@@ -26,7 +26,7 @@ function sameSecret(given: string, expected: string): boolean {
  * The client's address. Behind CloudFront, API Gateway sees an edge server, so the CDN writes the viewer's
  * address into its own header and proves itself with the origin secret; a request without that proof
  * (e.g. straight to the API Gateway URL) cannot name an address: the connection's is used. Never
- * X-Forwarded-For, which any client can write (DESIGN.md 5).
+ * X-Forwarded-For, which any client can write (docs/DESIGN.md 5).
  */
 export function clientAddress(
   headers: Record<string, string>,

@@ -14,7 +14,7 @@ import type { HttpRequest, HttpResult, Principal } from './types.ts';
 
 /** What a function group provides for one route of the table. */
 export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
-  /** Schema of the JSON body (json routes). Unknown fields are dropped, per DESIGN.md 4. */
+  /** Schema of the JSON body (json routes). Unknown fields are dropped, per docs/DESIGN.md 4. */
   body?: z.ZodType<Body>;
   /** Schema of the query string parameters. */
   query?: z.ZodType<Query>;
@@ -27,6 +27,15 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
   response?: z.ZodType;
   /** What a success answers (default 200; creations 201). */
   successStatus?: 200 | 201;
+  /** One line for the API document. */
+  summary?: string;
+  /** Error statuses this route answers beyond those its auth kind and input imply (lib/http/openapi.ts). */
+  errors?: readonly number[];
+  /** For routes answering other than the JSON envelope (pages, files, channel replies). */
+  responseContentType?: string;
+  responseDescription?: string;
+  /** For raw bodies (multipart uploads, channel notifications, the cashier form). */
+  requestContentType?: string;
   run(request: HttpRequest<Body, Query>): Promise<HttpResult>;
 }
 
@@ -56,10 +65,12 @@ const DEFAULT_JSON_LIMIT = 64 * 1024;
 
 /** Sees every event and the result sent for it (tests use it to scan all responses for secrets). */
 export type ResultObserver = (event: ApiEvent, result: ApiResult, group: FunctionGroup) => void;
-let resultObserver: ResultObserver | undefined;
+const resultObservers = new Set<ResultObserver>();
 
-export function observeResults(observer: ResultObserver | undefined): void {
-  resultObserver = observer;
+/** Adds an observer of every result; returns the function that removes it. */
+export function observeResults(observer: ResultObserver): () => void {
+  resultObservers.add(observer);
+  return () => resultObservers.delete(observer);
 }
 
 const ROUTE_BY_KEY = new Map(ROUTES.map((route) => [`${route.method} ${route.path}`, route]));
@@ -199,29 +210,56 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
       return resultToApi(await state.impl.run(state.request));
     });
 
-  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
+  const handler = (event: ApiEvent, context: Context): Promise<ApiResult> =>
     withLogContext({ requestId: event.requestContext?.requestId, function: group }, async () => {
       const result = await chain(event, context);
-      resultObserver?.(event, result, group);
+      for (const observe of resultObservers) observe(event, result, group);
       return result;
     });
+  // The implementations ride along for the API document (lib/http/openapi.ts); nothing calls them there.
+  return Object.assign(handler, { group, routes: impls });
 }
+
+export type GroupHandler = ReturnType<typeof createGroupHandler>;
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const fields: FieldProblem[] = parsed.error.issues.map((issue) => ({
     field: `${prefix}${issue.path.map(String).join('.')}` || 'body',
-    message: issue.message,
+    message: plainMessage(issue),
   }));
   throw errors.validation(fields);
+}
+
+/**
+ * One wording for the common problems on every route (`permission: must be one of private, public`),
+ * in place of zod's defaults; messages a schema wrote itself are kept.
+ */
+export function plainMessage(issue: z.core.$ZodIssue): string {
+  const { message } = issue;
+  if (!/^(Invalid input|Invalid option|Too big|Too small)/.test(message)) return message;
+  if (issue.code === 'invalid_value') return `must be one of ${issue.values.map(String).join(', ')}`;
+  if (issue.code === 'invalid_type') {
+    if (/received undefined$/.test(message)) return 'is required';
+    const expected = String(issue.expected);
+    return `must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`;
+  }
+  if (issue.code === 'too_big' || issue.code === 'too_small') {
+    const bound = String(issue.code === 'too_big' ? issue.maximum : issue.minimum);
+    const side = issue.code === 'too_big' ? 'at most' : 'at least';
+    if (issue.origin === 'string') return `must be ${side} ${bound} characters`;
+    if (issue.origin === 'array' || issue.origin === 'set') return `must have ${side} ${bound} items`;
+    return `must be ${side} ${bound}`;
+  }
+  return message;
 }
 
 /** Every error becomes an envelope; only AppErrors marked `expose` show their message. */
 export function errorResult(error: unknown): HttpResult {
   if (error instanceof AppError) {
-    // 501 is a known gap, not a failure; other 5xx carry a cause worth reading.
-    if (error.status >= 500 && error.status !== 501)
+    // 501 is a known gap and 507 an account at its quota, not failures; other 5xx carry a cause worth reading.
+    if (error.status >= 500 && error.status !== 501 && error.status !== 507)
       log.error('request failed', { error, status: error.status });
     const message = error.expose ? error.message : genericMessage(error.status);
     return {

@@ -1,6 +1,7 @@
 // The whole API on one local HTTP server, on stand-ins already running (endpoints come from config). Two
 // shapes: npm start runs each group in its own process with only the environment the stack gives that
 // function (startLocalFunctions); tests and benchmarks import the same handlers into this process.
+import { appendFileSync, mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -78,10 +79,32 @@ export function localFunctionEnvironment(
   };
 }
 
+/** Where npm start keeps a copy of every mail the functions logged (codes included), one JSON line each. */
+export const OUTBOX_FILE = 'outbox.jsonl';
+
+/**
+ * Passes a function's output through, and keeps each logged mail in the outbox too, so a script (npm run
+ * tour) or a person can find a code without reading the whole log.
+ */
+function passThroughKeepingMail(dataDir: string) {
+  const outbox = resolve(dataDir, OUTBOX_FILE);
+  return (line: string, stream: 'stdout' | 'stderr') => {
+    (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`);
+    if (!line.includes('"message":"mail"')) return;
+    try {
+      if ((JSON.parse(line) as { message?: string }).message === 'mail') appendFileSync(outbox, `${line}\n`);
+    } catch {
+      // Not a log line of ours.
+    }
+  };
+}
+
 /** Every group in its own process (lib/local/function-host.ts under tsx), started side by side. */
 export async function startLocalFunctions(
   settings: Readonly<AppConfig>,
 ): Promise<Map<FunctionGroup, FunctionProcess>> {
+  mkdirSync(resolve(settings.data_dir), { recursive: true });
+  const output = passThroughKeepingMail(settings.data_dir);
   const started = await Promise.allSettled(
     FUNCTION_GROUPS.map((group) =>
       startFunctionProcess({
@@ -91,6 +114,7 @@ export async function startLocalFunctions(
         env: localFunctionEnvironment(group, settings),
         cwd: PROJECT_ROOT,
         execArgv: ['--import', 'tsx'],
+        output,
       }),
     ),
   );
@@ -131,6 +155,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     : loadGroupHandler;
   const server = createLocalServer({
     loadHandler,
+    ...(config.http.cors_origins ? { corsOrigins: config.http.cors_origins } : {}),
     // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap).
     direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url),
     onError: (error) => log.error('local server failed a request', { error }),

@@ -141,6 +141,8 @@ export function writeResult(response: ServerResponse, result: ApiResult): void {
 
 export interface LocalServerOptions {
   loadHandler: HandlerLoader;
+  /** Origins answered with CORS headers; default any http://localhost:<port> (a front end in development). */
+  corsOrigins?: readonly string[];
   /** Routes the local server answers itself (e.g. streaming stored files, which Lambda would not). */
   direct?: (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean>;
   onError?: (error: unknown) => void;
@@ -156,9 +158,45 @@ export function createLocalServer(options: LocalServerOptions): Server {
   });
 }
 
+const LOCALHOST_ORIGIN = /^http:\/\/localhost(:\d{1,5})?$/;
+
+/** The CORS headers for this request's origin, or none when the origin is not allowed. */
+export function corsHeaders(
+  origin: string | undefined,
+  allowed: readonly string[] | undefined,
+): Record<string, string> {
+  if (!origin) return {};
+  const ok = allowed ? allowed.includes(origin) : LOCALHOST_ORIGIN.test(origin);
+  if (!ok) return {};
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-expose-headers': 'retry-after, x-request-id',
+    vary: 'Origin',
+  };
+}
+
 async function handle(request: IncomingMessage, response: ServerResponse, options: LocalServerOptions) {
   const method = (request.method ?? 'GET').toUpperCase();
   const url = new URL(request.url ?? '/', 'http://localhost');
+  const cors = corsHeaders(request.headers.origin, options.corsOrigins);
+  // A browser's preflight, answered as API Gateway's CORS configuration would (docs/DEPLOYMENT.md).
+  if (method === 'OPTIONS' && request.headers['access-control-request-method']) {
+    request.resume();
+    response.writeHead(cors['access-control-allow-origin'] ? 204 : 403, {
+      ...SECURITY_HEADERS,
+      ...cors,
+      ...(cors['access-control-allow-origin']
+        ? {
+            'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE',
+            'access-control-allow-headers': 'authorization, content-type',
+            'access-control-max-age': '3600',
+          }
+        : {}),
+    });
+    response.end();
+    return;
+  }
+  for (const [name, value] of Object.entries(cors)) response.setHeader(name, value);
   if (options.direct && (await options.direct(request, response, url))) return;
 
   const declared = Number(request.headers['content-length'] ?? 0);

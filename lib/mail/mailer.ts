@@ -15,7 +15,7 @@ export interface Mailer {
 }
 
 /**
- * SPEC.md 4.1 rule 9: without a real mail channel, each mail is one JSON log line with `to`, `subject`
+ * docs/SPEC.md 4.1 rule 9: without a real mail channel, each mail is one JSON log line with `to`, `subject`
  * and, for codes, `code`: the one place a code may appear in a log.
  */
 export const logMailer: Mailer = {

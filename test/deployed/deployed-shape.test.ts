@@ -149,7 +149,10 @@ describe('the deployed shape', () => {
 
   it('turns TOTP on and logs in through the challenge', async () => {
     const setup = expectOk(
-      await stack.api('POST', '/auth/totp/setup', { headers: json(state.user.token), body: {} }),
+      await stack.api('POST', '/auth/totp/setup', {
+        headers: json(state.user.token),
+        body: { password: state.user.password },
+      }),
     );
     const secret = setup.json.data.secret as string;
     expectOk(
@@ -242,7 +245,7 @@ describe('the deployed shape', () => {
     const plan = expectOk(
       await stack.api('POST', '/api/v1/admin/plans', {
         headers: json(state.admin),
-        body: { name: 'Pro month', amount_cents: 1230 },
+        body: { name: 'Pro month', amount_cents: 1230, quota_bytes: 5 * 1024 ** 3, duration_days: 30 },
       }),
       201,
     );
@@ -296,6 +299,25 @@ describe('the deployed shape', () => {
       await stack.api('POST', `/api/v1/admin/orders/${manual}/pay`, { headers: json(state.admin), body: {} }),
     );
     for (const id of [mock, manual]) expect(await orderStatus(id)).toBe('paid');
+    // The purchase grants what it sells: the plan's quota, shown to the buyer and in the back office.
+    const usage = expectOk(await stack.api('GET', '/api/v1/usage', { headers: json(state.apiToken) }));
+    expect(usage.json.data).toMatchObject({ quota_bytes: 5 * 1024 ** 3, plan: { name: 'Pro month' } });
+    expect(usage.json.data.used_bytes).toBeGreaterThan(0);
+    const listed = expectOk(
+      await stack.api('GET', `/api/v1/admin/accounts?q=${state.user.username}`, {
+        headers: json(state.admin),
+      }),
+    );
+    expect(listed.json.data.items[0].usage).toMatchObject({ quota_bytes: 5 * 1024 ** 3 });
+  });
+
+  it('serves the API document and its page from the files function', async () => {
+    const document = await stack.api('GET', '/api/v1/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.json.openapi).toBe('3.1.0');
+    const page = await stack.api('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('/api/v1/upload');
   });
 
   it('settles an order of each channel from its signed callback through the function URL', async () => {

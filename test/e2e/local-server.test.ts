@@ -37,4 +37,28 @@ describe('local HTTP server', () => {
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ code: 413 });
   });
+
+  it('answers a browser front end on localhost with CORS, preflight included, and nobody else', async () => {
+    const preflight = await fetch(`${app.url}/api/v1/upload`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://localhost:5173',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+
+    const simple = await fetch(`${app.url}/healthz`, { headers: { origin: 'http://localhost:5173' } });
+    expect(simple.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+
+    const stranger = await fetch(`${app.url}/api/v1/upload`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(stranger.status).toBe(403);
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
 });

@@ -1,5 +1,5 @@
 // A credential check that fails for a reason other than a bad credential is a logged 5xx, never a 401
-// (DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the upload function
+// (docs/DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the upload function
 // that had no master key in AWS and answered every session route "Session is invalid or expired".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadDeps } from '../../functions/upload/deps.ts';

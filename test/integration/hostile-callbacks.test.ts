@@ -1,4 +1,4 @@
-// Hostile callbacks for each channel (SPEC.md 6, DESIGN.md 7), beyond payments/channels.test.ts (forged and
+// Hostile callbacks for each channel (docs/SPEC.md 6, docs/DESIGN.md 7), beyond payments/channels.test.ts (forged and
 // foreign signatures, foreign merchant, wrong amount, stale channel_b timestamp): randomized forgeries of a
 // valid notification, replays after settlement, a replay aimed at another order, and a channel_b
 // notification held back past its 5-minute window. Accepted: zero.

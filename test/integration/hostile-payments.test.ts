@@ -1,4 +1,4 @@
-// Hostile input, payment routes (SPEC.md 4.3, DESIGN.md 7): plans, gateways, orders, confirmation paths,
+// Hostile input, payment routes (docs/SPEC.md 4.3, docs/DESIGN.md 7): plans, gateways, orders, confirmation paths,
 // payment settings, the mock cashier and the channel callback route, for no caller, a user and an
 // administrator. No 5xx, envelopes only (channel replies and cashier pages in their own formats), and
 // rejected requests change nothing (hostile-fuzz.ts).

@@ -23,6 +23,7 @@ import type { StageConfig } from '../../infra/stage-config.ts';
 import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
 import { type FunctionProcess, startFunctionProcess } from '../../lib/local/function-process.ts';
 import { buildEvent } from '../../lib/local/server.ts';
+import { createContract } from './contract.ts';
 import { type AwsGateway, startAwsGateway } from './deployed/aws-gateway.ts';
 import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from './deployed/cfn.ts';
 import { createFakeEventBridge, type FakeEventBridge } from './deployed/fake-eventbridge.ts';
@@ -448,11 +449,27 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
   const urlTarget = String(resolveIntrinsics(urlFunction?.Properties.TargetFunctionArn, resolver));
   const callbackFunction = urlTarget.slice(urlTarget.lastIndexOf(':') + 1);
 
+  // Every answer is held to the API document (the contract test): a mismatch fails the call, named.
+  const contract = createContract();
+  const routeKeyOf = (method: string, path: string) => {
+    const decoded = decodeURIComponent(new URL(path, 'http://api').pathname);
+    const route = routes.find((candidate) => candidate.method === method && candidate.pattern.test(decoded));
+    return route ? `${route.method} ${route.path}` : '$default';
+  };
   const invoke = async (logicalId: string, event: ApiEvent): Promise<Answer> => {
     const fn = byLogicalId.get(logicalId);
     if (!fn) throw new Error(`no running function ${logicalId}`);
     fn.invocations += 1;
-    return toAnswer(fn.group, await fn.process.invoke(event));
+    const answer = toAnswer(fn.group, await fn.process.invoke(event));
+    const mismatches = contract.check({
+      routeKey: routeKeyOf(event.requestContext.http.method, event.rawPath),
+      status: answer.status,
+      headers: answer.headers,
+      body: answer.text,
+    });
+    if (mismatches.length > 0)
+      throw new Error(`answer does not match docs/openapi.json: ${mismatches.join('; ')}`);
+    return answer;
   };
 
   return {

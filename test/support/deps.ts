@@ -17,6 +17,8 @@ import { type Clock, Table } from '../../lib/db/repository.ts';
 import { logPublisher, type OrderEventPublisher } from '../../lib/events/order-events.ts';
 import type { Mailer } from '../../lib/mail/mailer.ts';
 import { buildPaymentService } from '../../lib/payments/build.ts';
+import { usageReader } from '../../lib/quota/index.ts';
+import { buildQuota } from '../../lib/quota/service.ts';
 import { buildUploadServices } from '../../lib/upload/services.ts';
 import { FileStorage } from '../../lib/upload/storage.ts';
 import { memoryMailer } from './mail.ts';
@@ -30,6 +32,10 @@ export interface TestDepsOptions {
   bootstrap?: AppConfig['admin']['bootstrap'];
   /** The static upload token (default: the test config's `upload.api_token`). */
   staticUploadToken?: string;
+  /** `upload.default_quota_bytes` (default: the test config's). */
+  defaultQuotaBytes?: number;
+  /** `upload.strip_metadata` (default: the test config's). */
+  stripMetadata?: boolean;
 }
 
 // One master key per test file, as one container has one: the local key in the file's data folder.
@@ -63,6 +69,14 @@ export function testDeps(options: TestDepsOptions = {}) {
     signer,
     limits: { ipPerMinute: 0, ...options.limits },
     totpIssuer: settings.auth.totp_issuer,
+    usage: usageReader({
+      table,
+      defaultQuotaBytes: options.defaultQuotaBytes ?? settings.upload.default_quota_bytes,
+    }),
+  });
+  const quota = buildQuota({
+    table,
+    defaultQuotaBytes: options.defaultQuotaBytes ?? settings.upload.default_quota_bytes,
   });
   const uploads = buildUploadServices({
     table,
@@ -72,7 +86,9 @@ export function testDeps(options: TestDepsOptions = {}) {
       maxBytes: settings.upload.max_bytes,
       presignMaxBytes: settings.upload.presign_max_bytes,
       allowedTypes: settings.upload.allowed_types,
+      stripMetadata: options.stripMetadata ?? settings.upload.strip_metadata,
     },
+    quota,
   });
   const events = options.events ?? logPublisher;
   const payments = buildPaymentService({
@@ -80,6 +96,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     masterKey,
     signer,
     events,
+    quota,
     settings,
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -111,6 +128,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     mail,
     uploads,
     payments,
+    quota,
     handlers,
   };
 }

@@ -389,7 +389,7 @@ function headerOf(result: ApiResult, name: string): string {
 }
 
 /**
- * What every answer must be (DESIGN.md 4): never a 5xx; JSON answers are the envelope, with `code` the
+ * What every answer must be (docs/DESIGN.md 4): never a 5xx; JSON answers are the envelope, with `code` the
  * status on errors and 0 on success; errors are JSON envelopes, except channel callback replies (each
  * channel's own format) and the mock cashier's pages; security headers everywhere.
  */
@@ -408,8 +408,13 @@ export function expectWellFormed(route: RouteSpec, result: ApiResult): void {
     ? Buffer.from(result.body ?? '', 'base64').toString()
     : (result.body ?? '');
   const json = JSON.parse(text) as Record<string, unknown>;
+  // The API document is JSON but not an envelope: it is the document itself (docs/openapi.json).
+  if (route.path.endsWith('/openapi.json') && status === 200) {
+    expect(json.openapi, context).toBe('3.1.0');
+    return;
+  }
   if (callback && json.code === 'FAIL') {
-    // channel_b's own failure reply (DESIGN.md 7)
+    // channel_b's own failure reply (docs/DESIGN.md 7)
     expect(typeof json.message, context).toBe('string');
     return;
   }
@@ -423,7 +428,7 @@ export function expectWellFormed(route: RouteSpec, result: ApiResult): void {
 /**
  * Items a rejected request may legitimately write, left out of the comparison:
  * - `throttle#...`: rate counters (per source IP on unauthenticated endpoints, per account or address for
- *   code sending, per account for TOTP tries). Counting rejected attempts is their job (SPEC.md 8).
+ *   code sending, per account for TOTP tries). Counting rejected attempts is their job (docs/SPEC.md 8).
  */
 export const IGNORED_ITEM_PREFIXES = ['throttle#'] as const;
 

@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, inject } from 'vitest';
+import { observeResults } from '../../lib/http/handler.ts';
 import { configureLogging } from '../../lib/log.ts';
+import { createContract } from './contract.ts';
 import { startSecretCapture } from './secret-scan.ts';
 
 const suffix = randomBytes(5).toString('hex');
@@ -30,3 +32,30 @@ const recordEnvironmentSecrets = startSecretCapture(
   expect.getState().testPath ?? `unknown-${suffix}`,
 );
 afterAll(() => recordEnvironmentSecrets());
+
+// The contract test (test/support/contract.ts): every answer an end-to-end test receives must match the API
+// document. Collected here, asserted once the file's tests ran, naming each mismatch.
+const testPath = expect.getState().testPath ?? '';
+if (/[\\/]test[\\/]e2e[\\/]/.test(testPath)) {
+  const contract = createContract();
+  const mismatches: string[] = [];
+  observeResults((event, result) => {
+    const body =
+      result.body === undefined
+        ? ''
+        : result.isBase64Encoded
+          ? Buffer.from(result.body, 'base64').toString('utf8')
+          : result.body;
+    mismatches.push(
+      ...contract.check({
+        routeKey: event.routeKey,
+        status: result.statusCode ?? 200,
+        headers: (result.headers ?? {}) as Record<string, string>,
+        body,
+      }),
+    );
+  });
+  afterAll(() => {
+    expect(mismatches, 'answers that do not match docs/openapi.json').toEqual([]);
+  });
+}

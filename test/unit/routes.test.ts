@@ -28,7 +28,7 @@ describe('route table', () => {
     for (const group of FUNCTION_GROUPS) expect(ROUTES.some((route) => route.group === group)).toBe(true);
   });
 
-  it('keeps the SPEC.md paths exactly', () => {
+  it('keeps the docs/SPEC.md paths exactly', () => {
     const keys = new Set(ROUTES.map(routeKeyOf));
     for (const key of [
       'POST /auth/register/code',

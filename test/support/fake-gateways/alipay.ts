@@ -45,7 +45,7 @@ function requestParams(request: FakeRequest): Record<string, string> {
 export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions): Promise<FakeAlipayGateway> {
   const answer = (request: FakeRequest): FakeReply => {
     const params = requestParams(request);
-    // Request recipe (PAYMENTS.md 1.4): only `sign` is left out; sign_type is part of the signed content.
+    // Request recipe (docs/PAYMENTS-GUIDE.md 1.4): only `sign` is left out; sign_type is part of the signed content.
     const requestVerifies = rsaVerify(
       'RSA-SHA256',
       Buffer.from(alipaySigningContent(params, ['sign']), 'utf8'),

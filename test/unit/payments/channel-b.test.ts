@@ -396,7 +396,7 @@ describe('channel_b verifyCallback', () => {
   });
 });
 
-describe('AES-GCM known answer (PAYMENTS.md 2.5)', () => {
+describe('AES-GCM known answer (docs/PAYMENTS-GUIDE.md 2.5)', () => {
   it('decrypts the documented fixture with the plugin primitive the adapter uses', () => {
     // Prepare
     const key = Buffer.from('0123456789abcdef0123456789abcdef');

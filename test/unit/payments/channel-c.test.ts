@@ -33,7 +33,7 @@ const orderInput = {
 };
 
 describe('signEpayParams known answers', () => {
-  it('reproduces the PAYMENTS.md 3.4 request vector, skipping the empty param', () => {
+  it('reproduces the docs/PAYMENTS-GUIDE.md 3.4 request vector, skipping the empty param', () => {
     // Prepare
     const params = {
       pid: '1001',
@@ -53,7 +53,7 @@ describe('signEpayParams known answers', () => {
     expect(signature).toBe('d7347f51349f54063251ce6b7f22966d');
   });
 
-  it('reproduces the PAYMENTS.md 3.5 notification vector', () => {
+  it('reproduces the docs/PAYMENTS-GUIDE.md 3.5 notification vector', () => {
     // Prepare
     const params = {
       pid: '1001',
@@ -218,7 +218,7 @@ describe('channel_c verifyCallback', () => {
     });
   });
 
-  it('verifies the PAYMENTS.md 3.5 notification query exactly as the platform sends it', () => {
+  it('verifies the docs/PAYMENTS-GUIDE.md 3.5 notification query exactly as the platform sends it', () => {
     // Prepare
     const rawQuery =
       'pid=1001&trade_no=2024010112000012345&out_trade_no=ORDER123&type=alipay&name=VIP&money=1' +

@@ -1,0 +1,194 @@
+// The API document (OpenAPI 3.1), generated from the route table and the zod schemas that validate each
+// route's body and query and describe its success data: one source, so the document cannot drift.
+import * as z from 'zod';
+import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec, routeKeyOf } from '../routes.ts';
+import type { RouteImpls } from './handler.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+const ERROR_ENVELOPE: JsonSchema = {
+  type: 'object',
+  required: ['code', 'message', 'data'],
+  properties: {
+    code: { type: 'integer', description: 'Equals the HTTP status.' },
+    message: { type: 'string', description: 'A short sentence naming the field or rule.' },
+    data: {
+      description:
+        'null, or details: `{fields: [{field, message}]}` for validation, `{retry_after}` for 429, `{limit_bytes}` for 413, `{used_bytes, quota_bytes}` for 507.',
+    },
+  },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  400: 'Malformed or invalid input (the message names the field)',
+  401: 'Missing, invalid or expired credentials',
+  403: 'Authenticated but not allowed',
+  404: 'Unknown resource (including other accounts’)',
+  409: 'Conflict',
+  410: 'Gone (an expired grant)',
+  413: 'Payload too large',
+  415: 'Type not allowed',
+  429: 'Throttled (Retry-After)',
+  500: 'A bug (never for bad input)',
+  502: 'A payment channel failed',
+  503: 'A dependency is busy or unreachable; retry (Retry-After)',
+  507: 'Storage quota exceeded',
+};
+
+const SECURITY: Record<AuthKind, Array<Record<string, string[]>>> = {
+  none: [],
+  signed: [],
+  session: [{ session: [] }],
+  admin: [{ session: [] }],
+  uploader: [{ session: [] }, { apiToken: [] }],
+};
+
+/** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) of a zod schema, without the `$schema` header. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  }) as JsonSchema;
+  return rest;
+}
+
+/** The statuses a route can answer besides success, from what it takes and who may call it. */
+export function errorStatusesOf(route: RouteSpec, impl: RouteImpls[string] | undefined): number[] {
+  const statuses = new Set<number>([500, 503]);
+  const takesInput = route.body !== 'none' || impl?.query !== undefined || route.path.includes('{');
+  if (takesInput) statuses.add(400);
+  if (route.body !== 'none') statuses.add(413);
+  if (route.auth === 'session' || route.auth === 'admin' || route.auth === 'uploader') {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  if (route.auth === 'signed') statuses.add(401).add(403);
+  if (route.path.includes('{')) statuses.add(404);
+  if (route.method !== 'GET') statuses.add(409);
+  if (route.group === 'auth') statuses.add(429);
+  for (const status of impl?.errors ?? []) statuses.add(status);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): JsonSchema {
+  const success = impl?.successStatus ?? 200;
+  const responses: Record<string, unknown> = {};
+  if (impl?.response) {
+    responses[String(success)] = {
+      description: STATUS_TEXT[success],
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['code', 'message', 'data'],
+            properties: {
+              code: { const: 0 },
+              message: { const: 'ok' },
+              data: jsonSchema(impl.response, 'output'),
+            },
+          },
+        },
+      },
+    };
+  } else {
+    responses[String(success)] = {
+      description: impl?.responseDescription ?? STATUS_TEXT[success],
+      ...(impl?.responseContentType ? { content: { [impl.responseContentType]: {} } } : {}),
+    };
+  }
+  // A route that answers in its own format (a channel's reply, a page) may refuse in that format too; the
+  // chain's own refusals (size, routing, credentials) are always the envelope.
+  const ownFormat =
+    impl?.responseContentType && impl.responseContentType !== 'application/json'
+      ? { [impl.responseContentType]: {} }
+      : {};
+  for (const status of errorStatusesOf(route, impl)) {
+    responses[String(status)] = {
+      description: STATUS_TEXT[status] ?? 'Error',
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } },
+        ...(status < 500 ? ownFormat : {}),
+      },
+    };
+  }
+
+  const parameters: JsonSchema[] = [];
+  for (const match of route.path.matchAll(/\{(\w+)\+?\}/g)) {
+    parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
+  }
+  if (impl?.query) {
+    const query = jsonSchema(impl.query, 'input') as {
+      properties?: Record<string, JsonSchema>;
+      required?: string[];
+    };
+    for (const [name, schema] of Object.entries(query.properties ?? {})) {
+      parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
+    }
+  }
+
+  const operation: JsonSchema = {
+    operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_all, next?: string) => (next ? next.toUpperCase() : ''))}`,
+    tags: [route.group],
+    ...(impl?.summary ? { summary: impl.summary } : {}),
+    security: SECURITY[route.auth],
+    ...(route.auth === 'admin' ? { description: 'An administrator session; a user session is 403.' } : {}),
+    ...(route.auth === 'signed'
+      ? { description: 'Authorised by the request itself (a channel signature or a signed link).' }
+      : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    responses,
+  };
+  if (impl?.body) {
+    operation.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: jsonSchema(impl.body, 'input') } },
+    };
+  } else if (impl?.requestContentType) {
+    operation.requestBody = { required: true, content: { [impl.requestContentType]: {} } };
+  }
+  return operation;
+}
+
+/** The whole document, from each group's route implementations. */
+export function buildOpenApiDocument(
+  groups: Record<FunctionGroup, RouteImpls>,
+  info: OpenApiInfo,
+): Record<string, unknown> {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of ROUTES) {
+    const path = route.path.replace(/\{(\w+)\+\}/g, '{$1}');
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operationOf(route, groups[route.group][routeKeyOf(route)]);
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    servers: [{ url: '/', description: 'The service address ({base_url})' }],
+    paths,
+    components: {
+      securitySchemes: {
+        session: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A session from /auth/login, /admin/auth/login or /auth/totp/verify.',
+        },
+        apiToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API token (`ut_...`) from POST /api/v1/tokens, or the static upload.api_token.',
+        },
+      },
+      schemas: { ErrorEnvelope: ERROR_ENVELOPE },
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// The API document from every group's handler (their route implementations ride on the handler).
+
+import type { RouteImpls } from '../lib/http/handler.ts';
+import { buildOpenApiDocument } from '../lib/http/openapi.ts';
+import type { FunctionGroup } from '../lib/routes.ts';
+
+export const API_INFO = {
+  title: 'Account, upload and payment service',
+  version: '1.0.0',
+  description:
+    'Accounts and login security, file upload, and orders settled through payment channels. Every JSON answer is the envelope {code, message, data}: code 0 and message "ok" on success, otherwise code equals the HTTP status and message names the field or rule. Guides: docs/ACCOUNTS.md, docs/UPLOADS.md, docs/PAYMENTS-GUIDE.md.',
+};
+
+export async function generateApiDocument(): Promise<Record<string, unknown>> {
+  const [auth, upload, files, payments, callback] = await Promise.all([
+    import('../functions/auth/handler.ts'),
+    import('../functions/upload/handler.ts'),
+    import('../functions/files/handler.ts'),
+    import('../functions/payments/handler.ts'),
+    import('../functions/payment-callback/handler.ts'),
+  ]);
+  const groups: Record<FunctionGroup, RouteImpls> = {
+    auth: auth.handler.routes,
+    upload: upload.handler.routes,
+    files: files.handler.routes,
+    payments: payments.handler.routes,
+    'payment-callback': callback.handler.routes,
+  };
+  return buildOpenApiDocument(groups, API_INFO);
+}

@@ -1,0 +1,49 @@
+// One wording for enum, type and size problems on every route (the message names the field and the rule).
+
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { plainMessage } from '../../../lib/http/handler.ts';
+
+const schema = z.object({
+  permission: z.enum(['private', 'public']),
+  size: z.number().int().min(1),
+  name: z.string().max(3),
+  tags: z.array(z.string()).max(2),
+  flag: z.boolean(),
+  custom: z.string().min(5, 'must be at least 5 characters long, said the schema'),
+});
+
+function messagesFor(input: unknown): Record<string, string> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return {};
+  return Object.fromEntries(parsed.error.issues.map((issue) => [issue.path.join('.'), plainMessage(issue)]));
+}
+
+describe('validation messages', () => {
+  it('words wrong values, types and sizes the same way on every route', () => {
+    expect(
+      messagesFor({
+        permission: 'secret',
+        size: 0,
+        name: 'abcd',
+        tags: ['a', 'b', 'c'],
+        flag: 'yes',
+        custom: 'x',
+      }),
+    ).toEqual({
+      permission: 'must be one of private, public',
+      size: 'must be at least 1',
+      name: 'must be at most 3 characters',
+      tags: 'must have at most 2 items',
+      flag: 'must be a boolean',
+      custom: 'must be at least 5 characters long, said the schema',
+    });
+  });
+
+  it('says a missing field is required', () => {
+    expect(messagesFor({})).toMatchObject({
+      permission: 'must be one of private, public',
+      size: 'is required',
+    });
+  });
+});
