@@ -17,6 +17,12 @@ export interface RateLimit {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * Concurrent requests read the clock a few milliseconds apart (and containers' clocks differ), and reach
+ * the table in any order: one that read its clock just before the first admission would otherwise be
+ * refused a place in a burst that still had room. So a request may be admitted this much early.
+ */
+const CLOCK_SKEW_MS = 250;
 const throttleKey = (key: string, sk: string) => ({ pk: `throttle#${key}`, sk });
 
 export class Throttle {
@@ -69,7 +75,7 @@ export class Throttle {
           ExpressionAttributeValues: {
             ':interval': interval,
             ':now': now,
-            ':limit': now + tolerance,
+            ':limit': now + tolerance + CLOCK_SKEW_MS,
             ':expires': epochSeconds(new Date(now + 2 * interval + 2 * tolerance)) + 1,
           },
         });
@@ -80,7 +86,7 @@ export class Throttle {
       // Refused, or the item changed between the two updates: read how long to wait.
       const current = await this.table.get<{ pk: string; sk: string; tat: number }>(itemKey);
       if (current && current.tat >= now) {
-        const wait = current.tat - tolerance - now;
+        const wait = current.tat - tolerance - CLOCK_SKEW_MS - now;
         if (wait > 0) return wait;
       }
       // The bucket emptied in between (or the item expired): try again.

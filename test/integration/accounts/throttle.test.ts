@@ -17,6 +17,27 @@ const statusOf = (promise: Promise<unknown>) =>
   );
 
 describe('the table-backed throttle', () => {
+  it('keeps the burst for a request that read its clock just before the first one was admitted', async () => {
+    // Prepare: two callers of one burst; the later clock reaches the table first (a race seen in the suite).
+    const start = Date.now();
+    const later = new Throttle(
+      new Table(dynamoClient(config.aws), config.table_name, () => new Date(start + 5)),
+    );
+    const earlier = new Throttle(
+      new Table(dynamoClient(config.aws), config.table_name, () => new Date(start)),
+    );
+    const third = new Throttle(
+      new Table(dynamoClient(config.aws), config.table_name, () => new Date(start + 10)),
+    );
+    const key = `skew-${start}`;
+    const limit = { perMinute: 1, burst: 2 };
+
+    // Act + Assess: both places of the burst are given, and no third.
+    expect(await statusOf(later.consume(key, limit))).toBe(200);
+    expect(await statusOf(earlier.consume(key, limit))).toBe(200);
+    expect(await statusOf(third.consume(key, limit))).toBe(429);
+  });
+
   it('admits the burst, then one per interval, and holds across instances (restarts)', async () => {
     const clock = movableClock();
     const table = new Table(dynamoClient(config.aws), config.table_name, clock);
