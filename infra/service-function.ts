@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -66,6 +67,8 @@ export interface NeedResources {
   bucket: IBucket;
   masterKey: IKey;
   eventBus: IEventBus;
+  /** The CDN in front of the API and /i/*: deletes invalidate their file's path in it. */
+  distribution: IDistribution;
   /** The SES identity mail is sent as; absent when the stage sets no mail.from. */
   mailIdentityArn: string | undefined;
   trustedProxySecret: string;
@@ -215,6 +218,7 @@ export class ServiceFunction extends Construct {
       eventBusName: resources.eventBus.eventBusName,
       trustedProxySecret: resources.trustedProxySecret,
       notifyBaseUrl: resources.notifyBaseUrl,
+      distributionId: resources.distribution.distributionId,
     });
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
@@ -223,6 +227,7 @@ export class ServiceFunction extends Construct {
     if (needs.events) this.grantEventBus(resources.eventBus);
     // Without an SES identity (no mail.from) mail goes to the log and nothing is granted.
     if (needs.mail && resources.mailIdentityArn) this.grantMail(resources.mailIdentityArn);
+    if (needs.cdn) this.grantInvalidation(resources.distribution);
     return this;
   }
 
@@ -269,6 +274,19 @@ export class ServiceFunction extends Construct {
   private grantEventBus(bus: IEventBus): void {
     this.role.addToPolicy(
       new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }),
+    );
+  }
+
+  /** CreateInvalidation on the one distribution (a distribution ARN has no region). */
+  private grantInvalidation(distribution: IDistribution): void {
+    const arn = Stack.of(this).formatArn({
+      service: 'cloudfront',
+      region: '',
+      resource: 'distribution',
+      resourceName: distribution.distributionId,
+    });
+    this.role.addToPolicy(
+      new PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [arn] }),
     );
   }
 

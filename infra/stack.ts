@@ -302,6 +302,7 @@ export class ServiceStack extends Stack {
       bucket: this.bucket,
       masterKey: this.masterKey,
       eventBus: this.eventBus,
+      distribution: this.distribution,
       mailIdentityArn: this.mailIdentityArn(config),
       trustedProxySecret: this.originSecret,
       notifyBaseUrl,

@@ -5,6 +5,7 @@ import { config } from '#lib/config/index.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { buildQuota } from '#lib/quota/service.ts';
 import { buildUploadServices, type UploadServices } from '#lib/upload/services.ts';
+import { cdnOf } from '#lib/wiring/cdn.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
@@ -36,6 +37,7 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
       stripMetadata: settings.upload.strip_metadata,
     },
     quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+    cdn: cdnOf(resources),
   });
   const staticToken = settings.upload.api_token;
   return {

@@ -6,4 +6,6 @@ export const needs = {
   bucket: 'readwrite',
   // Session routes (API tokens, file list) check session tokens, whose signing key is sealed with it.
   masterKey: true,
+  // Deleting a file invalidates /i/<key>, which CloudFront would otherwise serve from its cache for a year.
+  cdn: true,
 } as const satisfies GroupNeeds;

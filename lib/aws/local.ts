@@ -1,5 +1,5 @@
 // Fixed credentials for the local stand-ins, which check only that an access key id is one they know.
-export function localCredentials(service: 'dynamodb' | 's3' | 'ses' | 'kms' | 'events') {
+export function localCredentials(service: 'dynamodb' | 's3' | 'ses' | 'kms' | 'events' | 'cloudfront') {
   // s3rver accepts exactly this pair; DynamoDB Local and the other stand-ins accept any.
   return service === 's3'
     ? { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }

@@ -81,9 +81,10 @@ export const configSchema = z.object({
       dynamodb_endpoint: optionalUrl,
       s3_endpoint: optionalUrl,
       ses_endpoint: optionalUrl,
-      // No local KMS or EventBridge exists; the deployed-shape test serves their protocols itself.
+      // No local KMS, EventBridge or CloudFront exists; the deployed-shape test serves their protocols itself.
       kms_endpoint: optionalUrl,
       events_endpoint: optionalUrl,
+      cloudfront_endpoint: optionalUrl,
       event_bus_name: optionalText,
     })
     .prefault({}),
@@ -108,6 +109,13 @@ export const configSchema = z.object({
             .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like http://localhost:5173'),
         )
         .optional(),
+    })
+    .prefault({}),
+  cdn: z
+    .object({
+      // Set by the deployment: the distribution serving /i/*, whose cache a deleted file is invalidated
+      // in. Absent locally, where no CDN caches anything.
+      distribution_id: optionalText,
     })
     .prefault({}),
   log: z.object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') }).prefault({}),

@@ -1,6 +1,7 @@
 // Builds the upload services from what they use (table, storage, limits, quotas), and the owner of the
 // static upload token; production (functions/upload/deps.ts) and tests call the same builder.
 import { AccountRepository } from '../accounts/repository.ts';
+import type { Invalidator } from '../cdn/invalidator.ts';
 import type { UPLOAD_TYPES } from '../config/schema.ts';
 import type { Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
@@ -31,6 +32,8 @@ export interface UploadServicesInput {
   limits: UploadLimits;
   /** Usage and quotas (lib/quota): uploads reserve their bytes, deletions give them back. */
   quota: QuotaService;
+  /** The CDN in front of /i/* (lib/wiring/cdn.ts): a deleted file is invalidated there. None: no CDN. */
+  cdn?: Invalidator;
 }
 
 export interface UploadServices {
@@ -72,6 +75,7 @@ export function buildUploadServices(input: UploadServicesInput): UploadServices 
         stripMetadata: limits.stripMetadata,
       },
       quota,
+      input.cdn,
     ),
     tokens: new ApiTokenService(table),
     // Before an administrator exists the token is right but has no owner: 503 with a message saying so

@@ -2,6 +2,7 @@
 // in the same record and the same per-owner dedupe (FileRepository.createDeduped).
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { type Invalidator, noInvalidator } from '../cdn/invalidator.ts';
 import { ConditionFailedError, epochSeconds, type Item, isExpired, type Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
 import { log } from '../log.ts';
@@ -99,6 +100,8 @@ export class UploadService {
     private readonly storage: FileStorage,
     private readonly limits: UploadLimits,
     private readonly quota: QuotaService,
+    /** The CDN in front of /i/*, which may hold a deleted file's bytes for up to a year. */
+    private readonly cdn: Invalidator = noInvalidator,
   ) {}
 
   /**
@@ -328,7 +331,24 @@ export class UploadService {
     const item = await this.files.deleteOwn(ownerId, id);
     // The record is gone first, so a failure here leaves an unlisted object, never a record without bytes.
     await this.deleteQuietly(item.key);
+    await this.invalidateQuietly(item.key);
     return { id: item.id, deleted: true };
+  }
+
+  /**
+   * Takes `/i/<key>` out of the CDN's cache. The record and object are already gone, so a failure cannot
+   * undo the delete: it is logged (the cached copy then lives until it expires) and the delete succeeds.
+   */
+  private async invalidateQuietly(key: string): Promise<void> {
+    const path = `/i/${key}`;
+    try {
+      await this.cdn.invalidate([path]);
+    } catch (error) {
+      log.warn('could not invalidate a deleted file in the CDN', {
+        path,
+        error_name: (error as { name?: string } | undefined)?.name,
+      });
+    }
   }
 
   private newItem(input: {

@@ -22,6 +22,8 @@ export interface GroupNeeds {
   clientAddress?: boolean;
   /** The payment channels' notify address (the callback function's URL). */
   notifyUrl?: boolean;
+  /** Invalidating paths in the CDN (CloudFront CreateInvalidation on the one distribution). */
+  cdn?: boolean;
 }
 
 export type Need = keyof GroupNeeds;
@@ -34,6 +36,7 @@ export const NEEDS: readonly Need[] = [
   'mail',
   'clientAddress',
   'notifyUrl',
+  'cdn',
 ];
 
 /** Where the master key lives: KMS in AWS, a key file in the data folder locally. */
@@ -51,6 +54,8 @@ export interface NeedValues {
   trustedProxySecret?: string;
   /** Absent: channels are told `base_url`. */
   notifyBaseUrl?: string;
+  /** Absent locally: there is no CDN whose cache could hold a deleted file. */
+  distributionId?: string;
 }
 
 /**
@@ -67,6 +72,8 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'aws.ses_endpoint',
   'aws.kms_endpoint',
   'aws.events_endpoint',
+  'aws.cloudfront_endpoint',
+  'cdn.distribution_id',
   'payment.notify_base_url',
   'http.trusted_proxy_secret',
   'port',
@@ -93,6 +100,7 @@ export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<st
   if (needs.clientAddress && values.trustedProxySecret)
     env.HTTP__TRUSTED_PROXY_SECRET = values.trustedProxySecret;
   if (needs.notifyUrl && values.notifyBaseUrl) env.PAYMENT__NOTIFY_BASE_URL = values.notifyBaseUrl;
+  if (needs.cdn && values.distributionId) env.CDN__DISTRIBUTION_ID = values.distributionId;
   return env;
 }
 
@@ -110,6 +118,7 @@ export function deployedVariablesOf(needs: GroupNeeds): string[] {
         eventBusName: placeholder,
         trustedProxySecret: placeholder,
         notifyBaseUrl: placeholder,
+        distributionId: placeholder,
       }),
     ),
   ];

@@ -12,7 +12,12 @@ import { stageConfigFrom } from '../../infra/stage-config.ts';
 import { config } from '../../lib/config/index.ts';
 import { FUNCTION_GROUPS } from '../../lib/routes.ts';
 import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
-import { type Answer, type DeployedStack, deployLocally } from '../support/deployed-stack.ts';
+import {
+  type Answer,
+  type DeployedStack,
+  DISTRIBUTION_ID,
+  deployLocally,
+} from '../support/deployed-stack.ts';
 import {
   A_APP_ID,
   alipayNotifyFields,
@@ -234,6 +239,32 @@ describe('the deployed shape', () => {
     expect(expectOk(await stack.api('GET', '/api/v1/gallery')).json.data.items).toEqual(expect.any(Array));
   });
 
+  it('deletes a file and invalidates exactly its /i/<key> in the distribution', async () => {
+    const { body, contentType } = buildMultipart([
+      { name: 'file', filename: 'gone.png', contentType: 'image/png', data: makePng(2, 2, randomRgb()) },
+    ]);
+    const uploaded = expectOk(
+      await stack.api('POST', '/api/v1/upload', {
+        headers: { authorization: `Bearer ${state.user.token}`, 'content-type': contentType },
+        body,
+      }),
+    );
+    const { id, key } = uploaded.json.data as { id: string; key: string };
+    const before = stack.cloudfront.invalidations.length;
+
+    const deleted = expectOk(
+      await stack.api('DELETE', `/api/v1/files/${id}`, { headers: json(state.user.token) }),
+    );
+
+    expect(deleted.json.data).toEqual({ id, deleted: true });
+    const made = stack.cloudfront.invalidations.slice(before);
+    expect(made.map(({ distributionId, paths }) => ({ distributionId, paths }))).toEqual([
+      { distributionId: DISTRIBUTION_ID, paths: [`/i/${key}`] },
+    ]);
+    expect(stack.functions.get('upload')!.gateway.denials).toEqual([]);
+    expect((await stack.api('GET', `/i/${key}`)).status).toBe(404);
+  });
+
   it('lets the bootstrap administrator create a plan and save every channel', async () => {
     const login = expectOk(
       await stack.api('POST', '/admin/auth/login', {
@@ -373,6 +404,7 @@ describe('the deployed shape', () => {
     expect(actions('auth')).toContain('ses:SendEmail');
     expect(actions('payment-callback')).toContain('events:PutEvents');
     expect(actions('files')).toContain('s3:GetObject');
+    expect(actions('upload')).toContain('cloudfront:CreateInvalidation');
   });
 });
 

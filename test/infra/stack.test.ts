@@ -361,6 +361,7 @@ describe('least privilege', () => {
       expect(has(group, 's3:PutObject'), group).toBe(grants.bucket === 'readwrite');
       expect(has(group, 'kms:'), group).toBe(grants.masterKey === true);
       expect(has(group, 'events:PutEvents'), group).toBe(grants.events === true);
+      expect(has(group, 'cloudfront:'), group).toBe(grants.cdn === true);
       // dev has no mail.from: mail goes to the log and nobody may send through SES.
       expect(has(group, 'ses:'), group).toBe(false);
     }
@@ -369,6 +370,30 @@ describe('least privilege', () => {
         .filter((action) => action.startsWith('kms:'))
         .sort(),
     ).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+  });
+
+  it('lets the upload function invalidate in its own distribution only, and names it', () => {
+    const [[cdnId]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const cloudfront = roleStatements(dev, 'upload').filter((statement) =>
+      String(statement.Action).includes('cloudfront:'),
+    );
+
+    expect(cloudfront).toHaveLength(1);
+    expect(cloudfront[0]!.Action).toBe('cloudfront:CreateInvalidation');
+    expect(cloudfront[0]!.Resource).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':cloudfront::',
+          { Ref: 'AWS::AccountId' },
+          ':distribution/',
+          { Ref: cdnId },
+        ],
+      ],
+    });
+    expect(functionOf(dev, 'upload').Environment.Variables.CDN__DISTRIBUTION_ID).toEqual({ Ref: cdnId });
   });
 
   it('lets auth send mail as the configured SES identity only', () => {

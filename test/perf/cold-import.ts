@@ -22,6 +22,7 @@ const SDK_EXPORTS: Record<string, string> = {
   '@aws-sdk/client-ses': 'SESClient',
   '@aws-sdk/client-sesv2': 'SESv2Client',
   '@aws-sdk/client-eventbridge': 'EventBridgeClient',
+  '@aws-sdk/client-cloudfront': 'CloudFrontClient',
 };
 
 export interface GroupImport {

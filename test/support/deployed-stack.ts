@@ -26,6 +26,7 @@ import { buildEvent } from '../../lib/local/server.ts';
 import { createContract } from './contract.ts';
 import { type AwsGateway, startAwsGateway } from './deployed/aws-gateway.ts';
 import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from './deployed/cfn.ts';
+import { createFakeCloudFront, type FakeCloudFront } from './deployed/fake-cloudfront.ts';
 import { createFakeEventBridge, type FakeEventBridge } from './deployed/fake-eventbridge.ts';
 import { createFakeKms, type FakeKms } from './deployed/fake-kms.ts';
 import type { PolicyStatement } from './deployed/iam.ts';
@@ -36,6 +37,8 @@ type Json = Record<string, any>;
 export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
 const NOBODY = 65534;
+/** What `Ref` of the stack's CloudFront distribution resolves to (an id in CloudFront's format). */
+export const DISTRIBUTION_ID = 'E2DEPLOYEDSHAPE';
 
 export interface DeployedFunction {
   group: string;
@@ -70,6 +73,8 @@ export interface DeployedStack {
   functions: Map<string, DeployedFunction>;
   kms: FakeKms;
   events: FakeEventBridge;
+  /** The invalidations the functions created in the stack's distribution. */
+  cloudfront: FakeCloudFront;
   tableName: string;
   bucketName: string;
   /** What the x64 machine did to run the arm64 auth asset, if anything. */
@@ -149,6 +154,8 @@ function resolverFor(template: Json, names: { tableName: string; bucketName: str
         return keyId(id);
       case 'AWS::Events::EventBus':
         return `bus-${id}`;
+      case 'AWS::CloudFront::Distribution':
+        return DISTRIBUTION_ID;
       case 'AWS::Logs::LogGroup':
         return `/aws/lambda/${id}`;
       case undefined:
@@ -312,6 +319,11 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     .map(([id]) => resolver.getAtt(id, 'Arn'));
   const kms = createFakeKms({ keyArns });
   const events = createFakeEventBridge();
+  const cloudfront = createFakeCloudFront({
+    distributionIds: Object.entries(resources)
+      .filter(([, resource]) => resource.Type === 'AWS::CloudFront::Distribution')
+      .map(([id]) => resolver.ref(id)),
+  });
   const hostDir = join(root, 'host');
   mkdirSync(hostDir, { mode: 0o755 });
   const host = await buildHost(hostDir);
@@ -378,6 +390,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
           upstream: options.upstream,
           kms,
           events,
+          cloudfront,
         });
         cleanups.push(() => gateway.close());
         const output: string[] = [];
@@ -420,6 +433,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
             AWS__KMS_ENDPOINT: gateway.endpoint,
             AWS__EVENTS_ENDPOINT: gateway.endpoint,
             AWS__SES_ENDPOINT: gateway.endpoint,
+            AWS__CLOUDFRONT_ENDPOINT: gateway.endpoint,
           },
         });
         cleanups.push(() => fn.stop());
@@ -476,6 +490,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     functions,
     kms,
     events,
+    cloudfront,
     tableName: options.tableName,
     bucketName: options.bucketName,
     notes,

@@ -11,6 +11,7 @@ import { createAuthenticator } from '../../lib/auth/authenticate.ts';
 import { buildSessions } from '../../lib/auth/build.ts';
 import { dynamoClient } from '../../lib/aws/dynamodb.ts';
 import { s3Client } from '../../lib/aws/s3.ts';
+import type { Invalidator } from '../../lib/cdn/invalidator.ts';
 import { type AppConfig, config } from '../../lib/config/index.ts';
 import { cachedMasterKey, type MasterKey, openMasterKey } from '../../lib/crypto/index.ts';
 import { type Clock, Table } from '../../lib/db/repository.ts';
@@ -36,6 +37,8 @@ export interface TestDepsOptions {
   defaultQuotaBytes?: number;
   /** `upload.strip_metadata` (default: the test config's). */
   stripMetadata?: boolean;
+  /** The CDN invalidator deletes call (default: none, as locally); a recording fake shows what was called. */
+  cdn?: Invalidator;
 }
 
 // One master key per test file, as one container has one: the local key in the file's data folder.
@@ -89,6 +92,7 @@ export function testDeps(options: TestDepsOptions = {}) {
       stripMetadata: options.stripMetadata ?? settings.upload.strip_metadata,
     },
     quota,
+    ...(options.cdn ? { cdn: options.cdn } : {}),
   });
   const events = options.events ?? logPublisher;
   const payments = buildPaymentService({

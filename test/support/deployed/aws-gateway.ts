@@ -9,6 +9,8 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
+import { cloudFrontCalls } from './cloudfront-calls.ts';
+import { cloudFrontError, type FakeCloudFront, type FakeCloudFrontAnswer } from './fake-cloudfront.ts';
 import type { FakeEventBridge } from './fake-eventbridge.ts';
 import type { FakeKms } from './fake-kms.ts';
 import { assertSupported, describeDenial, isAllowed, type PolicyStatement } from './iam.ts';
@@ -39,6 +41,8 @@ export interface AwsGatewayOptions {
   upstream: { dynamodb: string; s3: string; ses?: string };
   kms: FakeKms;
   events: FakeEventBridge;
+  /** without it, allowed CloudFront calls answer 501 */
+  cloudfront?: FakeCloudFront;
 }
 
 export interface AwsGateway {
@@ -52,7 +56,7 @@ export interface AwsGateway {
 }
 
 /** How a service words its errors, so the SDK parses ours as it would the real one. */
-type ErrorStyle = 'json1.0' | 'json1.1' | 's3' | 'query' | 'rest-json';
+type ErrorStyle = 'json1.0' | 'json1.1' | 's3' | 'query' | 'rest-json' | 'rest-xml';
 
 const MAX_BODY_BYTES = 128 * 1024 * 1024;
 // Connection-level headers are the proxy's own business, not the request's (RFC 9110 7.6.1); `expect` is
@@ -78,6 +82,8 @@ function styleOf(found: IamCalls, request: AwsRequest): ErrorStyle {
       return splitUrl(request.url).pathname.startsWith('/v2/') ? 'rest-json' : 'query';
     case 's3':
       return 's3';
+    case 'cloudfront':
+      return 'rest-xml';
     default:
       // Unsigned or unknown: a JSON protocol if the request names a target, else S3's XML (browser requests).
       return request.headers['x-amz-target'] ? 'json1.1' : 's3';
@@ -95,6 +101,10 @@ function sendError(
   code: string,
   message: string,
 ): void {
+  if (style === 'rest-xml') {
+    sendXml(res, cloudFrontError(status, code, message));
+    return;
+  }
   const requestId = randomUUID();
   let contentType: string;
   let body: string;
@@ -141,6 +151,16 @@ function sendFake(res: ServerResponse, answer: { status: number; body: unknown }
     ...(answer.status >= 400 && typeof type === 'string' ? { 'x-amzn-errortype': type } : {}),
   });
   res.end(body);
+}
+
+/** Answers with what the in-process REST-XML fake (CloudFront) said. */
+function sendXml(res: ServerResponse, answer: FakeCloudFrontAnswer): void {
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    'content-length': Buffer.byteLength(answer.body),
+    'x-amz-request-id': randomUUID(),
+  });
+  res.end(answer.body);
 }
 
 /** A browser's CORS preflight carries no signature; S3 answers it from the bucket's CORS rules, not IAM. */
@@ -257,6 +277,14 @@ export async function startAwsGateway(options: AwsGatewayOptions): Promise<AwsGa
           res,
           options.events.handle(found.operation, JSON.parse(body.toString('utf8') || '{}')),
         );
+      case 'cloudfront': {
+        if (!options.cloudfront) {
+          return sendError(res, style, 501, 'NotImplemented', 'This gateway has no CloudFront fake');
+        }
+        // iamCallsOf recognised the path, so it names a distribution.
+        const target = cloudFrontCalls(request.method, splitUrl(request.url).pathname, where)!;
+        return sendXml(res, options.cloudfront.handle(found.operation, target.distributionId, body));
+      }
       default:
         // iamCallsOf marks every other service unrecognised, so this is never reached with an allowed call.
         throw new Error(`no upstream for service ${found.service}`);

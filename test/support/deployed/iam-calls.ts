@@ -1,4 +1,5 @@
 // What one AWS SDK request amounts to in IAM terms: its service, operation, and (action, resource) pairs.
+import { cloudFrontCalls } from './cloudfront-calls.ts';
 import { keyArnOfCiphertext } from './fake-kms.ts';
 import { s3Calls } from './s3-calls.ts';
 
@@ -246,6 +247,12 @@ function classify(request: AwsRequest, where: Where): IamCalls {
     }
     case 'ses':
       return sesCallsOf(request, method, pathname, where);
+    case 'cloudfront': {
+      const found = cloudFrontCalls(method, pathname, where);
+      return found
+        ? { service, operation: found.operation, calls: found.calls }
+        : unknown(service, method, pathname);
+    }
     default:
       return unknown(service, method, pathname);
   }

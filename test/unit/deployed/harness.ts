@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import { startAwsGateway } from '../../support/deployed/aws-gateway.ts';
+import { createFakeCloudFront } from '../../support/deployed/fake-cloudfront.ts';
 import { createFakeEventBridge } from '../../support/deployed/fake-eventbridge.ts';
 import { createFakeKms, newKeyArn } from '../../support/deployed/fake-kms.ts';
 import type { PolicyStatement } from '../../support/deployed/iam.ts';
@@ -11,6 +12,7 @@ export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';
 export const KEY = newKeyArn(REGION, ACCOUNT);
 export const TABLE = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/app`;
+export const DISTRIBUTION = 'E1HARNESS';
 export const ORDERS_BUS = `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/orders`;
 const POLICY: PolicyStatement[] = [
   { Effect: 'Allow', Action: ['kms:GenerateDataKey', 'kms:Decrypt'], Resource: KEY },
@@ -71,6 +73,7 @@ export async function setup(
   const upstream = await startUpstream(answer);
   const kms = createFakeKms({ keyArns: [KEY] });
   const events = createFakeEventBridge();
+  const cloudfront = createFakeCloudFront({ distributionIds: [DISTRIBUTION] });
   const gateway = await startAwsGateway({
     functionName: 'payments',
     policy,
@@ -79,9 +82,10 @@ export async function setup(
     upstream: { dynamodb: upstream.endpoint, s3: upstream.endpoint, ses: upstream.endpoint },
     kms,
     events,
+    cloudfront,
   });
   onTestFinished(() => gateway.close());
-  return { gateway, upstream, kms, events };
+  return { gateway, upstream, kms, events, cloudfront };
 }
 
 /** An SDK client on the gateway, destroyed (with its kept-alive sockets) after the test. */

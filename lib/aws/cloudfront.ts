@@ -1,0 +1,15 @@
+// The CloudFront client for the given settings, built once per container.
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import type { AwsSettings } from '../config/schema.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
+
+export const cloudFrontClient = /* @__PURE__ */ memoByEndpoint(
+  (aws: Pick<AwsSettings, 'region' | 'cloudfront_endpoint'>): CloudFrontClient =>
+    new CloudFrontClient({
+      region: aws.region,
+      ...(aws.cloudfront_endpoint
+        ? { endpoint: aws.cloudfront_endpoint, credentials: localCredentials('cloudfront') }
+        : {}),
+      maxAttempts: 3,
+    }),
+);
