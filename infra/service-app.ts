@@ -38,9 +38,12 @@ export function buildServiceApp(options: BuildServiceAppOptions = {}): ServiceAp
   const stage = options.stage ?? options.config?.stage ?? app.node.tryGetContext('stage') ?? DEFAULT_STAGE;
   const config = options.config ?? loadStageConfig(String(stage), PROJECT_ROOT);
 
-  // No env: account and region come from the deploying credentials, so synth needs none (offline).
+  // A stage that pins infra.account/region deploys only there (the CLI refuses other credentials); without
+  // them account and region come from the deploying credentials, and synth needs none (dev, tests).
+  const { account, region } = config.infra;
   const stack = new ServiceStack(app, `${SERVICE_NAME}-${config.stage}`, {
     config,
+    ...(account || region ? { env: { ...(account ? { account } : {}), ...(region ? { region } : {}) } } : {}),
     description: `Account, upload and payment service (${config.stage})`,
   });
   Tags.of(app).add('service', SERVICE_NAME);

@@ -23,6 +23,7 @@ import {
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   AccessLevel,
   AllowedMethods,
@@ -32,10 +33,13 @@ import {
   FunctionCode,
   FunctionEventType,
   FunctionRuntime,
+  HeadersFrameOption,
+  HeadersReferrerPolicy,
   HttpVersion,
   OriginProtocolPolicy,
   OriginRequestPolicy,
   ResponseHeadersPolicy,
+  SecurityPolicyProtocol,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -45,6 +49,8 @@ import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-l
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { type FunctionUrl, FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { AaaaRecord, ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { CloudFrontTarget } from 'aws-cdk-lib/aws-route53-targets';
 import {
   BlockPublicAccess,
   Bucket,
@@ -72,6 +78,10 @@ export const PENDING_UPLOAD_PREFIX = INCOMING_PREFIX;
 export const PENDING_UPLOAD_EXPIRY_DAYS = 1;
 /** What CloudFront serves from the bucket; the rest of the URL space goes to the API. */
 export const IMAGE_PATH_PATTERN = '/i/*';
+/** Overwritten or deleted files stay recoverable this long where data is retained (versioned bucket). */
+export const NONCURRENT_VERSION_EXPIRY_DAYS = 30;
+/** Browsers keep to https for this long once they have seen the header (one year). */
+export const HSTS_MAX_AGE = Duration.days(365);
 
 // JSON lines of HTTP API variables only (the default format is the REST API's); never headers or bodies.
 const API_ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -219,6 +229,8 @@ export class ServiceStack extends Stack {
       objectOwnership: ObjectOwnership.OBJECT_WRITER,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(infra.logRetentionDays) }],
       removalPolicy: dataRemoval,
+      // Throw-away stages: `cdk destroy` empties the bucket instead of failing on it.
+      autoDeleteObjects: !infra.retainData,
     });
     Validations.of(accessLogs).acknowledge({
       id: 'AwsSolutions-S1',
@@ -254,12 +266,27 @@ export class ServiceStack extends Stack {
           expiration: Duration.days(PENDING_UPLOAD_EXPIRY_DAYS),
         },
         { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Where data is retained, an overwrite or delete (owner, back office, or mistake) can be undone
+        // for a while; the old versions then go, so storage does not grow without bound.
+        ...(infra.retainData
+          ? [
+              {
+                id: 'expire-noncurrent-versions',
+                noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_EXPIRY_DAYS),
+                expiredObjectDeleteMarker: true,
+              },
+            ]
+          : []),
       ],
+      versioned: infra.retainData,
       removalPolicy: dataRemoval,
+      autoDeleteObjects: !infra.retainData,
     });
 
     this.masterKey = new Key(this, 'MasterKey', {
       description: `Master key of the ${config.stage} service: seals TOTP secrets and payment credentials`,
+      // A name operators can find the key by (the stack name is <service>-<stage>).
+      alias: `alias/${this.stackName}-master`,
       enableKeyRotation: true,
       policy: new PolicyDocument({
         statements: [
@@ -293,7 +320,9 @@ export class ServiceStack extends Stack {
 
     ({ api: this.api, stage: this.apiStage } = this.createApi(config));
     this.distribution = this.createDistribution(config, accessLogs);
-    const baseUrl = infra.baseUrl ?? `https://${this.distribution.distributionDomainName}`;
+    const baseUrl =
+      infra.baseUrl ??
+      (infra.domain ? `https://${infra.domain.name}` : `https://${this.distribution.distributionDomainName}`);
 
     // Each function's grants and environment, both derived from what its group declares it needs
     // (functions/<group>/needs.ts): nothing here is kept in sync by hand.
@@ -472,6 +501,27 @@ export class ServiceStack extends Stack {
       enableAcceptEncodingBrotli: true,
     });
 
+    // One policy on every behaviour: HSTS (a year, subdomains too) plus the headers of the managed
+    // SECURITY_HEADERS policy the images behaviour used before; nosniff above all for user-supplied bytes.
+    const securityHeaders = new ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      comment: 'HSTS and security headers on every response of the CDN',
+      securityHeadersBehavior: {
+        strictTransportSecurity: {
+          accessControlMaxAge: HSTS_MAX_AGE,
+          includeSubdomains: true,
+          override: true,
+        },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: HeadersFrameOption.SAMEORIGIN, override: false },
+        referrerPolicy: {
+          referrerPolicy: HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN,
+          override: false,
+        },
+        xssProtection: { protection: true, modeBlock: true, override: false },
+      },
+    });
+    const { domain } = config.infra;
+
     const distribution = new Distribution(this, 'Cdn', {
       comment: `Public address of the ${config.stage} service`,
       httpVersion: HttpVersion.HTTP2_AND_3,
@@ -482,6 +532,7 @@ export class ServiceStack extends Stack {
         // Everything but Host: API Gateway routes by its own host name.
         originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        responseHeadersPolicy: securityHeaders,
         functionAssociations: [{ function: viewerAddress, eventType: FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
@@ -493,14 +544,20 @@ export class ServiceStack extends Stack {
           allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
           cachePolicy: imageCache,
           viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-          // nosniff above all: the bytes are user-supplied.
-          responseHeadersPolicy: ResponseHeadersPolicy.SECURITY_HEADERS,
+          responseHeadersPolicy: securityHeaders,
           functionAssociations: [{ function: imageKey, eventType: FunctionEventType.VIEWER_REQUEST }],
         },
       },
       enableLogging: true,
       logBucket,
       logFilePrefix: 'cdn/',
+      ...(domain
+        ? {
+            domainNames: [domain.name],
+            certificate: Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArn),
+            minimumProtocolVersion: SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
       ...(config.infra.webAclArn ? { webAclId: config.infra.webAclArn } : {}),
     });
 
@@ -515,13 +572,22 @@ export class ServiceStack extends Stack {
         id: 'AwsSolutions-CFR1',
         reason: 'A public image host and API for users anywhere; no country is excluded by any requirement.',
       },
-      {
+    );
+    if (!domain) {
+      Validations.of(distribution).acknowledge({
         id: 'AwsSolutions-CFR4',
         reason:
           'The distribution uses the default *.cloudfront.net certificate, whose viewer TLS policy CloudFront ' +
-          'fixes; serving a custom domain with an ACM certificate (TLSv1.2_2021) would lift this.',
-      },
-    );
+          'fixes; infra.domain_name with infra.certificate_arn serves the custom domain with TLSv1.2_2021.',
+      });
+    }
+    if (domain?.hostedZoneId) {
+      // The zone is named by id only; the record names are absolute, so its name is never needed.
+      const zone = HostedZone.fromHostedZoneId(this, 'Zone', domain.hostedZoneId);
+      const target = RecordTarget.fromAlias(new CloudFrontTarget(distribution));
+      new ARecord(this, 'AliasA', { zone, recordName: `${domain.name}.`, target });
+      new AaaaRecord(this, 'AliasAAAA', { zone, recordName: `${domain.name}.`, target });
+    }
     if (!config.infra.webAclArn) {
       Validations.of(distribution).acknowledge({
         id: 'AwsSolutions-CFR2',

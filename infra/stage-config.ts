@@ -31,8 +31,49 @@ const origin = z
   .string()
   .regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like https://app.example.com');
 
+// A host name: labels of letters, digits and hyphens, at least one dot (what a CloudFront alias accepts).
+const hostName = z
+  .string()
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+    'must be a lower-case host name like api.example.com',
+  );
+
+// CloudFront takes viewer certificates only from ACM in us-east-1, whatever region the stack is in.
+export const CERTIFICATE_REGION = 'us-east-1';
+const ACM_CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:([a-z0-9-]+):\d{12}:certificate\/[A-Za-z0-9-]+$/;
+const certificateArn = z
+  .string()
+  .regex(
+    ACM_CERTIFICATE_ARN,
+    'must be an ACM certificate ARN (arn:aws:acm:us-east-1:<account>:certificate/<id>)',
+  )
+  .refine(
+    (arn) => ACM_CERTIFICATE_ARN.exec(arn)?.[1] === CERTIFICATE_REGION,
+    `must be a certificate in ${CERTIFICATE_REGION} (CloudFront uses no other region's certificates)`,
+  );
+
 const infraSchema = z
   .object({
+    /** The AWS account this stage deploys to; pins the stack's env (required for prod). */
+    account: z
+      .string()
+      .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
+      .optional(),
+    /** The AWS region this stage deploys to; pins the stack's env (required for prod). */
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region like eu-west-1')
+      .optional(),
+    /** A custom domain for the distribution; needs certificate_arn. */
+    domain_name: hostName.optional(),
+    /** The ACM certificate (us-east-1) that covers domain_name. */
+    certificate_arn: certificateArn.optional(),
+    /** A Route 53 hosted zone holding domain_name: the stack then adds the alias records. */
+    hosted_zone_id: z
+      .string()
+      .regex(/^Z[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ')
+      .optional(),
     /** Browser origins allowed to call the API and to PUT presigned uploads into the bucket. */
     cors_origins: z.array(origin).default([]),
     /** Keep the table, bucket and key when the stack goes away; default true except local and dev. */
@@ -60,7 +101,18 @@ const infraSchema = z
   })
   .strict();
 
+/** A custom domain for the distribution: the name, its us-east-1 certificate, and optionally its zone. */
+export interface DomainSettings {
+  name: string;
+  certificateArn: string;
+  hostedZoneId?: string;
+}
+
 export interface InfraSettings {
+  /** Where the stack deploys (its env); without them synth stays environment-agnostic. */
+  account?: string;
+  region?: string;
+  domain?: DomainSettings;
   corsOrigins: string[];
   retainData: boolean;
   logRetentionDays: RetentionDays;
@@ -134,6 +186,8 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
       ...settings.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
     );
   }
+  if (infra.success) problems.push(...domainProblems(infra.data));
+  if (isProductionStage(stage)) problems.push(...productionProblems(rest, rawInfra));
   if (problems.length > 0 || !infra.success || !settings.success)
     throw new StageConfigError(source, problems);
 
@@ -144,6 +198,17 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
     settings: settings.data,
     secretKeys: SECRET_KEYS.filter((key) => readPath(rest, key) !== undefined),
     infra: {
+      ...(infra.data.account ? { account: infra.data.account } : {}),
+      ...(infra.data.region ? { region: infra.data.region } : {}),
+      ...(infra.data.domain_name && infra.data.certificate_arn
+        ? {
+            domain: {
+              name: infra.data.domain_name,
+              certificateArn: infra.data.certificate_arn,
+              ...(infra.data.hosted_zone_id ? { hostedZoneId: infra.data.hosted_zone_id } : {}),
+            },
+          }
+        : {}),
       corsOrigins: infra.data.cors_origins,
       retainData,
       logRetentionDays: (infra.data.log_retention_days ??
@@ -154,6 +219,49 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
       ...(infra.data.web_acl_arn ? { webAclArn: infra.data.web_acl_arn } : {}),
     },
   };
+}
+
+/** The stage whose synth refuses anything that would be unsafe with real users. */
+export function isProductionStage(stage: string): boolean {
+  return stage === 'prod';
+}
+
+function domainProblems(infra: z.infer<typeof infraSchema>): string[] {
+  const problems: string[] = [];
+  if ((infra.domain_name === undefined) !== (infra.certificate_arn === undefined))
+    problems.push('infra.domain_name and infra.certificate_arn: set both or neither');
+  if (infra.hosted_zone_id !== undefined && infra.domain_name === undefined)
+    problems.push('infra.hosted_zone_id: needs infra.domain_name (the record it would hold)');
+  return problems;
+}
+
+/**
+ * What a prod stage must not synthesize without, read from the raw file so that every problem is named
+ * at once, even beside schema errors (a malformed account or region is the schema's problem to name).
+ */
+function productionProblems(settings: Record<string, unknown>, rawInfra: unknown): string[] {
+  const problems: string[] = [];
+  const infra = (typeof rawInfra === 'object' && rawInfra !== null ? rawInfra : {}) as Record<
+    string,
+    unknown
+  >;
+  if (readPath(settings, 'mail.from') === undefined)
+    problems.push(
+      'mail.from: a prod stage must send mail through SES; without it verification codes are written to the logs',
+    );
+  if (readPath(settings, 'payment.mock.enabled') === true)
+    problems.push(
+      'payment.mock.enabled: must be false in a prod stage (the mock cashier settles without payment)',
+    );
+  if (infra.account === undefined)
+    problems.push('infra.account: a prod stage must pin the 12-digit AWS account it deploys to');
+  if (infra.region === undefined)
+    problems.push('infra.region: a prod stage must pin the AWS region it deploys to');
+  const origins = Array.isArray(infra.cors_origins) ? infra.cors_origins : [];
+  const insecure = origins.filter((value) => typeof value !== 'string' || !value.startsWith('https://'));
+  if (insecure.length > 0)
+    problems.push(`infra.cors_origins: a prod stage allows https origins only, not ${insecure.join(', ')}`);
+  return problems;
 }
 
 function readPath(target: Record<string, unknown>, path: string): unknown {

@@ -1,7 +1,7 @@
 // Template checks of the ServiceStack (bundling skipped): routes, functions, storage, CDN, IAM and cdk-nag.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from 'aws-cdk-lib';
+import { type App, Token } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -9,11 +9,12 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '../../functions/needs.ts';
-import { buildServiceApp } from '../../infra/service-app.ts';
+import { buildServiceApp, SERVICE_NAME } from '../../infra/service-app.ts';
 import { PROJECT_ROOT } from '../../infra/service-function.ts';
 import {
   IMAGE_KEY_FUNCTION,
   IMAGE_PATH_PATTERN,
+  NONCURRENT_VERSION_EXPIRY_DAYS,
   PENDING_UPLOAD_PREFIX,
   type ServiceStack,
   VIEWER_ADDRESS_FUNCTION,
@@ -80,12 +81,30 @@ function appConfigOf(s: Synth, group: FunctionGroup) {
   return loadConfig({ env: { APP_CONFIG_JSON: env.APP_CONFIG_JSON } });
 }
 
+const readStageFile = (stage: string): Json =>
+  JSON.parse(readFileSync(join(PROJECT_ROOT, `infra/config/${stage}.json`), 'utf8'));
+
+const PROD_FILE = readStageFile('prod');
+const DEV_FILE = readStageFile('dev');
+const PROD_ACCOUNT = '123456789012';
+const PROD_REGION = 'eu-west-1';
+const CERTIFICATE_ARN = `arn:aws:acm:us-east-1:${PROD_ACCOUNT}:certificate/0f8fad5b-d9cb-469f-a165-70867728950e`;
+
+/** prod.json as an operator completes it before the first deploy (docs/DEPLOYMENT.md). */
+function completedProd(overrides: { mail?: Json; infra?: Json } = {}): Json {
+  return {
+    ...PROD_FILE,
+    mail: { from: 'no-reply@mail.example.com', ...overrides.mail },
+    infra: { ...PROD_FILE.infra, account: PROD_ACCOUNT, region: PROD_REGION, ...overrides.infra },
+  };
+}
+
 let dev: Synth;
 let prod: Synth;
 
 beforeAll(() => {
   dev = synth({ stage: 'dev' });
-  prod = synth({ stage: 'prod' });
+  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
 }, 60_000);
 
 describe('HTTP API', () => {
@@ -397,9 +416,8 @@ describe('least privilege', () => {
   });
 
   it('lets auth send mail as the configured SES identity only', () => {
-    const raw = JSON.parse(readFileSync(join(PROJECT_ROOT, 'infra/config/dev.json'), 'utf8'));
     const withMail = synth({
-      config: stageConfigFrom('dev', { ...raw, mail: { from: 'no-reply@mail.example.com' } }),
+      config: stageConfigFrom('dev', { ...DEV_FILE, mail: { from: 'no-reply@mail.example.com' } }),
     });
 
     const ses = roleStatements(withMail, 'auth').filter((statement) =>
@@ -459,10 +477,17 @@ describe('prod stage', () => {
 });
 
 describe('stage config', () => {
-  it('loads every stage file in infra/config', () => {
-    for (const stage of ['local', 'dev', 'prod']) {
+  it('loads the local and dev stage files', () => {
+    for (const stage of ['local', 'dev']) {
       expect(loadStageConfig(stage, PROJECT_ROOT).stage).toBe(stage);
     }
+  });
+
+  it('refuses the committed prod file until its account, region and sender are filled in', () => {
+    const attempt = () => loadStageConfig('prod', PROJECT_ROOT);
+
+    expect(attempt).toThrow(StageConfigError);
+    expect(attempt).toThrow(/mail\.from[\s\S]*infra\.account[\s\S]*infra\.region/);
   });
 
   it('refuses settings the deployment owns and unknown infra keys, naming each', () => {
@@ -485,5 +510,259 @@ describe('stage config', () => {
     expect(config.secretKeys).toEqual(
       expect.arrayContaining(['admin.bootstrap.password', 'upload.api_token']),
     );
+  });
+});
+
+describe('production guards', () => {
+  const prodSynth = (raw: Json) => () => synth({ config: stageConfigFrom('prod', raw) });
+
+  it('pins the prod stack to its account and region; dev stays environment-agnostic', () => {
+    expect(prod.stack.account).toBe(PROD_ACCOUNT);
+    expect(prod.stack.region).toBe(PROD_REGION);
+    expect(Token.isUnresolved(dev.stack.account)).toBe(true);
+    expect(Token.isUnresolved(dev.stack.region)).toBe(true);
+  });
+
+  it('refuses a prod stage without mail.from, since codes would go to the logs', () => {
+    const { mail: _mail, ...withoutMail } = completedProd();
+
+    expect(prodSynth(withoutMail)).toThrow(StageConfigError);
+    expect(prodSynth(withoutMail)).toThrow(/mail\.from: a prod stage must send mail through SES/);
+  });
+
+  it('refuses a prod stage with the mock cashier on', () => {
+    const withMock = { ...completedProd(), payment: { ...PROD_FILE.payment, mock: { enabled: true } } };
+
+    expect(prodSynth(withMock)).toThrow(/payment\.mock\.enabled: must be false in a prod stage/);
+  });
+
+  it('refuses a prod stage without a pinned 12-digit account', () => {
+    const withoutAccount = completedProd({ infra: { account: undefined } });
+    const shortAccount = completedProd({ infra: { account: '12345' } });
+
+    expect(prodSynth(withoutAccount)).toThrow(
+      /infra\.account: a prod stage must pin the 12-digit AWS account/,
+    );
+    expect(prodSynth(shortAccount)).toThrow(/infra\.account: must be a 12-digit AWS account id/);
+  });
+
+  it('refuses a prod stage without a pinned region', () => {
+    const withoutRegion = completedProd({ infra: { region: undefined } });
+
+    expect(prodSynth(withoutRegion)).toThrow(/infra\.region: a prod stage must pin the AWS region/);
+  });
+
+  it('refuses a prod stage with a CORS origin that is not https, naming it', () => {
+    const plainHttp = completedProd({
+      infra: { cors_origins: ['https://app.example.com', 'http://app.example.com'] },
+    });
+
+    expect(prodSynth(plainHttp)).toThrow(
+      /infra\.cors_origins: a prod stage allows https origins only, not http:\/\/app\.example\.com$/m,
+    );
+  });
+
+  it('names every prod problem at once', () => {
+    const everythingWrong = {
+      ...PROD_FILE,
+      payment: { ...PROD_FILE.payment, mock: { enabled: true } },
+      infra: { ...PROD_FILE.infra, cors_origins: ['http://localhost:5173'] },
+    };
+
+    let message = '';
+    try {
+      prodSynth(everythingWrong)();
+    } catch (error) {
+      message = (error as Error).message;
+    }
+
+    for (const setting of [
+      'mail.from',
+      'payment.mock.enabled',
+      'infra.account',
+      'infra.region',
+      'infra.cors_origins',
+    ]) {
+      expect(message, setting).toContain(`  - ${setting}: `);
+    }
+  });
+
+  it('applies none of the prod guards to other stages', () => {
+    expect(stageConfigFrom('dev', DEV_FILE).stage).toBe('dev');
+  });
+});
+
+describe('custom domain', () => {
+  const DOMAIN = 'api.example.com';
+  const ZONE_ID = 'Z0123456789ABCDEFGHIJ';
+  let withZone: Synth;
+  let withoutZone: Synth;
+
+  beforeAll(() => {
+    withZone = synth({
+      config: stageConfigFrom('dev', {
+        ...DEV_FILE,
+        infra: {
+          ...DEV_FILE.infra,
+          domain_name: DOMAIN,
+          certificate_arn: CERTIFICATE_ARN,
+          hosted_zone_id: ZONE_ID,
+        },
+      }),
+    });
+    // The prod shape with a domain: cdk-nag must accept it without the default-certificate acknowledgement.
+    withoutZone = synth({
+      config: stageConfigFrom(
+        'prod',
+        completedProd({ infra: { domain_name: DOMAIN, certificate_arn: CERTIFICATE_ARN } }),
+      ),
+    });
+  }, 60_000);
+
+  const distributionConfigOf = (s: Synth): Json =>
+    (resourcesOf(s, 'AWS::CloudFront::Distribution')[0]![1] as Json).Properties.DistributionConfig;
+
+  it('gives the distribution the alias, the certificate and TLS 1.2 (2021) at least', () => {
+    for (const s of [withZone, withoutZone]) {
+      const config = distributionConfigOf(s);
+      expect(config.Aliases).toEqual([DOMAIN]);
+      expect(config.ViewerCertificate).toEqual({
+        AcmCertificateArn: CERTIFICATE_ARN,
+        MinimumProtocolVersion: 'TLSv1.2_2021',
+        SslSupportMethod: 'sni-only',
+      });
+    }
+    expect(distributionConfigOf(dev).Aliases).toBeUndefined();
+  });
+
+  it('gives https://<domain_name> to the functions as BASE_URL, unless infra.base_url says otherwise', () => {
+    for (const group of FUNCTION_GROUPS) {
+      expect(functionOf(withZone, group).Environment.Variables.BASE_URL, group).toBe(`https://${DOMAIN}`);
+    }
+    const explicit = stageConfigFrom('dev', {
+      ...DEV_FILE,
+      infra: {
+        ...DEV_FILE.infra,
+        domain_name: DOMAIN,
+        certificate_arn: CERTIFICATE_ARN,
+        base_url: 'https://x.example.com',
+      },
+    });
+    expect(explicit.infra.baseUrl).toBe('https://x.example.com');
+  });
+
+  it('adds the Route 53 alias records only when a hosted zone is named', () => {
+    const [[cdnId]] = resourcesOf(withZone, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const records = resourcesOf(withZone, 'AWS::Route53::RecordSet').map(([, record]) => record.Properties);
+
+    expect(records.map((record) => record.Type).sort()).toEqual(['A', 'AAAA']);
+    for (const record of records) {
+      expect(record.Name).toBe(`${DOMAIN}.`);
+      expect(record.HostedZoneId).toBe(ZONE_ID);
+      expect(record.AliasTarget.DNSName).toEqual({ 'Fn::GetAtt': [cdnId, 'DomainName'] });
+    }
+    expect(resourcesOf(withoutZone, 'AWS::Route53::RecordSet')).toEqual([]);
+    expect(resourcesOf(dev, 'AWS::Route53::RecordSet')).toEqual([]);
+  });
+
+  it('passes cdk-nag with the custom certificate and no default-certificate acknowledgement', () => {
+    expect(withZone.nag.validateScope(withZone.app).violations.map((v) => v.ruleName)).toEqual([]);
+    expect(withoutZone.nag.validateScope(withoutZone.app).violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('refuses a domain without a certificate and a certificate without a domain, naming both', () => {
+    for (const half of [{ domain_name: DOMAIN }, { certificate_arn: CERTIFICATE_ARN }]) {
+      const attempt = () => stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, ...half } });
+      expect(attempt).toThrow(StageConfigError);
+      expect(attempt).toThrow(/infra\.domain_name and infra\.certificate_arn: set both or neither/);
+    }
+  });
+
+  it('refuses a certificate outside us-east-1 and a hosted zone without a domain', () => {
+    const attempt = () =>
+      stageConfigFrom('dev', {
+        ...DEV_FILE,
+        infra: {
+          ...DEV_FILE.infra,
+          domain_name: DOMAIN,
+          certificate_arn: CERTIFICATE_ARN.replace('us-east-1', 'eu-west-1'),
+        },
+      });
+    expect(attempt).toThrow(/infra\.certificate_arn: must be a certificate in us-east-1/);
+    expect(() =>
+      stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, hosted_zone_id: ZONE_ID } }),
+    ).toThrow(/infra\.hosted_zone_id: needs infra\.domain_name/);
+  });
+});
+
+describe('HSTS', () => {
+  it('sends strict-transport-security for a year with subdomains on the API and the images behaviour', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const images = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+    );
+
+    for (const [name, behavior] of [
+      ['default', config.DefaultCacheBehavior],
+      [IMAGE_PATH_PATTERN, images],
+    ] as const) {
+      const policyId = behavior.ResponseHeadersPolicyId.Ref as string;
+      const headers = dev.resources[policyId]!.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+      expect(headers.StrictTransportSecurity, name).toEqual({
+        AccessControlMaxAgeSec: 365 * 24 * 3600,
+        IncludeSubdomains: true,
+        Override: true,
+      });
+      // What the managed SECURITY_HEADERS policy gave the user-supplied images.
+      expect(headers.ContentTypeOptions, name).toEqual({ Override: true });
+    }
+  });
+});
+
+describe('data safety', () => {
+  const filesOf = (s: Synth): Json =>
+    s.resources[s.stack.getLogicalId(s.stack.bucket.node.defaultChild as never)]!;
+
+  it('versions the retained files bucket and expires old versions after 30 days', () => {
+    const bucket = filesOf(prod).Properties;
+
+    expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(bucket.LifecycleConfiguration.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          NoncurrentVersionExpiration: { NoncurrentDays: NONCURRENT_VERSION_EXPIRY_DAYS },
+        }),
+      ]),
+    );
+    expect(NONCURRENT_VERSION_EXPIRY_DAYS).toBe(30);
+  });
+
+  it('keeps dev buckets unversioned and empties them on destroy; prod buckets are never emptied', () => {
+    expect(filesOf(dev).Properties.VersioningConfiguration).toBeUndefined();
+    const emptied = (s: Synth) =>
+      resourcesOf(s, 'Custom::S3AutoDeleteObjects')
+        .map(([, resource]) => resource.Properties.BucketName.Ref)
+        .sort();
+    const bucketIds = resourcesOf(dev, 'AWS::S3::Bucket')
+      .map(([id]) => id)
+      .sort();
+
+    expect(bucketIds).toHaveLength(2);
+    expect(emptied(dev)).toEqual(bucketIds);
+    expect(emptied(prod)).toEqual([]);
+  });
+
+  it('names the master key alias/<service>-<stage>-master', () => {
+    for (const [s, stage] of [
+      [dev, 'dev'],
+      [prod, 'prod'],
+    ] as const) {
+      const keyId = s.stack.getLogicalId(s.stack.masterKey.node.defaultChild as never);
+      s.template.hasResourceProperties('AWS::KMS::Alias', {
+        AliasName: `alias/${SERVICE_NAME}-${stage}-master`,
+        TargetKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+      });
+    }
   });
 });
