@@ -160,10 +160,14 @@ interface CompiledRoute {
   literalLength: number;
 }
 
-function compile(route: RouteSpec): CompiledRoute {
+/**
+ * An API Gateway path template (`{id}` one segment, `{key+}` the rest) as a pattern, its parameter names,
+ * and how many literal characters it has (API Gateway prefers the most specific route).
+ */
+export function compilePath(path: string): { pattern: RegExp; names: string[]; literalLength: number } {
   const names: string[] = [];
   let literalLength = 0;
-  const source = route.path
+  const source = path
     .split('/')
     .map((segment) => {
       const greedy = /^\{(\w+)\+\}$/.exec(segment);
@@ -180,7 +184,11 @@ function compile(route: RouteSpec): CompiledRoute {
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('/');
-  return { route, pattern: new RegExp(`^${source}$`), names, literalLength };
+  return { pattern: new RegExp(`^${source}$`), names, literalLength };
+}
+
+function compile(route: RouteSpec): CompiledRoute {
+  return { route, ...compilePath(route.path) };
 }
 
 // Most literal characters first, as API Gateway prefers the most specific route.

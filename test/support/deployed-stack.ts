@@ -23,6 +23,7 @@ import type { StageConfig } from '../../infra/stage-config.ts';
 import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
 import { type FunctionProcess, startFunctionProcess } from '../../lib/local/function-process.ts';
 import { buildEvent } from '../../lib/local/server.ts';
+import { compilePath } from '../../lib/routes.ts';
 import { createContract } from './contract.ts';
 import { type AwsGateway, startAwsGateway } from './deployed/aws-gateway.ts';
 import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from './deployed/cfn.ts';
@@ -193,26 +194,9 @@ function resolverFor(template: Json, names: { tableName: string; bucketName: str
 
 function compileRoute(routeKey: string, functionId: string): TemplateRoute {
   const [method, path] = routeKey.split(' ') as [string, string];
-  const names: string[] = [];
-  let literal = 0;
-  const source = path
-    .split('/')
-    .map((segment) => {
-      const greedy = /^\{(\w+)\+\}$/.exec(segment);
-      if (greedy) {
-        names.push(greedy[1]!);
-        return '(.+)';
-      }
-      const single = /^\{(\w+)\}$/.exec(segment);
-      if (single) {
-        names.push(single[1]!);
-        return '([^/]+)';
-      }
-      literal += segment.length;
-      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('/');
-  return { method, path, pattern: new RegExp(`^${source}$`), names, literal, functionId };
+  // The same matching the local server uses (lib/routes.ts), over the template's route keys.
+  const { pattern, names, literalLength } = compilePath(path);
+  return { method, path, pattern, names, literal: literalLength, functionId };
 }
 
 /** API Gateway's routes as the template declares them, most specific first, and the $default function. */
