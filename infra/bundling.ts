@@ -40,6 +40,11 @@ export interface GroupPackages {
   nativeArgon2: boolean;
   /** Packages left out of the bundle and installed beside it (CommonJS that breaks in strict ESM). */
   installed: string[];
+  /**
+   * Packages the shared code can name (a lazy import on a path this group never takes) that are neither
+   * bundled nor shipped: the function must never reach them, and the deployed-shape test proves it does not.
+   */
+  unreachable?: string[];
 }
 
 /** What each group needs outside its bundle; a Record so a new group does not compile until it has one. */
@@ -48,8 +53,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup, GroupPackages> = {
   upload: { nativeArgon2: false, installed: [] },
   files: { nativeArgon2: false, installed: [] },
   payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
-  // Never creates orders, but shares the channel code: the import must resolve if it were ever reached.
-  'payment-callback': { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
+  // urllib) are only named by the order-creation path, which this function never takes.
+  'payment-callback': { nativeArgon2: false, installed: [], unreachable: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
 };
 
 /** functions/<group>/handler.ts, exporting `handler`. */
@@ -67,7 +73,7 @@ export function nodeModulesOf(packages: GroupPackages): string[] {
  * must not import it either (the CDK construct checks the bundle after building).
  */
 export function externalModulesOf(packages: GroupPackages): string[] {
-  return [ARGON2_PACKAGE, ...packages.installed];
+  return [ARGON2_PACKAGE, ...packages.installed, ...(packages.unreachable ?? [])];
 }
 
 /**

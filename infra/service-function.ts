@@ -198,8 +198,14 @@ export class ServiceFunction extends Construct {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) =>
-            nativeArgon2 ? [argon2BinaryCheck(outputDir)] : [noArgon2Check(outputDir, props.group)],
+          afterBundling: (_inputDir: string, outputDir: string) => [
+            nativeArgon2 ? argon2BinaryCheck(outputDir) : noArgon2Check(outputDir, props.group),
+            // The install needed the project's whole lock file; the function needs neither it nor the
+            // generated package.json (the bundle is index.mjs, its packages sit in node_modules).
+            ...(installed.length > 0
+              ? [`rm -f "${outputDir}/package-lock.json" "${outputDir}/package.json"`]
+              : []),
+          ],
         },
       },
     });

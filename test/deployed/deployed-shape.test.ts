@@ -120,6 +120,23 @@ const state = {
 };
 
 describe('the deployed shape', () => {
+  it('ships in each asset only what its code can import', () => {
+    for (const fn of stack.functions.values()) {
+      // No lock file or generated package.json: the bundle and, where needed, its node_modules.
+      expect(
+        fn.assetEntries.filter((entry) => !/^index\.mjs(\.map)?$|^node_modules$/.test(entry)),
+        fn.group,
+      ).toEqual([]);
+    }
+    const shipped = (group: string) => stack.functions.get(group)!.shippedPackages;
+    // Callbacks are verified with node:crypto: none of the channels' SDKs (axios, undici, urllib) ship.
+    expect(shipped('payment-callback')).toEqual([]);
+    expect(shipped('payments')).toEqual(expect.arrayContaining(['alipay-sdk', 'wechatpay-axios-plugin']));
+    expect(shipped('auth')).toEqual(['@node-rs']);
+    expect(shipped('upload')).toEqual([]);
+    expect(shipped('files')).toEqual([]);
+  });
+
   it('runs all five functions, each with exactly the variables its needs imply', () => {
     expect([...stack.functions.keys()].sort()).toEqual([...FUNCTION_GROUPS].sort());
     for (const group of FUNCTION_GROUPS) {

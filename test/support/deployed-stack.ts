@@ -51,6 +51,9 @@ export interface DeployedFunction {
   process: FunctionProcess;
   /** Everything the function wrote to stdout and stderr. */
   output: string[];
+  /** The asset's top-level entries, and the packages shipped in its node_modules (what the zip holds). */
+  assetEntries: string[];
+  shippedPackages: string[];
   invocations: number;
 }
 
@@ -424,6 +427,10 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
         const deployed: DeployedFunction = {
           group,
           logicalId,
+          assetEntries: readdirSync(asset).sort(),
+          shippedPackages: existsSync(join(asset, 'node_modules'))
+            ? readdirSync(join(asset, 'node_modules')).filter((name) => !name.startsWith('.'))
+            : [],
           templateEnvironment,
           policy,
           gateway,
