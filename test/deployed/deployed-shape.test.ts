@@ -19,7 +19,6 @@ import {
   deployLocally,
 } from '../support/deployed-stack.ts';
 import {
-  A_APP_ID,
   alipayNotifyFields,
   B_API_V3_KEY,
   B_MCH_ID,
@@ -29,6 +28,7 @@ import {
   buildWechatpayCallback,
   C_KEY,
   C_PID,
+  channelSettingsFor,
   epayNotifyFields,
   type FakeAlipayGateway,
   type FakeEpay,
@@ -301,34 +301,10 @@ describe('the deployed shape', () => {
     expectOk(
       await stack.api('PUT', '/api/v1/admin/payment', {
         headers: json(state.admin),
-        body: {
-          channel_a: {
-            enabled: true,
-            app_id: A_APP_ID,
-            gateway_url: alipay.gatewayUrl,
-            private_key: appKeys.privateKeyPkcs1Pem,
-            public_key: alipayKeys.publicKeyBase64,
-          },
-          channel_b: {
-            enabled: true,
-            app_id: 'wxd678efh567hg6787',
-            mch_id: B_MCH_ID,
-            serial_no: '3775B6A45ACD588826D15E583A95F5DD2E7B2B17',
-            private_key: merchantKeys.privateKeyBase64,
-            api_v3_key: B_API_V3_KEY,
-            platform_public_key: platformKeys.publicKeyPem,
-            platform_serial_no: B_PLATFORM_SERIAL,
-            api_base_url: wechatpay.apiBaseUrl,
-          },
-          channel_c: {
-            enabled: true,
-            pid: C_PID,
-            key: C_KEY,
-            gateway_url: epay.baseUrl,
-            api_url: epay.mapiUrl,
-            pay_type: 'wxpay',
-          },
-        },
+        body: channelSettingsFor(
+          { alipay, wechatpay, epay },
+          { app: appKeys, alipay: alipayKeys, merchant: merchantKeys, platform: platformKeys },
+        ),
       }),
     );
     const gateways = expectOk(await stack.api('GET', '/api/v1/payment-gateways'));

@@ -13,6 +13,7 @@ import {
   buildAlipayNotify,
   buildEpayNotify,
   buildWechatpayCallback,
+  channelSettingsFor,
   epayNotifyFields,
   type FakeAlipayGateway,
   type FakeEpay,
@@ -26,7 +27,6 @@ import {
 import { hostileString, SEED } from '../support/hostile-fuzz.ts';
 import { provisionTestStack } from '../support/stack.ts';
 import {
-  A_APP_ID,
   type Answer,
   B_API_V3_KEY,
   B_MCH_ID,
@@ -72,27 +72,10 @@ beforeAll(async () => {
   const [alipay, wechatpay, epay] = gateways;
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: {
-      channel_a: {
-        enabled: true,
-        app_id: A_APP_ID,
-        gateway_url: alipay.gatewayUrl,
-        private_key: appKeys.privateKeyPkcs1Pem,
-        public_key: alipayKeys.publicKeyBase64,
-      },
-      channel_b: {
-        enabled: true,
-        app_id: 'wxd678efh567hg6787',
-        mch_id: B_MCH_ID,
-        serial_no: '3775B6A45ACD588826D15E583A95F5DD2E7B2B17',
-        private_key: merchantKeys.privateKeyBase64,
-        api_v3_key: B_API_V3_KEY,
-        platform_public_key: platformKeys.publicKeyPem,
-        platform_serial_no: B_PLATFORM_SERIAL,
-        api_base_url: wechatpay.apiBaseUrl,
-      },
-      channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: epay.baseUrl, api_url: epay.mapiUrl },
-    },
+    body: channelSettingsFor(
+      { alipay, wechatpay, epay },
+      { app: appKeys, alipay: alipayKeys, merchant: merchantKeys, platform: platformKeys },
+    ),
   });
   expect(saved.status).toBe(200);
   const plan = await call('POST', '/api/v1/admin/plans', {

@@ -11,7 +11,17 @@ export type { EpayNotifyOptions, FakeEpay, FakeEpayOptions } from './epay.ts';
 export { buildEpayNotify, epayMd5Sign, epayNotifyFields, startFakeEpay } from './epay.ts';
 export type { TestKeyPair } from './keys.ts';
 export { generateTestKeyPair } from './keys.ts';
-export { A_APP_ID, B_API_V3_KEY, B_MCH_ID, B_PLATFORM_SERIAL, C_KEY, C_PID } from './merchant.ts';
+export {
+  A_APP_ID,
+  B_API_V3_KEY,
+  B_APP_ID,
+  B_MCH_ID,
+  B_MERCHANT_SERIAL,
+  B_PLATFORM_SERIAL,
+  C_KEY,
+  C_PID,
+  channelSettingsFor,
+} from './merchant.ts';
 export type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 export { startLoopbackServer } from './server.ts';
 export type {
