@@ -25,7 +25,8 @@ export type StoredStatus = 'pending' | 'paid' | 'cancelled' | 'failed';
 export type OrderStatus = StoredStatus | 'expired';
 
 /** How a paid order was confirmed: the only path its provider allows (docs/SPEC.md 4.3 rule 1). */
-export type PaidVia = 'mock' | 'manual' | 'callback';
+/** How an order came to be paid; `reconciliation`: the channel reported it paid when we asked (docs/DESIGN.md 14). */
+export type PaidVia = 'mock' | 'manual' | 'callback' | 'reconciliation';
 
 export interface StoredOrder {
   id: string;

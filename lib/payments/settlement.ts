@@ -13,8 +13,12 @@ import type { OrderRepository, SettleInput } from './orders.ts';
 import type { PlanRepository } from './plans.ts';
 import type { GatewaySource } from './registry.ts';
 
-/** Which confirmation path is knocking; each provider accepts exactly one (docs/SPEC.md 4.3 rule 1). */
-export type ConfirmPath = 'owner' | 'admin' | 'callback';
+/**
+ * Which confirmation path is knocking; each provider accepts exactly one (docs/SPEC.md 4.3 rule 1).
+ * `reconciliation` is the channel's own answer to our query (docs/DESIGN.md 14): the same proof as a
+ * verified callback, so it settles exactly as one does, recorded as `paid_via: reconciliation`.
+ */
+export type ConfirmPath = 'owner' | 'admin' | 'callback' | 'reconciliation';
 
 /** A duplicate confirmation re-publishes order.paid only if the winner apparently never did. */
 const REPUBLISH_AFTER_MS = 60_000;
@@ -182,8 +186,9 @@ function settlementFor(
     }
     throw errors.conflict(`Order is ${status} and can no longer be paid`);
   }
-  // A verified callback means the money moved: it is recorded whatever became of the order (docs/DESIGN.md 7).
-  const base = { via: 'callback' as const, now, paidAt, ...(tradeNo ? { tradeNo } : {}) };
+  // A verified callback (or the channel's answer to a query) means the money moved: it is recorded whatever
+  // became of the order (docs/DESIGN.md 7).
+  const base = { via: path, now, paidAt, ...(tradeNo ? { tradeNo } : {}) };
   if (status === 'pending') return { ...base, expectedStatus: 'pending' };
   if (status === 'expired') return { ...base, expectedStatus: 'pending', lateFrom: 'expired' };
   return { ...base, expectedStatus: status, lateFrom: status };
