@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
+import type { WorkerName } from '../functions/needs.ts';
 import type { FunctionGroup } from '../lib/routes.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -47,8 +48,8 @@ export interface GroupPackages {
   unreachable?: string[];
 }
 
-/** What each group needs outside its bundle; a Record so a new group does not compile until it has one. */
-export const GROUP_PACKAGES: Record<FunctionGroup, GroupPackages> = {
+/** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
+export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
   auth: { nativeArgon2: true, installed: [] },
   upload: { nativeArgon2: false, installed: [] },
   files: { nativeArgon2: false, installed: [] },
@@ -56,10 +57,15 @@ export const GROUP_PACKAGES: Record<FunctionGroup, GroupPackages> = {
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
   // urllib) are only named by the order-creation path, which this function never takes.
   'payment-callback': { nativeArgon2: false, installed: [], unreachable: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  // Workers (infra/workers.ts). The drain only writes the table and the bus.
+  'outbox-drain': { nativeArgon2: false, installed: [] },
+  // Asks the channels about pending orders; the channels' code may reach their SDKs, so they ship as for
+  // payments (installed beside the bundle, loaded only when a channel's query path needs them).
+  reconciler: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
 };
 
 /** functions/<group>/handler.ts, exporting `handler`. */
-export function functionEntry(group: FunctionGroup): string {
+export function functionEntry(group: FunctionGroup | WorkerName): string {
   return join(PROJECT_ROOT, 'functions', group, 'handler.ts');
 }
 

@@ -18,6 +18,8 @@ export interface BuildServiceAppOptions {
   /** false skips esbuild (context `aws:cdk:bundling-stacks: []`): template checks need no bundles. */
   bundling?: boolean;
   outdir?: string;
+  /** The web console build to deploy (default web/dist; a folder without index.html deploys none). */
+  consoleDir?: string;
 }
 
 export interface ServiceApp {
@@ -43,6 +45,7 @@ export function buildServiceApp(options: BuildServiceAppOptions = {}): ServiceAp
   const { account, region } = config.infra;
   const stack = new ServiceStack(app, `${SERVICE_NAME}-${config.stage}`, {
     config,
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(account || region ? { env: { ...(account ? { account } : {}), ...(region ? { region } : {}) } } : {}),
     description: `Account, upload and payment service (${config.stage})`,
   });

@@ -18,7 +18,9 @@ import {
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import type { WorkerName } from '../functions/needs.ts';
 import { TABLE } from '../lib/db/table.ts';
 import type { FunctionGroup } from '../lib/routes.ts';
 import { type Access, environmentFor, type GroupNeeds } from '../lib/wiring/needs.ts';
@@ -71,7 +73,8 @@ export interface NeedResources {
   distribution: IDistribution;
   /** The SES identity mail is sent as; absent when the stage sets no mail.from. */
   mailIdentityArn: string | undefined;
-  trustedProxySecret: string;
+  /** The CDN's origin secret (lib/http/front-door.ts): read by every function API Gateway reaches. */
+  originSecret: ISecret;
   notifyBaseUrl: string;
   baseUrl: string;
 }
@@ -93,7 +96,8 @@ const TABLE_WRITE_ACTIONS = [
 ];
 
 export interface ServiceFunctionProps {
-  group: FunctionGroup;
+  /** An API group (lib/routes.ts) or a worker (functions/needs.ts WORKER_NEEDS). */
+  group: FunctionGroup | WorkerName;
   functionClass: FunctionClass;
   timeout: Duration;
   /** The stage's settings for lib/config (APP_CONFIG_JSON); per-key overrides come from the bind helpers. */
@@ -105,10 +109,12 @@ export interface ServiceFunctionProps {
   description?: string;
   /** Defaults to functions/<group>/handler.ts (exporting `handler`). */
   entry?: string;
+  /** Reserved concurrency (infra.reserved_concurrency); absent: the function runs unreserved. */
+  reservedConcurrency?: number;
 }
 
 export class ServiceFunction extends Construct {
-  readonly group: FunctionGroup;
+  readonly group: FunctionGroup | WorkerName;
   readonly fn: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
@@ -143,6 +149,9 @@ export class ServiceFunction extends Construct {
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.TEXT,
       description: props.description ?? `${props.group} endpoints`,
+      ...(props.reservedConcurrency !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrency }
+        : {}),
       environment: {
         APP_CONFIG_JSON: props.appConfigJson,
         NODE_OPTIONS: '--enable-source-maps',
@@ -222,7 +231,7 @@ export class ServiceFunction extends Construct {
       bucketName: resources.bucket.bucketName,
       masterKey: { provider: 'kms', keyId: resources.masterKey.keyArn },
       eventBusName: resources.eventBus.eventBusName,
-      trustedProxySecret: resources.trustedProxySecret,
+      frontDoor: { provider: 'secrets-manager', secretId: resources.originSecret.secretArn },
       notifyBaseUrl: resources.notifyBaseUrl,
       distributionId: resources.distribution.distributionId,
     });
@@ -234,6 +243,7 @@ export class ServiceFunction extends Construct {
     // Without an SES identity (no mail.from) mail goes to the log and nothing is granted.
     if (needs.mail && resources.mailIdentityArn) this.grantMail(resources.mailIdentityArn);
     if (needs.cdn) this.grantInvalidation(resources.distribution);
+    if (needs.frontDoor) this.grantSecretRead(resources.originSecret);
     return this;
   }
 
@@ -293,6 +303,13 @@ export class ServiceFunction extends Construct {
     });
     this.role.addToPolicy(
       new PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [arn] }),
+    );
+  }
+
+  /** GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret). */
+  private grantSecretRead(secret: ISecret): void {
+    this.role.addToPolicy(
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
     );
   }
 

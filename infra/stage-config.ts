@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
 import { type AppConfig, configSchema } from '../lib/config/schema.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '../lib/routes.ts';
 import { DEPLOYMENT_OWNED_SETTINGS } from '../lib/wiring/needs.ts';
 
 /** Where `-c stage=<name>` finds its file, relative to the project root. */
@@ -53,6 +54,29 @@ const certificateArn = z
     `must be a certificate in ${CERTIFICATE_REGION} (CloudFront uses no other region's certificates)`,
   );
 
+// CLOUDFRONT-scoped web ACLs live in us-east-1 and have `global` in their ARN.
+const CLOUDFRONT_WEB_ACL_ARN = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[\w-]+\/[a-f0-9-]+$/;
+
+/** Lambda keeps at least 100 of an account's concurrency unreserved; the default quota is 1000. */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+
+/**
+ * What a prod stage reserves per function unless its file says otherwise (docs/DEPLOYMENT.md): each
+ * function keeps capacity when another is flooded, and none can take the whole account. 160 in all, so an
+ * account needs a concurrency quota of at least 260 (new accounts may start lower: ask for more first).
+ */
+export const PRODUCTION_RESERVED_CONCURRENCY: Record<FunctionGroup, number> = {
+  auth: 50,
+  upload: 40,
+  files: 20,
+  payments: 30,
+  'payment-callback': 20,
+};
+
+/** Daily AWS Backup of the table, kept this long, on by default in prod (docs/DEPLOYMENT.md). */
+export const DEFAULT_BACKUP_RETENTION_DAYS = 90;
+
 const infraSchema = z
   .object({
     /** The AWS account this stage deploys to; pins the stack's env (required for prod). */
@@ -90,8 +114,53 @@ const infraSchema = z
     mail_identity: z.string().trim().min(1).optional(),
     /** The public address when a custom domain fronts the distribution; default: the CloudFront URL. */
     base_url: z.url({ protocol: /^https$/ }).optional(),
-    /** A CloudFront-scoped WAF web ACL (it must live in us-east-1, so this stack cannot create it). */
-    web_acl_arn: z.string().startsWith('arn:').optional(),
+    /** An existing CloudFront-scoped WAF web ACL (it lives in us-east-1) to attach to the distribution. */
+    web_acl_arn: z
+      .string()
+      .regex(
+        CLOUDFRONT_WEB_ACL_ARN,
+        'must be a CLOUDFRONT-scoped web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)',
+      )
+      .optional(),
+    /** A web ACL this stack creates, with a per-address rate rule; only for a stack pinned to us-east-1. */
+    waf: z
+      .object({
+        /** Requests one address may make in any 5 minutes before WAF blocks it (WAF's minimum is 10). */
+        rate_limit: z.number().int().min(10).max(2_000_000_000),
+      })
+      .strict()
+      .optional(),
+    /** Reserved concurrency per function (default: PRODUCTION_RESERVED_CONCURRENCY in prod, none elsewhere). */
+    reserved_concurrency: z
+      .partialRecord(z.enum(FUNCTION_GROUPS), z.number().int().min(1).max(DEFAULT_ACCOUNT_CONCURRENCY))
+      .optional(),
+    /** Daily AWS Backup of the table (default on in prod); false turns it off. */
+    backup: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            retention_days: z.number().int().min(1).max(36500).default(DEFAULT_BACKUP_RETENTION_DAYS),
+          })
+          .strict(),
+      ])
+      .optional(),
+    /**
+     * The Secrets Manager version of the origin secret the CDN sends (docs/DEPLOYMENT.md "Rotating the
+     * origin secret"); changing it is what makes CloudFormation read the secret again.
+     */
+    origin_secret_version: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{32,64}$/, 'must be a Secrets Manager version id')
+      .optional(),
+    /** Where alarm notifications are e-mailed (an SNS subscription the address must confirm). */
+    alarm_email: z.email().optional(),
+    /** X-Ray tracing of every function (AWS SDK calls captured); default: on in prod only. */
+    tracing: z.boolean().optional(),
+    /** Minutes between payment reconciliation runs (docs/DESIGN.md 14). */
+    reconcile_every_minutes: z.number().int().min(1).max(1440).default(5),
+    /** Days the event bus archive keeps order.paid for replay; default 365 where data is retained, else 30. */
+    event_archive_days: z.number().int().min(1).max(3650).optional(),
     throttle: z
       .object({
         rate_limit: z.number().int().min(1).default(50),
@@ -119,7 +188,19 @@ export interface InfraSettings {
   mailIdentity?: string;
   baseUrl?: string;
   webAclArn?: string;
+  /** A web ACL the stack creates (region us-east-1 only), with this per-address limit per 5 minutes. */
+  waf?: { rateLimit: number };
+  /** Functions without an entry run unreserved. */
+  reservedConcurrency: Partial<Record<FunctionGroup, number>>;
+  /** Daily AWS Backup of the table; absent: none. */
+  backup?: { retentionDays: number };
+  originSecretVersion?: string;
   throttle: { rateLimit: number; burstLimit: number };
+  /** Operations (infra/operations.ts, infra/workers.ts). */
+  alarmEmail?: string;
+  tracing: boolean;
+  reconcileEveryMinutes: number;
+  eventArchiveDays: number;
 }
 
 export interface StageConfig {
@@ -186,7 +267,7 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
       ...settings.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
     );
   }
-  if (infra.success) problems.push(...domainProblems(infra.data));
+  if (infra.success) problems.push(...domainProblems(infra.data), ...edgeProblems(infra.data, stage));
   if (isProductionStage(stage)) problems.push(...productionProblems(rest, rawInfra));
   if (problems.length > 0 || !infra.success || !settings.success)
     throw new StageConfigError(source, problems);
@@ -214,9 +295,17 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
       logRetentionDays: (infra.data.log_retention_days ??
         (retainData ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH)) as RetentionDays,
       throttle: { rateLimit: infra.data.throttle.rate_limit, burstLimit: infra.data.throttle.burst_limit },
+      ...(infra.data.alarm_email ? { alarmEmail: infra.data.alarm_email } : {}),
+      tracing: infra.data.tracing ?? isProductionStage(stage),
+      reconcileEveryMinutes: infra.data.reconcile_every_minutes,
+      eventArchiveDays: infra.data.event_archive_days ?? (retainData ? 365 : 30),
       ...(infra.data.mail_identity ? { mailIdentity: infra.data.mail_identity } : {}),
       ...(infra.data.base_url ? { baseUrl: infra.data.base_url.replace(/\/+$/, '') } : {}),
       ...(infra.data.web_acl_arn ? { webAclArn: infra.data.web_acl_arn } : {}),
+      ...(infra.data.waf ? { waf: { rateLimit: infra.data.waf.rate_limit } } : {}),
+      reservedConcurrency: reservedConcurrencyOf(infra.data, stage),
+      ...backupOf(infra.data, stage),
+      ...(infra.data.origin_secret_version ? { originSecretVersion: infra.data.origin_secret_version } : {}),
     },
   };
 }
@@ -232,6 +321,47 @@ function domainProblems(infra: z.infer<typeof infraSchema>): string[] {
     problems.push('infra.domain_name and infra.certificate_arn: set both or neither');
   if (infra.hosted_zone_id !== undefined && infra.domain_name === undefined)
     problems.push('infra.hosted_zone_id: needs infra.domain_name (the record it would hold)');
+  return problems;
+}
+
+function reservedConcurrencyOf(
+  infra: z.infer<typeof infraSchema>,
+  stage: string,
+): Partial<Record<FunctionGroup, number>> {
+  return (
+    infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
+  );
+}
+
+function backupOf(infra: z.infer<typeof infraSchema>, stage: string): { backup?: { retentionDays: number } } {
+  if (infra.backup === false) return {};
+  if (infra.backup) return { backup: { retentionDays: infra.backup.retention_days } };
+  return isProductionStage(stage) ? { backup: { retentionDays: DEFAULT_BACKUP_RETENTION_DAYS } } : {};
+}
+
+/** WAF and concurrency settings that cannot deploy as written. */
+function edgeProblems(infra: z.infer<typeof infraSchema>, stage: string): string[] {
+  const problems: string[] = [];
+  if (infra.waf && infra.web_acl_arn)
+    problems.push('infra.waf and infra.web_acl_arn: a distribution takes one web ACL; set one or the other');
+  // A CLOUDFRONT-scoped web ACL can only be created in us-east-1, and a stack creates its resources in its
+  // own region: elsewhere the ACL is made apart (in us-east-1) and attached by ARN.
+  if (infra.waf && infra.region !== CERTIFICATE_REGION)
+    problems.push(
+      `infra.waf: a CloudFront web ACL can only be created in ${CERTIFICATE_REGION}, and this stage ` +
+        `${infra.region ? `deploys to ${infra.region}` : 'pins no region'}; create the ACL in ${CERTIFICATE_REGION} ` +
+        'and set infra.web_acl_arn instead (docs/DEPLOYMENT.md "WAF")',
+    );
+  const reserved = Object.values(reservedConcurrencyOf(infra, stage)).reduce<number>(
+    (sum, value) => sum + (value ?? 0),
+    0,
+  );
+  const ceiling = DEFAULT_ACCOUNT_CONCURRENCY - LAMBDA_UNRESERVED_MINIMUM;
+  if (reserved > ceiling)
+    problems.push(
+      `infra.reserved_concurrency: ${reserved} reserved in all; Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} of an ` +
+        `account's concurrency unreserved, so more than ${ceiling} cannot deploy under the default quota`,
+    );
   return problems;
 }
 

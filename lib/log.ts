@@ -1,12 +1,33 @@
-// Structured JSON logging: one line per event, tagged with the request id of the request being served.
+// Structured JSON logging: one line per event, tagged with the request being served (docs/OBSERVABILITY.md).
+// Powertools for AWS Lambda's Logger is the engine (levels, AWS Lambda's log-level controls, the X-Ray trace
+// id, the service name, JSON that survives errors, BigInts and cycles); the line's shape, the redaction of
+// secret-looking fields and where lines go (a sink, plus a tap that sees every line) are ours.
+//
+// Per-request fields (API and Lambda request ids, cold start) ride in an AsyncLocalStorage scope rather
+// than in the Logger instance: the local server and the tests serve concurrent requests in one process,
+// where instance-wide keys would cross from one request's lines into another's.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { LogFormatter, Logger, LogItem, LogLevelThreshold } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const THRESHOLD: Record<LogLevel, number> = {
+  debug: LogLevelThreshold.DEBUG,
+  info: LogLevelThreshold.INFO,
+  warn: LogLevelThreshold.WARN,
+  error: LogLevelThreshold.ERROR,
+  silent: LogLevelThreshold.SILENT,
+};
 
-interface LogContext {
+export interface LogContext {
+  /** The id a caller can quote: API Gateway's request id (also the `x-request-id` answered). */
   requestId?: string;
+  /** The function group or worker serving it. */
   function?: string;
+  /** Lambda's own request id of the invocation (`context.awsRequestId`). */
+  functionRequestId?: string;
+  /** Whether this invocation is the first of its container. */
+  coldStart?: boolean;
 }
 
 const requestScope = new AsyncLocalStorage<LogContext>();
@@ -15,13 +36,65 @@ export type LogSink = (line: string) => void;
 
 let threshold: LogLevel = 'info';
 let sink: LogSink = (line) => process.stdout.write(`${line}\n`);
+let tap: LogSink | undefined;
+
+// Powertools' default service name when POWERTOOLS_SERVICE_NAME is not set: not worth a field on every line.
+const UNNAMED_SERVICE = 'service_undefined';
+
+/** The key under which a line's scope and fields travel to the formatter, past Powertools' key checks. */
+const BODY = 'service_line';
+
+interface LineBody {
+  scope: Record<string, unknown>;
+  fields: Record<string, unknown>;
+}
+
+/**
+ * The service's line shape: `level` (lower case), `time`, `message`, then the scope's ids, then the fields.
+ * Existing readers (tests, `npm start`'s mail outbox, log queries) depend on it.
+ */
+class ServiceLineFormatter extends LogFormatter {
+  formatAttributes(attributes: UnformattedAttributes, additional: LogAttributes): LogItem {
+    const { scope, fields } = (additional[BODY] ?? { scope: {}, fields: {} }) as unknown as LineBody;
+    return new LogItem({
+      attributes: {
+        level: attributes.logLevel.toLowerCase(),
+        time: attributes.timestamp.toISOString(),
+        message: attributes.message,
+        ...(attributes.serviceName && attributes.serviceName !== UNNAMED_SERVICE
+          ? { service: attributes.serviceName }
+          : {}),
+        ...scope,
+        ...(attributes.xRayTraceId ? { xray_trace_id: attributes.xRayTraceId } : {}),
+        ...fields,
+      },
+    });
+  }
+}
+
+/** Powertools' Logger writing to our sink and tap instead of its own console. */
+class ServiceLogger extends Logger {
+  protected override printLog(logLevel: number, item: LogItem): void {
+    const text = JSON.stringify(item.getAttributes(), this.getJsonReplacer());
+    tap?.(text);
+    // With a tap installed the Logger lets every level through (below); the level set still decides what shows.
+    if (!tap || logLevel >= THRESHOLD[threshold]) sink(text);
+  }
+}
+
+const logger = new ServiceLogger({ logFormatter: new ServiceLineFormatter(), logLevel: 'INFO' });
+
+/** The Logger's own level: the one configured, or everything while a tap must see every line. */
+function applyLevel(): void {
+  const level = tap ? 'debug' : threshold;
+  logger.setLogLevel(level.toUpperCase() as Uppercase<LogLevel>);
+}
 
 export function configureLogging(options: { level?: LogLevel; sink?: LogSink }): void {
   if (options.level) threshold = options.level;
   if (options.sink) sink = options.sink;
+  applyLevel();
 }
-
-let tap: LogSink | undefined;
 
 /**
  * Also hands every line, at every level and whatever the level and sink set by `configureLogging`, to
@@ -31,18 +104,18 @@ let tap: LogSink | undefined;
 export function tapLogging(next: LogSink | undefined): LogSink | undefined {
   const previous = tap;
   tap = next;
+  applyLevel();
   return previous;
-}
-
-function emit(shown: boolean, line: Record<string, unknown>): void {
-  const text = JSON.stringify(line);
-  tap?.(text);
-  if (shown) sink(text);
 }
 
 /** Runs `work` with every log line inside it carrying these context fields. */
 export function withLogContext<T>(context: LogContext, work: () => T): T {
   return requestScope.run({ ...requestScope.getStore(), ...context }, work);
+}
+
+/** The context of the request or invocation being served, if any. */
+export function currentLogContext(): Readonly<LogContext> | undefined {
+  return requestScope.getStore();
 }
 
 // Field names whose values are never written, wherever they appear (defence in depth: callers should
@@ -72,42 +145,46 @@ function describeError(error: unknown): Record<string, unknown> {
   return { value: String(error) };
 }
 
-function write(level: Exclude<LogLevel, 'silent'>, message: string, fields?: Record<string, unknown>): void {
-  const shown = RANK[level] >= RANK[threshold];
-  if (!shown && !tap) return;
+/** The scope's fields, in the order a reader looks for them. */
+function scopeFields(): Record<string, unknown> {
   const context = requestScope.getStore();
-  const { error, ...rest } = fields ?? {};
-  const line: Record<string, unknown> = {
-    level,
-    time: new Date().toISOString(),
-    message,
-    ...(context?.function ? { function: context.function } : {}),
-    ...(context?.requestId ? { request_id: context.requestId } : {}),
-    ...(redact(rest) as Record<string, unknown>),
-    ...(error === undefined ? {} : { error: describeError(error) }),
+  if (!context) return {};
+  return {
+    ...(context.function ? { function: context.function } : {}),
+    ...(context.requestId ? { request_id: context.requestId } : {}),
+    ...(context.functionRequestId ? { function_request_id: context.functionRequestId } : {}),
+    ...(context.coldStart === undefined ? {} : { cold_start: context.coldStart }),
   };
-  emit(shown, line);
+}
+
+type Level = Exclude<LogLevel, 'silent'>;
+
+/** Whether a line at `level` would be written anywhere (the sink or the tap): spares building costly fields. */
+export function isLogged(level: Level): boolean {
+  return tap !== undefined || THRESHOLD[level] >= THRESHOLD[threshold];
+}
+
+function write(level: Level, message: string, fields: Record<string, unknown> | undefined, clean: boolean) {
+  if (!isLogged(level)) return;
+  const { error, ...rest } = fields ?? {};
+  const body: LineBody = {
+    scope: scopeFields(),
+    fields: {
+      ...(clean ? (redact(rest) as Record<string, unknown>) : rest),
+      ...(error === undefined ? {} : { error: describeError(error) }),
+    },
+  };
+  logger[level](message, { [BODY]: body as unknown as LogAttributes[string] });
 }
 
 export const log = {
-  debug: (message: string, fields?: Record<string, unknown>) => write('debug', message, fields),
-  info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields),
-  warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields),
-  error: (message: string, fields?: Record<string, unknown>) => write('error', message, fields),
+  debug: (message: string, fields?: Record<string, unknown>) => write('debug', message, fields, true),
+  info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields, true),
+  warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields, true),
+  error: (message: string, fields?: Record<string, unknown>) => write('error', message, fields, true),
   /**
    * Writes a line without redaction: only for the no-mail fallback, which docs/SPEC.md 4.1 rule 9 asks to
    * carry the verification code.
    */
-  unredacted: (message: string, fields: Record<string, unknown>) => {
-    const shown = RANK.info >= RANK[threshold];
-    if (!shown && !tap) return;
-    const context = requestScope.getStore();
-    emit(shown, {
-      level: 'info',
-      time: new Date().toISOString(),
-      message,
-      ...(context?.requestId ? { request_id: context.requestId } : {}),
-      ...fields,
-    });
-  },
+  unredacted: (message: string, fields: Record<string, unknown>) => write('info', message, fields, false),
 };

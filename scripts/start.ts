@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../lib/config/load.ts';
 import type { AppConfig } from '../lib/config/schema.ts';
 import { freePort, JavaMissingError, startDynamoLocal } from '../lib/local/dynamodb-local.ts';
 import { startS3Local } from '../lib/local/s3-local.ts';
+import { ensureWebBuild } from './build-web.ts';
 
 async function main(): Promise<void> {
   // The SDK's notice that its 2027 releases need Node 22: the lock file pins today's, which run on 20.
@@ -29,6 +30,10 @@ async function main(): Promise<void> {
   const local = await import('../lib/local/app.ts');
   const { config } = await import('../lib/config/index.ts');
 
+  // The web console (web/dist), rebuilt when missing or older than web/src; the API runs without it.
+  const consoleBuilt = ensureWebBuild().catch((error: unknown) => {
+    console.error(`The web console could not be built: ${error instanceof Error ? error.message : error}`);
+  });
   const [dynamo, s3, functions] = await Promise.allSettled([
     startDynamoLocal({ dbPath: join(dataDir, 'dynamodb'), port: dynamoPort }),
     startS3Local({ directory: join(dataDir, 's3'), port: s3Port }),
@@ -59,6 +64,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   try {
+    await consoleBuilt;
     app = await local.startLocalApp({ functions: functions.value });
   } catch (error) {
     await stopAll();
@@ -77,6 +83,7 @@ function firstHour(
   const source = process.env.APP_CONFIG ?? 'infra/config/local.json';
   return [
     `API listening on ${url}  (try: curl ${url}/healthz)`,
+    `  web console: ${url}/`,
     `  API document: ${url}/docs  (OpenAPI 3.1: ${url}/api/v1/openapi.json)`,
     ...(admin.username && admin.password
       ? [

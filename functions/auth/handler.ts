@@ -12,12 +12,15 @@ import { securityState } from '#lib/accounts/totp.ts';
 import { config } from '#lib/config/index.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import { errors } from '#lib/http/errors.ts';
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { log } from '#lib/log.ts';
 import { API_PREFIX } from '#lib/routes.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type AuthDeps, authDeps } from './deps.ts';
+import { needs } from './needs.ts';
 
 function accountOf(request: HttpRequest<unknown, unknown>) {
   const { account } = requirePrincipal(request);
@@ -222,14 +225,14 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
 }
 
 /** The auth group over the given dependencies (tests build theirs with their own clock and mailer). */
-export function createAuthHandler(deps: () => AuthDeps, options: { trustedProxySecret?: string } = {}) {
+export function createAuthHandler(deps: () => AuthDeps, options: FrontDoorOptions = {}) {
   return createGroupHandler(
     'auth',
     authRoutes(() => deps().accounts),
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
-      // The per-IP limit needs the viewer's address, which behind CloudFront only the CDN can name.
-      ...(options.trustedProxySecret ? { trustedProxySecret: options.trustedProxySecret } : {}),
+      // Only through the CDN, which also names the viewer's address the per-IP limit counts.
+      frontDoor: options.frontDoor,
       // Once per container, before the first request (race-safe across containers).
       warmUp: async () => {
         await Promise.all([
@@ -247,6 +250,4 @@ export function createAuthHandler(deps: () => AuthDeps, options: { trustedProxyS
   );
 }
 
-export const handler = createAuthHandler(authDeps, {
-  trustedProxySecret: config.http.trusted_proxy_secret,
-});
+export const handler = createAuthHandler(authDeps, { frontDoor: groupFrontDoor('auth', needs, config) });

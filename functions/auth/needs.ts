@@ -7,6 +7,7 @@ export const needs = {
   masterKey: true,
   // Codes and notices go out by mail.
   mail: true,
-  // The per-IP limit of the public account endpoints needs the viewer's address behind the CDN.
-  clientAddress: true,
+  // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
+  // address the CDN names is believed only with it (lib/http/front-door.ts).
+  frontDoor: true,
 } as const satisfies GroupNeeds;

@@ -2,11 +2,15 @@
 // and the 404 for unknown routes. Imports only what serving needs (the storage, no upload pipeline, no
 // session checks): every route of this group takes no credentials.
 import * as z from 'zod';
+import { config } from '#lib/config/index.ts';
 import { html, ok } from '#lib/http/envelope.ts';
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/types.ts';
 import { storedFileResult } from '#lib/upload/serve.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
+import { needs } from './needs.ts';
 
 // The generated document (npm run openapi), loaded on its first request rather than at cold start.
 const apiDocument = () =>
@@ -24,7 +28,7 @@ function documentResult(document: Record<string, unknown>): HttpResult {
 }
 
 /** The files group over the given dependencies. */
-export function createFilesHandler(deps: () => FilesDeps) {
+export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOptions = {}) {
   return createGroupHandler(
     'files',
     {
@@ -56,8 +60,8 @@ export function createFilesHandler(deps: () => FilesDeps) {
         },
       }),
     },
-    { authenticate: noCredentials },
+    { authenticate: noCredentials, frontDoor: options.frontDoor },
   );
 }
 
-export const handler = createFilesHandler(filesDeps);
+export const handler = createFilesHandler(filesDeps, { frontDoor: groupFrontDoor('files', needs, config) });

@@ -3,4 +3,7 @@ import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
   bucket: 'read',
+  // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
+  // address the CDN names is believed only with it (lib/http/front-door.ts).
+  frontDoor: true,
 } as const satisfies GroupNeeds;

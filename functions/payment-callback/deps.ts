@@ -4,7 +4,6 @@ import { config } from '#lib/config/index.ts';
 import { buildPaymentService } from '#lib/payments/build.ts';
 import type { PaymentService } from '#lib/payments/service.ts';
 import { buildQuota } from '#lib/quota/service.ts';
-import { eventsOf } from '#lib/wiring/events.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
@@ -14,22 +13,28 @@ export interface PaymentCallbackDeps {
   payments: PaymentService;
 }
 
-export function buildPaymentCallbackDeps(resources: GroupResources): PaymentCallbackDeps {
+/**
+ * The payment service of a function that settles channel payments it did not take (callbacks here, the
+ * reconciler's queries): table and master key only.
+ */
+export function settlingPaymentService(resources: GroupResources): PaymentService {
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
-  return {
-    payments: buildPaymentService({
-      table,
-      masterKey,
-      // Callbacks never sign a cashier link, but the service is one; the signer opens its key only if used.
-      signer: new TokenSigner(table, masterKey),
-      events: eventsOf(resources),
-      // Settlement writes the storage grant a plan buys.
-      quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
-      settings,
-    }),
-  };
+  return buildPaymentService({
+    table,
+    masterKey,
+    // It never signs a cashier link, but the service is one; the signer opens its key only if used.
+    signer: new TokenSigner(table, masterKey),
+    // Settlement writes the storage grant a plan buys.
+    quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+    settings,
+    ...(resources.clock ? { clock: resources.clock } : {}),
+  });
+}
+
+export function buildPaymentCallbackDeps(resources: GroupResources): PaymentCallbackDeps {
+  return { payments: settlingPaymentService(resources) };
 }
 
 let deps: PaymentCallbackDeps | undefined;

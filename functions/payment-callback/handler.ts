@@ -1,15 +1,23 @@
 // Lambda entry of the `payment-callback` group: channel notifications (docs/SPEC.md 4.3, 6), answered in each
 // channel's own format. Also the function URL given to channels as their notify address.
+
+import { config } from '#lib/config/index.ts';
 import { text } from '#lib/http/envelope.ts';
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type PaymentCallbackDeps, paymentCallbackDeps } from './deps.ts';
+import { needs } from './needs.ts';
 
 // Notifications are small forms or JSON documents; anything bigger is not one.
 const MAX_CALLBACK_BYTES = 64 * 1024;
 
 /** The payment-callback group over the given dependencies. */
-export function createPaymentCallbackHandler(deps: () => PaymentCallbackDeps) {
+export function createPaymentCallbackHandler(
+  deps: () => PaymentCallbackDeps,
+  options: Pick<FrontDoorOptions, 'frontDoor'> = {},
+) {
   const receiveCallback = async (request: HttpRequest): Promise<HttpResult> => {
     const reply = await deps().payments.handleCallback(request.params.provider!, {
       method: request.method,
@@ -37,8 +45,11 @@ export function createPaymentCallbackHandler(deps: () => PaymentCallbackDeps) {
       'POST /api/v1/payments/{provider}/callback': callbackRoute,
       'GET /api/v1/payments/{provider}/callback': callbackRoute,
     },
-    { authenticate: noCredentials },
+    // Through API Gateway only with the CDN's proof; at its function URL the signature is the proof.
+    { authenticate: noCredentials, frontDoor: options.frontDoor, functionUrlIsFrontDoor: true },
   );
 }
 
-export const handler = createPaymentCallbackHandler(paymentCallbackDeps);
+export const handler = createPaymentCallbackHandler(paymentCallbackDeps, {
+  frontDoor: groupFrontDoor('payment-callback', needs, config),
+});

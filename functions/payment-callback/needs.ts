@@ -3,9 +3,12 @@
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
+  // Settlement writes the order, its grant and its order.paid event (the outbox) in one transaction; the
+  // outbox-drain function publishes the event, so this function needs no bus.
   table: 'readwrite',
   // Channel credentials are sealed with it.
   masterKey: true,
-  // A settled order publishes order.paid.
-  events: true,
+  // The callback path is also served at the public address (docs/SPEC.md 3.4), through the CDN: there the
+  // CDN's proof is required as for every API route. Its function URL (the notify address) needs none.
+  frontDoor: true,
 } as const satisfies GroupNeeds;

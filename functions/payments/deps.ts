@@ -6,7 +6,6 @@ import type { Authenticator } from '#lib/http/handler.ts';
 import { buildPaymentService } from '#lib/payments/build.ts';
 import type { PaymentService } from '#lib/payments/service.ts';
 import { buildQuota } from '#lib/quota/service.ts';
-import { eventsOf } from '#lib/wiring/events.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
@@ -27,7 +26,6 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
       table,
       masterKey,
       signer,
-      events: eventsOf(resources),
       // Settlement writes the storage grant a plan buys.
       quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
       settings,

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { config } from '#lib/config/index.ts';
 import { PROVIDERS } from '#lib/config/schema.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { pageQuery, requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
@@ -20,7 +21,9 @@ import {
   planView,
   settingsView,
 } from '#lib/payments/views.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type PaymentsDeps, paymentsDeps } from './deps.ts';
+import { needs } from './needs.ts';
 
 const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
 
@@ -64,10 +67,7 @@ function cashierResult(page: PageResult): HttpResult {
 }
 
 /** The payments group over the given dependencies (tests build theirs with the same builders). */
-export function createPaymentsHandler(
-  deps: () => PaymentsDeps,
-  options: { trustedProxySecret?: string } = {},
-) {
+export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDoorOptions = {}) {
   const paymentService = () => deps().payments;
   return createGroupHandler(
     'payments',
@@ -185,12 +185,12 @@ export function createPaymentsHandler(
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
-      // channel_c's mapi.php is told the payer's address, which behind CloudFront only the CDN can name.
-      ...(options.trustedProxySecret ? { trustedProxySecret: options.trustedProxySecret } : {}),
+      // Only through the CDN, which also names the payer's address channel_c's mapi.php is told.
+      frontDoor: options.frontDoor,
     },
   );
 }
 
 export const handler = createPaymentsHandler(paymentsDeps, {
-  trustedProxySecret: config.http.trusted_proxy_secret,
+  frontDoor: groupFrontDoor('payments', needs, config),
 });

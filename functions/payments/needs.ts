@@ -2,13 +2,14 @@
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
+  // Settlement writes the order, its grant and its order.paid event (the outbox) in one transaction; the
+  // outbox-drain function publishes the event, so this function needs no bus.
   table: 'readwrite',
   // Payment credentials and the token-signing key (sessions, cashier links) are sealed with it.
   masterKey: true,
-  // A settled order publishes order.paid.
-  events: true,
-  // channel_c's mapi.php is told the payer's address, which behind the CDN only the CDN can name.
-  clientAddress: true,
   // Orders tell channels where to notify; settings show the notify URLs.
   notifyUrl: true,
+  // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
+  // address the CDN names is believed only with it (lib/http/front-door.ts).
+  frontDoor: true,
 } as const satisfies GroupNeeds;

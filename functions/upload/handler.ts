@@ -6,12 +6,15 @@ import * as z from 'zod';
 import { clientOf } from '#lib/accounts/client.ts';
 import { config } from '#lib/config/index.ts';
 import { created, ok } from '#lib/http/envelope.ts';
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { DEFAULT_PAGE_SIZE, pageQuery, requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { PERMISSIONS, uploadRecordSchema } from '#lib/upload/record.ts';
 import { directUploadBodyLimit } from '#lib/upload/services.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type UploadDeps, uploadDeps } from './deps.ts';
+import { needs } from './needs.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -61,7 +64,10 @@ const presignBody = z.object({
 });
 
 /** The upload group over the given dependencies (tests build theirs with the same builders). */
-export function createUploadHandler(deps: () => UploadDeps, options: { maxUploadBytes: number }) {
+export function createUploadHandler(
+  deps: () => UploadDeps,
+  options: { maxUploadBytes: number } & FrontDoorOptions,
+) {
   const uploadServices = () => deps().services;
   return createGroupHandler(
     'upload',
@@ -190,8 +196,11 @@ export function createUploadHandler(deps: () => UploadDeps, options: { maxUpload
         },
       }),
     },
-    { authenticate: (request, kind) => deps().authenticate(request, kind) },
+    { authenticate: (request, kind) => deps().authenticate(request, kind), frontDoor: options.frontDoor },
   );
 }
 
-export const handler = createUploadHandler(uploadDeps, { maxUploadBytes: config.upload.max_bytes });
+export const handler = createUploadHandler(uploadDeps, {
+  maxUploadBytes: config.upload.max_bytes,
+  frontDoor: groupFrontDoor('upload', needs, config),
+});

@@ -23,10 +23,23 @@ export class DecoyAccount {
     return this.ensured;
   }
 
+  private known: string | undefined;
+
   /** Its hash, read as an account would be; undefined if it was never created (then a dummy is verified). */
   async read(): Promise<Pick<Account, 'password_hash'> | undefined> {
     const item = await this.table.get<{ pk: string; sk: string; password_hash?: string }>(DECOY_ACCOUNT_KEY);
+    if (item?.password_hash) this.known = item.password_hash;
     return item?.password_hash ? { password_hash: item.password_hash } : undefined;
+  }
+
+  /**
+   * Its hash as last read (it never changes once created), read now only the first time: login needs it
+   * before the hash runs, where a known account's comes with its claim. Login still reads the item beside
+   * the hash, as it reads a known account's item there.
+   */
+  async hash(): Promise<string | undefined> {
+    if (this.known) return this.known;
+    return (await this.read())?.password_hash;
   }
 
   private async create(): Promise<void> {

@@ -55,7 +55,7 @@ export async function verifyEmail(
   const items: TransactItem[] = [ctx.accounts.emailChangeItem(account, input.email, true, now)];
   let claimIndex = -1;
   if (!sameAddress(account.email, input.email)) {
-    claimIndex = items.push(claimItem(input.email, account.id, 'email')) - 1;
+    claimIndex = items.push(claimItem(input.email, account.id, 'email', account)) - 1;
     if (account.email) items.push(releaseItem(account.email, account.id));
   }
   const consumeIndex = items.push(checked.consume) - 1;

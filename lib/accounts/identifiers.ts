@@ -1,6 +1,13 @@
 // Identifier claims: one item per username or e-mail, so both stay unique in one case-insensitive namespace.
 // Claims are also the back office's search index: gsi1 partition `idents`, sorted by the lower-cased value,
 // so a prefix search on username or e-mail is one range query.
+//
+// A claim also carries a copy of what login needs before the password hash can run (docs/PERFORMANCE.md
+// "Login"): the account's username (whose guessing guard to take) and its password hash. The account item
+// stays the authority: login reads it beside the hash and verifies again against its hash when the copy
+// differs, so a stale or missing copy costs time, never correctness. Every write of a password keeps the
+// copies in step (repository.ts `syncLoginCopies`); claims made before the copy existed get it on the
+// account's next successful login.
 import type { TransactItem } from '../db/repository.ts';
 
 /** Usernames and e-mails share this key space, compared case-insensitively (docs/SPEC.md 2.1 rule 1). */
@@ -15,12 +22,49 @@ export function identifierIndex(value: string) {
   return { gsi1pk: IDENT_INDEX, gsi1sk: value.trim().toLowerCase() };
 }
 
-export function claimItem(value: string, accountId: string, kind: IdentifierKind): TransactItem {
+/** What a claim copies from its account for login. */
+export interface LoginCopy {
+  username: string;
+  password_hash: string;
+}
+
+/** A claim as stored; the copy is absent on claims made before it existed. */
+export interface ClaimItem {
+  pk: string;
+  sk: string;
+  account_id: string;
+  kind: IdentifierKind;
+  username?: string;
+  password_hash?: string;
+}
+
+export function claimItem(
+  value: string,
+  accountId: string,
+  kind: IdentifierKind,
+  copy: LoginCopy,
+): TransactItem {
   return {
     Put: {
-      Item: { ...identifierKey(value), account_id: accountId, kind, ...identifierIndex(value) },
+      Item: {
+        ...identifierKey(value),
+        account_id: accountId,
+        kind,
+        ...identifierIndex(value),
+        username: copy.username,
+        password_hash: copy.password_hash,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
+  };
+}
+
+/** Sets a claim's copy, provided the claim is still this account's. */
+export function loginCopyUpdate(accountId: string, copy: LoginCopy) {
+  return {
+    UpdateExpression: 'SET username = :username, password_hash = :hash',
+    ConditionExpression: 'account_id = :id',
+    ExpressionAttributeValues: { ':username': copy.username, ':hash': copy.password_hash, ':id': accountId },
   };
 }
 

@@ -38,14 +38,22 @@ interface GuardItem extends Item {
   expires_at: number;
 }
 
-/** Whose guard: an account id, or for an identifier nobody holds a stable stand-in of the same shape. */
-export function guardSubject(accountId: string | undefined, identifier: string): string {
-  if (accountId) return accountId;
-  return `unknown-${createHash('sha256').update(identifier.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
+/**
+ * Whose guard. An account's is keyed by its username (lower-cased), which a login by username names
+ * before anything is read, so the slot is taken beside the first read (docs/PERFORMANCE.md "Login"); a login
+ * by e-mail learns the username from the claim. Usernames never contain `@` (lib/accounts/schemas.ts), so
+ * an identifier without one that nobody holds gets the guard its username would have, and one with `@`
+ * (an e-mail nobody holds) a stable stand-in of the same shape.
+ */
+export function guardSubject(username: string | undefined, identifier: string): string {
+  if (username) return `user-${username.trim().toLowerCase()}`;
+  const normalized = identifier.trim().toLowerCase();
+  if (!normalized.includes('@')) return `user-${normalized}`;
+  return `unknown-${createHash('sha256').update(normalized).digest('hex').slice(0, 32)}`;
 }
 
 // Under `throttle#` like the other rate counters: state a refused request may legitimately change.
-const guardKey = (subject: string) => ({ pk: `throttle#login-guard#${subject}`, sk: 'guard' });
+export const guardKey = (subject: string) => ({ pk: `throttle#login-guard#${subject}`, sk: 'guard' });
 
 export class LoginGuard {
   constructor(

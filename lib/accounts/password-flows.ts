@@ -101,6 +101,7 @@ export async function resetPassword(
     if (error instanceof ConditionFailedError) throw resetRefused();
     throw error;
   }
+  await ctx.accounts.syncLoginCopies(account, { username: account.username, password_hash: passwordHash });
   // The token epoch moved with the password: every token is already refused. Deleting the items tidies
   // the token list.
   await Promise.all([

@@ -1,9 +1,24 @@
 // Account records and every write to them; new accounts claim their identifiers in the same transaction.
 import { randomUUID } from 'node:crypto';
-import { ConditionFailedError, type Item, type Table, type TransactItem } from '../db/repository.ts';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  ConditionFailedError,
+  type Item,
+  type Key,
+  type Table,
+  type TransactItem,
+} from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
+import { log } from '../log.ts';
 import { isoWithOffset } from '../time.ts';
-import { claimItem, identifierKey, indexClaimItem } from './identifiers.ts';
+import {
+  type ClaimItem,
+  claimItem,
+  identifierKey,
+  indexClaimItem,
+  type LoginCopy,
+  loginCopyUpdate,
+} from './identifiers.ts';
 import type { Account, Role } from './model.ts';
 
 export { claimItem, identifierKey, releaseItem } from './identifiers.ts';
@@ -89,8 +104,8 @@ export class AccountRepository {
     };
     const items: TransactItem[] = [
       { Put: { Item: toItem(account), ConditionExpression: 'attribute_not_exists(pk)' } },
-      claimItem(input.username, account.id, 'username'),
-      ...(input.email ? [claimItem(input.email, account.id, 'email')] : []),
+      claimItem(input.username, account.id, 'username', account),
+      ...(input.email ? [claimItem(input.email, account.id, 'email', account)] : []),
       ...extra,
     ];
     try {
@@ -115,6 +130,40 @@ export class AccountRepository {
       identifierKey(identifier),
     );
     return claim?.account_id;
+  }
+
+  /** The claim of this username or e-mail as stored (with its login copy, when it has one). */
+  async claimOf(identifier: string): Promise<ClaimItem | undefined> {
+    return this.table.get<ClaimItem & Item>(identifierKey(identifier));
+  }
+
+  /**
+   * Puts the account's current username and password hash on its claims (each only while it is still this
+   * account's). Best effort: login verifies against the account item when a copy differs, so a failure
+   * here costs a second verification at the next login, nothing else.
+   */
+  async syncLoginCopies(
+    account: Pick<Account, 'id' | 'username' | 'email'>,
+    copy: LoginCopy,
+    claims: ReadonlyArray<string | null> = [account.username, account.email],
+  ): Promise<void> {
+    await Promise.all(
+      claims.flatMap((value) =>
+        value
+          ? [
+              this.table
+                .update(identifierKey(value), loginCopyUpdate(account.id, copy))
+                .catch((error: unknown) => {
+                  if (error instanceof ConditionFailedError) return;
+                  log.warn('login copy of a claim not updated', {
+                    account_id: account.id,
+                    error_name: (error as Error)?.name,
+                  });
+                }),
+            ]
+          : [],
+      ),
+    );
   }
 
   async findByIdentifier(identifier: string): Promise<Account | undefined> {
@@ -142,7 +191,7 @@ export class AccountRepository {
 
   /** A new password hash that ends every session (epoch bump); only over the hash the caller checked. */
   async changePasswordHash(account: Account, passwordHash: string): Promise<Account> {
-    return this.updated(account.id, {
+    const updated = await this.updated(account.id, {
       UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD session_epoch :one',
       ConditionExpression: 'attribute_exists(pk) AND password_hash = :old AND #status = :active',
       ExpressionAttributeNames: { '#status': 'status' },
@@ -154,6 +203,8 @@ export class AccountRepository {
         ':active': 'active',
       },
     });
+    await this.syncLoginCopies(updated, updated);
+    return updated;
   }
 
   /**
@@ -187,11 +238,12 @@ export class AccountRepository {
    * stored hash is still `previousHash`.
    */
   async rehashPassword(accountId: string, previousHash: string, freshHash: string): Promise<void> {
-    await this.table.update(accountKey(accountId), {
+    const updated = await this.updated(accountId, {
       UpdateExpression: 'SET password_hash = :fresh',
       ConditionExpression: 'password_hash = :old',
       ExpressionAttributeValues: { ':fresh': freshHash, ':old': previousHash },
     });
+    await this.syncLoginCopies(updated, updated);
   }
 
   /**
@@ -271,4 +323,25 @@ export class AccountRepository {
 
 export function fromAccountItem(item: Item | undefined): Account | undefined {
   return fromItem(item);
+}
+
+/**
+ * Unconditional puts and deletes in one BatchWriteItem (at most 25): one round trip where each item is
+ * billed as a plain write. Items DynamoDB leaves unprocessed under load are sent again, a few times.
+ */
+export async function writeBatch(table: Table, puts: Array<Item & Key>, deletes: Key[] = []): Promise<void> {
+  let requests: Array<Record<string, unknown>> = [
+    ...puts.map((item) => ({ PutRequest: { Item: item } })),
+    ...deletes.map((key) => ({ DeleteRequest: { Key: key } })),
+  ];
+  for (let attempt = 0; requests.length > 0; attempt++) {
+    if (attempt > 0) {
+      if (attempt > 4) throw new Error('DynamoDB left batch writes unprocessed');
+      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+    }
+    const { UnprocessedItems } = await table.client.send(
+      new BatchWriteCommand({ RequestItems: { [table.name]: requests as never } }),
+    );
+    requests = (UnprocessedItems?.[table.name] ?? []) as Array<Record<string, unknown>>;
+  }
 }

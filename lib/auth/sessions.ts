@@ -35,7 +35,7 @@ export interface IssuedSession {
   expires_at: string;
 }
 
-interface SessionItem extends Item {
+export interface SessionItem extends Item {
   pk: string;
   sk: string;
   account_id: string;
@@ -68,6 +68,20 @@ export class SessionService {
   }
 
   async issue(account: Account, client?: ClientInfo): Promise<IssuedSession> {
+    const { issued, item } = await this.prepare(account, client);
+    await this.table.putNew(item);
+    return issued;
+  }
+
+  /**
+   * A signed session and the item that makes it live, for a caller that writes the item together with
+   * other writes (login). The token is valid only once the item is written. Its key is the token's random
+   * id (16 bytes), so a plain put never replaces another session.
+   */
+  async prepare(
+    account: Account,
+    client?: ClientInfo,
+  ): Promise<{ issued: IssuedSession; item: SessionItem }> {
     const now = this.table.clock();
     const ttlSeconds = this.ttlHours * 3600;
     const signed = await this.signer.sign(
@@ -75,7 +89,7 @@ export class SessionService {
       ttlSeconds,
       now,
     );
-    await this.table.putNew({
+    const item: SessionItem = {
       ...sessionKey(account.id, signed.jti),
       account_id: account.id,
       sep: account.session_epoch,
@@ -83,8 +97,11 @@ export class SessionService {
       expires_at: epochSeconds(signed.expiresAt),
       ...(client?.ip ? { ip: client.ip } : {}),
       ...(client?.userAgent ? { user_agent: client.userAgent } : {}),
-    });
-    return { token: signed.token, token_type: 'Bearer', expires_at: isoWithOffset(signed.expiresAt) };
+    };
+    return {
+      issued: { token: signed.token, token_type: 'Bearer', expires_at: isoWithOffset(signed.expiresAt) },
+      item,
+    };
   }
 
   /**

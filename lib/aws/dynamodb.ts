@@ -2,18 +2,22 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsSettings } from '../config/schema.ts';
+import { captureClient } from '../observability/tracing.ts';
 import { localCredentials, memoByEndpoint } from './local.ts';
 
 export const dynamoClient = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 'dynamodb_endpoint'>): DynamoDBDocumentClient =>
     DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        region: aws.region,
-        ...(aws.dynamodb_endpoint
-          ? { endpoint: aws.dynamodb_endpoint, credentials: localCredentials('dynamodb') }
-          : {}),
-        maxAttempts: 3,
-      }),
+      // The document client shares the captured client's middleware stack, so its calls are traced too.
+      captureClient(
+        new DynamoDBClient({
+          region: aws.region,
+          ...(aws.dynamodb_endpoint
+            ? { endpoint: aws.dynamodb_endpoint, credentials: localCredentials('dynamodb') }
+            : {}),
+          maxAttempts: 3,
+        }),
+      ),
       { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
     ),
 );

@@ -1,15 +1,18 @@
 // The EventBridge client for the given settings, built once per container.
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { AwsSettings } from '../config/schema.ts';
+import { captureClient } from '../observability/tracing.ts';
 import { localCredentials, memoByEndpoint } from './local.ts';
 
 export const eventBridgeClient = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 'events_endpoint'>): EventBridgeClient =>
-    new EventBridgeClient({
-      region: aws.region,
-      ...(aws.events_endpoint
-        ? { endpoint: aws.events_endpoint, credentials: localCredentials('events') }
-        : {}),
-      maxAttempts: 3,
-    }),
+    captureClient(
+      new EventBridgeClient({
+        region: aws.region,
+        ...(aws.events_endpoint
+          ? { endpoint: aws.events_endpoint, credentials: localCredentials('events') }
+          : {}),
+        maxAttempts: 3,
+      }),
+    ),
 );

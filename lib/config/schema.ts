@@ -85,6 +85,7 @@ export const configSchema = z.object({
       kms_endpoint: optionalUrl,
       events_endpoint: optionalUrl,
       cloudfront_endpoint: optionalUrl,
+      secrets_manager_endpoint: optionalUrl,
       event_bus_name: optionalText,
     })
     .prefault({}),
@@ -95,10 +96,22 @@ export const configSchema = z.object({
       kms_key_id: optionalText,
     })
     .prefault({}),
+  // The CDN's proof on every API request (lib/http/front-door.ts, docs/DEPLOYMENT.md). Set by the deployment
+  // or the local runner from the `frontDoor` need: secrets-manager names the secret the stack generates;
+  // local reads origin-secret.json in data_dir, which the local server (playing the CDN) sends; none (the
+  // default, in-process tests) checks nothing.
+  front_door: z
+    .object({
+      provider: z.enum(['none', 'local', 'secrets-manager']).default('none'),
+      secret_id: optionalText,
+      // How long a read value is trusted: a rotated secret is picked up within this, without a redeploy.
+      cache_seconds: z.number().int().min(1).max(3600).default(300),
+    })
+    .prefault({}),
   http: z
     .object({
-      // Set by the deployment (the stack's own id): CloudFront sends it to the API with the viewer's
-      // address, and only a request carrying it may name a client address other than its connection's.
+      // A fixed proof for the viewer-address header (lib/http/event.ts). The stack no longer sets it: the
+      // front door (front_door above, lib/http/front-door.ts) checks the CDN's rotatable origin secret.
       trusted_proxy_secret: z.string().min(16, 'must be at least 16 characters').optional(),
       // Browser origins the LOCAL server answers CORS for (default: any http://localhost:<port>); in AWS
       // CORS is the API Gateway's, from the stage's infra.cors_origins.
@@ -189,6 +202,31 @@ export const configSchema = z.object({
         .max(7 * 24 * 60)
         .default(30),
       notify_base_url: optionalUrl,
+      // Reconciliation (docs/PAYMENTS-GUIDE.md, "Reconciliation"): pending channel orders older than
+      // min_age_minutes and younger than order_ttl_minutes + margin_minutes are asked about at their channel.
+      reconcile: z
+        .object({
+          min_age_minutes: z
+            .number()
+            .int()
+            .min(1)
+            .max(24 * 60)
+            .default(3),
+          margin_minutes: z
+            .number()
+            .int()
+            .min(0)
+            .max(7 * 24 * 60)
+            .default(60),
+          // npm start's periodic run (in AWS a schedule runs the reconciler every 5 minutes); 0 turns it off.
+          local_interval_seconds: z
+            .number()
+            .int()
+            .min(0)
+            .max(24 * 60 * 60)
+            .default(300),
+        })
+        .prefault({}),
       mock: z.object({ enabled: z.boolean().default(false) }).prefault({}),
       channel_a: channelA,
       channel_b: channelB,

@@ -16,6 +16,18 @@ export const TABLE = {
 
 export type IndexName = (typeof TABLE.indexes)[number]['name'];
 
+/**
+ * The table's stream carries each new item's image: the `order.paid` outbox (docs/DESIGN.md 14,
+ * docs/PAYMENTS-GUIDE.md) is drained from it. The stack (infra/operations.ts) builds from these two
+ * constants: the table's stream view (`TABLE_STREAM_VIEW`), and the outbox-drain function's event source
+ * mapping, filtered to INSERT records whose `pk` begins with `OUTBOX_KEY_PREFIX` (with retries, bisect on
+ * error and an SQS on-failure destination). DynamoDB Local gets the same stream (createTableInput below;
+ * lib/local/provision.ts enables it on a table made before).
+ */
+export const TABLE_STREAM_VIEW = 'NEW_IMAGE' as const;
+/** Partition keys of outbox items (lib/events/outbox.ts) begin with this; nothing else does. */
+export const OUTBOX_KEY_PREFIX = 'OUTBOX#';
+
 /** CreateTable input for DynamoDB Local and tests (on-demand billing, like production). */
 export function createTableInput(tableName: string): CreateTableCommandInput {
   const attributes = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
@@ -39,5 +51,6 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       ],
       Projection: { ProjectionType: 'ALL' },
     })),
+    StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW },
   };
 }

@@ -1,6 +1,9 @@
 // The service's outbound events (docs/DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
+// Settlement writes the event to the outbox (lib/events/outbox.ts); the outbox-drain function publishes it.
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { log } from '../log.ts';
+import type { StoredOrder } from '../payments/model.ts';
+import { grantEndsAt } from '../quota/model.ts';
 
 /** What a product needs to grant the purchase; `order_id` is the idempotency key for consumers. */
 export interface OrderPaidDetail {
@@ -32,6 +35,60 @@ export interface OrderGrantDetail {
   expires_at: string | null;
 }
 
+/** The event of an order as settlement leaves it (status paid, with the grant it wrote). */
+export function orderPaidDetail(order: StoredOrder): OrderPaidDetail {
+  return {
+    order_id: order.id,
+    user_id: order.user_id,
+    plan_id: order.plan_id,
+    plan_name: order.plan_name,
+    amount_cents: order.amount_cents,
+    currency: order.currency,
+    provider: order.provider,
+    trade_no: order.trade_no ?? null,
+    paid_at: order.paid_at ?? order.updated_at,
+    late_payment: order.late_payment ?? false,
+    grant: order.grant
+      ? {
+          plan_id: order.grant.plan_id,
+          plan_name: order.grant.plan_name,
+          quota_bytes: order.grant.quota_bytes,
+          started_at: order.grant.started_at,
+          expires_at: grantEndsAt(order.grant),
+        }
+      : null,
+  };
+}
+
+/**
+ * The same detail with its fields in the documented order (docs/PAYMENTS-GUIDE.md), as published: the
+ * outbox keeps it as a DynamoDB map, which keeps no order.
+ */
+export function inDocumentedOrder(detail: OrderPaidDetail): OrderPaidDetail {
+  const { grant } = detail;
+  return {
+    order_id: detail.order_id,
+    user_id: detail.user_id,
+    plan_id: detail.plan_id,
+    plan_name: detail.plan_name,
+    amount_cents: detail.amount_cents,
+    currency: detail.currency,
+    provider: detail.provider,
+    trade_no: detail.trade_no,
+    paid_at: detail.paid_at,
+    late_payment: detail.late_payment,
+    grant: grant
+      ? {
+          plan_id: grant.plan_id,
+          plan_name: grant.plan_name,
+          quota_bytes: grant.quota_bytes,
+          started_at: grant.started_at,
+          expires_at: grant.expires_at,
+        }
+      : null,
+  };
+}
+
 export interface OrderEventPublisher {
   orderPaid(detail: OrderPaidDetail): Promise<void>;
 }
@@ -39,7 +96,7 @@ export interface OrderEventPublisher {
 export const EVENT_SOURCE = 'service.payments';
 export const ORDER_PAID = 'order.paid';
 
-/** Publishes to an EventBridge bus; a rejected entry is an error, so the caller can retry later. */
+/** Publishes to an EventBridge bus; a rejected entry is an error, so the outbox keeps the event for a retry. */
 export function eventBridgePublisher(client: EventBridgeClient, busName: string): OrderEventPublisher {
   return {
     async orderPaid(detail) {

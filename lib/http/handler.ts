@@ -5,11 +5,14 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { log, withLogContext } from '../log.ts';
+import { log } from '../log.ts';
+import { observeRequests, requestIdOf } from '../observability/http.ts';
+import { withInvocation } from '../observability/invocation.ts';
 import { type AuthKind, type FunctionGroup, matchRoute, ROUTES, type RouteSpec } from '../routes.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { AppError, errors, type FieldProblem, genericMessage } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
+import { type FrontDoorOptions, frontDoorCheck } from './front-door.ts';
 import type { HttpRequest, HttpResult, Principal } from './types.ts';
 
 /** What a function group provides for one route of the table. */
@@ -83,7 +86,7 @@ interface RequestState {
 
 type MiddyRequest = middy.Request<ApiEvent, ApiResult, Error, Context>;
 
-export interface GroupHandlerOptions {
+export interface GroupHandlerOptions extends FrontDoorOptions {
   authenticate: Authenticator;
   /** The CDN's origin secret (config `http.trusted_proxy_secret`): lets it name the viewer's address. */
   trustedProxySecret?: string;
@@ -195,10 +198,23 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     onError: (request) => addSecurityHeaders(request.response),
   };
 
+  // What the access line and the metrics name a request by: its route template and who called.
+  const describe = (event: ApiEvent) => {
+    const state = states.get(event);
+    return {
+      ...(state?.spec ? { route: `${state.spec.method} ${state.spec.path}` } : {}),
+      ...(state?.request.principal ? { principal: state.request.principal } : {}),
+    };
+  };
+
   const chain = middy<ApiEvent, ApiResult, Error, Context>()
+    // First, so it sees the final answer of every outcome: x-request-id, the access line, the metrics.
+    .use(observeRequests(describe))
     .use(securityHeaders)
     .use(errorEnvelope)
     .use(httpHeaderNormalizer())
+    // Only what came through the CDN is served (lib/http/front-door.ts); before any routing.
+    .use(frontDoorCheck(options.frontDoor, options))
     .use(resolveRoute)
     // Credentials first: who may not call a route hears 401/403, whatever its body.
     .use(authenticate)
@@ -211,7 +227,7 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     });
 
   const handler = (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withLogContext({ requestId: event.requestContext?.requestId, function: group }, async () => {
+    withInvocation({ name: group, context, requestId: requestIdOf(event, context) }, async () => {
       const result = await chain(event, context);
       for (const observe of resultObservers) observe(event, result, group);
       return result;

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GROUP_NEEDS } from '../../functions/needs.ts';
+import { GROUP_NEEDS, WORKER_NEEDS, type WorkerName } from '../../functions/needs.ts';
 import { dynamoClient } from '../aws/dynamodb.ts';
 import { s3Client } from '../aws/s3.ts';
 import { config } from '../config/index.ts';
@@ -17,8 +17,11 @@ import { FUNCTION_GROUPS, type FunctionGroup } from '../routes.ts';
 import { serveStoredFileLocally } from '../upload/serve.ts';
 import { FileStorage } from '../upload/storage.ts';
 import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '../wiring/needs.ts';
+import { localEdgeHeaders } from './front-door.ts';
 import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
+import { startLocalOutboxDrain } from './outbox-drain.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
+import { startLocalReconciler } from './reconciler.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -53,10 +56,10 @@ export function functionAppConfig(settings: Readonly<AppConfig>): Record<string,
  * stand-ins' endpoints in place of AWS's and the local key file in place of KMS; nothing else.
  */
 export function localFunctionEnvironment(
-  group: FunctionGroup,
+  group: FunctionGroup | WorkerName,
   settings: Readonly<AppConfig>,
 ): Record<string, string> {
-  const needs = GROUP_NEEDS[group];
+  const needs = { ...GROUP_NEEDS, ...WORKER_NEEDS }[group];
   const { aws } = settings;
   return {
     APP_CONFIG_JSON: JSON.stringify(functionAppConfig(settings)),
@@ -65,6 +68,7 @@ export function localFunctionEnvironment(
       tableName: settings.table_name,
       bucketName: settings.bucket_name,
       masterKey: { provider: 'local', dataDir: resolve(settings.data_dir) },
+      frontDoor: { provider: 'local', dataDir: resolve(settings.data_dir) },
       ...(aws.event_bus_name ? { eventBusName: aws.event_bus_name } : {}),
       ...(settings.payment.notify_base_url ? { notifyBaseUrl: settings.payment.notify_base_url } : {}),
     }),
@@ -99,14 +103,17 @@ function passThroughKeepingMail(dataDir: string) {
   };
 }
 
-/** Every group in its own process (lib/local/function-host.ts under tsx), started side by side. */
+/** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
+const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler'];
+
+/** Every group and worker in its own process (lib/local/function-host.ts under tsx), started side by side. */
 export async function startLocalFunctions(
   settings: Readonly<AppConfig>,
-): Promise<Map<FunctionGroup, FunctionProcess>> {
+): Promise<Map<FunctionGroup | WorkerName, FunctionProcess>> {
   mkdirSync(resolve(settings.data_dir), { recursive: true });
   const output = passThroughKeepingMail(settings.data_dir);
   const started = await Promise.allSettled(
-    FUNCTION_GROUPS.map((group) =>
+    [...FUNCTION_GROUPS, ...LOCAL_WORKERS].map((group) =>
       startFunctionProcess({
         name: group,
         host: resolve(PROJECT_ROOT, 'lib/local/function-host.ts'),
@@ -124,7 +131,7 @@ export async function startLocalFunctions(
     await Promise.allSettled(running.map((fn) => fn.stop()));
     throw failed.reason;
   }
-  return new Map(running.map((fn) => [fn.name as FunctionGroup, fn]));
+  return new Map(running.map((fn) => [fn.name as FunctionGroup | WorkerName, fn]));
 }
 
 export interface RunningApp {
@@ -136,7 +143,7 @@ export interface RunningApp {
 export interface LocalAppOptions {
   port?: number;
   /** The groups already running in their own processes (startLocalFunctions); absent: in this process. */
-  functions?: Map<FunctionGroup, FunctionProcess>;
+  functions?: Map<FunctionGroup | WorkerName, FunctionProcess>;
 }
 
 export async function startLocalApp(options: LocalAppOptions = {}): Promise<RunningApp> {
@@ -156,6 +163,13 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
   const server = createLocalServer({
     loadHandler,
     ...(config.http.cors_origins ? { corsOrigins: config.http.cors_origins } : {}),
+    // The local server plays the CDN: the origin secret on every request (lib/local/front-door.ts).
+    edgeHeaders: localEdgeHeaders(resolve(config.data_dir)),
+    // The web console at / and /console/* with its CSP, as the CDN serves it (lib/local/console.ts).
+    console: {
+      directory: resolve(PROJECT_ROOT, 'web', 'dist'),
+      uploadOrigins: config.aws.s3_endpoint ? [new URL(config.aws.s3_endpoint).origin] : [],
+    },
     // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap).
     direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url),
     onError: (error) => log.error('local server failed a request', { error }),
@@ -166,6 +180,19 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     server.listen(port, () => resolve());
   });
   const address = server.address() as AddressInfo;
+  // order.paid leaves the outbox as in AWS: the table's stream feeds the outbox-drain function.
+  const drainFn = functions?.get('outbox-drain');
+  const outboxDrain = startLocalOutboxDrain({
+    aws: config.aws,
+    tableName: config.table_name,
+    ...(drainFn ? { invoke: (event) => drainFn.invoke(event as never) } : {}),
+  });
+  // Pending channel orders are reconciled on a timer, as the stack's schedule runs the reconciler in AWS.
+  const reconcilerFn = functions?.get('reconciler');
+  const reconciler = startLocalReconciler({
+    intervalSeconds: config.payment.reconcile.local_interval_seconds,
+    ...(reconcilerFn ? { invoke: (event) => reconcilerFn.invoke(event as never) } : {}),
+  });
   return {
     server,
     url: `http://localhost:${address.port}`,
@@ -174,6 +201,8 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await outboxDrain.stop();
+      await reconciler.stop();
       if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
     },
   };

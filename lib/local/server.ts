@@ -6,6 +6,7 @@ import type { Context } from 'aws-lambda';
 import { SECURITY_HEADERS } from '../http/envelope.ts';
 import type { ApiEvent, ApiResult } from '../http/event.ts';
 import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute } from '../routes.ts';
+import { type ConsoleSite, serveConsole } from './console.ts';
 
 export type GroupHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 export type HandlerLoader = (group: FunctionGroup) => Promise<GroupHandler>;
@@ -146,6 +147,10 @@ export interface LocalServerOptions {
   /** Routes the local server answers itself (e.g. streaming stored files, which Lambda would not). */
   direct?: (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean>;
   onError?: (error: unknown) => void;
+  /** The web console's build, served at `/` and `/console/*` as the CDN serves it (lib/local/console.ts). */
+  console?: ConsoleSite;
+  /** Headers the CDN would add (the origin secret, the viewer's address): lib/local/front-door.ts. */
+  edgeHeaders?: (request: IncomingMessage) => Record<string, string>;
 }
 
 export function createLocalServer(options: LocalServerOptions): Server {
@@ -197,6 +202,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     return;
   }
   for (const [name, value] of Object.entries(cors)) response.setHeader(name, value);
+  if (options.console && serveConsole(options.console, request, response, url)) return;
   if (options.direct && (await options.direct(request, response, url))) return;
 
   const declared = Number(request.headers['content-length'] ?? 0);
@@ -217,7 +223,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   const event = buildEvent({
     method,
     url: request.url ?? '/',
-    headers: request.headers,
+    headers: options.edgeHeaders ? { ...request.headers, ...options.edgeHeaders(request) } : request.headers,
     body,
     sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
     routeKey,

@@ -1,10 +1,9 @@
-// Builds the payment service from what it uses (table, master key, signer, event publisher, settings);
+// Builds the payment service from what it uses (table, master key, signer, quota, settings);
 // production (functions/payments|payment-callback/deps.ts) and tests call the same builder.
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { AppConfig } from '../config/schema.ts';
 import type { MasterKey } from '../crypto/master-key.ts';
 import type { Clock, Table } from '../db/repository.ts';
-import type { OrderEventPublisher } from '../events/order-events.ts';
 import type { QuotaService } from '../quota/service.ts';
 import { CashierLinks } from './cashier.ts';
 import { GatewaySource } from './registry.ts';
@@ -16,7 +15,6 @@ export interface PaymentServiceInput {
   masterKey: () => Promise<MasterKey>;
   /** Signs the mock cashier's links. */
   signer: TokenSigner;
-  events: OrderEventPublisher;
   /** Settlement writes the storage grant a plan buys (lib/quota buildQuota). */
   quota: QuotaService;
   settings: Pick<AppConfig, 'stage' | 'base_url' | 'payment'>;
@@ -32,7 +30,6 @@ export function buildPaymentService(input: PaymentServiceInput): PaymentService 
     store,
     gateways: new GatewaySource(store, settings.stage),
     cashier: new CashierLinks(input.signer, settings.base_url),
-    events: input.events,
     quota: input.quota,
     stage: settings.stage,
     orderTtlMinutes: settings.payment.order_ttl_minutes,

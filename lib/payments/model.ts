@@ -52,7 +52,6 @@ export interface StoredOrder {
   /** Other channel trade numbers reported for this already-paid order: a possible double payment. */
   extra_trade_nos?: string[];
   failure_reason?: string;
-  event_published_at?: string;
   /**
    * What the order buys, copied from the plan when it was placed (like its name and price), so editing
    * the plan never changes it. Absent on orders placed before quotas: settlement reads the plan then.

@@ -1,6 +1,8 @@
 // Order records: creation, listings, and the conditional writes that move an order out of `pending`.
 import type { Item, Table } from '../db/repository.ts';
 import { decodeCursor, encodeCursor } from '../db/repository.ts';
+import { orderPaidDetail } from '../events/order-events.ts';
+import { orderPaidOutboxPut } from '../events/outbox.ts';
 import type { GrantWrite } from '../quota/service.ts';
 import { isoWithOffset } from '../time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
@@ -84,6 +86,41 @@ export class OrderRepository {
     };
   }
 
+  /**
+   * Pending orders of these providers created in [from, to], oldest first, for reconciliation: a query of
+   * the all-orders listing (gsi2) bounded by creation time, never a scan; its cost is the orders created in
+   * that window (filtered to pending ones of these providers after reading).
+   */
+  async *pendingCreatedBetween(
+    from: Date,
+    to: Date,
+    providers: readonly string[],
+  ): AsyncGenerator<StoredOrder> {
+    if (providers.length === 0) return;
+    const names = providers.map((_, index) => `:provider${index}`);
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const { items, lastKey } = await this.table.query({
+        IndexName: 'gsi2',
+        // Sort keys are `<ISO creation time>#<id>`: `~` sorts after `#`, so `to` itself is included.
+        KeyConditionExpression: 'gsi2pk = :all AND gsi2sk BETWEEN :from AND :to',
+        FilterExpression: `#status = :pending AND #provider IN (${names.join(', ')})`,
+        ExpressionAttributeNames: { '#status': 'status', '#provider': 'provider' },
+        ExpressionAttributeValues: {
+          ':all': ALL_ORDERS,
+          ':from': from.toISOString(),
+          ':to': `${to.toISOString()}~`,
+          ':pending': 'pending',
+          ...Object.fromEntries(providers.map((provider, index) => [names[index], provider])),
+        },
+        ScanIndexForward: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      });
+      for (const item of items) yield fromItem(item)!;
+      startKey = lastKey;
+    } while (startKey);
+  }
+
   /** Stores what the channel answered (QR content, cashier link, its trade number) on a pending order. */
   async attachChannelOrder(
     id: string,
@@ -146,11 +183,12 @@ export class OrderRepository {
   }
 
   /**
-   * Settlement: ONE conditional write from the status the order was read in to `paid`, so of repeated
-   * or concurrent confirmations exactly one succeeds (the others get ConditionFailedError). With a grant
-   * (lib/quota), the order (which keeps a copy of it) and the account's grant are written in one
-   * transaction: a paid order always carries its grant, exactly once. Its item 1 failing means the
-   * account's grant changed since it was read (another order settled): decide again.
+   * Settlement: ONE transaction moving the order from the status it was read in to `paid`, so of repeated
+   * or concurrent confirmations exactly one succeeds (the others get ConditionFailedError). The same
+   * transaction writes the `order.paid` event to the outbox (lib/events/outbox.ts: it must not exist yet)
+   * and, with a grant (lib/quota), the account's grant (the order keeps a copy): a paid order always has
+   * its grant and its event, exactly once, and a failed settlement leaves neither. The grant item failing
+   * means the account's grant changed since it was read (another order settled): decide again.
    */
   async settle(order: StoredOrder, input: SettleInput, grant?: GrantWrite): Promise<StoredOrder> {
     const names: Record<string, string> = { '#status': 'status', '#provider': 'provider' };
@@ -192,13 +230,19 @@ export class OrderRepository {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     };
-    if (!grant) return fromItem(await this.table.update(orderKey(order.id), update))!;
-    names['#grant'] = 'grant';
-    values[':grant'] = grant.grant;
-    update.UpdateExpression = `SET ${[...sets, '#grant = :grant'].join(', ')}`;
-    await this.table.transact([{ Update: { Key: orderKey(order.id), ...update } }, grant.item]);
+    if (grant) {
+      names['#grant'] = 'grant';
+      values[':grant'] = grant.grant;
+      update.UpdateExpression = `SET ${[...sets, '#grant = :grant'].join(', ')}`;
+      settled.grant = grant.grant;
+    }
+    await this.table.transact([
+      { Update: { Key: orderKey(order.id), ...update } },
+      orderPaidOutboxPut(orderPaidDetail(settled), input.now),
+      ...(grant ? [grant.item] : []),
+    ]);
     // A transaction returns nothing; the order is what was read plus exactly what the write set.
-    return { ...settled, grant: grant.grant };
+    return settled;
   }
 
   /** A second, different channel trade number for a paid order: kept for a human to refund. */
@@ -213,13 +257,6 @@ export class OrderRepository {
         ':tradeNoText': tradeNo,
         ':now': now,
       },
-    });
-  }
-
-  async markEventPublished(id: string, at: string): Promise<void> {
-    await this.table.update(orderKey(id), {
-      UpdateExpression: 'SET event_published_at = :at',
-      ExpressionAttributeValues: { ':at': at },
     });
   }
 }

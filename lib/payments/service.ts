@@ -1,7 +1,6 @@
 // The payment service the handlers call: one object over plans, gateway settings, orders, channel
 // callbacks and the mock cashier, each of which lives in its own module and shares one Settlement.
 import type { Clock, Table } from '../db/repository.ts';
-import type { OrderEventPublisher } from '../events/order-events.ts';
 import type { QuotaService } from '../quota/service.ts';
 import { CallbackReceiver } from './callbacks.ts';
 import type { CashierLinks } from './cashier.ts';
@@ -12,6 +11,7 @@ import { type AdminOrderView, type OrderView, planView, type StoredOrder } from 
 import { OrderService } from './order-service.ts';
 import { OrderRepository, type Page } from './orders.ts';
 import { type NewPlan, type PlanChanges, PlanRepository } from './plans.ts';
+import { Reconciler, type ReconcileSummary, type ReconcileWindow, type RunOptions } from './reconcile.ts';
 import type { GatewaySource } from './registry.ts';
 import type { PaymentSettingsStore, SettingsPatch } from './settings.ts';
 import { Settlement } from './settlement.ts';
@@ -23,7 +23,6 @@ export interface PaymentServiceDeps {
   store: PaymentSettingsStore;
   gateways: GatewaySource;
   cashier: CashierLinks;
-  events: OrderEventPublisher;
   /** Settlement writes the storage grant a plan buys (lib/quota). */
   quota: QuotaService;
   stage: string;
@@ -42,13 +41,14 @@ export class PaymentService {
   private readonly orderService: OrderService;
   private readonly callbacks: CallbackReceiver;
   private readonly mockCashier: MockCashier;
+  private readonly reconciler: Reconciler;
 
   constructor(deps: PaymentServiceDeps) {
     const clock: Clock = deps.clock ?? deps.table.clock;
     const { gateways, cashier } = deps;
     const plans = new PlanRepository(deps.table);
     const orders = new OrderRepository(deps.table);
-    const settlement = new Settlement({ orders, plans, quota: deps.quota, events: deps.events, clock });
+    const settlement = new Settlement({ orders, plans, quota: deps.quota, clock });
     this.plans = plans;
     this.orders = orders;
     this.gatewaySettings = new GatewaySettings(deps);
@@ -65,6 +65,7 @@ export class PaymentService {
     });
     this.callbacks = new CallbackReceiver(orders, gateways, settlement);
     this.mockCashier = new MockCashier({ orders, gateways, cashier, settlement, clock });
+    this.reconciler = new Reconciler({ orders, gateways, settlement, clock });
   }
 
   // ---- plans -------------------------------------------------------------------------------------
@@ -146,6 +147,12 @@ export class PaymentService {
 
   handleCallback(provider: string, request: CallbackRequest): Promise<CallbackReply> {
     return this.callbacks.handleCallback(provider, request);
+  }
+
+  // ---- reconciliation (reconcile.ts): the reconciler worker's one call ----------------------------
+
+  reconcile(window: ReconcileWindow, options?: RunOptions): Promise<ReconcileSummary> {
+    return this.reconciler.run(window, options);
   }
 
   // ---- hosted mock cashier (mock-cashier.ts) -----------------------------------------------------

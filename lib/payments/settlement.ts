@@ -1,11 +1,11 @@
 // Settling an order: who may confirm it is fixed by its provider (docs/SPEC.md 4.3 rule 1), and settlement is
-// one conditional write (with the storage grant it buys, one transaction) whichever confirmation path gets
-// there first; order.paid, carrying the grant, follows the write.
+// one transaction whichever confirmation path gets there first: the order, the storage grant it buys and
+// its order.paid event in the outbox (lib/events/outbox.ts), which the outbox-drain function publishes.
 import { type Clock, ConditionFailedError } from '../db/repository.ts';
-import type { OrderEventPublisher, OrderPaidDetail } from '../events/order-events.ts';
 import { errors } from '../http/errors.ts';
 import { log } from '../log.ts';
-import { type GrantTerms, grantEndsAt } from '../quota/model.ts';
+import { recordMetric } from '../observability/metrics.ts';
+import type { GrantTerms } from '../quota/model.ts';
 import type { QuotaService } from '../quota/service.ts';
 import { isoWithOffset } from '../time.ts';
 import { effectiveStatus, type StoredOrder } from './model.ts';
@@ -20,8 +20,6 @@ import type { GatewaySource } from './registry.ts';
  */
 export type ConfirmPath = 'owner' | 'admin' | 'callback' | 'reconciliation';
 
-/** A duplicate confirmation re-publishes order.paid only if the winner apparently never did. */
-const REPUBLISH_AFTER_MS = 60_000;
 /** Tries: a lost race on the order ends at once (paid); the account's usage item may be busy longer. */
 const MAX_SETTLE_ATTEMPTS = 8;
 
@@ -39,25 +37,23 @@ export interface SettlementDeps {
   /** Only for orders placed before quotas, which carry no copy of what they buy. */
   plans: PlanRepository;
   quota: QuotaService;
-  events: OrderEventPublisher;
   clock: Clock;
 }
 
 export class Settlement {
   private readonly orders: OrderRepository;
-  private readonly events: OrderEventPublisher;
   private readonly clock: Clock;
 
   constructor(private readonly deps: SettlementDeps) {
     this.orders = deps.orders;
-    this.events = deps.events;
     this.clock = deps.clock;
   }
 
   /**
-   * Moves the order to `paid` through one conditional write from the status it was read in, together with
-   * the grant it buys (decided on the account's grant as read now). Losing a race re-reads and decides
-   * again: already paid means done (no second grant, no second event), anything else is retried.
+   * Moves the order to `paid` through one transaction conditional on the status it was read in, with
+   * the grant it buys (decided on the account's grant as read now) and its order.paid event. Losing a race
+   * re-reads and decides again: already paid means done (no second grant, no second event), anything else
+   * is retried.
    */
   async confirm(
     initial: StoredOrder,
@@ -84,7 +80,7 @@ export class Settlement {
             status_before_payment: settled.status_before_payment,
           });
         }
-        await this.publishPaid(settled);
+        recordMetric('OrdersPaid', { dimensions: { provider: settled.provider } });
         return { order: settled, settled: true };
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
@@ -109,6 +105,7 @@ export class Settlement {
     return { ...base, quota_bytes: plan.quota_bytes, duration_days: plan.duration_days };
   }
 
+  /** A confirmation of a paid order changes nothing, but a second trade number is kept for a refund. */
   private async afterDuplicate(order: StoredOrder, tradeNo: string | undefined, now: Date): Promise<void> {
     if (tradeNo && order.trade_no && tradeNo !== order.trade_no) {
       log.error('second channel payment reported for a paid order: possible double payment', {
@@ -120,41 +117,6 @@ export class Settlement {
       await this.orders.recordExtraTradeNo(order.id, tradeNo, isoWithOffset(now)).catch((error: unknown) => {
         if (!(error instanceof ConditionFailedError)) throw error;
       });
-    }
-    const paidAt = order.paid_at ? Date.parse(order.paid_at) : now.getTime();
-    if (!order.event_published_at && now.getTime() - paidAt > REPUBLISH_AFTER_MS) {
-      await this.publishPaid(order);
-    }
-  }
-
-  /** order.paid after the write committed; a failed publish is retried by the next duplicate confirmation. */
-  private async publishPaid(order: StoredOrder): Promise<void> {
-    const detail: OrderPaidDetail = {
-      order_id: order.id,
-      user_id: order.user_id,
-      plan_id: order.plan_id,
-      plan_name: order.plan_name,
-      amount_cents: order.amount_cents,
-      currency: order.currency,
-      provider: order.provider,
-      trade_no: order.trade_no ?? null,
-      paid_at: order.paid_at ?? isoWithOffset(this.clock()),
-      late_payment: order.late_payment ?? false,
-      grant: order.grant
-        ? {
-            plan_id: order.grant.plan_id,
-            plan_name: order.grant.plan_name,
-            quota_bytes: order.grant.quota_bytes,
-            started_at: order.grant.started_at,
-            expires_at: grantEndsAt(order.grant),
-          }
-        : null,
-    };
-    try {
-      await this.events.orderPaid(detail);
-      await this.orders.markEventPublished(order.id, isoWithOffset(this.clock()));
-    } catch (error) {
-      log.error('order.paid could not be published', { order_id: order.id, error });
     }
   }
 }

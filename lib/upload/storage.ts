@@ -91,6 +91,47 @@ export class FileStorage {
   }
 
   /**
+   * One PutObject of a stream of exactly `length` bytes whose SHA-256 is known (so nothing is buffered to
+   * sign it): a stripped presigned upload, produced while it is sent. A stream that fails before its end
+   * leaves nothing stored (the request never completes).
+   */
+  async putStream(
+    key: string,
+    body: Readable,
+    length: number,
+    contentType: string,
+    sha256Hex: string,
+  ): Promise<void> {
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Body: body,
+      ContentLength: length,
+      ContentType: contentType,
+      CacheControl: IMMUTABLE_CACHE_CONTROL,
+    });
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { headers?: Record<string, string> } | undefined;
+        if (request?.headers) request.headers[CONTENT_SHA256_HEADER] = sha256Hex;
+        return next(args);
+      },
+      { step: 'build', name: 'knownPayloadSha256' },
+    );
+    // The HTTP handler pipes the body into the request, and a pipe does not pass a failure on: without the
+    // abort the request would wait for the rest of its Content-Length forever.
+    const abort = new AbortController();
+    const failed = new Promise<never>((_, reject) => {
+      body.once('error', (error) => {
+        abort.abort(error);
+        reject(error);
+      });
+    });
+    failed.catch(() => {});
+    await Promise.race([this.client.send(command, { abortSignal: abort.signal }), failed]);
+  }
+
+  /**
    * Server-side copy (no bytes through this process) that also replaces the metadata, so the stored
    * object carries the sniffed type whatever the client sent with its PUT.
    */
@@ -136,10 +177,19 @@ export class FileStorage {
       throw new ObjectChangedError(true);
   }
 
-  /** The object as a stream, or undefined when there is none. The caller must consume or destroy it. */
-  async open(key: string): Promise<StoredObject | undefined> {
+  /**
+   * The object as a stream, or undefined when there is none. The caller must consume or destroy it. Given
+   * an ETag, only that version (S3 answers 412 otherwise: ObjectChangedError).
+   */
+  async open(key: string, ifMatch?: string): Promise<StoredObject | undefined> {
     try {
-      const output = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const output = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(ifMatch !== undefined ? { IfMatch: ifMatch } : {}),
+        }),
+      );
       return {
         body: output.Body as Readable,
         contentType: output.ContentType,
@@ -149,6 +199,7 @@ export class FileStorage {
       };
     } catch (error) {
       if (isMissing(error)) return undefined;
+      if (ifMatch !== undefined && isPreconditionFailed(error)) throw new ObjectChangedError(false);
       throw error;
     }
   }

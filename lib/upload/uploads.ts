@@ -1,7 +1,6 @@
 // Storing uploads: the direct multipart upload, and the presigned upload with its confirmation. Both end
 // in the same record and the same per-owner dedupe (FileRepository.createDeduped).
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import { type Invalidator, noInvalidator } from '../cdn/invalidator.ts';
 import { ConditionFailedError, epochSeconds, type Item, isExpired, type Table } from '../db/repository.ts';
 import { errors } from '../http/errors.ts';
@@ -10,6 +9,8 @@ import type { QuotaAccount, QuotaService } from '../quota/service.ts';
 import { isoWithOffset } from '../time.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { type CreateOutcome, type FileItem, type FileRepository, fileItemOf, fileKey } from './files.ts';
+import { type InspectedUpload, inspectStream, replayPlan } from './incoming.ts';
+import { StripPlan } from './metadata/png-stream.ts';
 import { parseUploadForm } from './multipart.ts';
 import {
   newFilenameSuffix,
@@ -28,7 +29,7 @@ import {
 } from './record.ts';
 import { type ImageKind, KIND_INFO, kindFromMimeType, normalizeAllowed, notAllowedError } from './sniff.ts';
 import { type FileStorage, incomingKey, ObjectChangedError } from './storage.ts';
-import { type StoredUpload, storedUpload } from './stored-bytes.ts';
+import { storedUpload } from './stored-bytes.ts';
 
 /** How long a presigned upload (its URL and its pending item) stays valid. */
 export const PRESIGN_TTL_SECONDS = 15 * 60;
@@ -87,9 +88,9 @@ export interface DirectUploadInput {
 
 class NotUploadedError extends Error {}
 
-/** What confirm read from `incoming/<key>`: the bytes it stores (with their facts) and the version's ETag. */
+/** What confirm read from `incoming/<key>`: what it stores (with its facts) and the version's ETag. */
 interface InspectedIncoming {
-  stored: StoredUpload;
+  upload: InspectedUpload;
   etag: string | undefined;
 }
 
@@ -273,7 +274,7 @@ export class UploadService {
       if (error instanceof UploadError) await this.abandon(pending);
       throw error;
     }
-    const { facts } = inspected.stored;
+    const { facts } = inspected.upload;
 
     const [existing, reservation] = await Promise.all([
       this.files.findByHash(ownerId, facts.sha256),
@@ -443,17 +444,37 @@ export class UploadService {
   }
 
   /**
-   * Puts exactly the inspected bytes under the record key: written when stripping changed them, else a
-   * server-side copy of `incoming/<key>` conditional on the ETag that was read (ObjectChangedError when the
-   * object was replaced since).
+   * Puts exactly the inspected bytes under the record key: a server-side copy of `incoming/<key>`
+   * conditional on the ETag that was read when nothing was removed; else the stripped bytes, from memory or
+   * streamed from a second read of that version (ObjectChangedError when the object was replaced since).
    */
   private async storeInspected(key: string, inspected: InspectedIncoming): Promise<void> {
-    const { bytes, rewritten, facts } = inspected.stored;
-    if (rewritten || inspected.etag === undefined) {
-      await this.storage.put(key, bytes, facts.mimeType, facts.sha256);
-    } else {
-      await this.storage.copyIfMatch(incomingKey(key), key, facts.mimeType, inspected.etag);
+    const { upload, etag } = inspected;
+    const { facts } = upload;
+    if (upload.bytes) {
+      await this.storage.put(key, upload.bytes, facts.mimeType, facts.sha256);
+      return;
     }
+    // Without an ETag to copy on (S3 always sends one), the bytes read are streamed as they are, verified.
+    const plan = upload.plan ?? (etag === undefined ? wholePlan(upload.input.size) : undefined);
+    if (plan) {
+      const source = await this.storage.open(incomingKey(key), etag);
+      if (!source) throw new ObjectChangedError(false);
+      const replayed = replayPlan(source.body, plan, upload.input);
+      try {
+        await this.storage.putStream(key, replayed, facts.size, facts.mimeType, facts.sha256);
+      } catch (error) {
+        source.body.destroy();
+        // The second read was not the version inspected: the PUT was aborted before its last bytes. S3
+        // stores nothing then; a stand-in may keep what arrived, so the caller deletes the key either way.
+        if (replayed.errored instanceof ObjectChangedError || error instanceof ObjectChangedError) {
+          throw new ObjectChangedError(true);
+        }
+        throw error;
+      }
+      return;
+    }
+    await this.storage.copyIfMatch(incomingKey(key), key, facts.mimeType, etag!);
   }
 
   /**
@@ -466,7 +487,7 @@ export class UploadService {
     try {
       const recorded = await this.files.getItem(id);
       if (recorded?.key !== key) return;
-      if (recorded.hash === inspected.stored.facts.sha256) await this.storeInspected(key, inspected);
+      if (recorded.hash === inspected.upload.facts.sha256) await this.storeInspected(key, inspected);
       else log.warn('a concurrent confirm recorded other bytes under this key', { key });
     } catch (error) {
       log.warn('could not re-check a confirm after deleting its copy', { key, error });
@@ -486,40 +507,32 @@ export class UploadService {
   }
 
   /**
-   * Reads `incoming/<key>` whole (at most presign_max_bytes), checks it as uploaded (413 over the presign
-   * limit, 400 not the declared size or empty, 415 not an allowed type or not the declared one), then
-   * strips it: what confirm stores, with its facts, and the ETag of the version read. Throws UploadError
-   * or NotUploadedError.
+   * Reads `incoming/<key>` once as a stream (never whole, lib/upload/incoming.ts), checks it as uploaded
+   * (413 over the presign limit, 400 not the declared size or empty, 415 not an allowed type or not the
+   * declared one, or a container the stripper refuses): what confirm stores, with its facts, and the ETag of
+   * the version read. Throws UploadError or NotUploadedError.
    */
   private async inspectIncoming(pending: PendingItem): Promise<InspectedIncoming> {
-    const limit = this.limits.presignMaxBytes;
     const object = await this.storage.open(incomingKey(pending.key));
     if (!object) throw new NotUploadedError();
-    const { body } = object;
-    let uploaded: Buffer;
-    try {
-      if (object.contentLength !== undefined) checkSize(object.contentLength, pending.size, limit);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > limit) throw fileTooLarge(limit);
-        chunks.push(chunk);
-      }
-      checkSize(size, pending.size, limit);
-      uploaded = Buffer.concat(chunks, size);
-    } finally {
-      (body as Readable).destroy?.();
-    }
-    const sniffed = await checkAndSniff(uploaded, {
-      allowed: this.limits.allowedTypes,
-      maxBytes: limit,
-      expectedMimeType: pending.mime_type,
-    });
-    return {
-      stored: storedUpload(uploaded, sniffed, { strip: this.limits.stripMetadata, key: pending.key }),
-      etag: object.etag,
-    };
+    const upload = await inspectStream(
+      object,
+      { size: pending.size, mimeType: pending.mime_type, key: pending.key },
+      {
+        allowedTypes: this.limits.allowedTypes,
+        limit: this.limits.presignMaxBytes,
+        stripMetadata: this.limits.stripMetadata,
+      },
+      async () => {
+        try {
+          return await this.storage.open(incomingKey(pending.key), object.etag);
+        } catch (error) {
+          if (error instanceof ObjectChangedError) return undefined;
+          throw error;
+        }
+      },
+    );
+    return { upload, etag: object.etag };
   }
 
   private async deleteQuietly(key: string): Promise<void> {
@@ -531,12 +544,11 @@ export class UploadService {
   }
 }
 
-function checkSize(actual: number, declared: number, limit: number): void {
-  if (actual > limit) throw fileTooLarge(limit);
-  if (actual === 0) throw new UploadError(400, 'file: is empty');
-  if (actual !== declared) {
-    throw new UploadError(400, `file: is ${actual} bytes but ${declared} were declared`);
-  }
+/** The whole object as it is, as a plan to replay. */
+function wholePlan(size: number): StripPlan {
+  const plan = new StripPlan();
+  plan.keep(0, size);
+  return plan;
 }
 
 function notFound() {

@@ -18,8 +18,11 @@ export interface GroupNeeds {
   events?: boolean;
   /** Sending mail (SES as the identity of `mail.from`; the log when no mail channel is set). */
   mail?: boolean;
-  /** The CDN's origin secret, so the viewer's address named by the CDN may be believed. */
-  clientAddress?: boolean;
+  /**
+   * One front door: the CDN's origin secret, without which a request is refused (lib/http/front-door.ts);
+   * with it, the viewer's address the CDN names is believed. Every group API Gateway reaches declares it.
+   */
+  frontDoor?: boolean;
   /** The payment channels' notify address (the callback function's URL). */
   notifyUrl?: boolean;
   /** Invalidating paths in the CDN (CloudFront CreateInvalidation on the one distribution). */
@@ -34,13 +37,18 @@ export const NEEDS: readonly Need[] = [
   'masterKey',
   'events',
   'mail',
-  'clientAddress',
+  'frontDoor',
   'notifyUrl',
   'cdn',
 ];
 
 /** Where the master key lives: KMS in AWS, a key file in the data folder locally. */
 export type MasterKeyLocation = { provider: 'kms'; keyId: string } | { provider: 'local'; dataDir: string };
+
+/** Where the origin secret lives: Secrets Manager in AWS, a file in the data folder locally. */
+export type FrontDoorLocation =
+  | { provider: 'secrets-manager'; secretId: string }
+  | { provider: 'local'; dataDir: string };
 
 /** The values a deployment (CDK tokens) or the local runner (real names) puts behind the needs. */
 export interface NeedValues {
@@ -50,8 +58,8 @@ export interface NeedValues {
   masterKey: MasterKeyLocation;
   /** Absent locally: `order.paid` goes to the log. */
   eventBusName?: string;
-  /** Absent locally: there is no CDN in front. */
-  trustedProxySecret?: string;
+  /** The origin secret the CDN (or locally the local server) sends. */
+  frontDoor: FrontDoorLocation;
   /** Absent: channels are told `base_url`. */
   notifyBaseUrl?: string;
   /** Absent locally: there is no CDN whose cache could hold a deleted file. */
@@ -76,6 +84,9 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'cdn.distribution_id',
   'payment.notify_base_url',
   'http.trusted_proxy_secret',
+  'front_door.provider',
+  'front_door.secret_id',
+  'aws.secrets_manager_endpoint',
   'port',
   'data_dir',
 ] as const;
@@ -97,8 +108,12 @@ export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<st
     else env.DATA_DIR = values.masterKey.dataDir;
   }
   if (needs.events && values.eventBusName) env.AWS__EVENT_BUS_NAME = values.eventBusName;
-  if (needs.clientAddress && values.trustedProxySecret)
-    env.HTTP__TRUSTED_PROXY_SECRET = values.trustedProxySecret;
+  if (needs.frontDoor) {
+    env.FRONT_DOOR__PROVIDER = values.frontDoor.provider;
+    if (values.frontDoor.provider === 'secrets-manager')
+      env.FRONT_DOOR__SECRET_ID = values.frontDoor.secretId;
+    else env.DATA_DIR = values.frontDoor.dataDir;
+  }
   if (needs.notifyUrl && values.notifyBaseUrl) env.PAYMENT__NOTIFY_BASE_URL = values.notifyBaseUrl;
   if (needs.cdn && values.distributionId) env.CDN__DISTRIBUTION_ID = values.distributionId;
   return env;
@@ -116,7 +131,7 @@ export function deployedVariablesOf(needs: GroupNeeds): string[] {
         bucketName: placeholder,
         masterKey: { provider: 'kms', keyId: placeholder },
         eventBusName: placeholder,
-        trustedProxySecret: placeholder,
+        frontDoor: { provider: 'secrets-manager', secretId: placeholder },
         notifyBaseUrl: placeholder,
         distributionId: placeholder,
       }),

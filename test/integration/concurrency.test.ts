@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { codeKey } from '../../lib/accounts/codes.ts';
 import { identifierKey } from '../../lib/accounts/repository.ts';
 import type { Table } from '../../lib/db/repository.ts';
+import { outboxKey } from '../../lib/events/outbox.ts';
 import { configureLogging } from '../../lib/log.ts';
 import { logMailer } from '../../lib/mail/mailer.ts';
 import { orderKey } from '../../lib/payments/orders.ts';
@@ -201,11 +202,15 @@ describe(`${N} concurrent duplicates`, () => {
     // Assess
     expect(statusCounts(answers.map((answer) => answer.status))).toEqual({ 200: N });
     expect(answers.every((answer) => answer.text === 'success')).toBe(true);
-    expect(paidEvents(lines, orderId)).toBe(1);
+    expect(await paidEvents(lines, orderId)).toBe(1);
     const stored = await table.get(orderKey(orderId));
     expect(stored).toMatchObject({ status: 'paid', paid_via: 'callback', trade_no: 'T-CONC-1' });
     expect(stored?.extra_trade_nos).toBeUndefined();
-    expect(typeof stored?.event_published_at).toBe('string');
+    // The event settlement wrote to the outbox, delivered by the drain; it names the winning trade number.
+    expect(await table.get(outboxKey(orderId))).toMatchObject({
+      delivered_at: expect.any(String),
+      detail: { order_id: orderId, trade_no: 'T-CONC-1', paid_at: stored?.paid_at },
+    });
     await expectNoOrphans();
   });
 
@@ -337,7 +342,7 @@ describe(`storage quota under ${N} concurrent requests`, () => {
     const grant = (await table.get(usageKey(buyer.account.id)))?.grant;
     expect(grant).toMatchObject({ order_id: orderId, ends_ms: endsBefore + 30 * DAY_MS });
     expect((await table.get(orderKey(orderId)))?.grant).toEqual(grant);
-    expect(paidEvents(lines, orderId)).toBe(1);
+    expect(await paidEvents(lines, orderId)).toBe(1);
     await expectNoOrphans();
   });
 

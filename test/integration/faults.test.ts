@@ -10,6 +10,7 @@ import { s3Client } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config/index.ts';
 import type { Table } from '../../lib/db/repository.ts';
 import { logPublisher } from '../../lib/events/order-events.ts';
+import { outboxKey } from '../../lib/events/outbox.ts';
 import { configureLogging } from '../../lib/log.ts';
 import { orderKey } from '../../lib/payments/orders.ts';
 import { SETTINGS_KEY, SETTINGS_VERSION_KEY } from '../../lib/payments/settings.ts';
@@ -18,8 +19,7 @@ import { fileKey } from '../../lib/upload/files.ts';
 import type { UploadRecord } from '../../lib/upload/index.ts';
 import { incomingKey } from '../../lib/upload/storage.ts';
 import { pendingKey } from '../../lib/upload/uploads.ts';
-import { authHarness, createTestAccount, movableClock, type TestAccount } from '../support/accounts.ts';
-import { testDeps } from '../support/deps.ts';
+import { authHarness, createTestAccount, type TestAccount } from '../support/accounts.ts';
 import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
 import {
   clearFaults,
@@ -35,6 +35,7 @@ import {
   scanTable,
 } from '../support/faults.ts';
 import { makePng } from '../support/images.ts';
+import { drainOutbox } from '../support/outbox.ts';
 import { provisionTestStack } from '../support/stack.ts';
 import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
 import { noisePng, usageMatchesRecords } from './quota/helpers.ts';
@@ -323,7 +324,7 @@ describe('upload confirm under faults', () => {
   }
 });
 
-// ---- settlement: order read, conditional update, event publish and its marker ---------------------------
+// ---- settlement: order read, the settlement transaction (with the outbox event), the outbox drain --------
 
 describe('callback settlement under faults', () => {
   async function pendingOrder() {
@@ -352,7 +353,10 @@ describe('callback settlement under faults', () => {
       fault: { command: 'GetItemCommand', when: mentions('settings#payment') },
     },
     { step: 'order read', fault: { command: 'GetItemCommand', when: mentions('order#') } },
-    { step: 'settlement write', fault: { command: 'UpdateItemCommand', when: mentions('order#') } },
+    {
+      step: 'settlement transaction',
+      fault: { command: 'TransactWriteItemsCommand', when: mentions('order#') },
+    },
   ];
   for (const { step, fault } of steps) {
     for (const kind of FAULT_KINDS) {
@@ -364,7 +368,7 @@ describe('callback settlement under faults', () => {
         // Act
         const failed = await deliverCallback('channel_c', notification);
         const afterFailure = await table.get(orderKey(orderId));
-        const eventsAfterFailure = paidEvents(lines, orderId);
+        const eventsAfterFailure = await paidEvents(lines, orderId);
         const redelivered = await deliverCallback('channel_c', notification);
 
         // Assess
@@ -376,71 +380,78 @@ describe('callback settlement under faults', () => {
         expect(redelivered.status).toBe(200);
         expect(redelivered.text).toBe('success');
         expect(await table.get(orderKey(orderId))).toMatchObject({ status: 'paid', trade_no: `T${orderId}` });
-        expect(paidEvents(lines, orderId)).toBe(1);
+        expect(await paidEvents(lines, orderId)).toBe(1);
         await expectNoOrphans();
       });
     }
   }
 
   for (const kind of FAULT_KINDS) {
-    it(`the event marker write fails (${kind}): paid and published once, acknowledged; a redelivery adds nothing`, async () => {
-      // Prepare: the first update of the order is the settlement, the second the published marker.
+    it(`the outbox drain's write fails (${kind}): paid once, acknowledged; the drain's retry publishes once`, async () => {
+      // Prepare: the drain's first write to the event (its claim) fails; the stream retries the record.
       const { orderId, notification } = await pendingOrder();
-      dynamo({ command: 'UpdateItemCommand', when: mentions('order#'), after: 1, error: kind });
+      const paid = await deliverCallback('channel_c', notification);
+      const injected = dynamo({
+        command: 'UpdateItemCommand',
+        when: mentions(`OUTBOX#${orderId}`),
+        error: kind,
+      });
 
       // Act
-      const first = await deliverCallback('channel_c', notification);
+      const drained = await drainOutbox();
       const redelivered = await deliverCallback('channel_c', notification);
 
       // Assess
-      expect(first.status).toBe(200);
-      expect(first.text).toBe('success');
+      expect(paid.text).toBe('success');
+      expect(injected.failed).toBe(1);
+      expect(drained.failedInvocations).toBeGreaterThanOrEqual(1);
+      expect(drained.givenUp).toBe(0);
       expect(redelivered.text).toBe('success');
-      const stored = await table.get(orderKey(orderId));
-      expect(stored).toMatchObject({ status: 'paid' });
-      expect(stored?.event_published_at).toBeUndefined();
-      expect(paidEvents(lines, orderId)).toBe(1);
+      expect(await table.get(orderKey(orderId))).toMatchObject({ status: 'paid' });
+      expect(await paidEvents(lines, orderId)).toBe(1);
+      expect(await table.get(outboxKey(orderId))).toMatchObject({ delivered_at: expect.any(String) });
       await expectNoOrphans();
     });
   }
 
-  it('publishing order.paid fails: paid once and acknowledged; a redelivery over 60 s later publishes it once', async () => {
-    // Prepare
+  it('publishing order.paid fails: paid once and acknowledged; the outbox drain retries and publishes it once', async () => {
+    // Prepare: the bus (here the log publisher, as locally) refuses this order's event twice.
     const { orderId, notification } = await pendingOrder();
     const original = logPublisher.orderPaid;
-    logPublisher.orderPaid = async () => {
-      throw faultError('throttling', 'EventBridge');
+    let refusals = 2;
+    logPublisher.orderPaid = async (detail) => {
+      if (detail.order_id === orderId && refusals > 0) {
+        refusals -= 1;
+        throw faultError('throttling', 'EventBridge');
+      }
+      return original(detail);
     };
 
     // Act
     let first: Awaited<ReturnType<typeof deliverCallback>>;
     let soon: Awaited<ReturnType<typeof deliverCallback>>;
+    let drained: Awaited<ReturnType<typeof drainOutbox>>;
     try {
       first = await deliverCallback('channel_c', notification);
       soon = await deliverCallback('channel_c', notification);
+      drained = await drainOutbox();
     } finally {
       logPublisher.orderPaid = original;
     }
-    const eventsBefore = paidEvents(lines, orderId);
-    const clock = movableClock(Date.now() + 61_000);
-    const later = await laterContainer(clock).handleCallback('channel_c', notification);
-    const again = await laterContainer(clock).handleCallback('channel_c', notification);
 
     // Assess
     expect(first.status).toBe(200);
     expect(soon.text).toBe('success');
-    expect(eventsBefore).toBe(0);
-    expect(later.body).toBe('success');
-    expect(again.body).toBe('success');
-    expect(paidEvents(lines, orderId)).toBe(1);
-    expect((await table.get(orderKey(orderId)))?.event_published_at).toEqual(expect.any(String));
+    expect(refusals).toBe(0);
+    expect(drained.failedInvocations).toBeGreaterThanOrEqual(2);
+    expect(drained.givenUp).toBe(0);
+    expect(await paidEvents(lines, orderId)).toBe(1);
+    expect(await table.get(outboxKey(orderId))).toMatchObject({
+      delivered_at: expect.any(String),
+      attempts: 3,
+    });
   });
 });
-
-/** Another container's payment service, over the same table, whose clock is `clock`. */
-function laterContainer(clock: () => Date) {
-  return testDeps({ clock }).payments;
-}
 
 // ---- settings save: version read, one transaction of settings + version ----------------------------------
 
@@ -616,7 +627,7 @@ describe('storage quota under faults', () => {
       const afterFailure = {
         order: await table.get(orderKey(orderId)),
         usage: await table.get(usageKey(buyer.account.id)),
-        events: paidEvents(lines, orderId),
+        events: await paidEvents(lines, orderId),
       };
       const retried = await pay();
 
@@ -632,7 +643,7 @@ describe('storage quota under faults', () => {
         order_id: orderId,
         quota_bytes: 80_000,
       });
-      expect(paidEvents(lines, orderId)).toBe(1);
+      expect(await paidEvents(lines, orderId)).toBe(1);
       await expectNoOrphans();
     });
   }
@@ -667,6 +678,6 @@ describe('storage quota under faults', () => {
     expect(usageAfterFailure?.grant).toBeUndefined();
     expect(redelivered.text).toBe('success');
     expect((await table.get(usageKey(buyer.account.id)))?.grant).toMatchObject({ order_id: orderId });
-    expect(paidEvents(lines, orderId)).toBe(1);
+    expect(await paidEvents(lines, orderId)).toBe(1);
   });
 });

@@ -2,9 +2,14 @@
 // the storage work it cannot avoid, DynamoDB calls per request, cold import of every Lambda bundle, and a
 // load run. Prints readable tables, then one last line `BENCH {json}`. Never part of `npm test`.
 //
-// Options (environment): BENCH_LOAD_SECONDS (20), BENCH_CONNECTIONS (32), BENCH_IMPORT_RUNS (15),
-// BENCH_ME_ITERATIONS (1500), BENCH_LOGIN_ITERATIONS (60), BENCH_UPLOAD_ITERATIONS (40),
-// BENCH_ORDER_ITERATIONS (100), BENCH_NODE_OPTIONS ('--enable-source-maps', as the functions run in AWS).
+// Every ratio is the median of BENCH_ROUNDS (3) rounds that alternate their order. `npm run bench -- --check`
+// exits 1 when a goal is missed (never part of npm test).
+//
+// Options (environment): BENCH_ROUNDS (3), BENCH_LOAD_SECONDS (20), BENCH_CONNECTIONS (32),
+// BENCH_IMPORT_RUNS (9 per round), BENCH_ME_ITERATIONS (1000 per round), BENCH_LOGIN_ITERATIONS (40),
+// BENCH_UPLOAD_ITERATIONS (30), BENCH_ORDER_ITERATIONS (100), BENCH_MEMORY (1; 0 skips the memory run),
+// BENCH_NODE_OPTIONS ('--enable-source-maps', as the functions run in AWS).
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -27,18 +32,46 @@ const GOALS = {
   upload_overhead_ratio: 1.5,
   cold_import_ratio_max: 1.5,
   bundle_kb_max: 1024,
+  confirm_peak_rss_mib: 64,
 } as const;
+
+const CHECK = process.argv.slice(2).includes('--check');
+
+interface MemoryReport {
+  object_mib: number;
+  confirm_peak_rss_mib: number;
+  confirm_whole_read_peak_rss_mib: number;
+  direct_upload_bytes: number;
+  direct_upload_peak_rss_mib: number;
+  settled_rss_mib: number;
+}
+
+/** test/perf/memory.ts in a process of its own (its peak is the function's, not this runner's). */
+function runMemory(): MemoryReport {
+  const child = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', join(import.meta.dirname, 'memory.ts')],
+    { env: process.env, encoding: 'utf8', timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
+  );
+  const line = child.stdout.split('\n').find((entry) => entry.startsWith('MEMORY '));
+  if (child.status !== 0 || !line) {
+    throw new Error(`memory run failed (${child.status}): ${child.stderr.slice(-2000)}`);
+  }
+  return JSON.parse(line.slice('MEMORY '.length)) as MemoryReport;
+}
 
 const verdict = (value: number, goal: number) => (value <= goal ? 'met' : 'MISSED');
 
 async function main(): Promise<void> {
   const settings = {
+    rounds: option('BENCH_ROUNDS', 3),
     loadSeconds: option('BENCH_LOAD_SECONDS', 20),
     connections: option('BENCH_CONNECTIONS', 32),
-    importRuns: option('BENCH_IMPORT_RUNS', 15),
-    meIterations: option('BENCH_ME_ITERATIONS', 1500),
-    loginIterations: option('BENCH_LOGIN_ITERATIONS', 60),
-    uploadIterations: option('BENCH_UPLOAD_ITERATIONS', 40),
+    importRuns: option('BENCH_IMPORT_RUNS', 9),
+    meIterations: option('BENCH_ME_ITERATIONS', 1000),
+    loginIterations: option('BENCH_LOGIN_ITERATIONS', 40),
+    uploadIterations: option('BENCH_UPLOAD_ITERATIONS', 30),
+    memory: process.env.BENCH_MEMORY !== '0',
     orderIterations: option('BENCH_ORDER_ITERATIONS', 100),
     nodeOptions: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
   };
@@ -56,8 +89,14 @@ async function main(): Promise<void> {
   );
 
   // Cold import first, before the stand-ins compete for the two cores.
-  console.log(`\ncold import: bundling the ${5} groups, ${settings.importRuns} fresh processes each ...`);
-  const coldImport = await runColdImport({ runs: settings.importRuns, nodeOptions: settings.nodeOptions });
+  console.log(
+    `\ncold import: bundling the 5 groups, ${settings.rounds} rounds of ${settings.importRuns} fresh processes each ...`,
+  );
+  const coldImport = await runColdImport({
+    runs: settings.importRuns,
+    rounds: settings.rounds,
+    nodeOptions: settings.nodeOptions,
+  });
   console.log(
     table(
       [
@@ -67,6 +106,8 @@ async function main(): Promise<void> {
         'SDK-only KiB',
         'SDK-only p50 ms',
         'ratio',
+        'rounds',
+        'Powertools KiB',
         'largest packages (KiB)',
       ],
       coldImport.groups.map((entry) => [
@@ -76,6 +117,8 @@ async function main(): Promise<void> {
         entry.baseline_kb,
         ms(entry.baseline_p50_ms),
         entry.ratio.toFixed(2),
+        entry.round_ratios.map((ratio) => ratio.toFixed(2)).join(' '),
+        entry.powertools_kb,
         entry.top_packages
           .slice(0, 4)
           .map(([name, kb]) => `${name} ${kb}`)
@@ -83,6 +126,13 @@ async function main(): Promise<void> {
       ]),
     ),
   );
+
+  if (coldImport.powertools) {
+    const tools = coldImport.powertools;
+    console.log(
+      `Powertools alone (${tools.imports.join(', ')}): ${tools.bundle_kb} KiB, import p50 ${ms(tools.import_p50_ms)} ms (an empty bundle: ${ms(tools.empty_p50_ms)} ms)`,
+    );
+  }
 
   const scratch = mkdtempSync(join(tmpdir(), 'service-bench-'));
   const [dynamo, s3] = await Promise.all([
@@ -137,6 +187,12 @@ async function main(): Promise<void> {
       ),
     );
     console.log(
+      `round ratios: ${paths.map(([name, figures]) => `${name} ${figures.round_ratios.join(' ')}`).join('; ')}`,
+    );
+    console.log(
+      `upload CPU of this process per 4 MiB request: ${ms(inProcess.upload.cpu_ms)} ms (baseline SHA-256 + PutObject ${ms(inProcess.upload.baseline_cpu_ms)} ms)`,
+    );
+    console.log(
       `order create p50 ${ms(inProcess.order_create_p50_ms)} ms, callback settlement p50 ${ms(inProcess.callback_settlement_p50_ms)} ms`,
     );
     console.log('\nSDK calls per request:');
@@ -158,6 +214,16 @@ async function main(): Promise<void> {
       `\nload: GET /auth/me over HTTP, ${settings.connections} connections, ${settings.loadSeconds} s; then raw GetItem, ${settings.connections} in flight ...`,
     );
     const load = await runLoad({ connections: settings.connections, seconds: settings.loadSeconds });
+    let memory: MemoryReport | null = null;
+    if (settings.memory) {
+      console.log(
+        '\nmemory: confirm of a presigned object of upload.presign_max_bytes, direct upload of 4 MiB ...',
+      );
+      memory = runMemory();
+      console.log(
+        `confirm of ${memory.object_mib} MiB: peak RSS +${memory.confirm_peak_rss_mib} MiB (read whole, as before: +${memory.confirm_whole_read_peak_rss_mib} MiB); direct upload of ${(memory.direct_upload_bytes / 1024 / 1024).toFixed(0)} MiB: +${memory.direct_upload_peak_rss_mib} MiB`,
+      );
+    }
     console.log(
       table(
         ['load', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'errors'],
@@ -184,6 +250,9 @@ async function main(): Promise<void> {
       ['upload_overhead_ratio', inProcess.upload.ratio, GOALS.upload_overhead_ratio],
       ['cold_import_ratio_max', coldImport.cold_import_ratio_max, GOALS.cold_import_ratio_max],
       ['bundle_kb_max', coldImport.bundle_kb_max, GOALS.bundle_kb_max],
+      ...(memory
+        ? ([['confirm_peak_rss_mib', memory.confirm_peak_rss_mib, GOALS.confirm_peak_rss_mib]] as const)
+        : []),
     ] as const;
     console.log('\ngoals:');
     console.log(
@@ -204,6 +273,10 @@ async function main(): Promise<void> {
       upload_overhead_ratio: inProcess.upload.ratio,
       cold_import_ratio_max: coldImport.cold_import_ratio_max,
       bundle_kb_max: coldImport.bundle_kb_max,
+      confirm_peak_rss_mib: memory?.confirm_peak_rss_mib ?? null,
+      upload_cpu_ms: inProcess.upload.cpu_ms,
+      direct_upload_peak_rss_mib: memory?.direct_upload_peak_rss_mib ?? null,
+      powertools_import_p50_ms: coldImport.powertools?.import_p50_ms ?? null,
       round_trips,
       paths: {
         me: inProcess.me,
@@ -214,11 +287,17 @@ async function main(): Promise<void> {
       },
       calls: inProcess.round_trips,
       cold_import: coldImport,
+      memory,
       load,
       machine,
       seconds: Math.round(seconds),
     };
     console.log(`BENCH ${JSON.stringify(bench)}`);
+    const missed = summary.filter(([, value, goal]) => value > goal).map(([name]) => name);
+    if (CHECK && missed.length > 0) {
+      console.error(`bench --check: goals missed: ${missed.join(', ')}`);
+      process.exitCode = 1;
+    }
   } finally {
     await Promise.allSettled([dynamo.stop(), s3.stop()]);
     rmSync(scratch, { recursive: true, force: true });
@@ -227,7 +306,7 @@ async function main(): Promise<void> {
 
 main().then(
   // Lazily built SDK clients keep sockets open; nothing else is left to finish.
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     console.error(error instanceof Error ? (error.stack ?? error.message) : error);
     process.exit(1);

@@ -24,6 +24,8 @@ import { median, type PairedResult, paired, repeat, round } from './stats.ts';
 type Handler = (event: ApiEvent, context: typeof lambdaContext) => Promise<ApiResult>;
 
 export interface InProcessOptions {
+  /** Rounds of the three paired paths, alternating their order; each figure is the median over rounds. */
+  rounds: number;
   meIterations: number;
   loginIterations: number;
   uploadIterations: number;
@@ -31,10 +33,22 @@ export interface InProcessOptions {
 }
 
 export interface PathFigures {
+  /** Medians over the rounds of each round's p50. */
   p50_ms: number;
   baseline_p50_ms: number;
+  /** The median of the rounds' ratios. */
   ratio: number;
+  /** Iterations per round. */
   iterations: number;
+  round_ratios: number[];
+}
+
+export interface UploadFigures extends PathFigures {
+  file_bytes: number;
+  /** CPU time (user + system) of this process during one upload request, median over all rounds. */
+  cpu_ms: number;
+  /** The same for the baseline (SHA-256 + PutObject). */
+  baseline_cpu_ms: number;
 }
 
 export interface CallCounts {
@@ -47,7 +61,7 @@ export interface CallCounts {
 export interface InProcessReport {
   me: PathFigures;
   login: PathFigures;
-  upload: PathFigures & { file_bytes: number };
+  upload: UploadFigures;
   order_create_p50_ms: number;
   callback_settlement_p50_ms: number;
   round_trips: Record<'me' | 'login' | 'upload' | 'order_create' | 'callback_settlement', CallCounts>;
@@ -140,13 +154,23 @@ function dataOf<T>(result: ApiResult): T {
   return (JSON.parse(result.body ?? '{}') as { data: T }).data;
 }
 
-function figures(result: PairedResult): PathFigures {
+/** One path's rounds as one figure: medians over the rounds (an odd number of them). */
+function figures(rounds: PairedResult[]): PathFigures {
   return {
-    p50_ms: round(median(result.subject), 3),
-    baseline_p50_ms: round(median(result.baseline), 3),
-    ratio: round(result.ratio, 3),
-    iterations: result.subject.length,
+    p50_ms: round(median(rounds.map((result) => median(result.subject))), 3),
+    baseline_p50_ms: round(median(rounds.map((result) => median(result.baseline))), 3),
+    ratio: round(median(rounds.map((result) => result.ratio)), 3),
+    iterations: rounds[0]?.subject.length ?? 0,
+    round_ratios: rounds.map((result) => round(result.ratio, 3)),
   };
+}
+
+/** CPU milliseconds (user + system) this process spends in `run`. */
+async function cpuMs(samples: number[], run: () => Promise<unknown>): Promise<void> {
+  const started = process.cpuUsage();
+  await run();
+  const used = process.cpuUsage(started);
+  samples.push((used.user + used.system) / 1000);
 }
 
 export async function runInProcess(options: InProcessOptions): Promise<InProcessReport> {
@@ -258,48 +282,61 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
   };
   counter.uninstall();
 
-  const me = await paired({
-    iterations: options.meIterations,
-    warmup: 100,
-    prepare: meEvent,
-    subject: (event) => call(authHandler, event, 200),
-    baseline: () => getAccount(),
-  });
-
   const storedHash = (user.account as { password_hash: string }).password_hash;
-  const login = await paired({
-    iterations: options.loginIterations,
-    warmup: 5,
-    prepare: loginEvent,
-    subject: (event) => call(authHandler, event, 200),
-    baseline: async () => {
-      if (!(await verifyPassword(storedHash, user.password))) throw new Error('verify failed');
-      await getAccount();
-    },
-  });
-
-  // Events are built before timing (API Gateway's work, not ours); the bytes differ every time.
-  const upload = await paired({
-    iterations: options.uploadIterations,
-    warmup: 3,
-    prepare: () => {
-      const bytes = varied(basePng, ++uploads);
-      return { bytes, event: uploadEvent(bytes, user) };
-    },
-    subject: ({ event }) => call(uploadHandler, event, 200),
-    baseline: async ({ bytes }) => {
-      const digest = createHash('sha256').update(bytes).digest('hex');
-      await s3Client(config.aws).send(
-        new PutObjectCommand({
-          Bucket: bucket,
-          Key: `bench/${digest}.png`,
-          Body: bytes,
-          ContentLength: bytes.length,
-          ContentType: 'image/png',
-        }),
-      );
-    },
-  });
+  const uploadCpu: number[] = [];
+  const baselineCpu: number[] = [];
+  const measure = {
+    me: () =>
+      paired({
+        iterations: options.meIterations,
+        warmup: 100,
+        prepare: meEvent,
+        subject: (event) => call(authHandler, event, 200),
+        baseline: () => getAccount(),
+      }),
+    login: () =>
+      paired({
+        iterations: options.loginIterations,
+        warmup: 5,
+        prepare: loginEvent,
+        subject: (event) => call(authHandler, event, 200),
+        baseline: async () => {
+          if (!(await verifyPassword(storedHash, user.password))) throw new Error('verify failed');
+          await getAccount();
+        },
+      }),
+    // Events are built before timing (API Gateway's work, not ours); the bytes differ every time.
+    upload: () =>
+      paired({
+        iterations: options.uploadIterations,
+        warmup: 3,
+        prepare: () => {
+          const bytes = varied(basePng, ++uploads);
+          return { bytes, event: uploadEvent(bytes, user) };
+        },
+        subject: ({ event }) => cpuMs(uploadCpu, () => call(uploadHandler, event, 200)),
+        baseline: ({ bytes }) =>
+          cpuMs(baselineCpu, async () => {
+            const digest = createHash('sha256').update(bytes).digest('hex');
+            await s3Client(config.aws).send(
+              new PutObjectCommand({
+                Bucket: bucket,
+                Key: `bench/${digest}.png`,
+                Body: bytes,
+                ContentLength: bytes.length,
+                ContentType: 'image/png',
+              }),
+            );
+          }),
+      }),
+  };
+  // Rounds alternate the order of the paths, so a drift of the machine during the run hits each alike.
+  const results: Record<keyof typeof measure, PairedResult[]> = { me: [], login: [], upload: [] };
+  for (let index = 0; index < options.rounds; index++) {
+    const order: Array<keyof typeof measure> =
+      index % 2 === 0 ? ['me', 'login', 'upload'] : ['upload', 'login', 'me'];
+    for (const path of order) results[path].push(await measure[path]());
+  }
 
   const orders: string[] = [];
   const orderCreate = await repeat(options.orderIterations, 5, async () => {
@@ -310,9 +347,14 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
   );
 
   return {
-    me: figures(me),
-    login: figures(login),
-    upload: { ...figures(upload), file_bytes: UPLOAD_BYTES },
+    me: figures(results.me),
+    login: figures(results.login),
+    upload: {
+      ...figures(results.upload),
+      file_bytes: UPLOAD_BYTES,
+      cpu_ms: round(median(uploadCpu), 2),
+      baseline_cpu_ms: round(median(baselineCpu), 2),
+    },
     order_create_p50_ms: round(median(orderCreate), 3),
     callback_settlement_p50_ms: round(median(settlement), 3),
     round_trips,

@@ -23,13 +23,18 @@ import type { StageConfig } from '../../infra/stage-config.ts';
 import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
 import { type FunctionProcess, startFunctionProcess } from '../../lib/local/function-process.ts';
 import { buildEvent } from '../../lib/local/server.ts';
-import { compilePath } from '../../lib/routes.ts';
+import { compilePath, matchRoute } from '../../lib/routes.ts';
 import { createContract } from './contract.ts';
 import { type AwsGateway, startAwsGateway } from './deployed/aws-gateway.ts';
 import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from './deployed/cfn.ts';
 import { createFakeCloudFront, type FakeCloudFront } from './deployed/fake-cloudfront.ts';
 import { createFakeEventBridge, type FakeEventBridge } from './deployed/fake-eventbridge.ts';
 import { createFakeKms, type FakeKms } from './deployed/fake-kms.ts';
+import {
+  createFakeSecretsManager,
+  type FakeSecretsManager,
+  generateSecretString,
+} from './deployed/fake-secrets-manager.ts';
 import type { PolicyStatement } from './deployed/iam.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape
@@ -40,6 +45,8 @@ export const ACCOUNT = '123456789012';
 const NOBODY = 65534;
 /** What `Ref` of the stack's CloudFront distribution resolves to (an id in CloudFront's format). */
 export const DISTRIBUTION_ID = 'E2DEPLOYEDSHAPE';
+/** The address API Gateway sees behind CloudFront: an edge server's, never the viewer's. */
+export const EDGE_ADDRESS = '198.51.100.7';
 
 export interface DeployedFunction {
   group: string;
@@ -79,16 +86,40 @@ export interface DeployedStack {
   events: FakeEventBridge;
   /** The invalidations the functions created in the stack's distribution. */
   cloudfront: FakeCloudFront;
+  /** The origin secret (and any other secret the template generates). */
+  secrets: FakeSecretsManager;
+  /** The ARN of the CDN's origin secret. */
+  originSecretArn: string;
+  /**
+   * What the CDN adds to every API request: its origin custom headers as the template declares them (the
+   * dynamic reference resolved now, as CloudFormation does at each deploy of the distribution).
+   */
+  cdnHeaders: Record<string, string>;
+  /** Re-resolves the CDN's headers, as a deploy of the distribution after a rotation does. */
+  redeployCdn(): void;
   tableName: string;
   bucketName: string;
   /** What the x64 machine did to run the arm64 auth asset, if anything. */
   notes: string[];
   /** The error lines a function has logged: what a failed assertion shows, as CloudWatch would. */
   errorLog(group: string): string;
-  /** Through API Gateway: the template's route (or $default) picks the function. */
+  /**
+   * Through the CDN and API Gateway: CloudFront adds its origin headers and the viewer's address (the
+   * viewer-request function), API Gateway's route (or $default) picks the function.
+   */
   api(method: string, path: string, input?: RequestInput): Promise<Answer>;
+  /**
+   * Straight to the execute-api address, as anyone on the Internet can: no CDN headers (the caller may
+   * forge some), and answers are not held to the API document (a refusal is no route's answer).
+   */
+  direct(method: string, path: string, input?: RequestInput): Promise<Answer>;
   /** Through the callback function's URL, as a channel posts its notification. */
   functionUrl(method: string, path: string, input?: RequestInput): Promise<Answer>;
+  /**
+   * Invokes a worker (functions/needs.ts WORKER_NEEDS) with an event as its trigger would deliver it (a
+   * stream batch, a schedule); resolves to what it returned.
+   */
+  invokeWorker(name: string, event: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -109,9 +140,10 @@ export interface DeployOptions {
   context?: Record<string, unknown>;
 }
 
+/** The function group (`Fn-<group>`) or worker (`Worker-<name>`) a Lambda function of the template runs. */
 function groupOf(resource: Json): string | undefined {
   const path = String(resource.Metadata?.['aws:cdk:path'] ?? '');
-  return /\/Fn-([a-z-]+)\/Function\/Resource$/.exec(path)?.[1];
+  return /\/(?:Fn|Worker)-([a-z-]+)\/Function\/Resource$/.exec(path)?.[1];
 }
 
 /** Everything below `dir` read-only (0555/0444): as root this is only advice, so the process runs as nobody. */
@@ -160,6 +192,9 @@ function resolverFor(template: Json, names: { tableName: string; bucketName: str
         return `bus-${id}`;
       case 'AWS::CloudFront::Distribution':
         return DISTRIBUTION_ID;
+      case 'AWS::SecretsManager::Secret':
+        // A secret's Ref is its ARN, with Secrets Manager's random suffix.
+        return `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${id}-AbCdEf`;
       case 'AWS::Logs::LogGroup':
         return `/aws/lambda/${id}`;
       case undefined:
@@ -306,6 +341,20 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     .map(([id]) => resolver.getAtt(id, 'Arn'));
   const kms = createFakeKms({ keyArns });
   const events = createFakeEventBridge();
+  // Each generated secret as CloudFormation would create it (GenerateSecretString).
+  const generated = Object.entries(resources).filter(
+    ([, resource]) => resource.Type === 'AWS::SecretsManager::Secret',
+  );
+  const secrets = createFakeSecretsManager(
+    Object.fromEntries(
+      generated.map(([id, resource]) => [
+        resolver.ref(id),
+        generateSecretString(resource.Properties.GenerateSecretString),
+      ]),
+    ),
+  );
+  if (generated.length !== 1) throw new Error(`expected one generated secret, found ${generated.length}`);
+  const originSecretArn = resolver.ref(generated[0]![0]);
   const cloudfront = createFakeCloudFront({
     distributionIds: Object.entries(resources)
       .filter(([, resource]) => resource.Type === 'AWS::CloudFront::Distribution')
@@ -378,6 +427,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
           kms,
           events,
           cloudfront,
+          secrets,
         });
         cleanups.push(() => gateway.close());
         const output: string[] = [];
@@ -421,6 +471,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
             AWS__EVENTS_ENDPOINT: gateway.endpoint,
             AWS__SES_ENDPOINT: gateway.endpoint,
             AWS__CLOUDFRONT_ENDPOINT: gateway.endpoint,
+            AWS__SECRETS_MANAGER_ENDPOINT: gateway.endpoint,
           },
         });
         cleanups.push(() => fn.stop());
@@ -461,13 +512,53 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     const route = routes.find((candidate) => candidate.method === method && candidate.pattern.test(decoded));
     return route ? `${route.method} ${route.path}` : '$default';
   };
-  const invoke = async (logicalId: string, event: ApiEvent): Promise<Answer> => {
+  // The CDN's origin headers, from the distribution's API origin (the $default behaviour's).
+  const distribution = Object.values(resources).find(
+    (resource) => resource.Type === 'AWS::CloudFront::Distribution',
+  )?.Properties.DistributionConfig as Json;
+  const apiOrigin = (distribution.Origins as Json[]).find(
+    (origin) => origin.Id === distribution.DefaultCacheBehavior.TargetOriginId,
+  )!;
+  const resolveCdnHeaders = (): Record<string, string> =>
+    Object.fromEntries(
+      ((apiOrigin.OriginCustomHeaders ?? []) as Json[]).map((header) => [
+        String(header.HeaderName).toLowerCase(),
+        secrets.resolveReferences(String(resolveIntrinsics(header.HeaderValue, resolver))),
+      ]),
+    );
+  let cdnHeaders = resolveCdnHeaders();
+  const throughCdn = (input: RequestInput): RequestInput => ({
+    ...input,
+    // What CloudFront does: its origin headers and the viewer's address (written over the client's), and
+    // the connection API Gateway sees is the edge's.
+    headers: {
+      ...input.headers,
+      ...cdnHeaders,
+      'x-viewer-address': input.sourceIp ?? '203.0.113.10',
+    },
+    sourceIp: EDGE_ADDRESS,
+  });
+
+  // A function URL has no API Gateway routes: its function routes by path (lib/routes.ts), as it does.
+  const functionUrlRouteKeyOf = (method: string, path: string) => {
+    const match = matchRoute(method, decodeURIComponent(new URL(path, 'http://api').pathname));
+    return match ? `${match.route.method} ${match.route.path}` : '$default';
+  };
+  const invoke = async (
+    logicalId: string,
+    event: ApiEvent,
+    checkContract: boolean | 'function-url' = true,
+  ): Promise<Answer> => {
     const fn = byLogicalId.get(logicalId);
     if (!fn) throw new Error(`no running function ${logicalId}`);
     fn.invocations += 1;
     const answer = toAnswer(fn.group, await fn.process.invoke(event));
+    if (!checkContract) return answer;
     const mismatches = contract.check({
-      routeKey: routeKeyOf(event.requestContext.http.method, event.rawPath),
+      routeKey:
+        checkContract === 'function-url'
+          ? functionUrlRouteKeyOf(event.requestContext.http.method, event.rawPath)
+          : routeKeyOf(event.requestContext.http.method, event.rawPath),
       status: answer.status,
       headers: answer.headers,
       body: answer.text,
@@ -477,11 +568,37 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     return answer;
   };
 
+  /** API Gateway: the template's route (or $default) picks the function. */
+  const throughApiGateway = (method: string, path: string, input: RequestInput, checkContract: boolean) => {
+    const pathname = new URL(path, 'http://api').pathname;
+    const decoded = decodeURIComponent(pathname);
+    for (const route of routes) {
+      if (route.method !== method) continue;
+      const found = route.pattern.exec(decoded);
+      if (!found) continue;
+      const params = Object.fromEntries(route.names.map((name, index) => [name, found[index + 1]!]));
+      return invoke(
+        route.functionId,
+        eventFor(method, path, `${route.method} ${route.path}`, input, params),
+        checkContract,
+      );
+    }
+    return invoke(defaultFunction, eventFor(method, path, '$default', input), checkContract);
+  };
+
   return {
     functions,
     kms,
     events,
     cloudfront,
+    secrets,
+    originSecretArn,
+    get cdnHeaders() {
+      return cdnHeaders;
+    },
+    redeployCdn() {
+      cdnHeaders = resolveCdnHeaders();
+    },
     tableName: options.tableName,
     bucketName: options.bucketName,
     notes,
@@ -490,22 +607,23 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
         .filter((line) => /"level":"(error|warn)"|Error/.test(line))
         .join('\n'),
     api(method, path, input = {}) {
-      const pathname = new URL(path, 'http://api').pathname;
-      const decoded = decodeURIComponent(pathname);
-      for (const route of routes) {
-        if (route.method !== method) continue;
-        const found = route.pattern.exec(decoded);
-        if (!found) continue;
-        const params = Object.fromEntries(route.names.map((name, index) => [name, found[index + 1]!]));
-        return invoke(
-          route.functionId,
-          eventFor(method, path, `${route.method} ${route.path}`, input, params),
-        );
-      }
-      return invoke(defaultFunction, eventFor(method, path, '$default', input));
+      return throughApiGateway(method, path, throughCdn(input), true);
+    },
+    direct(method, path, input = {}) {
+      return throughApiGateway(method, path, input, false);
     },
     functionUrl(method, path, input = {}) {
-      return invoke(callbackFunction, eventFor(method, path, '$default', input));
+      // Lambda names the domain the request arrived on: the function URL's own (the front door tells it
+      // from API Gateway's by that).
+      const host = `${callbackFunction.toLowerCase()}.lambda-url.${REGION}.on.aws`;
+      const event = eventFor(method, path, '$default', { ...input, headers: { ...input.headers, host } });
+      return invoke(callbackFunction, event, 'function-url');
+    },
+    async invokeWorker(name, event) {
+      const fn = functions.get(name);
+      if (!fn) throw new Error(`no running worker ${name}`);
+      fn.invocations += 1;
+      return fn.process.invoke(event as never);
     },
     stop,
   };

@@ -23,12 +23,14 @@ import { buildQuota } from '../../lib/quota/service.ts';
 import { buildUploadServices } from '../../lib/upload/services.ts';
 import { FileStorage } from '../../lib/upload/storage.ts';
 import { memoryMailer } from './mail.ts';
+import { drainOutbox, testDrainHandler } from './outbox.ts';
 
 export interface TestDepsOptions {
   clock?: Clock;
   mailer?: Mailer;
   storage?: FileStorage;
   limits?: Partial<AccountLimits>;
+  /** Where the outbox drain publishes order.paid (default: the log, as locally without a bus). */
   events?: OrderEventPublisher;
   bootstrap?: AppConfig['admin']['bootstrap'];
   /** The static upload token (default: the test config's `upload.api_token`). */
@@ -95,11 +97,11 @@ export function testDeps(options: TestDepsOptions = {}) {
     ...(options.cdn ? { cdn: options.cdn } : {}),
   });
   const events = options.events ?? logPublisher;
+  const outboxDrain = testDrainHandler(events, options.clock);
   const payments = buildPaymentService({
     table,
     masterKey,
     signer,
-    events,
     quota,
     settings,
     ...(options.clock ? { clock: options.clock } : {}),
@@ -120,6 +122,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     files: createFilesHandler(() => ({ storage })),
     payments: createPaymentsHandler(() => ({ payments, authenticate: sessionAuth })),
     paymentCallback: createPaymentCallbackHandler(() => ({ payments })),
+    outboxDrain,
   };
   return {
     settings,
@@ -134,6 +137,8 @@ export function testDeps(options: TestDepsOptions = {}) {
     payments,
     quota,
     handlers,
+    /** Delivers the order.paid events settled so far through this drain (test/support/outbox.ts). */
+    drainOutbox: () => drainOutbox(outboxDrain),
   };
 }
 

@@ -9,6 +9,9 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient } from '../../lib/aws/dynamodb.ts';
 import { s3Client } from '../../lib/aws/s3.ts';
 import { config } from '../../lib/config/index.ts';
+import { OUTBOX_KEY_PREFIX } from '../../lib/db/table.ts';
+import { ORDER_PAID } from '../../lib/events/order-events.ts';
+import { outboxKey } from '../../lib/events/outbox.ts';
 
 export type FaultKind = 'throttling' | 'timeout' | 'generic';
 
@@ -209,6 +212,12 @@ export async function findOrphans(): Promise<string[]> {
     } else if (pk.startsWith('order#')) {
       if (item.status === 'paid' && typeof item.paid_at !== 'string')
         problems.push(`paid order ${pk} without paid_at`);
+      // Settlement writes the order and its order.paid event (the outbox) in one transaction.
+      if (item.status === 'paid' && !get(outboxKey(String(item.id)).pk, ORDER_PAID))
+        problems.push(`paid order ${pk} without its order.paid event in the outbox`);
+    } else if (pk.startsWith(OUTBOX_KEY_PREFIX)) {
+      if (get(`order#${item.order_id}`, 'order')?.status !== 'paid')
+        problems.push(`order.paid event ${pk} of an order that is not paid`);
     }
   }
   const settings = get('settings#payment', 'settings');

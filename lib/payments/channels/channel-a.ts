@@ -12,13 +12,15 @@ import {
   sortedSigningContent,
 } from './form.ts';
 import { loadPrivateKey, loadPublicKey, privateKeyPem, publicKeyPem } from './keys.ts';
-import { centsToYuan } from './money.ts';
+import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';
 import type {
   CallbackRequest,
   CallbackVerdict,
   ChannelOrder,
   CreateChannelOrderInput,
+  QueryFailureReason,
+  QueryVerdict,
   SynchronousChannelAdapter,
 } from './types.ts';
 
@@ -37,6 +39,9 @@ export interface ChannelASettings {
 
 const PROVIDER = 'channel_a';
 const PRECREATE = 'alipay.trade.precreate';
+const QUERY = 'alipay.trade.query';
+/** alipay.trade.query's answer for an out_trade_no nobody has paid (a precreated QR code not yet scanned). */
+const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
 const MINUTE_MS = 60_000;
@@ -142,7 +147,80 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     });
   }
 
-  return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: plainTextAcknowledgement };
+  /**
+   * alipay.trade.query (docs/PAYMENTS-GUIDE.md, "Reconciliation"): the SDK signs the request and verifies the
+   * answer's `sign` over the raw `alipay_trade_query_response` text with Alipay's key (validateSign). The
+   * answer concerns our app only (it answers our signed request), and must name the order we asked about
+   * and, when it names a seller and seller_id is configured, our seller.
+   */
+  async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
+    let answer: Record<string, unknown>;
+    try {
+      const client = await alipaySdk();
+      answer = (await client.exec(
+        QUERY,
+        { bizContent: { out_trade_no: outTradeNo }, timestamp: beijingDateTime(clock()) },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      // The SDK's messages quote the raw answer and its sign: only a reason code leaves this function.
+      return { kind: 'unknown', reason: alipayFailureReason(error) };
+    }
+    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    const code = text(answer.code);
+    const subCode = text(answer.sub_code);
+    if (code !== '10000') {
+      if (subCode === TRADE_NOT_EXIST) {
+        return { kind: 'not_paid', outTradeNo, reason: 'trade does not exist at the channel' };
+      }
+      const detail = [code, subCode].filter((part) => part !== undefined).join('/');
+      return { kind: 'unknown', reason: 'channel_error', ...(detail ? { detail } : {}) };
+    }
+    if (answer.out_trade_no !== outTradeNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    const answeredSeller = text(answer.seller_id);
+    if (sellerId !== undefined && answeredSeller !== undefined && answeredSeller !== sellerId) {
+      return { kind: 'unknown', reason: 'merchant', detail: 'seller_id is not ours' };
+    }
+    const status = text(answer.trade_status) ?? '';
+    if (!PAID_STATUSES.has(status)) {
+      return { kind: 'not_paid', outTradeNo, reason: `trade_status ${status || 'missing'}` };
+    }
+    let amountCents: number;
+    try {
+      amountCents = yuanToCents(text(answer.total_amount) ?? '');
+    } catch (error) {
+      if (!(error instanceof InvalidAmountError)) throw error;
+      return { kind: 'unknown', reason: 'malformed', detail: 'total_amount is not a valid amount' };
+    }
+    const tradeNo = text(answer.trade_no);
+    return tradeNo
+      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
+      : { kind: 'paid', outTradeNo, amountCents };
+  }
+
+  return {
+    provider: PROVIDER,
+    createOrder,
+    verifyCallback,
+    acknowledge: plainTextAcknowledgement,
+    queryOrder,
+  };
+}
+
+/**
+ * What went wrong in an `exec`, from the SDK's error (alipay-sdk 4: transport errors carry a cause, an HTTP
+ * error quotes the status, an unparsable answer says 格式错误 (format error), a bad sign says 验签 (verify)).
+ */
+function alipayFailureReason(error: unknown): QueryFailureReason {
+  if (!(error instanceof Error)) return 'malformed';
+  // A missing sign reaches node:crypto's verify as undefined.
+  if (error.name === 'TypeError') return 'signature';
+  const message = error.message;
+  if (message.startsWith('HttpClient Request error')) return 'unreachable';
+  if (message.includes('验签')) return 'signature';
+  if (message.startsWith('HTTP')) return 'http_status';
+  return 'malformed';
 }
 
 /** Alipay's notification recipe (rsaCheckV1): drop sign and sign_type and empty values, sort, join, RSA2. */

@@ -11,6 +11,7 @@ import type {
   CallbackVerdict,
   ChannelOrder,
   CreateChannelOrderInput,
+  QueryVerdict,
   SynchronousChannelAdapter,
 } from './types.ts';
 
@@ -38,6 +39,8 @@ const MAX_CLOCK_SKEW_SECONDS = 300;
 const DESCRIPTION_MAX_CHARS = 127;
 // The plugin insists on a serial-keyed map; this key stands for "our only platform key" when none is set.
 const UNNAMED_PLATFORM_SERIAL = 'platform-key-without-configured-serial';
+/** What WeChat Pay allows in an out_trade_no; anything else is not one of our orders and is never put in a path. */
+const OUT_TRADE_NO = /^[0-9A-Za-z_\-*|]{1,32}$/;
 /** AEAD_AES_256_GCM of the callback resource: the 16-byte tag follows the ciphertext (docs/PAYMENTS-GUIDE.md). */
 const GCM_TAG_BYTES = 16;
 
@@ -102,6 +105,20 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     return sdkClient;
   };
 
+  /** How answers are verified: the plugin by serial, or our own check when the one key has no serial. */
+  function answerVerification(): Record<string, unknown> {
+    const requestConfig: Record<string, unknown> = {};
+    if (platformSerial?.startsWith('PUB_KEY_ID_')) {
+      // Asks WeChat to sign the answer with the public key rather than a platform certificate.
+      requestConfig.headers = { 'Wechatpay-Serial': platformSerial };
+    }
+    if (!platformSerial) {
+      // The plugin only knows keys by serial; with a single unnamed key we verify the answer ourselves.
+      requestConfig.transformResponse = [verifyAnswerWithUnnamedKey(platformPublicKey), parseJsonAnswer];
+    }
+    return requestConfig;
+  }
+
   async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
     const body: Record<string, unknown> = {
       appid: appId,
@@ -114,15 +131,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     if (input.expiresAt) {
       body.time_expire = beijingRfc3339(input.expiresAt);
     }
-    const requestConfig: Record<string, unknown> = {};
-    if (platformSerial?.startsWith('PUB_KEY_ID_')) {
-      // Asks WeChat to sign the answer with the public key rather than a platform certificate.
-      requestConfig.headers = { 'Wechatpay-Serial': platformSerial };
-    }
-    if (!platformSerial) {
-      // The plugin only knows keys by serial; with a single unnamed key we verify the answer ourselves.
-      requestConfig.transformResponse = [verifyAnswerWithUnnamedKey(platformPublicKey), parseJsonAnswer];
-    }
+    const requestConfig = answerVerification();
     const { client } = await wechatpayClient();
     let answer: { data?: unknown };
     try {
@@ -221,7 +230,84 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
       : { kind: 'paid', outTradeNo, amountCents: total };
   }
 
-  return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: acknowledgeWechatpay };
+  /**
+   * GET /v3/pay/transactions/out-trade-no/{out_trade_no}?mchid=... (docs/PAYMENTS-GUIDE.md, "Reconciliation"),
+   * signed with our merchant key. The answer is verified as a callback is: the Wechatpay-* headers' RSA
+   * signature over `timestamp\nnonce\nbody\n` with the platform key named by its serial, within 5 minutes;
+   * then the transaction must be ours (mchid, appid) and the order we asked about.
+   */
+  async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
+    if (!OUT_TRADE_NO.test(outTradeNo)) return { kind: 'unknown', reason: 'order_mismatch' };
+    let answer: { data?: unknown };
+    try {
+      const { client } = await wechatpayClient();
+      answer = await client
+        .chain(`v3/pay/transactions/out-trade-no/${outTradeNo}`)
+        .get({ ...answerVerification(), params: { mchid: mchId } });
+    } catch (error) {
+      return queryFailureVerdict(outTradeNo, error);
+    }
+    const transaction = answer.data;
+    if (typeof transaction !== 'object' || transaction === null || Array.isArray(transaction)) {
+      return { kind: 'unknown', reason: 'malformed' };
+    }
+    return queryAnswerVerdict(outTradeNo, transaction as Record<string, unknown>);
+  }
+
+  function queryAnswerVerdict(outTradeNo: string, transaction: Record<string, unknown>): QueryVerdict {
+    if (transaction.mchid !== mchId)
+      return { kind: 'unknown', reason: 'merchant', detail: 'mchid is not ours' };
+    if (transaction.appid !== appId)
+      return { kind: 'unknown', reason: 'merchant', detail: 'appid is not ours' };
+    if (transaction.out_trade_no !== outTradeNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    const tradeState = typeof transaction.trade_state === 'string' ? transaction.trade_state : 'missing';
+    if (tradeState !== 'SUCCESS')
+      return { kind: 'not_paid', outTradeNo, reason: `trade_state ${tradeState}` };
+    const amount = transaction.amount as { total?: unknown; currency?: unknown } | undefined;
+    const total = amount?.total;
+    if (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) {
+      return { kind: 'unknown', reason: 'malformed', detail: 'amount.total missing' };
+    }
+    if (amount?.currency !== undefined && amount.currency !== 'CNY') {
+      return { kind: 'unknown', reason: 'malformed', detail: 'currency is not CNY' };
+    }
+    const tradeNo = transaction.transaction_id;
+    return typeof tradeNo === 'string' && tradeNo !== ''
+      ? { kind: 'paid', outTradeNo, amountCents: total, tradeNo }
+      : { kind: 'paid', outTradeNo, amountCents: total };
+  }
+
+  return {
+    provider: PROVIDER,
+    createOrder,
+    verifyCallback,
+    acknowledge: acknowledgeWechatpay,
+    queryOrder,
+  };
+}
+
+/** A 404 ORDER_NOT_EXIST is an answer (nobody paid); every other failure is no answer at all. */
+function queryFailureVerdict(outTradeNo: string, error: unknown): QueryVerdict {
+  const failure = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    response?: { status?: unknown; data?: unknown };
+  };
+  const status = failure.response?.status;
+  const data = failure.response?.data;
+  const businessCode =
+    typeof data === 'object' && data !== null ? (data as { code?: unknown }).code : undefined;
+  if (status === 404 && businessCode === 'ORDER_NOT_EXIST') {
+    return { kind: 'not_paid', outTradeNo, reason: 'order does not exist at the channel' };
+  }
+  const detail = describeAxiosFailure(error);
+  const withDetail = detail ? { detail } : {};
+  if (error instanceof ChannelRequestError) return { kind: 'unknown', reason: 'signature', ...withDetail };
+  const code = typeof failure.code === 'string' ? failure.code : '';
+  // The plugin's verifier names its refusals EV3_RES_HEADER... (headers missing, stale, unknown serial, digest).
+  if (code.startsWith('EV3_RES_HEADER')) return { kind: 'unknown', reason: 'signature', ...withDetail };
+  if (typeof status === 'number') return { kind: 'unknown', reason: 'http_status', ...withDetail };
+  if (failure.response === undefined) return { kind: 'unknown', reason: 'unreachable', ...withDetail };
+  return { kind: 'unknown', reason: 'malformed', ...withDetail };
 }
 
 /** 200 with an empty body tells WeChat Pay to stop; any 4xx makes it retry (docs/PAYMENTS-GUIDE.md 2.7). */

@@ -7,13 +7,14 @@ import {
   plainTextAcknowledgement,
   sortedSigningContent,
 } from './form.ts';
-import { centsToYuan } from './money.ts';
+import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
 import { optionalHttpUrl, requireHttpUrl, requireSetting } from './settings.ts';
 import type {
   CallbackRequest,
   CallbackVerdict,
   ChannelOrder,
   CreateChannelOrderInput,
+  QueryVerdict,
   SynchronousChannelAdapter,
 } from './types.ts';
 
@@ -55,6 +56,8 @@ export function createChannelC(settings: ChannelCSettings): SynchronousChannelAd
   const apiUrl = optionalHttpUrl('apiUrl', settings.apiUrl);
   const mapiUrl = apiUrl && (/\.php$/.test(new URL(apiUrl).pathname) ? apiUrl : joinUrl(apiUrl, 'mapi.php'));
   const submitUrl = optionalHttpUrl('submitUrl', settings.submitUrl) ?? joinUrl(gatewayUrl, 'submit.php');
+  // The order query sits beside submit.php at the aggregator's root (docs/PAYMENTS-GUIDE.md, "Reconciliation").
+  const queryUrl = joinUrl(gatewayUrl, 'api.php');
   const payType = settings.payType?.trim() || undefined;
   const timeoutMs = settings.timeoutMs ?? 5000;
 
@@ -131,7 +134,81 @@ export function createChannelC(settings: ChannelCSettings): SynchronousChannelAd
     });
   }
 
-  return { provider: PROVIDER, createOrder, verifyCallback, acknowledge: plainTextAcknowledgement };
+  /**
+   * api.php?act=order (docs/PAYMENTS-GUIDE.md, "Reconciliation"). EPay V1 signs no answer: the merchant key
+   * in the query authenticates us and HTTPS the aggregator. The URL carries the key, so it is never logged
+   * and no error from here quotes it. The answer must name our pid and the order we asked about.
+   */
+  async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
+    const query = new URLSearchParams({ act: 'order', pid, key, out_trade_no: outTradeNo });
+    let answerText: string;
+    let status: number;
+    try {
+      const response = await fetch(`${queryUrl}?${query.toString()}`, {
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      status = response.status;
+      answerText = await response.text();
+    } catch (error) {
+      return {
+        kind: 'unknown',
+        reason: 'unreachable',
+        detail: error instanceof Error ? error.name : 'error',
+      };
+    }
+    if (status < 200 || status >= 300)
+      return { kind: 'unknown', reason: 'http_status', detail: String(status) };
+    return readQueryAnswer(outTradeNo, answerText);
+  }
+
+  function readQueryAnswer(outTradeNo: string, answerText: string): QueryVerdict {
+    const answer = parseJsonRecord(answerText);
+    if (!answer) return { kind: 'unknown', reason: 'malformed' };
+    const code = String(answer.code);
+    // -1: no such order (nobody reached the cashier yet, or the aggregator dropped it): nothing was paid.
+    if (code === '-1') return { kind: 'not_paid', outTradeNo, reason: 'order does not exist at the channel' };
+    if (code !== '1') return { kind: 'unknown', reason: 'channel_error', detail: code };
+    if (String(answer.pid) !== pid) return { kind: 'unknown', reason: 'merchant', detail: 'pid is not ours' };
+    if (answer.out_trade_no !== outTradeNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    // status 1 = paid, 0 = unpaid (docs/PAYMENTS-GUIDE.md).
+    if (String(answer.status) !== '1') {
+      return { kind: 'not_paid', outTradeNo, reason: `status ${String(answer.status)}` };
+    }
+    let amountCents: number;
+    try {
+      const money = answer.money;
+      amountCents = yuanToCents(typeof money === 'string' || typeof money === 'number' ? String(money) : '');
+    } catch (error) {
+      if (!(error instanceof InvalidAmountError)) throw error;
+      return { kind: 'unknown', reason: 'malformed', detail: 'money is not a valid amount' };
+    }
+    const tradeNo =
+      typeof answer.trade_no === 'string' || typeof answer.trade_no === 'number'
+        ? String(answer.trade_no)
+        : '';
+    return tradeNo
+      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
+      : { kind: 'paid', outTradeNo, amountCents };
+  }
+
+  return {
+    provider: PROVIDER,
+    createOrder,
+    verifyCallback,
+    acknowledge: plainTextAcknowledgement,
+    queryOrder,
+  };
+}
+
+function parseJsonRecord(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

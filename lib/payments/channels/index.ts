@@ -16,5 +16,7 @@ export type {
   ChannelOrder,
   ChannelProvider,
   CreateChannelOrderInput,
+  QueryFailureReason,
+  QueryVerdict,
   SynchronousChannelAdapter,
 } from './types.ts';

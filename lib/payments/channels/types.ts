@@ -38,6 +38,32 @@ export type CallbackVerdict =
   /** Not verifiable or not for us: answer 4xx and change nothing. */
   | { kind: 'rejected'; reason: string };
 
+/**
+ * The channel's answer to our own query about one order (docs/PAYMENTS-GUIDE.md, "Reconciliation"), shaped
+ * like a callback verdict. `paid` only when the answer verified exactly as the channel requires (response
+ * signature, merchant identity, the order we asked about); the caller still checks the order, its provider
+ * and the amount, exactly as for a callback.
+ */
+export type QueryVerdict =
+  | { kind: 'paid'; outTradeNo: string; amountCents: number; tradeNo?: string }
+  /** Authentic: the channel has no payment for this order (unknown to it, waiting, closed). */
+  | { kind: 'not_paid'; outTradeNo: string; reason: string }
+  /**
+   * No usable answer: unreachable, an HTTP error, garbage, a signature that does not verify, another
+   * merchant's or another order's answer. Never a payment; the next run asks again. `reason` is a short,
+   * low-cardinality code (a metric dimension) and `detail` a secret-free hint for the log.
+   */
+  | { kind: 'unknown'; reason: QueryFailureReason; detail?: string };
+
+export type QueryFailureReason =
+  | 'unreachable'
+  | 'http_status'
+  | 'malformed'
+  | 'signature'
+  | 'merchant'
+  | 'order_mismatch'
+  | 'channel_error';
+
 export interface CallbackReply {
   status: number;
   contentType: string;
@@ -50,6 +76,8 @@ export interface ChannelAdapter {
   verifyCallback(request: CallbackRequest, now?: Date): Promise<CallbackVerdict> | CallbackVerdict;
   /** The exact reply the channel expects for this verdict. */
   acknowledge(verdict: CallbackVerdict): CallbackReply;
+  /** Asks the channel about one of our orders (its out_trade_no); never throws, failures are `unknown`. */
+  queryOrder(outTradeNo: string): Promise<QueryVerdict>;
 }
 
 /** What the built-in factories return: their verification needs no I/O, so it answers synchronously. */

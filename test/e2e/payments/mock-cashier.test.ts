@@ -1,26 +1,13 @@
 // The hosted mock cashier in a real headless browser: open the signed link, see plan and amount, click Pay,
 // see the order paid (docs/DESIGN.md 7). Needs Debian's chromium; skips itself, saying so, when it is absent.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startLocalApp } from '../../../lib/local/app.ts';
 import { configureLogging } from '../../../lib/log.ts';
 import { createTestAccount, type TestAccount } from '../../support/accounts.ts';
+import { browserMissing, openBrowser } from '../../support/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const MISSING_BROWSER = `${CHROMIUM} is absent: install it with "apt-get install -y chromium" to run the cashier browser test`;
+const MISSING_BROWSER = browserMissing('the cashier browser test');
 
 configureLogging({ level: 'silent' });
 let app: RunningApp;
@@ -55,23 +42,17 @@ function onTestServer(payUrl: string): string {
 }
 
 async function withBrowser<T>(work: (context: BrowserContext) => Promise<T>): Promise<T> {
-  const profile = mkdtempSync(join(tmpdir(), 'cashier-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-  });
+  const browser = await openBrowser();
   try {
-    return await work(context);
+    return await work(browser.context);
   } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
 }
 
 describe('mock cashier page', () => {
   it('shows the plan and amount, and settles the order when Pay is clicked', async (context) => {
-    if (!existsSync(CHROMIUM)) context.skip(MISSING_BROWSER);
+    if (MISSING_BROWSER) context.skip(MISSING_BROWSER);
     // Prepare
     const order = (await api('POST', '/api/v1/orders', user, { plan_id: planId, provider: 'mock' })).data;
     expect(order.pay_url).toContain(`/pay/mock/${order.id}?token=`);
@@ -97,7 +78,7 @@ describe('mock cashier page', () => {
   }, 60_000);
 
   it('refuses a link whose signature was tampered with', async (context) => {
-    if (!existsSync(CHROMIUM)) context.skip(MISSING_BROWSER);
+    if (MISSING_BROWSER) context.skip(MISSING_BROWSER);
     const order = (await api('POST', '/api/v1/orders', user, { plan_id: planId, provider: 'mock' })).data;
     const tampered = `${onTestServer(order.pay_url).slice(0, -3)}AAA`;
     await withBrowser(async (browser) => {

@@ -24,6 +24,7 @@ import {
   startLoopbackServer,
   wechatpayTransaction,
 } from '../../support/fake-gateways/index.ts';
+import { drainOutbox } from '../../support/outbox.ts';
 import { provisionTestStack } from '../../support/stack.ts';
 import {
   type Answer,
@@ -171,7 +172,7 @@ async function expectUnchanged(orderId: string): Promise<void> {
   const order = await storedOrder(orderId);
   expect(order?.status).toBe('pending');
   expect(order?.paid_at).toBeUndefined();
-  expect(paidEvents(log, orderId)).toBe(0);
+  expect(await paidEvents(log, orderId)).toBe(0);
 }
 
 describe('order creation on each channel', () => {
@@ -254,7 +255,7 @@ describe.each(['channel_a', 'channel_b', 'channel_c'] as const)('%s callback', (
       channel_c: '2024010112000012345',
     }[channel];
     expect(stored?.trade_no).toBe(expectedTradeNo);
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
     const read = await call('GET', `/api/v1/orders/${order.id}`, { headers: alice.headers });
     expect(read.json.data).toMatchObject({ status: 'paid', trade_no: expectedTradeNo });
   });
@@ -315,6 +316,7 @@ describe.each(['channel_a', 'channel_b', 'channel_c'] as const)('%s callback', (
     const grant = (await table.get(usageKey(buyer.account.id)))?.grant;
     expect(grant).toMatchObject({ order_id: orderId, plan_id: storagePlanId, quota_bytes: 5 * 1024 ** 2 });
     expect((await storedOrder(orderId))?.grant).toEqual(grant);
+    await drainOutbox();
     const events = log.filter(
       (line) => line.message === 'event' && (line.detail as { order_id?: string })?.order_id === orderId,
     );
@@ -367,11 +369,11 @@ describe.each(['channel_a', 'channel_b', 'channel_c'] as const)('%s callback', (
 
     // Assess
     for (const answer of answers) expectSuccessReply(channel, answer);
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
     expect((await storedOrder(order.id))?.status).toBe('paid');
     // and a late duplicate still answers success without a second event
     expectSuccessReply(channel, await deliverCallback(channel, request));
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
   });
 
   it('records a callback for a cancelled order as paid and flags it', async () => {
@@ -389,7 +391,7 @@ describe.each(['channel_a', 'channel_b', 'channel_c'] as const)('%s callback', (
       late_payment: true,
       status_before_payment: 'cancelled',
     });
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
   });
 
   it('records a callback for an expired order as paid and flags it', async () => {

@@ -4,6 +4,7 @@ import { handler as paymentsHandler } from '../../../functions/payments/handler.
 import { configureLogging } from '../../../lib/log.ts';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
 import { apiEvent, lambdaContext } from '../../support/events.ts';
+import { drainOutbox } from '../../support/outbox.ts';
 
 export interface Answer {
   status: number;
@@ -66,8 +67,12 @@ export function captureLog(): LogLine[] {
   return lines;
 }
 
-/** How many order.paid events (the local publisher's log lines) were published for this order. */
-export function paidEvents(lines: LogLine[], orderId: string): number {
+/**
+ * How many order.paid events (the local publisher's log lines) were published for this order, once the
+ * outbox drain has delivered everything settled so far (test/support/outbox.ts).
+ */
+export async function paidEvents(lines: LogLine[], orderId: string): Promise<number> {
+  await drainOutbox();
   return lines.filter(
     (line) => line.message === 'event' && (line.detail as { order_id?: string })?.order_id === orderId,
   ).length;

@@ -264,7 +264,7 @@ describe('orders', () => {
     expect(paid.status).toBe(200);
     expect(paid.json.data).toMatchObject({ status: 'paid', pay_url: null });
     expect(paid.json.data.paid_at).toMatch(/\+00:00$/);
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
   });
 
   it('lists every order for administrators only, with settlement details', async () => {
@@ -303,7 +303,7 @@ describe('who may confirm payment (SPEC 4.3 rule 1)', () => {
     expect(byAdmin.status).toBe(200);
     expect(byAdmin.json.data).toMatchObject({ status: 'paid', paid_via: 'manual' });
     expect(again.status).toBe(200);
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
   });
 
   it('refuses an administrator write-off of a mock order and a callback for it (403)', async () => {
@@ -353,7 +353,7 @@ describe('who may confirm payment (SPEC 4.3 rule 1)', () => {
     // Assess
     expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((answer) => answer.json.data.paid_at)).size).toBe(1);
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
   });
 
   it('settles 20 concurrent administrator write-offs of one manual order exactly once', async () => {
@@ -364,7 +364,7 @@ describe('who may confirm payment (SPEC 4.3 rule 1)', () => {
       ),
     );
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
-    expect(paidEvents(log, order.id)).toBe(1);
+    expect(await paidEvents(log, order.id)).toBe(1);
   });
 });
 

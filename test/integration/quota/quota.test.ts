@@ -46,7 +46,7 @@ interface Usage {
   plan: { id: string; name: string; expires_at: string | null } | null;
 }
 
-/** The service on a clock the test moves, with a small default quota; order.paid captured. */
+/** The service on a clock the test moves, with a small default quota; order.paid captured (once drained). */
 function service(clock = movableClock()) {
   const events = capturingPublisher();
   const deps = testDeps({ clock, events, defaultQuotaBytes: DEFAULT_QUOTA });
@@ -324,6 +324,7 @@ describe('plans that grant storage', () => {
       plan: { id: planId, name: 'Pro 30', expires_at: expiresAt },
     });
     expect(big.status).toBe(200);
+    await s.deps.drainOutbox();
     const detail = s.events.details.find((event) => event.order_id === orderId);
     expect(detail?.grant).toEqual({
       plan_id: planId,
@@ -465,6 +466,7 @@ describe('plans that grant storage', () => {
 
     // Assess
     expect(await s.usage(buyer.headers)).toMatchObject({ quota_bytes: 10_000, plan: { id: storage } });
+    await s.deps.drainOutbox();
     expect(s.events.details.find((event) => event.order_id === orderId)?.grant).toBeNull();
     expect((await table.get(orderKey(orderId)))?.grant).toBeUndefined();
   });
@@ -637,6 +639,7 @@ describe('contention as DynamoDB reports it', () => {
       quota_bytes: 40_000,
       plan: { id: planId },
     });
+    await s.deps.drainOutbox();
     expect(s.events.details.filter((event) => event.order_id === order.body.data.id)).toHaveLength(1);
     expect(await findOrphans()).toEqual([]);
   });

@@ -13,6 +13,7 @@ import { cloudFrontCalls } from './cloudfront-calls.ts';
 import { cloudFrontError, type FakeCloudFront, type FakeCloudFrontAnswer } from './fake-cloudfront.ts';
 import type { FakeEventBridge } from './fake-eventbridge.ts';
 import type { FakeKms } from './fake-kms.ts';
+import type { FakeSecretsManager } from './fake-secrets-manager.ts';
 import { assertSupported, describeDenial, isAllowed, type PolicyStatement } from './iam.ts';
 import { type AwsRequest, type IamCalls, iamCallsOf, splitUrl } from './iam-calls.ts';
 
@@ -43,6 +44,8 @@ export interface AwsGatewayOptions {
   events: FakeEventBridge;
   /** without it, allowed CloudFront calls answer 501 */
   cloudfront?: FakeCloudFront;
+  /** without it, allowed Secrets Manager calls answer 501 */
+  secrets?: FakeSecretsManager;
 }
 
 export interface AwsGateway {
@@ -77,6 +80,7 @@ function styleOf(found: IamCalls, request: AwsRequest): ErrorStyle {
       return 'json1.0';
     case 'kms':
     case 'events':
+    case 'secretsmanager':
       return 'json1.1';
     case 'ses':
       return splitUrl(request.url).pathname.startsWith('/v2/') ? 'rest-json' : 'query';
@@ -276,6 +280,13 @@ export async function startAwsGateway(options: AwsGatewayOptions): Promise<AwsGa
         return sendFake(
           res,
           options.events.handle(found.operation, JSON.parse(body.toString('utf8') || '{}')),
+        );
+      case 'secretsmanager':
+        if (!options.secrets)
+          return sendError(res, style, 501, 'NotImplemented', 'This gateway has no Secrets Manager fake');
+        return sendFake(
+          res,
+          options.secrets.handle(found.operation, JSON.parse(body.toString('utf8') || '{}')),
         );
       case 'cloudfront': {
         if (!options.cloudfront) {

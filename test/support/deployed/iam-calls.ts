@@ -145,6 +145,18 @@ function kmsCalls(operation: string, body: Json, where: Where): IamCall[] | unde
   return named ? [{ action: 'kms:Decrypt', resource: named }] : [];
 }
 
+/** GetSecretValue (and DescribeSecret) on the secret named by ARN, or by name in this account and region. */
+function secretsManagerCalls(operation: string, body: Json, where: Where): IamCall[] | undefined {
+  if (operation !== 'GetSecretValue' && operation !== 'DescribeSecret') return undefined;
+  const id = text(body.SecretId);
+  if (!id) return undefined;
+  // A name matches the secret's ARN with its random six-character suffix, as IAM sees it.
+  const resource = id.startsWith('arn:')
+    ? id
+    : `arn:aws:secretsmanager:${where.region}:${where.account}:secret:${id}-??????`;
+  return [{ action: `secretsmanager:${operation}`, resource }];
+}
+
 function eventsCalls(operation: string, body: Json, where: Where): IamCall[] | undefined {
   if (operation !== 'PutEvents') return undefined;
   // No entries: nothing to authorise; the fake answers ValidationException as EventBridge does.
@@ -241,6 +253,8 @@ function classify(request: AwsRequest, where: Where): IamCalls {
       return targeted('TrentService.', kmsCalls);
     case 'events':
       return targeted('AWSEvents.', eventsCalls);
+    case 'secretsmanager':
+      return targeted('secretsmanager.', secretsManagerCalls);
     case 's3': {
       const found = s3Calls(method, pathname, query, (name) => headerOf(request, name), request.body);
       return found ? { service, ...found } : unknown(service, method, pathname);

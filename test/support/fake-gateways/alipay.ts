@@ -3,6 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import { sign as rsaSign, verify as rsaVerify } from 'node:crypto';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
+import { centsOfYuan, QueryBook, yuanText } from './query-book.ts';
 import type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 import { startLoopbackServer } from './server.ts';
 
@@ -31,8 +32,16 @@ export interface FakeAlipayGatewayOptions {
   innerAnswer?: Record<string, unknown>;
 }
 
+/** The seller (PID) the fake's trade answers name; configure it as `seller_id` to have it checked. */
+export const A_SELLER_ID = '2088000000000000';
+const OTHER_SELLER_ID = '2088999999999999';
+/** The trade number of a paid order, the same one alipayNotifyFields() reports by default. */
+export const A_TRADE_NO = '2024010122001400000000000001';
+
 export interface FakeAlipayGateway extends LoopbackServer {
   gatewayUrl: string;
+  /** alipay.trade.query: the orders it took and how each query is answered. */
+  queries: QueryBook;
   /** Parameters (query and form merged) of every request received. */
   receivedParams(): Array<Record<string, string>>;
 }
@@ -43,6 +52,77 @@ function requestParams(request: FakeRequest): Record<string, string> {
 }
 
 export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions): Promise<FakeAlipayGateway> {
+  const queries = new QueryBook();
+  const signedAnswer = (
+    responseKey: string,
+    inner: Record<string, unknown>,
+    corruptSign = false,
+  ): FakeReply => {
+    // Alipay escapes slashes, so the signed text differs from a re-serialisation of the parsed object.
+    const innerText = JSON.stringify(inner).replaceAll('/', '\\/');
+    // A signature over other bytes than those sent: it can never verify.
+    const signedText = corruptSign ? `${innerText} ` : innerText;
+    const signature = alipayRsa2Sign(signedText, options.answerSignedBy ?? options.alipayPrivateKey);
+    return {
+      status: 200,
+      headers: { 'content-type': 'text/html;charset=utf-8' },
+      body: `{"${responseKey}":${innerText},"sign":"${signature}"}`,
+    };
+  };
+  const invalidSignature = {
+    code: '40002',
+    msg: 'Invalid Arguments',
+    sub_code: 'isv.invalid-signature',
+    sub_msg: 'bad sign',
+  };
+
+  const tradeQuery = (outTradeNo: string): FakeReply => {
+    const mode = queries.ask(outTradeNo);
+    const amount = queries.amountOf(outTradeNo);
+    const trade = ({ corruptSign = false, ...fields }: Record<string, unknown>) =>
+      signedAnswer(
+        'alipay_trade_query_response',
+        {
+          code: '10000',
+          msg: 'Success',
+          trade_no: A_TRADE_NO,
+          out_trade_no: outTradeNo,
+          buyer_logon_id: '159****5620',
+          trade_status: 'TRADE_SUCCESS',
+          total_amount: yuanText(amount),
+          seller_id: A_SELLER_ID,
+          send_pay_date: '2024-01-01 12:00:04',
+          ...fields,
+        },
+        corruptSign === true,
+      );
+    switch (mode) {
+      case 'paid':
+        return trade({});
+      case 'not_paid':
+        return trade({ trade_status: 'WAIT_BUYER_PAY', trade_no: undefined, send_pay_date: undefined });
+      case 'unknown_order':
+        return signedAnswer('alipay_trade_query_response', {
+          code: '40004',
+          msg: 'Business Failed',
+          sub_code: 'ACQ.TRADE_NOT_EXIST',
+          sub_msg: '交易不存在',
+        });
+      case 'down':
+        return { status: 500, body: 'Internal Server Error' };
+      case 'unreachable':
+        return { status: 0, body: '', destroy: true };
+      case 'garbage':
+        return { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>502 upstream</html>' };
+      case 'wrong_signature':
+        return trade({ corruptSign: true });
+      case 'wrong_amount':
+        return trade({ total_amount: yuanText(amount + 100) });
+      case 'other_merchant':
+        return trade({ seller_id: OTHER_SELLER_ID });
+    }
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
     const params = requestParams(request);
     // Request recipe (docs/PAYMENTS-GUIDE.md 1.4): only `sign` is left out; sign_type is part of the signed content.
@@ -53,6 +133,13 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
       Buffer.from(params.sign ?? '', 'base64'),
     );
     const bizContent = JSON.parse(params.biz_content ?? '{}') as Record<string, unknown>;
+    if (params.method === 'alipay.trade.query') {
+      if (!requestVerifies) return signedAnswer('alipay_trade_query_response', invalidSignature);
+      return tradeQuery(String(bizContent.out_trade_no ?? ''));
+    }
+    if (requestVerifies && params.method === 'alipay.trade.precreate') {
+      queries.remember(String(bizContent.out_trade_no), centsOfYuan(String(bizContent.total_amount)));
+    }
     const inner =
       options.innerAnswer ??
       (requestVerifies && params.method === 'alipay.trade.precreate'
@@ -62,25 +149,14 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
             out_trade_no: bizContent.out_trade_no,
             qr_code: options.qrCode ?? 'https://qr.alipay.com/bax08431ffakeqrcode',
           }
-        : {
-            code: '40002',
-            msg: 'Invalid Arguments',
-            sub_code: 'isv.invalid-signature',
-            sub_msg: 'bad sign',
-          });
-    // Alipay escapes slashes, so the signed text differs from a re-serialisation of the parsed object.
-    const innerText = JSON.stringify(inner).replaceAll('/', '\\/');
-    const signature = alipayRsa2Sign(innerText, options.answerSignedBy ?? options.alipayPrivateKey);
-    return {
-      status: 200,
-      headers: { 'content-type': 'text/html;charset=utf-8' },
-      body: `{"alipay_trade_precreate_response":${innerText},"sign":"${signature}"}`,
-    };
+        : invalidSignature);
+    return signedAnswer('alipay_trade_precreate_response', inner);
   };
   const server = await startLoopbackServer(answer);
   return {
     ...server,
     gatewayUrl: `${server.baseUrl}/gateway.do`,
+    queries,
     receivedParams: () => server.requests.map(requestParams),
   };
 }

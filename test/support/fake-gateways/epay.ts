@@ -1,6 +1,7 @@
 // A fake EPay (彩虹易支付) mapi.php and notifications signed the EPay V1 MD5 way.
 import { createHash } from 'node:crypto';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
+import { centsOfYuan, QueryBook, yuanText } from './query-book.ts';
 import type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 import { startLoopbackServer } from './server.ts';
 
@@ -21,8 +22,13 @@ export interface FakeEpayOptions {
   answer?: (params: Record<string, string>) => Record<string, unknown>;
 }
 
+/** The trade number of a paid order, the same one epayNotifyFields() reports by default. */
+export const C_TRADE_NO = '2024010112000012345';
+
 export interface FakeEpay extends LoopbackServer {
   mapiUrl: string;
+  /** api.php?act=order: the orders it took and how each query is answered. */
+  queries: QueryBook;
   receivedParams(): Array<Record<string, string>>;
 }
 
@@ -31,12 +37,67 @@ function formParams(request: FakeRequest): Record<string, string> {
 }
 
 export async function startFakeEpay(options: FakeEpayOptions): Promise<FakeEpay> {
+  const queries = new QueryBook();
+  const json = (body: Record<string, unknown>): FakeReply => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+  // 彩虹 api.php?act=order (docs/PAYMENTS-GUIDE.md): authenticated by pid + key in the query, answered unsigned.
+  const orderQuery = (params: URLSearchParams): FakeReply => {
+    if (params.get('act') !== 'order') return json({ code: -5, msg: 'No Act!' });
+    if (params.get('pid') !== options.pid || params.get('key') !== options.key) {
+      return json({ code: -3, msg: 'KEY校验失败' });
+    }
+    const outTradeNo = params.get('out_trade_no') ?? '';
+    if (!outTradeNo) return json({ code: -4, msg: '订单号不能为空' });
+    const mode = queries.ask(outTradeNo);
+    const amount = queries.amountOf(outTradeNo);
+    const order = (fields: Record<string, unknown> = {}) =>
+      json({
+        code: 1,
+        msg: 'succ',
+        trade_no: C_TRADE_NO,
+        out_trade_no: outTradeNo,
+        api_trade_no: '4200000000202401011234567890',
+        type: 'wxpay',
+        pid: Number(options.pid),
+        addtime: '2024-01-01 12:00:00',
+        endtime: '2024-01-01 12:00:04',
+        name: 'VIP',
+        money: yuanText(amount),
+        param: '',
+        buyer: '',
+        status: 1,
+        ...fields,
+      });
+    switch (mode) {
+      case 'paid':
+        return order();
+      case 'not_paid':
+        return order({ status: 0, endtime: null });
+      case 'unknown_order':
+        return json({ code: -1, msg: '订单号不存在' });
+      case 'down':
+        return { status: 500, body: 'Internal Server Error' };
+      case 'unreachable':
+        return { status: 0, body: '', destroy: true };
+      case 'garbage':
+        return { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>502 upstream</html>' };
+      case 'wrong_signature':
+        throw new Error('EPay V1 signs no query answer: there is no wrong signature to send');
+      case 'wrong_amount':
+        return order({ money: yuanText(amount + 100) });
+      case 'other_merchant':
+        return order({ pid: Number(options.pid) + 1 });
+    }
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
-    const json = (body: Record<string, unknown>): FakeReply => ({
-      status: 200,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    if (request.method === 'GET' && request.url.startsWith('/api.php?')) {
+      return orderQuery(new URL(request.url, 'http://fake').searchParams);
+    }
     if (request.method !== 'POST' || !request.url.startsWith('/mapi.php')) {
       return { status: 404, body: 'not found' };
     }
@@ -47,6 +108,7 @@ export async function startFakeEpay(options: FakeEpayOptions): Promise<FakeEpay>
     if (params.sign !== epayMd5Sign(params, options.key)) {
       return json({ code: -1, msg: '签名校验失败' });
     }
+    queries.remember(params.out_trade_no ?? '', centsOfYuan(params.money));
     return json(
       options.answer?.(params) ?? {
         code: 1,
@@ -60,6 +122,7 @@ export async function startFakeEpay(options: FakeEpayOptions): Promise<FakeEpay>
   return {
     ...server,
     mapiUrl: `${server.baseUrl}/mapi.php`,
+    queries,
     receivedParams: () => server.requests.map(formParams),
   };
 }

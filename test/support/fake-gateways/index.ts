@@ -1,6 +1,8 @@
 // Fake channel gateways and signed callback builders shared by unit and integration tests.
 export type { AlipayNotifyOptions, FakeAlipayGateway, FakeAlipayGatewayOptions } from './alipay.ts';
 export {
+  A_SELLER_ID,
+  A_TRADE_NO,
   alipayNotifyFields,
   alipayRsa2Sign,
   alipaySigningContent,
@@ -8,7 +10,7 @@ export {
   startFakeAlipayGateway,
 } from './alipay.ts';
 export type { EpayNotifyOptions, FakeEpay, FakeEpayOptions } from './epay.ts';
-export { buildEpayNotify, epayMd5Sign, epayNotifyFields, startFakeEpay } from './epay.ts';
+export { buildEpayNotify, C_TRADE_NO, epayMd5Sign, epayNotifyFields, startFakeEpay } from './epay.ts';
 export type { TestKeyPair } from './keys.ts';
 export { generateTestKeyPair } from './keys.ts';
 export {
@@ -22,6 +24,8 @@ export {
   C_PID,
   channelSettingsFor,
 } from './merchant.ts';
+export type { QueryMode } from './query-book.ts';
+export { QueryBook } from './query-book.ts';
 export type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 export { startLoopbackServer } from './server.ts';
 export type {

@@ -16,6 +16,8 @@ export interface FakeReply {
   status: number;
   headers?: Record<string, string>;
   body: string;
+  /** Cut the connection instead of answering (a channel that is unreachable). */
+  destroy?: boolean;
 }
 
 export interface LoopbackServer {
@@ -43,6 +45,10 @@ export async function startLoopbackServer(
       requests.push(request);
       Promise.resolve(answer(request))
         .then((reply) => {
+          if (reply.destroy) {
+            incoming.socket.destroy();
+            return;
+          }
           outgoing.writeHead(reply.status, reply.headers ?? {});
           outgoing.end(reply.body);
         })

@@ -3,6 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import { createCipheriv, randomBytes, sign as rsaSign, verify as rsaVerify } from 'node:crypto';
 import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
+import { QueryBook } from './query-book.ts';
 import type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 import { startLoopbackServer } from './server.ts';
 
@@ -39,12 +40,18 @@ export interface FakeWechatpayOptions {
   codeUrl?: string;
   /** Sign answers with this key instead (a forged answer). */
   answerSignedBy?: KeyObject;
+  /** The appid its transactions name (default: the one wechatpayTransaction() uses). */
+  appId?: string;
 }
 
 export interface FakeWechatpay extends LoopbackServer {
   /** Base URL with a trailing slash, as the plugin's baseURL expects. */
   apiBaseUrl: string;
+  /** Query by out_trade_no: the orders it took and how each query is answered. */
+  queries: QueryBook;
 }
+
+const QUERY_PATH = /^\/v3\/pay\/transactions\/out-trade-no\/([^/?]+)\?(.*)$/;
 
 const AUTHORIZATION = /^WECHATPAY2-SHA256-RSA2048 (.+)$/;
 
@@ -60,10 +67,13 @@ function authorizationFields(header: string | undefined): Record<string, string>
 }
 
 export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise<FakeWechatpay> {
-  const signedReply = (status: number, body: string): FakeReply => {
+  const queries = new QueryBook();
+  const signedReply = (status: number, body: string, corruptSignature = false): FakeReply => {
     const timestamp = String(Math.floor(Date.now() / 1000));
     const nonce = nonceString();
     const signer = options.answerSignedBy ?? options.platformPrivateKey;
+    // A signature over another body than the one sent can never verify.
+    const signedBody = corruptSignature ? `${body} ` : body;
     return {
       status,
       headers: {
@@ -72,19 +82,16 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
         'wechatpay-timestamp': timestamp,
         'wechatpay-nonce': nonce,
         'wechatpay-serial': options.platformSerial,
-        'wechatpay-signature': wechatpaySign(`${timestamp}\n${nonce}\n${body}\n`, signer),
+        'wechatpay-signature': wechatpaySign(`${timestamp}\n${nonce}\n${signedBody}\n`, signer),
       },
       body,
     };
   };
-  const answer = (request: FakeRequest): FakeReply => {
-    if (request.method !== 'POST' || request.url !== '/v3/pay/transactions/native') {
-      return signedReply(404, JSON.stringify({ code: 'NOT_FOUND', message: 'no such endpoint' }));
-    }
+  const authorized = (request: FakeRequest): boolean => {
     const auth = authorizationFields(request.headers.authorization);
     const signedLines = [request.method, request.url, auth?.timestamp, auth?.nonce_str, request.body];
     const message = `${signedLines.join('\n')}\n`;
-    const authorized =
+    return (
       auth !== undefined &&
       auth.mchid === options.mchId &&
       rsaVerify(
@@ -92,14 +99,82 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
         Buffer.from(message, 'utf8'),
         options.merchantPublicKey,
         Buffer.from(auth.signature ?? '', 'base64'),
+      )
+    );
+  };
+  const signError = () => signedReply(401, JSON.stringify({ code: 'SIGN_ERROR', message: '签名错误' }));
+
+  const transactionQuery = (outTradeNo: string): FakeReply => {
+    const mode = queries.ask(outTradeNo);
+    const total = queries.amountOf(outTradeNo);
+    const transaction = (overrides: Record<string, unknown> = {}) =>
+      JSON.stringify(
+        wechatpayTransaction({
+          ...(options.appId ? { appid: options.appId } : {}),
+          mchid: options.mchId,
+          out_trade_no: outTradeNo,
+          amount: { total, payer_total: total, currency: 'CNY', payer_currency: 'CNY' },
+          ...overrides,
+        }),
       );
-    if (!authorized) {
-      return signedReply(401, JSON.stringify({ code: 'SIGN_ERROR', message: '签名错误' }));
+    switch (mode) {
+      case 'paid':
+        return signedReply(200, transaction());
+      case 'not_paid':
+        return signedReply(
+          200,
+          transaction({
+            trade_state: 'NOTPAY',
+            trade_state_desc: '订单未支付',
+            transaction_id: undefined,
+            success_time: undefined,
+            payer: undefined,
+            bank_type: undefined,
+          }),
+        );
+      case 'unknown_order':
+        return signedReply(404, JSON.stringify({ code: 'ORDER_NOT_EXIST', message: '订单不存在' }));
+      case 'down':
+        return signedReply(500, JSON.stringify({ code: 'SYSTEM_ERROR', message: '系统错误' }));
+      case 'unreachable':
+        return { status: 0, body: '', destroy: true };
+      case 'garbage':
+        // Signed, yet not JSON: only its shape can refuse it.
+        return signedReply(200, '<html>upstream error</html>');
+      case 'wrong_signature':
+        return signedReply(200, transaction(), true);
+      case 'wrong_amount':
+        return signedReply(
+          200,
+          transaction({ amount: { total: total + 100, payer_total: total + 100, currency: 'CNY' } }),
+        );
+      case 'other_merchant':
+        return signedReply(200, transaction({ mchid: '1900000000', appid: 'wx0000000000000000' }));
     }
-    const order = JSON.parse(request.body) as { mchid?: string };
+  };
+
+  const answer = (request: FakeRequest): FakeReply => {
+    const query = QUERY_PATH.exec(request.url);
+    if (request.method === 'GET' && query) {
+      if (!authorized(request)) return signError();
+      if (new URLSearchParams(query[2]).get('mchid') !== options.mchId) {
+        return signedReply(400, JSON.stringify({ code: 'PARAM_ERROR', message: 'mchid mismatch' }));
+      }
+      return transactionQuery(decodeURIComponent(query[1]!));
+    }
+    if (request.method !== 'POST' || request.url !== '/v3/pay/transactions/native') {
+      return signedReply(404, JSON.stringify({ code: 'NOT_FOUND', message: 'no such endpoint' }));
+    }
+    if (!authorized(request)) return signError();
+    const order = JSON.parse(request.body) as {
+      mchid?: string;
+      out_trade_no?: string;
+      amount?: { total?: number };
+    };
     if (order.mchid !== options.mchId) {
       return signedReply(400, JSON.stringify({ code: 'PARAM_ERROR', message: 'mchid mismatch' }));
     }
+    queries.remember(String(order.out_trade_no), order.amount?.total ?? 0);
     // WeChat Pay escapes nothing here, but the answer is verified on the raw text all the same.
     return signedReply(
       200,
@@ -107,7 +182,7 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
     );
   };
   const server = await startLoopbackServer(answer);
-  return { ...server, apiBaseUrl: `${server.baseUrl}/` };
+  return { ...server, apiBaseUrl: `${server.baseUrl}/`, queries };
 }
 
 export function wechatpayTransaction(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -1,0 +1,101 @@
+// Lambda entry of the `outbox-drain` worker (docs/DESIGN.md 14): the table's stream brings each order.paid
+// event settlement wrote to the outbox (INSERT of an `OUTBOX#` key, filtered by the event source mapping);
+// the drain publishes it and marks it delivered. An event it cannot publish goes back as a batch item
+// failure: Lambda retries it, then hands the batch to the dead-letter queue, and the event stays pending in
+// the table for a re-drive (`{"action":"redeliver-pending"}`, below; docs/DEPLOYMENT.md "Operating it").
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { isOutboxKey, type RedeliverySummary } from '#lib/events/outbox.ts';
+import { log } from '#lib/log.ts';
+import { observeInvocation } from '#lib/observability/invocation.ts';
+import { type OutboxDrainDeps, outboxDrainDeps } from './deps.ts';
+
+/** Re-drive: deliver what is still pending and older than this (the stream had its chance). */
+export const DEFAULT_REDRIVE_AGE_MINUTES = 15;
+const MAX_REDRIVE_LIMIT = 10_000;
+
+/**
+ * An operator's (or a schedule's) direct invocation: deliver every event still pending that was written
+ * more than `older_than_minutes` ago (default 15), at most `limit` (default 1000), oldest first.
+ */
+export interface RedeliverRequest {
+  action: 'redeliver-pending';
+  older_than_minutes?: number;
+  limit?: number;
+}
+
+export interface OutboxDrainHandler {
+  (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse>;
+  (event: RedeliverRequest, context?: Context): Promise<RedeliverySummary>;
+  (
+    event: DynamoDBStreamEvent | RedeliverRequest,
+    context?: Context,
+  ): Promise<DynamoDBBatchResponse | RedeliverySummary>;
+}
+
+/**
+ * The drain over the given dependencies, as one observed invocation (its log lines carry the invocation's
+ * ids; its metrics, OutboxDelivered, OutboxDeliveryFailed and OutboxAgeMs, are written at its end).
+ */
+export function createOutboxDrainHandler(deps: () => OutboxDrainDeps): OutboxDrainHandler {
+  async function drainStream(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+    const { delivery } = deps();
+    const batchItemFailures: DynamoDBBatchResponse['batchItemFailures'] = [];
+    for (const record of event.Records) {
+      const key = outboxKeyOf(record);
+      // The mapping's filter lets only outbox INSERTs through; anything else is not ours to deliver.
+      if (!key) continue;
+      const sequenceNumber = record.dynamodb?.SequenceNumber;
+      // Without its sequence number a record cannot be reported alone: fail the batch, Lambda retries it.
+      if (!sequenceNumber) throw new Error('A stream record without a sequence number');
+      try {
+        const outcome = await delivery.deliver(key);
+        // Another drain (a re-drive) is delivering it now: come back to it, it may yet fail there.
+        if (outcome === 'busy') batchItemFailures.push({ itemIdentifier: sequenceNumber });
+        if (outcome === 'gone')
+          log.warn('a stream record names an outbox event that is gone', { key: key.pk });
+      } catch (error) {
+        log.error('order.paid could not be delivered; the stream retries it', { key: key.pk, error });
+        batchItemFailures.push({ itemIdentifier: sequenceNumber });
+      }
+    }
+    return { batchItemFailures };
+  }
+
+  async function redeliver(request: RedeliverRequest): Promise<RedeliverySummary> {
+    const minutes = request.older_than_minutes ?? DEFAULT_REDRIVE_AGE_MINUTES;
+    const limit = request.limit ?? 1000;
+    if (typeof minutes !== 'number' || !Number.isFinite(minutes) || minutes < 0) {
+      throw new Error('older_than_minutes: must be a number of minutes, 0 or more');
+    }
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REDRIVE_LIMIT) {
+      throw new Error(`limit: must be a whole number from 1 to ${MAX_REDRIVE_LIMIT}`);
+    }
+    const { delivery } = deps();
+    const summary = await delivery.redeliverPending({ olderThanMs: minutes * 60_000, limit });
+    log.info('outbox re-drive', { older_than_minutes: minutes, ...summary });
+    return summary;
+  }
+
+  const run = observeInvocation('outbox-drain', async (event: DynamoDBStreamEvent | RedeliverRequest) => {
+    if (isRedeliverRequest(event)) return redeliver(event);
+    if (Array.isArray((event as DynamoDBStreamEvent)?.Records))
+      return drainStream(event as DynamoDBStreamEvent);
+    throw new Error('outbox-drain takes a DynamoDB stream event or {"action":"redeliver-pending"}');
+  });
+  return ((event: DynamoDBStreamEvent | RedeliverRequest, context?: Context) =>
+    run(event, context as Context)) as OutboxDrainHandler;
+}
+
+function isRedeliverRequest(event: unknown): event is RedeliverRequest {
+  return (event as { action?: unknown })?.action === 'redeliver-pending';
+}
+
+/** The outbox item's key of an INSERT record, or undefined for any other record. */
+function outboxKeyOf(record: DynamoDBRecord): { pk: string; sk: string } | undefined {
+  if (record.eventName !== 'INSERT') return undefined;
+  const keys = record.dynamodb?.Keys;
+  const key = { pk: keys?.pk?.S, sk: keys?.sk?.S };
+  return isOutboxKey(key) ? key : undefined;
+}
+
+export const handler = createOutboxDrainHandler(outboxDrainDeps);

@@ -1,0 +1,28 @@
+// The reconciler function's dependencies, built once per container from its needs and settings: the same
+// payment service the callback function builds, so a reconciled order settles through the same code.
+import { config } from '#lib/config/index.ts';
+import { type ReconcileWindow, reconcileWindow } from '#lib/payments/reconcile.ts';
+import type { PaymentService } from '#lib/payments/service.ts';
+import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { settlingPaymentService } from '../payment-callback/deps.ts';
+import { needs } from './needs.ts';
+
+export interface ReconcilerDeps {
+  payments: PaymentService;
+  /** payment.reconcile and the order TTL (docs/PAYMENTS-GUIDE.md, "Reconciliation"). */
+  window: ReconcileWindow;
+}
+
+export function buildReconcilerDeps(resources: GroupResources): ReconcilerDeps {
+  return {
+    payments: settlingPaymentService(resources),
+    window: reconcileWindow(resources.settings.payment),
+  };
+}
+
+let deps: ReconcilerDeps | undefined;
+
+export function reconcilerDeps(): ReconcilerDeps {
+  deps ??= buildReconcilerDeps(groupResources('reconciler', needs, config));
+  return deps;
+}

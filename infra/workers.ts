@@ -1,0 +1,186 @@
+// The functions that serve no route (docs/DESIGN.md 14): the outbox drain on the table's stream, the
+// payment reconciler on a schedule, and what makes their deliveries safe (dead-letter queue, event archive).
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { type ITable, StreamViewType } from 'aws-cdk-lib/aws-dynamodb';
+import { type EventBus, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { WORKER_NEEDS, type WorkerName } from '../functions/needs.ts';
+import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '../lib/db/table.ts';
+import { EVENT_SOURCE } from '../lib/events/order-events.ts';
+import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
+import type { StageConfig } from './stage-config.ts';
+
+/** The table's stream view (the drain needs each new item whole, not just its key). */
+export const TABLE_STREAM_VIEW = StreamViewType[TABLE_STREAM_VIEW_NAME];
+
+interface WorkerSpec {
+  functionClass: FunctionClass;
+  timeoutSeconds: number;
+  description: string;
+}
+
+/** Size and time per worker; a Record so a new worker does not compile until it has one. */
+export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
+  // One batch (OUTBOX_STREAM.batchSize) of PutEvents and marks; the SDK retries each call 3 times.
+  'outbox-drain': {
+    functionClass: 'light',
+    timeoutSeconds: 30,
+    description: 'Delivers order.paid from the outbox (table stream) to the event bus',
+  },
+  // One query per pending channel order, each bounded by the channel client's own timeout.
+  reconciler: {
+    functionClass: 'io',
+    timeoutSeconds: 120,
+    description: 'Asks the payment channels about pending orders and settles those they report paid',
+  },
+};
+
+/** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
+export const OUTBOX_STREAM = {
+  batchSize: 10,
+  retryAttempts: 10,
+  // Well inside the stream's 24 h retention, so a dead-lettered batch can still be read back for hours.
+  maxRecordAge: Duration.hours(6),
+} as const;
+
+export interface WorkersProps {
+  config: StageConfig;
+  /** Must have its stream on (TABLE_STREAM_VIEW). */
+  table: ITable;
+  eventBus: EventBus;
+  /** The same resources the API groups get their needs from. */
+  resources: NeedResources;
+}
+
+/**
+ * The periodic re-drive of the outbox: every 15 minutes, events pending for more than 15 (the stream has had
+ * its chance: ten retries with backoff take a few minutes).
+ */
+export const OUTBOX_REDRIVE = { everyMinutes: 15, olderThanMinutes: 15 } as const;
+
+export class Workers extends Construct {
+  readonly functions: Record<WorkerName, ServiceFunction>;
+  /** Where the stream's batches go once retries are spent: the outbox's dead-letter queue. */
+  readonly outboxDeadLetters: Queue;
+  readonly reconcileSchedule: Rule;
+  readonly outboxRedriveSchedule: Rule;
+
+  constructor(scope: Construct, id: string, props: WorkersProps) {
+    super(scope, id);
+    const { config, table } = props;
+    const appConfigJson = JSON.stringify(config.appConfig);
+    const logRemovalPolicy = config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    const make = (name: WorkerName): ServiceFunction => {
+      const spec = WORKER_SPECS[name];
+      // `Worker-`, not `Fn-`: the deployed-shape test runs the `Fn-` (API) functions by that path.
+      return new ServiceFunction(this, `Worker-${name}`, {
+        group: name,
+        functionClass: spec.functionClass,
+        timeout: Duration.seconds(spec.timeoutSeconds),
+        appConfigJson,
+        logRetention: config.infra.logRetentionDays,
+        logRemovalPolicy,
+        description: spec.description,
+      }).applyNeeds(WORKER_NEEDS[name], props.resources);
+    };
+    this.functions = { 'outbox-drain': make('outbox-drain'), reconciler: make('reconciler') };
+
+    this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // SQS keeps nothing longer; the alarm fires on the first message, long before.
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.outboxDeadLetters).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the dead-letter destination of the outbox stream; nothing drains it.',
+    });
+
+    const drain = this.functions['outbox-drain'];
+    drain.fn.addEventSource(
+      new DynamoEventSource(table, {
+        // TRIM_HORIZON: when the mapping is (re)created it starts from the oldest record still in the
+        // stream, so an order.paid written meanwhile is not skipped. Redelivery is harmless: delivery is at
+        // least once and order_id is the consumers' idempotency key (lib/events/order-events.ts).
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: OUTBOX_STREAM.batchSize,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: OUTBOX_STREAM.retryAttempts,
+        maxRecordAge: OUTBOX_STREAM.maxRecordAge,
+        onFailure: new SqsDlq(this.outboxDeadLetters),
+        // Only new outbox rows wake the drain; every other write to the table is filtered out by Lambda.
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(OUTBOX_KEY_PREFIX) } } },
+          }),
+        ],
+      }),
+    );
+    Validations.of(drain).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'dynamodb:ListStreams (granted with the stream read by the event source) has no resource-level ' +
+        'permission; reading records is granted on this table stream only.',
+    });
+
+    // Replayable history of what the service published (docs/DEPLOYMENT.md "Operating it").
+    const archive = props.eventBus.archive('Archive', {
+      archiveName: `${Stack.of(this).stackName}-events`,
+      description: `order.paid and the other events of ${EVENT_SOURCE}, kept for replay`,
+      eventPattern: { source: [EVENT_SOURCE] },
+      retention: Duration.days(config.infra.eventArchiveDays),
+    });
+
+    const every = Duration.minutes(config.infra.reconcileEveryMinutes);
+    this.reconcileSchedule = new Rule(this, 'ReconcileSchedule', {
+      description: 'Runs the payment reconciler (pending orders whose callback never came)',
+      schedule: Schedule.rate(every),
+    });
+    this.reconcileSchedule.addTarget(
+      new LambdaTarget(this.functions.reconciler.fn, {
+        // EventBridge retries an invocation Lambda did not accept; past one interval the next run covers it.
+        retryAttempts: 2,
+        maxEventAge: every,
+      }),
+    );
+    // The next scheduled run is the retry; a failed run retried asynchronously would only overlap it.
+    this.functions.reconciler.fn.configureAsyncInvoke({ retryAttempts: 0 });
+
+    // What the stream gave up on (the bus down past every retry, a record older than maxRecordAge) stays
+    // pending in the table: a periodic re-drive delivers it once the bus is back, with no operator.
+    this.outboxRedriveSchedule = new Rule(this, 'OutboxRedriveSchedule', {
+      description: 'Re-drives order.paid events still pending in the outbox',
+      schedule: Schedule.rate(Duration.minutes(OUTBOX_REDRIVE.everyMinutes)),
+    });
+    this.outboxRedriveSchedule.addTarget(
+      new LambdaTarget(drain.fn, {
+        event: RuleTargetInput.fromObject({
+          action: 'redeliver-pending',
+          older_than_minutes: OUTBOX_REDRIVE.olderThanMinutes,
+        }),
+        retryAttempts: 2,
+        maxEventAge: Duration.minutes(OUTBOX_REDRIVE.everyMinutes),
+      }),
+    );
+
+    // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
+    const stack = Stack.of(this);
+    new CfnOutput(stack, 'OutboxDrainFunctionName', {
+      value: drain.fn.functionName,
+      description: 'Invoke with {"action":"redeliver-pending"} to re-drive the outbox',
+    });
+    new CfnOutput(stack, 'OutboxDeadLetterQueueUrl', { value: this.outboxDeadLetters.queueUrl });
+    new CfnOutput(stack, 'ReconcilerFunctionName', { value: this.functions.reconciler.fn.functionName });
+    new CfnOutput(stack, 'EventArchiveArn', {
+      value: archive.archiveArn,
+      description: 'aws events start-replay --event-source-arn',
+    });
+  }
+}

@@ -1,0 +1,59 @@
+// Local is the cloud, for the front door: as npm start runs it, a function in its own process with only
+// its needs' environment reads the origin secret from the data folder and refuses a request without it,
+// while the local server, playing the CDN, adds it to every request it hands the function.
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config/index.ts';
+import { localFunctionEnvironment, type RunningApp, startLocalApp } from '../../lib/local/app.ts';
+import { type FunctionProcess, startFunctionProcess } from '../../lib/local/function-process.ts';
+import { apiEvent } from '../support/events.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+let files: FunctionProcess;
+let app: RunningApp;
+
+beforeAll(async () => {
+  files = await startFunctionProcess({
+    name: 'files',
+    host: `${ROOT}lib/local/function-host.ts`,
+    module: `${ROOT}functions/files/handler.ts`,
+    env: localFunctionEnvironment('files', config),
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    output: () => undefined,
+    startTimeoutMs: 60_000,
+  });
+  app = await startLocalApp({ port: 0, functions: new Map([['files', files]]) });
+}, 90_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('the front door, locally', () => {
+  it('gives the function the local origin secret through its needs', () => {
+    const env = localFunctionEnvironment('files', config);
+
+    expect(env.FRONT_DOOR__PROVIDER).toBe('local');
+    expect(env.DATA_DIR).toBeTruthy();
+    expect(env).not.toHaveProperty('FRONT_DOOR__SECRET_ID');
+  });
+
+  it('serves what comes through the local server, which adds the proof like the CDN', async () => {
+    const response = await fetch(`${app.url}/healthz`, {
+      // A client's own attempt at the headers is written over.
+      headers: { 'x-origin-verify': 'forged-by-the-client-0000000000000000', 'x-viewer-address': '10.0.0.1' },
+    });
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ code: 0, message: 'ok', data: { status: 'ok' } });
+  });
+
+  it('refuses a request that reaches the function without the proof', async () => {
+    const result = await files.invoke(apiEvent({ path: '/healthz' }));
+
+    expect(result.statusCode).toBe(403);
+    expect(JSON.parse(String(result.body))).toMatchObject({ code: 403, data: null });
+  });
+});

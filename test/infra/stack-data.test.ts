@@ -1,0 +1,187 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SERVICE_NAME } from '../../infra/service-app.ts';
+import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '../../infra/stack.ts';
+import {
+  DEFAULT_BACKUP_RETENTION_DAYS,
+  StageConfigError,
+  stageConfigFrom,
+} from '../../infra/stage-config.ts';
+import { createTableInput, TABLE } from '../../lib/db/table.ts';
+import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+import {
+  appConfigOf,
+  completedProd,
+  DEV_FILE,
+  type Json,
+  resourcesOf,
+  type Synth,
+  synth,
+} from './stack-helpers.ts';
+
+let dev: Synth;
+let prod: Synth;
+
+beforeAll(() => {
+  dev = synth({ stage: 'dev' });
+  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+}, 60_000);
+
+describe('storage', () => {
+  it('builds the table from lib/db/table.ts with on-demand billing, TTL and point-in-time recovery', () => {
+    const expected = createTableInput('unused');
+    const [[, table]] = resourcesOf(dev, 'AWS::DynamoDB::Table') as [[string, Json]];
+    const props = table.Properties;
+    expect(props.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(props.KeySchema).toEqual(expected.KeySchema);
+    expect(new Set(props.AttributeDefinitions)).toEqual(new Set(expected.AttributeDefinitions));
+    expect(
+      props.GlobalSecondaryIndexes.map((index: Json) => ({
+        IndexName: index.IndexName,
+        KeySchema: index.KeySchema,
+        Projection: index.Projection,
+      })),
+    ).toEqual(expected.GlobalSecondaryIndexes);
+    expect(props.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
+    expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('rotates the master key', () => {
+    dev.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+  });
+
+  it('keeps the files bucket private, encrypted, TLS-only, and expires abandoned uploads', () => {
+    const filesId = dev.stack.getLogicalId(dev.stack.bucket.node.defaultChild as never);
+    const bucket = dev.resources[filesId]!.Properties;
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(
+      bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault,
+    ).toEqual({
+      SSEAlgorithm: 'AES256',
+    });
+    expect(bucket.LifecycleConfiguration.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Prefix: PENDING_UPLOAD_PREFIX, ExpirationInDays: 1 }),
+      ]),
+    );
+    expect(bucket.CorsConfiguration.CorsRules[0]).toMatchObject({
+      AllowedMethods: ['PUT'],
+      AllowedOrigins: ['http://localhost:5173'],
+    });
+    const [, policy] = resourcesOf(dev, 'AWS::S3::BucketPolicy').find(
+      ([, candidate]) => candidate.Properties.Bucket.Ref === filesId,
+    )!;
+    expect(policy.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ]),
+    );
+  });
+});
+
+describe('prod stage', () => {
+  it('turns the mock payment gateway off in every function', () => {
+    for (const group of FUNCTION_GROUPS) {
+      expect(appConfigOf(prod, group).payment.mock.enabled, group).toBe(false);
+    }
+  });
+
+  it('retains the table with deletion protection, and the bucket and key', () => {
+    prod.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: { DeletionProtectionEnabled: true },
+    });
+    prod.template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain' });
+    const filesId = prod.stack.getLogicalId(prod.stack.bucket.node.defaultChild as never);
+    expect(prod.resources[filesId]!.DeletionPolicy).toBe('Retain');
+  });
+
+  it('lets dev data go with the stack', () => {
+    dev.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    const [[, table]] = resourcesOf(dev, 'AWS::DynamoDB::Table') as [[string, Json]];
+    expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+  });
+});
+
+describe('data safety', () => {
+  const filesOf = (s: Synth): Json =>
+    s.resources[s.stack.getLogicalId(s.stack.bucket.node.defaultChild as never)]!;
+
+  it('versions the retained files bucket and expires old versions after 30 days', () => {
+    const bucket = filesOf(prod).Properties;
+
+    expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(bucket.LifecycleConfiguration.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          NoncurrentVersionExpiration: { NoncurrentDays: NONCURRENT_VERSION_EXPIRY_DAYS },
+        }),
+      ]),
+    );
+    expect(NONCURRENT_VERSION_EXPIRY_DAYS).toBe(30);
+  });
+
+  it('keeps dev buckets unversioned and empties them on destroy; prod buckets are never emptied', () => {
+    expect(filesOf(dev).Properties.VersioningConfiguration).toBeUndefined();
+    const emptied = (s: Synth) =>
+      resourcesOf(s, 'Custom::S3AutoDeleteObjects')
+        .map(([, resource]) => resource.Properties.BucketName.Ref)
+        .sort();
+    const bucketIds = resourcesOf(dev, 'AWS::S3::Bucket')
+      .map(([id]) => id)
+      .sort();
+
+    expect(bucketIds).toHaveLength(2);
+    expect(emptied(dev)).toEqual(bucketIds);
+    expect(emptied(prod)).toEqual([]);
+  });
+
+  it('names the master key alias/<service>-<stage>-master', () => {
+    for (const [s, stage] of [
+      [dev, 'dev'],
+      [prod, 'prod'],
+    ] as const) {
+      const keyId = s.stack.getLogicalId(s.stack.masterKey.node.defaultChild as never);
+      s.template.hasResourceProperties('AWS::KMS::Alias', {
+        AliasName: `alias/${SERVICE_NAME}-${stage}-master`,
+        TargetKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+      });
+    }
+  });
+});
+
+describe('table backup', () => {
+  it('backs the prod table up daily with AWS Backup, kept for the default retention', () => {
+    const tableId = prod.stack.getLogicalId(prod.stack.table.node.defaultChild as never);
+    const [[, plan]] = resourcesOf(prod, 'AWS::Backup::BackupPlan') as [[string, Json]];
+    expect(plan.Properties.BackupPlan.BackupPlanRule).toEqual([
+      expect.objectContaining({
+        RuleName: 'daily',
+        ScheduleExpression: 'cron(0 3 * * ? *)',
+        Lifecycle: { DeleteAfterDays: DEFAULT_BACKUP_RETENTION_DAYS },
+      }),
+    ]);
+    const [[, selection]] = resourcesOf(prod, 'AWS::Backup::BackupSelection') as [[string, Json]];
+    expect(JSON.stringify(selection.Properties.BackupSelection.Resources)).toContain(tableId);
+    expect(resourcesOf(prod, 'AWS::Backup::BackupVault')).toHaveLength(1);
+  });
+
+  it('has none in dev unless asked, and honours infra.backup in either direction', () => {
+    expect(resourcesOf(dev, 'AWS::Backup::BackupPlan')).toEqual([]);
+    expect(
+      stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, backup: { retention_days: 7 } } })
+        .infra.backup,
+    ).toEqual({
+      retentionDays: 7,
+    });
+    expect(stageConfigFrom('prod', completedProd({ infra: { backup: false } })).infra.backup).toBeUndefined();
+    expect(() => stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, backup: true } })).toThrow(
+      StageConfigError,
+    );
+  });
+});

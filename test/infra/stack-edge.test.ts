@@ -1,0 +1,479 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GROUP_NEEDS } from '../../functions/needs.ts';
+import {
+  CONSOLE_PATH_PATTERN,
+  CONSOLE_ROOT_OBJECT,
+  IMAGE_KEY_FUNCTION,
+  IMAGE_PATH_PATTERN,
+  VIEWER_ADDRESS_FUNCTION,
+} from '../../infra/stack.ts';
+import { StageConfigError, stageConfigFrom } from '../../infra/stage-config.ts';
+import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+import {
+  actionsOf,
+  CERTIFICATE_ARN,
+  completedProd,
+  consoleBuildFixture,
+  DEV_FILE,
+  distributionConfigOf,
+  functionOf,
+  type Json,
+  PROD_ACCOUNT,
+  resourcesOf,
+  roleStatements,
+  type Synth,
+  synth,
+} from './stack-helpers.ts';
+
+let dev: Synth;
+let prod: Synth;
+
+beforeAll(() => {
+  dev = synth({ stage: 'dev' });
+  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+}, 60_000);
+
+describe('CDN', () => {
+  it('serves /i/* from the bucket through origin access control, with a long-lived cache', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const images = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+    );
+    const origin = config.Origins.find((candidate: Json) => candidate.Id === images.TargetOriginId);
+    expect(origin.S3OriginConfig).toBeDefined();
+    expect(origin.OriginAccessControlId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Id'] });
+    const cachePolicy = dev.resources[images.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+    expect(cachePolicy.DefaultTTL).toBeGreaterThanOrEqual(30 * 24 * 3600);
+    dev.template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: { OriginAccessControlOriginType: 's3', SigningBehavior: 'always' },
+    });
+  });
+
+  it('maps /i/<key> to the object key at the edge and refuses anything that is not an image key', () => {
+    const handler = new Function(`${IMAGE_KEY_FUNCTION}; return handler;`)() as (event: Json) => Json;
+    const viewerRequest = (uri: string) => handler({ request: { uri } });
+
+    expect(viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png')).toEqual({
+      uri: '/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png',
+    });
+    for (const uri of ['/i/', '/i/incoming/2026/11/21/x.png', '/i/2026/11/21/a/b.png', '/i/../secret']) {
+      expect(viewerRequest(uri).statusCode, uri).toBe(404);
+    }
+  });
+
+  it('sends everything else to the API uncached, with every viewer header but Host', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const origin = config.Origins.find(
+      (candidate: Json) => candidate.Id === config.DefaultCacheBehavior.TargetOriginId,
+    );
+    expect(origin.CustomOriginConfig.OriginProtocolPolicy).toBe('https-only');
+    expect(config.DefaultCacheBehavior.CachePolicyId).toBe(CachePolicy.CACHING_DISABLED.cachePolicyId);
+    expect(config.DefaultCacheBehavior.OriginRequestPolicyId).toBe(
+      OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER.originRequestPolicyId,
+    );
+    expect(config.DefaultCacheBehavior.AllowedMethods).toHaveLength(7);
+  });
+
+  it('names the viewer address at the edge, over anything the client sent', () => {
+    const config = distributionConfigOf(dev);
+    const association = (config.DefaultCacheBehavior.FunctionAssociations as Json[])[0]!;
+    expect(association.EventType).toBe('viewer-request');
+    const [functionId] = association.FunctionARN['Fn::GetAtt'] as [string];
+    expect(dev.resources[functionId]!.Properties.FunctionCode).toBe(VIEWER_ADDRESS_FUNCTION);
+    // The edge code overwrites whatever the client sent.
+    const handler = new Function(`${VIEWER_ADDRESS_FUNCTION}; return handler;`)() as (event: Json) => Json;
+    const forged = {
+      request: { headers: { 'x-viewer-address': { value: '10.0.0.1' } } },
+      viewer: { ip: '203.0.113.9' },
+    };
+    expect(handler(forged).headers['x-viewer-address']).toEqual({ value: '203.0.113.9' });
+  });
+
+  it('gives the CloudFront address to the functions as BASE_URL', () => {
+    const [[cdnId]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    for (const group of FUNCTION_GROUPS) {
+      expect(functionOf(dev, group).Environment.Variables.BASE_URL, group).toEqual({
+        'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [cdnId, 'DomainName'] }]],
+      });
+    }
+  });
+});
+
+describe('HSTS', () => {
+  it('sends strict-transport-security for a year with subdomains on the API, images and console behaviours', () => {
+    const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const config = cdn.Properties.DistributionConfig;
+    const images = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+    );
+
+    const consoleBehaviour = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === CONSOLE_PATH_PATTERN,
+    );
+    for (const [name, behavior] of [
+      ['default', config.DefaultCacheBehavior],
+      [IMAGE_PATH_PATTERN, images],
+      [CONSOLE_PATH_PATTERN, consoleBehaviour],
+    ] as const) {
+      const policyId = behavior.ResponseHeadersPolicyId.Ref as string;
+      const headers = dev.resources[policyId]!.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+      expect(headers.StrictTransportSecurity, name).toEqual({
+        AccessControlMaxAgeSec: 365 * 24 * 3600,
+        IncludeSubdomains: true,
+        Override: true,
+      });
+      // What the managed SECURITY_HEADERS policy gave the user-supplied images.
+      expect(headers.ContentTypeOptions, name).toEqual({ Override: true });
+    }
+  });
+});
+
+describe('custom domain', () => {
+  const DOMAIN = 'api.example.com';
+  const ZONE_ID = 'Z0123456789ABCDEFGHIJ';
+  let withZone: Synth;
+  let withoutZone: Synth;
+
+  beforeAll(() => {
+    withZone = synth({
+      config: stageConfigFrom('dev', {
+        ...DEV_FILE,
+        infra: {
+          ...DEV_FILE.infra,
+          domain_name: DOMAIN,
+          certificate_arn: CERTIFICATE_ARN,
+          hosted_zone_id: ZONE_ID,
+        },
+      }),
+    });
+    // The prod shape with a domain: cdk-nag must accept it without the default-certificate acknowledgement.
+    withoutZone = synth({
+      config: stageConfigFrom(
+        'prod',
+        completedProd({ infra: { domain_name: DOMAIN, certificate_arn: CERTIFICATE_ARN } }),
+      ),
+    });
+  }, 60_000);
+
+  const distributionConfigOf = (s: Synth): Json =>
+    (resourcesOf(s, 'AWS::CloudFront::Distribution')[0]![1] as Json).Properties.DistributionConfig;
+
+  it('gives the distribution the alias, the certificate and TLS 1.2 (2021) at least', () => {
+    for (const s of [withZone, withoutZone]) {
+      const config = distributionConfigOf(s);
+      expect(config.Aliases).toEqual([DOMAIN]);
+      expect(config.ViewerCertificate).toEqual({
+        AcmCertificateArn: CERTIFICATE_ARN,
+        MinimumProtocolVersion: 'TLSv1.2_2021',
+        SslSupportMethod: 'sni-only',
+      });
+    }
+    expect(distributionConfigOf(dev).Aliases).toBeUndefined();
+  });
+
+  it('gives https://<domain_name> to the functions as BASE_URL, unless infra.base_url says otherwise', () => {
+    for (const group of FUNCTION_GROUPS) {
+      expect(functionOf(withZone, group).Environment.Variables.BASE_URL, group).toBe(`https://${DOMAIN}`);
+    }
+    const explicit = stageConfigFrom('dev', {
+      ...DEV_FILE,
+      infra: {
+        ...DEV_FILE.infra,
+        domain_name: DOMAIN,
+        certificate_arn: CERTIFICATE_ARN,
+        base_url: 'https://x.example.com',
+      },
+    });
+    expect(explicit.infra.baseUrl).toBe('https://x.example.com');
+  });
+
+  it('adds the Route 53 alias records only when a hosted zone is named', () => {
+    const [[cdnId]] = resourcesOf(withZone, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const records = resourcesOf(withZone, 'AWS::Route53::RecordSet').map(([, record]) => record.Properties);
+
+    expect(records.map((record) => record.Type).sort()).toEqual(['A', 'AAAA']);
+    for (const record of records) {
+      expect(record.Name).toBe(`${DOMAIN}.`);
+      expect(record.HostedZoneId).toBe(ZONE_ID);
+      expect(record.AliasTarget.DNSName).toEqual({ 'Fn::GetAtt': [cdnId, 'DomainName'] });
+    }
+    expect(resourcesOf(withoutZone, 'AWS::Route53::RecordSet')).toEqual([]);
+    expect(resourcesOf(dev, 'AWS::Route53::RecordSet')).toEqual([]);
+  });
+
+  it('passes cdk-nag with the custom certificate and no default-certificate acknowledgement', () => {
+    expect(withZone.nag.validateScope(withZone.app).violations.map((v) => v.ruleName)).toEqual([]);
+    expect(withoutZone.nag.validateScope(withoutZone.app).violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('refuses a domain without a certificate and a certificate without a domain, naming both', () => {
+    for (const half of [{ domain_name: DOMAIN }, { certificate_arn: CERTIFICATE_ARN }]) {
+      const attempt = () => stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, ...half } });
+      expect(attempt).toThrow(StageConfigError);
+      expect(attempt).toThrow(/infra\.domain_name and infra\.certificate_arn: set both or neither/);
+    }
+  });
+
+  it('refuses a certificate outside us-east-1 and a hosted zone without a domain', () => {
+    const attempt = () =>
+      stageConfigFrom('dev', {
+        ...DEV_FILE,
+        infra: {
+          ...DEV_FILE.infra,
+          domain_name: DOMAIN,
+          certificate_arn: CERTIFICATE_ARN.replace('us-east-1', 'eu-west-1'),
+        },
+      });
+    expect(attempt).toThrow(/infra\.certificate_arn: must be a certificate in us-east-1/);
+    expect(() =>
+      stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, hosted_zone_id: ZONE_ID } }),
+    ).toThrow(/infra\.hosted_zone_id: needs infra\.domain_name/);
+  });
+});
+
+describe('one front door', () => {
+  const secretIdOf = (s: Synth): string =>
+    s.stack.getLogicalId(s.stack.originSecret.node.defaultChild as never);
+  const apiOriginOf = (s: Synth): Json => {
+    const config = distributionConfigOf(s);
+    return config.Origins.find((origin: Json) => origin.Id === config.DefaultCacheBehavior.TargetOriginId);
+  };
+  const proofOf = (s: Synth): Json =>
+    apiOriginOf(s).OriginCustomHeaders.find((header: Json) => header.HeaderName === 'x-origin-verify');
+
+  it('generates the origin secret in Secrets Manager as JSON with a current value', () => {
+    const secret = dev.resources[secretIdOf(dev)]!;
+    expect(secret.Type).toBe('AWS::SecretsManager::Secret');
+    expect(secret.Properties.GenerateSecretString).toMatchObject({
+      SecretStringTemplate: '{}',
+      GenerateStringKey: 'current',
+      ExcludePunctuation: true,
+      PasswordLength: 48,
+    });
+    expect(secret.Properties.SecretString).toBeUndefined();
+  });
+
+  it('sends the secret to the API by a dynamic reference: the template holds no value', () => {
+    const value = JSON.stringify(proofOf(dev).HeaderValue);
+    expect(value).toMatch(
+      /^\{"Fn::Join":\["",\["\{\{resolve:secretsmanager:",\{"Ref":"[A-Za-z0-9]+"\},":SecretString:current::\}\}"\]\]\}$/,
+    );
+    expect(value).toContain(secretIdOf(dev));
+    // Nothing derived from the stack's identity (what the header held before).
+    expect(JSON.stringify(dev.template.toJSON())).not.toContain('AWS::StackId');
+  });
+
+  it('pins the version the CDN sends when infra.origin_secret_version names one (a rotation)', () => {
+    const version = '7f8e9d0c-1b2a-4c3d-9e8f-0a1b2c3d4e5f';
+    const rotated = synth({
+      config: stageConfigFrom('dev', {
+        ...DEV_FILE,
+        infra: { ...DEV_FILE.infra, origin_secret_version: version },
+      }),
+    });
+    expect(JSON.stringify(proofOf(rotated).HeaderValue)).toContain(`:SecretString:current::${version}}}`);
+    // The functions are untouched by a rotation: same variables, same grants.
+    for (const group of FUNCTION_GROUPS) {
+      expect(functionOf(rotated, group).Environment.Variables, group).toEqual(
+        functionOf(dev, group).Environment.Variables,
+      );
+    }
+  }, 30_000);
+
+  it('lets every function API Gateway reaches read that one secret, and nothing else in Secrets Manager', () => {
+    const secretArn = { Ref: secretIdOf(dev) };
+    for (const group of FUNCTION_GROUPS) {
+      const statements = roleStatements(dev, group).filter((statement) =>
+        actionsOf([statement]).some((action) => action.startsWith('secretsmanager:')),
+      );
+      const env = functionOf(dev, group).Environment.Variables as Json;
+      expect(GROUP_NEEDS[group].frontDoor, group).toBe(true);
+      expect(statements, group).toEqual([
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: 'secretsmanager:GetSecretValue',
+          Resource: secretArn,
+        }),
+      ]);
+      expect(env.FRONT_DOOR__PROVIDER, group).toBe('secrets-manager');
+      expect(env.FRONT_DOOR__SECRET_ID, group).toEqual(secretArn);
+      expect(env.HTTP__TRUSTED_PROXY_SECRET, group).toBeUndefined();
+    }
+  });
+
+  it('holds no literal secret: no environment or header value is anything but a reference', () => {
+    const template = JSON.stringify(dev.template.toJSON());
+    expect(template).not.toMatch(/"HeaderValue":"[^"{]/);
+    expect(template).not.toContain('TRUSTED_PROXY_SECRET');
+  });
+});
+
+describe('web console at the CDN', () => {
+  let withConsole: Synth;
+
+  beforeAll(() => {
+    withConsole = synth({ stage: 'dev', consoleDir: consoleBuildFixture() });
+  }, 60_000);
+
+  const consoleBehaviourOf = (s: Synth): Json =>
+    distributionConfigOf(s).CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === CONSOLE_PATH_PATTERN,
+    );
+
+  it('answers / with the console page and /console/* from the bucket; every other path stays the API', () => {
+    const config = distributionConfigOf(dev);
+    expect(config.DefaultRootObject).toBe(CONSOLE_ROOT_OBJECT);
+    const behaviour = consoleBehaviourOf(dev);
+    const origin = config.Origins.find((candidate: Json) => candidate.Id === behaviour.TargetOriginId);
+    expect(origin.S3OriginConfig).toBeDefined();
+    expect(origin.DomainName).toEqual({
+      'Fn::GetAtt': [
+        dev.stack.getLogicalId(dev.stack.bucket.node.defaultChild as never),
+        'RegionalDomainName',
+      ],
+    });
+    expect(behaviour.AllowedMethods.sort()).toEqual(['GET', 'HEAD']);
+    expect(behaviour.ViewerProtocolPolicy).toBe('redirect-to-https');
+    expect(config.CacheBehaviors.map((behavior: Json) => behavior.PathPattern).sort()).toEqual(
+      [CONSOLE_PATH_PATTERN, IMAGE_PATH_PATTERN].sort(),
+    );
+    expect(config.DefaultCacheBehavior.CachePolicyId).toBe(CachePolicy.CACHING_DISABLED.cachePolicyId);
+  });
+
+  it('serves the console with a strict Content-Security-Policy and HSTS', () => {
+    const policyId = consoleBehaviourOf(dev).ResponseHeadersPolicyId.Ref as string;
+    const headers = dev.resources[policyId]!.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    expect(headers.StrictTransportSecurity).toEqual({
+      AccessControlMaxAgeSec: 365 * 24 * 3600,
+      IncludeSubdomains: true,
+      Override: true,
+    });
+    expect(headers.FrameOptions).toEqual({ FrameOption: 'DENY', Override: true });
+    expect(headers.ContentSecurityPolicy.Override).toBe(true);
+    // The policy as CloudFront will send it, the bucket's addresses named by their attributes.
+    const filesId = dev.stack.getLogicalId(dev.stack.bucket.node.defaultChild as never);
+    const value = headers.ContentSecurityPolicy.ContentSecurityPolicy;
+    const parts: unknown[] = typeof value === 'string' ? [value] : value['Fn::Join'][1];
+    const csp = parts
+      .map((part) =>
+        typeof part === 'string'
+          ? part
+          : `<${(part as Json)['Fn::GetAtt'].join('.').replace(filesId, 'Files')}>`,
+      )
+      .join('');
+
+    expect(csp).toBe(
+      [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data: blob:",
+        "font-src 'self'",
+        // The API on the same origin, presigned PUTs to this bucket (regional and global name), nothing else.
+        "connect-src 'self' https://<Files.RegionalDomainName> https://<Files.DomainName>",
+        "manifest-src 'self'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "object-src 'none'",
+      ].join('; '),
+    );
+  });
+
+  it('deploys a web/dist build under console/ (assets immutable, the page revalidated) and invalidates the page', () => {
+    const deployments = resourcesOf(withConsole, 'Custom::CDKBucketDeployment').map(
+      ([, resource]) => resource.Properties,
+    );
+    expect(deployments).toHaveLength(2);
+    for (const deployment of deployments) {
+      expect(deployment.DestinationBucketKeyPrefix).toBe('console/');
+      expect(deployment.DestinationBucketName).toEqual({
+        Ref: withConsole.stack.getLogicalId(withConsole.stack.bucket.node.defaultChild as never),
+      });
+    }
+    const page = deployments.find((deployment) => deployment.Include?.includes('index.html'))!;
+    const assets = deployments.find((deployment) => deployment.Exclude?.includes('index.html'))!;
+    expect(page.SystemMetadata['cache-control']).toBe('no-cache');
+    expect(page.DistributionPaths).toEqual(['/', '/console/index.html']);
+    expect(assets.SystemMetadata['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(assets.Prune).toBe(true);
+    expect(withConsole.nag.validateScope(withConsole.app).violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('deploys no console without a build, and says so at synth', () => {
+    const unbuilt = synth({ stage: 'dev', consoleDir: join(tmpdir(), 'console-never-built') });
+    expect(resourcesOf(dev, 'Custom::CDKBucketDeployment')).toEqual([]);
+    expect(resourcesOf(unbuilt, 'Custom::CDKBucketDeployment')).toEqual([]);
+    const warnings = unbuilt.app
+      .synth()
+      .getStackByName(dev.stack.stackName)
+      .messages.map((m) => String(m.entry.data));
+    expect(warnings.some((message) => message.includes('No web console build'))).toBe(true);
+  });
+});
+
+describe('WAF', () => {
+  const WEB_ACL_ARN = `arn:aws:wafv2:us-east-1:${PROD_ACCOUNT}:global/webacl/edge/0f8fad5b-d9cb-469f-a165-70867728950e`;
+
+  it('creates a CloudFront web ACL with a per-address rate rule in a us-east-1 stage', () => {
+    const east = synth({
+      config: stageConfigFrom(
+        'prod',
+        completedProd({ infra: { region: 'us-east-1', waf: { rate_limit: 1000 } } }),
+      ),
+    });
+    const [[aclId, acl]] = resourcesOf(east, 'AWS::WAFv2::WebACL') as [[string, Json]];
+    expect(acl.Properties.Scope).toBe('CLOUDFRONT');
+    expect(acl.Properties.DefaultAction).toEqual({ Allow: {} });
+    expect(acl.Properties.Rules).toEqual([
+      expect.objectContaining({
+        Name: 'rate-per-address',
+        Action: { Block: {} },
+        Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 1000 } },
+      }),
+    ]);
+    expect(distributionConfigOf(east).WebACLId).toEqual({ 'Fn::GetAtt': [aclId, 'Arn'] });
+    expect(east.nag.validateScope(east.app).violations.map((v) => v.ruleName)).toEqual([]);
+  }, 30_000);
+
+  it('attaches an existing ACL by ARN elsewhere, and creates none by default', () => {
+    const attached = synth({
+      config: stageConfigFrom('prod', completedProd({ infra: { web_acl_arn: WEB_ACL_ARN } })),
+    });
+    expect(distributionConfigOf(attached).WebACLId).toBe(WEB_ACL_ARN);
+    expect(resourcesOf(attached, 'AWS::WAFv2::WebACL')).toEqual([]);
+    expect(distributionConfigOf(prod).WebACLId).toBeUndefined();
+    expect(resourcesOf(prod, 'AWS::WAFv2::WebACL')).toEqual([]);
+  }, 30_000);
+
+  it('refuses infra.waf outside us-east-1, both WAF settings at once, and an ACL that is not CloudFront-scoped', () => {
+    expect(() => stageConfigFrom('prod', completedProd({ infra: { waf: { rate_limit: 1000 } } }))).toThrow(
+      /infra\.waf: a CloudFront web ACL can only be created in us-east-1, and this stage deploys to eu-west-1; .*infra\.web_acl_arn/,
+    );
+    expect(() =>
+      stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, waf: { rate_limit: 1000 } } }),
+    ).toThrow(/infra\.waf: .*pins no region/);
+    expect(() =>
+      stageConfigFrom(
+        'prod',
+        completedProd({
+          infra: { region: 'us-east-1', waf: { rate_limit: 1000 }, web_acl_arn: WEB_ACL_ARN },
+        }),
+      ),
+    ).toThrow(/infra\.waf and infra\.web_acl_arn: a distribution takes one web ACL/);
+    expect(() =>
+      stageConfigFrom(
+        'prod',
+        completedProd({ infra: { web_acl_arn: WEB_ACL_ARN.replace('global', 'regional') } }),
+      ),
+    ).toThrow(/infra\.web_acl_arn: must be a CLOUDFRONT-scoped web ACL ARN/);
+    expect(() =>
+      stageConfigFrom('prod', completedProd({ infra: { region: 'us-east-1', waf: { rate_limit: 5 } } })),
+    ).toThrow(StageConfigError);
+  });
+});

@@ -1,0 +1,271 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GROUP_NEEDS } from '../../functions/needs.ts';
+import { OBSERVABILITY_VARIABLES } from '../../infra/operations.ts';
+import { FUNCTION_URL_GROUPS } from '../../infra/stack.ts';
+import { PRODUCTION_RESERVED_CONCURRENCY, stageConfigFrom } from '../../infra/stage-config.ts';
+import {
+  DEFAULT_ROUTE_GROUP,
+  FUNCTION_GROUPS,
+  type FunctionGroup,
+  ROUTES,
+  routeKeyOf,
+} from '../../lib/routes.ts';
+import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
+import {
+  actionsOf,
+  appConfigOf,
+  completedProd,
+  DEV_FILE,
+  functionIdOf,
+  functionOf,
+  type Json,
+  resourcesOf,
+  roleStatements,
+  type Synth,
+  synth,
+} from './stack-helpers.ts';
+
+let dev: Synth;
+let prod: Synth;
+
+beforeAll(() => {
+  dev = synth({ stage: 'dev' });
+  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+}, 60_000);
+
+describe('HTTP API', () => {
+  it('has exactly the routes of lib/routes.ts (but the function-URL groups) plus $default, each on its group', () => {
+    const groupByFunctionId = new Map(FUNCTION_GROUPS.map((group) => [functionIdOf(dev, group), group]));
+    const groupByIntegration = new Map(
+      resourcesOf(dev, 'AWS::ApiGatewayV2::Integration').map(([id, integration]) => {
+        const functionId = integration.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
+        return [id, groupByFunctionId.get(functionId)];
+      }),
+    );
+    const actual = resourcesOf(dev, 'AWS::ApiGatewayV2::Route')
+      .map(([, route]) => {
+        const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
+        return `${route.Properties.RouteKey} -> ${groupByIntegration.get(integrationId)}`;
+      })
+      .sort();
+    const expected = [
+      ...ROUTES.map((route) => `${routeKeyOf(route)} -> ${route.group}`),
+      `$default -> ${DEFAULT_ROUTE_GROUP}`,
+    ].sort();
+
+    expect(actual).toEqual(expected);
+  });
+
+  it('serves the payment callback both at the public address (through API Gateway) and at its function URL', () => {
+    expect(FUNCTION_URL_GROUPS).toEqual(['payment-callback']);
+    const integrated = resourcesOf(dev, 'AWS::ApiGatewayV2::Integration').map(
+      ([, integration]) => integration.Properties.IntegrationUri['Fn::GetAtt'][0],
+    );
+    expect(new Set(integrated)).toEqual(new Set(FUNCTION_GROUPS.map((g) => functionIdOf(dev, g))));
+    // Every function is invoked by API Gateway through one permission (not one per route).
+    for (const group of FUNCTION_GROUPS) {
+      const fnId = functionIdOf(dev, group);
+      const byApi = resourcesOf(dev, 'AWS::Lambda::Permission').filter(
+        ([, permission]) =>
+          permission.Properties.Principal === 'apigateway.amazonaws.com' &&
+          JSON.stringify(permission.Properties.FunctionName).includes(fnId),
+      );
+      expect(byApi.length, group).toBe(1);
+    }
+    // The callback's function URL takes anyone (by design: signatures prove callbacks).
+    const callbackId = functionIdOf(dev, 'payment-callback');
+    const urls = resourcesOf(dev, 'AWS::Lambda::Url').filter(([, url]) =>
+      JSON.stringify(url.Properties.TargetFunctionArn).includes(callbackId),
+    );
+    expect(urls.map(([, url]) => url.Properties.AuthType)).toEqual(['NONE']);
+  });
+
+  it('throttles the default stage and writes access logs', () => {
+    dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] } },
+    });
+  });
+
+  it('allows CORS only from the configured origins', () => {
+    dev.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: { AllowOrigins: ['http://localhost:5173'] },
+    });
+    const [[, prodApi]] = resourcesOf(prod, 'AWS::ApiGatewayV2::Api') as [[string, Json]];
+    expect(prodApi.Properties.CorsConfiguration).toBeUndefined();
+  });
+});
+
+describe('functions', () => {
+  it('run nodejs22.x on arm64 with an explicit log group that has a retention', () => {
+    for (const group of FUNCTION_GROUPS) {
+      const fn = functionOf(dev, group);
+      expect(fn.Runtime, group).toBe('nodejs22.x');
+      expect(fn.Architectures, group).toEqual(['arm64']);
+      const logGroupId = fn.LoggingConfig.LogGroup.Ref as string;
+      expect(dev.resources[logGroupId]!.Properties.RetentionInDays, group).toBe(30);
+    }
+  });
+
+  it('give the password-hashing auth function at least 1024 MB and the others 256 to 512', () => {
+    expect(functionOf(dev, 'auth').MemorySize).toBeGreaterThanOrEqual(1024);
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+      expect(functionOf(dev, group).MemorySize, group).toBeGreaterThanOrEqual(256);
+      expect(functionOf(dev, group).MemorySize, group).toBeLessThanOrEqual(512);
+    }
+  });
+
+  it('carry exactly the variables their needs imply, and the files function no table', () => {
+    for (const group of FUNCTION_GROUPS) {
+      const env = Object.keys(functionOf(dev, group).Environment.Variables as Json).sort();
+      expect(env, group).toEqual(
+        [...deployedVariablesOf(GROUP_NEEDS[group]), 'NODE_OPTIONS', ...OBSERVABILITY_VARIABLES].sort(),
+      );
+    }
+    expect(functionOf(dev, 'files').Environment.Variables.TABLE_NAME).toBeUndefined();
+    expect(functionOf(dev, 'upload').Environment.Variables.MASTER_KEY__PROVIDER).toBe('kms');
+  });
+
+  it('receive the stage config and the deployment-owned settings', () => {
+    const config = appConfigOf(dev, 'payments');
+    expect(config.stage).toBe('dev');
+    expect(config.payment.mock.enabled).toBe(true);
+    const env = functionOf(dev, 'payments').Environment.Variables as Json;
+    expect(Object.keys(env)).toEqual(
+      expect.arrayContaining([
+        'TABLE_NAME',
+        'MASTER_KEY__PROVIDER',
+        'MASTER_KEY__KMS_KEY_ID',
+        // payments publishes nothing itself (the outbox drain does): the bus is not among them.
+        'FRONT_DOOR__PROVIDER',
+        'FRONT_DOOR__SECRET_ID',
+        'BASE_URL',
+        'PAYMENT__NOTIFY_BASE_URL',
+      ]),
+    );
+    expect(JSON.parse(env.APP_CONFIG_JSON)).not.toHaveProperty('infra');
+  });
+
+  it('expose the payment callback through a function URL without auth, given to payments as notify base', () => {
+    const [[urlId, url]] = resourcesOf(dev, 'AWS::Lambda::Url') as [[string, Json]];
+    expect(url.Properties.AuthType).toBe('NONE');
+    expect(url.Properties.TargetFunctionArn).toEqual({
+      'Fn::GetAtt': [functionIdOf(dev, 'payment-callback'), 'Arn'],
+    });
+
+    const notify = JSON.stringify(functionOf(dev, 'payments').Environment.Variables.PAYMENT__NOTIFY_BASE_URL);
+    expect(notify).toContain(urlId);
+  });
+});
+
+describe('least privilege', () => {
+  it('has no IAM statement that allows a wildcard action', () => {
+    const documents = Object.values(dev.resources).flatMap((resource) => {
+      const props = resource.Properties ?? {};
+      return [
+        props.PolicyDocument,
+        props.KeyPolicy,
+        ...(props.Policies ?? []).map((p: Json) => p.PolicyDocument),
+      ];
+    });
+    const wildcards = documents
+      .filter(Boolean)
+      .flatMap((document: Json) => document.Statement as Json[])
+      // Deny statements (enforceSSL's s3:*) only take rights away.
+      .filter((statement) => statement.Effect === 'Allow')
+      .flatMap((statement) => [statement.Action].flat() as string[])
+      .filter((action) => action === '*' || action.endsWith(':*'));
+
+    expect(wildcards).toEqual([]);
+  });
+
+  it('grants each function only what its group declares it needs', () => {
+    const has = (group: FunctionGroup, prefix: string) =>
+      actionsOf(roleStatements(dev, group)).some((action) => action.startsWith(prefix));
+    for (const group of FUNCTION_GROUPS) {
+      const grants = GROUP_NEEDS[group];
+      expect(has(group, 'dynamodb:GetItem'), group).toBe(grants.table !== undefined);
+      expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite');
+      expect(has(group, 's3:GetObject'), group).toBe(grants.bucket !== undefined);
+      expect(has(group, 's3:PutObject'), group).toBe(grants.bucket === 'readwrite');
+      expect(has(group, 'kms:'), group).toBe(grants.masterKey === true);
+      expect(has(group, 'events:PutEvents'), group).toBe(grants.events === true);
+      expect(has(group, 'cloudfront:'), group).toBe(grants.cdn === true);
+      expect(has(group, 'secretsmanager:'), group).toBe(grants.frontDoor === true);
+      // dev has no mail.from: mail goes to the log and nobody may send through SES.
+      expect(has(group, 'ses:'), group).toBe(false);
+    }
+    expect(
+      actionsOf(roleStatements(dev, 'auth'))
+        .filter((action) => action.startsWith('kms:'))
+        .sort(),
+    ).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+  });
+
+  it('lets the upload function invalidate in its own distribution only, and names it', () => {
+    const [[cdnId]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const cloudfront = roleStatements(dev, 'upload').filter((statement) =>
+      String(statement.Action).includes('cloudfront:'),
+    );
+
+    expect(cloudfront).toHaveLength(1);
+    expect(cloudfront[0]!.Action).toBe('cloudfront:CreateInvalidation');
+    expect(cloudfront[0]!.Resource).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':cloudfront::',
+          { Ref: 'AWS::AccountId' },
+          ':distribution/',
+          { Ref: cdnId },
+        ],
+      ],
+    });
+    expect(functionOf(dev, 'upload').Environment.Variables.CDN__DISTRIBUTION_ID).toEqual({ Ref: cdnId });
+  });
+
+  it('lets auth send mail as the configured SES identity only', () => {
+    const withMail = synth({
+      config: stageConfigFrom('dev', { ...DEV_FILE, mail: { from: 'no-reply@mail.example.com' } }),
+    });
+
+    const ses = roleStatements(withMail, 'auth').filter((statement) =>
+      String(statement.Action).includes('ses:'),
+    );
+    expect(ses).toHaveLength(1);
+    expect(JSON.stringify(ses[0]!.Resource)).toContain(':identity/mail.example.com');
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+      expect(
+        actionsOf(roleStatements(withMail, group)).some((action) => action.startsWith('ses:')),
+        group,
+      ).toBe(false);
+    }
+  }, 30_000);
+});
+
+describe('reserved concurrency', () => {
+  it('reserves the prod defaults per function and leaves dev unreserved', () => {
+    for (const group of FUNCTION_GROUPS) {
+      expect(functionOf(prod, group).ReservedConcurrentExecutions, group).toBe(
+        PRODUCTION_RESERVED_CONCURRENCY[group],
+      );
+      expect(functionOf(dev, group).ReservedConcurrentExecutions, group).toBeUndefined();
+    }
+  });
+
+  it('takes infra.reserved_concurrency per function from the stage file, the rest unreserved', () => {
+    const small = synth({
+      config: stageConfigFrom('dev', {
+        ...DEV_FILE,
+        infra: { ...DEV_FILE.infra, reserved_concurrency: { auth: 5 } },
+      }),
+    });
+    expect(functionOf(small, 'auth').ReservedConcurrentExecutions).toBe(5);
+    expect(functionOf(small, 'upload').ReservedConcurrentExecutions).toBeUndefined();
+  }, 30_000);
+});

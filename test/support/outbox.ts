@@ -1,0 +1,44 @@
+// The order.paid outbox in tests: settlement only writes the event; it reaches a publisher when the drain
+// runs. drainOutbox() reads this file's table stream on DynamoDB Local (the poller npm start uses) and
+// hands what it finds to the outbox-drain handler, as the stack's event source mapping does in AWS.
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import {
+  createOutboxDrainHandler,
+  type OutboxDrainHandler,
+  handler as productionDrain,
+} from '../../functions/outbox-drain/handler.ts';
+import { dynamoClient } from '../../lib/aws/dynamodb.ts';
+import { config } from '../../lib/config/index.ts';
+import { type Clock, Table } from '../../lib/db/repository.ts';
+import type { OrderEventPublisher } from '../../lib/events/order-events.ts';
+import { OutboxDelivery } from '../../lib/events/outbox.ts';
+import { type DrainInvoke, LocalStreamPoller, type PollSummary } from '../../lib/local/outbox-drain.ts';
+
+/** The drain handler over this file's table and the given publisher (as functions/outbox-drain/deps.ts builds it). */
+export function testDrainHandler(publisher: OrderEventPublisher, clock?: Clock) {
+  const delivery = new OutboxDelivery({
+    table: new Table(dynamoClient(config.aws), config.table_name, clock),
+    publisher,
+  });
+  return createOutboxDrainHandler(() => ({ delivery }));
+}
+
+let poller: LocalStreamPoller | undefined;
+let target: DrainInvoke = () => Promise.reject(new Error('no drain yet'));
+
+/**
+ * Delivers every outbox event written so far in this file (reading the stream from where the last call
+ * left it) through `drain` (default: the production handler, whose publisher is the log in tests); a
+ * failing batch is retried a few times at once. Resolves once the stream is read to its end.
+ */
+export function drainOutbox(drain: OutboxDrainHandler = productionDrain): Promise<PollSummary> {
+  target = (event) => drain(event as DynamoDBStreamEvent);
+  poller ??= new LocalStreamPoller({
+    aws: config.aws,
+    tableName: config.table_name,
+    invoke: (event) => target(event),
+    retryAttempts: 3,
+    retryDelayMs: () => 5,
+  });
+  return poller.pollOnce();
+}

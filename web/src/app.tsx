@@ -1,0 +1,138 @@
+// The shell: navigation by role, the page for the route, and the login dialog that an expired session
+// opens over the page (the page stays mounted, so its input survives the new login).
+import type { ComponentType } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, call } from './api/client.ts';
+import { AdminAccounts, AdminFiles, AdminOrders, AdminPayment, AdminPlans } from './pages/admin.tsx';
+import { FilesPage } from './pages/files.tsx';
+import { GalleryPage } from './pages/gallery.tsx';
+import { LoginForm, LoginPage, RegisterPage } from './pages/login.tsx';
+import { PlansPage } from './pages/plans.tsx';
+import { SecurityPage } from './pages/security.tsx';
+import { TokensPage } from './pages/tokens.tsx';
+import { navigate, useRoute } from './router.ts';
+import { session } from './session.ts';
+
+interface RouteDef {
+  path: string;
+  label: string;
+  page: ComponentType;
+  access: 'public' | 'user' | 'admin' | 'any';
+}
+
+const ROUTES: RouteDef[] = [
+  { path: '/files', label: 'My files', page: FilesPage, access: 'any' },
+  { path: '/gallery', label: 'Gallery', page: GalleryPage, access: 'public' },
+  { path: '/tokens', label: 'API tokens', page: TokensPage, access: 'any' },
+  { path: '/plans', label: 'Plans & usage', page: PlansPage, access: 'user' },
+  { path: '/security', label: 'Security', page: SecurityPage, access: 'any' },
+  { path: '/admin/accounts', label: 'Accounts', page: AdminAccounts, access: 'admin' },
+  { path: '/admin/plans', label: 'Plans', page: AdminPlans, access: 'admin' },
+  { path: '/admin/orders', label: 'Orders', page: AdminOrders, access: 'admin' },
+  { path: '/admin/payment', label: 'Payment settings', page: AdminPayment, access: 'admin' },
+  { path: '/admin/files', label: 'Moderation', page: AdminFiles, access: 'admin' },
+];
+
+function useSession() {
+  const [, setVersion] = useState(0);
+  useEffect(() => session.subscribe(() => setVersion((version) => version + 1)), []);
+  return session;
+}
+
+function allowed(route: RouteDef): boolean {
+  if (route.access === 'public') return true;
+  if (!session.user()) return false;
+  if (route.access === 'admin') return session.isAdmin();
+  if (route.access === 'user') return !session.isAdmin();
+  return true;
+}
+
+export function App() {
+  useSession();
+  const path = useRoute();
+  const user = session.user();
+  const expired = session.expired();
+
+  useEffect(() => {
+    if (path === '/' || (!user && !['/login', '/register', '/gallery'].includes(path))) {
+      navigate(user ? (session.isAdmin() ? '/admin/accounts' : '/files') : '/login');
+    }
+  }, [path, user]);
+
+  let content = null;
+  if (path === '/login') content = <LoginPage />;
+  else if (path === '/register') content = <RegisterPage />;
+  else {
+    const route = ROUTES.find((candidate) => candidate.path === path);
+    if (route && allowed(route)) content = <route.page />;
+    else if (user) content = <p>This page does not exist or is not yours to see.</p>;
+  }
+
+  const logout = async () => {
+    await call(api.POST('/api/v1/auth/logout', { body: {} })).catch(() => undefined);
+    session.end();
+    navigate('/login');
+  };
+
+  return (
+    <>
+      {/* A button, not a #main link: the hash is the route. */}
+      <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
+        Skip to content
+      </button>
+      <header class="top" inert={expired}>
+        <a class="brand" href={user ? '#/' : '#/login'}>
+          Console
+        </a>
+        <nav aria-label="Main">
+          <ul>
+            {ROUTES.filter(allowed).map((route) => (
+              <li key={route.path}>
+                <a href={`#${route.path}`} aria-current={route.path === path ? 'page' : undefined}>
+                  {route.label}
+                </a>
+              </li>
+            ))}
+            {!user && (
+              <li>
+                <a href="#/login" aria-current={path === '/login' ? 'page' : undefined}>
+                  Log in
+                </a>
+              </li>
+            )}
+          </ul>
+        </nav>
+        {user && !expired && (
+          <div class="who">
+            <span>
+              {user.username}
+              {user.role === 'admin' ? ' (administrator)' : ''}
+            </span>
+            <button type="button" class="link" onClick={logout}>
+              Log out
+            </button>
+          </div>
+        )}
+      </header>
+      <main id="main" tabIndex={-1} inert={expired}>
+        {content}
+      </main>
+      {expired && user && <ExpiredDialog username={user.username} admin={user.role === 'admin'} />}
+    </>
+  );
+}
+
+function ExpiredDialog({ username, admin }: { username: string; admin: boolean }) {
+  return (
+    <div class="backdrop">
+      <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="expired-title">
+        <h2 id="expired-title">Your session has ended</h2>
+        <p>Log in again to continue; what you typed on the page is kept.</p>
+        <LoginForm initialUsername={username} admin={admin} onDone={() => undefined} autoFocus />
+        <button type="button" class="link" onClick={() => session.end()}>
+          Log in as someone else
+        </button>
+      </div>
+    </div>
+  );
+}

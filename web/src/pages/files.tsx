@@ -1,0 +1,308 @@
+// Upload (file picker, drag and drop, paste; progress per file) and my files: thumbnails from the stored
+// image, links in four formats, permission, delete.
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, call, type DataOf } from '../api/client.ts';
+import { uploadFile } from '../api/upload.ts';
+import { copyText, FormError, formatBytes, formatTime, Page, Status, useLoad } from '../ui.tsx';
+
+type FileItem = DataOf<'/api/v1/files', 'get'>['items'][number];
+
+interface Transfer {
+  id: number;
+  name: string;
+  progress: number;
+  state: 'uploading' | 'done' | 'failed';
+  message: string;
+}
+
+let nextTransferId = 1;
+
+export const LINK_FORMATS = {
+  URL: (file: { url: string }) => file.url,
+  Markdown: (file: { url: string; original_name: string }) =>
+    `![${file.original_name.replace(/[[\]]/g, '')}](${file.url})`,
+  HTML: (file: { url: string; original_name: string }) =>
+    `<img src="${file.url}" alt="${file.original_name.replace(/[<>&"]/g, '')}">`,
+  BBCode: (file: { url: string }) => `[img]${file.url}[/img]`,
+} as const;
+type LinkFormat = keyof typeof LINK_FORMATS;
+
+export function Uploader({ onUploaded }: { onUploaded: () => void }) {
+  const [transfers, setTransfers] = useState<Transfer[]>([]);
+  const [dragging, setDragging] = useState(false);
+
+  const update = (id: number, change: Partial<Transfer>) =>
+    setTransfers((list) => list.map((item) => (item.id === id ? { ...item, ...change } : item)));
+
+  const start = (files: File[]) => {
+    for (const file of files) {
+      const id = nextTransferId++;
+      setTransfers((list) => [
+        { id, name: file.name, progress: 0, state: 'uploading', message: '' },
+        ...list,
+      ]);
+      uploadFile(file, (progress) => update(id, { progress }))
+        .then(() => {
+          update(id, { progress: 1, state: 'done', message: 'Uploaded' });
+          onUploaded();
+        })
+        .catch((error: unknown) =>
+          update(id, {
+            state: 'failed',
+            message: error instanceof ApiError ? error.describe() : String(error),
+          }),
+        );
+    }
+  };
+
+  // Paste anywhere on the page uploads the pasted files (a screenshot from the clipboard, say).
+  useEffect(() => {
+    const onPaste = (event: ClipboardEvent) => {
+      const files = [...(event.clipboardData?.files ?? [])];
+      if (files.length === 0) return;
+      event.preventDefault();
+      start(files);
+    };
+    addEventListener('paste', onPaste);
+    return () => removeEventListener('paste', onPaste);
+  });
+
+  return (
+    <div>
+      {/* biome-ignore lint/a11y/noStaticElementInteractions: a drop target for the mouse; the keyboard and screen readers use the file picker inside it, or paste */}
+      <div
+        class={`dropzone${dragging ? ' dragging' : ''}`}
+        onDragOver={(event) => {
+          event.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(event) => {
+          event.preventDefault();
+          setDragging(false);
+          start([...(event.dataTransfer?.files ?? [])]);
+        }}
+      >
+        <p>Drop files here, paste them, or</p>
+        <label class="button" for="file-picker">
+          Choose files
+        </label>
+        <input
+          id="file-picker"
+          class="visually-hidden"
+          type="file"
+          multiple
+          onChange={(event) => {
+            const input = event.target as HTMLInputElement;
+            start([...(input.files ?? [])]);
+            input.value = '';
+          }}
+        />
+      </div>
+      {transfers.length > 0 && (
+        <ul class="transfers" aria-label="Uploads">
+          {transfers.map((transfer) => (
+            <li key={transfer.id} class={transfer.state}>
+              <span class="name">{transfer.name}</span>
+              <progress
+                max={100}
+                value={Math.round(transfer.progress * 100)}
+                aria-label={`Upload of ${transfer.name}`}
+              />
+              <span role={transfer.state === 'failed' ? 'alert' : 'status'}>
+                {transfer.state === 'uploading'
+                  ? `${Math.round(transfer.progress * 100)}%`
+                  : transfer.message}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export function FileCard({
+  file,
+  onChange,
+  admin = false,
+}: {
+  file: FileItem;
+  onChange: () => void;
+  admin?: boolean;
+}) {
+  const [format, setFormat] = useState<LinkFormat>('URL');
+  const [message, setMessage] = useState('');
+  const [error, setError] = useState('');
+  const [confirming, setConfirming] = useState(false);
+  const link = LINK_FORMATS[format](file);
+
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    setError('');
+    try {
+      await work();
+      setMessage(done);
+      onChange();
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught.describe() : String(caught));
+    }
+  };
+  const setPermission = (permission: 'private' | 'public') =>
+    act(
+      () =>
+        admin
+          ? call(
+              api.PATCH('/api/v1/admin/files/{id}', {
+                params: { path: { id: file.id } },
+                body: { permission },
+              }),
+            )
+          : call(
+              api.PATCH('/api/v1/files/{id}', { params: { path: { id: file.id } }, body: { permission } }),
+            ),
+      `Now ${permission}`,
+    );
+  const remove = () =>
+    act(
+      () =>
+        admin
+          ? call(api.DELETE('/api/v1/admin/files/{id}', { params: { path: { id: file.id } } }))
+          : call(api.DELETE('/api/v1/files/{id}', { params: { path: { id: file.id } } })),
+      'Deleted',
+    );
+
+  return (
+    <li class="card">
+      {file.mime_type.startsWith('image/') ? (
+        <img src={file.url} alt={file.original_name} loading="lazy" width={160} height={120} />
+      ) : (
+        <div class="thumb-placeholder" aria-hidden="true">
+          {file.mime_type}
+        </div>
+      )}
+      <h3 class="name" title={file.original_name}>
+        {file.original_name}
+      </h3>
+      <p class="meta">
+        {formatBytes(file.size)}
+        {file.width ? ` · ${file.width}×${file.height}` : ''} · {formatTime(file.created_at)}
+      </p>
+      <div class="field">
+        <label for={`perm-${file.id}`}>Permission</label>
+        <select
+          id={`perm-${file.id}`}
+          value={file.permission}
+          onChange={(event) =>
+            setPermission((event.target as HTMLSelectElement).value as 'private' | 'public')
+          }
+        >
+          <option value="private">Private</option>
+          <option value="public">Public (in the gallery)</option>
+        </select>
+      </div>
+      <div class="field">
+        <label for={`format-${file.id}`}>Link as</label>
+        <select
+          id={`format-${file.id}`}
+          value={format}
+          onChange={(event) => setFormat((event.target as HTMLSelectElement).value as LinkFormat)}
+        >
+          {Object.keys(LINK_FORMATS).map((name) => (
+            <option key={name}>{name}</option>
+          ))}
+        </select>
+        <input
+          class="link-text"
+          readOnly
+          value={link}
+          aria-label={`${format} link of ${file.original_name}`}
+          onFocus={(event) => (event.target as HTMLInputElement).select()}
+        />
+      </div>
+      <div class="actions">
+        <button
+          type="button"
+          onClick={async () =>
+            setMessage((await copyText(link)) ? `${format} copied` : 'Select the link and copy it')
+          }
+        >
+          Copy
+        </button>
+        {confirming ? (
+          <button type="button" class="danger" onClick={remove}>
+            Confirm delete
+          </button>
+        ) : (
+          <button type="button" class="secondary" onClick={() => setConfirming(true)}>
+            Delete
+          </button>
+        )}
+      </div>
+      {message && <Status message={message} />}
+      {error && <FormError message={error} />}
+    </li>
+  );
+}
+
+export function Usage() {
+  const usage = useLoad(() => call(api.GET('/api/v1/usage')));
+  if (usage.error) return <FormError message={usage.error} />;
+  if (!usage.data) return null;
+  const { used_bytes, quota_bytes, file_count, plan } = usage.data;
+  return (
+    <div class="usage">
+      <p id="usage-text">
+        {formatBytes(used_bytes)} of {formatBytes(quota_bytes)} used in {file_count} files
+        {plan ? ` · plan ${plan.name}${plan.expires_at ? ` until ${formatTime(plan.expires_at)}` : ''}` : ''}
+      </p>
+      {quota_bytes !== null && (
+        <progress
+          aria-labelledby="usage-text"
+          max={quota_bytes || 1}
+          value={Math.min(used_bytes, quota_bytes)}
+        />
+      )}
+    </div>
+  );
+}
+
+export function FilesPage() {
+  const [version, setVersion] = useState(0);
+  const [extra, setExtra] = useState<FileItem[]>([]);
+  const files = useLoad(
+    () => call(api.GET('/api/v1/files', { params: { query: { limit: '60' } } })),
+    [version],
+  );
+  const refresh = () => {
+    setExtra([]);
+    setVersion((value) => value + 1);
+  };
+  const [cursor, setCursor] = useState<string | null>(null);
+  useEffect(() => setCursor(files.data?.next_cursor ?? null), [files.data]);
+  const more = async () => {
+    if (!cursor) return;
+    const page = await call(api.GET('/api/v1/files', { params: { query: { limit: '60', cursor } } }));
+    setExtra((list) => [...list, ...page.items]);
+    setCursor(page.next_cursor);
+  };
+  const items = [...(files.data?.items ?? []), ...extra];
+  return (
+    <Page title="My files">
+      <Usage key={version} />
+      <Uploader onUploaded={refresh} />
+      <h2>Files</h2>
+      {files.error && <FormError message={files.error} />}
+      {files.data && items.length === 0 && <p>No files yet.</p>}
+      <ul class="grid" aria-label="My files">
+        {items.map((file) => (
+          <FileCard key={file.id} file={file} onChange={refresh} />
+        ))}
+      </ul>
+      {cursor && (
+        <button type="button" class="secondary" onClick={more}>
+          Load more
+        </button>
+      )}
+    </Page>
+  );
+}

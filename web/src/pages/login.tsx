@@ -1,0 +1,196 @@
+// Log in (user or administrator), the TOTP challenge (a 6-digit code or a recovery code), and register
+// with the e-mail code (docs/SPEC.md 3.2, 4.1).
+import { useState } from 'preact/hooks';
+import { api, call } from '../api/client.ts';
+import { navigate } from '../router.ts';
+import { session } from '../session.ts';
+import { Field, FormError, Page, Status, useForm } from '../ui.tsx';
+
+interface LoginFormProps {
+  initialUsername?: string;
+  admin?: boolean;
+  onDone: () => void;
+  autoFocus?: boolean;
+}
+
+export function LoginForm({ initialUsername = '', admin = false, onDone, autoFocus }: LoginFormProps) {
+  const form = useForm({ username: initialUsername, password: '' });
+  const challenge = useForm({ code: '' });
+  const [asAdmin, setAsAdmin] = useState(admin);
+  const [challengeToken, setChallengeToken] = useState('');
+
+  const login = form.submit(async ({ username, password }) => {
+    const path = asAdmin ? '/api/v1/admin/auth/login' : '/api/v1/auth/login';
+    const data = await call(api.POST(path, { body: { username, password } }));
+    if ('totp_required' in data) {
+      setChallengeToken(data.challenge_token);
+      return;
+    }
+    session.start(data.token, data.user);
+    onDone();
+  });
+
+  const verify = challenge.submit(async ({ code }) => {
+    const data = await call(
+      api.POST('/api/v1/auth/totp/verify', { body: { challenge_token: challengeToken, code: code.trim() } }),
+    );
+    session.start(data.token, data.user);
+    onDone();
+  });
+
+  if (challengeToken) {
+    return (
+      <form onSubmit={verify} noValidate>
+        <Status message="Enter the code from your authenticator app, or one of your recovery codes." />
+        <Field
+          form={challenge}
+          name="code"
+          label="Authentication code or recovery code"
+          autoComplete="one-time-code"
+          required
+          autoFocus
+        />
+        {challenge.formError && <FormError message={challenge.formError} />}
+        <div class="actions">
+          <button type="submit" disabled={challenge.busy}>
+            Verify
+          </button>
+          <button type="button" class="secondary" onClick={() => setChallengeToken('')}>
+            Back
+          </button>
+        </div>
+      </form>
+    );
+  }
+
+  return (
+    <form onSubmit={login} noValidate>
+      <Field
+        form={form}
+        name="username"
+        label="Username or e-mail"
+        autoComplete="username"
+        required
+        autoFocus={autoFocus && !initialUsername}
+      />
+      <Field
+        form={form}
+        name="password"
+        label="Password"
+        type="password"
+        autoComplete="current-password"
+        required
+        autoFocus={autoFocus && !!initialUsername}
+      />
+      <div class="check">
+        <input
+          id="login-admin"
+          type="checkbox"
+          checked={asAdmin}
+          onChange={(event) => setAsAdmin((event.target as HTMLInputElement).checked)}
+        />
+        <label for="login-admin">Administrator</label>
+      </div>
+      {form.formError && <FormError message={form.formError} />}
+      <div class="actions">
+        <button type="submit" disabled={form.busy}>
+          Log in
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function LoginPage() {
+  return (
+    <Page title="Log in">
+      <div class="narrow">
+        <LoginForm onDone={() => navigate(session.isAdmin() ? '/admin/accounts' : '/files')} />
+        <p>
+          No account yet? <a href="#/register">Register</a>. Or browse the{' '}
+          <a href="#/gallery">public gallery</a>.
+        </p>
+      </div>
+    </Page>
+  );
+}
+
+export function RegisterPage() {
+  const form = useForm({ email: '', code: '', username: '', password: '' });
+  const [codeSent, setCodeSent] = useState('');
+
+  const sendCode = form.submit(async ({ email }) => {
+    const data = await call(api.POST('/api/v1/auth/register/code', { body: { email } }));
+    setCodeSent(
+      `A code was sent to ${email}; it is valid until ${new Date(data.expires_at).toLocaleTimeString()}.`,
+    );
+  });
+
+  const register = form.submit(async ({ email, code, username, password }) => {
+    await call(api.POST('/api/v1/auth/register', { body: { email, code: code.trim(), username, password } }));
+    const data = await call(api.POST('/api/v1/auth/login', { body: { username, password } }));
+    if ('totp_required' in data) return navigate('/login');
+    session.start(data.token, data.user);
+    navigate('/files');
+  });
+
+  return (
+    <Page title="Register">
+      <div class="narrow">
+        <form onSubmit={codeSent ? register : sendCode} noValidate>
+          <Field form={form} name="email" label="E-mail" type="email" autoComplete="email" required />
+          {codeSent && (
+            <>
+              <Status message={codeSent} />
+              <Field
+                form={form}
+                name="code"
+                label="E-mail code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                required
+              />
+              <Field
+                form={form}
+                name="username"
+                label="Username"
+                autoComplete="username"
+                hint="3 to 32 letters, digits, dots, dashes or underscores."
+                required
+              />
+              <Field
+                form={form}
+                name="password"
+                label="Password"
+                type="password"
+                autoComplete="new-password"
+                hint="At least 8 characters."
+                required
+              />
+            </>
+          )}
+          {form.formError && <FormError message={form.formError} />}
+          <div class="actions">
+            {codeSent ? (
+              <>
+                <button type="submit" disabled={form.busy}>
+                  Create account
+                </button>
+                <button type="button" class="secondary" onClick={sendCode} disabled={form.busy}>
+                  Send the code again
+                </button>
+              </>
+            ) : (
+              <button type="submit" disabled={form.busy}>
+                Send code
+              </button>
+            )}
+          </div>
+        </form>
+        <p>
+          Already registered? <a href="#/login">Log in</a>.
+        </p>
+      </div>
+    </Page>
+  );
+}

@@ -1,0 +1,168 @@
+// Plans and purchase: pick a plan and a channel, pay (the mock cashier's page, or a channel's QR code),
+// and watch the order until it is paid; usage against the quota above.
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, call, type DataOf } from '../api/client.ts';
+import { QrCode } from '../qr.tsx';
+import { FormError, formatBytes, formatMoney, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import { Usage } from './files.tsx';
+
+type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
+type Provider = Order['provider'];
+
+const PROVIDER_NAMES: Record<Provider, string> = {
+  mock: 'Mock cashier',
+  manual: 'Manual (an administrator confirms)',
+  channel_a: 'Channel A (scan to pay)',
+  channel_b: 'Channel B (scan to pay)',
+  channel_c: 'Channel C',
+};
+
+const POLL_MS = 2000;
+
+function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
+  const [current, setCurrent] = useState(order);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    if (current.status !== 'pending') return;
+    const timer = setTimeout(async () => {
+      try {
+        const next = await call(api.GET('/api/v1/orders/{id}', { params: { path: { id: current.id } } }));
+        setCurrent(next);
+        setError('');
+        if (next.status === 'paid') onPaid();
+      } catch (caught) {
+        setError(caught instanceof ApiError ? caught.describe() : String(caught));
+        setCurrent({ ...current });
+      }
+    }, POLL_MS);
+    return () => clearTimeout(timer);
+  }, [current]);
+
+  return (
+    <section class="secret" aria-labelledby="order-title">
+      <h2 id="order-title">
+        Order for {current.plan_name}: {formatMoney(current.amount_cents)}
+      </h2>
+      <Status message={`Order status: ${current.status}`} />
+      {current.status === 'pending' && current.provider === 'mock' && current.pay_url && (
+        <p>
+          <a class="button" href={current.pay_url} target="_blank" rel="noopener">
+            Open the mock cashier
+          </a>{' '}
+          (a new tab; this page updates when the order is paid)
+        </p>
+      )}
+      {current.status === 'pending' && current.qr_code && (
+        <figure>
+          <QrCode text={current.qr_code} label={`Payment QR code for ${current.plan_name}`} />
+          <figcaption>Scan with the payment app.</figcaption>
+        </figure>
+      )}
+      {current.status === 'pending' && current.provider !== 'mock' && current.pay_url && (
+        <p>
+          <a href={current.pay_url} target="_blank" rel="noopener">
+            Open the payment page
+          </a>
+        </p>
+      )}
+      {current.status === 'pending' && current.provider === 'manual' && (
+        <p>An administrator confirms this order once your transfer arrives.</p>
+      )}
+      {error && <FormError message={error} />}
+    </section>
+  );
+}
+
+export function PlansPage() {
+  const plans = useLoad(() => call(api.GET('/api/v1/plans')));
+  const gateways = useLoad(() => call(api.GET('/api/v1/payment-gateways')));
+  const [usageVersion, setUsageVersion] = useState(0);
+  const orders = useLoad(() => call(api.GET('/api/v1/orders')), [usageVersion]);
+  const [provider, setProvider] = useState<Provider | ''>('');
+  const [order, setOrder] = useState<Order | null>(null);
+  const [error, setError] = useState('');
+  const chosen = provider || gateways.data?.[0] || 'mock';
+
+  const buy = async (planId: string) => {
+    setError('');
+    try {
+      setOrder(await call(api.POST('/api/v1/orders', { body: { plan_id: planId, provider: chosen } })));
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught.describe() : String(caught));
+    }
+  };
+
+  return (
+    <Page title="Plans and usage">
+      <h2>Usage</h2>
+      <Usage key={usageVersion} />
+      <h2>Plans</h2>
+      {(plans.error || gateways.error) && <FormError message={plans.error || gateways.error} />}
+      {gateways.data && gateways.data.length > 1 && (
+        <div class="field">
+          <label for="provider">Pay with</label>
+          <select
+            id="provider"
+            value={chosen}
+            onChange={(event) => setProvider((event.target as HTMLSelectElement).value as Provider)}
+          >
+            {gateways.data.map((name) => (
+              <option key={name} value={name}>
+                {PROVIDER_NAMES[name]}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      <ul class="plans">
+        {plans.data
+          ?.filter((plan) => plan.active)
+          .map((plan) => (
+            <li class="card" key={plan.id}>
+              <h3>{plan.name}</h3>
+              {plan.description && <p>{plan.description}</p>}
+              <p class="meta">
+                {formatMoney(plan.amount_cents)} · quota {formatBytes(plan.quota_bytes)}
+                {plan.duration_days ? ` · ${plan.duration_days} days` : ''}
+              </p>
+              <button type="button" onClick={() => buy(plan.id)}>
+                Buy<span class="visually-hidden"> {plan.name}</span>
+              </button>
+            </li>
+          ))}
+      </ul>
+      {plans.data && plans.data.length === 0 && <p>No plans on sale.</p>}
+      {error && <FormError message={error} />}
+      {order && (
+        <OrderPanel key={order.id} order={order} onPaid={() => setUsageVersion((value) => value + 1)} />
+      )}
+      <h2>Your orders</h2>
+      {orders.data && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Plan</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {orders.data.items.map((row) => (
+                <tr key={row.id}>
+                  <td>{row.plan_name}</td>
+                  <td>{formatMoney(row.amount_cents)}</td>
+                  <td>{row.provider}</td>
+                  <td>{row.status}</td>
+                  <td>{formatTime(row.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,358 @@
+// Security: TOTP (setup with the QR code, enable, disable, recovery codes), sessions, security events,
+// e-mail binding and password change (docs/ACCOUNTS.md).
+import { useState } from 'preact/hooks';
+import { ApiError, api, call, type DataOf } from '../api/client.ts';
+import { QrCode } from '../qr.tsx';
+import { session } from '../session.ts';
+import { Field, FormError, formatTime, Page, Status, useForm, useLoad } from '../ui.tsx';
+
+type Setup = DataOf<'/api/v1/auth/totp/setup', 'post'>;
+
+function RecoveryCodes({ codes }: { codes: string[] }) {
+  return (
+    <section class="secret" aria-labelledby="recovery-title">
+      <h3 id="recovery-title">Recovery codes</h3>
+      <p>
+        Each works once in place of an authentication code. Keep them somewhere safe: they are shown only now.
+      </p>
+      <ul class="codes">
+        {codes.map((code) => (
+          <li key={code}>
+            <code>{code}</code>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void }) {
+  const setupForm = useForm({ password: '' });
+  const enableForm = useForm({ code: '' });
+  const disableForm = useForm({ code: '', password: '' });
+  const regenerateForm = useForm({ password: '' });
+  const [setup, setSetup] = useState<Setup | null>(null);
+  const [codes, setCodes] = useState<string[]>([]);
+
+  const start = setupForm.submit(async ({ password }) => {
+    setSetup(await call(api.POST('/api/v1/auth/totp/setup', { body: { password } })));
+    setupForm.reset();
+  });
+  const enable = enableForm.submit(async ({ code }) => {
+    const result = await call(api.POST('/api/v1/auth/totp/enable', { body: { code: code.trim() } }));
+    setCodes(result.recovery_codes);
+    setSetup(null);
+    enableForm.reset();
+    onChange();
+  });
+  const disable = disableForm.submit(async ({ code, password }) => {
+    await call(
+      api.POST('/api/v1/auth/totp/disable', {
+        body: { ...(code ? { code: code.trim() } : {}), ...(password ? { password } : {}) },
+      }),
+    );
+    disableForm.reset();
+    setCodes([]);
+    onChange();
+  });
+  const regenerate = regenerateForm.submit(async ({ password }) => {
+    setCodes(
+      (await call(api.POST('/api/v1/auth/totp/recovery-codes', { body: { password } }))).recovery_codes,
+    );
+    regenerateForm.reset();
+    onChange();
+  });
+
+  return (
+    <section aria-labelledby="totp-title">
+      <h2 id="totp-title">Two-factor authentication (TOTP)</h2>
+      <Status message={enabled ? 'Two-factor authentication is on.' : 'Two-factor authentication is off.'} />
+      {codes.length > 0 && <RecoveryCodes codes={codes} />}
+      {!enabled && !setup && (
+        <form onSubmit={start} noValidate class="inline">
+          <Field
+            form={setupForm}
+            name="password"
+            label="Current password"
+            type="password"
+            autoComplete="current-password"
+          />
+          <button type="submit" disabled={setupForm.busy}>
+            Set up
+          </button>
+          {setupForm.formError && <FormError message={setupForm.formError} />}
+        </form>
+      )}
+      {!enabled && setup && (
+        <form onSubmit={enable} noValidate>
+          <p>
+            Scan the code with an authenticator app, or type the secret into it, then enter the code it shows.
+          </p>
+          <QrCode text={setup.uri} label="QR code of the authenticator secret" />
+          <p>
+            <a href={setup.uri}>Add it to an authenticator app on this device</a>
+          </p>
+          <p>
+            Secret: <code id="totp-secret">{setup.secret}</code>
+          </p>
+          <Field
+            form={enableForm}
+            name="code"
+            label="Code from the app"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+          />
+          <button type="submit" disabled={enableForm.busy}>
+            Turn on
+          </button>
+          {enableForm.formError && <FormError message={enableForm.formError} />}
+        </form>
+      )}
+      {enabled && (
+        <>
+          <form onSubmit={disable} noValidate>
+            <h3>Turn off</h3>
+            <Field
+              form={disableForm}
+              name="code"
+              label="Code from the app"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+            />
+            <Field
+              form={disableForm}
+              name="password"
+              label="Or the current password"
+              type="password"
+              autoComplete="current-password"
+            />
+            <button type="submit" class="secondary" disabled={disableForm.busy}>
+              Turn off
+            </button>
+            {disableForm.formError && <FormError message={disableForm.formError} />}
+          </form>
+          <form onSubmit={regenerate} noValidate class="inline">
+            <h3>New recovery codes</h3>
+            <Field
+              form={regenerateForm}
+              name="password"
+              label="Current password"
+              type="password"
+              autoComplete="current-password"
+            />
+            <button type="submit" class="secondary" disabled={regenerateForm.busy}>
+              Make new recovery codes
+            </button>
+            {regenerateForm.formError && <FormError message={regenerateForm.formError} />}
+          </form>
+        </>
+      )}
+    </section>
+  );
+}
+
+function Sessions() {
+  const sessions = useLoad(() => call(api.GET('/api/v1/auth/sessions')));
+  const [error, setError] = useState('');
+  const act = async (work: () => Promise<unknown>) => {
+    setError('');
+    try {
+      await work();
+      await sessions.reload();
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught.describe() : String(caught));
+    }
+  };
+  return (
+    <section aria-labelledby="sessions-title">
+      <h2 id="sessions-title">Sessions</h2>
+      {(error || sessions.error) && <FormError message={error || sessions.error} />}
+      <ul class="rows">
+        {sessions.data?.map((row) => (
+          <li key={row.id}>
+            <span>
+              {row.user_agent ?? 'Unknown browser'} · {row.ip ?? 'unknown address'} · since{' '}
+              {formatTime(row.created_at)}
+              {row.current ? ' (this session)' : ''}
+            </span>
+            {!row.current && (
+              <button
+                type="button"
+                class="secondary"
+                onClick={() =>
+                  act(() =>
+                    call(api.DELETE('/api/v1/auth/sessions/{id}', { params: { path: { id: row.id } } })),
+                  )
+                }
+              >
+                Revoke<span class="visually-hidden"> session since {formatTime(row.created_at)}</span>
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => act(() => call(api.POST('/api/v1/auth/sessions/revoke-others', { body: {} })))}
+      >
+        Log out every other session
+      </button>
+    </section>
+  );
+}
+
+function Events() {
+  const events = useLoad(() => call(api.GET('/api/v1/auth/security/events')));
+  return (
+    <section aria-labelledby="events-title">
+      <h2 id="events-title">Security events</h2>
+      {events.error && <FormError message={events.error} />}
+      <ul class="rows">
+        {events.data?.items.map((event) => (
+          <li key={`${event.at}-${event.type}`}>
+            {formatTime(event.at)} · {event.type.replace(/_/g, ' ')} · {event.ip ?? 'unknown address'}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Email({
+  email,
+  verified,
+  onChange,
+}: {
+  email: string | null;
+  verified: boolean;
+  onChange: () => void;
+}) {
+  const form = useForm({ email: '', code: '', password: '' });
+  const unbindForm = useForm({ password: '' });
+  const [sent, setSent] = useState('');
+  const send = form.submit(async ({ email: target }) => {
+    await call(api.POST('/api/v1/auth/email/code', { body: { email: target } }));
+    setSent(`A code was sent to ${target}.`);
+  });
+  const verify = form.submit(async ({ email: target, code, password }) => {
+    await call(
+      api.POST('/api/v1/auth/email/verify', { body: { email: target, code: code.trim(), password } }),
+    );
+    setSent('');
+    form.reset();
+    onChange();
+  });
+  const unbind = unbindForm.submit(async ({ password }) => {
+    await call(api.POST('/api/v1/auth/email/unbind', { body: { password } }));
+    unbindForm.reset();
+    onChange();
+  });
+  return (
+    <section aria-labelledby="email-title">
+      <h2 id="email-title">E-mail</h2>
+      <Status
+        message={email ? `${email} (${verified ? 'verified' : 'not verified'})` : 'No e-mail is bound.'}
+      />
+      <form onSubmit={sent ? verify : send} noValidate>
+        <Field form={form} name="email" label="E-mail to bind" type="email" autoComplete="email" />
+        {sent && (
+          <>
+            <Status message={sent} />
+            <Field
+              form={form}
+              name="code"
+              label="E-mail code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+            />
+            <Field
+              form={form}
+              name="password"
+              label="Current password"
+              type="password"
+              autoComplete="current-password"
+            />
+          </>
+        )}
+        <button type="submit" disabled={form.busy}>
+          {sent ? 'Bind e-mail' : 'Send code'}
+        </button>
+        {form.formError && <FormError message={form.formError} />}
+      </form>
+      {email && (
+        <form onSubmit={unbind} noValidate class="inline">
+          <Field
+            form={unbindForm}
+            name="password"
+            label="Current password"
+            type="password"
+            autoComplete="current-password"
+          />
+          <button type="submit" class="secondary" disabled={unbindForm.busy}>
+            Unbind e-mail
+          </button>
+          {unbindForm.formError && <FormError message={unbindForm.formError} />}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Password() {
+  const form = useForm({ current_password: '', new_password: '' });
+  const [done, setDone] = useState('');
+  const change = form.submit(async (values) => {
+    await call(api.POST('/api/v1/auth/password', { body: values }));
+    form.reset();
+    setDone('Password changed.');
+  });
+  return (
+    <section aria-labelledby="password-title">
+      <h2 id="password-title">Password</h2>
+      <form onSubmit={change} noValidate>
+        <Field
+          form={form}
+          name="current_password"
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+        />
+        <Field
+          form={form}
+          name="new_password"
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          hint="At least 8 characters."
+        />
+        <button type="submit" disabled={form.busy}>
+          Change password
+        </button>
+        {form.formError && <FormError message={form.formError} />}
+        {done && <Status message={done} />}
+      </form>
+    </section>
+  );
+}
+
+export function SecurityPage() {
+  const state = useLoad(() => call(api.GET('/api/v1/auth/security')));
+  const user = session.user();
+  return (
+    <Page title="Security">
+      {state.error && <FormError message={state.error} />}
+      {state.data && (
+        <>
+          <Totp enabled={state.data.totp_enabled} onChange={state.reload} />
+          {state.data.totp_enabled && <p>{state.data.recovery_codes_remaining} recovery codes left.</p>}
+          <Email email={state.data.email} verified={state.data.email_verified} onChange={state.reload} />
+        </>
+      )}
+      <Password />
+      <Sessions />
+      <Events />
+      {user && <p class="meta">Signed in as {user.username}.</p>}
+    </Page>
+  );
+}

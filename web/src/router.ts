@@ -1,0 +1,22 @@
+// Hash routing (#/files): every page is the one index.html, so neither the local server nor the CDN
+// rewrites paths.
+import { useEffect, useState } from 'preact/hooks';
+
+export function currentRoute(): string {
+  const hash = location.hash.replace(/^#/, '');
+  return hash.startsWith('/') ? hash : '/';
+}
+
+export function useRoute(): string {
+  const [route, setRoute] = useState(currentRoute());
+  useEffect(() => {
+    const update = () => setRoute(currentRoute());
+    addEventListener('hashchange', update);
+    return () => removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}
+
+export function navigate(route: string): void {
+  location.hash = route;
+}
