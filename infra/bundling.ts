@@ -32,9 +32,22 @@ export const CHANNEL_A_SDK = 'alipay-sdk';
 // sloppy CommonJS, a TypeError at cold start once bundled into (strict) ESM. Installed, it stays CommonJS.
 export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
 
+// The CloudFront client (about 140 KiB, the largest package of the upload bundle) serves only the
+// invalidation after a file is deleted or replaced (lib/cdn/invalidator.ts loads it then). Never bundled;
+// installed beside the bundle of the one group that invalidates (need `cdn`).
+export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
+
 // ESM bundles still meet CommonJS dependencies that call require(); give them one.
 export const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+/**
+ * Powertools' Tracer and the X-Ray SDK under it (about 125 KiB of every bundle): loaded only where tracing
+ * is on (lib/observability/tracing.ts). Never bundled; installed beside the bundle on traced stages only, so
+ * an untraced function neither parses nor ships them.
+ */
+export const TRACER_PACKAGE = '@aws-lambda-powertools/tracer';
+export const TRACER_PACKAGES = [TRACER_PACKAGE, 'aws-xray-sdk-core'] as const;
 
 export interface GroupPackages {
   /** Ship @node-rs/argon2 built for the Lambda architecture (only functions that hash passwords). */
@@ -51,7 +64,7 @@ export interface GroupPackages {
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
   auth: { nativeArgon2: true, installed: [] },
-  upload: { nativeArgon2: false, installed: [] },
+  upload: { nativeArgon2: false, installed: [CLOUDFRONT_SDK] },
   files: { nativeArgon2: false, installed: [] },
   payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
@@ -69,9 +82,13 @@ export function functionEntry(group: FunctionGroup | WorkerName): string {
   return join(PROJECT_ROOT, 'functions', group, 'handler.ts');
 }
 
-/** Packages installed beside the bundle (node_modules of the Lambda package). */
-export function nodeModulesOf(packages: GroupPackages): string[] {
-  return [...(packages.nativeArgon2 ? [ARGON2_PACKAGE] : []), ...packages.installed];
+/** Packages installed beside the bundle (node_modules of the Lambda package); the tracer where traced. */
+export function nodeModulesOf(packages: GroupPackages, options: { tracing?: boolean } = {}): string[] {
+  return [
+    ...(packages.nativeArgon2 ? [ARGON2_PACKAGE] : []),
+    ...packages.installed,
+    ...(options.tracing ? [TRACER_PACKAGE] : []),
+  ];
 }
 
 /**
@@ -79,7 +96,15 @@ export function nodeModulesOf(packages: GroupPackages): string[] {
  * must not import it either (the CDK construct checks the bundle after building).
  */
 export function externalModulesOf(packages: GroupPackages): string[] {
-  return [ARGON2_PACKAGE, ...packages.installed, ...(packages.unreachable ?? [])];
+  return [
+    ...new Set([
+      ARGON2_PACKAGE,
+      ...TRACER_PACKAGES,
+      CLOUDFRONT_SDK,
+      ...packages.installed,
+      ...(packages.unreachable ?? []),
+    ]),
+  ];
 }
 
 /**

@@ -111,6 +111,8 @@ export interface ServiceFunctionProps {
   entry?: string;
   /** Reserved concurrency (infra.reserved_concurrency); absent: the function runs unreserved. */
   reservedConcurrency?: number;
+  /** The stage traces (infra.tracing): the Tracer ships beside the bundle (infra/bundling.ts TRACER_PACKAGES). */
+  tracing?: boolean;
 }
 
 export class ServiceFunction extends Construct {
@@ -152,9 +154,10 @@ export class ServiceFunction extends Construct {
       ...(props.reservedConcurrency !== undefined
         ? { reservedConcurrentExecutions: props.reservedConcurrency }
         : {}),
+      // No --enable-source-maps: it costs every cold start 12 to 19 ms of CPU (docs/PERFORMANCE.md "Source
+      // maps"); the maps still ship beside each bundle, to map a logged stack offline.
       environment: {
         APP_CONFIG_JSON: props.appConfigJson,
-        NODE_OPTIONS: '--enable-source-maps',
       },
     };
 
@@ -174,7 +177,7 @@ export class ServiceFunction extends Construct {
 
     const packages = props.packages ?? GROUP_PACKAGES[props.group];
     const nativeArgon2 = packages.nativeArgon2;
-    const installed = nodeModulesOf(packages);
+    const installed = nodeModulesOf(packages, { tracing: props.tracing ?? false });
     this.fn = new NodejsFunction(this, 'Function', {
       ...common,
       entry,

@@ -479,6 +479,7 @@ export class ServiceStack extends Stack {
         logRemovalPolicy: config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
         // Each function keeps capacity when another is flooded, and none takes the account's (stage config).
         reservedConcurrency: config.infra.reservedConcurrency[group],
+        tracing: config.infra.tracing,
       });
       return [group, fn] as const;
     });

@@ -86,6 +86,7 @@ export class Workers extends Construct {
         logRetention: config.infra.logRetentionDays,
         logRemovalPolicy,
         description: spec.description,
+        tracing: config.infra.tracing,
       }).applyNeeds(WORKER_NEEDS[name], props.resources);
     };
     this.functions = { 'outbox-drain': make('outbox-drain'), reconciler: make('reconciler') };

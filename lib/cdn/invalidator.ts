@@ -1,6 +1,6 @@
 // Taking paths out of the CDN's cache: CloudFront invalidations in AWS, nothing where no CDN is deployed.
 import { randomUUID } from 'node:crypto';
-import { type CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
+import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 
 /** Removes cached copies of the given paths (e.g. `/i/<key>` of a deleted file) from the CDN. */
 export interface Invalidator {
@@ -12,12 +12,24 @@ export const noInvalidator: Invalidator = {
   invalidate: async () => {},
 };
 
-/** One CreateInvalidation per call on the deployed distribution. */
-export function cloudFrontInvalidator(client: CloudFrontClient, distributionId: string): Invalidator {
+/**
+ * One CreateInvalidation per call on the deployed distribution. The client comes from `client()` on the
+ * first invalidation: the CloudFront SDK is the largest package of the functions that delete files, needed
+ * only when one is deleted or replaced, so it stays out of their bundles and their cold starts
+ * (infra/bundling.ts CLOUDFRONT_SDK).
+ */
+export function cloudFrontInvalidator(
+  client: () => Promise<CloudFrontClient>,
+  distributionId: string,
+): Invalidator {
   return {
     async invalidate(paths) {
       if (paths.length === 0) return;
-      await client.send(
+      const [cloudFront, { CreateInvalidationCommand }] = await Promise.all([
+        client(),
+        import('@aws-sdk/client-cloudfront'),
+      ]);
+      await cloudFront.send(
         new CreateInvalidationCommand({
           DistributionId: distributionId,
           InvalidationBatch: {

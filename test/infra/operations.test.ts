@@ -236,7 +236,7 @@ describe('worker functions', () => {
       const fn = dev.stack.workers.functions[name];
       const env = Object.keys(functionProps(dev, fn).Environment.Variables as Json).sort();
       expect(env, name).toEqual(
-        [...deployedVariablesOf(WORKER_NEEDS[name]), 'NODE_OPTIONS', ...OBSERVABILITY_VARIABLES].sort(),
+        [...deployedVariablesOf(WORKER_NEEDS[name]), ...OBSERVABILITY_VARIABLES].sort(),
       );
       const actions = actionsOf(roleStatements(dev, fn));
       const needs = WORKER_NEEDS[name];

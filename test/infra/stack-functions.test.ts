@@ -122,7 +122,7 @@ describe('functions', () => {
     for (const group of FUNCTION_GROUPS) {
       const env = Object.keys(functionOf(dev, group).Environment.Variables as Json).sort();
       expect(env, group).toEqual(
-        [...deployedVariablesOf(GROUP_NEEDS[group]), 'NODE_OPTIONS', ...OBSERVABILITY_VARIABLES].sort(),
+        [...deployedVariablesOf(GROUP_NEEDS[group]), ...OBSERVABILITY_VARIABLES].sort(),
       );
     }
     expect(functionOf(dev, 'files').Environment.Variables.TABLE_NAME).toBeUndefined();

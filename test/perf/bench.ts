@@ -8,7 +8,7 @@
 // Options (environment): BENCH_ROUNDS (3), BENCH_LOAD_SECONDS (20), BENCH_CONNECTIONS (32),
 // BENCH_IMPORT_RUNS (9 per round), BENCH_ME_ITERATIONS (1000 per round), BENCH_LOGIN_ITERATIONS (40),
 // BENCH_UPLOAD_ITERATIONS (30), BENCH_ORDER_ITERATIONS (100), BENCH_MEMORY (1; 0 skips the memory run),
-// BENCH_NODE_OPTIONS ('--enable-source-maps', as the functions run in AWS).
+// BENCH_NODE_OPTIONS ('' as the functions run in AWS; '--enable-source-maps' to see what the maps cost).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     uploadIterations: option('BENCH_UPLOAD_ITERATIONS', 30),
     memory: process.env.BENCH_MEMORY !== '0',
     orderIterations: option('BENCH_ORDER_ITERATIONS', 100),
-    nodeOptions: process.env.BENCH_NODE_OPTIONS ?? '--enable-source-maps',
+    nodeOptions: process.env.BENCH_NODE_OPTIONS ?? '',
   };
   const started = performance.now();
   const machine = {
