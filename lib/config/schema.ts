@@ -110,9 +110,6 @@ export const configSchema = z.object({
     .prefault({}),
   http: z
     .object({
-      // A fixed proof for the viewer-address header (lib/http/event.ts). The stack no longer sets it: the
-      // front door (front_door above, lib/http/front-door.ts) checks the CDN's rotatable origin secret.
-      trusted_proxy_secret: z.string().min(16, 'must be at least 16 characters').optional(),
       // Browser origins the LOCAL server answers CORS for (default: any http://localhost:<port>); in AWS
       // CORS is the API Gateway's, from the stage's infra.cors_origins.
       cors_origins: z

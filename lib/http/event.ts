@@ -1,6 +1,4 @@
 // Translation between API Gateway HTTP API (payload 2.0) events/results and the plain shapes in types.ts.
-import { timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { HttpRequest, HttpResult } from './types.ts';
 
@@ -16,35 +14,12 @@ export function rawBodyOf(event: ApiEvent): Buffer {
 export const VIEWER_ADDRESS_HEADER = 'x-viewer-address';
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
- * The client's address. Behind CloudFront, API Gateway sees an edge server, so the CDN writes the viewer's
- * address into its own header and proves itself with the origin secret; a request without that proof
- * (e.g. straight to the API Gateway URL) cannot name an address: the connection's is used. Never
- * X-Forwarded-For, which any client can write (docs/DESIGN.md 5).
+ * The request as routes see it. The client's address is the connection's: behind CloudFront the front door
+ * (lib/http/front-door.ts) has already put the viewer's address there for a request carrying the CDN's
+ * proof. Never X-Forwarded-For, which any client can write (docs/DESIGN.md 5).
  */
-export function clientAddress(
-  headers: Record<string, string>,
-  connectionAddress: string,
-  trustedProxySecret: string | undefined,
-): string {
-  const viewer = headers[VIEWER_ADDRESS_HEADER];
-  const proof = headers[ORIGIN_VERIFY_HEADER];
-  if (trustedProxySecret && proof && viewer && isIP(viewer) !== 0 && sameSecret(proof, trustedProxySecret)) {
-    return viewer;
-  }
-  return connectionAddress;
-}
-
-export function requestFromEvent(
-  event: ApiEvent,
-  options: { trustedProxySecret?: string } = {},
-): HttpRequest<unknown> {
+export function requestFromEvent(event: ApiEvent): HttpRequest<unknown> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
@@ -57,7 +32,7 @@ export function requestFromEvent(
   for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
     if (value !== undefined) params[name] = value;
   }
-  const sourceIp = clientAddress(headers, event.requestContext.http.sourceIp, options.trustedProxySecret);
+  const sourceIp = event.requestContext.http.sourceIp;
   // Routes never see the proof (a secret) nor an address claim they might trust by mistake.
   delete headers[ORIGIN_VERIFY_HEADER];
   delete headers[VIEWER_ADDRESS_HEADER];

@@ -88,8 +88,6 @@ type MiddyRequest = middy.Request<ApiEvent, ApiResult, Error, Context>;
 
 export interface GroupHandlerOptions extends FrontDoorOptions {
   authenticate: Authenticator;
-  /** The CDN's origin secret (config `http.trusted_proxy_secret`): lets it name the viewer's address. */
-  trustedProxySecret?: string;
   /** Runs once before the first request is served (e.g. settings that must exist). */
   warmUp?: () => Promise<void>;
 }
@@ -112,9 +110,7 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
 
   const resolveRoute: MiddlewareObj<ApiEvent, ApiResult, Error, Context> = {
     before: async (request) => {
-      const httpRequest = requestFromEvent(request.event, {
-        trustedProxySecret: options.trustedProxySecret,
-      });
+      const httpRequest = requestFromEvent(request.event);
       // API Gateway's `$default` route and Lambda function URLs (the channels' notify address) carry no
       // route: find it from the path, as API Gateway would have, among this group's routes.
       if (httpRequest.routeKey === '$default') {

@@ -83,7 +83,6 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'aws.cloudfront_endpoint',
   'cdn.distribution_id',
   'payment.notify_base_url',
-  'http.trusted_proxy_secret',
   'front_door.provider',
   'front_door.secret_id',
   'aws.secrets_manager_endpoint',
