@@ -25,22 +25,16 @@ import {
 import {
   alipayNotifyFields,
   B_API_V3_KEY,
-  B_MCH_ID,
   B_PLATFORM_SERIAL,
   buildAlipayNotify,
   buildEpayNotify,
   buildWechatpayCallback,
   C_KEY,
   C_PID,
-  channelSettingsFor,
   epayNotifyFields,
-  type FakeAlipayGateway,
-  type FakeEpay,
-  type FakeWechatpay,
+  type FakeChannels,
   generateTestKeyPair,
-  startFakeAlipayGateway,
-  startFakeEpay,
-  startFakeWechatpay,
+  startFakeChannels,
   wechatpayTransaction,
 } from '../support/fake-gateways/index.ts';
 import { buildMultipart, makePng } from '../support/images.ts';
@@ -61,23 +55,17 @@ const platformKeys = generateTestKeyPair();
 
 let stack: DeployedStack;
 let ses: Awaited<ReturnType<typeof startSesStandIn>>;
-let alipay: FakeAlipayGateway;
-let wechatpay: FakeWechatpay;
-let epay: FakeEpay;
+let channels: FakeChannels;
 
 beforeAll(async () => {
   await provisionTestStack();
   ses = await startSesStandIn();
-  [alipay, wechatpay, epay] = await Promise.all([
-    startFakeAlipayGateway({ alipayPrivateKey: alipayKeys.privateKey, appPublicKey: appKeys.publicKey }),
-    startFakeWechatpay({
-      platformPrivateKey: platformKeys.privateKey,
-      platformSerial: B_PLATFORM_SERIAL,
-      merchantPublicKey: merchantKeys.publicKey,
-      mchId: B_MCH_ID,
-    }),
-    startFakeEpay({ pid: C_PID, key: C_KEY }),
-  ]);
+  channels = await startFakeChannels({
+    app: appKeys,
+    alipay: alipayKeys,
+    merchant: merchantKeys,
+    platform: platformKeys,
+  });
   const stage = stageConfigFrom('deployed', {
     log: { level: 'info' },
     // Mail through SES, so the mail grant is exercised too.
@@ -101,7 +89,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-  await Promise.all([ses?.close(), alipay?.close(), wechatpay?.close(), epay?.close()]);
+  await Promise.all([ses?.close(), channels?.close()]);
 });
 
 const json = (token?: string) => ({
@@ -310,10 +298,7 @@ describe('the deployed shape', () => {
     expectOk(
       await stack.api('PUT', '/api/v1/admin/payment', {
         headers: json(state.admin),
-        body: channelSettingsFor(
-          { alipay, wechatpay, epay },
-          { app: appKeys, alipay: alipayKeys, merchant: merchantKeys, platform: platformKeys },
-        ),
+        body: channels.settings,
       }),
     );
     const gateways = expectOk(await stack.api('GET', '/api/v1/payment-gateways'));

@@ -13,15 +13,12 @@ import {
   buildAlipayNotify,
   buildEpayNotify,
   buildWechatpayCallback,
-  channelSettingsFor,
   epayNotifyFields,
   type FakeAlipayGateway,
   type FakeEpay,
   type FakeWechatpay,
   generateTestKeyPair,
-  startFakeAlipayGateway,
-  startFakeEpay,
-  startFakeWechatpay,
+  startFakeChannels,
   wechatpayTransaction,
 } from '../support/fake-gateways/index.ts';
 import { hostileString, SEED } from '../support/hostile-fuzz.ts';
@@ -29,7 +26,6 @@ import { provisionTestStack } from '../support/stack.ts';
 import {
   type Answer,
   B_API_V3_KEY,
-  B_MCH_ID,
   B_PLATFORM_SERIAL,
   C_KEY,
   C_PID,
@@ -59,23 +55,16 @@ const CHANNELS: Channel[] = ['channel_a', 'channel_b', 'channel_c'];
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
   [admin, alice] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
-  gateways = await Promise.all([
-    startFakeAlipayGateway({ alipayPrivateKey: alipayKeys.privateKey, appPublicKey: appKeys.publicKey }),
-    startFakeWechatpay({
-      platformPrivateKey: platformKeys.privateKey,
-      platformSerial: B_PLATFORM_SERIAL,
-      merchantPublicKey: merchantKeys.publicKey,
-      mchId: B_MCH_ID,
-    }),
-    startFakeEpay({ pid: C_PID, key: C_KEY }),
-  ]);
-  const [alipay, wechatpay, epay] = gateways;
+  const channels = await startFakeChannels({
+    app: appKeys,
+    alipay: alipayKeys,
+    merchant: merchantKeys,
+    platform: platformKeys,
+  });
+  gateways = [channels.alipay, channels.wechatpay, channels.epay];
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: channelSettingsFor(
-      { alipay, wechatpay, epay },
-      { app: appKeys, alipay: alipayKeys, merchant: merchantKeys, platform: platformKeys },
-    ),
+    body: channels.settings,
   });
   expect(saved.status).toBe(200);
   const plan = await call('POST', '/api/v1/admin/plans', {

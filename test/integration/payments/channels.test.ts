@@ -11,16 +11,13 @@ import {
   buildAlipayNotify,
   buildEpayNotify,
   buildWechatpayCallback,
-  channelSettingsFor,
   epayNotifyFields,
   type FakeAlipayGateway,
   type FakeEpay,
   type FakeWechatpay,
   generateTestKeyPair,
   type LoopbackServer,
-  startFakeAlipayGateway,
-  startFakeEpay,
-  startFakeWechatpay,
+  startFakeChannels,
   startLoopbackServer,
   wechatpayTransaction,
 } from '../../support/fake-gateways/index.ts';
@@ -29,7 +26,6 @@ import { provisionTestStack } from '../../support/stack.ts';
 import {
   type Answer,
   B_API_V3_KEY,
-  B_MCH_ID,
   B_PLATFORM_SERIAL,
   C_KEY,
   C_PID,
@@ -62,22 +58,16 @@ let epay: FakeEpay;
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
   [admin, alice] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
-  [alipay, wechatpay, epay] = await Promise.all([
-    startFakeAlipayGateway({ alipayPrivateKey: alipayKeys.privateKey, appPublicKey: appKeys.publicKey }),
-    startFakeWechatpay({
-      platformPrivateKey: platformKeys.privateKey,
-      platformSerial: B_PLATFORM_SERIAL,
-      merchantPublicKey: merchantKeys.publicKey,
-      mchId: B_MCH_ID,
-    }),
-    startFakeEpay({ pid: C_PID, key: C_KEY }),
-  ]);
+  const channels = await startFakeChannels({
+    app: appKeys,
+    alipay: alipayKeys,
+    merchant: merchantKeys,
+    platform: platformKeys,
+  });
+  ({ alipay, wechatpay, epay } = channels);
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: channelSettingsFor(
-      { alipay, wechatpay, epay },
-      { app: appKeys, alipay: alipayKeys, merchant: merchantKeys, platform: platformKeys },
-    ),
+    body: channels.settings,
   });
   expect(saved.status).toBe(200);
   const plan = await call('POST', '/api/v1/admin/plans', {

@@ -23,19 +23,16 @@ import {
   buildAlipayNotify,
   buildEpayNotify,
   buildWechatpayCallback,
-  channelSettingsFor,
   epayNotifyFields,
   type FakeAlipayGateway,
   type FakeEpay,
   type FakeWechatpay,
-  generateTestKeyPair,
+  generateChannelKeys,
   type QueryBook,
-  startFakeAlipayGateway,
-  startFakeEpay,
-  startFakeWechatpay,
+  startFakeChannels,
   wechatpayTransaction,
 } from '../../support/fake-gateways/index.ts';
-import { B_API_V3_KEY, B_MCH_ID, B_PLATFORM_SERIAL, C_KEY, C_PID, call } from './helpers.ts';
+import { B_API_V3_KEY, B_PLATFORM_SERIAL, C_KEY, C_PID, call } from './helpers.ts';
 
 export type Channel = 'channel_a' | 'channel_b' | 'channel_c';
 export const CHANNELS: readonly Channel[] = ['channel_a', 'channel_b', 'channel_c'];
@@ -62,26 +59,10 @@ export interface ChannelHarness {
 /** Starts the fakes and saves all three channels (channel_a with its seller_id) through the admin API. */
 export async function startChannels(admin: TestAccount): Promise<ChannelHarness> {
   // Generated once per file (RSA generation is the slow part).
-  const [appKeys, alipayKeys, merchantKeys, platformKeys] = [1, 2, 3, 4].map(() => generateTestKeyPair()) as [
-    ReturnType<typeof generateTestKeyPair>,
-    ReturnType<typeof generateTestKeyPair>,
-    ReturnType<typeof generateTestKeyPair>,
-    ReturnType<typeof generateTestKeyPair>,
-  ];
-  const [alipay, wechatpay, epay] = await Promise.all([
-    startFakeAlipayGateway({ alipayPrivateKey: alipayKeys.privateKey, appPublicKey: appKeys.publicKey }),
-    startFakeWechatpay({
-      platformPrivateKey: platformKeys.privateKey,
-      platformSerial: B_PLATFORM_SERIAL,
-      merchantPublicKey: merchantKeys.publicKey,
-      mchId: B_MCH_ID,
-    }),
-    startFakeEpay({ pid: C_PID, key: C_KEY }),
-  ]);
-  const body = channelSettingsFor(
-    { alipay, wechatpay, epay },
-    { app: appKeys, alipay: alipayKeys, merchant: merchantKeys, platform: platformKeys },
-  );
+  const keys = generateChannelKeys();
+  const { alipay: alipayKeys, platform: platformKeys } = keys;
+  const channels = await startFakeChannels(keys);
+  const { alipay, wechatpay, epay, settings: body } = channels;
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
     // With seller_id set, an answer naming another seller is refused (the fake names ours by default).

@@ -9,6 +9,8 @@ export {
   buildAlipayNotify,
   startFakeAlipayGateway,
 } from './alipay.ts';
+export type { ChannelKeys, FakeChannels } from './channels.ts';
+export { generateChannelKeys, startFakeChannels } from './channels.ts';
 export type { EpayNotifyOptions, FakeEpay, FakeEpayOptions } from './epay.ts';
 export { buildEpayNotify, C_TRADE_NO, epayMd5Sign, epayNotifyFields, startFakeEpay } from './epay.ts';
 export type { TestKeyPair } from './keys.ts';
