@@ -17,8 +17,21 @@ const waiting: object[] = [];
 
 /** Whether this function traces: POWERTOOLS_TRACE_ENABLED, off unless the stack turns it on. */
 export function tracingEnabled(): boolean {
-  return getBooleanFromEnv({ key: 'POWERTOOLS_TRACE_ENABLED', defaultValue: false, extendedParsing: true });
+  // Asked on every invocation and client: kept while the variable is unchanged (Powertools' parsing of it
+  // costs more than the read).
+  const raw = process.env.POWERTOOLS_TRACE_ENABLED;
+  if (raw !== tracingFor) {
+    tracingFor = raw;
+    tracingAnswer = getBooleanFromEnv({
+      key: 'POWERTOOLS_TRACE_ENABLED',
+      defaultValue: false,
+      extendedParsing: true,
+    });
+  }
+  return tracingAnswer;
 }
+let tracingFor: string | undefined | null = null;
+let tracingAnswer = false;
 
 /** Loads the Tracer when tracing is on (once per container); resolves to it, or undefined when off. */
 export function loadTracer(): Promise<Tracer | undefined> {
