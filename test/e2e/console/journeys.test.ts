@@ -2,129 +2,39 @@
 // process, each function group in its own process, DynamoDB Local and s3rver of its own): register with the
 // e-mail code, log in, upload, tokens, TOTP, buying a plan through the mock cashier, and an administrator
 // disabling an account. Every page is screenshotted at 1280 and 360 px and checked with axe-core.
-// Skips itself, saying why, when Chromium is absent.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Skips itself, saying why, when Chromium is absent. The account settings and back-office forms are driven
+// in settings.test.ts; both share harness.ts.
 import { crc32 } from 'node:zlib';
 import { generate } from 'otplib';
-import type { Page } from 'playwright-core';
 import { encode } from 'uqr';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../lib/local/dynamodb-local.ts';
-import { ensureWebBuild } from '../../../scripts/build-web.ts';
-import {
-  type Browser,
-  browserMissing,
-  horizontalOverflow,
-  openBrowser,
-  screenshots,
-  seriousAccessibilityViolations,
-} from '../../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { browserMissing } from '../../support/browser.ts';
 import { makePng } from '../../support/images.ts';
-import { type StartedService, startService } from '../../support/start-process.ts';
+import {
+  ADMIN,
+  adminToken,
+  apiCall,
+  checkPage,
+  consoleSessionToken,
+  heading,
+  mailedCode,
+  page,
+  policyViolations,
+  poll,
+  service,
+  useConsoleService,
+} from './harness.ts';
 
 const MISSING = browserMissing('the web console journeys');
-const dataDir = mkdtempSync(join(tmpdir(), 'console-e2e-'));
-const ADMIN = { username: 'admin', password: 'change-me-admin-1' };
 const USER = {
   username: `reader${Date.now().toString(36)}`,
   email: `reader-${Date.now().toString(36)}@example.test`,
   password: 'correct horse battery',
 };
 
-let service: StartedService;
-let browser: Browser;
-let page: Page;
 let planId: string;
-const policyViolations: string[] = [];
 
-beforeAll(async () => {
-  if (MISSING) return;
-  await ensureWebBuild();
-  service = await startService({
-    DATA_DIR: dataDir,
-    APP_CONFIG: 'infra/config/local.json',
-    PORT: String(await freePort()),
-  });
-  browser = await openBrowser();
-  page = await browser.context.newPage();
-  // A loaded machine (the whole suite at once) can be slow; no step here is about speed.
-  page.setDefaultTimeout(60_000);
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) policyViolations.push(message.text());
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await service?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-/** The newest code npm start mailed to `to` (its outbox of logged mails, lib/local/app.ts). */
-async function mailedCode(to: string): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    let lines: string[] = [];
-    try {
-      lines = readFileSync(join(dataDir, 'outbox.jsonl'), 'utf8').trim().split('\n');
-    } catch {
-      // not written yet
-    }
-    const mail = lines
-      .map((line) => JSON.parse(line) as { to?: string; code?: string })
-      .reverse()
-      .find((entry) => entry.to === to && entry.code);
-    if (mail?.code) return mail.code;
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  throw new Error(`no code was mailed to ${to}`);
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: envelope data in a test
-async function apiCall(method: string, path: string, token?: string, body?: object): Promise<any> {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, ...((await response.json()) as object) };
-}
-
-async function adminToken(): Promise<string> {
-  return (await apiCall('POST', '/admin/auth/login', undefined, ADMIN)).data.token;
-}
-
-/** Screenshots at both widths, no sideways scrolling at 360 px, and no serious axe finding. */
-async function checkPage(name: string): Promise<void> {
-  await screenshots(page, name);
-  await page.setViewportSize({ width: 360, height: 740 });
-  expect(await horizontalOverflow(page), `${name} scrolls sideways at 360 px`).toEqual([]);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  expect(await seriousAccessibilityViolations(page), `axe on ${name}`).toEqual([]);
-}
-
-/** expect.poll with room for a loaded machine (its default gives up after one second). */
-function poll<T>(read: () => Promise<T> | T) {
-  return expect.poll(read, { timeout: 30_000 });
-}
-
-async function heading(text: string): Promise<void> {
-  await page.getByRole('heading', { level: 1, name: text }).waitFor();
-}
-
-/** The session the console holds (localStorage), to act beside it over plain HTTP. */
-async function consoleSessionToken(): Promise<string> {
-  const stored = await page.evaluate(() =>
-    (globalThis as unknown as { localStorage: { getItem(key: string): string } }).localStorage.getItem(
-      'console.session',
-    ),
-  );
-  return (JSON.parse(stored) as { token: string }).token;
-}
+useConsoleService(MISSING);
 
 /** A PNG over the direct upload limit (a padding text chunk), so the console must presign it. */
 function largePng(bytes: number): Buffer {

@@ -1,6 +1,6 @@
 // The back office: accounts, plans, orders (manual write-off), payment settings (secrets write-only) and
 // files moderation. Every call here needs an administrator session; the API refuses anyone else.
-import { useState } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { ApiError, api, call, type DataOf } from '../api/client.ts';
 import {
   Field,
@@ -52,9 +52,12 @@ export function AdminAccounts() {
   );
   const action = useAction(accounts.reload);
   const create = useForm({ username: '', email: '', password: '', current_password: '' });
+  const [created, setCreated] = useState('');
   const submitCreate = create.submit(async (values) => {
+    setCreated('');
     await call(api.POST('/api/v1/admin/accounts', { body: values }));
     create.reset();
+    setCreated(`Administrator ${values.username} created`);
     await accounts.reload();
   });
   return (
@@ -152,8 +155,8 @@ export function AdminAccounts() {
           </tbody>
         </table>
       </div>
-      <h2>New administrator</h2>
-      <form onSubmit={submitCreate} noValidate>
+      <h2 id="new-admin-title">New administrator</h2>
+      <form onSubmit={submitCreate} noValidate aria-labelledby="new-admin-title">
         <Field form={create} name="username" label="Username" autoComplete="off" />
         <Field form={create} name="email" label="E-mail" type="email" autoComplete="off" />
         <Field
@@ -174,35 +177,94 @@ export function AdminAccounts() {
           Create administrator
         </button>
         {create.formError && <FormError message={create.formError} />}
+        {created && <Status message={created} />}
       </form>
     </Page>
+  );
+}
+
+type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
+
+/**
+ * A plan's fields as an administrator types them: the price in cents, the quota in GiB (empty: unlimited),
+ * the duration in days (empty: permanent). New when `plan` is absent, else an edit of it.
+ */
+function PlanForm({
+  plan,
+  onSaved,
+  onCancel,
+}: {
+  plan?: Plan;
+  onSaved: (message: string) => Promise<unknown> | unknown;
+  onCancel?: () => void;
+}) {
+  const titleId = useId();
+  const form = useForm({
+    name: plan?.name ?? '',
+    description: plan?.description ?? '',
+    amount_cents: plan ? String(plan.amount_cents) : '',
+    quota_gib: plan && plan.quota_bytes !== null ? String(plan.quota_bytes / 1024 ** 3) : '',
+    duration_days: plan?.duration_days ? String(plan.duration_days) : '',
+  });
+  const save = form.submit(async (values) => {
+    const body = {
+      name: values.name,
+      description: values.description,
+      amount_cents: Number(values.amount_cents),
+      quota_bytes: values.quota_gib ? Math.round(Number(values.quota_gib) * 1024 ** 3) : null,
+      duration_days: values.duration_days ? Number(values.duration_days) : 0,
+    };
+    if (plan) {
+      await call(api.PATCH('/api/v1/admin/plans/{id}', { params: { path: { id: plan.id } }, body }));
+    } else {
+      await call(api.POST('/api/v1/admin/plans', { body }));
+      form.reset();
+    }
+    await onSaved(`${values.name} ${plan ? 'saved' : 'created'}`);
+  });
+  return (
+    <form onSubmit={save} noValidate aria-labelledby={titleId}>
+      <h2 id={titleId}>{plan ? `Edit ${plan.name}` : 'New plan'}</h2>
+      <Field form={form} name="name" label="Name" />
+      <Field form={form} name="description" label="Description" />
+      <Field form={form} name="amount_cents" label="Price in cents" inputMode="numeric" />
+      <Field form={form} name="quota_gib" label="Quota in GiB (empty: unlimited)" inputMode="decimal" />
+      <Field
+        form={form}
+        name="duration_days"
+        label="Duration in days (empty: permanent)"
+        inputMode="numeric"
+      />
+      <div class="actions">
+        <button type="submit" disabled={form.busy}>
+          {plan ? 'Save plan' : 'Create plan'}
+        </button>
+        {onCancel && (
+          <button type="button" class="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {form.formError && <FormError message={form.formError} />}
+    </form>
   );
 }
 
 export function AdminPlans() {
   const plans = useLoad(() => call(api.GET('/api/v1/admin/plans')));
   const action = useAction(plans.reload);
-  const form = useForm({ name: '', description: '', amount_cents: '', quota_gib: '', duration_days: '' });
-  const create = form.submit(async (values) => {
-    const quota = values.quota_gib ? Math.round(Number(values.quota_gib) * 1024 ** 3) : undefined;
-    await call(
-      api.POST('/api/v1/admin/plans', {
-        body: {
-          name: values.name,
-          description: values.description,
-          amount_cents: Number(values.amount_cents),
-          ...(quota !== undefined ? { quota_bytes: quota } : {}),
-          ...(values.duration_days ? { duration_days: Number(values.duration_days) } : {}),
-        },
-      }),
-    );
-    form.reset();
+  const [editing, setEditing] = useState<Plan | null>(null);
+  const [saved, setSaved] = useState('');
+  const afterSave = async (message: string) => {
+    setEditing(null);
+    setSaved(message);
     await plans.reload();
-  });
+  };
   return (
     <Page title="Plans">
       {plans.error && <FormError message={plans.error} />}
       {action.view}
+      {saved && <Status message={saved} />}
       <div class="table-wrap">
         <table>
           <thead>
@@ -226,6 +288,16 @@ export function AdminPlans() {
                 <td>{plan.duration_days || '—'}</td>
                 <td>{plan.active ? 'yes' : 'no'}</td>
                 <td class="actions">
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => {
+                      setSaved('');
+                      setEditing(plan);
+                    }}
+                  >
+                    Edit<span class="visually-hidden"> {plan.name}</span>
+                  </button>
                   <button
                     type="button"
                     class="secondary"
@@ -264,23 +336,10 @@ export function AdminPlans() {
           </tbody>
         </table>
       </div>
-      <h2>New plan</h2>
-      <form onSubmit={create} noValidate>
-        <Field form={form} name="name" label="Name" />
-        <Field form={form} name="description" label="Description" />
-        <Field form={form} name="amount_cents" label="Price in cents" inputMode="numeric" />
-        <Field form={form} name="quota_gib" label="Quota in GiB (empty: unlimited)" inputMode="decimal" />
-        <Field
-          form={form}
-          name="duration_days"
-          label="Duration in days (empty: permanent)"
-          inputMode="numeric"
-        />
-        <button type="submit" disabled={form.busy}>
-          Create plan
-        </button>
-        {form.formError && <FormError message={form.formError} />}
-      </form>
+      {editing && (
+        <PlanForm key={editing.id} plan={editing} onSaved={afterSave} onCancel={() => setEditing(null)} />
+      )}
+      <PlanForm onSaved={afterSave} />
     </Page>
   );
 }
@@ -385,8 +444,8 @@ function ChannelForm({
     onSaved();
   });
   return (
-    <form onSubmit={save} noValidate class="channel">
-      <h2>{channel}</h2>
+    <form onSubmit={save} noValidate class="channel" aria-labelledby={`${channel}-title`}>
+      <h2 id={`${channel}-title`}>{channel}</h2>
       <div class="check">
         <input
           id={`${channel}-enabled`}

@@ -254,7 +254,7 @@ function Email({
       <Status
         message={email ? `${email} (${verified ? 'verified' : 'not verified'})` : 'No e-mail is bound.'}
       />
-      <form onSubmit={sent ? verify : send} noValidate>
+      <form onSubmit={sent ? verify : send} noValidate aria-label="Bind an e-mail">
         <Field form={form} name="email" label="E-mail to bind" type="email" autoComplete="email" />
         {sent && (
           <>
@@ -281,7 +281,7 @@ function Email({
         {form.formError && <FormError message={form.formError} />}
       </form>
       {email && (
-        <form onSubmit={unbind} noValidate class="inline">
+        <form onSubmit={unbind} noValidate class="inline" aria-label="Unbind the e-mail">
           <Field
             form={unbindForm}
             name="password"
@@ -303,9 +303,11 @@ function Password() {
   const form = useForm({ current_password: '', new_password: '' });
   const [done, setDone] = useState('');
   const change = form.submit(async (values) => {
-    await call(api.POST('/api/v1/auth/password', { body: values }));
+    // The change ends every session, this one too, and answers a fresh one: keep using that.
+    const fresh = await call(api.POST('/api/v1/auth/password', { body: values }));
+    session.start(fresh.token, fresh.user);
     form.reset();
-    setDone('Password changed.');
+    setDone('Password changed. Every other session is logged out.');
   });
   return (
     <section aria-labelledby="password-title">

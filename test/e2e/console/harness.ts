@@ -1,0 +1,163 @@
+// What the console's browser journeys share: one `npm start` (scripts/start.ts, each function group in its
+// own process, DynamoDB Local and s3rver of its own) and one Chromium page per test file, the mails npm
+// start logged (codes included), plain HTTP beside the page, and the screenshot and axe check of a page
+// state. The service, browser and page are live bindings, set by useConsoleService's beforeAll.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { freePort } from '../../../lib/local/dynamodb-local.ts';
+import { ensureWebBuild } from '../../../scripts/build-web.ts';
+import {
+  type Browser,
+  horizontalOverflow,
+  openBrowser,
+  screenshots,
+  seriousAccessibilityViolations,
+} from '../../support/browser.ts';
+import { type StartedService, startService } from '../../support/start-process.ts';
+
+/** The administrator infra/config/local.json bootstraps. */
+export const ADMIN = { username: 'admin', password: 'change-me-admin-1' };
+
+export let service: StartedService;
+export let browser: Browser;
+export let page: Page;
+export let dataDir: string;
+/** Content-Security-Policy reports the page logged; a journey file asserts there were none. */
+export const policyViolations: string[] = [];
+
+/** Starts npm start and Chromium before the file's tests and stops both after; skipped when `missing`. */
+export function useConsoleService(missing: string | undefined): void {
+  beforeAll(async () => {
+    if (missing) return;
+    dataDir = mkdtempSync(join(tmpdir(), 'console-e2e-'));
+    await ensureWebBuild();
+    service = await startService({
+      DATA_DIR: dataDir,
+      APP_CONFIG: 'infra/config/local.json',
+      PORT: String(await freePort()),
+    });
+    browser = await openBrowser();
+    page = await browser.context.newPage();
+    // A loaded machine (the whole suite at once) can be slow; no step here is about speed.
+    page.setDefaultTimeout(60_000);
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) policyViolations.push(message.text());
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+}
+
+interface LoggedMail {
+  to?: string;
+  subject?: string;
+  code?: string;
+}
+
+/** Every mail npm start logged so far (its outbox of logged mails, lib/local/app.ts), oldest first. */
+export function mails(): LoggedMail[] {
+  try {
+    return readFileSync(join(dataDir, 'outbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LoggedMail);
+  } catch {
+    return []; // not written yet
+  }
+}
+
+/** The newest code npm start mailed to `to`. */
+export async function mailedCode(to: string): Promise<string> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const mail = mails()
+      .reverse()
+      .find((entry) => entry.to === to && entry.code);
+    if (mail?.code) return mail.code;
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  throw new Error(`no code was mailed to ${to}`);
+}
+
+/** One API request beside the page: its status and envelope. */
+export async function apiCall(
+  method: string,
+  path: string,
+  token?: string,
+  body?: object,
+  headers: Record<string, string> = {},
+  // biome-ignore lint/suspicious/noExplicitAny: envelope data in a test
+): Promise<any> {
+  const response = await fetch(`${service.url}${path}`, {
+    method,
+    headers: {
+      ...headers,
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, ...((await response.json()) as object) };
+}
+
+export async function adminToken(): Promise<string> {
+  return (await apiCall('POST', '/admin/auth/login', undefined, ADMIN)).data.token;
+}
+
+/** An ordinary account made the way registration works (a mailed code), for journeys that start later. */
+export async function registerAccount(user: { username: string; email: string; password: string }) {
+  const sent = await apiCall('POST', '/auth/register/code', undefined, { email: user.email });
+  expect(sent.status, JSON.stringify(sent)).toBeLessThan(300);
+  const code = await mailedCode(user.email);
+  const registered = await apiCall('POST', '/auth/register', undefined, { ...user, code });
+  expect(registered.status, JSON.stringify(registered)).toBeLessThan(300);
+}
+
+/** Screenshots at both widths, no sideways scrolling at 360 px, and no serious axe finding. */
+export async function checkPage(name: string): Promise<void> {
+  await screenshots(page, name);
+  await page.setViewportSize({ width: 360, height: 740 });
+  expect(await horizontalOverflow(page), `${name} scrolls sideways at 360 px`).toEqual([]);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(await seriousAccessibilityViolations(page), `axe on ${name}`).toEqual([]);
+}
+
+/** expect.poll with room for a loaded machine (its default gives up after one second). */
+export function poll<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 30_000 });
+}
+
+export async function heading(text: string): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: text }).waitFor();
+}
+
+/** Logs in on the console's login page, as a person would. */
+export async function logIn(username: string, password: string, options: { admin?: boolean } = {}) {
+  await heading('Log in');
+  await page.getByLabel('Username or e-mail').fill(username);
+  await page.getByLabel('Password').fill(password);
+  if (options.admin) await page.getByLabel('Administrator').check();
+  await page.getByRole('button', { name: 'Log in' }).click();
+}
+
+export async function logOut(): Promise<void> {
+  await page.getByRole('button', { name: 'Log out', exact: true }).click();
+  await heading('Log in');
+}
+
+/** The session the console holds (localStorage), to act beside it over plain HTTP. */
+export async function consoleSessionToken(): Promise<string> {
+  const stored = await page.evaluate(() =>
+    (globalThis as unknown as { localStorage: { getItem(key: string): string } }).localStorage.getItem(
+      'console.session',
+    ),
+  );
+  return (JSON.parse(stored) as { token: string }).token;
+}
