@@ -23,6 +23,7 @@ import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { KEY_POLICY_ACTIONS } from './key-policy.ts';
 import type { ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 import type { Workers } from './workers.ts';
@@ -292,7 +293,7 @@ export class Operations extends Construct {
         statements: [
           new PolicyStatement({
             principals: [new AccountRootPrincipal()],
-            actions: ALARMS_KEY_ADMIN_ACTIONS,
+            actions: KEY_POLICY_ACTIONS,
             resources: ['*'],
           }),
           // CloudWatch publishes this stack's alarms into the encrypted topic: the two actions the SNS guide
@@ -504,31 +505,3 @@ export class Operations extends Construct {
     return dashboard;
   }
 }
-
-// Administration of the alarms key by the account (IAM decides who); listed one by one, no `kms:*`.
-const ALARMS_KEY_ADMIN_ACTIONS = [
-  'kms:CancelKeyDeletion',
-  'kms:CreateAlias',
-  'kms:CreateGrant',
-  'kms:DeleteAlias',
-  'kms:DescribeKey',
-  'kms:DisableKey',
-  'kms:DisableKeyRotation',
-  'kms:EnableKey',
-  'kms:EnableKeyRotation',
-  'kms:GetKeyPolicy',
-  'kms:GetKeyRotationStatus',
-  'kms:ListGrants',
-  'kms:ListKeyPolicies',
-  'kms:ListResourceTags',
-  'kms:PutKeyPolicy',
-  'kms:RetireGrant',
-  'kms:RevokeGrant',
-  'kms:ScheduleKeyDeletion',
-  'kms:TagResource',
-  'kms:UntagResource',
-  'kms:UpdateKeyDescription',
-  'kms:Encrypt',
-  'kms:Decrypt',
-  'kms:GenerateDataKey',
-];

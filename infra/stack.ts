@@ -79,6 +79,7 @@ import {
   type RouteSpec,
 } from '../lib/routes.ts';
 import { INCOMING_PREFIX } from '../lib/upload/prefixes.ts';
+import { KEY_POLICY_ACTIONS } from './key-policy.ts';
 import { Operations } from './operations.ts';
 import {
   type FunctionClass,
@@ -169,38 +170,6 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
 };
-
-// Administration of the key by the account (IAM decides who), plus the usage actions IAM policies may
-// delegate. Listed one by one: the default policy's `kms:*` is a wildcard action.
-const KEY_POLICY_ACTIONS = [
-  'kms:CancelKeyDeletion',
-  'kms:CreateAlias',
-  'kms:CreateGrant',
-  'kms:DeleteAlias',
-  'kms:DescribeKey',
-  'kms:DisableKey',
-  'kms:DisableKeyRotation',
-  'kms:EnableKey',
-  'kms:EnableKeyRotation',
-  'kms:GetKeyPolicy',
-  'kms:GetKeyRotationStatus',
-  'kms:ListGrants',
-  'kms:ListKeyPolicies',
-  'kms:ListKeyRotations',
-  'kms:ListResourceTags',
-  'kms:PutKeyPolicy',
-  'kms:RetireGrant',
-  'kms:RevokeGrant',
-  'kms:RotateKeyOnDemand',
-  'kms:ScheduleKeyDeletion',
-  'kms:TagResource',
-  'kms:UntagResource',
-  'kms:UpdateAlias',
-  'kms:UpdateKeyDescription',
-  'kms:Encrypt',
-  'kms:Decrypt',
-  'kms:GenerateDataKey',
-];
 
 // Runs at the edge before the cache: `/i/<yyyy>/<mm>/<dd>/<file>` becomes the object key; anything else
 // under /i/ (e.g. the incoming/ area of unconfirmed uploads) is not an image and never reaches the bucket.
