@@ -107,6 +107,11 @@ export const configSchema = z.object({
       // How long a read value is trusted: a rotated secret is picked up within this, without a redeploy.
       cache_seconds: z.number().int().min(1).max(3600).default(300),
     })
+    // Caught once at start, not as a 503 on every request.
+    .refine((door) => door.provider !== 'secrets-manager' || door.secret_id !== undefined, {
+      message: 'is required when front_door.provider is secrets-manager',
+      path: ['secret_id'],
+    })
     .prefault({}),
   http: z
     .object({

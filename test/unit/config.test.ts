@@ -41,6 +41,19 @@ describe('configuration', () => {
     expect(error.message).not.toContain('too-short');
   });
 
+  it('refuses the secrets-manager front door without the secret it names, at start', () => {
+    const error = configError(() =>
+      loadConfig({ env: { APP_CONFIG_JSON: '{}', FRONT_DOOR__PROVIDER: 'secrets-manager' } }),
+    );
+    expect(error.problems).toEqual([
+      'front_door.secret_id: is required when front_door.provider is secrets-manager',
+    ]);
+    const named = loadConfig({
+      env: { APP_CONFIG_JSON: '{}', FRONT_DOOR__PROVIDER: 'secrets-manager', FRONT_DOOR__SECRET_ID: 'arn:x' },
+    });
+    expect(named.front_door).toMatchObject({ provider: 'secrets-manager', secret_id: 'arn:x' });
+  });
+
   it('applies environment overrides by the A__B__C rule with typed values', () => {
     const loaded = loadConfig({
       env: {
