@@ -146,6 +146,42 @@ export function Status({ message }: { message: string }) {
   );
 }
 
+/**
+ * A list as a table that scrolls inside its own box on a phone: named columns, and an unnamed last column
+ * (named for screen readers) when the rows carry action buttons. `children` are the rows.
+ */
+export function DataTable({
+  columns,
+  actions = false,
+  children,
+}: {
+  columns: string[];
+  actions?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+            {actions && (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Page({ title, children }: { title: string; children: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {

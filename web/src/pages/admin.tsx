@@ -3,6 +3,7 @@
 import { useId, useState } from 'preact/hooks';
 import { ApiError, api, call, type DataOf } from '../api/client.ts';
 import {
+  DataTable,
   Field,
   FormError,
   formatBytes,
@@ -83,78 +84,62 @@ export function AdminAccounts() {
       </form>
       {accounts.error && <FormError message={accounts.error} />}
       {action.view}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Username</th>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">Usage</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {accounts.data?.items.map((account) => (
-              <tr key={account.id}>
-                <td>{account.username}</td>
-                <td>{account.email ?? '—'}</td>
-                <td>{account.role}</td>
-                <td>{account.status}</td>
-                <td>
-                  {account.usage
-                    ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
-                    : '—'}
-                </td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() =>
-                      action.run(
-                        () =>
-                          call(
-                            api.PATCH('/api/v1/admin/accounts/{id}', {
-                              params: { path: { id: account.id } },
-                              body: { status: account.status === 'active' ? 'disabled' : 'active' },
-                            }),
-                          ),
-                        `${account.username} is now ${account.status === 'active' ? 'disabled' : 'active'}`,
-                      )
-                    }
-                  >
-                    {account.status === 'active' ? 'Disable' : 'Enable'}
-                    <span class="visually-hidden"> {account.username}</span>
-                  </button>
-                  {account.totp_enabled && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      onClick={() =>
-                        action.run(
-                          () =>
-                            call(
-                              api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
-                                params: { path: { id: account.id } },
-                                body: {},
-                              }),
-                            ),
-                          `Two-factor authentication of ${account.username} reset`,
-                        )
-                      }
-                    >
-                      Reset TOTP<span class="visually-hidden"> of {account.username}</span>
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Username', 'E-mail', 'Role', 'Status', 'Usage']} actions>
+        {accounts.data?.items.map((account) => (
+          <tr key={account.id}>
+            <td>{account.username}</td>
+            <td>{account.email ?? '—'}</td>
+            <td>{account.role}</td>
+            <td>{account.status}</td>
+            <td>
+              {account.usage
+                ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
+                : '—'}
+            </td>
+            <td class="actions">
+              <button
+                type="button"
+                class="secondary"
+                onClick={() =>
+                  action.run(
+                    () =>
+                      call(
+                        api.PATCH('/api/v1/admin/accounts/{id}', {
+                          params: { path: { id: account.id } },
+                          body: { status: account.status === 'active' ? 'disabled' : 'active' },
+                        }),
+                      ),
+                    `${account.username} is now ${account.status === 'active' ? 'disabled' : 'active'}`,
+                  )
+                }
+              >
+                {account.status === 'active' ? 'Disable' : 'Enable'}
+                <span class="visually-hidden"> {account.username}</span>
+              </button>
+              {account.totp_enabled && (
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() =>
+                    action.run(
+                      () =>
+                        call(
+                          api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
+                            params: { path: { id: account.id } },
+                            body: {},
+                          }),
+                        ),
+                      `Two-factor authentication of ${account.username} reset`,
+                    )
+                  }
+                >
+                  Reset TOTP<span class="visually-hidden"> of {account.username}</span>
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       <h2 id="new-admin-title">New administrator</h2>
       <form onSubmit={submitCreate} noValidate aria-labelledby="new-admin-title">
         <Field form={create} name="username" label="Username" autoComplete="off" />
@@ -265,77 +250,60 @@ export function AdminPlans() {
       {plans.error && <FormError message={plans.error} />}
       {action.view}
       {saved && <Status message={saved} />}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Price</th>
-              <th scope="col">Quota</th>
-              <th scope="col">Days</th>
-              <th scope="col">On sale</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {plans.data?.map((plan) => (
-              <tr key={plan.id}>
-                <td>{plan.name}</td>
-                <td>{formatMoney(plan.amount_cents)}</td>
-                <td>{formatBytes(plan.quota_bytes)}</td>
-                <td>{plan.duration_days || '—'}</td>
-                <td>{plan.active ? 'yes' : 'no'}</td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() => {
-                      setSaved('');
-                      setEditing(plan);
-                    }}
-                  >
-                    Edit<span class="visually-hidden"> {plan.name}</span>
-                  </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() =>
-                      action.run(
-                        () =>
-                          call(
-                            api.PATCH('/api/v1/admin/plans/{id}', {
-                              params: { path: { id: plan.id } },
-                              body: { active: !plan.active },
-                            }),
-                          ),
-                        `${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`,
-                      )
-                    }
-                  >
-                    {plan.active ? 'Withdraw' : 'Put on sale'}
-                    <span class="visually-hidden"> {plan.name}</span>
-                  </button>
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={() =>
-                      action.run(
-                        () =>
-                          call(api.DELETE('/api/v1/admin/plans/{id}', { params: { path: { id: plan.id } } })),
-                        `${plan.name} deleted`,
-                      )
-                    }
-                  >
-                    Delete<span class="visually-hidden"> {plan.name}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Name', 'Price', 'Quota', 'Days', 'On sale']} actions>
+        {plans.data?.map((plan) => (
+          <tr key={plan.id}>
+            <td>{plan.name}</td>
+            <td>{formatMoney(plan.amount_cents)}</td>
+            <td>{formatBytes(plan.quota_bytes)}</td>
+            <td>{plan.duration_days || '—'}</td>
+            <td>{plan.active ? 'yes' : 'no'}</td>
+            <td class="actions">
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setSaved('');
+                  setEditing(plan);
+                }}
+              >
+                Edit<span class="visually-hidden"> {plan.name}</span>
+              </button>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() =>
+                  action.run(
+                    () =>
+                      call(
+                        api.PATCH('/api/v1/admin/plans/{id}', {
+                          params: { path: { id: plan.id } },
+                          body: { active: !plan.active },
+                        }),
+                      ),
+                    `${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`,
+                  )
+                }
+              >
+                {plan.active ? 'Withdraw' : 'Put on sale'}
+                <span class="visually-hidden"> {plan.name}</span>
+              </button>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() =>
+                  action.run(
+                    () => call(api.DELETE('/api/v1/admin/plans/{id}', { params: { path: { id: plan.id } } })),
+                    `${plan.name} deleted`,
+                  )
+                }
+              >
+                Delete<span class="visually-hidden"> {plan.name}</span>
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {editing && (
         <PlanForm key={editing.id} plan={editing} onSaved={afterSave} onCancel={() => setEditing(null)} />
       )}
@@ -353,53 +321,37 @@ export function AdminOrders() {
     <Page title="Orders">
       {orders.error && <FormError message={orders.error} />}
       {action.view}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Plan</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Channel</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {orders.data?.items.map((order) => (
-              <tr key={order.id}>
-                <td>{order.plan_name}</td>
-                <td>{formatMoney(order.amount_cents)}</td>
-                <td>{order.provider}</td>
-                <td>{order.status}</td>
-                <td>{formatTime(order.created_at)}</td>
-                <td>
-                  {order.provider === 'manual' && order.status === 'pending' && (
-                    <button
-                      type="button"
-                      onClick={() =>
-                        action.run(
-                          () =>
-                            call(
-                              api.POST('/api/v1/admin/orders/{id}/pay', {
-                                params: { path: { id: order.id } },
-                              }),
-                            ),
-                          `Order ${order.id} written off as paid`,
-                        )
-                      }
-                    >
-                      Write off<span class="visually-hidden"> order {order.id}</span>
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Plan', 'Amount', 'Channel', 'Status', 'Created']} actions>
+        {orders.data?.items.map((order) => (
+          <tr key={order.id}>
+            <td>{order.plan_name}</td>
+            <td>{formatMoney(order.amount_cents)}</td>
+            <td>{order.provider}</td>
+            <td>{order.status}</td>
+            <td>{formatTime(order.created_at)}</td>
+            <td>
+              {order.provider === 'manual' && order.status === 'pending' && (
+                <button
+                  type="button"
+                  onClick={() =>
+                    action.run(
+                      () =>
+                        call(
+                          api.POST('/api/v1/admin/orders/{id}/pay', {
+                            params: { path: { id: order.id } },
+                          }),
+                        ),
+                      `Order ${order.id} written off as paid`,
+                    )
+                  }
+                >
+                  Write off<span class="visually-hidden"> order {order.id}</span>
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </Page>
   );
 }

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, call, type DataOf } from '../api/client.ts';
 import { QrCode } from '../qr.tsx';
-import { FormError, formatBytes, formatMoney, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import { DataTable, FormError, formatBytes, formatMoney, formatTime, Page, Status, useLoad } from '../ui.tsx';
 import { Usage } from './files.tsx';
 
 type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
@@ -138,30 +138,17 @@ export function PlansPage() {
       )}
       <h2>Your orders</h2>
       {orders.data && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Plan</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Channel</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {orders.data.items.map((row) => (
-                <tr key={row.id}>
-                  <td>{row.plan_name}</td>
-                  <td>{formatMoney(row.amount_cents)}</td>
-                  <td>{row.provider}</td>
-                  <td>{row.status}</td>
-                  <td>{formatTime(row.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Plan', 'Amount', 'Channel', 'Status', 'Created']}>
+          {orders.data.items.map((row) => (
+            <tr key={row.id}>
+              <td>{row.plan_name}</td>
+              <td>{formatMoney(row.amount_cents)}</td>
+              <td>{row.provider}</td>
+              <td>{row.status}</td>
+              <td>{formatTime(row.created_at)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </Page>
   );

@@ -1,7 +1,7 @@
 // API tokens: create (the secret is shown once, with a ready PicGo configuration), list, revoke.
 import { useState } from 'preact/hooks';
 import { ApiError, api, call, type DataOf } from '../api/client.ts';
-import { copyText, Field, FormError, formatTime, Page, Status, useForm, useLoad } from '../ui.tsx';
+import { copyText, DataTable, Field, FormError, formatTime, Page, Status, useForm, useLoad } from '../ui.tsx';
 
 type CreatedToken = DataOf<'/api/v1/tokens', 'post', 201>;
 
@@ -100,38 +100,23 @@ export function TokensPage() {
       <h2>Your tokens</h2>
       {tokens.data && tokens.data.length === 0 && <p>No tokens.</p>}
       {tokens.data && tokens.data.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Starts with</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.map((token) => (
-                <tr key={token.id}>
-                  <td>{token.name}</td>
-                  <td>
-                    <code>{token.prefix}…</code>
-                  </td>
-                  <td>{formatTime(token.created_at)}</td>
-                  <td>{formatTime(token.last_used_at)}</td>
-                  <td>
-                    <button type="button" class="secondary" onClick={() => revoke(token.id, token.name)}>
-                      Revoke<span class="visually-hidden"> {token.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Name', 'Starts with', 'Created', 'Last used']} actions>
+          {tokens.data.map((token) => (
+            <tr key={token.id}>
+              <td>{token.name}</td>
+              <td>
+                <code>{token.prefix}…</code>
+              </td>
+              <td>{formatTime(token.created_at)}</td>
+              <td>{formatTime(token.last_used_at)}</td>
+              <td>
+                <button type="button" class="secondary" onClick={() => revoke(token.id, token.name)}>
+                  Revoke<span class="visually-hidden"> {token.name}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </Page>
   );
