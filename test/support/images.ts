@@ -14,31 +14,31 @@ export interface ImageFixture {
   decodable: boolean;
 }
 
-function u16le(value: number): Buffer {
+export function u16le(value: number): Buffer {
   const out = Buffer.alloc(2);
   out.writeUInt16LE(value);
   return out;
 }
 
-function u32le(value: number): Buffer {
+export function u32le(value: number): Buffer {
   const out = Buffer.alloc(4);
   out.writeUInt32LE(value);
   return out;
 }
 
-function u16be(value: number): Buffer {
+export function u16be(value: number): Buffer {
   const out = Buffer.alloc(2);
   out.writeUInt16BE(value);
   return out;
 }
 
-function u32be(value: number): Buffer {
+export function u32be(value: number): Buffer {
   const out = Buffer.alloc(4);
   out.writeUInt32BE(value);
   return out;
 }
 
-function pngChunk(type: string, data: Buffer): Buffer {
+export function pngChunk(type: string, data: Buffer): Buffer {
   const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
   return Buffer.concat([u32be(data.length), typeAndData, u32be(crc32(typeAndData))]);
 }

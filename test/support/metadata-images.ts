@@ -1,7 +1,10 @@
 // Images carrying metadata (EXIF with GPS, XMP, IPTC, comments, text chunks), built in code for the
 // metadata stripper's tests: every secret string contains SECRET, so "gone" is checkable on the bytes.
-import { crc32, deflateSync } from 'node:zlib';
-import { makeJpeg, makePng, makeWebp } from './images.ts';
+import { deflateSync } from 'node:zlib';
+import { makeJpeg, makePng, makeWebp, pngChunk, u16be, u32be, u32le } from './images.ts';
+
+// Tests import the PNG chunk writer from here with the metadata builders.
+export { pngChunk };
 
 /** Present in every piece of metadata these builders write; absent from pixels and colour data. */
 export const SECRET = 'SECRET';
@@ -20,24 +23,6 @@ interface TiffEntry {
   value: Buffer;
 }
 
-function be16(value: number): Buffer {
-  const out = Buffer.alloc(2);
-  out.writeUInt16BE(value);
-  return out;
-}
-
-function be32(value: number): Buffer {
-  const out = Buffer.alloc(4);
-  out.writeUInt32BE(value);
-  return out;
-}
-
-function le32(value: number): Buffer {
-  const out = Buffer.alloc(4);
-  out.writeUInt32LE(value);
-  return out;
-}
-
 function ascii(tag: number, text: string): TiffEntry {
   const value = Buffer.from(`${text}\0`, 'latin1');
   return { tag, type: ASCII, count: value.length, value };
@@ -48,7 +33,7 @@ function rationals(tag: number, values: Array<[number, number]>): TiffEntry {
     tag,
     type: RATIONAL,
     count: values.length,
-    value: Buffer.concat(values.flatMap(([n, d]) => [be32(n), be32(d)])),
+    value: Buffer.concat(values.flatMap(([n, d]) => [u32be(n), u32be(d)])),
   };
 }
 
@@ -56,21 +41,21 @@ function rationals(tag: number, values: Array<[number, number]>): TiffEntry {
 function ifd(entries: TiffEntry[], offset: number, next = 0): Buffer {
   const sorted = [...entries].sort((a, b) => a.tag - b.tag);
   let dataAt = offset + 2 + sorted.length * 12 + 4;
-  const table: Buffer[] = [be16(sorted.length)];
+  const table: Buffer[] = [u16be(sorted.length)];
   const data: Buffer[] = [];
   for (const entry of sorted) {
-    table.push(be16(entry.tag), be16(entry.type), be32(entry.count));
+    table.push(u16be(entry.tag), u16be(entry.type), u32be(entry.count));
     if (entry.value.length <= 4)
       table.push(Buffer.concat([entry.value, Buffer.alloc(4 - entry.value.length)]));
     else {
-      table.push(be32(dataAt));
+      table.push(u32be(dataAt));
       const padded =
         entry.value.length % 2 === 1 ? Buffer.concat([entry.value, Buffer.alloc(1)]) : entry.value;
       data.push(padded);
       dataAt += padded.length;
     }
   }
-  table.push(be32(next));
+  table.push(u32be(next));
   return Buffer.concat([...table, ...data]);
 }
 
@@ -106,7 +91,7 @@ export function exifTiff({ orientation, gps = true }: ExifOptions = {}): Buffer 
     ascii(0x0110, 'Model 1'),
   ];
   if (orientation !== undefined) {
-    ifd0Entries.push({ tag: 0x0112, type: SHORT, count: 1, value: be16(orientation) });
+    ifd0Entries.push({ tag: 0x0112, type: SHORT, count: 1, value: u16be(orientation) });
   }
   // Sizes are known before offsets: place IFD0, then the Exif IFD, then the GPS IFD.
   const pointerCount = gps ? 2 : 1;
@@ -119,13 +104,13 @@ export function exifTiff({ orientation, gps = true }: ExifOptions = {}): Buffer 
   const gpsAt = exifAt + exifIfd.length;
   const pointers = [pointer(0x8769, exifAt)];
   if (gps) pointers.push(pointer(0x8825, gpsAt));
-  const parts = [Buffer.from('MM\0\x2a', 'latin1'), be32(8), ifd([...ifd0Entries, ...pointers], 8), exifIfd];
+  const parts = [Buffer.from('MM\0\x2a', 'latin1'), u32be(8), ifd([...ifd0Entries, ...pointers], 8), exifIfd];
   if (gps) parts.push(ifd(gpsEntries, gpsAt));
   return Buffer.concat(parts);
 }
 
 function pointer(tag: number, offset: number): TiffEntry {
-  return { tag, type: LONG, count: 1, value: be32(offset) };
+  return { tag, type: LONG, count: 1, value: u32be(offset) };
 }
 
 export const XMP_PACKET = `<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>
@@ -139,22 +124,22 @@ export const XMP_PACKET = `<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d
 export function photoshopIptc(): Buffer {
   const dataset = (tag: number, text: string) => {
     const value = Buffer.from(text, 'latin1');
-    return Buffer.concat([Buffer.from([0x1c, 2, tag]), be16(value.length), value]);
+    return Buffer.concat([Buffer.from([0x1c, 2, tag]), u16be(value.length), value]);
   };
   const iptc = Buffer.concat([dataset(0x78, `${SECRET} caption`), dataset(0x5a, `${SECRET}ville`)]);
   const padded = iptc.length % 2 === 1 ? Buffer.concat([iptc, Buffer.alloc(1)]) : iptc;
   return Buffer.concat([
     Buffer.from('Photoshop 3.0\0', 'latin1'),
     Buffer.from('8BIM', 'latin1'),
-    be16(0x0404),
+    u16be(0x0404),
     Buffer.from([0, 0]), // empty Pascal name, padded
-    be32(iptc.length),
+    u32be(iptc.length),
     padded,
   ]);
 }
 
 export function jpegSegment(marker: number, payload: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([0xff, marker]), be16(payload.length + 2), payload]);
+  return Buffer.concat([Buffer.from([0xff, marker]), u16be(payload.length + 2), payload]);
 }
 
 /** A fake ICC profile segment: its bytes must survive stripping untouched. */
@@ -194,8 +179,8 @@ export function jpegWithMetadata(options: JpegMetadataOptions = {}): Buffer {
         0xe1,
         Buffer.concat([
           Buffer.from(`http://ns.adobe.com/xmp/extension/\0${guid}`),
-          be32(body.length),
-          be32(0),
+          u32be(body.length),
+          u32be(0),
           body,
         ]),
       ),
@@ -210,11 +195,6 @@ export function jpegWithMetadata(options: JpegMetadataOptions = {}): Buffer {
     base.subarray(afterApp0),
     options.trailing ?? Buffer.alloc(0),
   ]);
-}
-
-export function pngChunk(type: string, data: Buffer): Buffer {
-  const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  return Buffer.concat([be32(data.length), typeAndData, be32(crc32(typeAndData))]);
 }
 
 export interface PngMetadataOptions extends ExifOptions {
@@ -232,8 +212,8 @@ export function pngWithMetadata(options: PngMetadataOptions = {}): Buffer {
     Buffer.from(XMP_PACKET, 'utf8'),
   ]);
   const inserted = [
-    pngChunk('gAMA', be32(45455)),
-    pngChunk('pHYs', Buffer.concat([be32(2835), be32(2835), Buffer.from([1])])),
+    pngChunk('gAMA', u32be(45455)),
+    pngChunk('pHYs', Buffer.concat([u32be(2835), u32be(2835), Buffer.from([1])])),
     pngChunk('eXIf', exifTiff(options)),
     pngChunk('tEXt', Buffer.from(`Comment\0${SECRET} text`, 'latin1')),
     pngChunk('iTXt', xmp),
@@ -253,14 +233,14 @@ export function pngWithMetadata(options: PngMetadataOptions = {}): Buffer {
 
 export function riffChunk(fourcc: string, data: Buffer): Buffer {
   const pad = data.length % 2 === 1 ? Buffer.alloc(1) : Buffer.alloc(0);
-  return Buffer.concat([Buffer.from(fourcc, 'latin1'), le32(data.length), data, pad]);
+  return Buffer.concat([Buffer.from(fourcc, 'latin1'), u32le(data.length), data, pad]);
 }
 
 export function riff(chunks: Buffer[]): Buffer {
   const body = Buffer.concat(chunks);
   return Buffer.concat([
     Buffer.from('RIFF', 'latin1'),
-    le32(4 + body.length),
+    u32le(4 + body.length),
     Buffer.from('WEBP', 'latin1'),
     body,
   ]);
@@ -298,7 +278,7 @@ export function webpWithMetadata(options: WebpMetadataOptions = {}): Buffer {
 
 function box(type: string, ...content: Buffer[]): Buffer {
   const body = Buffer.concat(content);
-  return Buffer.concat([be32(body.length + 8), Buffer.from(type, 'latin1'), body]);
+  return Buffer.concat([u32be(body.length + 8), Buffer.from(type, 'latin1'), body]);
 }
 
 function fullBox(type: string, version: number, ...content: Buffer[]): Buffer {
@@ -307,7 +287,7 @@ function fullBox(type: string, version: number, ...content: Buffer[]): Buffer {
 
 function infe(id: number, itemType: string, contentType?: string): Buffer {
   const extra = contentType === undefined ? [] : [Buffer.from(`${contentType}\0`, 'latin1')];
-  return fullBox('infe', 2, be16(id), be16(0), Buffer.from(itemType, 'latin1'), Buffer.from([0]), ...extra);
+  return fullBox('infe', 2, u16be(id), u16be(0), Buffer.from(itemType, 'latin1'), Buffer.from([0]), ...extra);
 }
 
 /** Stand-in for the AV1 payload: the stripper must leave it byte for byte. */
@@ -319,28 +299,28 @@ export const AVIF_PIXELS = Buffer.from('AV1 coded pixels stand-in '.repeat(4), '
  */
 export function avifWithMetadata(options: ExifOptions & { width?: number; height?: number } = {}): Buffer {
   const { width = 6, height = 4 } = options;
-  const exif = Buffer.concat([be32(6), Buffer.from('Exif\0\0', 'latin1'), exifTiff(options)]);
+  const exif = Buffer.concat([u32be(6), Buffer.from('Exif\0\0', 'latin1'), exifTiff(options)]);
   const xmp = Buffer.from(XMP_PACKET, 'utf8');
   const payloads = [AVIF_PIXELS, exif, xmp];
-  const ftyp = box('ftyp', Buffer.from('avif', 'latin1'), be32(0), Buffer.from('avifmif1miaf', 'latin1'));
+  const ftyp = box('ftyp', Buffer.from('avif', 'latin1'), u32be(0), Buffer.from('avifmif1miaf', 'latin1'));
   const meta = (dataStart: number) => {
     let at = dataStart;
     const locations = payloads.map((payload, index) => {
-      const entry = Buffer.concat([be16(index + 1), be16(0), be16(1), be32(at), be32(payload.length)]);
+      const entry = Buffer.concat([u16be(index + 1), u16be(0), u16be(1), u32be(at), u32be(payload.length)]);
       at += payload.length;
       return entry;
     });
     return fullBox(
       'meta',
       0,
-      fullBox('hdlr', 0, be32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(12), Buffer.from([0])),
-      fullBox('pitm', 0, be16(1)),
-      fullBox('iinf', 0, be16(3), infe(1, 'av01'), infe(2, 'Exif'), infe(3, 'mime', 'application/rdf+xml')),
-      fullBox('iloc', 0, Buffer.from([0x44, 0x00]), be16(3), ...locations),
+      fullBox('hdlr', 0, u32be(0), Buffer.from('pict', 'latin1'), Buffer.alloc(12), Buffer.from([0])),
+      fullBox('pitm', 0, u16be(1)),
+      fullBox('iinf', 0, u16be(3), infe(1, 'av01'), infe(2, 'Exif'), infe(3, 'mime', 'application/rdf+xml')),
+      fullBox('iloc', 0, Buffer.from([0x44, 0x00]), u16be(3), ...locations),
       box(
         'iprp',
-        box('ipco', fullBox('ispe', 0, be32(width), be32(height))),
-        fullBox('ipma', 0, be32(1), be16(1), Buffer.from([1, 0x81])),
+        box('ipco', fullBox('ispe', 0, u32be(width), u32be(height))),
+        fullBox('ipma', 0, u32be(1), u16be(1), Buffer.from([1, 0x81])),
       ),
     );
   };
