@@ -135,12 +135,15 @@ async function intake(bytes: Buffer): Promise<void> {
 }
 
 describe('bounded work on crafted 4 MiB inputs', () => {
-  it('takes in any shape for at most about twice a valid 4 MiB PNG', async () => {
+  it('takes in any shape for at most a small multiple of a valid 4 MiB PNG', async () => {
     const baseline = await cpuMicros(5, () => intake(png));
     for (const [name, , bytes] of SHAPES) {
       const cost = await cpuMicros(5, () => intake(bytes));
+      // Alone about 1x to 2x; inside a full parallel run it reached 3.1x (PNG of empty text chunks). The
+      // failure this guards against, a reader looping per byte or per box, costs hundreds (image-size took
+      // some 400 ms on one of these shapes).
       expect(cost, `${name}: ${cost.toFixed(0)} µs vs ${baseline.toFixed(0)} µs for the PNG`).toBeLessThan(
-        3 * baseline,
+        10 * baseline,
       );
     }
   });
