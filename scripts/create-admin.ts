@@ -4,7 +4,7 @@
 // stays out of shell history, stage files and Lambda environments.
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from '../lib/zod.ts';
 
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.ADMIN_PASSWORD;
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   }
   const { emailField, newPasswordField, usernameField } = await import('../lib/accounts/schemas.ts');
   const parsed = z
-    .object({ username: usernameField, email: emailField, password: newPasswordField })
+    .object({ username: usernameField(), email: emailField(), password: newPasswordField() })
     .safeParse({ username: values.username, email: values.email, password: await readPassword() });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) console.error(`${issue.path.join('.')}: ${issue.message}`);

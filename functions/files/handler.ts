@@ -1,7 +1,6 @@
 // Lambda entry of the `files` group: health check, stored files (/i/...), the API document and its page,
 // and the 404 for unknown routes. Imports only what serving needs (the storage, no upload pipeline, no
 // session checks): every route of this group takes no credentials.
-import * as z from 'zod';
 import { config } from '#lib/config/index.ts';
 import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
@@ -9,6 +8,7 @@ import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handle
 import type { HttpResult } from '#lib/http/types.ts';
 import { storedFileResult } from '#lib/upload/serve.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import * as z from '#lib/zod.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
@@ -34,7 +34,7 @@ export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOpti
     {
       'GET /healthz': defineRoute({
         summary: 'Health check: the ok envelope once the service is ready.',
-        response: z.object({ status: z.literal('ok') }),
+        response: () => z.object({ status: z.literal('ok') }),
         run: async () => ok({ status: 'ok' }),
       }),
       // In AWS CloudFront serves /i/* from S3; this answers where the API itself is asked (docs/UPLOADS.md).

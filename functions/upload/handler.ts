@@ -2,17 +2,17 @@
 // API tokens and storage usage (docs/UPLOADS.md). API tokens and the static upload token authenticate
 // `uploader` routes.
 
-import * as z from 'zod';
 import { clientOf } from '#lib/accounts/client.ts';
 import { config } from '#lib/config/index.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
-import { DEFAULT_PAGE_SIZE, pageQuery, requirePrincipal } from '#lib/http/paging.ts';
+import { DEFAULT_PAGE_SIZE, pageQuery, pageQueryFields, requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { PERMISSIONS, uploadRecordSchema } from '#lib/upload/record.ts';
 import { directUploadBodyLimit } from '#lib/upload/services.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import * as z from '#lib/zod.ts';
 import { type UploadDeps, uploadDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
@@ -24,44 +24,61 @@ const ownerOf = (request: HttpRequest<unknown, unknown>) => {
   return { id: accountId, role };
 };
 
-const usageResponse = z.object({
-  used_bytes: z.number().int(),
-  file_count: z.number().int(),
-  quota_bytes: z.number().int().min(0).nullable(),
-  plan: z.object({ id: z.string(), name: z.string(), expires_at: z.string().nullable() }).nullable(),
-});
+// The routes' schemas, built on their first use (lib/http/handler.ts defineRoute), never at import.
+const usageResponse = () =>
+  z.object({
+    used_bytes: z.number().check(z.int()),
+    file_count: z.number().check(z.int()),
+    quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
+    plan: z.nullable(z.object({ id: z.string(), name: z.string(), expires_at: z.nullable(z.string()) })),
+  });
 
-const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/);
-const filePage = z.object({ items: z.array(uploadRecordSchema), next_cursor: z.string().nullable() });
-const presignResponse = z.object({
-  key: z.string(),
-  url: z.url(),
-  method: z.literal('PUT'),
-  headers: z.record(z.string(), z.string()),
-  expires_at: timestamp,
-});
-const tokenView = z.object({
-  id: z.string(),
-  name: z.string(),
-  prefix: z.string(),
-  last_used_at: timestamp.nullable(),
-  created_at: timestamp,
-});
+const timestamp = z.once(() =>
+  z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
+);
+const filePage = z.once(() =>
+  z.object({ items: z.array(uploadRecordSchema()), next_cursor: z.nullable(z.string()) }),
+);
+const presignResponse = () =>
+  z.object({
+    key: z.string(),
+    url: z.url(),
+    method: z.literal('PUT'),
+    headers: z.record(z.string(), z.string()),
+    expires_at: timestamp(),
+  });
+const tokenView = z.once(() =>
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string(),
+    last_used_at: z.nullable(timestamp()),
+    created_at: timestamp(),
+  }),
+);
 
-const adminFilesQuery = pageQuery.in
-  .extend({ owner_id: z.string().trim().min(1).max(128).optional() })
-  .transform(({ owner_id, limit, cursor }) => ({
-    ownerId: owner_id,
-    limit: limit ?? DEFAULT_PAGE_SIZE,
-    ...(cursor ? { cursor } : {}),
-  }));
+const adminFilesQuery = () =>
+  z.pipe(
+    z.extend(pageQueryFields(), {
+      owner_id: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(128))),
+    }),
+    z.transform(({ owner_id, limit, cursor }) => ({
+      ownerId: owner_id,
+      limit: limit ?? DEFAULT_PAGE_SIZE,
+      ...(cursor ? { cursor } : {}),
+    })),
+  );
 
-const presignBody = z.object({
-  mime_type: z.string().trim().min(1).max(255),
-  size: z.number().int().min(1),
-  filename: z.string().max(1024).optional(),
-  permission: z.string().max(32).optional(),
-});
+const presignBody = () =>
+  z.object({
+    mime_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
+    size: z.number().check(z.int(), z.minimum(1)),
+    filename: z.optional(z.string().check(z.maxLength(1024))),
+    permission: z.optional(z.string().check(z.maxLength(32))),
+  });
+
+const permissionBody = z.once(() => z.object({ permission: z.enum(PERMISSIONS) }));
+const deletedView = z.once(() => z.object({ id: z.string(), deleted: z.literal(true) }));
 
 /** The upload group over the given dependencies (tests build theirs with the same builders). */
 export function createUploadHandler(
@@ -98,7 +115,7 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().uploads.presign(callerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
-        body: z.object({ key: z.string().trim().min(1).max(1024) }),
+        body: () => z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),
         summary: 'Checks a presigned upload and records it (idempotent).',
         response: uploadRecordSchema,
         // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
@@ -120,7 +137,7 @@ export function createUploadHandler(
         },
       }),
       'PATCH /api/v1/files/{id}': defineRoute({
-        body: z.object({ permission: z.enum(PERMISSIONS) }),
+        body: permissionBody,
         response: uploadRecordSchema,
         run: async (request) =>
           ok(
@@ -133,7 +150,7 @@ export function createUploadHandler(
       }),
       'DELETE /api/v1/files/{id}': defineRoute({
         summary: 'Deletes the record and its object.',
-        response: z.object({ id: z.string(), deleted: z.literal(true) }),
+        response: deletedView,
         run: async (request) =>
           ok(await uploadServices().uploads.deleteFile(callerOf(request), request.params.id ?? '')),
       }),
@@ -145,7 +162,7 @@ export function createUploadHandler(
       }),
       'PATCH /api/v1/admin/files/{id}': defineRoute({
         summary: "Sets the permission of any account's file (administrators).",
-        body: z.object({ permission: z.enum(PERMISSIONS) }),
+        body: permissionBody,
         response: uploadRecordSchema,
         run: async (request) =>
           ok(
@@ -159,7 +176,7 @@ export function createUploadHandler(
       'DELETE /api/v1/admin/files/{id}': defineRoute({
         summary:
           "Deletes any account's file: record, object, and the owner's usage given back (administrators).",
-        response: z.object({ id: z.string(), deleted: z.literal(true) }),
+        response: deletedView,
         run: async (request) => ok(await uploadServices().uploads.deleteFile(null, request.params.id ?? '')),
       }),
       'GET /api/v1/gallery': defineRoute({
@@ -169,9 +186,9 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().files.gallery(request.query)),
       }),
       'POST /api/v1/tokens': defineRoute({
-        body: z.object({ name: z.string().trim().min(1).max(64) }),
+        body: () => z.object({ name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)) }),
         summary: 'An API token for an uploader; the secret is shown in this answer only.',
-        response: tokenView.omit({ last_used_at: true }).extend({ token: z.string() }),
+        response: () => z.extend(z.omit(tokenView(), { last_used_at: true }), { token: z.string() }),
         successStatus: 201,
         run: async (request) =>
           created(
@@ -184,11 +201,11 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
       }),
       'GET /api/v1/tokens': defineRoute({
-        response: z.array(tokenView),
+        response: () => z.array(tokenView()),
         run: async (request) => ok(await uploadServices().tokens.list(callerOf(request))),
       }),
       'DELETE /api/v1/tokens/{id}': defineRoute({
-        response: z.object({ id: z.string(), revoked: z.literal(true) }),
+        response: () => z.object({ id: z.string(), revoked: z.literal(true) }),
         run: async (request) => {
           const id = request.params.id ?? '';
           await uploadServices().tokens.revoke(callerOf(request), id, clientOf(request));

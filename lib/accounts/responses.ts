@@ -1,91 +1,111 @@
 // The `data` of each account endpoint's success envelope, as zod schemas: the API document is generated
 // from them and the end-to-end tests check answers against them (docs/ACCOUNTS.md has the same shapes).
-import * as z from 'zod';
+// Built on first read, which serving a request never does (lib/http/handler.ts RouteImpl.response).
+import * as z from '../zod.ts';
 import { SECURITY_EVENT_TYPES } from './security-events.ts';
 
-const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
+const timestamp = z.once(() => z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/)));
 
-export const userData = z.object({
-  id: z.string(),
-  username: z.string(),
-  email: z.string().nullable(),
-  email_verified: z.boolean(),
-  role: z.enum(['user', 'admin']),
-  totp_enabled: z.boolean(),
-  created_at: timestamp,
-});
+export const userData = z.once(() =>
+  z.object({
+    id: z.string(),
+    username: z.string(),
+    email: z.nullable(z.string()),
+    email_verified: z.boolean(),
+    role: z.enum(['user', 'admin']),
+    totp_enabled: z.boolean(),
+    created_at: timestamp(),
+  }),
+);
 
-const sessionData = z.object({
-  token: z.string(),
-  token_type: z.literal('Bearer'),
-  expires_at: timestamp,
-  user: userData,
-});
+const sessionData = z.once(() =>
+  z.object({
+    token: z.string(),
+    token_type: z.literal('Bearer'),
+    expires_at: timestamp(),
+    user: userData(),
+  }),
+);
 
-const challengeData = z.object({
-  totp_required: z.literal(true),
-  challenge_token: z.string(),
-  expires_at: timestamp,
-});
+const challengeData = z.once(() =>
+  z.object({
+    totp_required: z.literal(true),
+    challenge_token: z.string(),
+    expires_at: timestamp(),
+  }),
+);
 
-const securityData = z.object({
-  totp_enabled: z.boolean(),
-  totp_pending: z.boolean(),
-  email: z.string().nullable(),
-  email_verified: z.boolean(),
-  recovery_codes_remaining: z.number().int().min(0),
-});
+const securityData = z.once(() =>
+  z.object({
+    totp_enabled: z.boolean(),
+    totp_pending: z.boolean(),
+    email: z.nullable(z.string()),
+    email_verified: z.boolean(),
+    recovery_codes_remaining: z.number().check(z.int(), z.minimum(0)),
+  }),
+);
 
-const recoveryCodes = z.array(z.string().regex(/^[a-z2-7]{5}-[a-z2-7]{5}$/)).length(10);
+const recoveryCodes = z.once(() =>
+  z.array(z.string().check(z.regex(/^[a-z2-7]{5}-[a-z2-7]{5}$/))).check(z.length(10)),
+);
 
-const usage = z.object({
-  used_bytes: z.number().int(),
-  file_count: z.number().int(),
-  quota_bytes: z.number().int().nullable(),
-});
+const usage = z.once(() =>
+  z.object({
+    used_bytes: z.number().check(z.int()),
+    file_count: z.number().check(z.int()),
+    quota_bytes: z.nullable(z.number().check(z.int())),
+  }),
+);
 
-export const adminAccountData = userData.extend({
-  status: z.enum(['active', 'disabled']),
-  usage: usage.nullable(),
-});
+export const adminAccountData = z.once(() =>
+  z.extend(userData(), {
+    status: z.enum(['active', 'disabled']),
+    usage: z.nullable(usage()),
+  }),
+);
 
-export const responses = {
-  codeSent: z.object({ expires_at: timestamp }),
+export const responses = z.builtOnFirstRead({
+  codeSent: () => z.object({ expires_at: timestamp() }),
   user: userData,
   session: sessionData,
-  sessionOrChallenge: z.union([sessionData, challengeData]),
+  sessionOrChallenge: () => z.union([sessionData(), challengeData()]),
   security: securityData,
-  totpSetup: z.object({
-    secret: z.string(),
-    uri: z.string().regex(/^otpauth:\/\/totp\//),
-    qr_data_url: z.string().regex(/^data:image\/svg\+xml;base64,[A-Za-z0-9+/]+=*$/),
-  }),
-  totpEnabled: securityData.extend({ totp_enabled: z.literal(true), recovery_codes: recoveryCodes }),
-  recoveryCodes: z.object({ recovery_codes: recoveryCodes, recovery_codes_remaining: z.number().int() }),
-  nothing: z.null(),
-  sessions: z.array(
+  totpSetup: () =>
     z.object({
-      id: z.string(),
-      current: z.boolean(),
-      created_at: timestamp,
-      expires_at: timestamp,
-      ip: z.string().nullable(),
-      user_agent: z.string().nullable(),
+      secret: z.string(),
+      uri: z.string().check(z.regex(/^otpauth:\/\/totp\//)),
+      qr_data_url: z.string().check(z.regex(/^data:image\/svg\+xml;base64,[A-Za-z0-9+/]+=*$/)),
     }),
-  ),
-  sessionRevoked: z.object({ id: z.string(), revoked: z.literal(true) }),
-  othersRevoked: z.object({ revoked: z.number().int().min(0) }),
-  securityEvents: z.object({
-    items: z.array(
+  totpEnabled: () =>
+    z.extend(securityData(), { totp_enabled: z.literal(true), recovery_codes: recoveryCodes() }),
+  recoveryCodes: () =>
+    z.object({ recovery_codes: recoveryCodes(), recovery_codes_remaining: z.number().check(z.int()) }),
+  nothing: () => z.null(),
+  sessions: () =>
+    z.array(
       z.object({
-        type: z.enum(SECURITY_EVENT_TYPES),
-        at: timestamp,
-        ip: z.string().nullable(),
-        user_agent: z.string().nullable(),
+        id: z.string(),
+        current: z.boolean(),
+        created_at: timestamp(),
+        expires_at: timestamp(),
+        ip: z.nullable(z.string()),
+        user_agent: z.nullable(z.string()),
       }),
     ),
-    next_cursor: z.string().nullable(),
-  }),
+  sessionRevoked: () => z.object({ id: z.string(), revoked: z.literal(true) }),
+  othersRevoked: () => z.object({ revoked: z.number().check(z.int(), z.minimum(0)) }),
+  securityEvents: () =>
+    z.object({
+      items: z.array(
+        z.object({
+          type: z.enum(SECURITY_EVENT_TYPES),
+          at: timestamp(),
+          ip: z.nullable(z.string()),
+          user_agent: z.nullable(z.string()),
+        }),
+      ),
+      next_cursor: z.nullable(z.string()),
+    }),
   adminAccount: adminAccountData,
-  adminAccounts: z.object({ items: z.array(adminAccountData), next_cursor: z.string().nullable() }),
-};
+  adminAccounts: () => z.object({ items: z.array(adminAccountData()), next_cursor: z.nullable(z.string()) }),
+});

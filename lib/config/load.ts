@@ -1,7 +1,7 @@
 // Reads the settings once: JSON file (or inline JSON), then per-key environment overrides, then one validation.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { z } from 'zod';
+import type * as z from '../zod.ts';
 import { type AppConfig, configSchema } from './schema.ts';
 
 export const DEFAULT_CONFIG_FILE = 'infra/config/local.json';
@@ -18,10 +18,10 @@ export class ConfigError extends Error {
 type LeafKind = 'string' | 'number' | 'boolean' | 'json';
 
 /** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
-export function configLeaves(schema: z.ZodType = configSchema, prefix = ''): Map<string, LeafKind> {
+export function configLeaves(schema: z.ZodMiniType = configSchema, prefix = ''): Map<string, LeafKind> {
   const leaves = new Map<string, LeafKind>();
   const inner = unwrap(schema);
-  const def = (inner as unknown as { def: { type: string; shape?: Record<string, z.ZodType> } }).def;
+  const def = (inner as unknown as { def: { type: string; shape?: Record<string, z.ZodMiniType> } }).def;
   if (def.type === 'object' && def.shape) {
     for (const [key, child] of Object.entries(def.shape)) {
       for (const [path, kind] of configLeaves(child, prefix ? `${prefix}.${key}` : key))
@@ -41,8 +41,10 @@ export function configLeaves(schema: z.ZodType = configSchema, prefix = ''): Map
   return leaves;
 }
 
-function unwrap(schema: z.ZodType): z.ZodType {
-  let current = schema as unknown as { def: { type: string; innerType?: z.ZodType; in?: z.ZodType } };
+function unwrap(schema: z.ZodMiniType): z.ZodMiniType {
+  let current = schema as unknown as {
+    def: { type: string; innerType?: z.ZodMiniType; in?: z.ZodMiniType };
+  };
   for (;;) {
     const { def } = current;
     if (def.innerType && ['optional', 'default', 'prefault', 'nullable', 'readonly'].includes(def.type)) {

@@ -1,8 +1,8 @@
 // The API document (OpenAPI 3.1), generated from the route table and the zod schemas that validate each
 // route's body and query and describe its success data: one source, so the document cannot drift.
-import * as z from 'zod';
 import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec, routeKeyOf } from '../routes.ts';
-import type { RouteImpls } from './handler.ts';
+import * as z from '../zod.ts';
+import type { RouteImpls, Schema } from './handler.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -52,7 +52,7 @@ const SECURITY: Record<AuthKind, Array<Record<string, string[]>>> = {
 };
 
 /** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) of a zod schema, without the `$schema` header. */
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+function jsonSchema(schema: Schema, io: 'input' | 'output'): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io,
@@ -93,7 +93,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
             properties: {
               code: { const: 0 },
               message: { const: 'ok' },
-              data: jsonSchema(impl.response, 'output'),
+              data: jsonSchema(impl.response(), 'output'),
             },
           },
         },
@@ -126,7 +126,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
     parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
   }
   if (impl?.query) {
-    const query = jsonSchema(impl.query, 'input') as {
+    const query = jsonSchema(impl.query(), 'input') as {
       properties?: Record<string, JsonSchema>;
       required?: string[];
     };
@@ -150,7 +150,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
   if (impl?.body) {
     operation.requestBody = {
       required: true,
-      content: { 'application/json': { schema: jsonSchema(impl.body, 'input') } },
+      content: { 'application/json': { schema: jsonSchema(impl.body(), 'input') } },
     };
   } else if (impl?.requestContentType) {
     operation.requestBody = { required: true, content: { [impl.requestContentType]: {} } };

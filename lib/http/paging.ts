@@ -1,5 +1,5 @@
 // Cursor pages, one shape for every list (files, gallery, orders) and one query schema for asking for them.
-import * as z from 'zod';
+import * as z from '../zod.ts';
 import { errors } from './errors.ts';
 import type { HttpRequest, Principal } from './types.ts';
 
@@ -12,22 +12,40 @@ export interface Page<T> {
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
-/** `?limit=&cursor=`: limit a whole number from 1 to 100 (default 20); the cursor opaque. */
-export const pageQuery = z
-  .object({
-    limit: z
-      .string()
-      .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
-      .transform(Number)
-      .pipe(
-        z.number().int().min(1, 'must be at least 1').max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
-      )
-      .optional(),
-    cursor: z.string().max(2048).optional(),
-  })
-  .transform(({ limit, cursor }) => ({ limit: limit ?? DEFAULT_PAGE_SIZE, ...(cursor ? { cursor } : {}) }));
+/** The fields of `?limit=&cursor=`, before the defaults: limit a whole number from 1 to 100, the cursor opaque. */
+export const pageQueryFields = z.once(() =>
+  z.object({
+    limit: z.optional(
+      z.pipe(
+        z.pipe(
+          z.string().check(z.regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)),
+          z.transform(Number),
+        ),
+        z
+          .number()
+          .check(
+            z.int(),
+            z.minimum(1, 'must be at least 1'),
+            z.maximum(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
+          ),
+      ),
+    ),
+    cursor: z.optional(z.string().check(z.maxLength(2048))),
+  }),
+);
 
-export type PageRequest = z.output<typeof pageQuery>;
+/** `?limit=&cursor=`: limit a whole number from 1 to 100 (default 20); the cursor opaque. */
+export const pageQuery = z.once(() =>
+  z.pipe(
+    pageQueryFields(),
+    z.transform(({ limit, cursor }) => ({
+      limit: limit ?? DEFAULT_PAGE_SIZE,
+      ...(cursor ? { cursor } : {}),
+    })),
+  ),
+);
+
+export type PageRequest = z.output<ReturnType<typeof pageQuery>>;
 
 /** The caller of a route that took credentials; a route that reaches here without one is a 401. */
 export function requirePrincipal(request: Pick<HttpRequest<unknown, unknown>, 'principal'>): Principal {

@@ -1,12 +1,12 @@
 // Payment settings (docs/SPEC.md 2.4, docs/DESIGN.md 7): one versioned item in the table, every secret sealed with
 // the master key, config-file values written there on first start, masked reads, validated partial writes.
-import * as z from 'zod';
 import type { AppConfig, Provider } from '../config/index.ts';
 import { PROVIDERS } from '../config/schema.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import { ConditionFailedError, type Table } from '../db/repository.ts';
 import { ChannelConfigError, errors } from '../http/errors.ts';
 import { isoWithOffset } from '../time.ts';
+import * as z from '../zod.ts';
 import { loadPrivateKey, loadPublicKey } from './channels/keys.ts';
 import { optionalHttpUrl } from './channels/settings.ts';
 
@@ -111,46 +111,54 @@ export function maskSettings(settings: PaymentSettings) {
 // ---- partial update ------------------------------------------------------------------------------
 
 const KEY_MAX = 16_384;
-const text = (max: number) => z.string().max(max).nullable().optional();
+const text = (max: number) => z.optional(z.nullable(z.string().check(z.maxLength(max))));
+const enabled = () => z.optional(z.boolean());
 
-const channelAPatch = z.object({
-  enabled: z.boolean().optional(),
-  app_id: text(64),
-  seller_id: text(64),
-  gateway_url: text(512),
-  private_key: text(KEY_MAX),
-  public_key: text(KEY_MAX),
-});
-const channelBPatch = z.object({
-  enabled: z.boolean().optional(),
-  app_id: text(64),
-  mch_id: text(64),
-  serial_no: text(128),
-  platform_serial_no: text(128),
-  api_base_url: text(512),
-  private_key: text(KEY_MAX),
-  api_v3_key: text(128),
-  platform_public_key: text(KEY_MAX),
-});
-const channelCPatch = z.object({
-  enabled: z.boolean().optional(),
-  pid: text(64),
-  gateway_url: text(512),
-  api_url: text(512),
-  submit_url: text(512),
-  pay_type: text(32),
-  key: text(512),
-});
-
-/** PUT /api/v1/admin/payment: any subset of the GET shape, secrets under their own names. */
-export const settingsPatchSchema = z.object({
-  default_gateway: z.enum(PROVIDERS).optional(),
-  mock: z.object({ enabled: z.boolean().optional() }).optional(),
-  channel_a: channelAPatch.optional(),
-  channel_b: channelBPatch.optional(),
-  channel_c: channelCPatch.optional(),
-});
-export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
+/**
+ * PUT /api/v1/admin/payment: any subset of the GET shape, secrets under their own names. Built on the
+ * route's first request (lib/http/handler.ts defineRoute).
+ */
+export const settingsPatchSchema = z.once(() =>
+  z.object({
+    default_gateway: z.optional(z.enum(PROVIDERS)),
+    mock: z.optional(z.object({ enabled: enabled() })),
+    channel_a: z.optional(
+      z.object({
+        enabled: enabled(),
+        app_id: text(64),
+        seller_id: text(64),
+        gateway_url: text(512),
+        private_key: text(KEY_MAX),
+        public_key: text(KEY_MAX),
+      }),
+    ),
+    channel_b: z.optional(
+      z.object({
+        enabled: enabled(),
+        app_id: text(64),
+        mch_id: text(64),
+        serial_no: text(128),
+        platform_serial_no: text(128),
+        api_base_url: text(512),
+        private_key: text(KEY_MAX),
+        api_v3_key: text(128),
+        platform_public_key: text(KEY_MAX),
+      }),
+    ),
+    channel_c: z.optional(
+      z.object({
+        enabled: enabled(),
+        pid: text(64),
+        gateway_url: text(512),
+        api_url: text(512),
+        submit_url: text(512),
+        pay_type: text(32),
+        key: text(512),
+      }),
+    ),
+  }),
+);
+export type SettingsPatch = z.infer<ReturnType<typeof settingsPatchSchema>>;
 
 /**
  * Applies a patch. Plain fields: a string sets, `''` or null clears, absent keeps. Secrets: a non-empty

@@ -3,7 +3,6 @@
 // for the business counts a route's outcome implies, 5xx counted, metrics written once per invocation.
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { created, ok } from '../../lib/http/envelope.ts';
 import { errors } from '../../lib/http/errors.ts';
 import type { ApiEvent } from '../../lib/http/event.ts';
@@ -11,6 +10,7 @@ import { type Authenticator, createGroupHandler, defineRoute } from '../../lib/h
 import { configureLogging, log, tapLogging, withLogContext } from '../../lib/log.ts';
 import { observeInvocation } from '../../lib/observability/invocation.ts';
 import { configureMetrics, DEFAULT_NAMESPACE, recordMetric } from '../../lib/observability/metrics.ts';
+import * as z from '../../lib/zod.ts';
 import { apiEvent, parseBody } from '../support/events.ts';
 
 const SESSION_TOKEN = 'session-token-for-observability-0001';
@@ -27,7 +27,7 @@ const authenticate: Authenticator = async (request, kind) => {
 
 /** What the real login answers: a session, or a TOTP challenge (lib/accounts/responses.ts). */
 const login = defineRoute({
-  body: z.object({ username: z.string(), password: z.string() }),
+  body: () => z.object({ username: z.string(), password: z.string() }),
   run: async (request) => {
     if (request.body.password !== 'right') throw errors.unauthorized('Invalid credentials');
     if (request.body.username === 'totp-user')

@@ -1,16 +1,17 @@
 // One wording for enum, type and size problems on every route (the message names the field and the rule).
 
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
 import { plainMessage } from '../../../lib/http/handler.ts';
+import * as z from '../../../lib/zod.ts';
 
+// Built as the service builds its schemas (lib/zod.ts: zod/mini with the English messages).
 const schema = z.object({
   permission: z.enum(['private', 'public']),
-  size: z.number().int().min(1),
-  name: z.string().max(3),
-  tags: z.array(z.string()).max(2),
+  size: z.number().check(z.int(), z.minimum(1)),
+  name: z.string().check(z.maxLength(3)),
+  tags: z.array(z.string()).check(z.maxLength(2)),
   flag: z.boolean(),
-  custom: z.string().min(5, 'must be at least 5 characters long, said the schema'),
+  custom: z.string().check(z.minLength(5, 'must be at least 5 characters long, said the schema')),
 });
 
 function messagesFor(input: unknown): Record<string, string> {

@@ -1,0 +1,58 @@
+// The zod every schema of the service is built with: zod/mini, set up here once, before any schema parses
+// (each module that builds schemas imports them from here). Import it as `import * as z from '…/zod.ts'`.
+//
+// zod/mini rather than classic zod: classic attaches dozens of methods to every schema it builds and
+// brings every schema kind into a bundle (about 91 KiB); mini's functions are shaken out when unused, so a
+// bundle carries only what its schemas use. Same core, same parsing, same messages, same JSON Schema
+// (docs/PERFORMANCE.md "Cold import").
+import { config } from 'zod/mini';
+// The one locale by its own path: through zod/mini's `locales` a bundle would carry all of them (258 KiB).
+import en from 'zod/v4/locales/en.js';
+
+config({
+  // English messages: classic zod loads them itself, mini leaves every message "Invalid input". The
+  // handler's plainMessage rewords zod's defaults by their text, and the configuration's problems quote them.
+  ...en(),
+  // No generated fast paths (zod compiles one per object schema with `new Function` on its first parse):
+  // a cold start parses each schema about once, so compiling them costs more than it saves (about 4 ms of
+  // the configuration's validation at import). Same results, same messages.
+  jitless: true,
+});
+
+export * from 'zod/mini';
+
+/**
+ * A value built on its first use, then kept: a schema only some requests need is not built at a cold
+ * start, and built once when it is.
+ */
+export function once<T>(build: () => T): () => T {
+  let built: { value: T } | undefined;
+  return () => {
+    built ??= { value: build() };
+    return built.value;
+  };
+}
+
+/**
+ * An object whose members are each built on their first read, then kept: `schemas.login` builds the login
+ * schema (and what it is made of) only.
+ */
+export function builtOnFirstRead<T extends Record<string, unknown>>(
+  builders: {
+    [K in keyof T]: () => T[K];
+  },
+): Readonly<T> {
+  const members = {} as T;
+  for (const key of Object.keys(builders) as Array<keyof T>) {
+    Object.defineProperty(members, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = builders[key]();
+        Object.defineProperty(members, key, { value, enumerable: true, writable: false });
+        return value;
+      },
+    });
+  }
+  return members;
+}

@@ -1,0 +1,41 @@
+// Route schemas are built on first use (lib/http/handler.ts defineRoute), not at import: a cold start of a
+// function builds no zod schema beyond its configuration's (docs/PERFORMANCE.md "Cold import").
+import { describe, expect, it } from 'vitest';
+// The configuration's schema is built and used at import by every function: loaded first, so not counted.
+import '../../../lib/config/index.ts';
+import * as z from '../../../lib/zod.ts';
+
+describe('route schemas', () => {
+  it('are not built when a function is imported; a route builds its own on first use, once', async () => {
+    // Prepare: zod calls this hook once per schema or check it constructs (`postProcessor`, an internal hook
+    // of zod 4 that zod/compile uses); the assertions below also prove it still counts.
+    const settings = z.config();
+    let built = 0;
+    settings.postProcessor = () => {
+      built += 1;
+    };
+    try {
+      // Act
+      const [auth] = await Promise.all([
+        import('../../../functions/auth/handler.ts'),
+        import('../../../functions/upload/handler.ts'),
+        import('../../../functions/files/handler.ts'),
+        import('../../../functions/payments/handler.ts'),
+        import('../../../functions/payment-callback/handler.ts'),
+      ]);
+      const atImport = built;
+      const login = auth.handler.routes['POST /auth/login'];
+      const body = login?.body?.();
+      const afterLogin = built;
+
+      // Assess
+      expect(atImport).toBe(0);
+      expect(afterLogin).toBeGreaterThan(0);
+      expect(login?.body?.()).toBe(body);
+      expect(auth.handler.routes['POST /api/v1/auth/login']?.body?.()).toBe(body);
+      expect(built).toBe(afterLogin);
+    } finally {
+      settings.postProcessor = undefined;
+    }
+  }, 60_000);
+});
