@@ -23,6 +23,7 @@ const SDK_EXPORTS: Record<string, string> = {
   '@aws-sdk/client-sesv2': 'SESv2Client',
   '@aws-sdk/client-eventbridge': 'EventBridgeClient',
   '@aws-sdk/client-cloudfront': 'CloudFrontClient',
+  '@aws-sdk/client-secrets-manager': 'SecretsManagerClient',
 };
 
 export interface GroupImport {
@@ -62,12 +63,19 @@ export interface ColdImportReport {
   bundle_kb_max: number;
 }
 
-/** The SDK packages whose code went into the bundle, by the metafile's inputs. */
+/**
+ * The SDK packages whose code went into the bundle, by the metafile's inputs. A service client missing from
+ * SDK_EXPORTS is an error, not a silent omission: the yardstick would leave it out and charge its import
+ * to our code (the Secrets Manager client, which the front door brought, was once counted that way).
+ */
 export function sdkPackagesOf(metafile: Metafile): string[] {
   const found = new Set<string>();
   for (const input of Object.keys(metafile.inputs)) {
     const match = /node_modules\/(@aws-sdk\/[^/]+)\//.exec(input);
-    if (match?.[1] && match[1] in SDK_EXPORTS) found.add(match[1]);
+    if (!match?.[1]) continue;
+    if (match[1] in SDK_EXPORTS) found.add(match[1]);
+    else if (match[1].startsWith('@aws-sdk/client-'))
+      throw new Error(`${match[1]} is in a bundle but not in SDK_EXPORTS (test/perf/cold-import.ts)`);
   }
   return [...found].sort();
 }
