@@ -37,6 +37,16 @@ export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
 // installed beside the bundle of the one group that invalidates (need `cdn`).
 export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 
+// TOTP (otplib with its @otplib/*, @noble/hashes and @scure/base) and the setup's QR code (uqr): about
+// 48 KiB of the auth bundle that V8 would compile at every cold start, for the few requests that set up or
+// check a code (lib/accounts/totp.ts, lib/accounts/qr.ts load them then). Installed beside the auth bundle.
+export const TOTP_PACKAGES = ['otplib', 'uqr'] as const;
+
+// file-type and what it brings (strtok3, @tokenizer/*, token-types, debug): about 70 KiB of the upload
+// bundle, needed only once an upload's bytes are sniffed (lib/upload/sniff.ts loads it then; it imports the
+// `file-type/core` subpath, which esbuild leaves external with the package). Installed beside the bundle.
+export const FILE_TYPE_PACKAGE = 'file-type';
+
 // ESM bundles still meet CommonJS dependencies that call require(); give them one.
 export const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
@@ -52,7 +62,10 @@ export const TRACER_PACKAGES = [TRACER_PACKAGE, 'aws-xray-sdk-core'] as const;
 export interface GroupPackages {
   /** Ship @node-rs/argon2 built for the Lambda architecture (only functions that hash passwords). */
   nativeArgon2: boolean;
-  /** Packages left out of the bundle and installed beside it (CommonJS that breaks in strict ESM). */
+  /**
+   * Packages left out of the bundle and installed beside it: CommonJS that breaks in strict ESM, or packages
+   * only a few requests load (by a dynamic import on first use), kept out of the code every cold start compiles.
+   */
   installed: string[];
   /**
    * Packages the shared code can name (a lazy import on a path this group never takes) that are neither
@@ -63,8 +76,8 @@ export interface GroupPackages {
 
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
-  auth: { nativeArgon2: true, installed: [] },
-  upload: { nativeArgon2: false, installed: [CLOUDFRONT_SDK] },
+  auth: { nativeArgon2: true, installed: [...TOTP_PACKAGES] },
+  upload: { nativeArgon2: false, installed: [CLOUDFRONT_SDK, FILE_TYPE_PACKAGE] },
   files: { nativeArgon2: false, installed: [] },
   payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,

@@ -22,8 +22,9 @@ export async function openTotpSecret(ctx: AccountContext, accountId: string, sea
   return (await (await ctx.masterKey()).decrypt(sealed, secretContext(accountId))).toString('utf8');
 }
 
-// otplib (with its hash and base32 modules) is evaluated on first TOTP use, not at every cold start of
-// the auth group: most of its requests never touch TOTP. In the bundle it stays inside.
+// otplib (with its hash and base32 modules) is loaded on first TOTP use, not at every cold start of the
+// auth group: most of its requests never touch TOTP. It is not in the bundle either (V8 would compile it at
+// every cold start); it is installed beside it (infra/bundling.ts TOTP_PACKAGES).
 let otplib: Promise<typeof import('otplib')> | undefined;
 function loadOtplib(): Promise<typeof import('otplib')> {
   otplib ??= import('otplib').catch((error: unknown) => {

@@ -88,8 +88,9 @@ function plausible(kind: ImageKind, bytes: Buffer): boolean {
   return bytes.length >= 26 && BMP_DIB_HEADER_SIZES.has(bytes.readUInt32LE(14));
 }
 
-// file-type (with its tokenizer, inflate and debug modules) is evaluated on the first sniff, not at every
-// cold start of the upload group, whose other routes never need it. In the bundle it stays inside.
+// file-type (with its tokenizer, inflate and debug modules) is loaded on the first sniff, not at every cold
+// start of the upload group, whose other routes never need it. It is installed beside the bundle rather than
+// inside it, where V8 would compile it at every cold start (infra/bundling.ts FILE_TYPE_PACKAGE).
 let sniffer: Promise<typeof FileTypeFromBuffer> | undefined;
 function fileTypeSniffer(): Promise<typeof FileTypeFromBuffer> {
   sniffer ??= import('file-type/core').then(

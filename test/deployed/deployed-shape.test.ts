@@ -126,9 +126,13 @@ describe('the deployed shape', () => {
     // Callbacks are verified with node:crypto: none of the channels' SDKs (axios, undici, urllib) ship.
     expect(shipped('payment-callback')).toEqual([]);
     expect(shipped('payments')).toEqual(expect.arrayContaining(['alipay-sdk', 'wechatpay-axios-plugin']));
-    expect(shipped('auth')).toEqual(['@node-rs']);
-    // The CloudFront client, loaded on the first invalidation (infra/bundling.ts CLOUDFRONT_SDK).
+    // argon2, and TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
+    // request (infra/bundling.ts TOTP_PACKAGES).
+    expect([...shipped('auth')].sort()).toEqual(['@noble', '@node-rs', '@otplib', '@scure', 'otplib', 'uqr']);
+    // The CloudFront client, loaded on the first invalidation (infra/bundling.ts CLOUDFRONT_SDK), and
+    // file-type, loaded on the first sniff (FILE_TYPE_PACKAGE).
     expect(shipped('upload')).toContain('@aws-sdk');
+    expect(shipped('upload')).toContain('file-type');
     expect(shipped('upload')).not.toContain('@node-rs');
     expect(shipped('files')).toEqual([]);
   });
