@@ -25,3 +25,5 @@ export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   'outbox-drain': outboxDrain,
   reconciler,
 };
+
+export const WORKER_NAMES = Object.keys(WORKER_NEEDS) as WorkerName[];

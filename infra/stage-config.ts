@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
+import { WORKER_NAMES, type WorkerName } from '../functions/needs.ts';
 import { type AppConfig, configSchema } from '../lib/config/schema.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '../lib/routes.ts';
 import { DEPLOYMENT_OWNED_SETTINGS } from '../lib/wiring/needs.ts';
@@ -130,9 +131,15 @@ const infraSchema = z
       })
       .strict()
       .optional(),
-    /** Reserved concurrency per function (default: PRODUCTION_RESERVED_CONCURRENCY in prod, none elsewhere). */
+    /**
+     * Reserved concurrency per function, API groups and workers alike (default: PRODUCTION_RESERVED_CONCURRENCY
+     * in prod, none elsewhere; the workers are never reserved by default).
+     */
     reserved_concurrency: z
-      .partialRecord(z.enum(FUNCTION_GROUPS), z.number().int().min(1).max(DEFAULT_ACCOUNT_CONCURRENCY))
+      .partialRecord(
+        z.enum([...FUNCTION_GROUPS, ...WORKER_NAMES]),
+        z.number().int().min(1).max(DEFAULT_ACCOUNT_CONCURRENCY),
+      )
       .optional(),
     /** Daily AWS Backup of the table (default on in prod); false turns it off. */
     backup: z
@@ -191,7 +198,7 @@ export interface InfraSettings {
   /** A web ACL the stack creates (region us-east-1 only), with this per-address limit per 5 minutes. */
   waf?: { rateLimit: number };
   /** Functions without an entry run unreserved. */
-  reservedConcurrency: Partial<Record<FunctionGroup, number>>;
+  reservedConcurrency: Partial<Record<FunctionGroup | WorkerName, number>>;
   /** Daily AWS Backup of the table; absent: none. */
   backup?: { retentionDays: number };
   originSecretVersion?: string;
@@ -327,7 +334,7 @@ function domainProblems(infra: z.infer<typeof infraSchema>): string[] {
 function reservedConcurrencyOf(
   infra: z.infer<typeof infraSchema>,
   stage: string,
-): Partial<Record<FunctionGroup, number>> {
+): Partial<Record<FunctionGroup | WorkerName, number>> {
   return (
     infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
   );

@@ -87,6 +87,7 @@ export class Workers extends Construct {
         logRemovalPolicy,
         description: spec.description,
         tracing: config.infra.tracing,
+        reservedConcurrency: config.infra.reservedConcurrency[name],
       }).applyNeeds(WORKER_NEEDS[name], props.resources);
     };
     this.functions = { 'outbox-drain': make('outbox-drain'), reconciler: make('reconciler') };

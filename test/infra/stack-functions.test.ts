@@ -262,10 +262,17 @@ describe('reserved concurrency', () => {
     const small = synth({
       config: stageConfigFrom('dev', {
         ...DEV_FILE,
-        infra: { ...DEV_FILE.infra, reserved_concurrency: { auth: 5 } },
+        infra: { ...DEV_FILE.infra, reserved_concurrency: { auth: 5, 'outbox-drain': 2 } },
       }),
     });
     expect(functionOf(small, 'auth').ReservedConcurrentExecutions).toBe(5);
     expect(functionOf(small, 'upload').ReservedConcurrentExecutions).toBeUndefined();
+    // The workers take the same setting by their names; without an entry they run unreserved.
+    const workerProps = (name: 'outbox-drain' | 'reconciler') =>
+      small.resources[
+        small.stack.getLogicalId(small.stack.workers.functions[name].fn.node.defaultChild as never)
+      ]!.Properties;
+    expect(workerProps('outbox-drain').ReservedConcurrentExecutions).toBe(2);
+    expect(workerProps('reconciler').ReservedConcurrentExecutions).toBeUndefined();
   }, 30_000);
 });
