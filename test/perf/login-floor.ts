@@ -179,7 +179,7 @@ export async function measureLoginFloor(
       for (const name of r % 2 === 0 ? names : [...names].reverse()) {
         const result = await paired({
           iterations,
-          warmup: 10,
+          warmup: 30,
           subject: shapes[name]!.run,
           baseline,
         });
