@@ -4,6 +4,7 @@
 // 256 KiB of crafted AVIF 0.5 s, and it grows with the square of the size.)
 import { keepsOrientation, readOrientation } from './metadata/exif.ts';
 import { APP1, isFrameMarker, readSegment, SOS, segmentCursor, startsWith } from './metadata/jpeg-markers.ts';
+import { readerWork } from './metadata/types.ts';
 
 export interface ImageDimensions {
   width: number;
@@ -122,6 +123,7 @@ function measureJpeg(bytes: Uint8Array): ImageDimensions {
   let exifSeen = false;
   const seg = segmentCursor();
   for (let step = 0; step < MAX_JPEG_SEGMENTS; step += 1) {
+    readerWork.pieces += 1;
     if (readSegment(bytes, at, seg, MAX_JPEG_FILL) !== undefined || seg.marker === SOS) return ZERO;
     if (seg.marker === APP1 && !exifSeen && startsWith(bytes, seg.payload, seg.end, 'Exif\0')) {
       exifSeen = true;
@@ -149,6 +151,7 @@ function measureIco(bytes: Uint8Array): ImageDimensions {
   const count = Math.min(declared, MAX_ICO_ENTRIES);
   let width = 0;
   let height = 0;
+  readerWork.pieces += count;
   for (let entry = 0; entry < count; entry += 1) {
     const at = 6 + entry * 16;
     const w = bytes[at] || 256;
@@ -178,6 +181,7 @@ function findBox(
 ): [number, number] | undefined {
   let at = start;
   for (let step = 0; step < MAX_BOXES_PER_LEVEL && at + 8 <= end; step += 1) {
+    readerWork.pieces += 1;
     const size = u32be(bytes, at);
     // 0 (to the end) and 1 (64-bit size) never hold what is measured here; < 8 is not a box.
     if (size < 8 || at + size > end) return undefined;
@@ -197,6 +201,7 @@ function measureHeif(bytes: Uint8Array): ImageDimensions {
   let height = 0;
   let at = ipco[0];
   for (let step = 0; step < MAX_BOXES_PER_LEVEL && at + 8 <= ipco[1]; step += 1) {
+    readerWork.pieces += 1;
     const size = u32be(bytes, at);
     if (size < 8 || at + size > ipco[1]) break;
     if (u32be(bytes, at + 4) === ISPE && size >= 20) {

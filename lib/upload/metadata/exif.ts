@@ -1,4 +1,5 @@
 // The EXIF Orientation tag: read from a TIFF block, and the smallest TIFF block that carries only it.
+import { readerWork } from './types.ts';
 
 export const ORIENTATION_TAG = 0x0112;
 const TYPE_SHORT = 3;
@@ -32,6 +33,7 @@ export function readOrientation(bytes: Uint8Array, start: number, end: number): 
   if (ifd < start + 8 || ifd + 2 > limit) return undefined;
   const count = u16(bytes, ifd, littleEndian);
   for (let index = 0; index < count; index += 1) {
+    readerWork.pieces += 1;
     const entry = ifd + 2 + index * 12;
     if (entry + 12 > limit) return undefined;
     if (u16(bytes, entry, littleEndian) !== ORIENTATION_TAG) continue;

@@ -1,5 +1,5 @@
 // Reading ISO base media (HEIF/AVIF) boxes with every length checked against its parent; never reads past.
-import { countPiece, MalformedImage } from './types.ts';
+import { countPiece, MalformedImage, readerWork } from './types.ts';
 
 export interface Box {
   /** the four-character type as a big-endian number (compare with `code('meta')`) */
@@ -84,6 +84,7 @@ export function eachBox(bytes: Uint8Array, start: number, end: number, visit: (b
 export function readCString(bytes: Uint8Array, at: number, limit: number): { text: string; next: number } {
   let end = at;
   while (end < limit && bytes[end] !== 0) end += 1;
+  readerWork.bytes += end - at;
   return {
     text: Buffer.from(bytes.buffer, bytes.byteOffset + at, end - at).toString('latin1'),
     next: Math.min(end + 1, limit),

@@ -1,5 +1,6 @@
 // Walking JPEG marker segments by their lengths (never by searching the bytes), shared by the stripper
 // and the bounded dimension reader.
+import { readerWork } from './types.ts';
 
 export const SOI = 0xd8;
 export const EOI = 0xd9;
@@ -63,8 +64,12 @@ export function readSegment(
   let start = at;
   while (start + 1 < length && bytes[start + 1] === 0xff) {
     start += 1;
-    if (start - at > maxFill) return `too many fill bytes at byte ${at}`;
+    if (start - at > maxFill) {
+      readerWork.bytes += start - at;
+      return `too many fill bytes at byte ${at}`;
+    }
   }
+  readerWork.bytes += start - at;
   if (start + 1 >= length) return 'ends inside a marker';
   const marker = bytes[start + 1]!;
   if (marker === 0x00 || marker === 0x01 || (marker >= 0xd0 && marker <= EOI)) {

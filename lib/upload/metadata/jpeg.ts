@@ -20,7 +20,7 @@ import {
   usesByteStuffing,
 } from './jpeg-markers.ts';
 import { Splice } from './splice.ts';
-import { countPiece, refused, type StripResult } from './types.ts';
+import { countPiece, readerWork, refused, type StripResult } from './types.ts';
 
 const XMP_ID = 'http://ns.adobe.com/xap/1.0/\0';
 const XMP_EXTENSION_ID = 'http://ns.adobe.com/xmp/extension/\0';
@@ -113,8 +113,12 @@ function nextMarker(bytes: Buffer, from: number): number {
     if (bytes[at] !== 0xff) continue;
     const next = bytes[at + 1]!;
     if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) at += 1;
-    else if (next !== 0xff) return at;
+    else if (next !== 0xff) {
+      readerWork.bytes += at - from;
+      return at;
+    }
   }
+  readerWork.bytes += Math.max(0, last - from);
   return -1;
 }
 
@@ -138,6 +142,7 @@ function walkScans(bytes: Buffer, sos: number, out: Splice): number | undefined 
       // EOI is the one marker without a length that ends the walk.
       let marker = at;
       while (marker + 1 < length && bytes[marker + 1] === 0xff) marker += 1;
+      readerWork.bytes += marker - at;
       if (bytes[at] === 0xff && bytes[marker + 1] === EOI) {
         for (let index = 0; index < labels.length; index += 1) {
           out.keep(kept, drops[2 * index]!);

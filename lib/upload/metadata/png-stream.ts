@@ -5,7 +5,7 @@
 // later by replaying the same decisions over a second read (StripPlan).
 import { keepsOrientation, readOrientation } from './exif.ts';
 import { orientationExifChunk, PNG_SIGNATURE } from './png.ts';
-import { MAX_PIECES } from './types.ts';
+import { MAX_PIECES, readerWork } from './types.ts';
 
 const typeCode = (type: string) => Buffer.from(type, 'latin1').readUInt32BE(0);
 const IHDR = typeCode('IHDR');
@@ -235,6 +235,7 @@ export class PngStreamStripper {
       return;
     }
     this.pieces += 1;
+    readerWork.pieces += 1;
     const length = bytes.readUInt32BE(0);
     if (length > MAX_CHUNK_LENGTH) {
       this.result = { kind: 'refused', reason: `PNG: chunk length ${length} at byte ${at}` };

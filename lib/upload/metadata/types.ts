@@ -26,9 +26,21 @@ export function unchanged(reason: string): StripResult {
  */
 export const MAX_PIECES = 65_536;
 
+/**
+ * The work the container readers (the strippers here, lib/upload/dimensions.ts) have done, as counts rather
+ * than time, so tests can bound it deterministically (test/unit/upload/bounded-work.test.ts; a timed bound
+ * flaked on a loaded machine): `pieces`, each segment, chunk, box, directory entry or extent a walk visits;
+ * `bytes`, each byte a loop of ours examines one at a time (fill bytes, entropy-coded data, strings). Work
+ * of a fixed size per piece (a header, a prefix compared) and native calls (equals, copy) are not counted.
+ * A loop whose length depends on the input must report here, or the tests cannot see it. Module-wide and
+ * never reset by the readers; nothing reads it to decide anything.
+ */
+export const readerWork = { pieces: 0, bytes: 0 };
+
 /** Counts pieces of a walk and refuses past MAX_PIECES. */
 export function countPiece(count: number): number {
   if (count >= MAX_PIECES) throw new MalformedImage(`more than ${MAX_PIECES} segments, chunks or boxes`);
+  readerWork.pieces += 1;
   return count + 1;
 }
 
