@@ -191,12 +191,15 @@ function compile(route: RouteSpec): CompiledRoute {
   return { route, ...compilePath(route.path) };
 }
 
-// Most literal characters first, as API Gateway prefers the most specific route.
-const COMPILED = ROUTES.map(compile).sort((a, b) => b.literalLength - a.literalLength);
+// Most literal characters first, as API Gateway prefers the most specific route. Compiled on the first
+// match, not at import: a function is routed by API Gateway's routeKey and matches paths only for the rare
+// `$default` event, so its cold start need not compile every group's table (docs/PERFORMANCE.md "Cold import").
+let compiled: CompiledRoute[] | undefined;
 
 /** Finds the route API Gateway would pick for this method and (already decoded) path. */
 export function matchRoute(method: string, path: string): RouteMatch | undefined {
-  for (const candidate of COMPILED) {
+  compiled ??= ROUTES.map(compile).sort((a, b) => b.literalLength - a.literalLength);
+  for (const candidate of compiled) {
     if (candidate.route.method !== method) continue;
     const found = candidate.pattern.exec(path);
     if (!found) continue;

@@ -39,6 +39,29 @@ describe('sessions', () => {
     expect(await statusOf(authenticate(withToken(forged), 'session'))).toBe(401);
   });
 
+  it('checks expiry, not-before and scope again each time it sees a token it has verified', async () => {
+    const issued = new Date('2030-01-01T00:00:00Z');
+    const at = (seconds: number) => new Date(issued.getTime() + seconds * 1000);
+    const reasonOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'ok',
+        (error: { reason?: string }) => error.reason,
+      );
+    const { token } = await signer.sign({ sub: 'someone', scope: 'session' }, 60, issued);
+    const early = await signer.sign({ sub: 'someone', scope: 'session', nbf: 1893456030 }, 60, issued);
+    for (let round = 0; round < 2; round++) {
+      expect(await reasonOf(signer.verify(token, 'session', at(59)))).toBe('ok');
+      expect(await reasonOf(signer.verify(token, 'session', at(60)))).toBe('expired');
+      expect(await reasonOf(signer.verify(token, 'totp_challenge', at(1)))).toBe('wrong_scope');
+      expect(await reasonOf(signer.verify(`${token.slice(0, -4)}AAAA`, 'session', at(1)))).toBe('invalid');
+      expect(await reasonOf(signer.verify(early.token, 'session', at(29)))).toBe('invalid');
+      expect(await reasonOf(signer.verify(early.token, 'session', at(30)))).toBe('ok');
+    }
+    const claims = await signer.verify(token, 'session', at(1));
+    claims.sub = 'changed';
+    expect((await signer.verify(token, 'session', at(1))).sub).toBe('someone');
+  });
+
   it('ends one session on revoke and every session when the epoch moves', async () => {
     const { account, token } = await createTestAccount();
     const second = await sessions.issue(account);
