@@ -1,7 +1,7 @@
 // Request bodies and queries of the account endpoints (docs/DESIGN.md 5, 10): every field typed and bounded; a
 // bad one is a 400 naming it. Unknown fields are dropped. Each schema is built on its first use
 // (lib/http/handler.ts defineRoute): a cold start builds none of them.
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageQuery } from '../http/paging.ts';
+import { DEFAULT_PAGE_SIZE, pageLimitField, pageQuery } from '../http/paging.ts';
 import * as z from '../zod.ts';
 
 /** A missing field says so; a field of the wrong type says that. */
@@ -98,21 +98,7 @@ export const queries = z.builtOnFirstRead({
     z.pipe(
       z.object({
         q: z.optional(z.string().check(z.maxLength(254, 'must be at most 254 characters'))),
-        limit: z.optional(
-          z.pipe(
-            z.pipe(
-              z.string().check(z.regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)),
-              z.transform(Number),
-            ),
-            z
-              .number()
-              .check(
-                z.int(),
-                z.minimum(1, 'must be at least 1'),
-                z.maximum(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
-              ),
-          ),
-        ),
+        limit: pageLimitField(),
         cursor: z.optional(z.string().check(z.maxLength(2048, 'must be at most 2048 characters'))),
       }),
       z.transform(({ q, limit, cursor }) => ({
