@@ -11,27 +11,11 @@ import { PngStreamStripper } from '../../../../lib/upload/metadata/png-stream.ts
 import { ObjectChangedError } from '../../../../lib/upload/storage.ts';
 import { makePng } from '../../../support/images.ts';
 import { pngChunk, pngWithMetadata } from '../../../support/metadata-images.ts';
+import { mutated, noise } from './arbitraries.ts';
 import { pngChunks } from './readers.ts';
 
 const SEED = Number(process.env.METADATA_SEED ?? 20261122);
 const RUNS = Number(process.env.METADATA_RUNS ?? 400);
-
-const noise = (maxLength: number) => fc.uint8Array({ maxLength }).map((bytes) => Buffer.from(bytes));
-
-function mutated(valid: Buffer) {
-  return fc.oneof(
-    fc.nat().map((at) => valid.subarray(0, at % (valid.length + 1))),
-    fc.tuple(fc.nat(), noise(8)).map(([at, bytes]) => {
-      const copy = Buffer.from(valid);
-      copy.set(bytes.subarray(0, Math.max(0, copy.length - (at % copy.length))), at % copy.length);
-      return copy;
-    }),
-    fc.tuple(fc.nat(), noise(32)).map(([at, bytes]) => {
-      const cut = at % (valid.length + 1);
-      return Buffer.concat([valid.subarray(0, cut), bytes, valid.subarray(cut)]);
-    }),
-  );
-}
 
 const pngValid = pngWithMetadata({ orientation: 3 });
 const pngHead = pngValid.subarray(0, 8 + 25);
