@@ -1,6 +1,6 @@
 // Response time does not tell who has an account (docs/DESIGN.md 5, 10): for login (wrong password) and for the
-// reset-code request, known and unknown accounts are compared over 100 interleaved pairs (order within each
-// pair random). The machine is shared and noisy: the medians of the two sides may drift apart by a
+// reset-code request, known and unknown accounts are compared over 100 interleaved pairs (40 for the slow
+// mail; order within each pair random). The machine is shared and noisy: the medians of the two sides may drift apart by a
 // millisecond or two with the load, while the median of the differences within pairs (each pair measured
 // back to back, under the same load) stays put. So the medians are compared with a 10 % margin and the
 // paired difference against 1 ms; all are printed (docs/ACCOUNTS.md "Timing" records them).
@@ -36,10 +36,10 @@ const median = (values: number[]) => {
 };
 
 /**
- * Runs `known` and `unknown` PAIRS times, interleaved in random order; answers both medians and the
+ * Runs `known` and `unknown` `pairs` times, interleaved in random order; answers both medians and the
  * median of the differences within pairs, in ms.
  */
-async function medians(known: () => Promise<unknown>, unknown: () => Promise<unknown>) {
+async function medians(known: () => Promise<unknown>, unknown: () => Promise<unknown>, pairs = PAIRS) {
   const timed = async (run: () => Promise<unknown>) => {
     const started = performance.now();
     await run();
@@ -47,7 +47,7 @@ async function medians(known: () => Promise<unknown>, unknown: () => Promise<unk
   };
   for (let n = 0; n < 10; n++) await Promise.all([known(), unknown()]); // warm up (JIT, keys, dummy hash)
   const times = { known: [] as number[], unknown: [] as number[] };
-  for (let n = 0; n < PAIRS; n++) {
+  for (let n = 0; n < pairs; n++) {
     if (Math.random() < 0.5) {
       times.known.push(await timed(known));
       times.unknown.push(await timed(unknown));
@@ -105,7 +105,11 @@ describe('timing of account look-ups', () => {
   });
 
   it('the reset-code request hides a slow mail channel behind its minimum answer time', async () => {
-    // Prepare: mail that takes 25 ms (an SES round trip), a 60 ms minimum answer time.
+    // Prepare: mail that takes 25 ms (an SES round trip) and a 150 ms minimum answer time (production's is
+    // 300 ms). The minimum hides the mail only while the known address's whole work (table writes and the
+    // mail) fits inside it: with 60 ms, a fully loaded CI machine once pushed that work past the minimum
+    // (known 68 ms, unknown 60 ms), which is load, not a leak; 150 ms leaves the headroom production has.
+    const pairs = 40;
     const inbox = memoryMailer();
     const slowMailer = {
       ...inbox,
@@ -114,17 +118,17 @@ describe('timing of account look-ups', () => {
         await inbox.send(mail);
       },
     };
-    const h = authHarness({ mailer: slowMailer, limits: { ...OPEN_LIMITS, resetCodeMinMs: 60 } });
+    const h = authHarness({ mailer: slowMailer, limits: { ...OPEN_LIMITS, resetCodeMinMs: 150 } });
     const user = await h.registerUser();
     const request = (email: string) => () => h.call('POST', '/auth/password/reset/code', { email });
     // Act
-    const result = await medians(request(user.email), request('nobody-by-this-address@example.test'));
-    report('reset/code (60 ms minimum, 25 ms mail)', result);
-    // Assess
-    expect(Math.min(result.known, result.unknown)).toBeGreaterThanOrEqual(60);
+    const result = await medians(request(user.email), request('nobody-by-this-address@example.test'), pairs);
+    report('reset/code (150 ms minimum, 25 ms mail)', result);
+    // Assess: both sides wait out the minimum, and the mail does not show beyond it.
+    expect(Math.min(result.known, result.unknown)).toBeGreaterThanOrEqual(150);
     expect(Math.abs(result.known - result.unknown)).toBeLessThan(
       0.1 * Math.min(result.known, result.unknown),
     );
-    expect(inbox.to(user.email).length).toBeGreaterThanOrEqual(PAIRS);
+    expect(inbox.to(user.email).length).toBeGreaterThanOrEqual(pairs);
   });
 });
