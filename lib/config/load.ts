@@ -1,8 +1,12 @@
 // Reads the settings once: JSON file (or inline JSON), then per-key environment overrides, then one validation.
+// The validation at a cold start is the schema's shape applied without zod (fast-path.ts); only when that
+// cannot vouch for the settings is the zod schema built, to name each problem in zod's words.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type * as z from '../zod.ts';
+import { parseByShape } from './fast-path.ts';
 import { type AppConfig, configSchema } from './schema.ts';
+import CONFIG_SHAPE from './shape.json' with { type: 'json' };
+import type { ShapeNode } from './shape.ts';
 
 export const DEFAULT_CONFIG_FILE = 'infra/config/local.json';
 
@@ -17,42 +21,41 @@ export class ConfigError extends Error {
 
 type LeafKind = 'string' | 'number' | 'boolean' | 'json';
 
+/** The settings' schema as data (shape.json, written by `npm run config:shape` from schema.ts). */
+export const configShape = CONFIG_SHAPE as ShapeNode;
+
 /** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
-export function configLeaves(schema: z.ZodMiniType = configSchema, prefix = ''): Map<string, LeafKind> {
+export function configLeaves(node: ShapeNode = configShape, prefix = ''): Map<string, LeafKind> {
   const leaves = new Map<string, LeafKind>();
-  const inner = unwrap(schema);
-  const def = (inner as unknown as { def: { type: string; shape?: Record<string, z.ZodMiniType> } }).def;
-  if (def.type === 'object' && def.shape) {
-    for (const [key, child] of Object.entries(def.shape)) {
+  const inner = unwrap(node);
+  if (inner.type === 'object') {
+    for (const [key, child] of Object.entries(inner.shape)) {
       for (const [path, kind] of configLeaves(child, prefix ? `${prefix}.${key}` : key))
         leaves.set(path, kind);
     }
     return leaves;
   }
   const kind: LeafKind =
-    def.type === 'number'
+    inner.type === 'number'
       ? 'number'
-      : def.type === 'boolean'
+      : inner.type === 'boolean'
         ? 'boolean'
-        : def.type === 'array'
+        : inner.type === 'array'
           ? 'json'
           : 'string';
   leaves.set(prefix, kind);
   return leaves;
 }
 
-function unwrap(schema: z.ZodMiniType): z.ZodMiniType {
-  let current = schema as unknown as {
-    def: { type: string; innerType?: z.ZodMiniType; in?: z.ZodMiniType };
-  };
+function unwrap(node: ShapeNode): ShapeNode {
+  let current = node;
   for (;;) {
-    const { def } = current;
-    if (def.innerType && ['optional', 'default', 'prefault', 'nullable', 'readonly'].includes(def.type)) {
-      current = def.innerType as never;
-    } else if (def.type === 'pipe' && def.in) {
-      current = def.in as never;
+    if (current.type === 'optional' || current.type === 'default' || current.type === 'prefault') {
+      current = current.inner;
+    } else if (current.type === 'pipe') {
+      current = current.in;
     } else {
-      return current as never;
+      return current;
     }
   }
 }
@@ -96,14 +99,14 @@ export interface LoadConfigOptions {
 }
 
 /**
- * Loads and validates the whole configuration. Sources, later wins: the JSON in `APP_CONFIG_JSON`
- * (how the deployed functions receive their stage file) or the file named by `APP_CONFIG`
- * (default infra/config/local.json when present), then one environment variable per key.
+ * The settings as given, before validation: the JSON in `APP_CONFIG_JSON` (how the deployed functions
+ * receive their stage file) or the file named by `APP_CONFIG` (default infra/config/local.json when
+ * present), then one environment variable per key (later wins); with the problems met reading them.
  */
-export function loadConfig({
-  env = process.env,
-  cwd = process.cwd(),
-}: LoadConfigOptions = {}): Readonly<AppConfig> {
+export function readRawSettings({ env = process.env, cwd = process.cwd() }: LoadConfigOptions = {}): {
+  raw: Record<string, unknown>;
+  problems: string[];
+} {
   const problems: string[] = [];
   let raw: Record<string, unknown> = {};
   if (env.APP_CONFIG_JSON) {
@@ -128,8 +131,17 @@ export function loadConfig({
   }
   // Lambda provides its region this way; an explicit AWS__REGION still wins.
   if (env.AWS_REGION && env.AWS__REGION === undefined) setPath(raw, 'aws.region', env.AWS_REGION);
+  return { raw, problems };
+}
 
-  const parsed = configSchema.safeParse(raw);
+/** Loads and validates the whole configuration (sources: readRawSettings). */
+export function loadConfig(options: LoadConfigOptions = {}): Readonly<AppConfig> {
+  const { raw, problems } = readRawSettings(options);
+  if (problems.length === 0) {
+    const vouched = parseByShape(configShape, raw) as AppConfig | undefined;
+    if (vouched) return deepFreeze(vouched);
+  }
+  const parsed = configSchema().safeParse(raw);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.') || '(root)';
