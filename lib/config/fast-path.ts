@@ -27,6 +27,15 @@ function regex(source: string, flags = ''): RegExp {
   return found;
 }
 
+/** A default's own copy, as zod gives one (a frozen result must not freeze the shape's values). */
+function copyOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyOf);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, copyOf(inner)]));
+  }
+  return value;
+}
+
 /** The parsed settings, or undefined when the shape cannot vouch for `input`. */
 export function parseByShape(node: ShapeNode, input: unknown): unknown {
   const result = run(node, input);
@@ -36,9 +45,9 @@ export function parseByShape(node: ShapeNode, input: unknown): unknown {
 function run(node: ShapeNode, value: unknown): Outcome {
   switch (node.type) {
     case 'default':
-      return value === undefined ? structuredClone(node.value) : run(node.inner, value);
+      return value === undefined ? copyOf(node.value) : run(node.inner, value);
     case 'prefault':
-      return run(node.inner, value === undefined ? structuredClone(node.value) : value);
+      return run(node.inner, value === undefined ? copyOf(node.value) : value);
     case 'optional':
       return value === undefined ? undefined : run(node.inner, value);
     case 'pipe': {

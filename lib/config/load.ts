@@ -25,14 +25,18 @@ type LeafKind = 'string' | 'number' | 'boolean' | 'json';
 export const configShape = CONFIG_SHAPE as ShapeNode;
 
 /** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
-export function configLeaves(node: ShapeNode = configShape, prefix = ''): Map<string, LeafKind> {
-  const leaves = new Map<string, LeafKind>();
+export function configLeaves(node: ShapeNode = configShape): Map<string, LeafKind> {
+  if (node === configShape) return (leavesOfShape ??= collectLeaves(node, '', new Map()));
+  return collectLeaves(node, '', new Map());
+}
+
+let leavesOfShape: Map<string, LeafKind> | undefined;
+
+function collectLeaves(node: ShapeNode, prefix: string, leaves: Map<string, LeafKind>): Map<string, LeafKind> {
   const inner = unwrap(node);
   if (inner.type === 'object') {
-    for (const [key, child] of Object.entries(inner.shape)) {
-      for (const [path, kind] of configLeaves(child, prefix ? `${prefix}.${key}` : key))
-        leaves.set(path, kind);
-    }
+    for (const [key, child] of Object.entries(inner.shape))
+      collectLeaves(child, prefix ? `${prefix}.${key}` : key, leaves);
     return leaves;
   }
   const kind: LeafKind =
