@@ -26,13 +26,18 @@ export const configShape = CONFIG_SHAPE as ShapeNode;
 
 /** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
 export function configLeaves(node: ShapeNode = configShape): Map<string, LeafKind> {
-  if (node === configShape) return (leavesOfShape ??= collectLeaves(node, '', new Map()));
-  return collectLeaves(node, '', new Map());
+  if (node !== configShape) return collectLeaves(node, '', new Map());
+  leavesOfShape ??= collectLeaves(node, '', new Map());
+  return leavesOfShape;
 }
 
 let leavesOfShape: Map<string, LeafKind> | undefined;
 
-function collectLeaves(node: ShapeNode, prefix: string, leaves: Map<string, LeafKind>): Map<string, LeafKind> {
+function collectLeaves(
+  node: ShapeNode,
+  prefix: string,
+  leaves: Map<string, LeafKind>,
+): Map<string, LeafKind> {
   const inner = unwrap(node);
   if (inner.type === 'object') {
     for (const [key, child] of Object.entries(inner.shape))
