@@ -1,15 +1,16 @@
 // Every group's needs by name: what the stack and the local runner iterate over.
-import type { FunctionGroup } from '#lib/routes.ts';
-import type { GroupNeeds } from '#lib/wiring/needs.ts';
-import { needs as auth } from './auth/needs.ts';
-import { needs as files } from './files/needs.ts';
-import { needs as outboxDrain } from './outbox-drain/needs.ts';
-import { needs as paymentCallback } from './payment-callback/needs.ts';
-import { needs as payments } from './payments/needs.ts';
-import { needs as reconciler } from './reconciler/needs.ts';
-import { needs as upload } from './upload/needs.ts';
 
-/** A Record, so a new group in lib/routes.ts does not compile until it declares its needs. */
+import { needs as auth } from '#functions/auth/needs.ts';
+import { needs as files } from '#functions/files/needs.ts';
+import { needs as outboxDrain } from '#functions/outbox-drain/needs.ts';
+import { needs as paymentCallback } from '#functions/payment-callback/needs.ts';
+import { needs as payments } from '#functions/payments/needs.ts';
+import { needs as reconciler } from '#functions/reconciler/needs.ts';
+import { needs as upload } from '#functions/upload/needs.ts';
+import type { FunctionGroup } from '#lib/http/routes.ts';
+import type { GroupNeeds } from '#lib/wiring/needs.ts';
+
+/** A Record, so a new group in lib/http/routes.ts does not compile until it declares its needs. */
 export const GROUP_NEEDS: Record<FunctionGroup, GroupNeeds> = {
   auth,
   upload,

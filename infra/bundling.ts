@@ -4,8 +4,8 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
-import type { WorkerName } from '../functions/needs.ts';
-import type { FunctionGroup } from '../lib/routes.ts';
+import type { WorkerName } from '#functions/needs.ts';
+import type { FunctionGroup } from '#lib/http/routes.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -33,7 +33,7 @@ export const CHANNEL_A_SDK = 'alipay-sdk';
 export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
 
 // The CloudFront client (about 140 KiB, the largest package of the upload bundle) serves only the
-// invalidation after a file is deleted or replaced (lib/cdn/invalidator.ts loads it then). Never bundled;
+// invalidation after a file is deleted or replaced (lib/platform/cdn/invalidator.ts loads it then). Never bundled;
 // installed beside the bundle of the one group that invalidates (need `cdn`).
 export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 
@@ -43,7 +43,7 @@ export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 export const TOTP_PACKAGES = ['otplib', 'uqr'] as const;
 
 // file-type and what it brings (strtok3, @tokenizer/*, token-types, debug): about 70 KiB of the upload
-// bundle, needed only once an upload's bytes are sniffed (lib/upload/sniff.ts loads it then; it imports the
+// bundle, needed only once an upload's bytes are sniffed (lib/files/sniff.ts loads it then; it imports the
 // `file-type/core` subpath, which esbuild leaves external with the package). Installed beside the bundle.
 export const FILE_TYPE_PACKAGE = 'file-type';
 
@@ -53,7 +53,7 @@ export const ESM_REQUIRE_BANNER =
 
 /**
  * Powertools' Tracer and the X-Ray SDK under it (about 125 KiB of every bundle): loaded only where tracing
- * is on (lib/observability/tracing.ts). Never bundled; installed beside the bundle on traced stages only, so
+ * is on (lib/platform/observability/tracing.ts). Never bundled; installed beside the bundle on traced stages only, so
  * an untraced function neither parses nor ships them.
  */
 export const TRACER_PACKAGE = '@aws-lambda-powertools/tracer';

@@ -30,7 +30,7 @@ import type { Workers } from './workers.ts';
 
 /**
  * The business metrics the alarms and the dashboard read, by the exact names the code records them with
- * (lib/observability/metrics.ts `recordMetric`, Powertools EMF in the namespace below). Renaming one
+ * (lib/platform/observability/metrics.ts `recordMetric`, Powertools EMF in the namespace below). Renaming one
  * here or at its emitter silences an alarm: keep both in step.
  * - CallbacksRefused (Count): payment-callback refused a notification (bad signature, unknown order...).
  * - OutboxAgeMs (Milliseconds): outbox-drain, age of an order.paid event when it reached the bus.
@@ -38,7 +38,7 @@ import type { Workers } from './workers.ts';
  * - ReconcileQueryFailed / ReconcileSettled (Count): reconciler, a channel query that failed / an order it
  *   settled (a callback that never came).
  * - OrdersPaid (Count): settlement, per order paid.
- * lib/observability/metrics.ts publishes every point under `service` (POWERTOOLS_SERVICE_NAME, the function's
+ * lib/platform/observability/metrics.ts publishes every point under `service` (POWERTOOLS_SERVICE_NAME, the function's
  * name) alone as well as under its own dimensions (reason, provider, route...). Alarms and the dashboard read
  * those totals through Metrics Insights, `SELECT SUM(name) FROM SCHEMA("<namespace>", service)`: exactly
  * the `service`-only series, summed over whichever functions emit the metric, each point counted once
@@ -99,7 +99,7 @@ export const ALARM_THRESHOLDS = {
   workerErrors: 1,
 } as const;
 
-// The operations the service sends to its table (lib/db/repository.ts) plus the stream reads of the drain.
+// The operations the service sends to its table (lib/platform/db/table.ts) plus the stream reads of the drain.
 const TABLE_OPERATIONS = [
   Operation.GET_ITEM,
   Operation.BATCH_GET_ITEM,

@@ -20,10 +20,10 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { WorkerName } from '../functions/needs.ts';
-import { TABLE } from '../lib/db/table.ts';
-import type { FunctionGroup } from '../lib/routes.ts';
-import { type Access, environmentFor, type GroupNeeds } from '../lib/wiring/needs.ts';
+import type { WorkerName } from '#functions/needs.ts';
+import type { FunctionGroup } from '#lib/http/routes.ts';
+import { TABLE } from '#lib/platform/db/keys.ts';
+import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
 import {
   ARGON2_PACKAGE,
   BUNDLE_MAIN_FIELDS,
@@ -96,11 +96,11 @@ const TABLE_WRITE_ACTIONS = [
 ];
 
 export interface ServiceFunctionProps {
-  /** An API group (lib/routes.ts) or a worker (functions/needs.ts WORKER_NEEDS). */
+  /** An API group (lib/http/routes.ts) or a worker (functions/needs.ts WORKER_NEEDS). */
   group: FunctionGroup | WorkerName;
   functionClass: FunctionClass;
   timeout: Duration;
-  /** The stage's settings for lib/config (APP_CONFIG_JSON); per-key overrides come from the bind helpers. */
+  /** The stage's settings for lib/platform/config (APP_CONFIG_JSON); per-key overrides come from the bind helpers. */
   appConfigJson: string;
   logRetention: RetentionDays;
   logRemovalPolicy: RemovalPolicy;
@@ -257,7 +257,7 @@ export class ServiceFunction extends Construct {
     this.role.addToPolicy(
       new PolicyStatement({
         actions: ['dynamodb:Query'],
-        // Each index by name (lib/db/table.ts), not `index/*`.
+        // Each index by name (lib/platform/db/keys.ts), not `index/*`.
         resources: TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`),
       }),
     );
@@ -279,7 +279,7 @@ export class ServiceFunction extends Construct {
     this.role.addToPolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
   }
 
-  /** The named operations of the KMS master key (envelope encryption in lib/crypto). */
+  /** The named operations of the KMS master key (envelope encryption in lib/platform/crypto). */
   private grantMasterKey(key: IKey, operations: readonly MasterKeyOperation[]): void {
     this.role.addToPolicy(
       new PolicyStatement({

@@ -68,17 +68,17 @@ import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deplo
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { GROUP_NEEDS } from '../functions/needs.ts';
-import { TABLE } from '../lib/db/table.ts';
-import { ORIGIN_VERIFY_HEADER } from '../lib/http/event.ts';
+import { GROUP_NEEDS } from '#functions/needs.ts';
+import { INCOMING_PREFIX } from '#lib/files/prefixes.ts';
+import { ORIGIN_VERIFY_HEADER } from '#lib/http/event.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,
   type FunctionGroup,
   ROUTES,
   type RouteSpec,
-} from '../lib/routes.ts';
-import { INCOMING_PREFIX } from '../lib/upload/prefixes.ts';
+} from '#lib/http/routes.ts';
+import { TABLE } from '#lib/platform/db/keys.ts';
 import { KEY_POLICY_ACTIONS } from './key-policy.ts';
 import { Operations } from './operations.ts';
 import {
@@ -91,7 +91,7 @@ import {
 import type { StageConfig } from './stage-config.ts';
 import { TABLE_STREAM_VIEW, Workers } from './workers.ts';
 
-/** Presigned uploads land under this prefix until confirmed (lib/upload/prefixes.ts); unconfirmed ones expire. */
+/** Presigned uploads land under this prefix until confirmed (lib/files/prefixes.ts); unconfirmed ones expire. */
 export const PENDING_UPLOAD_PREFIX = INCOMING_PREFIX;
 export const PENDING_UPLOAD_EXPIRY_DAYS = 1;
 /** What CloudFront serves from the bucket; the rest of the URL space goes to the API. */
@@ -159,7 +159,7 @@ interface FunctionSpec {
 }
 
 /**
- * Size and time per group; a Record so a new group in lib/routes.ts does not compile until it has one.
+ * Size and time per group; a Record so a new group in lib/http/routes.ts does not compile until it has one.
  * What each group ships outside its bundle (argon2, channel_b's SDK) is in infra/bundling.ts.
  */
 export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
@@ -553,7 +553,7 @@ export class ServiceStack extends Stack {
     Validations.of(routes).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Authentication is per route in the functions (lib/routes.ts auth kinds): revocable jose sessions, ' +
+        'Authentication is per route in the functions (lib/http/routes.ts auth kinds): revocable jose sessions, ' +
         'API tokens checked against their stored hash, and signed payment callbacks; many routes are public.',
     });
     return { api, stage };
@@ -851,7 +851,7 @@ export class ServiceStack extends Stack {
   }
 }
 
-/** A construct id derived from the route key, so reordering lib/routes.ts never replaces a route. */
+/** A construct id derived from the route key, so reordering lib/http/routes.ts never replaces a route. */
 export function routeConstructId(route: Pick<RouteSpec, 'method' | 'path'>): string {
   return `${route.method} ${route.path.replaceAll('/', '|')}`;
 }

@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
-import { WORKER_NAMES, type WorkerName } from '../functions/needs.ts';
-import { type AppConfig, configSchema } from '../lib/config/schema.ts';
-import { FUNCTION_GROUPS, type FunctionGroup } from '../lib/routes.ts';
-import { DEPLOYMENT_OWNED_SETTINGS } from '../lib/wiring/needs.ts';
+import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
+import { type AppConfig, configSchema } from '#lib/platform/config/schema.ts';
+import { DEPLOYMENT_OWNED_SETTINGS } from '#lib/wiring/needs.ts';
 
 /** Where `-c stage=<name>` finds its file, relative to the project root. */
 export const STAGE_CONFIG_DIR = 'infra/config';

@@ -8,9 +8,9 @@ import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-la
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { WORKER_NEEDS, type WorkerName } from '../functions/needs.ts';
-import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '../lib/db/table.ts';
-import { EVENT_SOURCE } from '../lib/events/order-events.ts';
+import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { EVENT_SOURCE } from '#lib/billing/order-events.ts';
+import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 
@@ -108,7 +108,7 @@ export class Workers extends Construct {
       new DynamoEventSource(table, {
         // TRIM_HORIZON: when the mapping is (re)created it starts from the oldest record still in the
         // stream, so an order.paid written meanwhile is not skipped. Redelivery is harmless: delivery is at
-        // least once and order_id is the consumers' idempotency key (lib/events/order-events.ts).
+        // least once and order_id is the consumers' idempotency key (lib/billing/order-events.ts).
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: OUTBOX_STREAM.batchSize,
         bisectBatchOnError: true,

@@ -6,14 +6,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import {
-  BUNDLE_FILE,
-  esbuildOptions,
-  functionEntry,
-  GROUP_PACKAGES,
-  PROJECT_ROOT,
-} from '../infra/bundling.ts';
-import { FUNCTION_GROUPS, type FunctionGroup } from '../lib/routes.ts';
+import { BUNDLE_FILE, esbuildOptions, functionEntry, GROUP_PACKAGES, PROJECT_ROOT } from '#infra/bundling.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 
 export const DIST_DIR = join(PROJECT_ROOT, 'dist');
 

@@ -4,7 +4,7 @@
 // stays out of shell history, stage files and Lambda environments.
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import * as z from '../lib/zod.ts';
+import * as z from '#lib/platform/zod.ts';
 
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.ADMIN_PASSWORD;
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     options: { username: { type: 'string' }, email: { type: 'string' } },
     strict: true,
   });
-  const { ConfigError, loadConfig } = await import('../lib/config/load.ts');
+  const { ConfigError, loadConfig } = await import('#lib/platform/config/load.ts');
   try {
     loadConfig();
   } catch (error) {
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const { emailField, newPasswordField, usernameField } = await import('../lib/accounts/schemas.ts');
+  const { emailField, newPasswordField, usernameField } = await import('#lib/accounts/schemas.ts');
   const parsed = z
     .object({ username: usernameField(), email: emailField(), password: newPasswordField() })
     .safeParse({ username: values.username, email: values.email, password: await readPassword() });
@@ -81,9 +81,9 @@ async function main(): Promise<void> {
   }
   // The auth function's own dependencies: the script does what its back-office route does.
   const [{ authDeps }, { flows }, { config }] = await Promise.all([
-    import('../functions/auth/deps.ts'),
-    import('../lib/accounts/flows.ts'),
-    import('../lib/config/index.ts'),
+    import('#functions/auth/deps.ts'),
+    import('#lib/accounts/flows.ts'),
+    import('#lib/platform/config/index.ts'),
   ]);
   try {
     const admin = await flows.createAdministrator(authDeps().accounts, parsed.data);

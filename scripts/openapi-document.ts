@@ -1,8 +1,8 @@
 // The API document from every group's handler (their route implementations ride on the handler).
 
-import type { RouteImpls } from '../lib/http/handler.ts';
-import { buildOpenApiDocument } from '../lib/http/openapi.ts';
-import type { FunctionGroup } from '../lib/routes.ts';
+import type { RouteImpls } from '#lib/http/handler.ts';
+import { buildOpenApiDocument } from '#lib/http/openapi.ts';
+import type { FunctionGroup } from '#lib/http/routes.ts';
 
 export const API_INFO = {
   title: 'Account, upload and payment service',
@@ -13,11 +13,11 @@ export const API_INFO = {
 
 export async function generateApiDocument(): Promise<Record<string, unknown>> {
   const [auth, upload, files, payments, callback] = await Promise.all([
-    import('../functions/auth/handler.ts'),
-    import('../functions/upload/handler.ts'),
-    import('../functions/files/handler.ts'),
-    import('../functions/payments/handler.ts'),
-    import('../functions/payment-callback/handler.ts'),
+    import('#functions/auth/handler.ts'),
+    import('#functions/upload/handler.ts'),
+    import('#functions/files/handler.ts'),
+    import('#functions/payments/handler.ts'),
+    import('#functions/payment-callback/handler.ts'),
   ]);
   const groups: Record<FunctionGroup, RouteImpls> = {
     auth: auth.handler.routes,

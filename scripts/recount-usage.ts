@@ -2,7 +2,7 @@
 // "Storage quota"). Run it once after deploying quotas, against the deployed table (TABLE_NAME and AWS
 // credentials) or the local one while `npm start` runs. Idempotent, and safe while the service runs.
 async function main(): Promise<void> {
-  const { ConfigError, loadConfig } = await import('../lib/config/load.ts');
+  const { ConfigError, loadConfig } = await import('#lib/platform/config/load.ts');
   try {
     loadConfig();
   } catch (error) {
@@ -13,10 +13,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const [{ config }, { dynamoClient }, { Table }, { recountUsage }] = await Promise.all([
-    import('../lib/config/index.ts'),
-    import('../lib/aws/dynamodb.ts'),
-    import('../lib/db/repository.ts'),
-    import('../lib/quota/recount.ts'),
+    import('#lib/platform/config/index.ts'),
+    import('#lib/platform/aws/dynamodb.ts'),
+    import('#lib/platform/db/table.ts'),
+    import('#lib/files/usage-recount.ts'),
   ]);
   const table = new Table(dynamoClient(config.aws), config.table_name);
   const report = await recountUsage(table);

@@ -1,9 +1,9 @@
 // `npm start`: the whole API on http://localhost:PORT, on DynamoDB Local and s3rver that it starts itself.
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig } from '../lib/config/load.ts';
-import type { AppConfig } from '../lib/config/schema.ts';
-import { freePort, JavaMissingError, startDynamoLocal } from '../lib/local/dynamodb-local.ts';
-import { startS3Local } from '../lib/local/s3-local.ts';
+import { freePort, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local.ts';
+import { startS3Local } from '#infra/local/s3-local.ts';
+import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { ensureWebBuild } from './build-web.ts';
 
 async function main(): Promise<void> {
@@ -27,8 +27,8 @@ async function main(): Promise<void> {
     base.port = String(settings.port);
     process.env.BASE_URL = base.origin;
   }
-  const local = await import('../lib/local/app.ts');
-  const { config } = await import('../lib/config/index.ts');
+  const local = await import('#infra/local/app.ts');
+  const { config } = await import('#lib/platform/config/index.ts');
 
   // The web console (web/dist), rebuilt when missing or older than web/src; the API runs without it.
   const consoleBuilt = ensureWebBuild().catch((error: unknown) => {
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     throw [dynamo, s3, functions].find((outcome) => outcome.status === 'rejected')?.reason;
   }
 
-  let app: Awaited<ReturnType<typeof import('../lib/local/app.ts').startLocalApp>> | undefined;
+  let app: Awaited<ReturnType<typeof import('#infra/local/app.ts').startLocalApp>> | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

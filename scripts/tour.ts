@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { OUTBOX_FILE } from '../lib/local/app.ts';
+import { OUTBOX_FILE } from '#infra/local/app.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { loadConfig } = await import('../lib/config/load.ts');
+const { loadConfig } = await import('#lib/platform/config/load.ts');
 const settings = loadConfig();
 const base = (process.env.TOUR_BASE_URL ?? `http://localhost:${settings.port}`).replace(/\/+$/, '');
 

@@ -1,11 +1,12 @@
 // The auth function's dependencies, built once per container from its needs and settings.
+
+import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type AccountContext, buildAccountContext } from '#lib/accounts/context.ts';
-import { createAuthenticator } from '#lib/auth/authenticate.ts';
-import { buildSessions } from '#lib/auth/build.ts';
-import { config } from '#lib/config/index.ts';
-import type { AppConfig } from '#lib/config/schema.ts';
+import { usageReader } from '#lib/files/quota.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
-import { usageReader } from '#lib/quota/index.ts';
+import { config } from '#lib/platform/config/index.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';

@@ -1,6 +1,7 @@
 // The files function's dependencies, built once per container from its needs and settings: the storage.
-import { config } from '#lib/config/index.ts';
-import type { FileStorage } from '#lib/upload/storage.ts';
+
+import type { FileStorage } from '#lib/files/storage.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { needs } from './needs.ts';

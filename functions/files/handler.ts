@@ -1,14 +1,15 @@
 // Lambda entry of the `files` group: health check, stored files (/i/...), the API document and its page,
 // and the 404 for unknown routes. Imports only what serving needs (the storage, no upload pipeline, no
 // session checks): every route of this group takes no credentials.
-import { config } from '#lib/config/index.ts';
+
+import { storedFileResult } from '#lib/files/serve.ts';
 import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import type { HttpResult } from '#lib/http/types.ts';
-import { storedFileResult } from '#lib/upload/serve.ts';
+import { config } from '#lib/platform/config/index.ts';
+import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
-import * as z from '#lib/zod.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { needs } from './needs.ts';
 

@@ -1,6 +1,7 @@
 // The outbox-drain function's dependencies, built once per container from its needs and settings.
-import { config } from '#lib/config/index.ts';
-import { OutboxDelivery } from '#lib/events/outbox.ts';
+
+import { OutboxDelivery } from '#lib/billing/outbox.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { eventsOf } from '#lib/wiring/events.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';

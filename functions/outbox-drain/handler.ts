@@ -4,9 +4,9 @@
 // failure: Lambda retries it, then hands the batch to the dead-letter queue, and the event stays pending in
 // the table for a re-drive (`{"action":"redeliver-pending"}`, below; docs/DEPLOYMENT.md "Operating it").
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { isOutboxKey, type RedeliverySummary } from '#lib/events/outbox.ts';
-import { log } from '#lib/log.ts';
-import { observeInvocation } from '#lib/observability/invocation.ts';
+import { isOutboxKey, type RedeliverySummary } from '#lib/billing/outbox.ts';
+import { log } from '#lib/platform/log.ts';
+import { observeInvocation } from '#lib/platform/observability/invocation.ts';
 import { type OutboxDrainDeps, outboxDrainDeps } from './deps.ts';
 
 /** Re-drive: deliver what is still pending and older than this (the stream had its chance). */

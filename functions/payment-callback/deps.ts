@@ -1,9 +1,9 @@
 // The payment-callback function's dependencies, built once per container from its needs and settings.
-import { TokenSigner } from '#lib/auth/tokens.ts';
-import { config } from '#lib/config/index.ts';
-import { buildPaymentService } from '#lib/payments/build.ts';
-import type { PaymentService } from '#lib/payments/service.ts';
-import { buildQuota } from '#lib/quota/service.ts';
+import { TokenSigner } from '#lib/accounts/tokens.ts';
+import { buildPaymentService } from '#lib/billing/build.ts';
+import type { PaymentService } from '#lib/billing/service.ts';
+import { buildQuota } from '#lib/files/quota-service.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';

@@ -1,11 +1,11 @@
 // Lambda entry of the `payment-callback` group: channel notifications (docs/SPEC.md 4.3, 6), answered in each
 // channel's own format. Also the function URL given to channels as their notify address.
 
-import { config } from '#lib/config/index.ts';
 import { text } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type PaymentCallbackDeps, paymentCallbackDeps } from './deps.ts';
 import { needs } from './needs.ts';

@@ -1,11 +1,11 @@
 // The payments function's dependencies, built once per container from its needs and settings.
-import { createAuthenticator } from '#lib/auth/authenticate.ts';
-import { buildSessions } from '#lib/auth/build.ts';
-import { config } from '#lib/config/index.ts';
+import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { buildPaymentService } from '#lib/billing/build.ts';
+import type { PaymentService } from '#lib/billing/service.ts';
+import { buildQuota } from '#lib/files/quota-service.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
-import { buildPaymentService } from '#lib/payments/build.ts';
-import type { PaymentService } from '#lib/payments/service.ts';
-import { buildQuota } from '#lib/quota/service.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';

@@ -1,17 +1,10 @@
 // Lambda entry of the `payments` group: plans, gateways, orders, confirmation paths, payment settings and
 // the hosted mock cashier (docs/SPEC.md 2.4, 2.5, 4.3; docs/DESIGN.md 7).
 
-import { config } from '#lib/config/index.ts';
-import { PROVIDERS } from '#lib/config/schema.ts';
-import { created, html, ok } from '#lib/http/envelope.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
-import { pageQuery, requirePrincipal } from '#lib/http/paging.ts';
-import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
-import { CASHIER_PAGE_HEADERS } from '#lib/payments/cashier.ts';
-import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/payments/plans.ts';
-import type { PageResult } from '#lib/payments/service.ts';
-import { settingsPatchSchema } from '#lib/payments/settings.ts';
+import { CASHIER_PAGE_HEADERS } from '#lib/billing/cashier.ts';
+import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans.ts';
+import type { PageResult } from '#lib/billing/service.ts';
+import { settingsPatchSchema } from '#lib/billing/settings.ts';
 import {
   adminOrderView,
   deletedView,
@@ -19,9 +12,16 @@ import {
   pageOf,
   planView,
   settingsView,
-} from '#lib/payments/views.ts';
+} from '#lib/billing/views.ts';
+import { created, html, ok } from '#lib/http/envelope.ts';
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
+import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { pageQuery, requirePrincipal } from '#lib/http/paging.ts';
+import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { PROVIDERS } from '#lib/platform/config/schema.ts';
+import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
-import * as z from '#lib/zod.ts';
 import { type PaymentsDeps, paymentsDeps } from './deps.ts';
 import { needs } from './needs.ts';
 

@@ -1,10 +1,11 @@
 // The reconciler function's dependencies, built once per container from its needs and settings: the same
 // payment service the callback function builds, so a reconciled order settles through the same code.
-import { config } from '#lib/config/index.ts';
-import { type ReconcileWindow, reconcileWindow } from '#lib/payments/reconcile.ts';
-import type { PaymentService } from '#lib/payments/service.ts';
+
+import { settlingPaymentService } from '#functions/payment-callback/deps.ts';
+import { type ReconcileWindow, reconcileWindow } from '#lib/billing/reconcile.ts';
+import type { PaymentService } from '#lib/billing/service.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { settlingPaymentService } from '../payment-callback/deps.ts';
 import { needs } from './needs.ts';
 
 export interface ReconcilerDeps {

@@ -1,11 +1,11 @@
 // Lambda entry of the `reconciler` worker (docs/DESIGN.md 14): a schedule (every 5 minutes, infra/) runs it;
 // it asks each channel about its pending orders in the window and settles those the channel's verified
-// answer reports paid (lib/payments/reconcile.ts). One channel failing never fails the run: its orders are
+// answer reports paid (lib/billing/reconcile.ts). One channel failing never fails the run: its orders are
 // counted `failed` (with a warning and a metric) and asked again next time. Only a run that cannot read the
 // settings or the orders at all throws, so Lambda counts the error and the next schedule runs again.
 import type { Context } from 'aws-lambda';
-import { observeInvocation } from '#lib/observability/invocation.ts';
-import type { ReconcileSummary } from '#lib/payments/reconcile.ts';
+import type { ReconcileSummary } from '#lib/billing/reconcile.ts';
+import { observeInvocation } from '#lib/platform/observability/invocation.ts';
 import { type ReconcilerDeps, reconcilerDeps } from './deps.ts';
 
 export type ReconcilerHandler = (event: unknown, context: Context) => Promise<ReconcileSummary>;

@@ -1,10 +1,10 @@
 // The upload function's dependencies, built once per container from its needs and settings.
-import { createAuthenticator } from '#lib/auth/authenticate.ts';
-import { buildSessions } from '#lib/auth/build.ts';
-import { config } from '#lib/config/index.ts';
+import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { buildUploadServices, type UploadServices } from '#lib/files/build.ts';
+import { buildQuota } from '#lib/files/quota-service.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
-import { buildQuota } from '#lib/quota/service.ts';
-import { buildUploadServices, type UploadServices } from '#lib/upload/services.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { cdnOf } from '#lib/wiring/cdn.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';

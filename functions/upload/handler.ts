@@ -3,16 +3,16 @@
 // `uploader` routes.
 
 import { clientOf } from '#lib/accounts/client.ts';
-import { config } from '#lib/config/index.ts';
+import { directUploadBodyLimit } from '#lib/files/build.ts';
+import { PERMISSIONS, uploadRecordSchema } from '#lib/files/record.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { DEFAULT_PAGE_SIZE, pageQuery, pageQueryFields, requirePrincipal } from '#lib/http/paging.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
-import { PERMISSIONS, uploadRecordSchema } from '#lib/upload/record.ts';
-import { directUploadBodyLimit } from '#lib/upload/services.ts';
+import { config } from '#lib/platform/config/index.ts';
+import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
-import * as z from '#lib/zod.ts';
 import { type UploadDeps, uploadDeps } from './deps.ts';
 import { needs } from './needs.ts';
 

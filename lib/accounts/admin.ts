@@ -1,8 +1,9 @@
 // The back office's account endpoints (docs/DESIGN.md 5, 10): create an administrator (after re-entering the
 // acting administrator's password), search and list accounts, enable or disable one, reset its TOTP.
-import { ConditionFailedError, decodeCursor, encodeCursor, type Item } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import type { Page } from '../http/paging.ts';
+
+import { errors } from '#lib/http/errors.ts';
+import type { Page } from '#lib/http/paging.ts';
+import { ConditionFailedError, decodeCursor, encodeCursor, type Item } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { type AccountContext, type AccountUsage, requirePassword } from './context.ts';
 import { IDENT_INDEX, type IdentifierKind } from './identifiers.ts';
@@ -17,7 +18,7 @@ import {
 
 export interface AdminAccountView extends PublicAccount {
   status: Account['status'];
-  /** Storage use (lib/quota); null only where no usage reader is wired. */
+  /** Storage use (lib/files); null only where no usage reader is wired. */
   usage: AccountUsage | null;
 }
 

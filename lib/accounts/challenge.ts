@@ -2,14 +2,15 @@
 // answered at /auth/totp/verify with a TOTP code or a recovery code. One session per challenge, no TOTP
 // time step twice, no recovery code twice: each is a transaction deleting the challenge together with
 // spending the step or the code.
-import { TokenError } from '../auth/tokens.ts';
-import { ConditionFailedError, epochSeconds } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import { isoWithOffset } from '../time.ts';
+
+import { errors } from '#lib/http/errors.ts';
+import { ConditionFailedError, epochSeconds } from '#lib/platform/db/table.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { AccountContext } from './context.ts';
 import { normalizeRecoveryCode } from './recovery-codes.ts';
 import type { Account } from './repository.ts';
+import { TokenError } from './tokens.ts';
 import { checkTotp, openTotpSecret, totpRefusal } from './totp.ts';
 
 export const challengeKey = (jti: string) => ({ pk: `challenge#${jti}`, sk: 'challenge' });

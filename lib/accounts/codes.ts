@@ -3,8 +3,8 @@
 // send replaces the old. Attempts are counted by a conditional update before the comparison, so
 // concurrent guesses cannot exceed the cap; consuming is a conditional delete that can join a transaction.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { epochSeconds, type Item, type Table, type TransactItem } from '../db/repository.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '#lib/http/errors.ts';
+import { epochSeconds, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 
 export type CodePurpose = 'register' | 'email_bind' | 'reset';
 

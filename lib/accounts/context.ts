@@ -1,27 +1,27 @@
 // What every account flow needs, built once per container (or per test with its own clock and mailer) by
 // buildAccountContext from what it uses.
 
-import { verifyPassword } from '../auth/passwords.ts';
-import type { SessionService } from '../auth/sessions.ts';
-import type { TokenSigner } from '../auth/tokens.ts';
-import type { MasterKey } from '../crypto/master-key.ts';
-import type { Table } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import { log } from '../log.ts';
-import type { Mail, Mailer } from '../mail/mailer.ts';
-import { type SecurityNoticeKind, securityNoticeMail } from '../mail/templates.ts';
-import { isoWithOffset } from '../time.ts';
-import { ApiTokenService } from '../upload/api-tokens.ts';
+import { errors } from '#lib/http/errors.ts';
+import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import type { Mail, Mailer } from '#lib/platform/mail/mailer.ts';
+import { type SecurityNoticeKind, securityNoticeMail } from '#lib/platform/mail/templates.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import { ApiTokenService } from './api-tokens.ts';
 import { addressBucket, type ClientInfo } from './client.ts';
 import { CodeStore } from './codes.ts';
 import { DecoyAccount } from './decoy.ts';
 import { DEFAULT_PASSWORD_GUESS_LIMIT, LoginGuard, type PasswordGuessLimit } from './login-guard.ts';
+import { verifyPassword } from './passwords.ts';
 import { RecoveryCodeHasher } from './recovery-codes.ts';
 import { type Account, AccountRepository, publicAccount } from './repository.ts';
 import { sealedKey } from './sealed-key.ts';
 import { SecondFactorWrites } from './second-factor-writes.ts';
 import { SecurityEvents, type SecurityEventType } from './security-events.ts';
+import type { SessionService } from './sessions.ts';
 import { type RateLimit, Throttle } from './throttle.ts';
+import type { TokenSigner } from './tokens.ts';
 
 /** Storage use per account, shown in the back-office listing (filled by the usage repository). */
 export interface AccountUsage {
@@ -32,7 +32,7 @@ export interface AccountUsage {
 }
 
 /**
- * Where the back office reads each listed account's storage use from (lib/quota `usageReader`); the role
+ * Where the back office reads each listed account's storage use from (lib/files `usageReader`); the role
  * says whether a quota applies (administrators have none).
  */
 export interface AccountUsageReader {

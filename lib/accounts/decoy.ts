@@ -3,9 +3,9 @@
 // known one costs: one account-sized read and one full verification of a stored hash (docs/ACCOUNTS.md
 // "Timing"). No identifier claim points at it, so nobody can log in to it.
 import { randomBytes } from 'node:crypto';
-import { hashPassword } from '../auth/passwords.ts';
-import { ConditionFailedError, type Table } from '../db/repository.ts';
+import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import type { Account } from './model.ts';
+import { hashPassword } from './passwords.ts';
 
 export const DECOY_ACCOUNT_KEY = { pk: 'decoy#account', sk: 'account' };
 

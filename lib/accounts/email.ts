@@ -1,8 +1,9 @@
 // E-mail binding, rebinding and unbinding (docs/SPEC.md 3.1, 4.1 rule 6, 6.2; docs/DESIGN.md 10). Binding and
 // unbinding always need the current password: an address bound is an address that can reset the password.
-import { ConditionFailedError, type TransactItem } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import { codeMail } from '../mail/templates.ts';
+
+import { errors } from '#lib/http/errors.ts';
+import { ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
+import { codeMail } from '#lib/platform/mail/templates.ts';
 import type { ClientInfo } from './client.ts';
 import { CODE_TTL_SECONDS } from './codes.ts';
 import { type AccountContext, accountChanged, requirePassword, sameAddress } from './context.ts';

@@ -8,7 +8,7 @@
 // differs, so a stale or missing copy costs time, never correctness. Every write of a password keeps the
 // copies in step (repository.ts `syncLoginCopies`); claims made before the copy existed get it on the
 // account's next successful login.
-import type { TransactItem } from '../db/repository.ts';
+import type { TransactItem } from '#lib/platform/db/table.ts';
 
 /** Usernames and e-mails share this key space, compared case-insensitively (docs/SPEC.md 2.1 rule 1). */
 export const identifierKey = (value: string) => ({ pk: `ident#${value.trim().toLowerCase()}`, sk: 'ident' });

@@ -8,7 +8,7 @@
 // of their own (keyed by a hash of the identifier), so they lock exactly like real accounts and cost the
 // same writes: the guard tells nobody which accounts exist.
 import { createHash } from 'node:crypto';
-import { ConditionFailedError, epochSeconds, type Item, type Table } from '../db/repository.ts';
+import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 
 export interface PasswordGuessLimit {
   /** Consecutive failed passwords before the back-off starts. */

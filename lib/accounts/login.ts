@@ -2,15 +2,16 @@
 // at /admin/auth/login. Every refusal is the same 401 after the same work, known account or not: the same
 // reads (identifier claim, account item or the decoy), the same guard write before the hash, one hash, and
 // one write after a failure (the account's `login_failed` event, or the unknown identifier's guard).
-import { hashPassword, needsRehash, verifyPassword } from '../auth/passwords.ts';
-import { ConditionFailedError } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import { log } from '../log.ts';
+
+import { errors } from '#lib/http/errors.ts';
+import { ConditionFailedError } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
 import { issueChallenge } from './challenge.ts';
 import type { ClientInfo } from './client.ts';
 import type { AccountContext } from './context.ts';
 import { guardKey, guardSubject } from './login-guard.ts';
 import type { Role } from './model.ts';
+import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { type Account, publicAccount, writeBatch } from './repository.ts';
 
 export const badCredentials = () => errors.unauthorized('Invalid username or password');
@@ -65,7 +66,7 @@ export async function login(
       'Too many failed logins for this account; try again later',
     );
   }
-  // Always one full verification of a stored hash (the decoy's for nobody; lib/auth/passwords.ts's dummy
+  // Always one full verification of a stored hash (the decoy's for nobody; lib/accounts/passwords.ts's dummy
   // if even that is missing).
   const hash = claim ? copy : await ctx.decoy.hash();
   let valid = await verifyPassword(hash, input.password);

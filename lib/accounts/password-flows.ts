@@ -3,14 +3,14 @@
 // also revokes every API token (the token epoch moves too). Both send a notice mail.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashPassword } from '../auth/passwords.ts';
-import { ConditionFailedError } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import { log } from '../log.ts';
-import { codeMail } from '../mail/templates.ts';
+import { errors } from '#lib/http/errors.ts';
+import { ConditionFailedError } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import { codeMail } from '#lib/platform/mail/templates.ts';
 import type { ClientInfo } from './client.ts';
 import { CODE_TTL_SECONDS, invalidCode } from './codes.ts';
 import { type AccountContext, accountChanged, requirePassword, sameAddress } from './context.ts';
+import { hashPassword } from './passwords.ts';
 import type { Account } from './repository.ts';
 
 /** POST /auth/password `{current_password, new_password}`: answers a fresh session (the old ones end). */

@@ -1,13 +1,14 @@
 // Self-registration with an e-mail code (docs/SPEC.md 3.1, 4.1) and the two ways administrators come to be:
 // bootstrap configuration (once) and the back office. Registration never creates an administrator.
-import { hashPassword } from '../auth/passwords.ts';
-import { ConditionFailedError, type TransactItem } from '../db/repository.ts';
-import { AppError, errors } from '../http/errors.ts';
-import { log } from '../log.ts';
-import { codeMail } from '../mail/templates.ts';
+
+import { AppError, errors } from '#lib/http/errors.ts';
+import { ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import { codeMail } from '#lib/platform/mail/templates.ts';
 import type { ClientInfo } from './client.ts';
 import { CODE_TTL_SECONDS, invalidCode } from './codes.ts';
 import type { AccountContext } from './context.ts';
+import { hashPassword } from './passwords.ts';
 import { type Account, type NewAccount, publicAccount } from './repository.ts';
 
 export const emailInUse = () => errors.conflict('email: is already in use');

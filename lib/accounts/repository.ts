@@ -1,16 +1,16 @@
 // Account records and every write to them; new accounts claim their identifiers in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { errors } from '#lib/http/errors.ts';
 import {
   ConditionFailedError,
   type Item,
   type Key,
   type Table,
   type TransactItem,
-} from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import { log } from '../log.ts';
-import { isoWithOffset } from '../time.ts';
+} from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import {
   type ClaimItem,
   claimItem,

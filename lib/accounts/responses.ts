@@ -1,7 +1,7 @@
 // The `data` of each account endpoint's success envelope, as zod schemas: the API document is generated
 // from them and the end-to-end tests check answers against them (docs/ACCOUNTS.md has the same shapes).
 // Built on first read, which serving a request never does (lib/http/handler.ts RouteImpl.response).
-import * as z from '../zod.ts';
+import * as z from '#lib/platform/zod.ts';
 import { SECURITY_EVENT_TYPES } from './security-events.ts';
 
 const timestamp = z.once(() => z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/)));

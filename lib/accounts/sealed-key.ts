@@ -2,8 +2,8 @@
 // writer wins when several containers race). Used as the pepper of stored verification-code hashes, so
 // a copy of the table alone cannot brute-force the six digits.
 import { randomBytes } from 'node:crypto';
-import type { MasterKey } from '../crypto/master-key.ts';
-import { ConditionFailedError, type Table } from '../db/repository.ts';
+import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
+import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 
 type SealedItem = { pk: string; sk: string; sealed: string };
 

@@ -1,6 +1,6 @@
 // Every write to an account's second factor (TOTP secret, replay guard, recovery codes), each conditional
 // on the account still being as its caller read it; a failed condition is a ConditionFailedError.
-import type { Table, TransactItem } from '../db/repository.ts';
+import type { Table, TransactItem } from '#lib/platform/db/table.ts';
 import type { Account } from './model.ts';
 import { accountKey, fromAccountItem } from './repository.ts';
 

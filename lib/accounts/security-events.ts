@@ -1,11 +1,11 @@
 // The record of security events per account (docs/ACCOUNTS.md "Security events"): items in the
 // account's own partition, newest first by sort key, deleted by DynamoDB's TTL after 90 days.
 import { randomBytes } from 'node:crypto';
-import { decodeCursor, encodeCursor, epochSeconds, type Item, type Table } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
-import type { Page } from '../http/paging.ts';
-import { log } from '../log.ts';
-import { isoWithOffset } from '../time.ts';
+import { errors } from '#lib/http/errors.ts';
+import type { Page } from '#lib/http/paging.ts';
+import { decodeCursor, encodeCursor, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 
 export const SECURITY_EVENT_TYPES = [

@@ -4,8 +4,9 @@
 // Per-minute rate with a burst uses GCRA (a token bucket kept as one timestamp, the "theoretical arrival
 // time"): with interval T = 60 s / perMinute and tolerance (burst - 1) * T, a request at `now` is admitted
 // when TAT - now <= tolerance, and moves TAT to max(TAT, now) + T. The daily cap is a counter per UTC day.
-import { ConditionFailedError, epochSeconds, type Table } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
+
+import { errors } from '#lib/http/errors.ts';
+import { ConditionFailedError, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 
 export interface RateLimit {
   /** Sustained rate: requests per minute (fractions allowed, e.g. 0.5 = one every two minutes). */

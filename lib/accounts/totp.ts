@@ -1,11 +1,12 @@
 // TOTP (RFC 6238, SHA-1, 6 digits, 30 s) with otplib 13: secrets sealed by the master key, one step of
 // drift, a replay guard (a time step once accepted for an account is never accepted again), and the
 // recovery codes that come with it. Setup and new recovery codes need the current password.
-import { verifyPassword } from '../auth/passwords.ts';
-import { ConditionFailedError, epochSeconds } from '../db/repository.ts';
-import { errors } from '../http/errors.ts';
+
+import { errors } from '#lib/http/errors.ts';
+import { ConditionFailedError, epochSeconds } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { type AccountContext, accountChanged, requirePassword } from './context.ts';
+import { verifyPassword } from './passwords.ts';
 import { qrDataUrl } from './qr.ts';
 import { generateRecoveryCodes } from './recovery-codes.ts';
 import type { Account } from './repository.ts';

@@ -1,5 +1,5 @@
 // GET /docs: the API document rendered on the server as one self-contained page (no script, no CDN).
-import { escapeHtml } from '../html.ts';
+import { escapeHtml } from '#lib/platform/html.ts';
 
 type Json = Record<string, unknown>;
 

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { log } from '../log.ts';
-import { recordMetric } from '../observability/metrics.ts';
+import { log } from '#lib/platform/log.ts';
+import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { AppError, errors } from './errors.ts';
 import { type ApiEvent, type ApiResult, ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './event.ts';
 

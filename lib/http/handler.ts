@@ -4,18 +4,18 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
-import { log } from '../log.ts';
-import { observeRequests, requestIdOf } from '../observability/http.ts';
-import { withInvocation } from '../observability/invocation.ts';
-import { type AuthKind, type FunctionGroup, matchRoute, ROUTES, type RouteSpec } from '../routes.ts';
-import * as z from '../zod.ts';
+import { log } from '#lib/platform/log.ts';
+import { withInvocation } from '#lib/platform/observability/invocation.ts';
+import * as z from '#lib/platform/zod.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { AppError, errors, type FieldProblem, genericMessage } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
 import { type FrontDoorOptions, frontDoorCheck } from './front-door.ts';
+import { observeRequests, requestIdOf } from './observability.ts';
+import { type AuthKind, type FunctionGroup, matchRoute, ROUTES, type RouteSpec } from './routes.ts';
 import type { HttpRequest, HttpResult, Principal } from './types.ts';
 
-/** A schema (lib/zod.ts) whose parse yields `T`. */
+/** A schema (lib/platform/zod.ts) whose parse yields `T`. */
 export type Schema<T = unknown> = z.ZodMiniType<T>;
 
 /**
@@ -109,7 +109,7 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
   for (const key of Object.keys(impls)) {
     const spec = ROUTE_BY_KEY.get(key);
     if (!spec || spec.group !== group)
-      throw new Error(`Route ${key} is not a ${group} route in lib/routes.ts`);
+      throw new Error(`Route ${key} is not a ${group} route in lib/http/routes.ts`);
     if (options.authenticate === noCredentials && spec.auth !== 'none' && spec.auth !== 'signed')
       throw new Error(`Route ${key} takes ${spec.auth} credentials: its group needs an authenticator`);
   }

@@ -1,8 +1,9 @@
 // The API document (OpenAPI 3.1), generated from the route table and the zod schemas that validate each
 // route's body and query and describe its success data: one source, so the document cannot drift.
-import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec, routeKeyOf } from '../routes.ts';
-import * as z from '../zod.ts';
+
+import * as z from '#lib/platform/zod.ts';
 import type { RouteImpls, Schema } from './handler.ts';
+import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec, routeKeyOf } from './routes.ts';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 // Cursor pages, one shape for every list (files, gallery, orders) and one query schema for asking for them.
-import * as z from '../zod.ts';
+import * as z from '#lib/platform/zod.ts';
 import { errors } from './errors.ts';
 import type { HttpRequest, Principal } from './types.ts';
 

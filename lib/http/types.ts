@@ -1,5 +1,5 @@
 // Plain request/response shapes the route implementations see: no Lambda event types beyond lib/http.
-import type { Account, Role } from '../accounts/model.ts';
+import type { Account, Role } from '#lib/accounts/model.ts';
 import type { Envelope } from './envelope.ts';
 
 export type { Role };

@@ -1,6 +1,6 @@
 // The group's CDN invalidator (need `cdn`).
-import { cloudFrontClient } from '../aws/cloudfront.ts';
-import { cloudFrontInvalidator, type Invalidator, noInvalidator } from '../cdn/invalidator.ts';
+import { cloudFrontClient } from '#lib/platform/aws/cloudfront.ts';
+import { cloudFrontInvalidator, type Invalidator, noInvalidator } from '#lib/platform/cdn/invalidator.ts';
 import { type GroupResources, once } from './resources.ts';
 
 export type { Invalidator };

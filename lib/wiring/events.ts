@@ -1,6 +1,7 @@
 // The group's event publisher (need `events`).
-import { eventBridgeClient } from '../aws/events.ts';
-import { eventBridgePublisher, logPublisher, type OrderEventPublisher } from '../events/order-events.ts';
+
+import { eventBridgePublisher, logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
+import { eventBridgeClient } from '#lib/platform/aws/events.ts';
 import { type GroupResources, once } from './resources.ts';
 
 /** EventBridge when the deployment names a bus, else one log line per event. */

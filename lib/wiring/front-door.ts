@@ -1,14 +1,14 @@
 // The group's front door (need `frontDoor`): where its functions read the CDN's origin secret.
 import { join } from 'node:path';
 import type { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import type { AppConfig } from '../config/schema.ts';
 import {
   fileOriginSecrets,
   LOCAL_ORIGIN_SECRET_FILE,
   type OriginSecrets,
   type OriginSecretsSource,
   originSecretsOf,
-} from '../http/front-door.ts';
+} from '#lib/http/front-door.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { GroupNeeds } from './needs.ts';
 import { type GroupResources, groupResources, once } from './resources.ts';
 
@@ -35,7 +35,7 @@ function originSecretsReader(settings: Readonly<AppConfig>): (() => Promise<Orig
   const loadProvider = () => {
     secrets ??= Promise.all([
       import('@aws-lambda-powertools/parameters/secrets'),
-      import('../aws/secrets-manager.ts'),
+      import('#lib/platform/aws/secrets-manager.ts'),
     ]).then(
       ([{ SecretsProvider }, { secretsManagerClient }]) =>
         new SecretsProvider({ awsSdkV3Client: secretsManagerClient(settings.aws) }),

@@ -1,7 +1,7 @@
 // The group's mailer (need `mail`).
-import { sesClient } from '../aws/ses.ts';
-import { logMailer, type Mailer } from '../mail/mailer.ts';
-import { sesMailer } from '../mail/ses.ts';
+import { sesClient } from '#lib/platform/aws/ses.ts';
+import { logMailer, type Mailer } from '#lib/platform/mail/mailer.ts';
+import { sesMailer } from '#lib/platform/mail/ses.ts';
 import { type GroupResources, once } from './resources.ts';
 
 /** SES as `mail.from` when it is set, else the log fallback. */

@@ -1,5 +1,5 @@
 // The group's master key (need `masterKey`).
-import { cachedMasterKey, type MasterKey, openMasterKey } from '../crypto/index.ts';
+import { cachedMasterKey, type MasterKey, openMasterKey } from '#lib/platform/crypto/index.ts';
 import { type GroupResources, once } from './resources.ts';
 
 /**

@@ -94,7 +94,7 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
 export const COMMON_VARIABLES = ['APP_CONFIG_JSON', 'BASE_URL'] as const;
 
 /**
- * The configuration overrides (lib/config: `a.b` is `A__B`) a group's needs imply. The stack sets these
+ * The configuration overrides (lib/platform/config: `a.b` is `A__B`) a group's needs imply. The stack sets these
  * on the function; the local runner sets them on the group's process; the deployed-shape test checks them.
  */
 export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<string, string> {

@@ -2,9 +2,10 @@
 // that did not declare the master key cannot open it, whatever its settings say (docs/CONTRIBUTING.md).
 // Each resource's accessor lives in its own module (lib/wiring/<resource>.ts), so a bundle carries only
 // the SDK clients its group reaches for.
-import type { AppConfig } from '../config/schema.ts';
-import type { Clock } from '../db/repository.ts';
-import { AppError } from '../http/errors.ts';
+
+import { AppError } from '#lib/http/errors.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import type { GroupNeeds, Need } from './needs.ts';
 
 /** A group reached for something its needs do not declare: a wiring bug, never the caller's fault. */

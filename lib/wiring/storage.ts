@@ -1,6 +1,7 @@
 // The group's file storage (need `bucket`).
-import { s3Client } from '../aws/s3.ts';
-import { FileStorage } from '../upload/storage.ts';
+
+import { FileStorage } from '#lib/files/storage.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
 import { type GroupResources, once } from './resources.ts';
 
 export function storageOf(resources: GroupResources): FileStorage {

@@ -1,6 +1,6 @@
 // The group's table (need `table`).
-import { dynamoClient } from '../aws/dynamodb.ts';
-import { Table } from '../db/repository.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { Table } from '#lib/platform/db/table.ts';
 import { type GroupResources, once } from './resources.ts';
 
 export function tableOf(resources: GroupResources): Table {

@@ -6,22 +6,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { GROUP_NEEDS, WORKER_NEEDS } from '../../functions/needs.ts';
-import { PROJECT_ROOT } from '../../infra/service-function.ts';
-import { stageConfigFrom } from '../../infra/stage-config.ts';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { config } from '../../lib/config/index.ts';
-import { Table } from '../../lib/db/repository.ts';
-import { outboxKey } from '../../lib/events/outbox.ts';
-import { LocalStreamPoller } from '../../lib/local/outbox-drain.ts';
-import { FUNCTION_GROUPS } from '../../lib/routes.ts';
-import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
+import { GROUP_NEEDS, WORKER_NEEDS } from '#functions/needs.ts';
+import { LocalStreamPoller } from '#infra/local/outbox-drain.ts';
+import { PROJECT_ROOT } from '#infra/service-function.ts';
+import { stageConfigFrom } from '#infra/stage-config.ts';
+import { outboxKey } from '#lib/billing/outbox.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { Table } from '#lib/platform/db/table.ts';
+import { deployedVariablesOf } from '#lib/wiring/needs.ts';
 import {
   type Answer,
   type DeployedStack,
   DISTRIBUTION_ID,
   deployLocally,
-} from '../support/deployed-stack.ts';
+} from '#test/support/deployed-stack.ts';
 import {
   alipayNotifyFields,
   B_API_V3_KEY,
@@ -36,10 +36,10 @@ import {
   generateTestKeyPair,
   startFakeChannels,
   wechatpayTransaction,
-} from '../support/fake-gateways/index.ts';
-import { buildMultipart, makePng } from '../support/images.ts';
-import { startSesStandIn } from '../support/mail.ts';
-import { provisionTestStack } from '../support/stack.ts';
+} from '#test/support/fake-gateways/index.ts';
+import { buildMultipart, makePng } from '#test/support/images.ts';
+import { startSesStandIn } from '#test/support/mail.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 const CDK_CONTEXT = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context as Record<
   string,

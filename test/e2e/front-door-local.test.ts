@@ -3,12 +3,12 @@
 // while the local server, playing the CDN, adds it to every request it hands the function.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { config } from '../../lib/config/index.ts';
-import { localFunctionEnvironment, type RunningApp, startLocalApp } from '../../lib/local/app.ts';
-import { type FunctionProcess, startFunctionProcess } from '../../lib/local/function-process.ts';
-import { apiEvent } from '../support/events.ts';
+import { localFunctionEnvironment, type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { apiEvent } from '#test/support/events.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let files: FunctionProcess;
 let app: RunningApp;
@@ -16,7 +16,7 @@ let app: RunningApp;
 beforeAll(async () => {
   files = await startFunctionProcess({
     name: 'files',
-    host: `${ROOT}lib/local/function-host.ts`,
+    host: `${ROOT}infra/local/function-host.ts`,
     module: `${ROOT}functions/files/handler.ts`,
     env: localFunctionEnvironment('files', config),
     cwd: ROOT,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '../../lib/local/app.ts';
+import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
 
 let app: RunningApp;
 

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../lib/local/dynamodb-local.ts';
-import { buildMultipart, png } from '../support/images.ts';
-import { startService } from '../support/start-process.ts';
+import { freePort } from '#infra/local/dynamodb-local.ts';
+import { buildMultipart, png } from '#test/support/images.ts';
+import { startService } from '#test/support/start-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'service-start-'));
 const env: Record<string, string> = {

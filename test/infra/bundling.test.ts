@@ -1,6 +1,6 @@
 // What each bundle holds (infra/bundling.ts): the Tracer and the X-Ray SDK are never inside a bundle; they
 // ship beside it only on traced stages, so an untraced function neither parses nor ships them. Zod is there
-// as zod/mini with the English locale only (lib/zod.ts), never classic zod. TOTP's packages and file-type,
+// as zod/mini with the English locale only (lib/platform/zod.ts), never classic zod. TOTP's packages and file-type,
 // which only a few requests load, ship beside the one bundle that loads them and are in none.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -20,8 +20,8 @@ import {
   TOTP_PACKAGES,
   TRACER_PACKAGE,
   TRACER_PACKAGES,
-} from '../../infra/bundling.ts';
-import type { FunctionGroup } from '../../lib/routes.ts';
+} from '#infra/bundling.ts';
+import type { FunctionGroup } from '#lib/http/routes.ts';
 
 describe('bundles and the CloudFront client', () => {
   it('keeps the CloudFront SDK out of every bundle, shipped beside the one group that invalidates', () => {

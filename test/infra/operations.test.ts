@@ -7,17 +7,17 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WORKER_NEEDS, type WorkerName } from '../../functions/needs.ts';
-import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '../../infra/operations.ts';
-import { buildServiceApp } from '../../infra/service-app.ts';
-import { PROJECT_ROOT, type ServiceFunction } from '../../infra/service-function.ts';
-import type { ServiceStack } from '../../infra/stack.ts';
-import { stageConfigFrom } from '../../infra/stage-config.ts';
-import { OUTBOX_STREAM } from '../../infra/workers.ts';
-import { OUTBOX_KEY_PREFIX } from '../../lib/db/table.ts';
-import { EVENT_SOURCE } from '../../lib/events/order-events.ts';
-import { FUNCTION_GROUPS } from '../../lib/routes.ts';
-import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
+import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations.ts';
+import { buildServiceApp } from '#infra/service-app.ts';
+import { PROJECT_ROOT, type ServiceFunction } from '#infra/service-function.ts';
+import type { ServiceStack } from '#infra/stack.ts';
+import { stageConfigFrom } from '#infra/stage-config.ts';
+import { OUTBOX_STREAM } from '#infra/workers.ts';
+import { EVENT_SOURCE } from '#lib/billing/order-events.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
+import { deployedVariablesOf } from '#lib/wiring/needs.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape in each test
 type Json = Record<string, any>;

@@ -1,13 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_NAME } from '../../infra/service-app.ts';
-import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '../../infra/stack.ts';
-import {
-  DEFAULT_BACKUP_RETENTION_DAYS,
-  StageConfigError,
-  stageConfigFrom,
-} from '../../infra/stage-config.ts';
-import { createTableInput, TABLE } from '../../lib/db/table.ts';
-import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+import { SERVICE_NAME } from '#infra/service-app.ts';
+import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '#infra/stack.ts';
+import { DEFAULT_BACKUP_RETENTION_DAYS, StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { createTableInput, TABLE } from '#lib/platform/db/keys.ts';
 import {
   appConfigOf,
   completedProd,
@@ -27,7 +23,7 @@ beforeAll(() => {
 }, 60_000);
 
 describe('storage', () => {
-  it('builds the table from lib/db/table.ts with on-demand billing, TTL and point-in-time recovery', () => {
+  it('builds the table from lib/platform/db/keys.ts with on-demand billing, TTL and point-in-time recovery', () => {
     const expected = createTableInput('unused');
     const [[, table]] = resourcesOf(dev, 'AWS::DynamoDB::Table') as [[string, Json]];
     const props = table.Properties;

@@ -2,16 +2,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GROUP_NEEDS } from '../../functions/needs.ts';
+import { GROUP_NEEDS } from '#functions/needs.ts';
 import {
   CONSOLE_PATH_PATTERN,
   CONSOLE_ROOT_OBJECT,
   IMAGE_KEY_FUNCTION,
   IMAGE_PATH_PATTERN,
   VIEWER_ADDRESS_FUNCTION,
-} from '../../infra/stack.ts';
-import { StageConfigError, stageConfigFrom } from '../../infra/stage-config.ts';
-import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+} from '#infra/stack.ts';
+import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import {
   actionsOf,
   CERTIFICATE_ARN,

@@ -1,17 +1,17 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GROUP_NEEDS } from '../../functions/needs.ts';
-import { OBSERVABILITY_VARIABLES } from '../../infra/operations.ts';
-import { FUNCTION_URL_GROUPS } from '../../infra/stack.ts';
-import { PRODUCTION_RESERVED_CONCURRENCY, stageConfigFrom } from '../../infra/stage-config.ts';
+import { GROUP_NEEDS } from '#functions/needs.ts';
+import { OBSERVABILITY_VARIABLES } from '#infra/operations.ts';
+import { FUNCTION_URL_GROUPS } from '#infra/stack.ts';
+import { PRODUCTION_RESERVED_CONCURRENCY, stageConfigFrom } from '#infra/stage-config.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,
   type FunctionGroup,
   ROUTES,
   routeKeyOf,
-} from '../../lib/routes.ts';
-import { deployedVariablesOf } from '../../lib/wiring/needs.ts';
+} from '#lib/http/routes.ts';
+import { deployedVariablesOf } from '#lib/wiring/needs.ts';
 import {
   actionsOf,
   appConfigOf,
@@ -35,7 +35,7 @@ beforeAll(() => {
 }, 60_000);
 
 describe('HTTP API', () => {
-  it('has exactly the routes of lib/routes.ts (but the function-URL groups) plus $default, each on its group', () => {
+  it('has exactly the routes of lib/http/routes.ts (but the function-URL groups) plus $default, each on its group', () => {
     const groupByFunctionId = new Map(FUNCTION_GROUPS.map((group) => [functionIdOf(dev, group), group]));
     const groupByIntegration = new Map(
       resourcesOf(dev, 'AWS::ApiGatewayV2::Integration').map(([id, integration]) => {

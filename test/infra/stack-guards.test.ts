@@ -2,10 +2,10 @@
 import { Token } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GROUP_NEEDS } from '../../functions/needs.ts';
-import { buildServiceApp } from '../../infra/service-app.ts';
-import { PROJECT_ROOT } from '../../infra/service-function.ts';
-import { loadStageConfig, StageConfigError, stageConfigFrom } from '../../infra/stage-config.ts';
+import { GROUP_NEEDS } from '#functions/needs.ts';
+import { buildServiceApp } from '#infra/service-app.ts';
+import { PROJECT_ROOT } from '#infra/service-function.ts';
+import { loadStageConfig, StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import {
   CDK_CONTEXT,
   completedProd,

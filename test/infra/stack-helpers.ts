@@ -7,11 +7,11 @@ import { type App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { AwsSolutionsChecks } from 'cdk-nag';
-import { buildServiceApp } from '../../infra/service-app.ts';
-import { PROJECT_ROOT } from '../../infra/service-function.ts';
-import type { ServiceStack } from '../../infra/stack.ts';
-import { loadConfig } from '../../lib/config/load.ts';
-import type { FunctionGroup } from '../../lib/routes.ts';
+import { buildServiceApp } from '#infra/service-app.ts';
+import { PROJECT_ROOT } from '#infra/service-function.ts';
+import type { ServiceStack } from '#infra/stack.ts';
+import type { FunctionGroup } from '#lib/http/routes.ts';
+import { loadConfig } from '#lib/platform/config/load.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape in each test
 export type Json = Record<string, any>;

@@ -2,26 +2,31 @@
 // process: each yields exactly the allowed effects, every loser hears a clean 4xx or 200 (never a 5xx),
 // and nothing is left behind in the table or the bucket (test/support/faults.ts findOrphans).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { codeKey } from '../../lib/accounts/codes.ts';
-import { identifierKey } from '../../lib/accounts/repository.ts';
-import type { Table } from '../../lib/db/repository.ts';
-import { outboxKey } from '../../lib/events/outbox.ts';
-import { configureLogging } from '../../lib/log.ts';
-import { logMailer } from '../../lib/mail/mailer.ts';
-import { orderKey } from '../../lib/payments/orders.ts';
-import { DAY_MS, type Grant } from '../../lib/quota/model.ts';
-import { usageKey } from '../../lib/quota/usage.ts';
-import type { UploadRecord } from '../../lib/upload/index.ts';
-import { incomingKey } from '../../lib/upload/storage.ts';
-import { pendingKey } from '../../lib/upload/uploads.ts';
-import { authHarness, createTestAccount, type TestAccount } from '../support/accounts.ts';
-import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
-import { findOrphans, listBucket, scanTable } from '../support/faults.ts';
-import { makePng } from '../support/images.ts';
-import { provisionTestStack } from '../support/stack.ts';
-import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
-import { noisePng, usageMatchesRecords } from './quota/helpers.ts';
-import { callUpload, presignedUpload, uniquePng, uploadInput } from './upload/helpers.ts';
+import { codeKey } from '#lib/accounts/codes.ts';
+import { identifierKey } from '#lib/accounts/repository.ts';
+import { orderKey } from '#lib/billing/orders.ts';
+import { outboxKey } from '#lib/billing/outbox.ts';
+import type { UploadRecord } from '#lib/files/index.ts';
+import { DAY_MS, type Grant } from '#lib/files/quota-model.ts';
+import { incomingKey } from '#lib/files/storage.ts';
+import { pendingKey } from '#lib/files/uploads.ts';
+import { usageKey } from '#lib/files/usage.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { configureLogging } from '#lib/platform/log.ts';
+import { logMailer } from '#lib/platform/mail/mailer.ts';
+import {
+  call as callPayments,
+  deliverCallback,
+  type LogLine,
+  paidEvents,
+} from '#test/integration/billing/helpers.ts';
+import { callUpload, presignedUpload, uniquePng, uploadInput } from '#test/integration/files/helpers.ts';
+import { noisePng, usageMatchesRecords } from '#test/integration/files/quota-helpers.ts';
+import { authHarness, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { buildEpayNotify, epayNotifyFields } from '#test/support/fake-gateways/index.ts';
+import { findOrphans, listBucket, scanTable } from '#test/support/faults.ts';
+import { makePng } from '#test/support/images.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 const N = 50;
 const C_PID = '1001';

@@ -2,21 +2,21 @@
 // (docs/DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the upload function
 // that had no master key in AWS and answered every session route "Session is invalid or expired".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UploadDeps } from '../../functions/upload/deps.ts';
-import { buildUploadDeps } from '../../functions/upload/deps.ts';
-import { createUploadHandler } from '../../functions/upload/handler.ts';
-import { needs as uploadNeeds } from '../../functions/upload/needs.ts';
-import { createAuthenticator } from '../../lib/auth/authenticate.ts';
-import { buildSessions } from '../../lib/auth/build.ts';
-import { config } from '../../lib/config/index.ts';
-import { cachedMasterKey, type MasterKey } from '../../lib/crypto/index.ts';
-import { masterKeyOf } from '../../lib/wiring/master-key.ts';
-import { groupResources, MissingNeedError } from '../../lib/wiring/resources.ts';
-import { createTestAccount, type TestAccount } from '../support/accounts.ts';
-import { sharedMasterKey, testDeps, testTable } from '../support/deps.ts';
-import { apiEvent, lambdaContext, parseBody } from '../support/events.ts';
-import { captureLog } from '../support/mail.ts';
-import { provisionTestStack } from '../support/stack.ts';
+import type { UploadDeps } from '#functions/upload/deps.ts';
+import { buildUploadDeps } from '#functions/upload/deps.ts';
+import { createUploadHandler } from '#functions/upload/handler.ts';
+import { needs as uploadNeeds } from '#functions/upload/needs.ts';
+import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { cachedMasterKey, type MasterKey } from '#lib/platform/crypto/index.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { groupResources, MissingNeedError } from '#lib/wiring/resources.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { sharedMasterKey, testDeps, testTable } from '#test/support/deps.ts';
+import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
+import { captureLog } from '#test/support/mail.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 let alice: TestAccount;
 let log: ReturnType<typeof captureLog>;

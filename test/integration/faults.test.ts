@@ -3,24 +3,32 @@
 // clean error (503 + Retry-After for throttling and timeouts, the generic 500 otherwise, never internals),
 // no partial record, no orphan object, and the same request retried succeeds with exactly one effect.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { codeKey } from '../../lib/accounts/codes.ts';
-import { identifierKey } from '../../lib/accounts/repository.ts';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { s3Client } from '../../lib/aws/s3.ts';
-import { config } from '../../lib/config/index.ts';
-import type { Table } from '../../lib/db/repository.ts';
-import { logPublisher } from '../../lib/events/order-events.ts';
-import { outboxKey } from '../../lib/events/outbox.ts';
-import { configureLogging } from '../../lib/log.ts';
-import { orderKey } from '../../lib/payments/orders.ts';
-import { SETTINGS_KEY, SETTINGS_VERSION_KEY } from '../../lib/payments/settings.ts';
-import { usageKey } from '../../lib/quota/usage.ts';
-import { fileKey } from '../../lib/upload/files.ts';
-import type { UploadRecord } from '../../lib/upload/index.ts';
-import { incomingKey } from '../../lib/upload/storage.ts';
-import { pendingKey } from '../../lib/upload/uploads.ts';
-import { authHarness, createTestAccount, type TestAccount } from '../support/accounts.ts';
-import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
+import { codeKey } from '#lib/accounts/codes.ts';
+import { identifierKey } from '#lib/accounts/repository.ts';
+import { logPublisher } from '#lib/billing/order-events.ts';
+import { orderKey } from '#lib/billing/orders.ts';
+import { outboxKey } from '#lib/billing/outbox.ts';
+import { SETTINGS_KEY, SETTINGS_VERSION_KEY } from '#lib/billing/settings.ts';
+import { fileKey } from '#lib/files/files.ts';
+import type { UploadRecord } from '#lib/files/index.ts';
+import { incomingKey } from '#lib/files/storage.ts';
+import { pendingKey } from '#lib/files/uploads.ts';
+import { usageKey } from '#lib/files/usage.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { configureLogging } from '#lib/platform/log.ts';
+import {
+  call as callPayments,
+  deliverCallback,
+  type LogLine,
+  paidEvents,
+} from '#test/integration/billing/helpers.ts';
+import { callUpload, presignedUpload, uniquePng, uploadInput } from '#test/integration/files/helpers.ts';
+import { noisePng, usageMatchesRecords } from '#test/integration/files/quota-helpers.ts';
+import { authHarness, createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { buildEpayNotify, epayNotifyFields } from '#test/support/fake-gateways/index.ts';
 import {
   clearFaults,
   FAULT_KINDS,
@@ -33,13 +41,10 @@ import {
   listBucket,
   mentions,
   scanTable,
-} from '../support/faults.ts';
-import { makePng } from '../support/images.ts';
-import { drainOutbox } from '../support/outbox.ts';
-import { provisionTestStack } from '../support/stack.ts';
-import { call as callPayments, deliverCallback, type LogLine, paidEvents } from './payments/helpers.ts';
-import { noisePng, usageMatchesRecords } from './quota/helpers.ts';
-import { callUpload, presignedUpload, uniquePng, uploadInput } from './upload/helpers.ts';
+} from '#test/support/faults.ts';
+import { makePng } from '#test/support/images.ts';
+import { drainOutbox } from '#test/support/outbox.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 const C_PID = '1001';
 const C_KEY = 'epay-merchant-key-faults';

@@ -2,14 +2,14 @@
 // every answer over HTTP, equal to the one access line of that request; no password or token in any line;
 // the business counts of real logins, uploads, orders and refused channel notices as EMF documents.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '../../lib/local/app.ts';
-import { configureLogging } from '../../lib/log.ts';
-import { configureMetrics } from '../../lib/observability/metrics.ts';
-import { createTestAccount, TEST_PASSWORD, type TestAccount } from '../support/accounts.ts';
-import { buildEpayNotify, epayNotifyFields } from '../support/fake-gateways/index.ts';
-import { makePng } from '../support/images.ts';
-import { provisionTestStack } from '../support/stack.ts';
-import { C_KEY, C_PID } from './payments/helpers.ts';
+import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { configureLogging } from '#lib/platform/log.ts';
+import { configureMetrics } from '#lib/platform/observability/metrics.ts';
+import { C_KEY, C_PID } from '#test/integration/billing/helpers.ts';
+import { createTestAccount, TEST_PASSWORD, type TestAccount } from '#test/support/accounts.ts';
+import { buildEpayNotify, epayNotifyFields } from '#test/support/fake-gateways/index.ts';
+import { makePng } from '#test/support/images.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 interface Line extends Record<string, unknown> {
   level: string;

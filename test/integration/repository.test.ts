@@ -5,8 +5,8 @@ import {
   encodeCursor,
   epochSeconds,
   type Table,
-} from '../../lib/db/repository.ts';
-import { provisionTestStack } from '../support/stack.ts';
+} from '#lib/platform/db/table.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 let table: Table;
 

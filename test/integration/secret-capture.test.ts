@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { configureLogging, log, tapLogging } from '../../lib/log.ts';
-import { captureFileName, SCAN_FOLDER } from '../support/secret-scan.ts';
+import { configureLogging, log, tapLogging } from '#lib/platform/log.ts';
+import { captureFileName, SCAN_FOLDER } from '#test/support/secret-scan.ts';
 
 describe('the capture feeding the scan', () => {
   const captured = () =>

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { accountKey } from '../../lib/accounts/repository.ts';
-import { createAuthenticator } from '../../lib/auth/authenticate.ts';
-import { hashPassword, needsRehash, verifyPassword } from '../../lib/auth/passwords.ts';
-import type { Table } from '../../lib/db/repository.ts';
-import type { HttpRequest } from '../../lib/http/types.ts';
-import { createTestAccount } from '../support/accounts.ts';
-import { sharedMasterKey, testDeps } from '../support/deps.ts';
-import { provisionTestStack } from '../support/stack.ts';
+import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+import { hashPassword, needsRehash, verifyPassword } from '#lib/accounts/passwords.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
+import type { HttpRequest } from '#lib/http/types.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { sharedMasterKey, testDeps } from '#test/support/deps.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 let table: Table;
 const { sessions, signer } = testDeps();
@@ -96,7 +96,7 @@ describe('sessions', () => {
   });
 
   it('keeps one signing key however many containers race to create it', async () => {
-    const { TokenSigner } = await import('../../lib/auth/tokens.ts');
+    const { TokenSigner } = await import('#lib/accounts/tokens.ts');
     const masterKey = sharedMasterKey();
     await table.delete({ pk: 'settings#token-signing-key', sk: 'settings' });
     const signers = Array.from({ length: 8 }, () => new TokenSigner(table, masterKey));

@@ -13,8 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { startDynamoLocal } from '../../lib/local/dynamodb-local.ts';
-import { startS3LocalProcess } from '../../lib/local/s3-local.ts';
+import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
+import { startS3LocalProcess } from '#infra/local/s3-local.ts';
 import { runColdImport } from './cold-import.ts';
 import { ms, table } from './stats.ts';
 
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     startS3LocalProcess({ directory: join(scratch, 's3') }),
   ]);
   try {
-    // The configuration is read once, at the first import of lib/config: set it before importing any.
+    // The configuration is read once, at the first import of lib/platform/config: set it before importing any.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     process.env.APP_CONFIG_JSON = JSON.stringify({
       stage: 'bench',
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     process.env.TABLE_NAME = 'bench';
     process.env.BUCKET_NAME = 'bench';
     process.env.DATA_DIR = join(scratch, 'data');
-    const { provisionTestStack } = await import('../support/stack.ts');
+    const { provisionTestStack } = await import('#test/support/stack.ts');
     await provisionTestStack();
     const { runInProcess } = await import('./in-process.ts');
     const { runLoad } = await import('./load.ts');

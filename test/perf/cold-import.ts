@@ -7,8 +7,8 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { BUNDLE_FILE, esbuildOptions } from '../../infra/bundling.ts';
-import { FUNCTION_GROUPS, type FunctionGroup } from '../../lib/routes.ts';
+import { BUNDLE_FILE, esbuildOptions } from '#infra/bundling.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import { bundleGroup, DIST_DIR } from '../../scripts/bundle.ts';
 import { median, round } from './stats.ts';
 

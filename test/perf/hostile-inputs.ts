@@ -1,12 +1,12 @@
 // `npx tsx test/perf/hostile-inputs.ts`: CPU time of what an upload does with crafted 4 MiB inputs (sniff,
 // measure, strip; test/support/hostile-images.ts), beside a valid 4 MiB PNG and hashing the same bytes.
-// The suite bounds the same work by counting it (test/unit/upload/bounded-work.test.ts); these are the
+// The suite bounds the same work by counting it (test/unit/files/bounded-work.test.ts); these are the
 // times, for a person to read, and nothing here asserts one. Best of BENCH_ROUNDS (5) rounds, CPU time.
 import { createHash } from 'node:crypto';
-import { measureImage } from '../../lib/upload/dimensions.ts';
-import { stripMetadata } from '../../lib/upload/metadata/index.ts';
-import { IMAGE_KINDS, sniffImage } from '../../lib/upload/sniff.ts';
-import { hostileShapes, realisticImages, validPng } from '../support/hostile-images.ts';
+import { measureImage } from '#lib/files/dimensions.ts';
+import { stripMetadata } from '#lib/files/metadata/index.ts';
+import { IMAGE_KINDS, sniffImage } from '#lib/files/sniff.ts';
+import { hostileShapes, realisticImages, validPng } from '#test/support/hostile-images.ts';
 import { table } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

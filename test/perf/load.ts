@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { accountKey } from '../../lib/accounts/repository.ts';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { config } from '../../lib/config/index.ts';
-import { startLocalApp } from '../../lib/local/app.ts';
-import { createTestAccount } from '../support/accounts.ts';
+import { startLocalApp } from '#infra/local/app.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
 import { quantile, round } from './stats.ts';
 
 export interface Throughput {

@@ -13,9 +13,9 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { hashPassword, verifyPassword } from '../../lib/auth/passwords.ts';
-import { createTableInput } from '../../lib/db/table.ts';
-import { startDynamoLocal } from '../../lib/local/dynamodb-local.ts';
+import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
+import { hashPassword, verifyPassword } from '#lib/accounts/passwords.ts';
+import { createTableInput } from '#lib/platform/db/keys.ts';
 import { median, paired, round, table } from './stats.ts';
 
 const TABLE = 'login-floor';

@@ -10,15 +10,15 @@
 //   event is in the function's memory too.
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { handler as uploadHandler } from '../../functions/upload/handler.ts';
-import { s3Client } from '../../lib/aws/s3.ts';
-import { config } from '../../lib/config/index.ts';
-import { checkAndSniff } from '../../lib/upload/record.ts';
-import { FileStorage, incomingKey } from '../../lib/upload/storage.ts';
-import { storedUpload } from '../../lib/upload/stored-bytes.ts';
-import { createTestAccount } from '../support/accounts.ts';
-import { apiEvent, lambdaContext } from '../support/events.ts';
-import { buildMultipart } from '../support/images.ts';
+import { handler as uploadHandler } from '#functions/upload/handler.ts';
+import { checkAndSniff } from '#lib/files/record.ts';
+import { FileStorage, incomingKey } from '#lib/files/storage.ts';
+import { storedUpload } from '#lib/files/stored-bytes.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { createTestAccount } from '#test/support/accounts.ts';
+import { apiEvent, lambdaContext } from '#test/support/events.ts';
+import { buildMultipart } from '#test/support/images.ts';
 
 const MIB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});

@@ -8,8 +8,8 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { BUNDLE_FILE, esbuildOptions, PROJECT_ROOT } from '../../infra/bundling.ts';
-import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+import { BUNDLE_FILE, esbuildOptions, PROJECT_ROOT } from '#infra/bundling.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { DIST_DIR } from '../../scripts/bundle.ts';
 import { median, round, table } from './stats.ts';
 
@@ -19,11 +19,11 @@ const lib = (path: string) => JSON.stringify(join(PROJECT_ROOT, path));
 export const ENTRIES: Record<string, string> = {
   nothing: 'export const x = 1;',
   zod: "import * as z from 'zod'; export const s = z.object({ a: z.string() });",
-  // What the service builds its schemas with (lib/zod.ts): tree-shaken, no methods built onto each schema.
+  // What the service builds its schemas with (lib/platform/zod.ts): tree-shaken, no methods built onto each schema.
   'zod/mini': "import * as z from 'zod/mini'; export const s = z.object({ a: z.string() });",
-  'lib/config (zod + schema + validation)': `import { config } from ${lib('lib/config/index.ts')}; export const c = config;`,
-  'lib/log': `import { log } from ${lib('lib/log.ts')}; export const l = log;`,
-  'lib/observability/metrics': `import * as m from ${lib('lib/observability/metrics.ts')}; export const x = m;`,
+  'lib/platform/config (zod + schema + validation)': `import { config } from ${lib('lib/platform/config/index.ts')}; export const c = config;`,
+  'lib/log': `import { log } from ${lib('lib/platform/log.ts')}; export const l = log;`,
+  'lib/platform/observability/metrics': `import * as m from ${lib('lib/platform/observability/metrics.ts')}; export const x = m;`,
   '@aws-lambda-powertools/logger':
     "import { Logger } from '@aws-lambda-powertools/logger'; export const x = Logger;",
   '@aws-lambda-powertools/metrics':

@@ -13,7 +13,7 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { BUNDLE_FILE, esbuildOptions } from '../../infra/bundling.ts';
+import { BUNDLE_FILE, esbuildOptions } from '#infra/bundling.ts';
 import { DIST_DIR } from '../../scripts/bundle.ts';
 import { median, round } from './stats.ts';
 

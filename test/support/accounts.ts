@@ -1,11 +1,11 @@
 // Creates accounts and sessions straight through the repositories, for tests of other capabilities.
 import { randomBytes } from 'node:crypto';
-import type { AccountLimits } from '../../lib/accounts/context.ts';
-import type { Account } from '../../lib/accounts/repository.ts';
-import { hashPassword } from '../../lib/auth/passwords.ts';
-import type { SessionService } from '../../lib/auth/sessions.ts';
-import type { Role } from '../../lib/http/types.ts';
-import type { Mailer } from '../../lib/mail/mailer.ts';
+import type { AccountLimits } from '#lib/accounts/context.ts';
+import { hashPassword } from '#lib/accounts/passwords.ts';
+import type { Account } from '#lib/accounts/repository.ts';
+import type { SessionService } from '#lib/accounts/sessions.ts';
+import type { Role } from '#lib/http/types.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { testDeps } from './deps.ts';
 import { apiEvent, lambdaContext, parseBody } from './events.ts';
 import type { memoryMailer } from './mail.ts';

@@ -26,7 +26,7 @@ export function browserMissing(what: string): string | undefined {
 }
 
 /** Where screenshots go: a gitignored folder a CI run can keep as artifacts. */
-export const ARTIFACTS = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
+export const ARTIFACTS = fileURLToPath(new URL('../../test-results/console', import.meta.url));
 
 export interface Browser {
   context: BrowserContext;

@@ -17,25 +17,25 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { buildServiceApp } from '../../infra/service-app.ts';
-import { ARGON2_PACKAGE, PROJECT_ROOT } from '../../infra/service-function.ts';
-import type { StageConfig } from '../../infra/stage-config.ts';
-import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
-import { type FunctionProcess, startFunctionProcess } from '../../lib/local/function-process.ts';
-import { buildEvent } from '../../lib/local/server.ts';
-import { compilePath, matchRoute } from '../../lib/routes.ts';
-import { createContract } from './contract.ts';
-import { type AwsGateway, startAwsGateway } from './deployed/aws-gateway.ts';
-import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from './deployed/cfn.ts';
-import { createFakeCloudFront, type FakeCloudFront } from './deployed/fake-cloudfront.ts';
-import { createFakeEventBridge, type FakeEventBridge } from './deployed/fake-eventbridge.ts';
-import { createFakeKms, type FakeKms } from './deployed/fake-kms.ts';
+import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
+import { buildEvent } from '#infra/local/server.ts';
+import { buildServiceApp } from '#infra/service-app.ts';
+import { ARGON2_PACKAGE, PROJECT_ROOT } from '#infra/service-function.ts';
+import type { StageConfig } from '#infra/stage-config.ts';
+import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
+import { compilePath, matchRoute } from '#lib/http/routes.ts';
+import { type AwsGateway, startAwsGateway } from '#test/support/deployed/aws-gateway.ts';
+import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from '#test/support/deployed/cfn.ts';
+import { createFakeCloudFront, type FakeCloudFront } from '#test/support/deployed/fake-cloudfront.ts';
+import { createFakeEventBridge, type FakeEventBridge } from '#test/support/deployed/fake-eventbridge.ts';
+import { createFakeKms, type FakeKms } from '#test/support/deployed/fake-kms.ts';
 import {
   createFakeSecretsManager,
   type FakeSecretsManager,
   generateSecretString,
-} from './deployed/fake-secrets-manager.ts';
-import type { PolicyStatement } from './deployed/iam.ts';
+} from '#test/support/deployed/fake-secrets-manager.ts';
+import type { PolicyStatement } from '#test/support/deployed/iam.ts';
+import { createContract } from './contract.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape
 type Json = Record<string, any>;
@@ -232,7 +232,7 @@ function resolverFor(template: Json, names: { tableName: string; bucketName: str
 
 function compileRoute(routeKey: string, functionId: string): TemplateRoute {
   const [method, path] = routeKey.split(' ') as [string, string];
-  // The same matching the local server uses (lib/routes.ts), over the template's route keys.
+  // The same matching the local server uses (lib/http/routes.ts), over the template's route keys.
   const { pattern, names, literalLength } = compilePath(path);
   return { method, path, pattern, names, literal: literalLength, functionId };
 }
@@ -314,7 +314,7 @@ function eventFor(
 async function buildHost(into: string): Promise<string> {
   const outfile = join(into, 'function-host.mjs');
   await build({
-    entryPoints: [join(PROJECT_ROOT, 'lib/local/function-host.ts')],
+    entryPoints: [join(PROJECT_ROOT, 'infra/local/function-host.ts')],
     outfile,
     bundle: true,
     platform: 'node',
@@ -539,7 +539,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     sourceIp: EDGE_ADDRESS,
   });
 
-  // A function URL has no API Gateway routes: its function routes by path (lib/routes.ts), as it does.
+  // A function URL has no API Gateway routes: its function routes by path (lib/http/routes.ts), as it does.
   const functionUrlRouteKeyOf = (method: string, path: string) => {
     const match = matchRoute(method, decodeURIComponent(new URL(path, 'http://api').pathname));
     return match ? `${match.route.method} ${match.route.path}` : '$default';

@@ -1,27 +1,27 @@
 // One place tests build the service from: the same lib builders production's functions/<group>/deps.ts
 // call, over this test file's table, bucket and data folder, with the clock, mailer, storage, limits or
 // publisher a test wants to replace. A test cannot wire something production lacks.
-import { createAuthHandler } from '../../functions/auth/handler.ts';
-import { createFilesHandler } from '../../functions/files/handler.ts';
-import { createPaymentCallbackHandler } from '../../functions/payment-callback/handler.ts';
-import { createPaymentsHandler } from '../../functions/payments/handler.ts';
-import { createUploadHandler } from '../../functions/upload/handler.ts';
-import { type AccountLimits, buildAccountContext } from '../../lib/accounts/context.ts';
-import { createAuthenticator } from '../../lib/auth/authenticate.ts';
-import { buildSessions } from '../../lib/auth/build.ts';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { s3Client } from '../../lib/aws/s3.ts';
-import type { Invalidator } from '../../lib/cdn/invalidator.ts';
-import { type AppConfig, config } from '../../lib/config/index.ts';
-import { cachedMasterKey, type MasterKey, openMasterKey } from '../../lib/crypto/index.ts';
-import { type Clock, Table } from '../../lib/db/repository.ts';
-import { logPublisher, type OrderEventPublisher } from '../../lib/events/order-events.ts';
-import type { Mailer } from '../../lib/mail/mailer.ts';
-import { buildPaymentService } from '../../lib/payments/build.ts';
-import { usageReader } from '../../lib/quota/index.ts';
-import { buildQuota } from '../../lib/quota/service.ts';
-import { buildUploadServices } from '../../lib/upload/services.ts';
-import { FileStorage } from '../../lib/upload/storage.ts';
+import { createAuthHandler } from '#functions/auth/handler.ts';
+import { createFilesHandler } from '#functions/files/handler.ts';
+import { createPaymentCallbackHandler } from '#functions/payment-callback/handler.ts';
+import { createPaymentsHandler } from '#functions/payments/handler.ts';
+import { createUploadHandler } from '#functions/upload/handler.ts';
+import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { type AccountLimits, buildAccountContext } from '#lib/accounts/context.ts';
+import { buildPaymentService } from '#lib/billing/build.ts';
+import { logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
+import { buildUploadServices } from '#lib/files/build.ts';
+import { usageReader } from '#lib/files/quota.ts';
+import { buildQuota } from '#lib/files/quota-service.ts';
+import { FileStorage } from '#lib/files/storage.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
+import { type AppConfig, config } from '#lib/platform/config/index.ts';
+import { cachedMasterKey, type MasterKey, openMasterKey } from '#lib/platform/crypto/index.ts';
+import { type Clock, Table } from '#lib/platform/db/table.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { memoryMailer } from './mail.ts';
 import { drainOutbox, testDrainHandler } from './outbox.ts';
 

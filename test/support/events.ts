@@ -1,8 +1,8 @@
 // Small factories for API Gateway payload-2.0 events, as the local server and API Gateway build them.
 import type { Context } from 'aws-lambda';
-import type { ApiEvent } from '../../lib/http/event.ts';
-import { buildEvent } from '../../lib/local/server.ts';
-import { matchRoute } from '../../lib/routes.ts';
+import { buildEvent } from '#infra/local/server.ts';
+import type { ApiEvent } from '#lib/http/event.ts';
+import { matchRoute } from '#lib/http/routes.ts';
 
 export interface EventInput {
   method?: string;

@@ -6,12 +6,12 @@
 // one injected failure is one `send` that failed all of its attempts, as the caller would experience it.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { s3Client } from '../../lib/aws/s3.ts';
-import { config } from '../../lib/config/index.ts';
-import { OUTBOX_KEY_PREFIX } from '../../lib/db/table.ts';
-import { ORDER_PAID } from '../../lib/events/order-events.ts';
-import { outboxKey } from '../../lib/events/outbox.ts';
+import { ORDER_PAID } from '#lib/billing/order-events.ts';
+import { outboxKey } from '#lib/billing/outbox.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
 
 export type FaultKind = 'throttling' | 'timeout' | 'generic';
 

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startDynamoLocal } from '../../lib/local/dynamodb-local.ts';
-import { startS3Local } from '../../lib/local/s3-local.ts';
+import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
+import { startS3Local } from '#infra/local/s3-local.ts';
 import { formatHits, scanCapture } from './secret-scan.ts';
 
 declare module 'vitest' {

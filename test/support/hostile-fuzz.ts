@@ -5,12 +5,12 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { s3Client } from '../../lib/aws/s3.ts';
-import { config } from '../../lib/config/index.ts';
-import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
-import { buildEvent } from '../../lib/local/server.ts';
-import { API_PREFIX, type RouteSpec, routeKeyOf } from '../../lib/routes.ts';
+import { buildEvent } from '#infra/local/server.ts';
+import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
+import { API_PREFIX, type RouteSpec, routeKeyOf } from '#lib/http/routes.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { lambdaContext } from './events.ts';
 
 /** Fixed so failures reproduce; `HOSTILE_SEED=<n>` explores another part of the space. */

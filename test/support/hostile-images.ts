@@ -1,9 +1,9 @@
 // 4 MiB inputs shaped to make a naive container reader loop per byte, per segment, per box or per entry,
-// and a valid 4 MiB PNG to compare them with: the bounded-work test (test/unit/upload/bounded-work.test.ts)
+// and a valid 4 MiB PNG to compare them with: the bounded-work test (test/unit/files/bounded-work.test.ts)
 // counts what the readers do on them, and test/perf/hostile-inputs.ts times it.
 import { deflateSync } from 'node:zlib';
-import { MEASURE_HEAD_BYTES } from '../../lib/upload/dimensions.ts';
-import type { ImageKind } from '../../lib/upload/sniff.ts';
+import { MEASURE_HEAD_BYTES } from '#lib/files/dimensions.ts';
+import type { ImageKind } from '#lib/files/sniff.ts';
 import { makeJpeg } from './images.ts';
 import { jpegWithMetadata, pngChunk } from './metadata-images.ts';
 

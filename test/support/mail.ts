@@ -2,8 +2,8 @@
 // the SES stand-in (aws-ses-v2-local, in-process; `GET /store` lists what it received).
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { configureLogging } from '../../lib/log.ts';
-import type { Mail, Mailer } from '../../lib/mail/mailer.ts';
+import { configureLogging } from '#lib/platform/log.ts';
+import type { Mail, Mailer } from '#lib/platform/mail/mailer.ts';
 
 export interface SentMail {
   to: string;

@@ -6,13 +6,13 @@ import {
   createOutboxDrainHandler,
   type OutboxDrainHandler,
   handler as productionDrain,
-} from '../../functions/outbox-drain/handler.ts';
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { config } from '../../lib/config/index.ts';
-import { type Clock, Table } from '../../lib/db/repository.ts';
-import type { OrderEventPublisher } from '../../lib/events/order-events.ts';
-import { OutboxDelivery } from '../../lib/events/outbox.ts';
-import { type DrainInvoke, LocalStreamPoller, type PollSummary } from '../../lib/local/outbox-drain.ts';
+} from '#functions/outbox-drain/handler.ts';
+import { type DrainInvoke, LocalStreamPoller, type PollSummary } from '#infra/local/outbox-drain.ts';
+import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
+import { OutboxDelivery } from '#lib/billing/outbox.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { type Clock, Table } from '#lib/platform/db/table.ts';
 
 /** The drain handler over this file's table and the given publisher (as functions/outbox-drain/deps.ts builds it). */
 export function testDrainHandler(publisher: OrderEventPublisher, clock?: Clock) {

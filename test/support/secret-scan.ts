@@ -5,10 +5,10 @@
 // fails the run on any hit.
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { ApiEvent, ApiResult } from '../../lib/http/event.ts';
-import { observeResults } from '../../lib/http/handler.ts';
-import { tapLogging } from '../../lib/log.ts';
-import { API_PREFIX, matchRoute, ROUTES } from '../../lib/routes.ts';
+import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
+import { observeResults } from '#lib/http/handler.ts';
+import { API_PREFIX, matchRoute, ROUTES } from '#lib/http/routes.ts';
+import { tapLogging } from '#lib/platform/log.ts';
 
 /** What one test file submitted that is a secret: passwords and keys it sent, bearer tokens it used. */
 export interface Submitted {

@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, inject } from 'vitest';
-import { observeResults } from '../../lib/http/handler.ts';
-import { configureLogging } from '../../lib/log.ts';
+import { observeResults } from '#lib/http/handler.ts';
+import { configureLogging } from '#lib/platform/log.ts';
 import { createContract } from './contract.ts';
 import { startSecretCapture } from './secret-scan.ts';
 

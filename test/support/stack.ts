@@ -1,9 +1,10 @@
 // Creates this test file's table and bucket on the stand-ins (call once, in beforeAll).
-import { dynamoClient } from '../../lib/aws/dynamodb.ts';
-import { s3Client } from '../../lib/aws/s3.ts';
-import { config } from '../../lib/config/index.ts';
-import { Table } from '../../lib/db/repository.ts';
-import { ensureBucket, ensureTable } from '../../lib/local/provision.ts';
+
+import { ensureBucket, ensureTable } from '#infra/local/provision.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { Table } from '#lib/platform/db/table.ts';
 
 export async function provisionTestStack(): Promise<{ table: Table }> {
   await Promise.all([

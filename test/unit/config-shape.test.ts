@@ -1,18 +1,18 @@
-// The cold-start check of the settings (lib/config/fast-path.ts) against the zod schema it stands in for:
+// The cold-start check of the settings (lib/platform/config/fast-path.ts) against the zod schema it stands in for:
 // the shape it reads is the schema's own (shape.json is current), whatever it vouches for zod accepts with
 // the same result, it vouches for the settings the service really runs with (so a cold start builds no
 // zod schema), and where it doubts, loadConfig's answer and messages are zod's.
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WORKER_NAMES } from '../../functions/needs.ts';
-import { stageConfigFile } from '../../infra/stage-config.ts';
-import { parseByShape } from '../../lib/config/fast-path.ts';
-import { ConfigError, configShape, loadConfig, readRawSettings } from '../../lib/config/load.ts';
-import { configSchema } from '../../lib/config/schema.ts';
-import { currentConfigShape, type ShapeNode } from '../../lib/config/shape.ts';
-import { localFunctionEnvironment } from '../../lib/local/app.ts';
-import { FUNCTION_GROUPS } from '../../lib/routes.ts';
+import { WORKER_NAMES } from '#functions/needs.ts';
+import { localFunctionEnvironment } from '#infra/local/app.ts';
+import { stageConfigFile } from '#infra/stage-config.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { parseByShape } from '#lib/platform/config/fast-path.ts';
+import { ConfigError, configShape, loadConfig, readRawSettings } from '#lib/platform/config/load.ts';
+import { configSchema } from '#lib/platform/config/schema.ts';
+import { currentConfigShape, type ShapeNode } from '#lib/platform/config/shape.ts';
 
 /** zod's verdict: the parsed settings, or undefined when it refuses them. */
 function byZod(raw: unknown): unknown {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configLeaves, envNameOf, loadConfig } from '../../lib/config/load.ts';
+import { ConfigError, configLeaves, envNameOf, loadConfig } from '#lib/platform/config/load.ts';
 
 function configError(run: () => unknown): ConfigError {
   try {

@@ -8,20 +8,20 @@ import { join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { configSchema } from '../../lib/config/schema.ts';
-import { ok } from '../../lib/http/envelope.ts';
+import { ensureLocalOriginSecret, localEdgeHeaders } from '#infra/local/front-door.ts';
+import { ok } from '#lib/http/envelope.ts';
 import {
   cachedOriginSecrets,
   LOCAL_ORIGIN_SECRET_FILE,
   type OriginSecrets,
   type OriginSecretsSource,
   parseOriginSecrets,
-} from '../../lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, noCredentials } from '../../lib/http/handler.ts';
-import { ensureLocalOriginSecret, localEdgeHeaders } from '../../lib/local/front-door.ts';
-import { frontDoorOf, groupFrontDoor } from '../../lib/wiring/front-door.ts';
-import { groupResources } from '../../lib/wiring/resources.ts';
-import { apiEvent, lambdaContext, parseBody } from '../support/events.ts';
+} from '#lib/http/front-door.ts';
+import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { configSchema } from '#lib/platform/config/schema.ts';
+import { frontDoorOf, groupFrontDoor } from '#lib/wiring/front-door.ts';
+import { groupResources } from '#lib/wiring/resources.ts';
+import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 
 const CURRENT = `${'c'.repeat(24)}urrent-origin-secret-0001`;
 const PREVIOUS = `${'p'.repeat(24)}revious-origin-secret-0001`;

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ok } from '../../lib/http/envelope.ts';
-import { errors } from '../../lib/http/errors.ts';
-import {
-  type Authenticator,
-  createGroupHandler,
-  defineRoute,
-  noCredentials,
-} from '../../lib/http/handler.ts';
-import * as z from '../../lib/zod.ts';
-import { apiEvent, lambdaContext, parseBody } from '../support/events.ts';
+import { ok } from '#lib/http/envelope.ts';
+import { errors } from '#lib/http/errors.ts';
+import { type Authenticator, createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import * as z from '#lib/platform/zod.ts';
+import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 
 const authenticate: Authenticator = async (request, kind) => {
   if (kind === 'none') return undefined;

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createKmsMasterKey } from '../../lib/crypto/kms-key.ts';
-import { createLocalMasterKey } from '../../lib/crypto/local-key.ts';
-import { DecryptionError, type MasterKey } from '../../lib/crypto/master-key.ts';
+import { createKmsMasterKey } from '#lib/platform/crypto/kms-key.ts';
+import { createLocalMasterKey } from '#lib/platform/crypto/local-key.ts';
+import { DecryptionError, type MasterKey } from '#lib/platform/crypto/master-key.ts';
 
 function tamper(ciphertext: string): string {
   const parts = ciphertext.split('.');

@@ -1,5 +1,5 @@
 // Tracing per stage (docs/OBSERVABILITY.md): without POWERTOOLS_TRACE_ENABLED nothing of the X-Ray SDK is
-// loaded and clients are left as built; with it (in a Lambda-like environment) every client lib/aws builds
+// loaded and clients are left as built; with it (in a Lambda-like environment) every client lib/platform/aws builds
 // is captured, the invocation runs in a `## <group>` subsegment annotated with its route and status, and a
 // 5xx answer marks that subsegment as a fault.
 import { createRequire } from 'node:module';
@@ -34,11 +34,11 @@ const middlewareNames = (client: { middlewareStack: { identify(): string[] } }) 
 describe('tracing off (no POWERTOOLS_TRACE_ENABLED)', () => {
   it('serves requests and builds clients without loading the X-Ray SDK or touching the clients', async () => {
     delete process.env.POWERTOOLS_TRACE_ENABLED;
-    const { s3Client } = await import('../../lib/aws/s3.ts');
-    const { loadTracer } = await import('../../lib/observability/tracing.ts');
-    const { createGroupHandler, defineRoute, noCredentials } = await import('../../lib/http/handler.ts');
-    const { ok } = await import('../../lib/http/envelope.ts');
-    const { apiEvent, lambdaContext } = await import('../support/events.ts');
+    const { s3Client } = await import('#lib/platform/aws/s3.ts');
+    const { loadTracer } = await import('#lib/platform/observability/tracing.ts');
+    const { createGroupHandler, defineRoute, noCredentials } = await import('#lib/http/handler.ts');
+    const { ok } = await import('#lib/http/envelope.ts');
+    const { apiEvent, lambdaContext } = await import('#test/support/events.ts');
     const handler = createGroupHandler(
       'files',
       { 'GET /healthz': defineRoute({ run: async () => ok({}) }) },
@@ -60,12 +60,12 @@ describe('tracing off (no POWERTOOLS_TRACE_ENABLED)', () => {
 describe('tracing on (POWERTOOLS_TRACE_ENABLED=true, in Lambda)', () => {
   it('captures clients built before and after the Tracer loads, and traces each invocation', async () => {
     Object.assign(process.env, LAMBDA_LIKE, { POWERTOOLS_TRACE_ENABLED: 'true' });
-    const { dynamoClient } = await import('../../lib/aws/dynamodb.ts');
-    const { kmsClient } = await import('../../lib/aws/kms.ts');
-    const { activeTracer } = await import('../../lib/observability/tracing.ts');
-    const { createGroupHandler, defineRoute, noCredentials } = await import('../../lib/http/handler.ts');
-    const { ok } = await import('../../lib/http/envelope.ts');
-    const { apiEvent } = await import('../support/events.ts');
+    const { dynamoClient } = await import('#lib/platform/aws/dynamodb.ts');
+    const { kmsClient } = await import('#lib/platform/aws/kms.ts');
+    const { activeTracer } = await import('#lib/platform/observability/tracing.ts');
+    const { createGroupHandler, defineRoute, noCredentials } = await import('#lib/http/handler.ts');
+    const { ok } = await import('#lib/http/envelope.ts');
+    const { apiEvent } = await import('#test/support/events.ts');
 
     // Built before any invocation: captured once the Tracer has loaded.
     const early = dynamoClient({ region: 'us-east-1', dynamodb_endpoint: 'http://127.0.0.1:1' });

@@ -3,15 +3,15 @@
 // for the business counts a route's outcome implies, 5xx counted, metrics written once per invocation.
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { created, ok } from '../../lib/http/envelope.ts';
-import { errors } from '../../lib/http/errors.ts';
-import type { ApiEvent } from '../../lib/http/event.ts';
-import { type Authenticator, createGroupHandler, defineRoute } from '../../lib/http/handler.ts';
-import { configureLogging, log, tapLogging, withLogContext } from '../../lib/log.ts';
-import { observeInvocation } from '../../lib/observability/invocation.ts';
-import { configureMetrics, DEFAULT_NAMESPACE, recordMetric } from '../../lib/observability/metrics.ts';
-import * as z from '../../lib/zod.ts';
-import { apiEvent, parseBody } from '../support/events.ts';
+import { created, ok } from '#lib/http/envelope.ts';
+import { errors } from '#lib/http/errors.ts';
+import type { ApiEvent } from '#lib/http/event.ts';
+import { type Authenticator, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { configureLogging, log, tapLogging, withLogContext } from '#lib/platform/log.ts';
+import { observeInvocation } from '#lib/platform/observability/invocation.ts';
+import { configureMetrics, DEFAULT_NAMESPACE, recordMetric } from '#lib/platform/observability/metrics.ts';
+import * as z from '#lib/platform/zod.ts';
+import { apiEvent, parseBody } from '#test/support/events.ts';
 
 const SESSION_TOKEN = 'session-token-for-observability-0001';
 const API_TOKEN = 'ut_observability-api-token-0000000000000000000000';

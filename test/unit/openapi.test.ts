@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lib/routes.ts';
+import { ROUTES } from '#lib/http/routes.ts';
 import { generateApiDocument } from '../../scripts/openapi-document.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document read by shape

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_PREFIX, FUNCTION_GROUPS, matchRoute, ROUTES, routeKeyOf } from '../../lib/routes.ts';
+import { API_PREFIX, FUNCTION_GROUPS, matchRoute, ROUTES, routeKeyOf } from '#lib/http/routes.ts';
 
 describe('route table', () => {
   it('has no duplicate method + path', () => {

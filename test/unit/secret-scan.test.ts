@@ -1,14 +1,14 @@
 // The suite's secret scan (test/support/secret-scan.ts): planted secrets are found, by-design ones are not,
 // snippets never repeat a secret (test/integration/secret-capture.test.ts checks the capture feeding it).
 import { describe, expect, it } from 'vitest';
-import { TEST_PASSWORD } from '../support/accounts.ts';
+import { TEST_PASSWORD } from '#test/support/accounts.ts';
 import {
   formatHits,
   KNOWN_TEST_SECRETS,
   redactedSnippet,
   type ScanRecord,
   scanRecords,
-} from '../support/secret-scan.ts';
+} from '#test/support/secret-scan.ts';
 
 const FILE = 'test/x.test.ts';
 const b64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -9,8 +9,8 @@ vi.hoisted(() => {
   process.env.ADMIN__BOOTSTRAP__PASSWORD = 'e2e-root-password';
 });
 
-import { type RunningApp, startLocalApp } from '../../../lib/local/app.ts';
-import { captureLog } from '../../support/mail.ts';
+import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { captureLog } from '#test/support/mail.ts';
 
 let app: RunningApp;
 let log: ReturnType<typeof captureLog>;

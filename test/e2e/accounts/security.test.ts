@@ -12,11 +12,11 @@ vi.hoisted(() => {
   process.env.ADMIN__BOOTSTRAP__PASSWORD = 'e2e-root-password';
 });
 
-import { authRoutes } from '../../../functions/auth/handler.ts';
-import type { AccountContext } from '../../../lib/accounts/context.ts';
-import { type RunningApp, startLocalApp } from '../../../lib/local/app.ts';
-import { matchRoute } from '../../../lib/routes.ts';
-import { captureLog } from '../../support/mail.ts';
+import { authRoutes } from '#functions/auth/handler.ts';
+import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import type { AccountContext } from '#lib/accounts/context.ts';
+import { matchRoute } from '#lib/http/routes.ts';
+import { captureLog } from '#test/support/mail.ts';
 
 const ROUTES = authRoutes(() => ({}) as AccountContext);
 const PASSWORD = 'e2e-password-1';

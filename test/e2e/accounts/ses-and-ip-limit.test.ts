@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const ses = await vi.hoisted(async () => {
-  const { startSesStandIn: start } = await import('../../support/mail.ts');
+  const { startSesStandIn: start } = await import('#test/support/mail.ts');
   const standIn = await start();
   process.env.MAIL__FROM = 'noreply@example.test';
   process.env.AWS__SES_ENDPOINT = standIn.endpoint;
@@ -10,8 +10,8 @@ const ses = await vi.hoisted(async () => {
   return standIn;
 });
 
-import { type RunningApp, startLocalApp } from '../../../lib/local/app.ts';
-import { captureLog } from '../../support/mail.ts';
+import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { captureLog } from '#test/support/mail.ts';
 
 let app: RunningApp;
 let log: ReturnType<typeof captureLog>;

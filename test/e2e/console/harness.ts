@@ -7,16 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { freePort } from '../../../lib/local/dynamodb-local.ts';
-import { ensureWebBuild } from '../../../scripts/build-web.ts';
+import { freePort } from '#infra/local/dynamodb-local.ts';
 import {
   type Browser,
   horizontalOverflow,
   openBrowser,
   screenshots,
   seriousAccessibilityViolations,
-} from '../../support/browser.ts';
-import { type StartedService, startService } from '../../support/start-process.ts';
+} from '#test/support/browser.ts';
+import { type StartedService, startService } from '#test/support/start-process.ts';
+import { ensureWebBuild } from '../../../scripts/build-web.ts';
 
 /** The administrator infra/config/local.json bootstraps. */
 export const ADMIN = { username: 'admin', password: 'change-me-admin-1' };
@@ -61,7 +61,7 @@ interface LoggedMail {
   code?: string;
 }
 
-/** Every mail npm start logged so far (its outbox of logged mails, lib/local/app.ts), oldest first. */
+/** Every mail npm start logged so far (its outbox of logged mails, infra/local/app.ts), oldest first. */
 export function mails(): LoggedMail[] {
   try {
     return readFileSync(join(dataDir, 'outbox.jsonl'), 'utf8')

@@ -8,8 +8,8 @@ import { crc32 } from 'node:zlib';
 import { generate } from 'otplib';
 import { encode } from 'uqr';
 import { describe, expect, it } from 'vitest';
-import { browserMissing } from '../../support/browser.ts';
-import { makePng } from '../../support/images.ts';
+import { browserMissing } from '#test/support/browser.ts';
+import { makePng } from '#test/support/images.ts';
 import {
   ADMIN,
   adminToken,

@@ -1,4 +1,4 @@
-// How the local server serves the built console (lib/local/console.ts), as the CDN does in AWS: index.html
+// How the local server serves the built console (infra/local/console.ts), as the CDN does in AWS: index.html
 // at / and assets under /console/, each with the console's CSP; the API's paths stay the API's. Also the
 // build itself: rebuilt when a source is newer, and its initial load within the 150 KB gzipped.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleContentSecurityPolicy } from '../../../lib/local/console.ts';
-import { createLocalServer } from '../../../lib/local/server.ts';
+import { consoleContentSecurityPolicy } from '#infra/local/console.ts';
+import { createLocalServer } from '#infra/local/server.ts';
 import { ensureWebBuild, WEB_DIST, webBuildIsCurrent } from '../../../scripts/build-web.ts';
 
 const site = mkdtempSync(join(tmpdir(), 'console-site-'));

@@ -6,7 +6,7 @@
 // session's token). Skips itself, saying why, when Chromium is absent.
 import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
-import { browserMissing } from '../../support/browser.ts';
+import { browserMissing } from '#test/support/browser.ts';
 import {
   ADMIN,
   adminToken,

@@ -4,12 +4,12 @@
 // administrator's unverified address cannot be replaced with a stolen session alone.
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { identifierKey } from '../../../lib/accounts/identifiers.ts';
-import { accountKey } from '../../../lib/accounts/repository.ts';
-import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { API_PREFIX } from '../../../lib/routes.ts';
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { identifierKey } from '#lib/accounts/identifiers.ts';
+import { hashPassword } from '#lib/accounts/passwords.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
+import { API_PREFIX } from '#lib/http/routes.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

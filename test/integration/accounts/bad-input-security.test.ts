@@ -1,10 +1,10 @@
 // Bad input to the endpoints of docs/DESIGN.md 10: malformed bodies, wrong types and over-long strings are a
 // 400 naming the field (or the body), never a 5xx, and change nothing.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { accountKey } from '../../../lib/accounts/repository.ts';
-import { authHarness } from '../../support/accounts.ts';
-import { apiEvent, lambdaContext } from '../../support/events.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
+import { authHarness } from '#test/support/accounts.ts';
+import { apiEvent, lambdaContext } from '#test/support/events.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { configureLogging } from '../../../lib/log.ts';
-import { authHarness } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { configureLogging } from '#lib/platform/log.ts';
+import { authHarness } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

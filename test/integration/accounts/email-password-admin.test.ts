@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_MARKER, bootstrapAdministrator } from '../../../lib/accounts/registration.ts';
-import { identifierKey } from '../../../lib/accounts/repository.ts';
-import { configureLogging } from '../../../lib/log.ts';
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { BOOTSTRAP_MARKER, bootstrapAdministrator } from '#lib/accounts/registration.ts';
+import { identifierKey } from '#lib/accounts/repository.ts';
+import { configureLogging } from '#lib/platform/log.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   configureLogging({ level: 'silent' });
@@ -327,7 +327,7 @@ describe('administrators', () => {
       email: null,
       emailVerified: false,
       role: 'admin',
-      passwordHash: await (await import('../../../lib/auth/passwords.ts')).hashPassword('boss-password-1'),
+      passwordHash: await (await import('#lib/accounts/passwords.ts')).hashPassword('boss-password-1'),
     });
     const adminToken = (await h.sessions.issue(admin)).token;
     const user = await h.registerUser();

@@ -5,8 +5,8 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 // Every argon2 verification of the account flows, counted (the limit is about not evaluating).
 const verifications = vi.hoisted(() => ({ count: 0 }));
-vi.mock('../../../lib/auth/passwords.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../../lib/auth/passwords.ts')>();
+vi.mock('#lib/accounts/passwords.ts', async (importOriginal) => {
+  const original = await importOriginal<typeof import('#lib/accounts/passwords.ts')>();
   return {
     ...original,
     verifyPassword: (hash: string | undefined, password: string) => {
@@ -16,8 +16,8 @@ vi.mock('../../../lib/auth/passwords.ts', async (importOriginal) => {
   };
 });
 
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

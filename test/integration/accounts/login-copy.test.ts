@@ -3,10 +3,10 @@
 // claim without the copy (made before it existed) or with a stale one still logs in right and wrong
 // passwords exactly as before, and is brought up to date by the next successful login.
 import { describe, expect, it } from 'vitest';
-import { identifierKey } from '../../../lib/accounts/identifiers.ts';
-import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { authHarness } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { identifierKey } from '#lib/accounts/identifiers.ts';
+import { hashPassword } from '#lib/accounts/passwords.ts';
+import { authHarness } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 await provisionTestStack();
 

@@ -1,10 +1,10 @@
 import { generate } from 'otplib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { challengeKey } from '../../../lib/accounts/challenge.ts';
-import { accountKey } from '../../../lib/accounts/repository.ts';
-import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { challengeKey } from '#lib/accounts/challenge.ts';
+import { hashPassword } from '#lib/accounts/passwords.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sesClient } from '../../../lib/aws/ses.ts';
-import { logMailer } from '../../../lib/mail/mailer.ts';
-import { sesMailer } from '../../../lib/mail/ses.ts';
-import { codeMail } from '../../../lib/mail/templates.ts';
-import { authHarness } from '../../support/accounts.ts';
-import { captureLog, startSesStandIn } from '../../support/mail.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { sesClient } from '#lib/platform/aws/ses.ts';
+import { logMailer } from '#lib/platform/mail/mailer.ts';
+import { sesMailer } from '#lib/platform/mail/ses.ts';
+import { codeMail } from '#lib/platform/mail/templates.ts';
+import { authHarness } from '#test/support/accounts.ts';
+import { captureLog, startSesStandIn } from '#test/support/mail.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 let ses: Awaited<ReturnType<typeof startSesStandIn>>;
 beforeAll(async () => {

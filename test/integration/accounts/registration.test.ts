@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { codeKey } from '../../../lib/accounts/codes.ts';
-import { identifierKey } from '../../../lib/accounts/repository.ts';
-import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { codeKey } from '#lib/accounts/codes.ts';
+import { hashPassword } from '#lib/accounts/passwords.ts';
+import { identifierKey } from '#lib/accounts/repository.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

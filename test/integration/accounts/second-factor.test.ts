@@ -2,9 +2,9 @@
 // and the notices and events they cause (docs/DESIGN.md 10, docs/ACCOUNTS.md).
 import { generate } from 'otplib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { accountKey } from '../../../lib/accounts/repository.ts';
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

@@ -1,9 +1,9 @@
 // The session list, ending sessions, what password change and reset end (sessions; tokens only on reset),
 // the notices they send and the security events they record (docs/DESIGN.md 10, docs/ACCOUNTS.md).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sessionKey } from '../../../lib/auth/sessions.ts';
-import { authHarness, movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { sessionKey } from '#lib/accounts/sessions.ts';
+import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Throttle } from '../../../lib/accounts/throttle.ts';
-import { dynamoClient } from '../../../lib/aws/dynamodb.ts';
-import { config } from '../../../lib/config/index.ts';
-import { Table } from '../../../lib/db/repository.ts';
-import { movableClock } from '../../support/accounts.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import { Throttle } from '#lib/accounts/throttle.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { Table } from '#lib/platform/db/table.ts';
+import { movableClock } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

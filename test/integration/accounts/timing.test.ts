@@ -7,10 +7,10 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Mail } from '../../../lib/mail/mailer.ts';
-import { authHarness } from '../../support/accounts.ts';
-import { memoryMailer } from '../../support/mail.ts';
-import { provisionTestStack } from '../../support/stack.ts';
+import type { Mail } from '#lib/platform/mail/mailer.ts';
+import { authHarness } from '#test/support/accounts.ts';
+import { memoryMailer } from '#test/support/mail.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
   await provisionTestStack();

@@ -2,7 +2,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { sign as rsaSign, verify as rsaVerify } from 'node:crypto';
-import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
+import type { CallbackRequest } from '#lib/billing/channels/types.ts';
 import { centsOfYuan, QueryBook, yuanText } from './query-book.ts';
 import type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 import { startLoopbackServer } from './server.ts';

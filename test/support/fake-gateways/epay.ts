@@ -1,6 +1,6 @@
 // A fake EPay (彩虹易支付) mapi.php and notifications signed the EPay V1 MD5 way.
 import { createHash } from 'node:crypto';
-import type { CallbackRequest } from '../../../lib/payments/channels/types.ts';
+import type { CallbackRequest } from '#lib/billing/channels/types.ts';
 import { centsOfYuan, QueryBook, yuanText } from './query-book.ts';
 import type { FakeReply, FakeRequest, LoopbackServer } from './server.ts';
 import { startLoopbackServer } from './server.ts';

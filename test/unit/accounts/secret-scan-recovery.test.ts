@@ -2,7 +2,7 @@
 // issues them and nowhere else, in any case and with or without the hyphen; stored digests and other
 // account internals never appear.
 import { describe, expect, it } from 'vitest';
-import { type ScanRecord, scanRecords } from '../../support/secret-scan.ts';
+import { type ScanRecord, scanRecords } from '#test/support/secret-scan.ts';
 
 const FILE = 'test/x.test.ts';
 const CODES = ['abcde-fgh23', 'qrstu-vwxy7'];

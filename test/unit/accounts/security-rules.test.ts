@@ -2,17 +2,17 @@
 // format, the password back-off, notice mails, the QR code and the body schemas of the new endpoints.
 import { encode } from 'uqr';
 import { describe, expect, it } from 'vitest';
-import { addressBucket, clientOf, MAX_USER_AGENT_CHARS } from '../../../lib/accounts/client.ts';
-import { DEFAULT_PASSWORD_GUESS_LIMIT, LoginGuard } from '../../../lib/accounts/login-guard.ts';
-import { qrDataUrl } from '../../../lib/accounts/qr.ts';
+import { addressBucket, clientOf, MAX_USER_AGENT_CHARS } from '#lib/accounts/client.ts';
+import { DEFAULT_PASSWORD_GUESS_LIMIT, LoginGuard } from '#lib/accounts/login-guard.ts';
+import { qrDataUrl } from '#lib/accounts/qr.ts';
 import {
   generateRecoveryCodes,
   normalizeRecoveryCode,
   RECOVERY_CODE_COUNT,
-} from '../../../lib/accounts/recovery-codes.ts';
-import { queries, schemas } from '../../../lib/accounts/schemas.ts';
-import type { Table } from '../../../lib/db/repository.ts';
-import { type SecurityNoticeKind, securityNoticeMail } from '../../../lib/mail/templates.ts';
+} from '#lib/accounts/recovery-codes.ts';
+import { queries, schemas } from '#lib/accounts/schemas.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { type SecurityNoticeKind, securityNoticeMail } from '#lib/platform/mail/templates.ts';
 
 describe('per-address buckets', () => {
   it('keeps IPv4 addresses whole and keys IPv6 clients by their /64, however they are written', () => {

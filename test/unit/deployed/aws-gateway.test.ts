@@ -2,10 +2,10 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { startAwsGateway } from '../../support/deployed/aws-gateway.ts';
-import { createFakeEventBridge } from '../../support/deployed/fake-eventbridge.ts';
-import { createFakeKms, newKeyArn } from '../../support/deployed/fake-kms.ts';
-import type { PolicyStatement } from '../../support/deployed/iam.ts';
+import { startAwsGateway } from '#test/support/deployed/aws-gateway.ts';
+import { createFakeEventBridge } from '#test/support/deployed/fake-eventbridge.ts';
+import { createFakeKms, newKeyArn } from '#test/support/deployed/fake-kms.ts';
+import type { PolicyStatement } from '#test/support/deployed/iam.ts';
 import { ACCOUNT, CLIENT, client, KEY, REGION, setup } from './harness.ts';
 
 describe('AWS gateway with the AWS SDK: policy, fakes, lifecycle', () => {

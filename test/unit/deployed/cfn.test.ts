@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the ${...} here are CloudFormation Fn::Sub templates
 import { describe, expect, it } from 'vitest';
-import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from '../../support/deployed/cfn.ts';
+import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from '#test/support/deployed/cfn.ts';
 
 const resolver: IntrinsicResolver = {
   ref(logicalId) {

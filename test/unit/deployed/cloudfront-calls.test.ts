@@ -2,9 +2,9 @@
 // that answers the allowed ones (by itself and through the gateway with the AWS SDK).
 import { CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
 import { describe, expect, it } from 'vitest';
-import { createFakeCloudFront } from '../../support/deployed/fake-cloudfront.ts';
-import type { PolicyStatement } from '../../support/deployed/iam.ts';
-import { type AwsRequest, iamCallsOf } from '../../support/deployed/iam-calls.ts';
+import { createFakeCloudFront } from '#test/support/deployed/fake-cloudfront.ts';
+import type { PolicyStatement } from '#test/support/deployed/iam.ts';
+import { type AwsRequest, iamCallsOf } from '#test/support/deployed/iam-calls.ts';
 import { ACCOUNT, CLIENT, client, DISTRIBUTION, REGION, setup } from './harness.ts';
 
 const WHERE = { region: REGION, account: ACCOUNT };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createFakeEventBridge } from '../../support/deployed/fake-eventbridge.ts';
-import { createFakeKms, keyArnOfCiphertext, newKeyArn } from '../../support/deployed/fake-kms.ts';
+import { createFakeEventBridge } from '#test/support/deployed/fake-eventbridge.ts';
+import { createFakeKms, keyArnOfCiphertext, newKeyArn } from '#test/support/deployed/fake-kms.ts';
 
 const KEY = newKeyArn('us-east-1', '123456789012');
 const OTHER_KEY = newKeyArn('us-east-1', '123456789012');

@@ -2,11 +2,11 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
-import { startAwsGateway } from '../../support/deployed/aws-gateway.ts';
-import { createFakeCloudFront } from '../../support/deployed/fake-cloudfront.ts';
-import { createFakeEventBridge } from '../../support/deployed/fake-eventbridge.ts';
-import { createFakeKms, newKeyArn } from '../../support/deployed/fake-kms.ts';
-import type { PolicyStatement } from '../../support/deployed/iam.ts';
+import { startAwsGateway } from '#test/support/deployed/aws-gateway.ts';
+import { createFakeCloudFront } from '#test/support/deployed/fake-cloudfront.ts';
+import { createFakeEventBridge } from '#test/support/deployed/fake-eventbridge.ts';
+import { createFakeKms, newKeyArn } from '#test/support/deployed/fake-kms.ts';
+import type { PolicyStatement } from '#test/support/deployed/iam.ts';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '123456789012';

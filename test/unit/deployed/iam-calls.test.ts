@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createFakeKms } from '../../support/deployed/fake-kms.ts';
-import { type AwsRequest, iamCallsOf } from '../../support/deployed/iam-calls.ts';
+import { createFakeKms } from '#test/support/deployed/fake-kms.ts';
+import { type AwsRequest, iamCallsOf } from '#test/support/deployed/iam-calls.ts';
 
 const WHERE = { region: 'us-east-1', account: '123456789012' };
 const TABLE = 'arn:aws:dynamodb:us-east-1:123456789012:table/app';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDenial, isAllowed, type PolicyStatement } from '../../support/deployed/iam.ts';
+import { describeDenial, isAllowed, type PolicyStatement } from '#test/support/deployed/iam.ts';
 
 const TABLE = 'arn:aws:dynamodb:us-east-1:123456789012:table/app';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AwsRequest, iamCallsOf } from '../../support/deployed/iam-calls.ts';
+import { type AwsRequest, iamCallsOf } from '#test/support/deployed/iam-calls.ts';
 
 const WHERE = { region: 'us-east-1', account: '123456789012' };
 

@@ -2,14 +2,14 @@
 // fake that keeps versions as put-secret-value does, and resolves the template's dynamic references.
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startAwsGateway } from '../../support/deployed/aws-gateway.ts';
-import { createFakeEventBridge } from '../../support/deployed/fake-eventbridge.ts';
-import { createFakeKms } from '../../support/deployed/fake-kms.ts';
+import { startAwsGateway } from '#test/support/deployed/aws-gateway.ts';
+import { createFakeEventBridge } from '#test/support/deployed/fake-eventbridge.ts';
+import { createFakeKms } from '#test/support/deployed/fake-kms.ts';
 import {
   createFakeSecretsManager,
   generateSecretString,
-} from '../../support/deployed/fake-secrets-manager.ts';
-import { iamCallsOf } from '../../support/deployed/iam-calls.ts';
+} from '#test/support/deployed/fake-secrets-manager.ts';
+import { iamCallsOf } from '#test/support/deployed/iam-calls.ts';
 import { ACCOUNT, CLIENT, client, REGION } from './harness.ts';
 
 const ORIGIN = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:OriginSecret-AbCdEf`;

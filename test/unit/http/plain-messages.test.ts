@@ -1,10 +1,10 @@
 // One wording for enum, type and size problems on every route (the message names the field and the rule).
 
 import { describe, expect, it } from 'vitest';
-import { plainMessage } from '../../../lib/http/handler.ts';
-import * as z from '../../../lib/zod.ts';
+import { plainMessage } from '#lib/http/handler.ts';
+import * as z from '#lib/platform/zod.ts';
 
-// Built as the service builds its schemas (lib/zod.ts: zod/mini with the English messages).
+// Built as the service builds its schemas (lib/platform/zod.ts: zod/mini with the English messages).
 const schema = z.object({
   permission: z.enum(['private', 'public']),
   size: z.number().check(z.int(), z.minimum(1)),

@@ -1,8 +1,8 @@
 // Route schemas are built on first use (lib/http/handler.ts defineRoute), not at import, and the settings
-// are checked by their shape (lib/config/fast-path.ts): a cold start of a function builds no zod schema at
+// are checked by their shape (lib/platform/config/fast-path.ts): a cold start of a function builds no zod schema at
 // all (docs/PERFORMANCE.md "Cold import").
 import { describe, expect, it } from 'vitest';
-import * as z from '../../../lib/zod.ts';
+import * as z from '#lib/platform/zod.ts';
 
 describe('route schemas', () => {
   it('are not built when a function is imported; a route builds its own on first use, once', async () => {
@@ -15,13 +15,13 @@ describe('route schemas', () => {
     };
     try {
       // Act: the settings first, as every function loads them.
-      await import('../../../lib/config/index.ts');
+      await import('#lib/platform/config/index.ts');
       const [auth] = await Promise.all([
-        import('../../../functions/auth/handler.ts'),
-        import('../../../functions/upload/handler.ts'),
-        import('../../../functions/files/handler.ts'),
-        import('../../../functions/payments/handler.ts'),
-        import('../../../functions/payment-callback/handler.ts'),
+        import('#functions/auth/handler.ts'),
+        import('#functions/upload/handler.ts'),
+        import('#functions/files/handler.ts'),
+        import('#functions/payments/handler.ts'),
+        import('#functions/payment-callback/handler.ts'),
       ]);
       const atImport = built;
       const login = auth.handler.routes['POST /auth/login'];

@@ -1,0 +1,209 @@
+// The whole API on one local HTTP server, on stand-ins already running (endpoints come from config). Two
+// shapes: npm start runs each group in its own process with only the environment the stack gives that
+// function (startLocalFunctions); tests and benchmarks import the same handlers into this process.
+import { appendFileSync, mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GROUP_NEEDS, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { serveStoredFileLocally } from '#lib/files/serve.ts';
+import { FileStorage } from '#lib/files/storage.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
+import { openMasterKey } from '#lib/platform/crypto/index.ts';
+import { log } from '#lib/platform/log.ts';
+import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '#lib/wiring/needs.ts';
+import { localEdgeHeaders } from './front-door.ts';
+import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
+import { startLocalOutboxDrain } from './outbox-drain.ts';
+import { ensureBucket, ensureTable } from './provision.ts';
+import { startLocalReconciler } from './reconciler.ts';
+import { createLocalServer, type GroupHandler } from './server.ts';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+// Imported on first use, like a Lambda cold start: a group's code loads only when it is called.
+const HANDLERS: Record<FunctionGroup, () => Promise<{ handler: GroupHandler }>> = {
+  auth: () => import('#functions/auth/handler.ts'),
+  upload: () => import('#functions/upload/handler.ts'),
+  files: () => import('#functions/files/handler.ts'),
+  payments: () => import('#functions/payments/handler.ts'),
+  'payment-callback': () => import('#functions/payment-callback/handler.ts'),
+};
+
+export async function loadGroupHandler(group: FunctionGroup): Promise<GroupHandler> {
+  return (await HANDLERS[group]()).handler;
+}
+
+/** The settings a function reads from APP_CONFIG_JSON: everything but what its needs set. */
+export function functionAppConfig(settings: Readonly<AppConfig>): Record<string, unknown> {
+  const copy = structuredClone(settings) as Record<string, unknown>;
+  for (const path of DEPLOYMENT_OWNED_SETTINGS) {
+    const parts = path.split('.');
+    let node = copy;
+    for (const part of parts.slice(0, -1)) node = (node[part] ?? {}) as Record<string, unknown>;
+    delete node[parts.at(-1)!];
+  }
+  return copy;
+}
+
+/**
+ * One group's local environment: what the stack would set from its needs (lib/wiring/needs.ts), with the
+ * stand-ins' endpoints in place of AWS's and the local key file in place of KMS; nothing else.
+ */
+export function localFunctionEnvironment(
+  group: FunctionGroup | WorkerName,
+  settings: Readonly<AppConfig>,
+): Record<string, string> {
+  const needs = { ...GROUP_NEEDS, ...WORKER_NEEDS }[group];
+  const { aws } = settings;
+  return {
+    APP_CONFIG_JSON: JSON.stringify(functionAppConfig(settings)),
+    ...environmentFor(needs, {
+      baseUrl: settings.base_url,
+      tableName: settings.table_name,
+      bucketName: settings.bucket_name,
+      masterKey: { provider: 'local', dataDir: resolve(settings.data_dir) },
+      frontDoor: { provider: 'local', dataDir: resolve(settings.data_dir) },
+      ...(aws.event_bus_name ? { eventBusName: aws.event_bus_name } : {}),
+      ...(settings.payment.notify_base_url ? { notifyBaseUrl: settings.payment.notify_base_url } : {}),
+    }),
+    ...(needs.table && aws.dynamodb_endpoint ? { AWS__DYNAMODB_ENDPOINT: aws.dynamodb_endpoint } : {}),
+    ...(needs.bucket && aws.s3_endpoint ? { AWS__S3_ENDPOINT: aws.s3_endpoint } : {}),
+    ...(needs.mail && aws.ses_endpoint ? { AWS__SES_ENDPOINT: aws.ses_endpoint } : {}),
+    // What the Lambda runtime itself provides.
+    AWS_REGION: aws.region,
+    AWS_LAMBDA_FUNCTION_NAME: `local-${group}`,
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+/** Where npm start keeps a copy of every mail the functions logged (codes included), one JSON line each. */
+export const OUTBOX_FILE = 'outbox.jsonl';
+
+/**
+ * Passes a function's output through, and keeps each logged mail in the outbox too, so a script (npm run
+ * tour) or a person can find a code without reading the whole log.
+ */
+function passThroughKeepingMail(dataDir: string) {
+  const outbox = resolve(dataDir, OUTBOX_FILE);
+  return (line: string, stream: 'stdout' | 'stderr') => {
+    (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`);
+    if (!line.includes('"message":"mail"')) return;
+    try {
+      if ((JSON.parse(line) as { message?: string }).message === 'mail') appendFileSync(outbox, `${line}\n`);
+    } catch {
+      // Not a log line of ours.
+    }
+  };
+}
+
+/** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
+const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler'];
+
+/** Every group and worker in its own process (infra/local/function-host.ts under tsx), started side by side. */
+export async function startLocalFunctions(
+  settings: Readonly<AppConfig>,
+): Promise<Map<FunctionGroup | WorkerName, FunctionProcess>> {
+  mkdirSync(resolve(settings.data_dir), { recursive: true });
+  const output = passThroughKeepingMail(settings.data_dir);
+  const started = await Promise.allSettled(
+    [...FUNCTION_GROUPS, ...LOCAL_WORKERS].map((group) =>
+      startFunctionProcess({
+        name: group,
+        host: resolve(PROJECT_ROOT, 'infra/local/function-host.ts'),
+        module: resolve(PROJECT_ROOT, 'functions', group, 'handler.ts'),
+        env: localFunctionEnvironment(group, settings),
+        cwd: PROJECT_ROOT,
+        execArgv: ['--import', 'tsx'],
+        output,
+      }),
+    ),
+  );
+  const running = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const failed = started.find((outcome) => outcome.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(running.map((fn) => fn.stop()));
+    throw failed.reason;
+  }
+  return new Map(running.map((fn) => [fn.name as FunctionGroup | WorkerName, fn]));
+}
+
+export interface RunningApp {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface LocalAppOptions {
+  port?: number;
+  /** The groups already running in their own processes (startLocalFunctions); absent: in this process. */
+  functions?: Map<FunctionGroup | WorkerName, FunctionProcess>;
+}
+
+export async function startLocalApp(options: LocalAppOptions = {}): Promise<RunningApp> {
+  await ensureTable(dynamoClient(config.aws) as never, config.table_name);
+  await ensureBucket(s3Client(config.aws), config.bucket_name);
+  // The embedded master key is made on the first start, not on the first secret, so it can be backed up.
+  await openMasterKey(config);
+  const storage = new FileStorage(s3Client(config.aws), config.bucket_name);
+
+  const { functions } = options;
+  const loadHandler = functions
+    ? async (group: FunctionGroup): Promise<GroupHandler> => {
+        const fn = functions.get(group)!;
+        return (event, context) => fn.invoke(event, context);
+      }
+    : loadGroupHandler;
+  const server = createLocalServer({
+    loadHandler,
+    ...(config.http.cors_origins ? { corsOrigins: config.http.cors_origins } : {}),
+    // The local server plays the CDN: the origin secret on every request (infra/local/front-door.ts).
+    edgeHeaders: localEdgeHeaders(resolve(config.data_dir)),
+    // The web console at / and /console/* with its CSP, as the CDN serves it (infra/local/console.ts).
+    console: {
+      directory: resolve(PROJECT_ROOT, 'web', 'dist'),
+      uploadOrigins: config.aws.s3_endpoint ? [new URL(config.aws.s3_endpoint).origin] : [],
+    },
+    // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap).
+    direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url),
+    onError: (error) => log.error('local server failed a request', { error }),
+  });
+  const port = options.port ?? config.port;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  // order.paid leaves the outbox as in AWS: the table's stream feeds the outbox-drain function.
+  const drainFn = functions?.get('outbox-drain');
+  const outboxDrain = startLocalOutboxDrain({
+    aws: config.aws,
+    tableName: config.table_name,
+    ...(drainFn ? { invoke: (event) => drainFn.invoke(event as never) } : {}),
+  });
+  // Pending channel orders are reconciled on a timer, as the stack's schedule runs the reconciler in AWS.
+  const reconcilerFn = functions?.get('reconciler');
+  const reconciler = startLocalReconciler({
+    intervalSeconds: config.payment.reconcile.local_interval_seconds,
+    ...(reconcilerFn ? { invoke: (event) => reconcilerFn.invoke(event as never) } : {}),
+  });
+  return {
+    server,
+    url: `http://localhost:${address.port}`,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await outboxDrain.stop();
+      await reconciler.stop();
+      if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
+    },
+  };
+}

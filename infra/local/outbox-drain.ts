@@ -1,0 +1,330 @@
+// The local stand-in for the outbox-drain function's event source mapping (docs/DESIGN.md 14): reads the
+// table's stream on DynamoDB Local, keeps what the stack's filter keeps (INSERT of an `OUTBOX#` key),
+// and calls the same drain handler with the records as Lambda shapes them, in small batches, retrying
+// from the first failed record as Lambda does. After the retries it gives the batch up, as Lambda hands it
+// to the dead-letter queue: the events stay pending in the table for a re-drive, which also runs once
+// each time the drain starts (events written while nothing drained, or whose stream records are gone).
+// Dev and test only: @aws-sdk/client-dynamodb-streams is a devDependency, never in a Lambda bundle.
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type _Record,
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type GetShardIteratorCommandInput,
+  type Shard,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { localCredentials } from '#lib/platform/aws/local.ts';
+import type { AwsSettings } from '#lib/platform/config/schema.ts';
+import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
+import { log } from '#lib/platform/log.ts';
+
+/** Calls the drain with one event (a stream batch, or the re-drive request); resolves to its result. */
+export type DrainInvoke = (event: unknown) => Promise<unknown>;
+
+/** The stack's filter on the event source mapping: new outbox items only. */
+export function isOutboxInsert(record: DynamoDBRecord): boolean {
+  return record.eventName === 'INSERT' && (record.dynamodb?.Keys?.pk?.S ?? '').startsWith(OUTBOX_KEY_PREFIX);
+}
+
+export interface LocalStreamPollerOptions {
+  aws: Pick<AwsSettings, 'region' | 'dynamodb_endpoint'>;
+  tableName: string;
+  invoke: DrainInvoke;
+  /** Which records reach the function (default: the outbox filter). */
+  filter?: (record: DynamoDBRecord) => boolean;
+  /** Records per invocation (the stack's mapping uses 10). */
+  batchSize?: number;
+  /** Retries of a failing batch before it is given up (the stack's mapping uses 10). */
+  retryAttempts?: number;
+  /** Pause before retry number `attempt` (0-based). */
+  retryDelayMs?: (attempt: number) => number;
+}
+
+export interface PollSummary {
+  /** Records handed to the function (each try counted once). */
+  records: number;
+  /** Invocations that reported a failure (or failed as a whole). */
+  failedInvocations: number;
+  /** Records given up after the last retry (they stay pending in the table). */
+  givenUp: number;
+}
+
+interface ShardState {
+  iterator?: string;
+  lastSequence?: string;
+  done: boolean;
+}
+
+/** Polls one table's stream on DynamoDB Local, as Lambda's event source mapping polls it in AWS. */
+export class LocalStreamPoller {
+  private readonly dynamo: DynamoDBClient;
+  private readonly streams: DynamoDBStreamsClient;
+  private readonly filter: (record: DynamoDBRecord) => boolean;
+  private readonly batchSize: number;
+  private readonly retryAttempts: number;
+  private readonly retryDelayMs: (attempt: number) => number;
+  private streamArn: string | undefined;
+  private shards = new Map<string, ShardState>();
+  /** One poll at a time: a loop tick and a caller's pollOnce never read the same shard side by side. */
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: LocalStreamPollerOptions) {
+    const { aws } = options;
+    // The same region and credentials as the table's client: DynamoDB Local keeps tables per both.
+    const client = {
+      region: aws.region,
+      ...(aws.dynamodb_endpoint
+        ? { endpoint: aws.dynamodb_endpoint, credentials: localCredentials('dynamodb') }
+        : {}),
+    };
+    this.dynamo = new DynamoDBClient(client);
+    this.streams = new DynamoDBStreamsClient(client);
+    this.filter = options.filter ?? isOutboxInsert;
+    this.batchSize = options.batchSize ?? 10;
+    this.retryAttempts = options.retryAttempts ?? 10;
+    this.retryDelayMs = options.retryDelayMs ?? ((attempt) => Math.min(100 * 2 ** attempt, 5_000));
+  }
+
+  /** Reads every shard up to its end and delivers what it found; resolves once caught up. */
+  pollOnce(): Promise<PollSummary> {
+    const next = this.running.then(
+      () => this.poll(),
+      () => this.poll(),
+    );
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Resolves when no poll is under way. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  close(): void {
+    this.dynamo.destroy();
+    this.streams.destroy();
+  }
+
+  private async poll(): Promise<PollSummary> {
+    const summary: PollSummary = { records: 0, failedInvocations: 0, givenUp: 0 };
+    const streamArn = await this.currentStream();
+    const shards = await this.listShards(streamArn);
+    const listed = new Set(shards.map((shard) => shard.ShardId));
+    // Parents before children, as Lambda reads them; a pass that moves nothing ends the poll.
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const shard of shards) {
+        const id = shard.ShardId!;
+        const state = this.shards.get(id) ?? { done: false };
+        this.shards.set(id, state);
+        const parent = shard.ParentShardId;
+        if (state.done || (parent && listed.has(parent) && !this.shards.get(parent)?.done)) continue;
+        await this.readShard(streamArn, id, state, summary);
+        if (state.done) moved = true;
+      }
+    }
+    return summary;
+  }
+
+  private async currentStream(): Promise<string> {
+    const { Table: table } = await this.dynamo.send(
+      new DescribeTableCommand({ TableName: this.options.tableName }),
+    );
+    const arn = table?.LatestStreamArn;
+    if (!arn || !table?.StreamSpecification?.StreamEnabled) {
+      throw new Error(
+        `Table ${this.options.tableName} has no stream (infra/local/provision.ts ensureTable turns it on)`,
+      );
+    }
+    if (arn !== this.streamArn) {
+      // A new stream (the table was re-made or its stream turned on again): read it from its start.
+      this.streamArn = arn;
+      this.shards = new Map();
+    }
+    return arn;
+  }
+
+  private async listShards(streamArn: string): Promise<Shard[]> {
+    const shards: Shard[] = [];
+    let start: string | undefined;
+    do {
+      const { StreamDescription: description } = await this.streams.send(
+        new DescribeStreamCommand({
+          StreamArn: streamArn,
+          ...(start ? { ExclusiveStartShardId: start } : {}),
+        }),
+      );
+      shards.push(...(description?.Shards ?? []));
+      start = description?.LastEvaluatedShardId;
+    } while (start);
+    return shards;
+  }
+
+  /** Reads one shard until it has nothing more (open) or ends (closed: `done`). */
+  private async readShard(streamArn: string, shardId: string, state: ShardState, summary: PollSummary) {
+    for (;;) {
+      state.iterator ??= await this.iteratorFor(streamArn, shardId, state);
+      let answer: Awaited<ReturnType<typeof this.getRecords>>;
+      try {
+        answer = await this.getRecords(state.iterator);
+      } catch (error) {
+        const name = (error as { name?: string }).name;
+        if (name !== 'ExpiredIteratorException' && name !== 'TrimmedDataAccessException') throw error;
+        // Asleep too long (an iterator lives 15 minutes): start again after the last record handled.
+        state.iterator = undefined;
+        if (name === 'TrimmedDataAccessException') state.lastSequence = undefined;
+        continue;
+      }
+      const records = answer.Records ?? [];
+      const wanted = records.map((record) => lambdaRecord(record, streamArn)).filter(this.filter);
+      for (let from = 0; from < wanted.length; from += this.batchSize) {
+        await this.deliverBatch(wanted.slice(from, from + this.batchSize), summary);
+      }
+      const last = records.at(-1)?.dynamodb?.SequenceNumber;
+      if (last) state.lastSequence = last;
+      if (!answer.NextShardIterator) {
+        state.done = true;
+        state.iterator = undefined;
+        return;
+      }
+      state.iterator = answer.NextShardIterator;
+      if (records.length === 0) return;
+    }
+  }
+
+  private getRecords(iterator: string) {
+    return this.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+  }
+
+  private async iteratorFor(streamArn: string, shardId: string, state: ShardState): Promise<string> {
+    const input: GetShardIteratorCommandInput = state.lastSequence
+      ? {
+          StreamArn: streamArn,
+          ShardId: shardId,
+          ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+          SequenceNumber: state.lastSequence,
+        }
+      : { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' };
+    const { ShardIterator: iterator } = await this.streams.send(new GetShardIteratorCommand(input));
+    if (!iterator) throw new Error(`No iterator for shard ${shardId}`);
+    return iterator;
+  }
+
+  /** One batch to the function, retried from its first failed record, then given up. */
+  private async deliverBatch(batch: DynamoDBRecord[], summary: PollSummary): Promise<void> {
+    let records = batch;
+    for (let attempt = 0; ; attempt += 1) {
+      summary.records += records.length;
+      const failedFrom = await this.invokeOnce(records);
+      if (failedFrom < 0) return;
+      summary.failedInvocations += 1;
+      records = records.slice(failedFrom);
+      if (attempt >= this.retryAttempts) {
+        summary.givenUp += records.length;
+        log.error(
+          'outbox stream records given up after their retries; the events stay pending for a re-drive',
+          {
+            records: records.length,
+            first_sequence_number: records[0]?.dynamodb?.SequenceNumber,
+          },
+        );
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.retryDelayMs(attempt)));
+    }
+  }
+
+  /** Index of the first record to retry, or -1 when the whole batch succeeded. */
+  private async invokeOnce(records: DynamoDBRecord[]): Promise<number> {
+    let result: unknown;
+    try {
+      result = await this.options.invoke({ Records: records } satisfies DynamoDBStreamEvent);
+    } catch (error) {
+      log.warn('the outbox drain failed a whole batch', { error });
+      return 0;
+    }
+    // Our drain always answers a batch response; anything else is a failed invocation (the local function
+    // host answers a function that threw with API Gateway's bare 500).
+    const failures = (result as { batchItemFailures?: unknown })?.batchItemFailures;
+    if (!Array.isArray(failures)) return 0;
+    if (failures.length === 0) return -1;
+    const failed = new Set(
+      failures.map((failure) => (failure as { itemIdentifier?: unknown })?.itemIdentifier),
+    );
+    const first = records.findIndex((record) => failed.has(record.dynamodb?.SequenceNumber));
+    // An identifier that names no record of the batch: Lambda retries the whole batch.
+    return first < 0 ? 0 : first;
+  }
+}
+
+/** A stream record as Lambda hands it to a function: epoch seconds, base64 binaries, the stream's ARN. */
+export function lambdaRecord(record: _Record, streamArn: string): DynamoDBRecord {
+  const { dynamodb, ...rest } = record;
+  const created = dynamodb?.ApproximateCreationDateTime;
+  const plain = JSON.parse(
+    JSON.stringify({ ...rest, eventSourceARN: streamArn, dynamodb }, (_key, value: unknown) =>
+      value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value,
+    ),
+  ) as DynamoDBRecord;
+  if (plain.dynamodb && created)
+    plain.dynamodb.ApproximateCreationDateTime = Math.floor(created.getTime() / 1000);
+  return plain;
+}
+
+export interface LocalOutboxDrain {
+  poller: LocalStreamPoller;
+  stop(): Promise<void>;
+}
+
+/**
+ * Drains the outbox locally, as the stack does in AWS: first a re-drive of whatever is pending (written
+ * while nothing drained), then the stream, polled every `intervalMs`. `invoke` is the outbox-drain
+ * function's own process (npm start); without it the handler runs in this process (tests).
+ */
+export function startLocalOutboxDrain(options: {
+  aws: Pick<AwsSettings, 'region' | 'dynamodb_endpoint'>;
+  tableName: string;
+  invoke?: DrainInvoke;
+  intervalMs?: number;
+}): LocalOutboxDrain {
+  const invoke: DrainInvoke =
+    options.invoke ??
+    (async (event) => {
+      const { handler } = await import('#functions/outbox-drain/handler.ts');
+      return handler(event as DynamoDBStreamEvent);
+    });
+  const poller = new LocalStreamPoller({ aws: options.aws, tableName: options.tableName, invoke });
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    try {
+      await poller.pollOnce();
+    } catch (error) {
+      log.warn('the local outbox drain could not read the stream; trying again', { error });
+    }
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), options.intervalMs ?? 1_000);
+    timer.unref();
+  };
+  const started = (async () => {
+    try {
+      await invoke({ action: 'redeliver-pending', older_than_minutes: 0 });
+    } catch (error) {
+      log.warn('the local outbox re-drive failed; the stream still drains new events', { error });
+    }
+    if (!stopped) await tick();
+  })();
+  return {
+    poller,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await started.catch(() => undefined);
+      await poller.idle();
+      poller.close();
+    },
+  };
+}

@@ -1,0 +1,235 @@
+// The local API Gateway: real HTTP in, payload-2.0 events to the same handlers the route table names,
+// their results back out as HTTP. The reverse of lib/http/event.ts.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Context } from 'aws-lambda';
+import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
+import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
+import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute } from '#lib/http/routes.ts';
+import { type ConsoleSite, serveConsole } from './console.ts';
+
+export type GroupHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
+export type HandlerLoader = (group: FunctionGroup) => Promise<GroupHandler>;
+
+/** A request body may be at most what a synchronous Lambda invocation accepts. */
+export const LOCAL_PAYLOAD_LIMIT = 6 * 1024 * 1024;
+
+// API Gateway passes these content types as text and base64-encodes everything else.
+const TEXTUAL =
+  /^(text\/|application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+xml|x-www-form-urlencoded|javascript))/i;
+
+export function buildEvent(input: {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+  sourceIp: string;
+  routeKey: string;
+  pathParameters?: Record<string, string>;
+}): ApiEvent {
+  const parsed = new URL(input.url, 'http://localhost');
+  const headers: Record<string, string> = {};
+  let cookies: string[] | undefined;
+  for (const [name, value] of Object.entries(input.headers)) {
+    if (value === undefined) continue;
+    if (name === 'cookie') {
+      cookies = (Array.isArray(value) ? value.join('; ') : value).split(/;\s*/).filter(Boolean);
+      continue;
+    }
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of parsed.searchParams) {
+    query[name] = name in query ? `${query[name]},${value}` : value;
+  }
+  const contentType = headers['content-type'] ?? '';
+  const textual = input.body.length === 0 || TEXTUAL.test(contentType);
+  const now = new Date();
+  const path = safeDecode(parsed.pathname);
+  return {
+    version: '2.0',
+    routeKey: input.routeKey,
+    rawPath: path,
+    rawQueryString: parsed.search.replace(/^\?/, ''),
+    ...(cookies ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    ...(input.pathParameters && Object.keys(input.pathParameters).length > 0
+      ? { pathParameters: input.pathParameters }
+      : {}),
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: input.method,
+        path,
+        protocol: 'HTTP/1.1',
+        sourceIp: input.sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: input.routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(input.body.length > 0
+      ? {
+          body: textual ? input.body.toString('utf8') : input.body.toString('base64'),
+          isBase64Encoded: !textual,
+        }
+      : { isBase64Encoded: false }),
+  } as ApiEvent;
+}
+
+function safeDecode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+function lambdaContext(group: FunctionGroup, requestId: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `local-${group}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:local-${group}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/local-${group}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function sendEnvelope(response: ServerResponse, status: number, message: string): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' });
+  response.end(JSON.stringify({ code: status, message, data: null }));
+}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function writeResult(response: ServerResponse, result: ApiResult): void {
+  const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+  if (result.cookies && result.cookies.length > 0) headers['set-cookie'] = result.cookies;
+  const body =
+    result.body === undefined
+      ? Buffer.alloc(0)
+      : result.isBase64Encoded
+        ? Buffer.from(result.body, 'base64')
+        : Buffer.from(result.body, 'utf8');
+  headers['content-length'] = String(body.length);
+  response.writeHead(result.statusCode ?? 200, headers);
+  response.end(body);
+}
+
+export interface LocalServerOptions {
+  loadHandler: HandlerLoader;
+  /** Origins answered with CORS headers; default any http://localhost:<port> (a front end in development). */
+  corsOrigins?: readonly string[];
+  /** Routes the local server answers itself (e.g. streaming stored files, which Lambda would not). */
+  direct?: (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean>;
+  onError?: (error: unknown) => void;
+  /** The web console's build, served at `/` and `/console/*` as the CDN serves it (infra/local/console.ts). */
+  console?: ConsoleSite;
+  /** Headers the CDN would add (the origin secret, the viewer's address): infra/local/front-door.ts. */
+  edgeHeaders?: (request: IncomingMessage) => Record<string, string>;
+}
+
+export function createLocalServer(options: LocalServerOptions): Server {
+  return createServer((request, response) => {
+    handle(request, response, options).catch((error: unknown) => {
+      options.onError?.(error);
+      if (!response.headersSent) sendEnvelope(response, 500, 'Internal server error');
+      else response.destroy();
+    });
+  });
+}
+
+const LOCALHOST_ORIGIN = /^http:\/\/localhost(:\d{1,5})?$/;
+
+/** The CORS headers for this request's origin, or none when the origin is not allowed. */
+export function corsHeaders(
+  origin: string | undefined,
+  allowed: readonly string[] | undefined,
+): Record<string, string> {
+  if (!origin) return {};
+  const ok = allowed ? allowed.includes(origin) : LOCALHOST_ORIGIN.test(origin);
+  if (!ok) return {};
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-expose-headers': 'retry-after, x-request-id',
+    vary: 'Origin',
+  };
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, options: LocalServerOptions) {
+  const method = (request.method ?? 'GET').toUpperCase();
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const cors = corsHeaders(request.headers.origin, options.corsOrigins);
+  // A browser's preflight, answered as API Gateway's CORS configuration would (docs/DEPLOYMENT.md).
+  if (method === 'OPTIONS' && request.headers['access-control-request-method']) {
+    request.resume();
+    response.writeHead(cors['access-control-allow-origin'] ? 204 : 403, {
+      ...SECURITY_HEADERS,
+      ...cors,
+      ...(cors['access-control-allow-origin']
+        ? {
+            'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE',
+            'access-control-allow-headers': 'authorization, content-type',
+            'access-control-max-age': '3600',
+          }
+        : {}),
+    });
+    response.end();
+    return;
+  }
+  for (const [name, value] of Object.entries(cors)) response.setHeader(name, value);
+  if (options.console && serveConsole(options.console, request, response, url)) return;
+  if (options.direct && (await options.direct(request, response, url))) return;
+
+  const declared = Number(request.headers['content-length'] ?? 0);
+  if (declared > LOCAL_PAYLOAD_LIMIT) {
+    request.resume();
+    sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
+    return;
+  }
+  const body = await readBody(request, LOCAL_PAYLOAD_LIMIT);
+  if (!body) {
+    sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
+    return;
+  }
+
+  const match = matchRoute(method, safeDecode(url.pathname));
+  const group = match?.route.group ?? DEFAULT_ROUTE_GROUP;
+  const routeKey = match ? `${match.route.method} ${match.route.path}` : '$default';
+  const event = buildEvent({
+    method,
+    url: request.url ?? '/',
+    headers: options.edgeHeaders ? { ...request.headers, ...options.edgeHeaders(request) } : request.headers,
+    body,
+    sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+    routeKey,
+    pathParameters: match?.params,
+  });
+  const handler = await options.loadHandler(group);
+  const result = await handler(event, lambdaContext(group, event.requestContext.requestId));
+  writeResult(response, result);
+}

@@ -1,0 +1,246 @@
+// API tokens (docs/DESIGN.md 5): `ut_` + 43 base64url characters (32 random bytes), shown once; the table keeps
+// only their SHA-256. Two items per token: the secret's hash (what authentication looks up) and the id
+// (what revocation looks up), written and deleted together. Each token carries its account's token epoch
+// at creation: a password reset moves the epoch (in the reset's own transaction), and every older token
+// stops working at once (docs/ACCOUNTS.md).
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { errors } from '#lib/http/errors.ts';
+import type { Principal } from '#lib/http/types.ts';
+import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import { API_TOKEN_PREFIX } from './authenticate.ts';
+import { type ClientInfo, NO_CLIENT } from './client.ts';
+import { AccountRepository, accountKey } from './repository.ts';
+import { SecurityEvents } from './security-events.ts';
+
+/** Characters of the secret shown in listings so people can tell their tokens apart (`ut_` + 5). */
+export const DISPLAY_PREFIX_LENGTH = 8;
+/** last_used_at moves at most this often (one conditional write per token per interval). */
+export const LAST_USED_INTERVAL_MS = 60_000;
+
+const TOKEN_FORMAT = /^ut_[A-Za-z0-9_-]{43}$/;
+
+export const tokenHashKey = (hash: string) => ({ pk: `apitoken#${hash}`, sk: 'apitoken' });
+export const tokenIdKey = (id: string) => ({ pk: `apitokenid#${id}`, sk: 'apitokenid' });
+const accountIndex = (accountId: string) => `apitokens#${accountId}`;
+
+export interface ApiTokenView {
+  id: string;
+  name: string;
+  prefix: string;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface CreatedApiToken {
+  id: string;
+  name: string;
+  /** the secret: in this response only */
+  token: string;
+  prefix: string;
+  created_at: string;
+}
+
+interface TokenItem {
+  pk: string;
+  sk: string;
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at?: string;
+  /** The account's token epoch when the token was made (absent: 0). */
+  token_epoch?: number;
+  [attribute: string]: unknown;
+}
+
+const epochOf = (holder: { token_epoch?: number } | undefined) => holder?.token_epoch ?? 0;
+
+/** The condition that the account's token epoch is still `epoch` (absent counts as 0) and it is active. */
+function sameTokenEpoch(epoch: number) {
+  return {
+    ConditionExpression: `attribute_exists(pk) AND #status = :active AND (${epoch === 0 ? 'attribute_not_exists(token_epoch) OR ' : ''}token_epoch = :epoch)`,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':active': 'active', ':epoch': epoch },
+  };
+}
+
+export function hashApiToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function generateApiToken(random: (size: number) => Buffer = randomBytes): string {
+  return `${API_TOKEN_PREFIX}${random(32).toString('base64url')}`;
+}
+
+function view(item: TokenItem): ApiTokenView {
+  return {
+    id: item.id,
+    name: item.name,
+    prefix: item.prefix,
+    last_used_at: item.last_used_at ?? null,
+    created_at: item.created_at,
+  };
+}
+
+const invalid = () => errors.unauthorized('API token is invalid or revoked');
+
+export class ApiTokenService {
+  private readonly accounts: AccountRepository;
+  private readonly events: SecurityEvents;
+
+  constructor(private readonly table: Table) {
+    this.accounts = new AccountRepository(table);
+    this.events = new SecurityEvents(table);
+  }
+
+  /**
+   * A new token stamped with the account's token epoch; the write is conditional on that epoch, so a token
+   * created while a password reset lands is born revoked rather than surviving it.
+   */
+  async create(accountId: string, name: string, client: ClientInfo = NO_CLIENT): Promise<CreatedApiToken> {
+    const account = await this.accounts.get(accountId);
+    if (account?.status !== 'active') throw errors.unauthorized('Session is invalid or expired');
+    const epoch = epochOf(account);
+    const now = this.table.clock();
+    const token = generateApiToken();
+    const hash = hashApiToken(token);
+    const id = randomUUID();
+    const item: TokenItem = {
+      ...tokenHashKey(hash),
+      id,
+      account_id: accountId,
+      name,
+      prefix: token.slice(0, DISPLAY_PREFIX_LENGTH),
+      created_at: isoWithOffset(now),
+      token_epoch: epoch,
+      gsi1pk: accountIndex(accountId),
+      gsi1sk: `${now.toISOString()}#${id}`,
+    };
+    try {
+      await this.table.transact([
+        { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: {
+            Item: { ...tokenIdKey(id), account_id: accountId, token_hash: hash },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        { ConditionCheck: { Key: accountKey(accountId), ...sameTokenEpoch(epoch) } },
+      ]);
+    } catch (error) {
+      // The account was reset or disabled meanwhile: the caller's session is over too.
+      if (error instanceof ConditionFailedError && error.failedItems.includes(2)) {
+        throw errors.unauthorized('Session is invalid or expired');
+      }
+      throw error;
+    }
+    await this.events.record(accountId, 'token_created', client);
+    return { id, name, token, prefix: item.prefix, created_at: item.created_at };
+  }
+
+  /** The account's working tokens, newest first, without secrets. */
+  async list(accountId: string): Promise<ApiTokenView[]> {
+    const [items, account] = await Promise.all([this.items(accountId), this.accounts.get(accountId)]);
+    return items.filter((item) => epochOf(item) === epochOf(account)).map(view);
+  }
+
+  private async items(accountId: string): Promise<TokenItem[]> {
+    const out: TokenItem[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const { items, lastKey } = await this.table.query<TokenItem>({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': accountIndex(accountId) },
+        ScanIndexForward: false,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      });
+      out.push(...items);
+      startKey = lastKey;
+    } while (startKey);
+    return out;
+  }
+
+  /** Revokes the caller's token; someone else's (or an unknown) id is 404. */
+  async revoke(accountId: string, id: string, client: ClientInfo = NO_CLIENT): Promise<void> {
+    const ref = /^[0-9a-f-]{36}$/.test(id)
+      ? await this.table.get<{ pk: string; sk: string; account_id: string; token_hash: string }>(
+          tokenIdKey(id),
+        )
+      : undefined;
+    if (!ref || ref.account_id !== accountId) throw errors.notFound('token: not found');
+    const owned = {
+      ConditionExpression: 'account_id = :account',
+      ExpressionAttributeValues: { ':account': accountId },
+    };
+    try {
+      await this.table.transact([
+        { Delete: { Key: tokenHashKey(ref.token_hash), ...owned } },
+        { Delete: { Key: tokenIdKey(id), ...owned } },
+      ]);
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw errors.notFound('token: not found');
+      throw error;
+    }
+    await this.events.record(accountId, 'token_revoked', client);
+  }
+
+  /**
+   * Deletes every token item of the account (after a password reset, whose epoch bump already stopped
+   * them): tidies the listing and the table. Best effort per token; a leftover is dead anyway.
+   */
+  async deleteAll(accountId: string): Promise<number> {
+    const items = await this.items(accountId);
+    const results = await Promise.allSettled(
+      items.map((item) =>
+        this.table.transact([
+          { Delete: { Key: { pk: item.pk, sk: item.sk } } },
+          { Delete: { Key: tokenIdKey(item.id) } },
+        ]),
+      ),
+    );
+    const failed = results.filter((result) => result.status === 'rejected').length;
+    if (failed > 0) log.warn('some revoked API tokens were not deleted', { account_id: accountId, failed });
+    return items.length - failed;
+  }
+
+  /**
+   * The caller behind an API token: the hash item, then the account (must be active). last_used_at is
+   * written only when it is a minute old or more, by a conditional update, so concurrent requests move
+   * it once; a failure to record it never fails the request.
+   */
+  async verify(token: string): Promise<Principal> {
+    if (!TOKEN_FORMAT.test(token)) throw invalid();
+    const key = tokenHashKey(hashApiToken(token));
+    const item = await this.table.get<TokenItem>(key);
+    if (!item) throw invalid();
+    const now = this.table.clock();
+    const minuteAgo = isoWithOffset(new Date(now.getTime() - LAST_USED_INTERVAL_MS));
+    const [account] = await Promise.all([
+      this.accounts.get(item.account_id),
+      item.last_used_at === undefined || item.last_used_at <= minuteAgo
+        ? this.touch(key, isoWithOffset(now), minuteAgo)
+        : undefined,
+    ]);
+    // Read on every request, never cached: a disabled account or a reset password stops the token at once.
+    if (account?.status !== 'active' || epochOf(account) !== epochOf(item)) throw invalid();
+    return { accountId: account.id, role: account.role, via: 'api_token', credentialId: item.id, account };
+  }
+
+  private async touch(key: { pk: string; sk: string }, now: string, minuteAgo: string): Promise<void> {
+    try {
+      await this.table.update(key, {
+        UpdateExpression: 'SET last_used_at = :now',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at <= :ago)',
+        ExpressionAttributeValues: { ':now': now, ':ago': minuteAgo },
+      });
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return; // someone else recorded it this minute
+      log.warn('could not record API token use', { error });
+    }
+  }
+}

@@ -1,0 +1,53 @@
+// Establishes the caller for a route's auth kind (lib/http/routes.ts): sessions everywhere, and on `uploader`
+// routes also API tokens and the static `upload.api_token` (docs/DESIGN.md 5), when the group passes them.
+import { timingSafeEqual } from 'node:crypto';
+import { errors } from '#lib/http/errors.ts';
+import type { Authenticator } from '#lib/http/handler.ts';
+import type { HttpRequest, Principal } from '#lib/http/types.ts';
+import type { SessionService } from './sessions.ts';
+
+export function bearerToken(request: Pick<HttpRequest, 'headers'>): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** API tokens are told apart from session tokens by their prefix (sessions are JWTs). */
+export const API_TOKEN_PREFIX = 'ut_';
+
+export interface AuthenticatorInput {
+  sessions: Pick<SessionService, 'authenticate'>;
+  /** API tokens (`ut_...`), accepted on uploader routes. */
+  apiTokens?: { verify(token: string): Promise<Principal> };
+  /** The static `upload.api_token` and the principal its uploads belong to. */
+  staticToken?: { token: string; owner(): Promise<Principal> };
+}
+
+function sameSecret(candidate: string, expected: string): boolean {
+  const a = Buffer.from(candidate);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function createAuthenticator(input: AuthenticatorInput): Authenticator {
+  const { sessions, apiTokens, staticToken } = input;
+  return async (request, kind) => {
+    if (kind === 'none' || kind === 'signed') return undefined;
+    const token = bearerToken(request);
+    if (!token) throw errors.unauthorized('Authentication required: send Authorization: Bearer <token>');
+
+    if (kind === 'uploader') {
+      if (staticToken && sameSecret(token, staticToken.token)) return staticToken.owner();
+      if (apiTokens && token.startsWith(API_TOKEN_PREFIX)) return apiTokens.verify(token);
+    } else if (token.startsWith(API_TOKEN_PREFIX)) {
+      // A credential of the wrong kind says so, rather than "Session is invalid or expired".
+      throw errors.unauthorized(
+        'This route takes a session (log in); API tokens are accepted on the upload and file routes only',
+      );
+    }
+    const principal = await sessions.authenticate(token);
+    if (kind === 'admin' && principal.role !== 'admin') throw errors.forbidden('Administrators only');
+    return principal;
+  };
+}

@@ -1,0 +1,136 @@
+// Signed tokens (sessions, login challenges, signed links): HS256 with a key kept in the table, sealed by
+// the master key, created once on first use. No signing secret lives in configuration.
+import { randomBytes, webcrypto } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { AppError } from '#lib/http/errors.ts';
+import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
+import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+
+const KEY_ITEM = { pk: 'settings#token-signing-key', sk: 'settings' };
+const KEY_CONTEXT = { purpose: 'token-signing-key' };
+
+export type TokenScope = 'session' | 'totp_challenge' | 'mock_cashier';
+
+export interface TokenClaims {
+  sub: string;
+  scope: TokenScope;
+  jti: string;
+  exp: number;
+  iat: number;
+  [claim: string]: unknown;
+}
+
+/**
+ * Why a token was refused, as the catalogue's error: 401 for a forged, malformed or expired token, 403
+ * for a genuine token of another scope. Callers still read `reason` to word their own answer.
+ */
+export class TokenError extends AppError {
+  constructor(readonly reason: 'invalid' | 'expired' | 'wrong_scope') {
+    super(
+      reason === 'wrong_scope' ? 403 : 401,
+      reason === 'wrong_scope' ? 'wrong_token_scope' : 'invalid_token',
+      reason === 'wrong_scope' ? 'This token is not valid here' : 'Token is invalid or expired',
+    );
+    this.name = 'TokenError';
+  }
+}
+
+// The verified tokens a signer remembers; past this the oldest is forgotten (and verified again if seen).
+const VERIFIED_TOKENS_KEPT = 1000;
+
+// What jose checks an HS256 key against; the key is imported once for both uses.
+const HS256 = { name: 'HMAC', hash: 'SHA-256' } as const;
+
+export class TokenSigner {
+  // A CryptoKey, not the raw bytes: jose imports raw bytes into WebCrypto again on every sign and verify,
+  // tens of microseconds per request.
+  private key: Promise<webcrypto.CryptoKey> | undefined;
+  // Tokens whose signature and claims this signer has verified, with their claims: a container sees the
+  // same session token request after request, and WebCrypto's HMAC check costs tens of microseconds.
+  private readonly verified = new Map<string, Readonly<Record<string, unknown>>>();
+
+  constructor(
+    private readonly table: Table,
+    private readonly masterKey: () => Promise<MasterKey>,
+  ) {}
+
+  private signingKey(): Promise<webcrypto.CryptoKey> {
+    this.key ??= this.loadOrCreateKey()
+      .then((bytes) => webcrypto.subtle.importKey('raw', bytes, HS256, false, ['sign', 'verify']))
+      .catch((error: unknown) => {
+        this.key = undefined;
+        throw error;
+      });
+    return this.key;
+  }
+
+  private async loadOrCreateKey(): Promise<Uint8Array> {
+    const key = await this.masterKey();
+    const stored = await this.table.get<{ pk: string; sk: string; sealed: string }>(KEY_ITEM);
+    if (stored) return new Uint8Array(await key.decrypt(stored.sealed, KEY_CONTEXT));
+    const fresh = randomBytes(32);
+    try {
+      await this.table.putNew({ ...KEY_ITEM, sealed: await key.encrypt(fresh, KEY_CONTEXT) });
+      return new Uint8Array(fresh);
+    } catch (error) {
+      // Another container created it first: use theirs.
+      if (!(error instanceof ConditionFailedError)) throw error;
+      const winner = await this.table.get<{ pk: string; sk: string; sealed: string }>(KEY_ITEM);
+      if (!winner) throw error;
+      return new Uint8Array(await key.decrypt(winner.sealed, KEY_CONTEXT));
+    }
+  }
+
+  async sign(
+    claims: { sub: string; scope: TokenScope; jti?: string } & Record<string, unknown>,
+    ttlSeconds: number,
+    now: Date = new Date(),
+  ): Promise<{ token: string; jti: string; expiresAt: Date }> {
+    const jti = claims.jti ?? randomBytes(16).toString('base64url');
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expiresAt = new Date((issuedAt + ttlSeconds) * 1000);
+    const token = await new SignJWT({ ...claims, jti })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + ttlSeconds)
+      .sign(await this.signingKey());
+    return { token, jti, expiresAt };
+  }
+
+  /**
+   * Verifies signature, expiry and scope. Only the token's own faults are TokenErrors: a signing key that
+   * cannot be opened (master key, table) propagates as it is, a server failure, never "invalid token".
+   */
+  async verify(token: string, scope: TokenScope, now: Date = new Date()): Promise<TokenClaims> {
+    const key = await this.signingKey();
+    let payload: Record<string, unknown>;
+    const known = this.verified.get(token);
+    const seconds = Math.floor(now.getTime() / 1000);
+    // (An invalid date goes to jose, which refuses it.)
+    if (known && Number.isFinite(seconds)) {
+      // Signed by this key (checked when first seen): only the checks that depend on the time run again,
+      // as jose runs them (whole seconds, "nbf" then "exp", no tolerance). Our claims are flat values, so a
+      // shallow copy keeps a caller's changes out of the cache.
+      if (typeof known.nbf === 'number' && known.nbf > seconds) throw new TokenError('invalid');
+      if (typeof known.exp === 'number' && known.exp <= seconds) throw new TokenError('expired');
+      payload = { ...known };
+    } else {
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          currentDate: now,
+        }));
+      } catch (error) {
+        if (error instanceof joseErrors.JWTExpired) throw new TokenError('expired');
+        throw new TokenError('invalid');
+      }
+      if (this.verified.size >= VERIFIED_TOKENS_KEPT) {
+        this.verified.delete(this.verified.keys().next().value!);
+      }
+      this.verified.set(token, { ...payload });
+    }
+    if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new TokenError('invalid');
+    if (payload.scope !== scope) throw new TokenError('wrong_scope');
+    return payload as TokenClaims;
+  }
+}

@@ -1,0 +1,114 @@
+// Channel payment notices: the adapter's verdict on the signature, our own checks against the order, the
+// settlement they may trigger, and the reply in the channel's own format.
+
+import type { CallbackReply, CallbackRequest, CallbackVerdict } from '#lib/billing/channels/types.ts';
+import { errors } from '#lib/http/errors.ts';
+import { log } from '#lib/platform/log.ts';
+import { recordMetric } from '#lib/platform/observability/metrics.ts';
+import { ORDER_ID_PATTERN, type StoredOrder } from './model.ts';
+import type { OrderRepository } from './orders.ts';
+import { type GatewaySource, isChannel } from './registry.ts';
+import type { ConfirmPath, Settlement } from './settlement.ts';
+
+type PaidVerdict = Extract<CallbackVerdict, { kind: 'paid' }>;
+
+/**
+ * Counts a refused notice per provider and reason (docs/OBSERVABILITY.md): the reasons are the fixed phrases
+ * of the adapters and of the checks below, as a short slug (`signature_does_not_verify`).
+ */
+function countRefused(provider: string, reason: string): void {
+  const slug = reason
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 48);
+  recordMetric('CallbacksRefused', { dimensions: { provider, reason: slug || 'unspecified' } });
+}
+
+export class CallbackReceiver {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly gateways: GatewaySource,
+    private readonly settlement: Settlement,
+  ) {}
+
+  /**
+   * POST|GET /api/v1/payments/{provider}/callback. Checks, in order: signature and merchant identity (the
+   * adapter), the order exists, it is this provider's, the amount; then settles. Anything unverifiable
+   * gets the channel's failure reply and changes nothing.
+   */
+  async handleCallback(provider: string, request: CallbackRequest): Promise<CallbackReply> {
+    if (provider === 'mock' || provider === 'manual') {
+      countRefused(provider, 'not a channel');
+      throw errors.forbidden(`${provider} orders are not confirmed by a channel callback`);
+    }
+    if (!isChannel(provider)) {
+      // Not a provider name we know: not worth a dimension value of its own.
+      countRefused('unknown', 'no such channel');
+      throw errors.notFound('No such payment channel');
+    }
+    const { registry } = await this.gateways.current();
+    const adapter = registry.channel(provider);
+    if (!adapter) {
+      countRefused(provider, 'channel not enabled');
+      throw errors.notFound(`${provider} is not enabled`);
+    }
+
+    let verdict: CallbackVerdict = await adapter.verifyCallback(request);
+    if (verdict.kind === 'paid') {
+      verdict = await this.settleFromCallback(provider, verdict);
+    }
+    if (verdict.kind === 'rejected') {
+      countRefused(provider, verdict.reason);
+      log.warn('payment callback rejected', { provider, reason: verdict.reason });
+    } else if (verdict.kind === 'ignored') {
+      log.info('payment callback acknowledged without a payment', {
+        provider,
+        order_id: verdict.outTradeNo,
+        reason: verdict.reason,
+      });
+    }
+    return adapter.acknowledge(verdict);
+  }
+
+  /** An authentic notice still settles only our order of this provider and of exactly this amount. */
+  private async settleFromCallback(provider: string, verdict: PaidVerdict): Promise<CallbackVerdict> {
+    const outcome = await settleReportedPayment(this.orders, this.settlement, provider, verdict, 'callback');
+    return outcome.kind === 'refused' ? { kind: 'rejected', reason: outcome.reason } : verdict;
+  }
+}
+
+/** What came of a channel's authentic report of a payment (a verified callback or query answer). */
+export type ReportedPaymentOutcome =
+  | { kind: 'settled' | 'already_paid'; order: StoredOrder }
+  | { kind: 'refused'; reason: string; code: 'unknown_order' | 'provider_mismatch' | 'amount_mismatch' };
+
+/**
+ * The checks every channel report of a payment passes before it settles, whichever way it arrived (the
+ * adapter has already checked the signature and the merchant identity): the order exists, it is this
+ * provider's, the amount equals it in cents. Then one settlement; a lost race answers `already_paid`.
+ */
+export async function settleReportedPayment(
+  orders: OrderRepository,
+  settlement: Settlement,
+  provider: string,
+  report: { outTradeNo: string; amountCents: number; tradeNo?: string },
+  path: Extract<ConfirmPath, 'callback' | 'reconciliation'>,
+): Promise<ReportedPaymentOutcome> {
+  const order = ORDER_ID_PATTERN.test(report.outTradeNo) ? await orders.get(report.outTradeNo) : undefined;
+  if (!order) return { kind: 'refused', reason: 'unknown out_trade_no', code: 'unknown_order' };
+  if (order.provider !== provider) {
+    return { kind: 'refused', reason: 'order belongs to another provider', code: 'provider_mismatch' };
+  }
+  if (order.amount_cents !== report.amountCents) {
+    log.error(`payment ${path} amount differs from the order`, {
+      provider,
+      order_id: order.id,
+      order_amount_cents: order.amount_cents,
+      [`${path}_amount_cents`]: report.amountCents,
+    });
+    return { kind: 'refused', reason: 'amount does not match the order', code: 'amount_mismatch' };
+  }
+  const result = await settlement.confirm(order, path, report.tradeNo);
+  return { kind: result.settled ? 'settled' : 'already_paid', order: result.order };
+}

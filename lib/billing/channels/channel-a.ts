@@ -1,0 +1,239 @@
+// channel_a wire protocol: Alipay face-to-face precreate (v2 gateway, RSA2) and its async notification.
+
+import type { KeyObject } from 'node:crypto';
+import { verify as verifySignature } from 'node:crypto';
+import type { AlipaySdk } from 'alipay-sdk';
+import { ChannelRequestError } from '#lib/http/errors.ts';
+import {
+  beijingDateTime,
+  formNotificationVerdict,
+  parseUniqueParams,
+  plainTextAcknowledgement,
+  sortedSigningContent,
+} from './form.ts';
+import { loadPrivateKey, loadPublicKey, privateKeyPem, publicKeyPem } from './keys.ts';
+import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
+import { optionalHttpUrl, requireSetting } from './settings.ts';
+import type {
+  CallbackRequest,
+  CallbackVerdict,
+  ChannelOrder,
+  CreateChannelOrderInput,
+  QueryFailureReason,
+  QueryVerdict,
+  SynchronousChannelAdapter,
+} from './types.ts';
+
+export interface ChannelASettings {
+  appId: string;
+  /** Our application private key (PKCS#1 or PKCS#8 PEM, or the bare base64 body). */
+  privateKey: string;
+  /** Alipay's public key, which signs gateway answers and notifications. */
+  publicKey: string;
+  /** When set, notifications must also name this seller (Alipay PID). */
+  sellerId?: string;
+  gatewayUrl?: string;
+  timeoutMs?: number;
+  clock?: () => Date;
+}
+
+const PROVIDER = 'channel_a';
+const PRECREATE = 'alipay.trade.precreate';
+const QUERY = 'alipay.trade.query';
+/** alipay.trade.query's answer for an out_trade_no nobody has paid (a precreated QR code not yet scanned). */
+const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
+const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
+const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
+const MINUTE_MS = 60_000;
+
+export function createChannelA(settings: ChannelASettings): SynchronousChannelAdapter {
+  const appId = requireSetting('appId', settings.appId);
+  const appPrivateKey = loadPrivateKey('privateKey', settings.privateKey);
+  const alipayPublicKey = loadPublicKey('publicKey', settings.publicKey);
+  const sellerId = settings.sellerId?.trim() || undefined;
+  const gatewayUrl =
+    optionalHttpUrl('gatewayUrl', settings.gatewayUrl) ?? 'https://openapi.alipay.com/gateway.do';
+  const clock = settings.clock ?? (() => new Date());
+
+  // The SDK (and its HTTP stack) loads on the first order, not at cold start: notifications never need it
+  // (they are verified with node:crypto below). It ships beside the bundle (infra/bundling.ts).
+  let sdk: Promise<AlipaySdk> | undefined;
+  const alipaySdk = () => {
+    sdk ??= import('alipay-sdk').then(
+      // Normalised to PKCS#8 + SPKI so the SDK never has to guess the key layout (its keyType default is PKCS#1).
+      ({ AlipaySdk }) =>
+        new AlipaySdk({
+          appId,
+          privateKey: privateKeyPem(appPrivateKey),
+          keyType: 'PKCS8',
+          alipayPublicKey: publicKeyPem(alipayPublicKey),
+          gateway: gatewayUrl,
+          timeout: settings.timeoutMs ?? 5000,
+          camelcase: false,
+        }),
+      (error: unknown) => {
+        sdk = undefined;
+        throw error;
+      },
+    );
+    return sdk;
+  };
+
+  async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
+    const now = clock();
+    const bizContent: Record<string, string> = {
+      out_trade_no: input.outTradeNo,
+      total_amount: centsToYuan(input.amountCents),
+      subject: input.subject,
+    };
+    if (input.expiresAt) {
+      const minutesLeft = Math.max(1, Math.ceil((input.expiresAt.getTime() - now.getTime()) / MINUTE_MS));
+      bizContent.timeout_express = `${minutesLeft}m`;
+    }
+    let answer: Record<string, unknown>;
+    try {
+      // The SDK takes process-local time by default; Alipay documents Beijing time, so pass it explicitly.
+      const client = await alipaySdk();
+      answer = (await client.exec(
+        PRECREATE,
+        { bizContent, notify_url: input.notifyUrl, timestamp: beijingDateTime(now) },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      // The SDK error may quote the raw answer; keep it out of our message, only its class as detail.
+      throw new ChannelRequestError(PROVIDER, 'precreate call failed or its answer did not verify', {
+        detail: error instanceof Error ? error.name : undefined,
+      });
+    }
+    if (answer.code !== '10000' || typeof answer.qr_code !== 'string' || answer.qr_code === '') {
+      const detail = [answer.code, answer.sub_code].filter((part) => typeof part === 'string').join('/');
+      throw new ChannelRequestError(PROVIDER, 'precreate was refused', { detail: detail || undefined });
+    }
+    const order: ChannelOrder = { qrCode: answer.qr_code };
+    if (typeof answer.trade_no === 'string' && answer.trade_no !== '') {
+      order.tradeNo = answer.trade_no;
+    }
+    return order;
+  }
+
+  function verifyCallback(request: CallbackRequest): CallbackVerdict {
+    // Alipay's Content-Type is malformed, so the body is parsed as a form whatever the header says.
+    const params = parseUniqueParams(request.rawBody.toString('utf8'));
+    if (!params) {
+      return { kind: 'rejected', reason: 'repeated parameter' };
+    }
+    const signature = params.get('sign');
+    if (!signature) {
+      return { kind: 'rejected', reason: 'missing signature' };
+    }
+    const signType = params.get('sign_type');
+    if (signType !== undefined && signType !== 'RSA2') {
+      return { kind: 'rejected', reason: 'unsupported sign_type' };
+    }
+    if (!signatureMatches(params, signature, alipayPublicKey)) {
+      return { kind: 'rejected', reason: 'signature does not verify' };
+    }
+    if (params.get('app_id') !== appId) {
+      return { kind: 'rejected', reason: 'app_id is not ours' };
+    }
+    if (sellerId !== undefined && params.get('seller_id') !== sellerId) {
+      return { kind: 'rejected', reason: 'seller_id is not ours' };
+    }
+    return formNotificationVerdict(params, {
+      isPaid: (status) => PAID_STATUSES.has(status),
+      notPaidReason: (status) =>
+        UNPAID_STATUSES.has(status) ? `trade_status ${status}` : 'trade_status is not a payment',
+      amountField: 'total_amount',
+    });
+  }
+
+  /**
+   * alipay.trade.query (docs/PAYMENTS-GUIDE.md, "Reconciliation"): the SDK signs the request and verifies the
+   * answer's `sign` over the raw `alipay_trade_query_response` text with Alipay's key (validateSign). The
+   * answer concerns our app only (it answers our signed request), and must name the order we asked about
+   * and, when it names a seller and seller_id is configured, our seller.
+   */
+  async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
+    let answer: Record<string, unknown>;
+    try {
+      const client = await alipaySdk();
+      answer = (await client.exec(
+        QUERY,
+        { bizContent: { out_trade_no: outTradeNo }, timestamp: beijingDateTime(clock()) },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      // The SDK's messages quote the raw answer and its sign: only a reason code leaves this function.
+      return { kind: 'unknown', reason: alipayFailureReason(error) };
+    }
+    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    const code = text(answer.code);
+    const subCode = text(answer.sub_code);
+    if (code !== '10000') {
+      if (subCode === TRADE_NOT_EXIST) {
+        return { kind: 'not_paid', outTradeNo, reason: 'trade does not exist at the channel' };
+      }
+      const detail = [code, subCode].filter((part) => part !== undefined).join('/');
+      return { kind: 'unknown', reason: 'channel_error', ...(detail ? { detail } : {}) };
+    }
+    if (answer.out_trade_no !== outTradeNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    const answeredSeller = text(answer.seller_id);
+    if (sellerId !== undefined && answeredSeller !== undefined && answeredSeller !== sellerId) {
+      return { kind: 'unknown', reason: 'merchant', detail: 'seller_id is not ours' };
+    }
+    const status = text(answer.trade_status) ?? '';
+    if (!PAID_STATUSES.has(status)) {
+      return { kind: 'not_paid', outTradeNo, reason: `trade_status ${status || 'missing'}` };
+    }
+    let amountCents: number;
+    try {
+      amountCents = yuanToCents(text(answer.total_amount) ?? '');
+    } catch (error) {
+      if (!(error instanceof InvalidAmountError)) throw error;
+      return { kind: 'unknown', reason: 'malformed', detail: 'total_amount is not a valid amount' };
+    }
+    const tradeNo = text(answer.trade_no);
+    return tradeNo
+      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
+      : { kind: 'paid', outTradeNo, amountCents };
+  }
+
+  return {
+    provider: PROVIDER,
+    createOrder,
+    verifyCallback,
+    acknowledge: plainTextAcknowledgement,
+    queryOrder,
+  };
+}
+
+/**
+ * What went wrong in an `exec`, from the SDK's error (alipay-sdk 4: transport errors carry a cause, an HTTP
+ * error quotes the status, an unparsable answer says 格式错误 (format error), a bad sign says 验签 (verify)).
+ */
+function alipayFailureReason(error: unknown): QueryFailureReason {
+  if (!(error instanceof Error)) return 'malformed';
+  // A missing sign reaches node:crypto's verify as undefined.
+  if (error.name === 'TypeError') return 'signature';
+  const message = error.message;
+  if (message.startsWith('HttpClient Request error')) return 'unreachable';
+  if (message.includes('验签')) return 'signature';
+  if (message.startsWith('HTTP')) return 'http_status';
+  return 'malformed';
+}
+
+/** Alipay's notification recipe (rsaCheckV1): drop sign and sign_type and empty values, sort, join, RSA2. */
+function signatureMatches(params: Map<string, string>, signature: string, publicKey: KeyObject): boolean {
+  const content = sortedSigningContent(params, ['sign', 'sign_type']);
+  try {
+    return verifySignature(
+      'RSA-SHA256',
+      Buffer.from(content, 'utf8'),
+      publicKey,
+      Buffer.from(signature, 'base64'),
+    );
+  } catch {
+    return false;
+  }
+}

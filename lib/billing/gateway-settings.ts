@@ -1,0 +1,52 @@
+// The administrator's side of the gateways: which providers take orders now, the masked settings with the
+// notify URLs to give each channel, and validated saves that every container picks up (hot reload).
+import { log } from '#lib/platform/log.ts';
+import { type GatewaySource, validateSettings } from './registry.ts';
+import {
+  CHANNELS,
+  maskSettings,
+  mergeSettings,
+  type PaymentSettingsStore,
+  type SettingsPatch,
+} from './settings.ts';
+
+export interface GatewaySettingsDeps {
+  store: PaymentSettingsStore;
+  gateways: GatewaySource;
+  stage: string;
+  /** `payment.notify_base_url ?? base_url`, without a trailing slash. */
+  notifyBaseUrl: string;
+}
+
+export class GatewaySettings {
+  constructor(private readonly deps: GatewaySettingsDeps) {}
+
+  async listGateways(): Promise<string[]> {
+    return (await this.deps.gateways.current()).registry.providers;
+  }
+
+  /** Where a channel posts its payment notices for `provider`. */
+  notifyUrl(provider: string): string {
+    return `${this.deps.notifyBaseUrl}/api/v1/payments/${provider}/callback`;
+  }
+
+  async readSettings() {
+    const live = await this.deps.gateways.current();
+    return { ...maskSettings(live.settings), notify_urls: this.notifyUrls() };
+  }
+
+  /** Merge, validate the whole result, then store: a bad value changes nothing (400 naming the field). */
+  async updateSettings(patch: SettingsPatch) {
+    const live = await this.deps.gateways.current();
+    const next = mergeSettings(live.settings, patch);
+    validateSettings(next, this.deps.stage);
+    const saved = await this.deps.store.save(next, live.version);
+    this.deps.gateways.replace(saved);
+    log.info('payment settings saved', { version: saved.version });
+    return { ...maskSettings(saved.settings), notify_urls: this.notifyUrls() };
+  }
+
+  private notifyUrls() {
+    return Object.fromEntries(CHANNELS.map((name) => [name, this.notifyUrl(name)]));
+  }
+}

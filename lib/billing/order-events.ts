@@ -1,0 +1,128 @@
+// The service's outbound events (docs/DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
+// Settlement writes the event to the outbox (lib/billing/outbox.ts); the outbox-drain function publishes it.
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { grantEndsAt } from '#lib/files/quota-model.ts';
+import { log } from '#lib/platform/log.ts';
+import type { StoredOrder } from './model.ts';
+
+/** What a product needs to grant the purchase; `order_id` is the idempotency key for consumers. */
+export interface OrderPaidDetail {
+  order_id: string;
+  user_id: string;
+  plan_id: string;
+  plan_name: string;
+  amount_cents: number;
+  currency: 'CNY';
+  provider: string;
+  trade_no: string | null;
+  paid_at: string;
+  /** True when the money arrived after the order was cancelled, expired or failed (needs a human). */
+  late_payment: boolean;
+  /**
+   * The storage grant the account holds after this purchase (docs/DESIGN.md 11), already written in the same
+   * transaction that marked the order paid; null when the plan grants no storage.
+   */
+  grant: OrderGrantDetail | null;
+}
+
+export interface OrderGrantDetail {
+  plan_id: string;
+  plan_name: string;
+  quota_bytes: number;
+  /** When the current run of the plan began (an extension keeps the earlier start). */
+  started_at: string;
+  /** null: permanent. */
+  expires_at: string | null;
+}
+
+/** The event of an order as settlement leaves it (status paid, with the grant it wrote). */
+export function orderPaidDetail(order: StoredOrder): OrderPaidDetail {
+  return {
+    order_id: order.id,
+    user_id: order.user_id,
+    plan_id: order.plan_id,
+    plan_name: order.plan_name,
+    amount_cents: order.amount_cents,
+    currency: order.currency,
+    provider: order.provider,
+    trade_no: order.trade_no ?? null,
+    paid_at: order.paid_at ?? order.updated_at,
+    late_payment: order.late_payment ?? false,
+    grant: order.grant
+      ? {
+          plan_id: order.grant.plan_id,
+          plan_name: order.grant.plan_name,
+          quota_bytes: order.grant.quota_bytes,
+          started_at: order.grant.started_at,
+          expires_at: grantEndsAt(order.grant),
+        }
+      : null,
+  };
+}
+
+/**
+ * The same detail with its fields in the documented order (docs/PAYMENTS-GUIDE.md), as published: the
+ * outbox keeps it as a DynamoDB map, which keeps no order.
+ */
+export function inDocumentedOrder(detail: OrderPaidDetail): OrderPaidDetail {
+  const { grant } = detail;
+  return {
+    order_id: detail.order_id,
+    user_id: detail.user_id,
+    plan_id: detail.plan_id,
+    plan_name: detail.plan_name,
+    amount_cents: detail.amount_cents,
+    currency: detail.currency,
+    provider: detail.provider,
+    trade_no: detail.trade_no,
+    paid_at: detail.paid_at,
+    late_payment: detail.late_payment,
+    grant: grant
+      ? {
+          plan_id: grant.plan_id,
+          plan_name: grant.plan_name,
+          quota_bytes: grant.quota_bytes,
+          started_at: grant.started_at,
+          expires_at: grant.expires_at,
+        }
+      : null,
+  };
+}
+
+export interface OrderEventPublisher {
+  orderPaid(detail: OrderPaidDetail): Promise<void>;
+}
+
+export const EVENT_SOURCE = 'service.payments';
+export const ORDER_PAID = 'order.paid';
+
+/** Publishes to an EventBridge bus; a rejected entry is an error, so the outbox keeps the event for a retry. */
+export function eventBridgePublisher(client: EventBridgeClient, busName: string): OrderEventPublisher {
+  return {
+    async orderPaid(detail) {
+      const answer = await client.send(
+        new PutEventsCommand({
+          Entries: [
+            {
+              EventBusName: busName,
+              Source: EVENT_SOURCE,
+              DetailType: ORDER_PAID,
+              Detail: JSON.stringify(detail),
+            },
+          ],
+        }),
+      );
+      if ((answer.FailedEntryCount ?? 0) > 0) {
+        const code = answer.Entries?.[0]?.ErrorCode ?? 'unknown';
+        throw new Error(`EventBridge refused the ${ORDER_PAID} event (${code})`);
+      }
+    },
+  };
+}
+
+/** The embedded stand-in: one JSON log line per event. */
+export const logPublisher: OrderEventPublisher = {
+  async orderPaid(detail) {
+    log.info('event', { event: ORDER_PAID, source: EVENT_SOURCE, detail });
+  },
+};

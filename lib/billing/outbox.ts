@@ -1,0 +1,242 @@
+// The order.paid outbox (docs/DESIGN.md 14, docs/PAYMENTS-GUIDE.md "order.paid"). Settlement writes the
+// event as an item of its own transaction, so a paid order always has its event and an unpaid one never
+// does; the outbox-drain function, fed by the table's stream (INSERT of a `OUTBOX#` key), publishes it and
+// marks it delivered. Delivery is at least once: consumers de-duplicate by `order_id`.
+import { randomUUID } from 'node:crypto';
+import { OUTBOX_KEY_PREFIX, TABLE } from '#lib/platform/db/keys.ts';
+import {
+  type Clock,
+  ConditionFailedError,
+  epochSeconds,
+  type Key,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import { recordMetric } from '#lib/platform/observability/metrics.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import {
+  inDocumentedOrder,
+  ORDER_PAID,
+  type OrderEventPublisher,
+  type OrderPaidDetail,
+} from './order-events.ts';
+
+export const outboxKey = (orderId: string): Key => ({ pk: `${OUTBOX_KEY_PREFIX}${orderId}`, sk: ORDER_PAID });
+
+/**
+ * Events not yet delivered are listed in gsi2 under this partition, oldest first; delivery removes the
+ * entry (a sparse index), so the list is exactly what a re-drive has to deliver.
+ */
+const PENDING_PARTITION = 'outbox#pending';
+/** A drain holds an event this long while publishing; one that died mid-delivery frees it by expiring. */
+export const CLAIM_LEASE_MS = 60_000;
+/** Delivered events stay this long (for an operator to look at), then the table's TTL removes them. */
+export const DELIVERED_RETENTION_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+/** One outbox item as stored. */
+export type OutboxItem = Key & {
+  event: typeof ORDER_PAID;
+  order_id: string;
+  detail: OrderPaidDetail;
+  created_at: string;
+  /** Epoch milliseconds of `created_at`: the age metric needs more than whole seconds. */
+  created_ms: number;
+  /** Delivery tries so far (each claim counts one). */
+  attempts?: number;
+  claim_id?: string;
+  claimed_until_ms?: number;
+  delivered_at?: string;
+  last_error?: string;
+};
+
+/** Is this key an outbox event's (what the stream's filter lets through to the drain)? */
+export function isOutboxKey(key: { pk?: unknown; sk?: unknown }): key is Key {
+  return typeof key.pk === 'string' && key.pk.startsWith(OUTBOX_KEY_PREFIX) && key.sk === ORDER_PAID;
+}
+
+/**
+ * The transaction item that records `order.paid` for a settled order; it must not exist yet, so the
+ * settlement that writes it is the only one (a second would fail the whole transaction).
+ */
+export function orderPaidOutboxPut(detail: OrderPaidDetail, now: Date): TransactItem {
+  const item: OutboxItem & { gsi2pk: string; gsi2sk: string } = {
+    ...outboxKey(detail.order_id),
+    event: ORDER_PAID,
+    order_id: detail.order_id,
+    detail,
+    created_at: isoWithOffset(now),
+    created_ms: now.getTime(),
+    gsi2pk: PENDING_PARTITION,
+    gsi2sk: `${now.toISOString()}#${detail.order_id}`,
+  };
+  return { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };
+}
+
+/**
+ * What became of one delivery: `delivered` (published now), `already-delivered` (a replayed record or a
+ * re-drive racing the stream: nothing published), `gone` (no such item) or `busy` (another drain holds
+ * it now: try again later).
+ */
+export type DeliveryOutcome = 'delivered' | 'already-delivered' | 'gone' | 'busy';
+
+export interface RedeliverySummary {
+  found: number;
+  delivered: number;
+  already_delivered: number;
+  busy: number;
+  failed: number;
+}
+
+export interface OutboxDeliveryDeps {
+  table: Table;
+  publisher: OrderEventPublisher;
+  clock?: Clock;
+}
+
+export class OutboxDelivery {
+  private readonly table: Table;
+  private readonly publisher: OrderEventPublisher;
+  private readonly clock: Clock;
+
+  constructor(deps: OutboxDeliveryDeps) {
+    this.table = deps.table;
+    this.publisher = deps.publisher;
+    this.clock = deps.clock ?? deps.table.clock;
+  }
+
+  /**
+   * Publishes the event under `key` unless it was delivered already: claims it (one conditional write, so
+   * the stream and a re-drive never publish it side by side), publishes, marks it delivered. A failed
+   * publish frees the claim and throws; the event stays pending for the next try.
+   */
+  async deliver(key: Key): Promise<DeliveryOutcome> {
+    const claimId = randomUUID();
+    const item = await this.claim(key, claimId);
+    if (typeof item === 'string') return item;
+    try {
+      await this.publisher.orderPaid(inDocumentedOrder(item.detail));
+    } catch (error) {
+      recordMetric('OutboxDeliveryFailed');
+      await this.release(key, claimId, error);
+      throw error;
+    }
+    const now = this.clock();
+    recordMetric('OutboxDelivered');
+    recordMetric('OutboxAgeMs', {
+      value: Math.max(0, now.getTime() - item.created_ms),
+      unit: 'Milliseconds',
+    });
+    await this.markDelivered(key, now).catch((error: unknown) => {
+      // The event is on the bus; at worst a later re-drive publishes it again (consumers de-duplicate).
+      log.error('order.paid was published but could not be marked delivered', {
+        order_id: item.order_id,
+        error,
+      });
+    });
+    return 'delivered';
+  }
+
+  /**
+   * Delivers every event still pending that was written more than `olderThanMs` ago (the re-drive: events
+   * the stream could not deliver, whose stream records may be gone), oldest first, at most `limit`. One
+   * event failing does not stop the others.
+   */
+  async redeliverPending(options: { olderThanMs: number; limit?: number }): Promise<RedeliverySummary> {
+    const limit = options.limit ?? 1000;
+    const before = new Date(this.clock().getTime() - options.olderThanMs).toISOString();
+    const summary: RedeliverySummary = { found: 0, delivered: 0, already_delivered: 0, busy: 0, failed: 0 };
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const { items, lastKey } = await this.table.query<OutboxItem>({
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pending AND gsi2sk < :before',
+        ExpressionAttributeValues: { ':pending': PENDING_PARTITION, ':before': before },
+        Limit: Math.min(100, limit - summary.found),
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      });
+      for (const item of items) {
+        summary.found += 1;
+        try {
+          const outcome = await this.deliver({ pk: item.pk, sk: item.sk });
+          if (outcome === 'delivered') summary.delivered += 1;
+          else if (outcome === 'busy') summary.busy += 1;
+          else summary.already_delivered += 1;
+        } catch (error) {
+          summary.failed += 1;
+          log.error('order.paid could not be re-delivered; it stays pending', {
+            order_id: item.order_id,
+            error,
+          });
+        }
+      }
+      startKey = lastKey;
+    } while (startKey && summary.found < limit);
+    return summary;
+  }
+
+  /** The item, claimed for this delivery; or why there is nothing to publish. */
+  private async claim(
+    key: Key,
+    claimId: string,
+  ): Promise<OutboxItem | Exclude<DeliveryOutcome, 'delivered'>> {
+    const nowMs = this.clock().getTime();
+    try {
+      return await this.table.update<OutboxItem>(key, {
+        UpdateExpression: 'SET claim_id = :claim, claimed_until_ms = :until ADD attempts :one',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(delivered_at) AND ' +
+          '(attribute_not_exists(claimed_until_ms) OR claimed_until_ms < :now)',
+        ExpressionAttributeValues: {
+          ':claim': claimId,
+          ':until': nowMs + CLAIM_LEASE_MS,
+          ':now': nowMs,
+          ':one': 1,
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+    const current = await this.table.get<OutboxItem>(key, { includeExpired: true });
+    if (!current) return 'gone';
+    return current.delivered_at ? 'already-delivered' : 'busy';
+  }
+
+  /** Frees the claim after a failed publish, so the retry need not wait for the lease (ours only). */
+  private async release(key: Key, claimId: string, cause: unknown): Promise<void> {
+    await this.table
+      .update(key, {
+        UpdateExpression: 'SET last_error = :error REMOVE claim_id, claimed_until_ms',
+        ConditionExpression: 'claim_id = :claim',
+        ExpressionAttributeValues: { ':claim': claimId, ':error': errorName(cause) },
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof ConditionFailedError)) {
+          log.warn('an outbox claim could not be freed; it lapses by itself', { key: key.pk, error });
+        }
+      });
+  }
+
+  private async markDelivered(key: Key, now: Date): Promise<void> {
+    await this.table
+      .update(key, {
+        UpdateExpression:
+          'SET delivered_at = :at, #expires = :expires REMOVE claim_id, claimed_until_ms, gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#expires': TABLE.ttlAttribute },
+        ExpressionAttributeValues: {
+          ':at': isoWithOffset(now),
+          ':expires': epochSeconds(new Date(now.getTime() + DELIVERED_RETENTION_DAYS * DAY_MS)),
+        },
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof ConditionFailedError)) throw error;
+      });
+  }
+}
+
+/** What is kept of a publishing failure: its kind only (a message might carry more than it should). */
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : 'Error';
+}

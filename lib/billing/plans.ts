@@ -1,0 +1,136 @@
+// The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
+import { randomUUID } from 'node:crypto';
+import { errors } from '#lib/http/errors.ts';
+import type { Item, Table } from '#lib/platform/db/table.ts';
+import { ConditionFailedError } from '#lib/platform/db/table.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import type { Plan } from './model.ts';
+
+export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
+
+/**
+ * Plan ids are UUIDs; anything else (an over-long path segment would even exceed DynamoDB's key size and
+ * fail as a 500) names no plan, without asking the table.
+ */
+const PLAN_ID_PATTERN = /^[0-9A-Za-z-]{1,64}$/;
+const PLAN_INDEX = 'plans';
+
+export interface NewPlan {
+  name: string;
+  description?: string;
+  amount_cents: number;
+  active?: boolean;
+  /** Absent or null: the plan grants no storage. */
+  quota_bytes?: number | null;
+  /** Absent or 0: permanent. */
+  duration_days?: number;
+}
+
+export type PlanChanges = Partial<
+  Pick<Plan, 'name' | 'description' | 'amount_cents' | 'active' | 'quota_bytes' | 'duration_days'>
+>;
+
+/** The largest quota a plan may grant: 1 PiB (beyond it a number is a typo, not a product). */
+export const MAX_PLAN_QUOTA_BYTES = 2 ** 50;
+/** The longest a plan may last: 100 years (0 is permanent). */
+export const MAX_PLAN_DURATION_DAYS = 36_500;
+
+function fromItem(item: Item | undefined): Plan | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, gsi2pk: _g, gsi2sk: _s, ...plan } = item;
+  // Plans stored before quotas existed grant no storage and are permanent.
+  return {
+    ...(plan as unknown as Plan),
+    quota_bytes: typeof plan.quota_bytes === 'number' ? plan.quota_bytes : null,
+    duration_days: typeof plan.duration_days === 'number' ? plan.duration_days : 0,
+  };
+}
+
+export class PlanRepository {
+  constructor(private readonly table: Table) {}
+
+  async create(input: NewPlan): Promise<Plan> {
+    const clock = this.table.clock();
+    const now = isoWithOffset(clock);
+    const plan: Plan = {
+      id: randomUUID(),
+      name: input.name,
+      description: input.description ?? '',
+      amount_cents: input.amount_cents,
+      active: input.active ?? true,
+      quota_bytes: input.quota_bytes ?? null,
+      duration_days: input.duration_days ?? 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.table.putNew({
+      ...planKey(plan.id),
+      ...plan,
+      gsi2pk: PLAN_INDEX,
+      gsi2sk: `${clock.toISOString()}#${plan.id}`,
+    });
+    return plan;
+  }
+
+  async get(id: string): Promise<Plan | undefined> {
+    if (!PLAN_ID_PATTERN.test(id)) return undefined;
+    return fromItem(await this.table.get(planKey(id)));
+  }
+
+  /** Every plan, oldest first (the catalogue is small: one page of up to 1 MB of plans). */
+  async list(options: { activeOnly: boolean }): Promise<Plan[]> {
+    const plans: Plan[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.query({
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :plans',
+        ExpressionAttributeValues: { ':plans': PLAN_INDEX },
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      });
+      for (const item of page.items) {
+        const plan = fromItem(item);
+        if (plan && (!options.activeOnly || plan.active)) plans.push(plan);
+      }
+      startKey = page.lastKey;
+    } while (startKey);
+    return plans;
+  }
+
+  async update(id: string, changes: PlanChanges): Promise<Plan> {
+    if (!PLAN_ID_PATTERN.test(id)) throw errors.notFound('Plan not found');
+    const names: Record<string, string> = { '#updated': 'updated_at' };
+    const values: Record<string, unknown> = { ':updated': isoWithOffset(this.table.clock()) };
+    const sets = ['#updated = :updated'];
+    for (const [field, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      sets.push(`#${field} = :${field}`);
+    }
+    try {
+      return fromItem(
+        await this.table.update(planKey(id), {
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      )!;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw errors.notFound('Plan not found');
+      throw error;
+    }
+  }
+
+  /** Orders copy the plan's name and price, so deleting a plan never changes an existing order. */
+  async delete(id: string): Promise<void> {
+    if (!PLAN_ID_PATTERN.test(id)) throw errors.notFound('Plan not found');
+    try {
+      await this.table.delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' });
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw errors.notFound('Plan not found');
+      throw error;
+    }
+  }
+}

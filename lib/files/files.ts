@@ -1,0 +1,327 @@
+// File records in the table: the SPEC 2.3 record plus its owner, the per-owner dedupe claim on the hash,
+// the owner's listing (gsi1) and the public gallery (gsi2).
+
+import { errors } from '#lib/http/errors.ts';
+import type { Page } from '#lib/http/paging.ts';
+import {
+  ConditionFailedError,
+  decodeCursor,
+  encodeCursor,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
+import type { Reservation } from './quota-service.ts';
+import type { Permission, UploadRecord } from './record.ts';
+import { releaseItem } from './usage.ts';
+
+export const fileKey = (id: string) => ({ pk: `file#${id}`, sk: 'file' });
+
+/** One per (owner, SHA-256): whoever writes it owns those bytes for that owner (dedupe, race-safe). */
+export const hashClaimKey = (ownerId: string, sha256: string) => ({
+  pk: `filehash#${ownerId}#${sha256}`,
+  sk: 'filehash',
+});
+
+const ownerIndex = (ownerId: string) => `files#${ownerId}`;
+export const GALLERY_INDEX = 'gallery#public';
+/** gsi2 partition of private files: with the gallery's, every file (the back office's listing). */
+export const PRIVATE_INDEX = 'files#private';
+
+export interface FileItem {
+  pk: string;
+  sk: string;
+  id: string;
+  owner_id: string;
+  key: string;
+  filename: string;
+  original_name: string;
+  hash: string;
+  permission: Permission;
+  size: number;
+  mime_type: string;
+  width: number;
+  height: number;
+  /** the record's created_at (seconds, numeric offset) */
+  created_at: string;
+  gsi1pk: string;
+  /** `<ISO with milliseconds>#<id>`: newest-first order within an owner */
+  gsi1sk: string;
+  /** GALLERY_INDEX while public, PRIVATE_INDEX while private (absent on records older than that) */
+  gsi2pk?: string;
+  gsi2sk?: string;
+  /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
+  usage_counted?: boolean;
+  [attribute: string]: unknown;
+}
+
+/** A page of file records (lib/http/paging.ts). */
+export type FilePage = Page<UploadRecord>;
+
+/** The stored item of a new record (`record.created_at` from `now`, whose milliseconds order listings). */
+export function fileItemOf(record: UploadRecord, ownerId: string, now: Date): FileItem {
+  const { url: _url, ...fields } = record;
+  const sortKey = `${now.toISOString()}#${record.id}`;
+  return {
+    ...fileKey(record.id),
+    ...fields,
+    owner_id: ownerId,
+    gsi1pk: ownerIndex(ownerId),
+    gsi1sk: sortKey,
+    gsi2pk: record.permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
+    gsi2sk: sortKey,
+  };
+}
+
+/** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
+export function recordOf(item: FileItem, baseUrl: string): UploadRecord {
+  return {
+    id: item.id,
+    key: item.key,
+    url: `${baseUrl.replace(/\/+$/, '')}/i/${item.key}`,
+    original_name: item.original_name,
+    filename: item.filename,
+    hash: item.hash,
+    permission: item.permission,
+    size: item.size,
+    mime_type: item.mime_type,
+    width: item.width,
+    height: item.height,
+    created_at: item.created_at,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export type CreateOutcome = { created: true; item: FileItem } | { created: false; item: FileItem };
+
+export interface CreateOptions {
+  /** The record's bytes, reserved in the owner's usage in the record's transaction (lib/files). */
+  reservation?: Reservation;
+  /** More writes that must succeed together with the record (a presign's confirmation). */
+  extra?: TransactItem[];
+}
+
+/** Tries of the record transaction: claim races, usage refusals decided again, transaction conflicts. */
+const CREATE_ATTEMPTS = 10;
+const DELETE_ATTEMPTS = 5;
+
+export class FileRepository {
+  constructor(
+    readonly table: Table,
+    readonly baseUrl: string,
+  ) {}
+
+  record(item: FileItem): UploadRecord {
+    return recordOf(item, this.baseUrl);
+  }
+
+  async getItem(id: string): Promise<FileItem | undefined> {
+    if (!UUID.test(id)) return undefined;
+    return this.table.get<FileItem>(fileKey(id));
+  }
+
+  /** The caller's file, else 404 (someone else's file is indistinguishable from none). */
+  async getOwn(ownerId: string, id: string): Promise<FileItem> {
+    const item = await this.getItem(id);
+    if (!item || item.owner_id !== ownerId) throw errors.notFound('file: not found');
+    return item;
+  }
+
+  /** Any owner's file, else 404 (the back office). */
+  async getAny(id: string): Promise<FileItem> {
+    const item = await this.getItem(id);
+    if (!item) throw errors.notFound('file: not found');
+    return item;
+  }
+
+  /** The owner's file with these bytes, if any (a claim whose record is gone counts as none). */
+  async findByHash(ownerId: string, sha256: string): Promise<FileItem | undefined> {
+    const claim = await this.table.get<{ pk: string; sk: string; file_id: string }>(
+      hashClaimKey(ownerId, sha256),
+    );
+    if (!claim) return undefined;
+    const item = await this.getItem(claim.file_id);
+    return item && item.owner_id === ownerId ? item : undefined;
+  }
+
+  /**
+   * Writes the record and its hash claim in one transaction, with the reservation of its bytes in the
+   * owner's usage (lib/files) and `extra`, which must all succeed. Of concurrent writers of the same bytes
+   * for one owner exactly one creates; the others get the winner's item back (`created: false`, nothing
+   * reserved: a dedupe hit costs nothing). A refused reservation is read again: the 507 when the bytes no
+   * longer fit, else another try. A failed condition on anything else is rethrown.
+   */
+  async createDeduped(item: FileItem, options: CreateOptions = {}): Promise<CreateOutcome> {
+    const { reservation, extra = [] } = options;
+    const stored: FileItem = reservation ? { ...item, usage_counted: true } : item;
+    const claimKey = hashClaimKey(item.owner_id, item.hash);
+    const usageIndex = reservation ? 2 : -1;
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
+      try {
+        await this.table.transact([
+          { Put: { Item: stored, ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Put: {
+              Item: { ...claimKey, file_id: item.id, owner_id: item.owner_id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          ...(reservation ? [reservation.item()] : []),
+          ...extra,
+        ]);
+        return { created: true, item: stored };
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        const { failedItems } = error;
+        if (failedItems.some((index) => index !== 1 && index !== usageIndex)) throw error;
+        if (failedItems.includes(usageIndex) && !failedItems.includes(1)) {
+          // The usage moved (other uploads, a new grant): decide again on what it is now.
+          await reservation!.refresh();
+          continue;
+        }
+        // The claim is taken (or another transaction on it was in flight): read who holds it.
+        const winner = await this.findByHash(item.owner_id, item.hash);
+        if (winner) return { created: false, item: winner };
+        if (failedItems.includes(usageIndex)) await reservation!.refresh();
+        // Nobody holds it any more (a conflicting write failed, or the file was just deleted): try again.
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * (attempt + 1)));
+      }
+    }
+    throw errors.serviceUnavailable('Too many concurrent uploads; try again');
+  }
+
+  /**
+   * Takes back a record whose bytes could not be stored (its claim, and its bytes from the owner's usage),
+   * unless it changed meanwhile (deleted already: that deletion gave the bytes back).
+   */
+  async removeUnstored(item: FileItem): Promise<void> {
+    const counted = item.usage_counted === true;
+    try {
+      await this.table.transact([
+        {
+          Delete: {
+            Key: fileKey(item.id),
+            ConditionExpression: `owner_id = :owner AND ${
+              counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
+            }`,
+            ExpressionAttributeValues: { ':owner': item.owner_id, ...(counted ? { ':counted': true } : {}) },
+          },
+        },
+        {
+          Delete: {
+            Key: hashClaimKey(item.owner_id, item.hash),
+            ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
+            ExpressionAttributeValues: { ':id': item.id },
+          },
+        },
+        ...(counted ? [releaseItem(item.owner_id, item.size)] : []),
+      ]);
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+  }
+
+  async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<FilePage> {
+    return this.page('gsi1', ownerIndex(ownerId), options);
+  }
+
+  async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
+    return this.page('gsi2', GALLERY_INDEX, options);
+  }
+
+  private async page(
+    index: 'gsi1' | 'gsi2',
+    partition: string,
+    options: { limit: number; cursor?: string },
+  ): Promise<FilePage> {
+    const startKey = decodeCursor(options.cursor);
+    if (startKey !== undefined) checkCursor(startKey, index, partition);
+    const { items, lastKey } = await this.table.query<FileItem>({
+      IndexName: index,
+      KeyConditionExpression: `${index}pk = :partition`,
+      ExpressionAttributeValues: { ':partition': partition },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    return { items: items.map((item) => this.record(item)), next_cursor: encodeCursor(lastKey) };
+  }
+
+  /**
+   * Sets the permission of the caller's file (any file when `ownerId` is null: the back office); public
+   * files join the gallery, private ones leave it for the private partition of gsi2.
+   */
+  async setPermission(ownerId: string | null, id: string, permission: Permission): Promise<UploadRecord> {
+    if (!UUID.test(id)) throw errors.notFound('file: not found');
+    try {
+      const item = await this.table.update<FileItem>(fileKey(id), {
+        ConditionExpression: `attribute_exists(pk)${ownerId === null ? '' : ' AND owner_id = :owner'}`,
+        ExpressionAttributeNames: { '#permission': 'permission' },
+        UpdateExpression: 'SET #permission = :permission, gsi2pk = :partition, gsi2sk = gsi1sk',
+        ExpressionAttributeValues: {
+          ...(ownerId === null ? {} : { ':owner': ownerId }),
+          ':permission': permission,
+          ':partition': permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
+        },
+      });
+      return this.record(item);
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw errors.notFound('file: not found');
+      throw error;
+    }
+  }
+
+  /**
+   * Removes the caller's record and its hash claim together, giving its bytes back to the owner's usage
+   * in the same transaction when they were counted there; returns the removed item (for its object).
+   */
+  async deleteOwn(ownerId: string | null, id: string): Promise<FileItem> {
+    for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt += 1) {
+      // Read again on every try: a concurrent request may have deleted it, or the recount counted it.
+      // A null owner is the back office: any file, its bytes given back to whoever owns it.
+      const item = ownerId === null ? await this.getAny(id) : await this.getOwn(ownerId, id);
+      const owner = item.owner_id;
+      const counted = item.usage_counted === true;
+      try {
+        await this.table.transact([
+          {
+            Delete: {
+              Key: fileKey(id),
+              ConditionExpression: `attribute_exists(pk) AND owner_id = :owner AND ${
+                counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
+              }`,
+              ExpressionAttributeValues: { ':owner': owner, ...(counted ? { ':counted': true } : {}) },
+            },
+          },
+          {
+            Delete: {
+              Key: hashClaimKey(owner, item.hash),
+              ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
+              ExpressionAttributeValues: { ':id': id },
+            },
+          },
+          ...(counted ? [releaseItem(owner, item.size)] : []),
+        ]);
+        return item;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+      }
+    }
+    throw errors.serviceUnavailable('The file is being changed by other requests; try again');
+  }
+}
+
+// A cursor is the last evaluated key of the same listing, nothing else: a forged one (another owner's
+// partition, other attributes) is a 400 rather than a DynamoDB validation error.
+function checkCursor(key: Record<string, unknown>, index: 'gsi1' | 'gsi2', partition: string): void {
+  const names = Object.keys(key).sort().join(',');
+  const expected = ['pk', 'sk', `${index}pk`, `${index}sk`].sort().join(',');
+  const valid =
+    names === expected &&
+    key[`${index}pk`] === partition &&
+    key.sk === 'file' &&
+    typeof key.pk === 'string' &&
+    key.pk.startsWith('file#');
+  if (!valid) throw errors.badRequest('query.cursor: is not a valid cursor');
+}

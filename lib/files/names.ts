@@ -1,0 +1,126 @@
+// Names of an upload: the client's name as recorded, the stored filename, its storage key, timestamps.
+import { randomBytes } from 'node:crypto';
+
+export const ORIGINAL_NAME_MAX_BYTES = 255;
+const FALLBACK_NAME = 'file';
+
+// Characters that never belong in a displayed name: C0/C1 controls and DEL (they break logs and headers),
+// bidirectional overrides and marks (they make `gnp.exe` display as `exe.png`), and lone surrogates
+// (not encodable as UTF-8).
+function isUnwanted(codePoint: number): boolean {
+  return (
+    codePoint <= 0x1f ||
+    (codePoint >= 0x7f && codePoint <= 0x9f) ||
+    codePoint === 0x061c ||
+    codePoint === 0x200e ||
+    codePoint === 0x200f ||
+    (codePoint >= 0x202a && codePoint <= 0x202e) ||
+    (codePoint >= 0x2066 && codePoint <= 0x2069) ||
+    (codePoint >= 0xd800 && codePoint <= 0xdfff)
+  );
+}
+
+// Built on first use (only for names over the limit): constructing a Segmenter initialises ICU's break
+// iterator, about 3 ms that every cold start of the upload and files groups would otherwise pay.
+let graphemes: Intl.Segmenter | undefined;
+
+// Longest prefix of whole units (graphemes first, so an accent or emoji sequence is never split; code
+// points when a single grapheme is already too long) whose UTF-8 form fits in maxBytes.
+function cutToBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  const cut = (units: Iterable<string>): string => {
+    let out = '';
+    let used = 0;
+    for (const unit of units) {
+      const size = Buffer.byteLength(unit, 'utf8');
+      if (used + size > maxBytes) break;
+      out += unit;
+      used += size;
+    }
+    return out;
+  };
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const byGrapheme = cut(Array.from(graphemes.segment(text), (part) => part.segment));
+  return byGrapheme.length > 0 ? byGrapheme : cut(text);
+}
+
+/**
+ * The client's file name as it is recorded (`original_name`): NFC, last path segment for both `/` and `\`,
+ * unwanted characters removed, trimmed, at most 255 bytes of UTF-8; `file` when nothing is left.
+ * Idempotent. It is only ever displayed, never used as a path.
+ */
+export function sanitizeOriginalName(name: string | undefined): string {
+  if (typeof name !== 'string') return FALLBACK_NAME;
+  const segment = name.normalize('NFC').split(/[/\\]/).pop() ?? '';
+  let cleaned = '';
+  for (const char of segment) {
+    if (!isUnwanted(char.codePointAt(0) ?? 0)) cleaned += char;
+  }
+  const result = cutToBytes(cleaned.trim(), ORIGINAL_NAME_MAX_BYTES).trim();
+  return result === '' || result === '.' || result === '..' ? FALLBACK_NAME : result;
+}
+
+/**
+ * The suffix between the uuid and the extension: `-` and 12 random lower-case hex digits (48 bits).
+ * Why random and not derived: the presign path fixes the key before any bytes exist, so it cannot come
+ * from the content; and the uuid is usually the record id, which shows up in API paths, events and logs,
+ * while the stored name is the capability that lets anyone fetch the file. The random suffix means that
+ * knowing a record id (and guessing its date) is not enough to fetch a private file.
+ */
+export function newFilenameSuffix(random: (size: number) => Buffer = randomBytes): string {
+  return `-${random(6).toString('hex')}`;
+}
+
+/** `<uuid><suffix>.<ext>`, e.g. `0b9c…e1-4f2a9c01d3b7.png`. */
+export function storedFilename(id: string, suffix: string, ext: string): string {
+  return `${id}${suffix}.${ext}`;
+}
+
+function utcParts(date: Date): { yyyy: string; mm: string; dd: string } {
+  if (Number.isNaN(date.getTime())) throw new RangeError('invalid date');
+  return {
+    yyyy: String(date.getUTCFullYear()).padStart(4, '0'),
+    mm: String(date.getUTCMonth() + 1).padStart(2, '0'),
+    dd: String(date.getUTCDate()).padStart(2, '0'),
+  };
+}
+
+/** `yyyy/mm/dd/<filename>` on the UTC date, so every region and server files the same upload alike. */
+export function storageKey(date: Date, filename: string): string {
+  const { yyyy, mm, dd } = utcParts(date);
+  return `${yyyy}/${mm}/${dd}/${filename}`;
+}
+
+export { isoWithOffset } from '#lib/platform/time.ts';
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const STORAGE_KEY = new RegExp(String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12})\.([a-z]{3,4})$`);
+
+export interface ParsedStorageKey {
+  key: string;
+  /** `yyyy-mm-dd` */
+  date: string;
+  filename: string;
+  id: string;
+  suffix: string;
+  ext: string;
+}
+
+/**
+ * The parts of a key this module generates (uuid id, `newFilenameSuffix` suffix), or undefined for anything
+ * else. For checking keys that come back from clients (confirm) before touching storage.
+ */
+export function parseStorageKey(key: string): ParsedStorageKey | undefined {
+  const match = STORAGE_KEY.exec(key);
+  if (match === null) return undefined;
+  const [, yyyy, mm, dd, id, suffix, ext] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  return { key, date: `${yyyy}-${mm}-${dd}`, filename: key.slice(11), id, suffix, ext };
+}

@@ -1,0 +1,130 @@
+// Quotas as the upload and payment services use them: reservations that ride in the record's transaction,
+// the grant a settlement writes, and the usage an account (or the back office) reads.
+
+import { errors } from '#lib/http/errors.ts';
+import type { Role } from '#lib/http/types.ts';
+import type { Clock, Table, TransactItem } from '#lib/platform/db/table.ts';
+import {
+  effectiveQuota,
+  type Grant,
+  type GrantTerms,
+  nextGrant,
+  type QuotaDefaults,
+  type UsageState,
+  type UsageView,
+  usageView,
+} from './quota-model.ts';
+import { grantItem, reserveItem, UsageRepository } from './usage.ts';
+
+/** Whose usage: the account and its role (administrators have no quota). */
+export interface QuotaAccount {
+  id: string;
+  role: Role;
+}
+
+/**
+ * The bytes of one new file, to be reserved in the owner's usage in the same transaction that writes its
+ * record. `check()` throws the 507 when they do not fit the usage as last read; `item()` is the
+ * conditional write; after that write's condition failed, `refresh()` reads again and checks again.
+ */
+export class Reservation {
+  constructor(
+    private readonly service: QuotaService,
+    readonly account: QuotaAccount,
+    readonly bytes: number,
+    private state: UsageState,
+    private quotaBytes: number | null,
+  ) {}
+
+  check(): void {
+    const { quotaBytes, state, bytes } = this;
+    if (quotaBytes !== null && state.usedBytes + bytes > quotaBytes) {
+      throw errors.insufficientStorage(state.usedBytes, quotaBytes);
+    }
+  }
+
+  item(): TransactItem {
+    return reserveItem(this.state, this.bytes, this.quotaBytes);
+  }
+
+  async refresh(): Promise<void> {
+    const fresh = await this.service.stateFor(this.account);
+    this.state = fresh.state;
+    this.quotaBytes = fresh.quotaBytes;
+    this.check();
+  }
+}
+
+/** What a settlement writes: the grant, and the conditional write of it (none for a plan without storage). */
+export interface GrantWrite {
+  grant: Grant;
+  item: TransactItem;
+}
+
+export class QuotaService {
+  constructor(
+    readonly usage: UsageRepository,
+    private readonly clock: Clock,
+    private readonly defaults: QuotaDefaults,
+  ) {}
+
+  /** GET /api/v1/usage for one account. */
+  async usageOf(account: QuotaAccount): Promise<UsageView> {
+    const state = await this.usage.read(account.id);
+    return usageView(state, this.clock(), this.defaults, account.role);
+  }
+
+  /** Many accounts at once (100 per round trip), e.g. for a back-office listing; keyed by account id. */
+  async usagesOf(accounts: readonly QuotaAccount[]): Promise<Map<string, UsageView>> {
+    const states = await this.usage.readMany(accounts.map((account) => account.id));
+    const now = this.clock();
+    return new Map(
+      accounts.map((account) => [
+        account.id,
+        usageView(states.get(account.id)!, now, this.defaults, account.role),
+      ]),
+    );
+  }
+
+  /** The account's usage and the quota in force now (an administrator's is not even read: no quota). */
+  async stateFor(account: QuotaAccount): Promise<{ state: UsageState; quotaBytes: number | null }> {
+    if (account.role === 'admin') {
+      return { state: { accountId: account.id, usedBytes: 0, fileCount: 0 }, quotaBytes: null };
+    }
+    const state = await this.usage.read(account.id);
+    return { state, quotaBytes: effectiveQuota(state.grant, this.clock(), this.defaults, account.role) };
+  }
+
+  /** Reads what a reservation of `bytes` needs; the caller decides when to `check()` it (dedupe first). */
+  async prepareReservation(account: QuotaAccount, bytes: number): Promise<Reservation> {
+    const { state, quotaBytes } = await this.stateFor(account);
+    return new Reservation(this, account, bytes, state, quotaBytes);
+  }
+
+  /**
+   * The grant a paid order writes and its conditional write (conditioned on the grant read here, so a
+   * concurrent settlement of another order makes the transaction fail and be decided again). Undefined
+   * when the plan grants no storage.
+   */
+  async grantFor(userId: string, terms: GrantTerms): Promise<GrantWrite | undefined> {
+    if (terms.quota_bytes === null) return undefined;
+    const state = await this.usage.read(userId);
+    const grant = nextGrant(state.grant, terms, this.clock());
+    return grant ? { grant, item: grantItem(state, grant) } : undefined;
+  }
+}
+
+export interface QuotaInput {
+  table: Table;
+  /** Defaults to the table's clock. */
+  clock?: Clock;
+  /** `upload.default_quota_bytes`. */
+  defaultQuotaBytes: number;
+}
+
+/** Production (functions/upload|payments|payment-callback/deps.ts) and tests build quotas here. */
+export function buildQuota(input: QuotaInput): QuotaService {
+  return new QuotaService(new UsageRepository(input.table), input.clock ?? input.table.clock, {
+    defaultQuotaBytes: input.defaultQuotaBytes,
+  });
+}

@@ -1,0 +1,146 @@
+// The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
+import { createHash } from 'node:crypto';
+import * as z from '#lib/platform/zod.ts';
+import { measureImage } from './dimensions.ts';
+import { fileTooLarge, UploadError } from './errors.ts';
+import { isoWithOffset, sanitizeOriginalName } from './names.ts';
+import type { ImageKind, SniffedType } from './sniff.ts';
+import { kindFromMimeType, notAllowedError, sniffImage } from './sniff.ts';
+
+export const PERMISSIONS = ['private', 'public'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/**
+ * The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. Built on
+ * first use (the API document, tests), never to serve a request.
+ */
+export const uploadRecordSchema = z.once(() =>
+  z.strictObject({
+    id: z.string().check(z.minLength(1)),
+    key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
+    url: z.url(),
+    original_name: z.string().check(z.minLength(1)),
+    filename: z.string().check(z.minLength(1)),
+    hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+    permission: z.enum(PERMISSIONS),
+    size: z.number().check(z.int(), z.minimum(1)),
+    mime_type: z.string().check(z.minLength(1)),
+    width: z.number().check(z.int(), z.minimum(0)),
+    height: z.number().check(z.int(), z.minimum(0)),
+    created_at: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
+  }),
+);
+
+export type UploadRecord = z.infer<ReturnType<typeof uploadRecordSchema>>;
+
+/** What the bytes themselves tell: hash, size, mime_type, width, height and the stored extension. */
+export interface UploadFacts {
+  sha256: string;
+  size: number;
+  mimeType: string;
+  ext: string;
+  kind: ImageKind;
+  width: number;
+  height: number;
+}
+
+/** The optional `permission` field: absent or empty means `private` (DESIGN 6); anything else is 400. */
+export function parsePermission(value: string | undefined): Permission {
+  if (value === undefined || value.trim() === '') return 'private';
+  const normalized = value.trim().toLowerCase();
+  if ((PERMISSIONS as readonly string[]).includes(normalized)) return normalized as Permission;
+  throw new UploadError(400, `permission: must be one of ${PERMISSIONS.join(', ')}`);
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export interface InspectUploadOptions {
+  allowed: readonly string[];
+  maxBytes: number;
+  /**
+   * The media type the client declared (presign): the sniffed kind must match it, else 415. A signed
+   * Content-Type only fixes the header, not what the bytes are.
+   */
+  expectedMimeType?: string;
+  /** Already computed while streaming (multipart path); saves a second pass over the bytes. */
+  sha256?: string;
+}
+
+/**
+ * Size check, sniff, measure and hash in one call: 400 when empty, 413 over maxBytes, 415 when the type
+ * is unknown, not allowed or not the declared one. Used on bytes read back from storage (confirm) and
+ * on the multipart file.
+ */
+export async function inspectUpload(bytes: Buffer, options: InspectUploadOptions): Promise<UploadFacts> {
+  const sniffed = await checkAndSniff(bytes, options);
+  const { width, height } = measureImage(bytes);
+  return {
+    sha256: options.sha256 ?? sha256Hex(bytes),
+    size: bytes.length,
+    mimeType: sniffed.mimeType,
+    ext: sniffed.ext,
+    kind: sniffed.kind,
+    width,
+    height,
+  };
+}
+
+/**
+ * The checks of inspectUpload without measuring or hashing: 400 when empty, 413 over maxBytes, 415 when
+ * the type is unknown, not allowed or not the declared one. The sniffed type of the bytes.
+ */
+export async function checkAndSniff(
+  bytes: Buffer,
+  options: Omit<InspectUploadOptions, 'sha256'>,
+): Promise<SniffedType> {
+  if (bytes.length === 0) throw new UploadError(400, 'file: is empty');
+  if (bytes.length > options.maxBytes) throw fileTooLarge(options.maxBytes);
+  const sniffed = await sniffImage(bytes, options.allowed);
+  if (options.expectedMimeType !== undefined) {
+    const expected = kindFromMimeType(options.expectedMimeType);
+    if (expected === undefined) throw notAllowedError(options.expectedMimeType, options.allowed);
+    if (expected !== sniffed.kind) {
+      throw new UploadError(
+        415,
+        `file: content is ${sniffed.mimeType} but ${options.expectedMimeType} was declared`,
+      );
+    }
+  }
+  return sniffed;
+}
+
+export interface BuildUploadRecordInput {
+  id: string;
+  facts: UploadFacts;
+  /** the client's name; sanitised again here (idempotent), `file` when absent */
+  originalName: string | undefined;
+  permission: Permission;
+  /** the service's public base URL, e.g. https://files.example.com (a trailing slash is dropped) */
+  baseUrl: string;
+  /** when the record is created; created_at is its UTC form */
+  now: Date;
+  /** where the bytes live: from storedFilename/storageKey (or the presigned key on confirm) */
+  filename: string;
+  key: string;
+}
+
+/** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
+export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
+  const { facts } = input;
+  return {
+    id: input.id,
+    key: input.key,
+    url: `${input.baseUrl.replace(/\/+$/, '')}/i/${input.key}`,
+    original_name: sanitizeOriginalName(input.originalName),
+    filename: input.filename,
+    hash: facts.sha256,
+    permission: input.permission,
+    size: facts.size,
+    mime_type: facts.mimeType,
+    width: facts.width,
+    height: facts.height,
+    created_at: isoWithOffset(input.now),
+  };
+}

@@ -1,0 +1,102 @@
+// GET /i/<key>: the stored bytes to anyone holding the URL. In AWS CloudFront serves them from S3; the
+// `files` Lambda answers small objects inline and redirects to a short presigned GET for larger ones; the
+// local server streams them straight from storage (serveStoredFileLocally).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
+import { errors } from '#lib/http/errors.ts';
+import type { HttpResult } from '#lib/http/types.ts';
+import { parseStorageKey } from './names.ts';
+import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from './storage.ts';
+
+/** Largest object the Lambda returns in its response (6 MB invocation cap, base64 on top). */
+export const INLINE_MAX_BYTES = 4 * 1024 * 1024;
+/** Lifetime of the presigned GET the Lambda redirects to for larger objects. */
+export const REDIRECT_URL_SECONDS = 300;
+
+/**
+ * The object of a record key, or undefined. Only keys of the record form (`yyyy/mm/dd/<uuid>-<hex>.<ext>`)
+ * are looked up, so nothing under `incoming/` (unconfirmed presigned uploads) is ever served.
+ */
+export async function openStoredFile(storage: FileStorage, key: string): Promise<StoredObject | undefined> {
+  if (parseStorageKey(key) === undefined) return undefined;
+  return storage.open(key);
+}
+
+function fileHeaders(object: StoredObject): Record<string, string> {
+  return {
+    'content-type': object.contentType ?? 'application/octet-stream',
+    'cache-control': IMMUTABLE_CACHE_CONTROL,
+    ...(object.etag ? { etag: object.etag } : {}),
+    ...(object.lastModified ? { 'last-modified': object.lastModified.toUTCString() } : {}),
+  };
+}
+
+/** The Lambda answer: the bytes (up to INLINE_MAX_BYTES) or a 302 to a presigned GET; 404 when unknown. */
+export async function storedFileResult(storage: FileStorage, key: string): Promise<HttpResult> {
+  const object = await openStoredFile(storage, key);
+  if (!object) throw errors.notFound('file: not found');
+  if (object.contentLength !== undefined && object.contentLength > INLINE_MAX_BYTES) {
+    object.body.destroy();
+    return {
+      kind: 'raw',
+      status: 302,
+      body: '',
+      headers: { location: await storage.presignGet(key, REDIRECT_URL_SECONDS), 'cache-control': 'no-store' },
+    };
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of object.body as AsyncIterable<Buffer>) chunks.push(chunk);
+  return { kind: 'raw', status: 200, body: Buffer.concat(chunks), headers: fileHeaders(object) };
+}
+
+function sendNotFound(response: ServerResponse): void {
+  const body = JSON.stringify({ code: 404, message: 'file: not found', data: null });
+  response.writeHead(404, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+  });
+  response.end(body);
+}
+
+function decodePath(path: string): string | undefined {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The local server's `direct` hook: answers GET and HEAD of /i/<key> by streaming from storage, the way
+ * CloudFront will in AWS (no size cap, no base64). Returns false for every other request.
+ */
+export async function serveStoredFileLocally(
+  storage: FileStorage,
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+): Promise<boolean> {
+  const method = (request.method ?? 'GET').toUpperCase();
+  if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/')) return false;
+  request.resume();
+  const key = decodePath(url.pathname.slice(3));
+  const object = key === undefined ? undefined : await openStoredFile(storage, key);
+  if (!object) {
+    sendNotFound(response);
+    return true;
+  }
+  response.writeHead(200, {
+    ...SECURITY_HEADERS,
+    ...fileHeaders(object),
+    ...(object.contentLength !== undefined ? { 'content-length': String(object.contentLength) } : {}),
+  });
+  if (method === 'HEAD') {
+    object.body.destroy();
+    response.end();
+    return true;
+  }
+  await pipeline(object.body, response);
+  return true;
+}

@@ -1,0 +1,168 @@
+// The one-off recount of usage from the file records (`npm run usage:recount`, docs/UPLOADS.md): counts
+// records stored before quotas existed, then checks every account's counters against its records and
+// corrects any drift. Safe to run while the service runs, and idempotent: a second run changes nothing.
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailedError, type Item, type Table } from '#lib/platform/db/table.ts';
+import type { FileItem } from './files.ts';
+import { fileKey } from './files.ts';
+import { type UsageItem, usageKey } from './usage.ts';
+
+export interface RecountReport {
+  /** Records stored before quotas, now counted in their owner's usage. */
+  counted_files: number;
+  /** Accounts whose counters disagreed with their records, and what they were set to. */
+  corrected: Array<{
+    account_id: string;
+    before: { used_bytes: number; file_count: number };
+    after: { used_bytes: number; file_count: number };
+  }>;
+  /** Accounts checked (any with a usage item or a record). */
+  accounts: number;
+}
+
+/** Passes over accounts whose usage kept moving while they were being checked. */
+const MAX_PASSES = 5;
+const PARALLEL_WRITES = 8;
+
+/**
+ * Step 1 counts each uncounted record in one transaction that flags it and adds it to its owner's usage
+ * (so a concurrent delete either sees the flag and gives the bytes back, or removes an uncounted record).
+ * Step 2 sums every counted record per owner and sets the owner's counters to the sums, conditioned on
+ * the usage item's `rev` being the one read before the records were read: any upload or delete meanwhile
+ * moved `rev`, and that account is checked again.
+ */
+export async function recountUsage(table: Table): Promise<RecountReport> {
+  const counted = await countUncountedRecords(table);
+  const report: RecountReport = { counted_files: counted, corrected: [], accounts: 0 };
+  let pending: Set<string> | undefined;
+  for (let pass = 0; pass < MAX_PASSES && (pending === undefined || pending.size > 0); pass += 1) {
+    pending = await correctDrift(table, report, pending);
+  }
+  if (pending && pending.size > 0) {
+    throw new Error(
+      `usage of ${pending.size} account(s) kept changing during the recount; run it again: ${[...pending].join(', ')}`,
+    );
+  }
+  return report;
+}
+
+async function countUncountedRecords(table: Table): Promise<number> {
+  const records = await scanAll<FileItem>(table, {
+    FilterExpression: 'sk = :file AND attribute_not_exists(usage_counted)',
+    ExpressionAttributeValues: { ':file': 'file' },
+  });
+  let counted = 0;
+  await inParallel(records, async (record) => {
+    try {
+      await table.transact([
+        {
+          Update: {
+            Key: fileKey(record.id),
+            UpdateExpression: 'SET usage_counted = :counted',
+            ConditionExpression:
+              'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(usage_counted)',
+            ExpressionAttributeValues: { ':counted': true, ':owner': record.owner_id },
+          },
+        },
+        {
+          Update: {
+            Key: usageKey(record.owner_id),
+            UpdateExpression: 'SET account_id = :owner ADD used_bytes :bytes, file_count :one, rev :one',
+            ExpressionAttributeValues: { ':owner': record.owner_id, ':bytes': record.size, ':one': 1 },
+          },
+        },
+      ]);
+      counted += 1;
+    } catch (error) {
+      // Deleted, or counted by a concurrent run, since the scan: nothing to count.
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
+  });
+  return counted;
+}
+
+/** One pass of step 2; answers the accounts whose usage moved while they were checked. */
+async function correctDrift(
+  table: Table,
+  report: RecountReport,
+  only: Set<string> | undefined,
+): Promise<Set<string>> {
+  // The usage first, then the records: a record written after its usage was read moved `rev`.
+  const usages = await scanAll<UsageItem>(table, {
+    FilterExpression: 'sk = :usage',
+    ExpressionAttributeValues: { ':usage': 'usage' },
+  });
+  const records = await scanAll<FileItem>(table, {
+    FilterExpression: 'sk = :file AND usage_counted = :counted',
+    ExpressionAttributeValues: { ':file': 'file', ':counted': true },
+  });
+  const sums = new Map<string, { used_bytes: number; file_count: number }>();
+  for (const record of records) {
+    const sum = sums.get(record.owner_id) ?? { used_bytes: 0, file_count: 0 };
+    sum.used_bytes += record.size;
+    sum.file_count += 1;
+    sums.set(record.owner_id, sum);
+  }
+  const usageByAccount = new Map(usages.map((usage) => [usage.account_id, usage]));
+  const accounts = [...new Set([...usageByAccount.keys(), ...sums.keys()])].filter(
+    (id) => !only || only.has(id),
+  );
+  if (!only) report.accounts = accounts.length;
+  const moved = new Set<string>();
+  await inParallel(accounts, async (accountId) => {
+    const usage = usageByAccount.get(accountId);
+    const before = { used_bytes: usage?.used_bytes ?? 0, file_count: usage?.file_count ?? 0 };
+    const after = sums.get(accountId) ?? { used_bytes: 0, file_count: 0 };
+    if (before.used_bytes === after.used_bytes && before.file_count === after.file_count) return;
+    try {
+      await table.update(usageKey(accountId), {
+        UpdateExpression: 'SET account_id = :account, used_bytes = :used, file_count = :files ADD rev :one',
+        ConditionExpression: usage?.rev === undefined ? 'attribute_not_exists(rev)' : 'rev = :rev',
+        ExpressionAttributeValues: {
+          ':account': accountId,
+          ':used': after.used_bytes,
+          ':files': after.file_count,
+          ':one': 1,
+          ...(usage?.rev === undefined ? {} : { ':rev': usage.rev }),
+        },
+      });
+      report.corrected.push({ account_id: accountId, before, after });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      moved.add(accountId);
+    }
+  });
+  return moved;
+}
+
+/**
+ * Every item that passes the filter, read strongly consistently. A full-table read is this script's
+ * business only: the service itself never scans (lib/platform/db/table.ts has no scan on purpose).
+ */
+async function scanAll<T extends Item>(
+  table: Table,
+  filter: { FilterExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+): Promise<T[]> {
+  const items: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await table.client.send(
+      new ScanCommand({ TableName: table.name, ConsistentRead: true, ExclusiveStartKey: start, ...filter }),
+    );
+    items.push(...((page.Items ?? []) as T[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next];
+      next += 1;
+      await work(item as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_WRITES, items.length) }, worker));
+}

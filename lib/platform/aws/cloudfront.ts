@@ -1,0 +1,29 @@
+// The CloudFront client for the given settings, built once per container on first use: the SDK package is
+// loaded then (dynamic import), not at cold start (lib/platform/cdn/invalidator.ts).
+import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import type { AwsSettings } from '#lib/platform/config/schema.ts';
+import { captureClient } from '#lib/platform/observability/tracing.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
+
+export const cloudFrontClient = /* @__PURE__ */ memoByEndpoint(
+  (aws: Pick<AwsSettings, 'region' | 'cloudfront_endpoint'>): (() => Promise<CloudFrontClient>) => {
+    let client: Promise<CloudFrontClient> | undefined;
+    return () => {
+      client ??= import('@aws-sdk/client-cloudfront').then(({ CloudFrontClient }) =>
+        captureClient(
+          new CloudFrontClient({
+            region: aws.region,
+            ...(aws.cloudfront_endpoint
+              ? { endpoint: aws.cloudfront_endpoint, credentials: localCredentials('cloudfront') }
+              : {}),
+            maxAttempts: 3,
+          }),
+        ),
+      );
+      client.catch(() => {
+        client = undefined; // a failed load is tried again on the next invalidation
+      });
+      return client;
+    };
+  },
+);

@@ -1,0 +1,16 @@
+// The KMS client for the given settings, built once per container (loaded only by groups that seal).
+import { KMSClient } from '@aws-sdk/client-kms';
+import type { AwsSettings } from '#lib/platform/config/schema.ts';
+import { captureClient } from '#lib/platform/observability/tracing.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
+
+export const kmsClient = /* @__PURE__ */ memoByEndpoint(
+  (aws: Pick<AwsSettings, 'region' | 'kms_endpoint'>): KMSClient =>
+    captureClient(
+      new KMSClient({
+        region: aws.region,
+        ...(aws.kms_endpoint ? { endpoint: aws.kms_endpoint, credentials: localCredentials('kms') } : {}),
+        maxAttempts: 3,
+      }),
+    ),
+);

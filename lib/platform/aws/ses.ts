@@ -1,0 +1,15 @@
+// The SES client for the given settings, built once per container (mail.ses_region may differ from aws.region).
+import { SESClient } from '@aws-sdk/client-ses';
+import { captureClient } from '#lib/platform/observability/tracing.ts';
+import { localCredentials, memoByEndpoint } from './local.ts';
+
+export const sesClient = /* @__PURE__ */ memoByEndpoint(
+  (options: { region: string; endpoint?: string | undefined }): SESClient =>
+    captureClient(
+      new SESClient({
+        region: options.region,
+        ...(options.endpoint ? { endpoint: options.endpoint, credentials: localCredentials('ses') } : {}),
+        maxAttempts: 2,
+      }),
+    ),
+);

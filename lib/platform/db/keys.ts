@@ -1,0 +1,56 @@
+// The single table's key schema, defined once: the CDK table and the local/test tables are built from it.
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** Epoch seconds. DynamoDB deletes such items eventually; reads treat them as absent at once. */
+  ttlAttribute: 'expires_at',
+  indexes: [
+    // gsi1: look-ups by a second identity (e.g. a file's owner listing, an order's owner listing).
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    // gsi2: global listings (public gallery, all orders for administrators).
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+} as const;
+
+export type IndexName = (typeof TABLE.indexes)[number]['name'];
+
+/**
+ * The table's stream carries each new item's image: the `order.paid` outbox (docs/DESIGN.md 14,
+ * docs/PAYMENTS-GUIDE.md) is drained from it. The stack (infra/operations.ts) builds from these two
+ * constants: the table's stream view (`TABLE_STREAM_VIEW`), and the outbox-drain function's event source
+ * mapping, filtered to INSERT records whose `pk` begins with `OUTBOX_KEY_PREFIX` (with retries, bisect on
+ * error and an SQS on-failure destination). DynamoDB Local gets the same stream (createTableInput below;
+ * infra/local/provision.ts enables it on a table made before).
+ */
+export const TABLE_STREAM_VIEW = 'NEW_IMAGE' as const;
+/** Partition keys of outbox items (lib/billing/outbox.ts) begin with this; nothing else does. */
+export const OUTBOX_KEY_PREFIX = 'OUTBOX#';
+
+/** CreateTable input for DynamoDB Local and tests (on-demand billing, like production). */
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const attributes = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
+  for (const index of TABLE.indexes) {
+    attributes.add(index.partitionKey);
+    attributes.add(index.sortKey);
+  }
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: TABLE.indexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' },
+        { AttributeName: index.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'ALL' },
+    })),
+    StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW },
+  };
+}

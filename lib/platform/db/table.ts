@@ -1,0 +1,207 @@
+// Table access shared by every repository: expiry-aware reads and conditional writes that fail with
+// typed errors instead of SDK exceptions, so uniqueness, single use and settlement never read-then-write.
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  type DeleteCommandInput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { AppError } from '#lib/http/errors.ts';
+import { TABLE } from './keys.ts';
+
+export type Item = Record<string, unknown>;
+export type Key = { pk: string; sk: string };
+export type Clock = () => Date;
+type SdkTransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** One item of a transaction; the table name is added by `Table.transact`. */
+export type TransactItem = {
+  [Kind in keyof SdkTransactItem]?: Omit<NonNullable<SdkTransactItem[Kind]>, 'TableName'>;
+};
+
+/**
+ * A conditional write (or one item of a transaction) found the table not as it required. Uncaught, it
+ * answers 409; services catch it to say which rule was hit. `failedItems` holds the indexes of the
+ * transaction items whose condition failed.
+ */
+export class ConditionFailedError extends AppError {
+  readonly failedItems: number[];
+  constructor(failedItems: number[] = [], cause?: unknown) {
+    super(409, 'conflict', 'The resource was changed by another request', { cause });
+    this.name = 'ConditionFailedError';
+    this.failedItems = failedItems;
+  }
+}
+
+/** Epoch seconds, the unit of the TTL attribute. */
+export function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}
+
+export function isExpired(item: Item, now: Date): boolean {
+  const expiresAt = item[TABLE.ttlAttribute];
+  return typeof expiresAt === 'number' && expiresAt <= now.getTime() / 1000;
+}
+
+function isConditionFailure(error: unknown): boolean {
+  return (error as { name?: string })?.name === 'ConditionalCheckFailedException';
+}
+
+export class Table {
+  constructor(
+    readonly client: DynamoDBDocumentClient,
+    readonly name: string,
+    readonly clock: Clock = () => new Date(),
+  ) {}
+
+  /**
+   * The item, or undefined when absent or past its `expires_at`. `includeExpired` answers an expired item
+   * as stored, for callers that must clean up after it rather than treat it as gone.
+   */
+  async get<T extends Item = Item>(
+    key: Key,
+    options: { consistent?: boolean; includeExpired?: boolean } = {},
+  ): Promise<T | undefined> {
+    const { Item: item } = await this.client.send(
+      new GetCommand({ TableName: this.name, Key: key, ConsistentRead: options.consistent ?? true }),
+    );
+    if (!item || (!options.includeExpired && isExpired(item, this.clock()))) return undefined;
+    return item as T;
+  }
+
+  /** Several items in one round trip (strongly consistent), in the order of `keys`; absent or expired: undefined. */
+  async getMany<T extends Item = Item>(keys: Key[]): Promise<Array<T | undefined>> {
+    const { Responses, UnprocessedKeys } = await this.client.send(
+      new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keys, ConsistentRead: true } } }),
+    );
+    let found = Responses?.[this.name] ?? [];
+    // DynamoDB may defer keys under load; ask again for those only.
+    const deferred = UnprocessedKeys?.[this.name]?.Keys as Key[] | undefined;
+    if (deferred && deferred.length > 0) {
+      found = [...found, ...((await this.getMany<T>(deferred)).filter(Boolean) as Item[])];
+    }
+    const now = this.clock();
+    return keys.map((key) => {
+      const item = found.find((candidate) => candidate.pk === key.pk && candidate.sk === key.sk);
+      return item && !isExpired(item, now) ? (item as T) : undefined;
+    });
+  }
+
+  /** Writes an item that must not exist yet (an expired leftover counts as absent). */
+  async putNew(item: Item & Key): Promise<void> {
+    await this.put(item, {
+      ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
+      ExpressionAttributeNames: { '#expires': TABLE.ttlAttribute },
+      ExpressionAttributeValues: { ':now': epochSeconds(this.clock()) },
+    });
+  }
+
+  async put(
+    item: Item & Key,
+    condition: Pick<
+      PutCommandInput,
+      'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+    > = {},
+  ): Promise<void> {
+    try {
+      await this.client.send(new PutCommand({ TableName: this.name, Item: item, ...condition }));
+    } catch (error) {
+      if (isConditionFailure(error)) throw new ConditionFailedError([0], error);
+      throw error;
+    }
+  }
+
+  /** A conditional update; returns the item as it is after the update. */
+  async update<T extends Item = Item>(
+    key: Key,
+    update: Omit<UpdateCommandInput, 'TableName' | 'Key' | 'ReturnValues'>,
+  ): Promise<T> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({ TableName: this.name, Key: key, ReturnValues: 'ALL_NEW', ...update }),
+      );
+      return Attributes as T;
+    } catch (error) {
+      if (isConditionFailure(error)) throw new ConditionFailedError([0], error);
+      throw error;
+    }
+  }
+
+  async delete(key: Key, condition: Omit<DeleteCommandInput, 'TableName' | 'Key'> = {}): Promise<void> {
+    try {
+      await this.client.send(new DeleteCommand({ TableName: this.name, Key: key, ...condition }));
+    } catch (error) {
+      if (isConditionFailure(error)) throw new ConditionFailedError([0], error);
+      throw error;
+    }
+  }
+
+  /** All-or-nothing writes; a failed condition names the items that caused it. */
+  async transact(items: TransactItem[]): Promise<void> {
+    const withTable = items.map((entry) => {
+      const out: SdkTransactItem = {};
+      if (entry.Put) out.Put = { ...entry.Put, TableName: this.name };
+      if (entry.Update) out.Update = { ...entry.Update, TableName: this.name };
+      if (entry.Delete) out.Delete = { ...entry.Delete, TableName: this.name };
+      if (entry.ConditionCheck) out.ConditionCheck = { ...entry.ConditionCheck, TableName: this.name };
+      return out;
+    });
+    try {
+      await this.client.send(new TransactWriteCommand({ TransactItems: withTable }));
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
+      if ((error as { name?: string }).name === 'TransactionCanceledException' && reasons) {
+        const failed = reasons.flatMap((reason, index) =>
+          reason.Code === 'ConditionalCheckFailed' ? [index] : [],
+        );
+        // A conflict between two concurrent transactions is the same outcome for the caller: someone else won.
+        const conflicted = reasons.some((reason) => reason.Code === 'TransactionConflict');
+        if (failed.length > 0 || conflicted) throw new ConditionFailedError(failed, error);
+      }
+      throw error;
+    }
+  }
+
+  /** One page of a query, expired items left out. */
+  async query<T extends Item = Item>(
+    input: Omit<QueryCommandInput, 'TableName'>,
+  ): Promise<{ items: T[]; lastKey?: Record<string, unknown> }> {
+    const { Items, LastEvaluatedKey } = await this.client.send(
+      new QueryCommand({ TableName: this.name, ...input }),
+    );
+    const now = this.clock();
+    return {
+      items: (Items ?? []).filter((item) => !isExpired(item, now)) as T[],
+      ...(LastEvaluatedKey ? { lastKey: LastEvaluatedKey } : {}),
+    };
+  }
+}
+
+/** Opaque pagination cursors: the last evaluated key, base64url JSON. */
+export function encodeCursor(lastKey: Record<string, unknown> | undefined): string | null {
+  return lastKey ? Buffer.from(JSON.stringify(lastKey), 'utf8').toString('base64url') : null;
+}
+
+export function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
+  if (!cursor) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const entries = Object.entries(value);
+      if (entries.every(([, item]) => typeof item === 'string') && entries.length <= 6) {
+        return value as Record<string, unknown>;
+      }
+    }
+  } catch {
+    // fall through
+  }
+  throw new AppError(400, 'bad_request', 'query.cursor: is not a valid cursor');
+}

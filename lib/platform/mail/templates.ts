@@ -1,0 +1,121 @@
+// The messages the service sends: plain text plus a simple HTML version of the same words.
+import { escapeHtml } from '#lib/platform/html.ts';
+import type { Mail } from './mailer.ts';
+
+export type CodePurposeText = 'register' | 'email_bind' | 'reset';
+
+const SUBJECTS: Record<CodePurposeText, string> = {
+  register: 'Your registration code',
+  email_bind: 'Your e-mail verification code',
+  reset: 'Your password reset code',
+};
+
+const INTROS: Record<CodePurposeText, string> = {
+  register: 'Use this code to finish creating your account:',
+  email_bind: 'Use this code to verify this e-mail address for your account:',
+  reset: 'Use this code to set a new password for your account:',
+};
+
+export { escapeHtml } from '#lib/platform/html.ts';
+
+function page(paragraphs: string[]): string {
+  const body = paragraphs.map((text) => `<p>${escapeHtml(text)}</p>`).join('\n');
+  return `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${body}\n</body></html>\n`;
+}
+
+export function codeMail(purpose: CodePurposeText, to: string, code: string, validMinutes: number): Mail {
+  const closing = `The code is valid for ${validMinutes} minutes and can be used once. If you did not ask for it, ignore this message.`;
+  const text = `${INTROS[purpose]}\n\n    ${code}\n\n${closing}\n`;
+  const html = `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n<p>${escapeHtml(INTROS[purpose])}</p>\n<p style="font-size: 1.6em; letter-spacing: 0.2em"><strong>${escapeHtml(code)}</strong></p>\n<p>${escapeHtml(closing)}</p>\n</body></html>\n`;
+  return { to, subject: SUBJECTS[purpose], text, html, code };
+}
+
+/** `alice@example.com` -> `a***@example.com`: the old address learns of the change, not the new address. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '***';
+  return `${email[0]}***${email.slice(at)}`;
+}
+
+// ---- security notices (docs/ACCOUNTS.md "Notice mails") --------------------------------------------
+
+export type SecurityNoticeKind =
+  | 'password_changed'
+  | 'password_reset'
+  | 'totp_enabled'
+  | 'totp_disabled'
+  | 'totp_reset'
+  | 'recovery_code_used'
+  | 'recovery_codes_regenerated'
+  | 'email_changed';
+
+export interface NoticeFacts {
+  username: string;
+  /** When it happened: named in the mail, UTC. */
+  at: Date;
+  /** The source address of the request that did it ('' when unknown). */
+  ip: string;
+  /** email_changed: the new address, shown masked. */
+  newEmail?: string;
+  /** recovery_code_used: how many codes are left. */
+  remaining?: number;
+}
+
+const NOTICE_SUBJECTS: Record<SecurityNoticeKind, string> = {
+  password_changed: 'Your password was changed',
+  password_reset: 'Your password was reset',
+  totp_enabled: 'Two-step verification was turned on',
+  totp_disabled: 'Two-step verification was turned off',
+  totp_reset: 'Two-step verification was reset by an administrator',
+  recovery_code_used: 'A recovery code was used to sign in',
+  recovery_codes_regenerated: 'New recovery codes were created',
+  email_changed: 'Your account e-mail address was changed',
+};
+
+function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
+  const account = `the account "${facts.username}"`;
+  switch (kind) {
+    case 'password_changed':
+      return [
+        `The password of ${account} was changed.`,
+        'Every session of the account was signed out, except the one that made the change. API tokens keep working.',
+      ];
+    case 'password_reset':
+      return [
+        `The password of ${account} was reset with a code sent to this address.`,
+        'Every session of the account was signed out and every API token was revoked: create new tokens for your upload tools.',
+      ];
+    case 'totp_enabled':
+      return [`Two-step verification (an authenticator app) was turned on for ${account}.`];
+    case 'totp_disabled':
+      return [`Two-step verification was turned off for ${account}. Signing in now needs the password only.`];
+    case 'totp_reset':
+      return [
+        `An administrator turned two-step verification off for ${account} and removed its recovery codes.`,
+        'Every session of the account was signed out. Turn two-step verification on again after you sign in.',
+      ];
+    case 'recovery_code_used':
+      return [
+        `A recovery code was used to sign in to ${account}. Each code works once; ${facts.remaining ?? 0} unused code(s) remain.`,
+      ];
+    case 'recovery_codes_regenerated':
+      return [`New recovery codes were created for ${account}. The previous codes no longer work.`];
+    case 'email_changed':
+      return [
+        facts.newEmail
+          ? `The e-mail address of ${account} was changed from this address to ${maskEmail(facts.newEmail)}.`
+          : `This address was removed from ${account}: it no longer receives its codes and notices.`,
+      ];
+  }
+}
+
+/** A notice of a security change: what happened, when (UTC) and from which address. */
+export function securityNoticeMail(kind: SecurityNoticeKind, to: string, facts: NoticeFacts): Mail {
+  const when = `${facts.at.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const lines = [
+    ...noticeWhat(kind, facts),
+    `When: ${when}. From address: ${facts.ip || 'unknown'}.`,
+    'If this was you, no action is needed. If it was not, reset your password now and contact support.',
+  ];
+  return { to, subject: NOTICE_SUBJECTS[kind], text: `${lines.join('\n\n')}\n`, html: page(lines) };
+}

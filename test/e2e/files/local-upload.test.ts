@@ -1,0 +1,187 @@
+// Uploads as a client sees them through the local HTTP server: a PicGo-style uploader, the bytes at the
+// returned url streamed from storage, the limits, the presigned round trip, tokens and the gallery.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { makePng, notAnImage } from '#test/support/images.ts';
+
+let app: RunningApp;
+let user: TestAccount;
+
+beforeAll(async () => {
+  app = await startLocalApp({ port: 0 });
+  user = await createTestAccount();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+interface Envelope<T = Record<string, unknown>> {
+  code: number;
+  message: string;
+  data: T;
+}
+
+function randomPng(): Buffer {
+  const channel = () => Math.floor(Math.random() * 256);
+  return makePng(3 + Math.floor(Math.random() * 20), 2 + Math.floor(Math.random() * 20), [
+    channel(),
+    channel(),
+    channel(),
+  ]);
+}
+
+/** What the PicGo uploader plugin does: multipart `file`, bearer token, success when code === 0 && data.url. */
+async function picgoUpload(token: string, bytes: Buffer, name: string) {
+  const form = new FormData();
+  form.append('file', new Blob([bytes], { type: 'image/png' }), name);
+  const response = await fetch(`${app.url}/api/v1/upload`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+    body: form,
+  });
+  const body = (await response.json()) as Envelope<{ url?: string; key?: string } | null>;
+  return { response, body, success: body.code === 0 && Boolean(body.data?.url) };
+}
+
+async function json<T>(path: string, init: RequestInit & { token?: string } = {}) {
+  const headers = new Headers(init.headers);
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+  if (init.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  const response = await fetch(`${app.url}${path}`, { ...init, headers });
+  return { status: response.status, body: (await response.json()) as Envelope<T> };
+}
+
+describe('a PicGo-style client', () => {
+  it('uploads with an API token and gets the file back from data.url', async () => {
+    // Prepare
+    const created = await json<{ token: string }>('/api/v1/tokens', {
+      method: 'POST',
+      token: user.token,
+      body: JSON.stringify({ name: 'PicGo' }),
+    });
+    const bytes = randomPng();
+
+    // Act
+    const { response, body, success } = await picgoUpload(created.body.data.token, bytes, 'screenshot 1.png');
+    const url = new URL(body.data?.url ?? 'http://invalid/');
+    const served = await fetch(`${app.url}${url.pathname}`);
+    const head = await fetch(`${app.url}${url.pathname}`, { method: 'HEAD' });
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(response.status).toBe(200);
+    expect(success).toBe(true);
+    expect(body).toMatchObject({
+      code: 0,
+      message: 'ok',
+      data: { original_name: 'screenshot 1.png', mime_type: 'image/png' },
+    });
+    expect(url.pathname).toBe(`/i/${body.data?.key}`);
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(served.headers.get('content-length')).toBe(String(bytes.length));
+    expect(served.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(bytes.length));
+  });
+
+  it('sees failure (code !== 0) for a text file named .png: 415', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([notAnImage], { type: 'image/png' }), 'fake.png');
+    const response = await fetch(`${app.url}/api/v1/upload`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user.token}` },
+      body: form,
+    });
+    const body = (await response.json()) as Envelope<null>;
+    expect(response.status).toBe(415);
+    expect(body.code).toBe(415);
+    expect(body.data).toBeNull();
+  });
+
+  it('sees 413 for a file over upload.max_bytes, and 401 without a token', async () => {
+    const big = Buffer.concat([randomPng(), Buffer.alloc(4 * 1024 * 1024)]);
+    const tooBig = await picgoUpload(user.token, big, 'big.png');
+    const anonymous = await fetch(`${app.url}/api/v1/upload`, { method: 'POST', body: new FormData() });
+    expect(tooBig.response.status).toBe(413);
+    expect(tooBig.success).toBe(false);
+    expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('GET /i/<key> on the local server', () => {
+  it('answers 404 envelopes for unknown and malformed keys', async () => {
+    for (const path of [
+      '/i/2026/01/01/00000000-0000-4000-8000-000000000000-000000000000.png',
+      '/i/x',
+      '/i/%E0%A4%A',
+    ]) {
+      const response = await fetch(`${app.url}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toMatchObject({ code: 404, data: null });
+    }
+  });
+});
+
+describe('presigned upload over HTTP', () => {
+  it('presigns, PUTs to storage with exactly the given headers, confirms and serves the file', async () => {
+    const bytes = randomPng();
+    const grant = await json<{ key: string; url: string; method: string; headers: Record<string, string> }>(
+      '/api/v1/upload/presign',
+      {
+        method: 'POST',
+        token: user.token,
+        body: JSON.stringify({ mime_type: 'image/png', size: bytes.length, filename: 'direct.png' }),
+      },
+    );
+    const put = await fetch(grant.body.data.url, {
+      method: grant.body.data.method,
+      headers: grant.body.data.headers,
+      body: bytes,
+    });
+    const confirmed = await json<{ url: string; key: string; original_name: string }>(
+      '/api/v1/upload/confirm',
+      {
+        method: 'POST',
+        token: user.token,
+        body: JSON.stringify({ key: grant.body.data.key }),
+      },
+    );
+    const served = await fetch(`${app.url}/i/${confirmed.body.data.key}`);
+
+    expect(grant.status).toBe(200);
+    expect(put.status).toBe(200);
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.data).toMatchObject({ key: grant.body.data.key, original_name: 'direct.png' });
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+});
+
+describe('files and gallery over HTTP', () => {
+  it('lists own files and the public gallery', async () => {
+    const bytes = randomPng();
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), 'public.png');
+    form.append('permission', 'public');
+    const uploaded = (await (
+      await fetch(`${app.url}/api/v1/upload`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${user.token}` },
+        body: form,
+      })
+    ).json()) as Envelope<{ id: string; permission: string }>;
+
+    const mine = await json<{ items: Array<{ id: string }> }>('/api/v1/files?limit=5', { token: user.token });
+    const gallery = await json<{ items: Array<{ id: string }>; next_cursor: string | null }>(
+      '/api/v1/gallery?limit=1',
+    );
+
+    expect(uploaded.data.permission).toBe('public');
+    expect(mine.body.data.items[0]?.id).toBe(uploaded.data.id);
+    expect(gallery.status).toBe(200);
+    expect(gallery.body.data.items.map((item) => item.id)).toEqual([uploaded.data.id]);
+  });
+});

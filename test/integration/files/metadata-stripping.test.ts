@@ -1,0 +1,164 @@
+// Metadata stripping (upload.strip_metadata) through both upload paths against DynamoDB Local and s3rver:
+// the served bytes carry no GPS and keep their orientation, the record describes the stored bytes, dedupe
+// compares stored bytes, and the setting turned off stores the bytes as sent.
+import { createHash } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import exifr from 'exifr';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { UploadRecord } from '#lib/files/index.ts';
+import type { PresignResult } from '#lib/files/uploads.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { testDeps } from '#test/support/deps.ts';
+import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
+import { jpegWithMetadata, SECRET } from '#test/support/metadata-images.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
+import { bucketKeys, callFiles, callUpload, type Envelope, uploadInput } from './helpers.ts';
+
+beforeAll(async () => {
+  await provisionTestStack();
+});
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** A camera-like JPEG (GPS, XMP, IPTC, comment; turned a quarter by EXIF orientation 6) no other test sends. */
+function gpsPhoto(options: { gps?: boolean; comment?: boolean; width?: number; height?: number } = {}) {
+  const width = options.width ?? 3 + Math.floor(Math.random() * 40);
+  const height = options.height ?? 3 + Math.floor(Math.random() * 40);
+  const bytes = jpegWithMetadata({
+    width,
+    height,
+    orientation: 6,
+    gps: options.gps ?? true,
+    comment: options.comment ?? true,
+  });
+  return { bytes, width, height };
+}
+
+async function served(record: UploadRecord): Promise<Buffer> {
+  const result = await callFiles({ path: `/i/${record.key}` });
+  expect(result.statusCode).toBe(200);
+  return Buffer.from(result.body ?? '', 'base64');
+}
+
+type Call = <T>(input: EventInput) => Promise<{ status: number; body: Envelope<T> }>;
+
+async function presignAndPut(account: TestAccount, bytes: Buffer, call: Call = callUpload) {
+  const grant = await call<PresignResult>({
+    method: 'POST',
+    path: '/api/v1/upload/presign',
+    body: { mime_type: 'image/jpeg', size: bytes.length, filename: 'photo.jpg' },
+    headers: account.headers,
+  });
+  const put = await fetch(grant.body.data.url, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'Content-Type': grant.body.data.headers['Content-Type']! },
+  });
+  expect(put.ok).toBe(true);
+  return grant.body.data.key;
+}
+
+function confirmInput(account: TestAccount, key: string): EventInput {
+  return { method: 'POST', path: '/api/v1/upload/confirm', body: { key }, headers: account.headers };
+}
+
+async function expectStrippedAndUpright(record: UploadRecord, photo: { width: number; height: number }) {
+  const bytes = await served(record);
+  expect(await exifr.gps(bytes)).toBeUndefined();
+  expect(await exifr.orientation(bytes)).toBe(6);
+  expect(bytes.includes(SECRET)).toBe(false);
+  expect(record.hash).toBe(sha256(bytes));
+  expect(record.size).toBe(bytes.length);
+  // Orientation 6 is a quarter turn: the displayed size is the stored frame's turned.
+  expect([record.width, record.height]).toEqual([photo.height, photo.width]);
+}
+
+describe('metadata stripping (upload.strip_metadata, on by default)', () => {
+  let alice: TestAccount;
+  beforeAll(async () => {
+    alice = await createTestAccount();
+  });
+
+  it('stores a direct upload without GPS or other metadata, keeping its orientation', async () => {
+    const photo = gpsPhoto();
+    expect(await exifr.gps(photo.bytes)).toMatchObject({ latitude: expect.any(Number) });
+
+    const { status, body } = await callUpload<UploadRecord>(
+      uploadInput(alice.headers, { bytes: photo.bytes, filename: 'photo.jpg', contentType: 'image/jpeg' }),
+    );
+
+    expect(status).toBe(200);
+    expect(body.data.size).toBeLessThan(photo.bytes.length);
+    await expectStrippedAndUpright(body.data, photo);
+  });
+
+  it('stores a presigned upload without GPS at confirm (written, not copied), keeping its orientation', async () => {
+    const photo = gpsPhoto();
+    const key = await presignAndPut(alice, photo.bytes);
+
+    const { status, body } = await callUpload<UploadRecord>(confirmInput(alice, key));
+
+    expect(status).toBe(200);
+    expect(body.data.key).toBe(key);
+    await expectStrippedAndUpright(body.data, photo);
+    expect(await bucketKeys(`incoming/${key}`)).toEqual([]);
+  });
+
+  it('dedupes two uploads of one photo that differ only in metadata, by either path', async () => {
+    const bob = await createTestAccount();
+    const withGps = gpsPhoto({ width: 17, height: 9 });
+    const withoutGps = gpsPhoto({ width: 17, height: 9, gps: false, comment: false });
+    expect(withGps.bytes.equals(withoutGps.bytes)).toBe(false);
+
+    const first = await callUpload<UploadRecord>(uploadInput(bob.headers, { bytes: withGps.bytes }));
+    const second = await callUpload<UploadRecord>(uploadInput(bob.headers, { bytes: withoutGps.bytes }));
+    const key = await presignAndPut(bob, withoutGps.bytes);
+    const confirmed = await callUpload<UploadRecord>(confirmInput(bob, key));
+
+    expect(first.status).toBe(200);
+    expect(second.body.data).toEqual(first.body.data);
+    expect(confirmed.body.data).toEqual(first.body.data);
+    // The confirmed duplicate's own bytes went: only the first upload's object remains of this photo.
+    expect(await bucketKeys(key)).toEqual([]);
+  });
+
+  it('refuses a malformed JPEG with 415 naming the file, and stores nothing', async () => {
+    const photo = gpsPhoto().bytes;
+    // The first metadata segment claims more bytes than the file has.
+    const broken = Buffer.from(photo.subarray(0, 40));
+    broken.writeUInt16BE(0xfff0, 22);
+
+    const { status, body } = await callUpload(uploadInput(alice.headers, { bytes: broken }));
+
+    expect(status).toBe(415);
+    expect(body.message).toMatch(/^file: JPEG/);
+  });
+});
+
+describe('upload.strip_metadata: false', () => {
+  const deps = testDeps({ stripMetadata: false });
+  const call = async <T>(input: EventInput) => {
+    const result = await deps.handlers.upload(apiEvent(input), lambdaContext as Context);
+    return { status: result.statusCode ?? 0, body: parseBody(result) as Envelope<T> };
+  };
+
+  it('stores the bytes as sent, by direct upload and by confirm', async () => {
+    const carol = await createTestAccount();
+    const direct = gpsPhoto();
+    const presigned = gpsPhoto();
+
+    const uploaded = await call<UploadRecord>(uploadInput(carol.headers, { bytes: direct.bytes }));
+    const key = await presignAndPut(carol, presigned.bytes, call);
+    const confirmed = await call<UploadRecord>(confirmInput(carol, key));
+
+    for (const [record, photo] of [
+      [uploaded.body.data, direct],
+      [confirmed.body.data, presigned],
+    ] as const) {
+      const bytes = await served(record);
+      expect(bytes.equals(photo.bytes)).toBe(true);
+      expect(record.hash).toBe(sha256(photo.bytes));
+      expect(await exifr.gps(bytes)).toMatchObject({ latitude: expect.any(Number) });
+    }
+  });
+});
