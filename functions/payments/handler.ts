@@ -14,6 +14,7 @@ import {
   settingsView,
 } from '#lib/billing/views.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
+import { statusOf } from '#lib/http/errors.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { pageQuery, requirePrincipal } from '#lib/http/paging.ts';
@@ -72,7 +73,7 @@ const cashierQuery = z.once(() => z.object({ token: z.optional(z.string().check(
 const callerId = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
 function cashierResult(page: PageResult): HttpResult {
-  const result = html(page.html, page.status);
+  const result = html(page.html, page.refusal ? statusOf(page.refusal) : 200);
   return { ...result, headers: { ...result.headers, ...CASHIER_PAGE_HEADERS } };
 }
 

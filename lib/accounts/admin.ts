@@ -1,7 +1,7 @@
 // The back office's account endpoints (docs/DESIGN.md 5, 10): create an administrator (after re-entering the
 // acting administrator's password), search and list accounts, enable or disable one, reset its TOTP.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/http/paging.ts';
 import { ConditionFailedError, decodeCursor, encodeCursor, type Item } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';

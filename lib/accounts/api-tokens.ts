@@ -4,7 +4,7 @@
 // at creation: a password reset moves the epoch (in the reset's own transaction), and every older token
 // stops working at once (docs/ACCOUNTS.md).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Principal } from '#lib/http/types.ts';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';

@@ -1,7 +1,7 @@
 // Establishes the caller for a route's auth kind (lib/http/routes.ts): sessions everywhere, and on `uploader`
 // routes also API tokens and the static `upload.api_token` (docs/DESIGN.md 5), when the group passes them.
 import { timingSafeEqual } from 'node:crypto';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import type { HttpRequest, Principal } from '#lib/http/types.ts';
 import type { SessionService } from './sessions.ts';

@@ -3,7 +3,7 @@
 // time step twice, no recovery code twice: each is a transaction deleting the challenge together with
 // spending the step or the code.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, epochSeconds } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';

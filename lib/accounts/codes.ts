@@ -3,7 +3,7 @@
 // send replaces the old. Attempts are counted by a conditional update before the comparison, so
 // concurrent guesses cannot exceed the cap; consuming is a conditional delete that can join a transaction.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { AppError } from '#lib/http/errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { epochSeconds, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 
 export type CodePurpose = 'register' | 'email_bind' | 'reset';
@@ -18,7 +18,7 @@ export const codeKey = (purpose: CodePurpose, subject: string) => ({
 
 /** One answer for every unusable code: wrong, expired, used, or past its attempts. */
 export function invalidCode(message = 'code: is invalid or expired'): AppError {
-  return new AppError(400, 'bad_request', message);
+  return new AppError('bad_request', message);
 }
 
 export interface CodeItem extends Item {

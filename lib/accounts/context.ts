@@ -1,7 +1,7 @@
 // What every account flow needs, built once per container (or per test with its own clock and mailer) by
 // buildAccountContext from what it uses.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';

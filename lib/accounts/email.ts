@@ -1,7 +1,7 @@
 // E-mail binding, rebinding and unbinding (docs/SPEC.md 3.1, 4.1 rule 6, 6.2; docs/DESIGN.md 10). Binding and
 // unbinding always need the current password: an address bound is an address that can reset the password.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
 import type { ClientInfo } from './client.ts';

@@ -3,7 +3,7 @@
 // reads (identifier claim, account item or the decoy), the same guard write before the hash, one hash, and
 // one write after a failure (the account's `login_failed` event, or the unknown identifier's guard).
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { issueChallenge } from './challenge.ts';

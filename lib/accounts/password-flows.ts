@@ -3,7 +3,7 @@
 // also revokes every API token (the token epoch moves too). Both send a notice mail.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';

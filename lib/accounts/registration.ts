@@ -1,7 +1,7 @@
 // Self-registration with an e-mail code (docs/SPEC.md 3.1, 4.1) and the two ways administrators come to be:
 // bootstrap configuration (once) and the back office. Registration never creates an administrator.
 
-import { AppError, errors } from '#lib/http/errors.ts';
+import { AppError, errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
@@ -145,7 +145,7 @@ export async function bootstrapAdministrator(
     log.info('bootstrap administrator created', { username: account.username });
     return account;
   } catch (error) {
-    if (error instanceof AppError && error.status === 409) {
+    if (error instanceof AppError && error.errorName === 'conflict') {
       log.info('bootstrap administrator not created', { reason: error.message });
       return undefined;
     }

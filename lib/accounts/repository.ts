@@ -1,7 +1,7 @@
 // Account records and every write to them; new accounts claim their identifiers in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import {
   ConditionFailedError,
   type Item,

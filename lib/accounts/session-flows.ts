@@ -1,6 +1,6 @@
 // The caller's own sessions (docs/DESIGN.md 10): list them, end one, end all but the current one, log out.
 // Session ids are looked up only inside the caller's partition, so another account's id is simply absent.
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { ClientInfo } from './client.ts';
 import type { AccountContext } from './context.ts';
 import type { Account } from './repository.ts';

@@ -3,7 +3,7 @@
 // in the account's own partition (`account#<id>` / `session#<jti>`): authentication reads the session and
 // the account in one BatchGet, and the account's sessions are one strongly consistent query.
 
-import { AppError, errors } from '#lib/http/errors.ts';
+import { AppError, errors } from '#lib/core/errors.ts';
 import type { Principal } from '#lib/http/types.ts';
 import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';

@@ -5,7 +5,7 @@
 // time"): with interval T = 60 s / perMinute and tolerance (burst - 1) * T, a request at `now` is admitted
 // when TAT - now <= tolerance, and moves TAT to max(TAT, now) + T. The daily cap is a counter per UTC day.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 
 export interface RateLimit {

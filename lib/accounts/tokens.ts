@@ -2,7 +2,7 @@
 // the master key, created once on first use. No signing secret lives in configuration.
 import { randomBytes, webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { AppError } from '#lib/http/errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 
@@ -27,7 +27,6 @@ export interface TokenClaims {
 export class TokenError extends AppError {
   constructor(readonly reason: 'invalid' | 'expired' | 'wrong_scope') {
     super(
-      reason === 'wrong_scope' ? 403 : 401,
       reason === 'wrong_scope' ? 'wrong_token_scope' : 'invalid_token',
       reason === 'wrong_scope' ? 'This token is not valid here' : 'Token is invalid or expired',
     );

@@ -2,7 +2,7 @@
 // drift, a replay guard (a time step once accepted for an account is never accepted again), and the
 // recovery codes that come with it. Setup and new recovery codes need the current password.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, epochSeconds } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { type AccountContext, accountChanged, requirePassword } from './context.ts';

@@ -2,7 +2,7 @@
 // settlement they may trigger, and the reply in the channel's own format.
 
 import type { CallbackReply, CallbackRequest, CallbackVerdict } from '#lib/billing/channels/types.ts';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { ORDER_ID_PATTERN, type StoredOrder } from './model.ts';

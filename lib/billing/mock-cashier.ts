@@ -1,7 +1,7 @@
 // The hosted mock cashier's two requests (docs/DESIGN.md 7): show the order behind a signed link, and pay it
 // there. Every refusal is a page, not an envelope: a browser is on the other end.
 import { TokenError } from '#lib/accounts/tokens.ts';
-import { AppError } from '#lib/http/errors.ts';
+import { AppError, errors, isRefusal } from '#lib/core/errors.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import { type CashierLinks, cashierErrorPage, cashierPage } from './cashier.ts';
 import { effectiveStatus, ORDER_ID_PATTERN, type StoredOrder } from './model.ts';
@@ -9,9 +9,10 @@ import type { OrderRepository } from './orders.ts';
 import type { GatewaySource } from './registry.ts';
 import { requireMockCashier, type Settlement } from './settlement.ts';
 
+/** A page to show; with `refusal`, the page explains why the request was refused (the edge sets its status). */
 export interface PageResult {
-  status: number;
   html: string;
+  refusal?: AppError;
 }
 
 export interface MockCashierDeps {
@@ -30,7 +31,7 @@ export class MockCashier {
     const found = await this.cashierOrder(id, token);
     if ('page' in found) return found.page;
     const status = effectiveStatus(found.order, this.deps.clock());
-    return { status: 200, html: cashierPage(found.order, status, cashierAction(id, token!)) };
+    return { html: cashierPage(found.order, status, cashierAction(id, token!)) };
   }
 
   /** POST /pay/mock/{id}?token=...: settles like POST /api/v1/orders/{id}/pay. */
@@ -39,16 +40,13 @@ export class MockCashier {
     if ('page' in found) return found.page;
     try {
       const { order } = await this.deps.settlement.confirm(found.order, 'owner');
-      return {
-        status: 200,
-        html: cashierPage(order, 'paid', cashierAction(id, token!), 'Payment received.'),
-      };
+      return { html: cashierPage(order, 'paid', cashierAction(id, token!), 'Payment received.') };
     } catch (error) {
       // A refusal (conflict, forbidden) shows the order as it now is; a failure of ours stays an error.
-      if (error instanceof AppError && error.status < 500) {
+      if (error instanceof AppError && isRefusal(error)) {
         const current = (await this.deps.orders.get(id)) ?? found.order;
         return {
-          status: error.status,
+          refusal: error,
           html: cashierPage(current, effectiveStatus(current, this.deps.clock()), '', error.message),
         };
       }
@@ -68,18 +66,20 @@ export class MockCashier {
     } catch (error) {
       if (!(error instanceof TokenError)) throw error;
       return {
-        page: { status: 401, html: cashierErrorPage('This payment link is invalid or has expired.') },
+        page: { refusal: error, html: cashierErrorPage('This payment link is invalid or has expired.') },
       };
     }
     const order = ORDER_ID_PATTERN.test(id) ? await this.deps.orders.get(id) : undefined;
     if (!order || order.user_id !== userId) {
-      return { page: { status: 404, html: cashierErrorPage('Order not found.') } };
+      return {
+        page: { refusal: errors.notFound('Order not found'), html: cashierErrorPage('Order not found.') },
+      };
     }
     try {
       await requireMockCashier(order, this.deps.gateways);
     } catch (error) {
       if (error instanceof AppError) {
-        return { page: { status: error.status, html: cashierErrorPage(error.message) } };
+        return { page: { refusal: error, html: cashierErrorPage(error.message) } };
       }
       throw error;
     }

@@ -1,7 +1,8 @@
 // Orders as their owners and administrators see them: creating one (and its channel order), reading,
 // listing, cancelling, and the two confirmation paths a person takes (owner pays mock, admin writes off).
 
-import { ChannelRequestError, errors } from '#lib/http/errors.ts';
+import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';

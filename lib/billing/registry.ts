@@ -1,9 +1,9 @@
 // Which providers can take orders right now: manual always, mock when enabled (never in production), each
 // channel when enabled and complete. Rebuilt whenever the stored settings change (hot reload).
 
+import { ChannelConfigError } from '#lib/billing/channels/errors.ts';
 import { createChannelA, createChannelB, createChannelC } from '#lib/billing/channels/index.ts';
 import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
-import { ChannelConfigError } from '#lib/http/errors.ts';
 import type { Provider } from '#lib/platform/config/index.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import { log } from '#lib/platform/log.ts';

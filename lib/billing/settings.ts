@@ -1,9 +1,10 @@
 // Payment settings (docs/SPEC.md 2.4, docs/DESIGN.md 7): one versioned item in the table, every secret sealed with
 // the master key, config-file values written there on first start, masked reads, validated partial writes.
 
+import { ChannelConfigError } from '#lib/billing/channels/errors.ts';
 import { loadPrivateKey, loadPublicKey } from '#lib/billing/channels/keys.ts';
 import { optionalHttpUrl } from '#lib/billing/channels/settings.ts';
-import { ChannelConfigError, errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { AppConfig, Provider } from '#lib/platform/config/index.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/index.ts';

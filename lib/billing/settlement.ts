@@ -2,9 +2,9 @@
 // one transaction whichever confirmation path gets there first: the order, the storage grant it buys and
 // its order.paid event in the outbox (lib/billing/outbox.ts), which the outbox-drain function publishes.
 
+import { errors } from '#lib/core/errors.ts';
 import type { GrantTerms } from '#lib/files/quota-model.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
-import { errors } from '#lib/http/errors.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';

@@ -1,7 +1,7 @@
 // The back office's listing of files (docs/UPLOADS.md, back office): one owner's files through gsi1, or
 // every file newest first by merging gsi2's two partitions (the public gallery and the private files).
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { decodeCursor, encodeCursor, type Table } from '#lib/platform/db/table.ts';
 import { type FileItem, type FilePage, type FileRepository, GALLERY_INDEX, PRIVATE_INDEX } from './files.ts';
 

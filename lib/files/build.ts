@@ -3,7 +3,7 @@
 
 import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
 import { AccountRepository } from '#lib/accounts/repository.ts';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Principal } from '#lib/http/types.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';

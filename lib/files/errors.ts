@@ -1,8 +1,35 @@
-// The upload pipeline's wording of its failures; UploadError itself (status, name, shown message) lives in
-// the HTTP error catalogue, so a rejection reaches the client as thrown.
-import { UploadError } from '#lib/http/errors.ts';
+// The upload pipeline's one error and its wording of "too big": the request or the bytes are at fault.
+import { AppError, type ErrorName } from '#lib/core/errors.ts';
 
-export { UploadError, type UploadErrorStatus } from '#lib/http/errors.ts';
+export type UploadErrorName = Extract<
+  ErrorName,
+  'bad_request' | 'payload_too_large' | 'unsupported_media_type'
+>;
+
+/**
+ * The message names the part or field first (`file: is empty`) and is shown as is; a `payload_too_large`
+ * sets `limitBytes`, reported as `limit_bytes`.
+ */
+export class UploadError extends AppError {
+  declare readonly errorName: UploadErrorName;
+  readonly limitBytes: number | undefined;
+
+  constructor(
+    errorName: UploadErrorName,
+    message: string,
+    options: { cause?: unknown; limitBytes?: number } = {},
+  ) {
+    super(errorName, message, {
+      cause: options.cause,
+      data:
+        errorName === 'payload_too_large' && options.limitBytes !== undefined
+          ? { limit_bytes: options.limitBytes }
+          : null,
+    });
+    this.name = 'UploadError';
+    this.limitBytes = options.limitBytes;
+  }
+}
 
 export function isUploadError(value: unknown): value is UploadError {
   return value instanceof UploadError;
@@ -10,5 +37,7 @@ export function isUploadError(value: unknown): value is UploadError {
 
 /** The one wording for "too big", used by the early content-length check, the stream and the read-back. */
 export function fileTooLarge(maxBytes: number): UploadError {
-  return new UploadError(413, `file: larger than ${maxBytes} bytes`, { limitBytes: maxBytes });
+  return new UploadError('payload_too_large', `file: larger than ${maxBytes} bytes`, {
+    limitBytes: maxBytes,
+  });
 }

@@ -1,7 +1,7 @@
 // File records in the table: the SPEC 2.3 record plus its owner, the per-owner dedupe claim on the hash,
 // the owner's listing (gsi1) and the public gallery (gsi2).
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/http/paging.ts';
 import {
   ConditionFailedError,

@@ -6,9 +6,9 @@
 // are still stripped in memory (one buffer of the object's size), as their strippers need random access.
 import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { errors } from '#lib/core/errors.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
 import { PngStreamStripper, type StripPlan } from '#lib/files/metadata/png-stream.ts';
-import { errors } from '#lib/http/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { MEASURE_HEAD_BYTES, measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
@@ -55,9 +55,9 @@ export interface InspectedUpload {
 
 export function checkSize(actual: number, declared: number, limit: number): void {
   if (actual > limit) throw fileTooLarge(limit);
-  if (actual === 0) throw new UploadError(400, 'file: is empty');
+  if (actual === 0) throw new UploadError('bad_request', 'file: is empty');
   if (actual !== declared) {
-    throw new UploadError(400, `file: is ${actual} bytes but ${declared} were declared`);
+    throw new UploadError('bad_request', `file: is ${actual} bytes but ${declared} were declared`);
   }
 }
 
@@ -198,7 +198,7 @@ export async function inspectStream(
 
   if (stripper) {
     const result = stripper.finish();
-    if (result.kind === 'refused') throw new UploadError(415, `file: ${result.reason}`);
+    if (result.kind === 'refused') throw new UploadError('unsupported_media_type', `file: ${result.reason}`);
     if (result.kind === 'whole') {
       // An oversized eXIf chunk: strip in memory, from a second read of the object.
       const again = await reopen();

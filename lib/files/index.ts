@@ -2,7 +2,7 @@
 // failures are UploadErrors, already the HTTP answers they become (lib/http/errors.ts).
 export type { ImageDimensions } from './dimensions.ts';
 export { measureImage } from './dimensions.ts';
-export type { UploadErrorStatus } from './errors.ts';
+export type { UploadErrorName } from './errors.ts';
 export { fileTooLarge, isUploadError, UploadError } from './errors.ts';
 export type { ParsedUploadFile, ParsedUploadForm, ParseUploadFormInput } from './multipart.ts';
 export { FIELD_LIMITS, FILE_FIELD, MULTIPART_OVERHEAD_BYTES, parseUploadForm } from './multipart.ts';

@@ -55,11 +55,15 @@ export interface ParsedUploadForm {
 const MULTIPART_FORM = /^\s*multipart\/form-data\s*(;|$)/i;
 
 function notMultipart(cause?: unknown): UploadError {
-  return new UploadError(415, 'request: content type must be multipart/form-data with a boundary', { cause });
+  return new UploadError(
+    'unsupported_media_type',
+    'request: content type must be multipart/form-data with a boundary',
+    { cause },
+  );
 }
 
 function malformed(detail: string, cause?: unknown): UploadError {
-  return new UploadError(400, `request: malformed multipart body (${detail})`, { cause });
+  return new UploadError('bad_request', `request: malformed multipart body (${detail})`, { cause });
 }
 
 const noop = (): void => {};
@@ -130,11 +134,11 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
       if (file === undefined) {
         const others =
           ignoredFileParts.length > 0 ? ` (file parts seen: ${ignoredFileParts.join(', ')})` : '';
-        fail(new UploadError(400, `file: part is missing${others}`));
+        fail(new UploadError('bad_request', `file: part is missing${others}`));
         return;
       }
       if (size === 0) {
-        fail(new UploadError(400, 'file: is empty'));
+        fail(new UploadError('bad_request', 'file: is empty'));
         return;
       }
       settled = true;
@@ -156,7 +160,7 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
       }
       if (file !== undefined) {
         stream.resume();
-        fail(new UploadError(400, 'file: more than one part named file'));
+        fail(new UploadError('bad_request', 'file: more than one part named file'));
         return;
       }
       file = { originalName: sanitizeOriginalName(info.filename), clientMimeType: info.mimeType };
@@ -176,18 +180,20 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
     parser.on('field', (name, value, info) => {
       if (settled) return;
       if (info.valueTruncated) {
-        fail(new UploadError(400, `${fieldLabel(name)}: longer than ${FIELD_LIMITS.valueBytes} bytes`));
+        fail(
+          new UploadError('bad_request', `${fieldLabel(name)}: longer than ${FIELD_LIMITS.valueBytes} bytes`),
+        );
       } else if (Object.hasOwn(fields, name)) {
-        fail(new UploadError(400, `${fieldLabel(name)}: given more than once`));
+        fail(new UploadError('bad_request', `${fieldLabel(name)}: given more than once`));
       } else {
         fields[name] = value;
       }
     });
     parser.on('fieldsLimit', () =>
-      fail(new UploadError(400, `request: more than ${FIELD_LIMITS.count} text fields`)),
+      fail(new UploadError('bad_request', `request: more than ${FIELD_LIMITS.count} text fields`)),
     );
     parser.on('partsLimit', () =>
-      fail(new UploadError(400, `request: more than ${FIELD_LIMITS.parts} parts`)),
+      fail(new UploadError('bad_request', `request: more than ${FIELD_LIMITS.parts} parts`)),
     );
     parser.on('error', (error: unknown) => {
       fail(malformed(error instanceof Error ? error.message : 'unreadable', error));

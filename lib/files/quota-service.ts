@@ -1,7 +1,7 @@
 // Quotas as the upload and payment services use them: reservations that ride in the record's transaction,
 // the grant a settlement writes, and the usage an account (or the back office) reads.
 
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Role } from '#lib/http/types.ts';
 import type { Clock, Table, TransactItem } from '#lib/platform/db/table.ts';
 import {

@@ -49,7 +49,7 @@ export function parsePermission(value: string | undefined): Permission {
   if (value === undefined || value.trim() === '') return 'private';
   const normalized = value.trim().toLowerCase();
   if ((PERMISSIONS as readonly string[]).includes(normalized)) return normalized as Permission;
-  throw new UploadError(400, `permission: must be one of ${PERMISSIONS.join(', ')}`);
+  throw new UploadError('bad_request', `permission: must be one of ${PERMISSIONS.join(', ')}`);
 }
 
 export function sha256Hex(bytes: Uint8Array): string {
@@ -95,7 +95,7 @@ export async function checkAndSniff(
   bytes: Buffer,
   options: Omit<InspectUploadOptions, 'sha256'>,
 ): Promise<SniffedType> {
-  if (bytes.length === 0) throw new UploadError(400, 'file: is empty');
+  if (bytes.length === 0) throw new UploadError('bad_request', 'file: is empty');
   if (bytes.length > options.maxBytes) throw fileTooLarge(options.maxBytes);
   const sniffed = await sniffImage(bytes, options.allowed);
   if (options.expectedMimeType !== undefined) {
@@ -103,7 +103,7 @@ export async function checkAndSniff(
     if (expected === undefined) throw notAllowedError(options.expectedMimeType, options.allowed);
     if (expected !== sniffed.kind) {
       throw new UploadError(
-        415,
+        'unsupported_media_type',
         `file: content is ${sniffed.mimeType} but ${options.expectedMimeType} was declared`,
       );
     }

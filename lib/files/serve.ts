@@ -3,8 +3,8 @@
 // local server streams them straight from storage (serveStoredFileLocally).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { errors } from '#lib/core/errors.ts';
 import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
-import { errors } from '#lib/http/errors.ts';
 import type { HttpResult } from '#lib/http/types.ts';
 import { parseStorageKey } from './names.ts';
 import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from './storage.ts';

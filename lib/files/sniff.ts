@@ -74,7 +74,7 @@ export function normalizeAllowed(allowed: readonly string[]): ImageKind[] {
 export function notAllowedError(detected: string, allowed: readonly string[]): UploadError {
   const list = normalizeAllowed(allowed);
   return new UploadError(
-    415,
+    'unsupported_media_type',
     `file: type ${detected} is not allowed; allowed: ${list.length > 0 ? list.join(', ') : 'none'}`,
   );
 }

@@ -34,7 +34,7 @@ export function storedUpload(input: Buffer, sniffed: SniffedType, options: Store
   let bytes = input;
   if (options.strip) {
     const result = stripMetadata(input, sniffed.kind);
-    if (result.kind === 'refused') throw new UploadError(415, `file: ${result.reason}`);
+    if (result.kind === 'refused') throw new UploadError('unsupported_media_type', `file: ${result.reason}`);
     if (result.kind === 'unchanged') {
       log.info('upload stored with its metadata', { key: options.key, reason: result.reason });
     } else {

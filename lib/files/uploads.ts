@@ -1,8 +1,8 @@
 // Storing uploads: the direct multipart upload, and the presigned upload with its confirmation. Both end
 // in the same record and the same per-owner dedupe (FileRepository.createDeduped).
 import { randomUUID } from 'node:crypto';
+import { errors } from '#lib/core/errors.ts';
 import { StripPlan } from '#lib/files/metadata/png-stream.ts';
-import { errors } from '#lib/http/errors.ts';
 import { type Invalidator, noInvalidator } from '#lib/platform/cdn/invalidator.ts';
 import {
   ConditionFailedError,

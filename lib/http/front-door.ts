@@ -8,9 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { AppError, errors } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
-import { AppError, errors } from './errors.ts';
 import { type ApiEvent, type ApiResult, ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './event.ts';
 
 /** The secret's JSON: the value the CDN sends now, and while a rotation settles, the one it sent before. */

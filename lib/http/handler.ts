@@ -4,11 +4,12 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
+import { AppError, errors, type FieldProblem } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { withInvocation } from '#lib/platform/observability/invocation.ts';
 import * as z from '#lib/platform/zod.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
-import { AppError, errors, type FieldProblem, genericMessage } from './errors.ts';
+import { genericMessage, statusOf } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
 import { type FrontDoorOptions, frontDoorCheck } from './front-door.ts';
 import { observeRequests, requestIdOf } from './observability.ts';
@@ -283,15 +284,16 @@ export function plainMessage(issue: z.core.$ZodIssue): string {
 /** Every error becomes an envelope; only AppErrors marked `expose` show their message. */
 export function errorResult(error: unknown): HttpResult {
   if (error instanceof AppError) {
+    const status = statusOf(error);
     // 501 is a known gap and 507 an account at its quota, not failures; other 5xx carry a cause worth reading.
-    if (error.status >= 500 && error.status !== 501 && error.status !== 507)
-      log.error('request failed', { error, status: error.status });
-    const message = error.expose ? error.message : genericMessage(error.status);
+    if (status >= 500 && status !== 501 && status !== 507) log.error('request failed', { error, status });
+    const message = error.expose ? error.message : genericMessage(status);
     return {
       kind: 'json',
-      status: error.status,
-      body: failure(error.status, message, error.expose ? error.data : null),
-      headers: error.headers,
+      status,
+      body: failure(status, message, error.expose ? error.data : null),
+      headers:
+        error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) },
     };
   }
   if (isTransient(error)) {

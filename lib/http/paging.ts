@@ -1,6 +1,7 @@
 // Cursor pages, one shape for every list (files, gallery, orders) and one query schema for asking for them.
+
+import { errors } from '#lib/core/errors.ts';
 import * as z from '#lib/platform/zod.ts';
-import { errors } from './errors.ts';
 import type { HttpRequest, Principal } from './types.ts';
 
 /** A page of a list; pass `next_cursor` back as `cursor` for the next one (null on the last page). */

@@ -3,7 +3,7 @@
 // Each resource's accessor lives in its own module (lib/wiring/<resource>.ts), so a bundle carries only
 // the SDK clients its group reaches for.
 
-import { AppError } from '#lib/http/errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { GroupNeeds, Need } from './needs.ts';
@@ -12,7 +12,6 @@ import type { GroupNeeds, Need } from './needs.ts';
 export class MissingNeedError extends AppError {
   constructor(group: string, need: Need) {
     super(
-      500,
       'internal',
       `The ${group} function uses ${need}, which functions/${group}/needs.ts does not declare`,
       {

@@ -115,7 +115,7 @@ describe('accounts and passwords', () => {
     const accounts = sessions.accounts;
     expect((await accounts.findByIdentifier('ALICE'))?.id).toBe(account.id);
     expect((await accounts.findByIdentifier('Alice@Example.Test'))?.id).toBe(account.id);
-    await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ status: 409 });
+    await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ errorName: 'conflict' });
     await expect(createTestAccount({ username: 'alice@example.test' })).rejects.toMatchObject({
       status: 409,
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { errors } from '#lib/core/errors.ts';
 import { ok } from '#lib/http/envelope.ts';
-import { errors } from '#lib/http/errors.ts';
 import { type Authenticator, createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import * as z from '#lib/platform/zod.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';

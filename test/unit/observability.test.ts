@@ -3,8 +3,8 @@
 // for the business counts a route's outcome implies, 5xx counted, metrics written once per invocation.
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
-import { errors } from '#lib/http/errors.ts';
 import type { ApiEvent } from '#lib/http/event.ts';
 import { type Authenticator, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { configureLogging, log, tapLogging, withLogContext } from '#lib/platform/log.ts';

@@ -3,7 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import { verify as verifySignature } from 'node:crypto';
 import type { AlipaySdk } from 'alipay-sdk';
-import { ChannelRequestError } from '#lib/http/errors.ts';
+import { ChannelRequestError } from './errors.ts';
 import {
   beijingDateTime,
   formNotificationVerdict,

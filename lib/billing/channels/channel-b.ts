@@ -1,7 +1,7 @@
 // channel_b wire protocol: WeChat Pay API v3 Native orders and the signed, AES-GCM encrypted pay callback.
 import { createDecipheriv, createVerify, type KeyObject } from 'node:crypto';
 import type { Wechatpay } from 'wechatpay-axios-plugin';
-import { ChannelConfigError, ChannelRequestError } from '#lib/http/errors.ts';
+import { ChannelConfigError, ChannelRequestError } from './errors.ts';
 import { beijingRfc3339 } from './form.ts';
 import { certificateSerial, loadPrivateKey, loadPublicKey, privateKeyPem } from './keys.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';

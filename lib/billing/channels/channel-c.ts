@@ -1,6 +1,6 @@
 // channel_c wire protocol: EPay (易支付) V1, MD5-signed: submit.php / mapi.php orders and the notify.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ChannelRequestError } from '#lib/http/errors.ts';
+import { ChannelRequestError } from './errors.ts';
 import {
   formNotificationVerdict,
   parseUniqueParams,

@@ -1,6 +1,6 @@
 // Public surface of the channel wire-protocol adapters used by the payments service.
 
-export { ChannelConfigError, ChannelRequestError } from '#lib/http/errors.ts';
+export { ChannelConfigError, ChannelRequestError } from '#lib/billing/channels/errors.ts';
 export type { ChannelASettings } from './channel-a.ts';
 export { createChannelA } from './channel-a.ts';
 export type { ChannelBSettings } from './channel-b.ts';

@@ -2,7 +2,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import { ChannelConfigError } from '#lib/http/errors.ts';
+import { ChannelConfigError } from './errors.ts';
 
 // Settings stored in env files or JSON often carry "\n" as two characters instead of a line break.
 function unescapeLineBreaks(text: string): string {

@@ -1,5 +1,5 @@
 // Fail-fast checks for the plain (non-key) channel settings; errors name the field, never its value.
-import { ChannelConfigError } from '#lib/http/errors.ts';
+import { ChannelConfigError } from './errors.ts';
 
 /** A non-empty identifier such as an app id, merchant id or certificate serial, trimmed. */
 export function requireSetting(field: string, value: string | undefined): string {

@@ -15,7 +15,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { AppError } from '#lib/http/errors.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { TABLE } from './keys.ts';
 
 export type Item = Record<string, unknown>;
@@ -35,7 +35,7 @@ export type TransactItem = {
 export class ConditionFailedError extends AppError {
   readonly failedItems: number[];
   constructor(failedItems: number[] = [], cause?: unknown) {
-    super(409, 'conflict', 'The resource was changed by another request', { cause });
+    super('conflict', 'The resource was changed by another request', { cause });
     this.name = 'ConditionFailedError';
     this.failedItems = failedItems;
   }
@@ -203,5 +203,5 @@ export function decodeCursor(cursor: string | undefined): Record<string, unknown
   } catch {
     // fall through
   }
-  throw new AppError(400, 'bad_request', 'query.cursor: is not a valid cursor');
+  throw new AppError('bad_request', 'query.cursor: is not a valid cursor');
 }

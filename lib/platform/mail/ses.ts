@@ -1,7 +1,7 @@
 // Mail through Amazon SES (API v1 SendEmail); locally through the SES-compatible stand-in at
 // `aws.ses_endpoint`.
 import { type SESClient, SendEmailCommand } from '@aws-sdk/client-ses';
-import { errors } from '#lib/http/errors.ts';
+import { errors } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from './mailer.ts';
 

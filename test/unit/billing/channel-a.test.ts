@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelASettings } from '#lib/billing/channels/channel-a.ts';
 import { createChannelA } from '#lib/billing/channels/channel-a.ts';
+import { ChannelConfigError, ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import type { CallbackRequest } from '#lib/billing/channels/types.ts';
-import { ChannelConfigError, ChannelRequestError } from '#lib/http/errors.ts';
 import type { FakeAlipayGateway } from '#test/support/fake-gateways/index.ts';
 import {
   alipayNotifyFields,

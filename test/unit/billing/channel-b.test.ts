@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Aes } from 'wechatpay-axios-plugin';
 import type { ChannelBSettings } from '#lib/billing/channels/channel-b.ts';
 import { createChannelB } from '#lib/billing/channels/channel-b.ts';
-import { ChannelConfigError, ChannelRequestError } from '#lib/http/errors.ts';
+import { ChannelConfigError, ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import type { FakeWechatpay, WechatpayCallbackOptions } from '#test/support/fake-gateways/index.ts';
 import {
   buildWechatpayCallback,

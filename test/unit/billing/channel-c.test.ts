@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelCSettings } from '#lib/billing/channels/channel-c.ts';
 import { createChannelC, signEpayParams } from '#lib/billing/channels/channel-c.ts';
+import { ChannelConfigError, ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import type { CallbackRequest } from '#lib/billing/channels/types.ts';
-import { ChannelConfigError, ChannelRequestError } from '#lib/http/errors.ts';
 import type { FakeEpay } from '#test/support/fake-gateways/index.ts';
 import {
   buildEpayNotify,

@@ -7,6 +7,7 @@ import { UploadError } from '#lib/files/errors.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { inspectUpload } from '#lib/files/record.ts';
 import { IMAGE_KINDS, kindFromMimeType, sniffImage } from '#lib/files/sniff.ts';
+import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images, jpegRotated, notAnImage, png } from '#test/support/images.ts';
 
 const ALL = IMAGE_KINDS;
@@ -46,11 +47,11 @@ describe('inspectUpload facts', () => {
   });
 
   it('is 400 for no bytes and 413 over maxBytes, with the limit', async () => {
-    expect((await rejection(inspectUpload(Buffer.alloc(0), { allowed: ALL, maxBytes: MAX }))).status).toBe(
+    expect(statusOf(await rejection(inspectUpload(Buffer.alloc(0), { allowed: ALL, maxBytes: MAX })))).toBe(
       400,
     );
     const error = await rejection(inspectUpload(png.bytes, { allowed: ALL, maxBytes: png.bytes.length - 1 }));
-    expect(error.status).toBe(413);
+    expect(statusOf(error)).toBe(413);
     expect(error.limitBytes).toBe(png.bytes.length - 1);
     expect(error.message).toBe(`file: larger than ${png.bytes.length - 1} bytes`);
     await expect(
@@ -63,7 +64,7 @@ describe('inspectUpload facts', () => {
     const error = await rejection(
       inspectUpload(gifBytes, { allowed: ALL, maxBytes: MAX, expectedMimeType: 'image/png' }),
     );
-    expect(error.status).toBe(415);
+    expect(statusOf(error)).toBe(415);
     expect(error.message).toBe('file: content is image/gif but image/png was declared');
     const jpegFacts = await inspectUpload(images.jpeg.bytes, {
       allowed: ALL,
@@ -86,7 +87,7 @@ describe('sniffImage', () => {
     const parsed = await parseUploadForm({ body, contentType, maxBytes: MAX });
     expect(parsed.file.clientMimeType).toBe('image/png');
     const error = await rejection(inspectUpload(parsed.file.bytes, { allowed: ALL, maxBytes: MAX }));
-    expect(error.status).toBe(415);
+    expect(statusOf(error)).toBe(415);
     expect(error.message).toBe(
       'file: type unknown is not allowed; allowed: png, jpeg, gif, webp, avif, bmp, ico',
     );
@@ -102,7 +103,7 @@ describe('sniffImage', () => {
 
   it('names an image type that the configuration does not allow', async () => {
     const error = await rejection(sniffImage(images.gif.bytes, ['png', 'jpeg']));
-    expect(error.status).toBe(415);
+    expect(statusOf(error)).toBe(415);
     expect(error.message).toBe('file: type image/gif is not allowed; allowed: png, jpeg');
   });
 
@@ -145,7 +146,7 @@ describe('sniffImage', () => {
 
   it('refuses empty and tiny inputs as unknown', async () => {
     for (const bytes of [Buffer.alloc(0), Buffer.from([0xff]), Buffer.from([0x89, 0x50])]) {
-      expect((await rejection(sniffImage(bytes, ALL))).status).toBe(415);
+      expect(statusOf(await rejection(sniffImage(bytes, ALL)))).toBe(415);
     }
   });
 });

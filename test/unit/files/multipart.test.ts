@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { UploadError } from '#lib/files/errors.ts';
 import { MULTIPART_OVERHEAD_BYTES, parseUploadForm } from '#lib/files/multipart.ts';
+import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, png } from '#test/support/images.ts';
 
 const MAX = 4096;
@@ -101,7 +102,7 @@ describe('parseUploadForm', () => {
       '',
     ])('refuses %j', async (contentType) => {
       const error = await rejection(parseUploadForm({ body: form.body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(415);
+      expect(statusOf(error)).toBe(415);
       expect(error.message).toMatch(/multipart\/form-data/);
     });
   });
@@ -110,14 +111,14 @@ describe('parseUploadForm', () => {
     it('is missing', async () => {
       const { body, contentType } = buildMultipart([{ name: 'permission', data: 'private' }]);
       const error = await rejection(parseUploadForm({ body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('file: part is missing');
     });
 
     it('is missing and names the file parts that were sent instead', async () => {
       const { body, contentType } = buildMultipart([{ name: 'image', filename: 'a.png', data: png.bytes }]);
       const error = await rejection(parseUploadForm({ body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('file: part is missing (file parts seen: "image")');
     });
 
@@ -132,7 +133,7 @@ describe('parseUploadForm', () => {
         { name: 'file', filename: 'a.png', data: Buffer.alloc(0) },
       ]);
       const error = await rejection(parseUploadForm({ body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('file: is empty');
     });
 
@@ -142,7 +143,7 @@ describe('parseUploadForm', () => {
         { name: 'file', filename: 'b.png', data: png.bytes },
       ]);
       const error = await rejection(parseUploadForm({ body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('file: more than one part named file');
     });
   });
@@ -153,7 +154,7 @@ describe('parseUploadForm', () => {
     it('refuses a value over 512 bytes', async () => {
       const { body, contentType } = buildMultipart([{ name: 'permission', data: 'x'.repeat(513) }, file]);
       const error = await rejection(parseUploadForm({ body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('permission: longer than 512 bytes');
     });
 
@@ -167,7 +168,7 @@ describe('parseUploadForm', () => {
       const many = Array.from({ length: 9 }, (_, index) => ({ name: `f${index}`, data: 'v' }));
       const { body, contentType } = buildMultipart([...many, file]);
       const error = await rejection(parseUploadForm({ body, contentType, maxBytes: MAX }));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('request: more than 8 text fields');
     });
 
@@ -212,7 +213,7 @@ describe('parseUploadForm', () => {
           contentLength: MAX + MULTIPART_OVERHEAD_BYTES + 1,
         }),
       );
-      expect(error.status).toBe(413);
+      expect(statusOf(error)).toBe(413);
       expect(error.message).toBe(`file: larger than ${MAX} bytes`);
       expect(error.limitBytes).toBe(MAX);
       expect(stream.readableFlowing).toBeNull();
@@ -221,14 +222,14 @@ describe('parseUploadForm', () => {
     it('refuses a Buffer body longer than the limit plus overhead', async () => {
       const body = Buffer.concat([over.body, Buffer.alloc(MULTIPART_OVERHEAD_BYTES)]);
       const error = await rejection(parseUploadForm({ body, contentType: over.contentType, maxBytes: MAX }));
-      expect(error.status).toBe(413);
+      expect(statusOf(error)).toBe(413);
     });
 
     it('refuses a file part over the limit mid-stream, without a content length', async () => {
       const error = await rejection(
         parseUploadForm({ body: chunked(over.body, 100), contentType: over.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(413);
+      expect(statusOf(error)).toBe(413);
       expect(error.message).toBe(`file: larger than ${MAX} bytes`);
     });
 
@@ -248,7 +249,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: stream, contentType: big.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(413);
+      expect(statusOf(error)).toBe(413);
       await new Promise((resolve) => setTimeout(resolve, 20));
       // Paused with data left in its buffer: only the stream's own read-ahead (highWaterMark) was pulled.
       expect(stream.readableFlowing).toBe(false);
@@ -260,7 +261,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: over.body, contentType: over.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(413);
+      expect(statusOf(error)).toBe(413);
     });
 
     it('refuses a stream whose ignored parts push the body past the limit plus overhead', async () => {
@@ -271,7 +272,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: chunked(body, 4096), contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(413);
+      expect(statusOf(error)).toBe(413);
     });
   });
 
@@ -281,7 +282,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: cut, contentType: form.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toMatch(/^request: malformed multipart body/);
     });
 
@@ -290,7 +291,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: chunked(cut, 7), contentType: form.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
     });
 
     it('refuses a body that uses another boundary', async () => {
@@ -301,7 +302,7 @@ describe('parseUploadForm', () => {
           maxBytes: MAX,
         }),
       );
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
     });
 
     it('refuses a part header without the blank line', async () => {
@@ -312,7 +313,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body, contentType: 'multipart/form-data; boundary=b', maxBytes: MAX }),
       );
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
     });
 
     it('refuses a stream that fails', async () => {
@@ -324,7 +325,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: stream, contentType: form.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toBe('request: malformed multipart body (the request body could not be read)');
     });
 
@@ -353,7 +354,7 @@ describe('parseUploadForm', () => {
       const error = await rejection(
         parseUploadForm({ body: Buffer.alloc(0), contentType: form.contentType, maxBytes: MAX }),
       );
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
     });
   });
 
@@ -367,7 +368,7 @@ describe('parseUploadForm', () => {
         parseUploadForm({ body: request, contentType: request.headers['content-type'] ?? '', maxBytes }).then(
           (parsed) => response.end(`ok ${parsed.file.sha256}`),
           (error: UploadError) => {
-            response.writeHead(error.status, { connection: 'close' });
+            response.writeHead(statusOf(error), { connection: 'close' });
             response.end(error.message);
           },
         );

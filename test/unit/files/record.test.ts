@@ -12,6 +12,7 @@ import {
   storedFilename,
   uploadRecordSchema,
 } from '#lib/files/index.ts';
+import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images } from '#test/support/images.ts';
 
 const ID = '0b9c6f1e-2d3a-4c5b-8e7f-9a0b1c2d3e4f';
@@ -103,7 +104,7 @@ describe('parsePermission', () => {
     try {
       parsePermission('secret');
     } catch (error) {
-      expect((error as UploadError).status).toBe(400);
+      expect(statusOf(error as UploadError)).toBe(400);
       expect((error as UploadError).message).toBe('permission: must be one of private, public');
     }
   });

@@ -5,10 +5,11 @@ import { Readable } from 'node:stream';
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { DISPLAY_PREFIX_LENGTH, generateApiToken, hashApiToken } from '#lib/accounts/api-tokens.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { UploadError } from '#lib/files/errors.ts';
 import { INLINE_MAX_BYTES, storedFileResult } from '#lib/files/serve.ts';
 import { FileStorage, type StoredObject } from '#lib/files/storage.ts';
-import { AppError } from '#lib/http/errors.ts';
+import { statusOf } from '#lib/http/errors.ts';
 
 const client = new S3Client({
   region: 'us-east-1',
@@ -55,17 +56,17 @@ describe('presigned PUT', () => {
 
 describe('UploadError as an HTTP answer', () => {
   it('keeps status and message, and reports the limit of a 413', () => {
-    const tooBig = new UploadError(413, 'file: larger than 10 bytes', { limitBytes: 10 });
-    const wrongType = new UploadError(415, 'file: type text/plain is not allowed');
-    const bad = new UploadError(400, 'file: is empty');
+    const tooBig = new UploadError('payload_too_large', 'file: larger than 10 bytes', { limitBytes: 10 });
+    const wrongType = new UploadError('unsupported_media_type', 'file: type text/plain is not allowed');
+    const bad = new UploadError('bad_request', 'file: is empty');
     expect(tooBig).toBeInstanceOf(AppError);
-    expect([tooBig.status, tooBig.message, tooBig.data]).toEqual([
+    expect([statusOf(tooBig), tooBig.message, tooBig.data]).toEqual([
       413,
       'file: larger than 10 bytes',
       { limit_bytes: 10 },
     ]);
-    expect([wrongType.status, wrongType.errorName]).toEqual([415, 'unsupported_media_type']);
-    expect([bad.status, bad.message]).toEqual([400, 'file: is empty']);
+    expect([statusOf(wrongType), wrongType.errorName]).toEqual([415, 'unsupported_media_type']);
+    expect([statusOf(bad), bad.message]).toEqual([400, 'file: is empty']);
   });
 });
 
@@ -115,10 +116,10 @@ describe('storedFileResult (the files Lambda)', () => {
 
   it('never looks up keys outside the record form (such as incoming/...)', async () => {
     const { storage, opened } = fakeStorage(undefined);
-    await expect(storedFileResult(storage, `incoming/${KEY}`)).rejects.toMatchObject({ status: 404 });
-    await expect(storedFileResult(storage, '../secret')).rejects.toMatchObject({ status: 404 });
+    await expect(storedFileResult(storage, `incoming/${KEY}`)).rejects.toMatchObject({ errorName: 'not_found' });
+    await expect(storedFileResult(storage, '../secret')).rejects.toMatchObject({ errorName: 'not_found' });
     expect(opened).toEqual([]);
-    await expect(storedFileResult(storage, KEY)).rejects.toMatchObject({ status: 404 });
+    await expect(storedFileResult(storage, KEY)).rejects.toMatchObject({ errorName: 'not_found' });
     expect(opened).toEqual([KEY]);
   });
 });
