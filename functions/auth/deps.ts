@@ -1,9 +1,9 @@
 // The auth function's dependencies, built once per container from its needs and settings.
 
-import { createAuthenticator } from '#lib/accounts/authenticate.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type AccountContext, buildAccountContext } from '#lib/accounts/context.ts';
 import { usageReader } from '#lib/files/quota.ts';
+import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';

@@ -13,7 +13,7 @@ import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
-import { requirePrincipal } from '#lib/http/paging.ts';
+import { requirePrincipal } from '#lib/http/principal.ts';
 import { API_PREFIX } from '#lib/http/routes.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';

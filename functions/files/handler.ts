@@ -2,10 +2,10 @@
 // and the 404 for unknown routes. Imports only what serving needs (the storage, no upload pipeline, no
 // session checks): every route of this group takes no credentials.
 
-import { storedFileResult } from '#lib/files/serve.ts';
 import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { storedFileResult } from '#lib/http/stored-file.ts';
 import type { HttpResult } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import * as z from '#lib/platform/zod.ts';

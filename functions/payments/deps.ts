@@ -1,9 +1,10 @@
 // The payments function's dependencies, built once per container from its needs and settings.
-import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { buildPaymentService } from '#lib/billing/build.ts';
 import type { PaymentService } from '#lib/billing/service.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
+import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';

@@ -1,8 +1,9 @@
 // The upload function's dependencies, built once per container from its needs and settings.
-import { createAuthenticator } from '#lib/accounts/authenticate.ts';
+
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { buildUploadServices, type UploadServices } from '#lib/files/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
+import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { cdnOf } from '#lib/wiring/cdn.ts';

@@ -2,7 +2,7 @@
 // acting administrator's password), search and list accounts, enable or disable one, reset its TOTP.
 
 import { errors } from '#lib/core/errors.ts';
-import type { Page } from '#lib/http/paging.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
 import { ConditionFailedError, decodeCursor, encodeCursor, type Item } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { type AccountContext, type AccountUsage, requirePassword } from './context.ts';

@@ -5,14 +5,16 @@
 // stops working at once (docs/ACCOUNTS.md).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import type { Principal } from '#lib/http/types.ts';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import { API_TOKEN_PREFIX } from './authenticate.ts';
 import { type ClientInfo, NO_CLIENT } from './client.ts';
+import type { Principal } from './model.ts';
 import { AccountRepository, accountKey } from './repository.ts';
 import { SecurityEvents } from './security-events.ts';
+
+/** API tokens are told apart from session tokens by their prefix (sessions are JWTs). */
+export const API_TOKEN_PREFIX = 'ut_';
 
 /** Characters of the secret shown in listings so people can tell their tokens apart (`ut_` + 5). */
 export const DISPLAY_PREFIX_LENGTH = 8;

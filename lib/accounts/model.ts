@@ -1,4 +1,4 @@
-// The account record's plain shape, imported by lib/http (principals) and lib/accounts alike; no imports.
+// The account record's plain shape and the principal a request acts as; no imports.
 
 export type Role = 'user' | 'admin';
 
@@ -26,4 +26,15 @@ export interface Account {
   ident_indexed?: boolean;
   created_at: string;
   updated_at: string;
+}
+
+/** Who is calling, once authentication has run. */
+export interface Principal {
+  accountId: string;
+  role: Role;
+  via: 'session' | 'api_token' | 'static_token';
+  /** Session id (jti) when `via` is session; token id when `via` is api_token. */
+  credentialId?: string;
+  /** The account record as read while authenticating, so routes need not read it again. */
+  account?: Account;
 }

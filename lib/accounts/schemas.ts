@@ -1,7 +1,7 @@
 // Request bodies and queries of the account endpoints (docs/DESIGN.md 5, 10): every field typed and bounded; a
 // bad one is a 400 naming it. Unknown fields are dropped. Each schema is built on its first use
 // (lib/http/handler.ts defineRoute): a cold start builds none of them.
-import { DEFAULT_PAGE_SIZE, pageLimitField, pageQuery } from '#lib/http/paging.ts';
+import { DEFAULT_PAGE_SIZE, pageLimitField, pageQuery } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
 
 /** A missing field says so; a field of the wrong type says that. */

@@ -2,7 +2,7 @@
 // account's own partition, newest first by sort key, deleted by DynamoDB's TTL after 90 days.
 import { randomBytes } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import type { Page } from '#lib/http/paging.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
 import { decodeCursor, encodeCursor, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';

@@ -4,10 +4,10 @@
 // the account in one BatchGet, and the account's sessions are one strongly consistent query.
 
 import { AppError, errors } from '#lib/core/errors.ts';
-import type { Principal } from '#lib/http/types.ts';
 import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
+import type { Principal } from './model.ts';
 import { type Account, AccountRepository, accountKey, fromAccountItem } from './repository.ts';
 import { TokenError, type TokenSigner } from './tokens.ts';
 

@@ -12,7 +12,7 @@ export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
 const ALL_ORDERS = 'orders';
 
-import type { Page } from '#lib/http/paging.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
 
 export type { Page };
 

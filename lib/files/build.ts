@@ -2,9 +2,9 @@
 // static upload token; production (functions/upload/deps.ts) and tests call the same builder.
 
 import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
+import type { Principal } from '#lib/accounts/model.ts';
 import { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { Principal } from '#lib/http/types.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Table } from '#lib/platform/db/table.ts';

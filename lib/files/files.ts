@@ -2,7 +2,7 @@
 // the owner's listing (gsi1) and the public gallery (gsi2).
 
 import { errors } from '#lib/core/errors.ts';
-import type { Page } from '#lib/http/paging.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
 import {
   ConditionFailedError,
   decodeCursor,
@@ -54,7 +54,7 @@ export interface FileItem {
   [attribute: string]: unknown;
 }
 
-/** A page of file records (lib/http/paging.ts). */
+/** A page of file records (lib/platform/db/paging.ts). */
 export type FilePage = Page<UploadRecord>;
 
 /** The stored item of a new record (`record.created_at` from `now`, whose milliseconds order listings). */

@@ -1,6 +1,6 @@
 // What a plan grants and how much an account may store (docs/DESIGN.md 11): pure rules over the stored grant
 // and the clock, no I/O. An expired grant simply stops counting here, at read time; no job rewrites it.
-import type { Role } from '#lib/http/types.ts';
+import type { Role } from '#lib/accounts/model.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,8 +1,8 @@
 // Quotas as the upload and payment services use them: reservations that ride in the record's transaction,
 // the grant a settlement writes, and the usage an account (or the back office) reads.
 
+import type { Role } from '#lib/accounts/model.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { Role } from '#lib/http/types.ts';
 import type { Clock, Table, TransactItem } from '#lib/platform/db/table.ts';
 import {
   effectiveQuota,

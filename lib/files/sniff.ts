@@ -1,7 +1,7 @@
 // What an upload really is, from its bytes (never the client's header or name), and whether it is allowed.
 import type { fileTypeFromBuffer as FileTypeFromBuffer } from 'file-type/core';
+import { IMAGE_KINDS, type ImageKind } from '#lib/files/metadata/types.ts';
 import { UploadError } from './errors.ts';
-import { IMAGE_KINDS, type ImageKind } from './metadata/types.ts';
 
 export { IMAGE_KINDS, type ImageKind };
 

@@ -1,19 +1,8 @@
 // Plain request/response shapes the route implementations see: no Lambda event types beyond lib/http.
-import type { Account, Role } from '#lib/accounts/model.ts';
+import type { Principal, Role } from '#lib/accounts/model.ts';
 import type { Envelope } from './envelope.ts';
 
-export type { Role };
-
-/** Who is calling, once authentication has run. */
-export interface Principal {
-  accountId: string;
-  role: Role;
-  via: 'session' | 'api_token' | 'static_token';
-  /** Session id (jti) when `via` is session; token id when `via` is api_token. */
-  credentialId?: string;
-  /** The account record as read while authenticating, so routes need not read it again. */
-  account?: Account;
-}
+export type { Principal, Role };
 
 export interface HttpRequest<Body = unknown, Query = Record<string, string>> {
   routeKey: string;

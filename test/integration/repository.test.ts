@@ -72,6 +72,8 @@ describe('repository base on DynamoDB Local', () => {
   it('round-trips pagination cursors and rejects forged ones with a 400', () => {
     const lastKey = { pk: 'a', sk: 'b' };
     expect(decodeCursor(encodeCursor(lastKey) ?? undefined)).toEqual(lastKey);
-    expect(() => decodeCursor('not-a-cursor')).toThrowError(expect.objectContaining({ errorName: 'bad_request' }));
+    expect(() => decodeCursor('not-a-cursor')).toThrowError(
+      expect.objectContaining({ errorName: 'bad_request' }),
+    );
   });
 });

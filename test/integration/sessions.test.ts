@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAuthenticator } from '#lib/accounts/authenticate.ts';
 import { hashPassword, needsRehash, verifyPassword } from '#lib/accounts/passwords.ts';
 import { accountKey } from '#lib/accounts/repository.ts';
+import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount } from '#test/support/accounts.ts';

@@ -303,7 +303,9 @@ describe('confirm refuses', () => {
       }),
     );
 
-    await expect(small.confirm(alice.account, grant.key)).rejects.toMatchObject({ errorName: 'payload_too_large' });
+    await expect(small.confirm(alice.account, grant.key)).rejects.toMatchObject({
+      errorName: 'payload_too_large',
+    });
     expect(await bucketKeys(`incoming/${grant.key}`)).toEqual([]);
   });
 

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { DISPLAY_PREFIX_LENGTH, generateApiToken, hashApiToken } from '#lib/accounts/api-tokens.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { UploadError } from '#lib/files/errors.ts';
-import { INLINE_MAX_BYTES, storedFileResult } from '#lib/files/serve.ts';
 import { FileStorage, type StoredObject } from '#lib/files/storage.ts';
 import { statusOf } from '#lib/http/errors.ts';
+import { INLINE_MAX_BYTES, storedFileResult } from '#lib/http/stored-file.ts';
 
 const client = new S3Client({
   region: 'us-east-1',
@@ -116,7 +116,9 @@ describe('storedFileResult (the files Lambda)', () => {
 
   it('never looks up keys outside the record form (such as incoming/...)', async () => {
     const { storage, opened } = fakeStorage(undefined);
-    await expect(storedFileResult(storage, `incoming/${KEY}`)).rejects.toMatchObject({ errorName: 'not_found' });
+    await expect(storedFileResult(storage, `incoming/${KEY}`)).rejects.toMatchObject({
+      errorName: 'not_found',
+    });
     await expect(storedFileResult(storage, '../secret')).rejects.toMatchObject({ errorName: 'not_found' });
     expect(opened).toEqual([]);
     await expect(storedFileResult(storage, KEY)).rejects.toMatchObject({ errorName: 'not_found' });

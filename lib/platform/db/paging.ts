@@ -1,8 +1,6 @@
 // Cursor pages, one shape for every list (files, gallery, orders) and one query schema for asking for them.
 
-import { errors } from '#lib/core/errors.ts';
 import * as z from '#lib/platform/zod.ts';
-import type { HttpRequest, Principal } from './types.ts';
 
 /** A page of a list; pass `next_cursor` back as `cursor` for the next one (null on the last page). */
 export interface Page<T> {
@@ -52,9 +50,3 @@ export const pageQuery = z.once(() =>
 );
 
 export type PageRequest = z.output<ReturnType<typeof pageQuery>>;
-
-/** The caller of a route that took credentials; a route that reaches here without one is a 401. */
-export function requirePrincipal(request: Pick<HttpRequest<unknown, unknown>, 'principal'>): Principal {
-  if (!request.principal) throw errors.unauthorized();
-  return request.principal;
-}

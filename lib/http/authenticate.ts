@@ -1,10 +1,11 @@
 // Establishes the caller for a route's auth kind (lib/http/routes.ts): sessions everywhere, and on `uploader`
 // routes also API tokens and the static `upload.api_token` (docs/DESIGN.md 5), when the group passes them.
 import { timingSafeEqual } from 'node:crypto';
+import { API_TOKEN_PREFIX } from '#lib/accounts/api-tokens.ts';
+import type { SessionService } from '#lib/accounts/sessions.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { Authenticator } from '#lib/http/handler.ts';
-import type { HttpRequest, Principal } from '#lib/http/types.ts';
-import type { SessionService } from './sessions.ts';
+import type { Authenticator } from './handler.ts';
+import type { HttpRequest, Principal } from './types.ts';
 
 export function bearerToken(request: Pick<HttpRequest, 'headers'>): string | undefined {
   const header = request.headers.authorization;
@@ -12,9 +13,6 @@ export function bearerToken(request: Pick<HttpRequest, 'headers'>): string | und
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1];
 }
-
-/** API tokens are told apart from session tokens by their prefix (sessions are JWTs). */
-export const API_TOKEN_PREFIX = 'ut_';
 
 export interface AuthenticatorInput {
   sessions: Pick<SessionService, 'authenticate'>;

@@ -4,10 +4,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { errors } from '#lib/core/errors.ts';
-import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
-import type { HttpResult } from '#lib/http/types.ts';
-import { parseStorageKey } from './names.ts';
-import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from './storage.ts';
+import { parseStorageKey } from '#lib/files/names.ts';
+import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from '#lib/files/storage.ts';
+import { SECURITY_HEADERS } from './envelope.ts';
+import type { HttpResult } from './types.ts';
 
 /** Largest object the Lambda returns in its response (6 MB invocation cap, base64 on top). */
 export const INLINE_MAX_BYTES = 4 * 1024 * 1024;

@@ -1,0 +1,10 @@
+// The caller a route acts for, once the authenticator has run.
+import type { Principal } from '#lib/accounts/model.ts';
+import { errors } from '#lib/core/errors.ts';
+import type { HttpRequest } from './types.ts';
+
+/** The caller of a route that took credentials; a route that reaches here without one is a 401. */
+export function requirePrincipal(request: Pick<HttpRequest<unknown, unknown>, 'principal'>): Principal {
+  if (!request.principal) throw errors.unauthorized();
+  return request.principal;
+}
