@@ -1,9 +1,10 @@
 // The back office's accounts: search, enable or disable, reset two-factor authentication, and new
 // administrators. Every call needs an administrator session; the API refuses anyone else.
 import { useState } from 'preact/hooks';
-import { useAction } from '../action.tsx';
+import { ActionButton, useAction } from '../action.tsx';
 import { api, call } from '../api/client.ts';
-import { DataTable, Field, FormError, formatBytes, Page, Status, useForm, useLoad } from '../ui.tsx';
+import { Field, PasswordField, Submit, useForm } from '../form.tsx';
+import { DataTable, FormError, formatBytes, Page, Status, useLoad } from '../ui.tsx';
 
 export function AdminAccounts() {
   const [query, setQuery] = useState('');
@@ -51,83 +52,54 @@ export function AdminAccounts() {
       {accounts.error && <FormError message={accounts.error} />}
       {action.view}
       <DataTable columns={['Username', 'E-mail', 'Role', 'Status', 'Usage']} actions>
-        {accounts.data?.items.map((account) => (
-          <tr key={account.id}>
-            <td>{account.username}</td>
-            <td>{account.email ?? '—'}</td>
-            <td>{account.role}</td>
-            <td>{account.status}</td>
-            <td>
-              {account.usage
-                ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
-                : '—'}
-            </td>
-            <td class="actions">
-              <button
-                type="button"
-                class="secondary"
-                onClick={() =>
-                  action.run(
-                    () =>
-                      call(
-                        api.PATCH('/api/v1/admin/accounts/{id}', {
-                          params: { path: { id: account.id } },
-                          body: { status: account.status === 'active' ? 'disabled' : 'active' },
-                        }),
-                      ),
-                    `${account.username} is now ${account.status === 'active' ? 'disabled' : 'active'}`,
-                  )
-                }
-              >
-                {account.status === 'active' ? 'Disable' : 'Enable'}
-                <span class="visually-hidden"> {account.username}</span>
-              </button>
-              {account.totp_enabled && (
-                <button
-                  type="button"
-                  class="secondary"
-                  onClick={() =>
-                    action.run(
-                      () =>
-                        call(
-                          api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
-                            params: { path: { id: account.id } },
-                            body: {},
-                          }),
-                        ),
-                      `Two-factor authentication of ${account.username} reset`,
-                    )
+        {accounts.data?.items.map((account) => {
+          const path = { params: { path: { id: account.id } } };
+          const next = account.status === 'active' ? 'disabled' : 'active';
+          return (
+            <tr key={account.id}>
+              <td>{account.username}</td>
+              <td>{account.email ?? '—'}</td>
+              <td>{account.role}</td>
+              <td>{account.status}</td>
+              <td>
+                {account.usage
+                  ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
+                  : '—'}
+              </td>
+              <td class="actions">
+                <ActionButton
+                  action={action}
+                  work={() =>
+                    call(api.PATCH('/api/v1/admin/accounts/{id}', { ...path, body: { status: next } }))
                   }
+                  done={`${account.username} is now ${next}`}
                 >
-                  Reset TOTP<span class="visually-hidden"> of {account.username}</span>
-                </button>
-              )}
-            </td>
-          </tr>
-        ))}
+                  {account.status === 'active' ? 'Disable' : 'Enable'}
+                  <span class="visually-hidden"> {account.username}</span>
+                </ActionButton>
+                {account.totp_enabled && (
+                  <ActionButton
+                    action={action}
+                    work={() =>
+                      call(api.POST('/api/v1/admin/accounts/{id}/totp/reset', { ...path, body: {} }))
+                    }
+                    done={`Two-factor authentication of ${account.username} reset`}
+                  >
+                    Reset TOTP<span class="visually-hidden"> of {account.username}</span>
+                  </ActionButton>
+                )}
+              </td>
+            </tr>
+          );
+        })}
       </DataTable>
       <h2 id="new-admin-title">New administrator</h2>
       <form onSubmit={submitCreate} noValidate aria-labelledby="new-admin-title">
         <Field form={create} name="username" label="Username" autoComplete="off" />
         <Field form={create} name="email" label="E-mail" type="email" autoComplete="off" />
-        <Field
-          form={create}
-          name="password"
-          label="Their password"
-          type="password"
-          autoComplete="new-password"
-        />
-        <Field
-          form={create}
-          name="current_password"
-          label="Your password"
-          type="password"
-          autoComplete="current-password"
-        />
-        <button type="submit" disabled={create.busy}>
-          Create administrator
-        </button>
-        {create.formError && <FormError message={create.formError} />}
+        <PasswordField form={create} label="Their password" autoComplete="new-password" />
+        <PasswordField form={create} name="current_password" label="Your password" />
+        <Submit form={create}>Create administrator</Submit>
         {created && <Status message={created} />}
       </form>
     </Page>

@@ -3,7 +3,8 @@
 import { useState } from 'preact/hooks';
 import { useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
-import { Field, FormError, Page, Status, useForm, useLoad } from '../ui.tsx';
+import { Field, Submit, useForm } from '../form.tsx';
+import { FormError, Page, Status, useLoad } from '../ui.tsx';
 
 type PaymentSettings = DataOf<'/api/v1/admin/payment', 'get'>;
 type Channel = 'channel_a' | 'channel_b' | 'channel_c';
@@ -69,10 +70,7 @@ function ChannelForm({
           autoComplete="off"
         />
       ))}
-      <button type="submit" disabled={form.busy}>
-        Save {channel}
-      </button>
-      {form.formError && <FormError message={form.formError} />}
+      <Submit form={form}>Save {channel}</Submit>
       {saved && <Status message={saved} />}
     </form>
   );

@@ -1,21 +1,14 @@
 // The back office's plans: the list (edit, put on sale or withdraw, delete) and the form that makes a new
 // plan or edits one.
 import { useId, useState } from 'preact/hooks';
-import { useAction } from '../action.tsx';
+import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
-import {
-  DataTable,
-  Field,
-  FormError,
-  formatBytes,
-  formatMoney,
-  Page,
-  Status,
-  useForm,
-  useLoad,
-} from '../ui.tsx';
+import { Field, useForm } from '../form.tsx';
+import { DataTable, FormError, formatBytes, formatMoney, Page, Status, useLoad } from '../ui.tsx';
 
 type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
+
+const planPath = (plan: Plan) => ({ params: { path: { id: plan.id } } });
 
 /**
  * A plan's fields as an administrator types them: the price in cents, the quota in GiB (empty: unlimited),
@@ -47,7 +40,7 @@ function PlanForm({
       duration_days: values.duration_days ? Number(values.duration_days) : 0,
     };
     if (plan) {
-      await call(api.PATCH('/api/v1/admin/plans/{id}', { params: { path: { id: plan.id } }, body }));
+      await call(api.PATCH('/api/v1/admin/plans/{id}', { ...planPath(plan), body }));
     } else {
       await call(api.POST('/api/v1/admin/plans', { body }));
       form.reset();
@@ -116,37 +109,28 @@ export function AdminPlans() {
               >
                 Edit<span class="visually-hidden"> {plan.name}</span>
               </button>
-              <button
-                type="button"
-                class="secondary"
-                onClick={() =>
-                  action.run(
-                    () =>
-                      call(
-                        api.PATCH('/api/v1/admin/plans/{id}', {
-                          params: { path: { id: plan.id } },
-                          body: { active: !plan.active },
-                        }),
-                      ),
-                    `${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`,
+              <ActionButton
+                action={action}
+                work={() =>
+                  call(
+                    api.PATCH('/api/v1/admin/plans/{id}', {
+                      ...planPath(plan),
+                      body: { active: !plan.active },
+                    }),
                   )
                 }
+                done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
               >
                 {plan.active ? 'Withdraw' : 'Put on sale'}
                 <span class="visually-hidden"> {plan.name}</span>
-              </button>
-              <button
-                type="button"
-                class="secondary"
-                onClick={() =>
-                  action.run(
-                    () => call(api.DELETE('/api/v1/admin/plans/{id}', { params: { path: { id: plan.id } } })),
-                    `${plan.name} deleted`,
-                  )
-                }
+              </ActionButton>
+              <ActionButton
+                action={action}
+                work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
+                done={`${plan.name} deleted`}
               >
                 Delete<span class="visually-hidden"> {plan.name}</span>
-              </button>
+              </ActionButton>
             </td>
           </tr>
         ))}
