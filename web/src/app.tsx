@@ -3,7 +3,11 @@
 import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, call } from './api/client.ts';
-import { AdminAccounts, AdminFiles, AdminOrders, AdminPayment, AdminPlans } from './pages/admin.tsx';
+import { AdminAccounts } from './pages/admin-accounts.tsx';
+import { AdminFiles } from './pages/admin-files.tsx';
+import { AdminOrders } from './pages/admin-orders.tsx';
+import { AdminPayment } from './pages/admin-payment.tsx';
+import { AdminPlans } from './pages/admin-plans.tsx';
 import { FilesPage } from './pages/files.tsx';
 import { GalleryPage } from './pages/gallery.tsx';
 import { LoginForm, LoginPage, RegisterPage } from './pages/login.tsx';

@@ -1,9 +1,9 @@
 // Upload (file picker, drag and drop, paste; progress per file) and my files: thumbnails from the stored
 // image, links in four formats, permission, delete.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, call, type DataOf } from '../api/client.ts';
+import { api, call, type DataOf } from '../api/client.ts';
 import { uploadFile } from '../api/upload.ts';
-import { copyText, FormError, formatBytes, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import { copyText, errorText, FormError, formatBytes, formatTime, Page, Status, useLoad } from '../ui.tsx';
 
 type FileItem = DataOf<'/api/v1/files', 'get'>['items'][number];
 
@@ -49,7 +49,7 @@ export function Uploader({ onUploaded }: { onUploaded: () => void }) {
         .catch((error: unknown) =>
           update(id, {
             state: 'failed',
-            message: error instanceof ApiError ? error.describe() : String(error),
+            message: errorText(error),
           }),
         );
     }
@@ -144,7 +144,7 @@ export function FileCard({
       setMessage(done);
       onChange();
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught.describe() : String(caught));
+      setError(errorText(caught));
     }
   };
   const setPermission = (permission: 'private' | 'public') =>

@@ -2,9 +2,10 @@
 // with the e-mail code (docs/SPEC.md 3.2, 4.1).
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
+import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
 import { navigate } from '../router.ts';
 import { session } from '../session.ts';
-import { Field, FormError, Page, Status, useForm } from '../ui.tsx';
+import { FormError, Page, Status } from '../ui.tsx';
 
 interface LoginFormProps {
   initialUsername?: string;
@@ -142,14 +143,7 @@ export function RegisterPage() {
           {codeSent && (
             <>
               <Status message={codeSent} />
-              <Field
-                form={form}
-                name="code"
-                label="E-mail code"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                required
-              />
+              <CodeField form={form} label="E-mail code" required />
               <Field
                 form={form}
                 name="username"
@@ -158,11 +152,9 @@ export function RegisterPage() {
                 hint="3 to 32 letters, digits, dots, dashes or underscores."
                 required
               />
-              <Field
+              <PasswordField
                 form={form}
-                name="password"
                 label="Password"
-                type="password"
                 autoComplete="new-password"
                 hint="At least 8 characters."
                 required

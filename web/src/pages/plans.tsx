@@ -1,9 +1,19 @@
 // Plans and purchase: pick a plan and a channel, pay (the mock cashier's page, or a channel's QR code),
 // and watch the order until it is paid; usage against the quota above.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, call, type DataOf } from '../api/client.ts';
+import { api, call, type DataOf } from '../api/client.ts';
 import { QrCode } from '../qr.tsx';
-import { DataTable, FormError, formatBytes, formatMoney, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import {
+  DataTable,
+  errorText,
+  FormError,
+  formatBytes,
+  formatMoney,
+  formatTime,
+  Page,
+  Status,
+  useLoad,
+} from '../ui.tsx';
 import { Usage } from './files.tsx';
 
 type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
@@ -19,6 +29,25 @@ const PROVIDER_NAMES: Record<Provider, string> = {
 
 const POLL_MS = 2000;
 
+export const ORDER_COLUMNS = ['Plan', 'Amount', 'Channel', 'Status', 'Created'];
+
+/** An order's cells in a table of orders; the account's own list and the back office's show the same. */
+export function OrderCells({
+  order,
+}: {
+  order: Pick<Order, 'plan_name' | 'amount_cents' | 'provider' | 'status' | 'created_at'>;
+}) {
+  return (
+    <>
+      <td>{order.plan_name}</td>
+      <td>{formatMoney(order.amount_cents)}</td>
+      <td>{order.provider}</td>
+      <td>{order.status}</td>
+      <td>{formatTime(order.created_at)}</td>
+    </>
+  );
+}
+
 function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
   const [current, setCurrent] = useState(order);
   const [error, setError] = useState('');
@@ -31,7 +60,7 @@ function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
         setError('');
         if (next.status === 'paid') onPaid();
       } catch (caught) {
-        setError(caught instanceof ApiError ? caught.describe() : String(caught));
+        setError(errorText(caught));
         setCurrent({ ...current });
       }
     }, POLL_MS);
@@ -88,7 +117,7 @@ export function PlansPage() {
     try {
       setOrder(await call(api.POST('/api/v1/orders', { body: { plan_id: planId, provider: chosen } })));
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught.describe() : String(caught));
+      setError(errorText(caught));
     }
   };
 
@@ -138,14 +167,10 @@ export function PlansPage() {
       )}
       <h2>Your orders</h2>
       {orders.data && (
-        <DataTable columns={['Plan', 'Amount', 'Channel', 'Status', 'Created']}>
+        <DataTable columns={ORDER_COLUMNS}>
           {orders.data.items.map((row) => (
             <tr key={row.id}>
-              <td>{row.plan_name}</td>
-              <td>{formatMoney(row.amount_cents)}</td>
-              <td>{row.provider}</td>
-              <td>{row.status}</td>
-              <td>{formatTime(row.created_at)}</td>
+              <OrderCells order={row} />
             </tr>
           ))}
         </DataTable>

@@ -1,10 +1,12 @@
 // Security: TOTP (setup with the QR code, enable, disable, recovery codes), sessions, security events,
 // e-mail binding and password change (docs/ACCOUNTS.md).
 import { useState } from 'preact/hooks';
-import { ApiError, api, call, type DataOf } from '../api/client.ts';
+import { useAction } from '../action.tsx';
+import { api, call, type DataOf } from '../api/client.ts';
+import { CodeField, Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { QrCode } from '../qr.tsx';
 import { session } from '../session.ts';
-import { Field, FormError, formatTime, Page, Status, useForm, useLoad } from '../ui.tsx';
+import { FormError, formatTime, Page, Status, useLoad } from '../ui.tsx';
 
 type Setup = DataOf<'/api/v1/auth/totp/setup', 'post'>;
 
@@ -70,17 +72,8 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
       {codes.length > 0 && <RecoveryCodes codes={codes} />}
       {!enabled && !setup && (
         <form onSubmit={start} noValidate class="inline">
-          <Field
-            form={setupForm}
-            name="password"
-            label="Current password"
-            type="password"
-            autoComplete="current-password"
-          />
-          <button type="submit" disabled={setupForm.busy}>
-            Set up
-          </button>
-          {setupForm.formError && <FormError message={setupForm.formError} />}
+          <PasswordField form={setupForm} />
+          <Submit form={setupForm}>Set up</Submit>
         </form>
       )}
       {!enabled && setup && (
@@ -95,55 +88,26 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
           <p>
             Secret: <code id="totp-secret">{setup.secret}</code>
           </p>
-          <Field
-            form={enableForm}
-            name="code"
-            label="Code from the app"
-            inputMode="numeric"
-            autoComplete="one-time-code"
-          />
-          <button type="submit" disabled={enableForm.busy}>
-            Turn on
-          </button>
-          {enableForm.formError && <FormError message={enableForm.formError} />}
+          <CodeField form={enableForm} />
+          <Submit form={enableForm}>Turn on</Submit>
         </form>
       )}
       {enabled && (
         <>
           <form onSubmit={disable} noValidate>
             <h3>Turn off</h3>
-            <Field
-              form={disableForm}
-              name="code"
-              label="Code from the app"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-            />
-            <Field
-              form={disableForm}
-              name="password"
-              label="Or the current password"
-              type="password"
-              autoComplete="current-password"
-            />
-            <button type="submit" class="secondary" disabled={disableForm.busy}>
+            <CodeField form={disableForm} />
+            <PasswordField form={disableForm} label="Or the current password" />
+            <Submit form={disableForm} secondary>
               Turn off
-            </button>
-            {disableForm.formError && <FormError message={disableForm.formError} />}
+            </Submit>
           </form>
           <form onSubmit={regenerate} noValidate class="inline">
             <h3>New recovery codes</h3>
-            <Field
-              form={regenerateForm}
-              name="password"
-              label="Current password"
-              type="password"
-              autoComplete="current-password"
-            />
-            <button type="submit" class="secondary" disabled={regenerateForm.busy}>
+            <PasswordField form={regenerateForm} />
+            <Submit form={regenerateForm} secondary>
               Make new recovery codes
-            </button>
-            {regenerateForm.formError && <FormError message={regenerateForm.formError} />}
+            </Submit>
           </form>
         </>
       )}
@@ -153,20 +117,11 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
 
 function Sessions() {
   const sessions = useLoad(() => call(api.GET('/api/v1/auth/sessions')));
-  const [error, setError] = useState('');
-  const act = async (work: () => Promise<unknown>) => {
-    setError('');
-    try {
-      await work();
-      await sessions.reload();
-    } catch (caught) {
-      setError(caught instanceof ApiError ? caught.describe() : String(caught));
-    }
-  };
+  const action = useAction(sessions.reload);
   return (
     <section aria-labelledby="sessions-title">
       <h2 id="sessions-title">Sessions</h2>
-      {(error || sessions.error) && <FormError message={error || sessions.error} />}
+      {(action.error || sessions.error) && <FormError message={action.error || sessions.error} />}
       <ul class="rows">
         {sessions.data?.map((row) => (
           <li key={row.id}>
@@ -180,7 +135,7 @@ function Sessions() {
                 type="button"
                 class="secondary"
                 onClick={() =>
-                  act(() =>
+                  action.run(() =>
                     call(api.DELETE('/api/v1/auth/sessions/{id}', { params: { path: { id: row.id } } })),
                   )
                 }
@@ -194,7 +149,7 @@ function Sessions() {
       <button
         type="button"
         class="secondary"
-        onClick={() => act(() => call(api.POST('/api/v1/auth/sessions/revoke-others', { body: {} })))}
+        onClick={() => action.run(() => call(api.POST('/api/v1/auth/sessions/revoke-others', { body: {} })))}
       >
         Log out every other session
       </button>
@@ -259,40 +214,18 @@ function Email({
         {sent && (
           <>
             <Status message={sent} />
-            <Field
-              form={form}
-              name="code"
-              label="E-mail code"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-            />
-            <Field
-              form={form}
-              name="password"
-              label="Current password"
-              type="password"
-              autoComplete="current-password"
-            />
+            <CodeField form={form} label="E-mail code" />
+            <PasswordField form={form} />
           </>
         )}
-        <button type="submit" disabled={form.busy}>
-          {sent ? 'Bind e-mail' : 'Send code'}
-        </button>
-        {form.formError && <FormError message={form.formError} />}
+        <Submit form={form}>{sent ? 'Bind e-mail' : 'Send code'}</Submit>
       </form>
       {email && (
         <form onSubmit={unbind} noValidate class="inline" aria-label="Unbind the e-mail">
-          <Field
-            form={unbindForm}
-            name="password"
-            label="Current password"
-            type="password"
-            autoComplete="current-password"
-          />
-          <button type="submit" class="secondary" disabled={unbindForm.busy}>
+          <PasswordField form={unbindForm} />
+          <Submit form={unbindForm} secondary>
             Unbind e-mail
-          </button>
-          {unbindForm.formError && <FormError message={unbindForm.formError} />}
+          </Submit>
         </form>
       )}
     </section>
@@ -313,25 +246,15 @@ function Password() {
     <section aria-labelledby="password-title">
       <h2 id="password-title">Password</h2>
       <form onSubmit={change} noValidate>
-        <Field
-          form={form}
-          name="current_password"
-          label="Current password"
-          type="password"
-          autoComplete="current-password"
-        />
-        <Field
+        <PasswordField form={form} name="current_password" />
+        <PasswordField
           form={form}
           name="new_password"
           label="New password"
-          type="password"
           autoComplete="new-password"
           hint="At least 8 characters."
         />
-        <button type="submit" disabled={form.busy}>
-          Change password
-        </button>
-        {form.formError && <FormError message={form.formError} />}
+        <Submit form={form}>Change password</Submit>
         {done && <Status message={done} />}
       </form>
     </section>

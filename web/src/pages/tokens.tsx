@@ -1,7 +1,8 @@
 // API tokens: create (the secret is shown once, with a ready PicGo configuration), list, revoke.
 import { useState } from 'preact/hooks';
-import { ApiError, api, call, type DataOf } from '../api/client.ts';
-import { copyText, DataTable, Field, FormError, formatTime, Page, Status, useForm, useLoad } from '../ui.tsx';
+import { api, call, type DataOf } from '../api/client.ts';
+import { Field, Submit, useForm } from '../form.tsx';
+import { copyText, DataTable, errorText, FormError, formatTime, Page, Status, useLoad } from '../ui.tsx';
 
 type CreatedToken = DataOf<'/api/v1/tokens', 'post', 201>;
 
@@ -47,7 +48,7 @@ export function TokensPage() {
       await tokens.reload();
       setStatus(`Token ${name} revoked`);
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught.describe() : String(caught));
+      setError(errorText(caught));
     }
   };
 
@@ -59,10 +60,7 @@ export function TokensPage() {
       </p>
       <form onSubmit={create} noValidate class="inline">
         <Field form={form} name="name" label="Token name" required maxLength={64} />
-        <button type="submit" disabled={form.busy}>
-          Create token
-        </button>
-        {form.formError && <FormError message={form.formError} />}
+        <Submit form={form}>Create token</Submit>
       </form>
       {created && (
         <section class="secret" aria-labelledby="new-token-title">

@@ -1,0 +1,107 @@
+// The back office's accounts: search, enable or disable, reset two-factor authentication, and new
+// administrators. Every call needs an administrator session; the API refuses anyone else.
+import { useState } from 'preact/hooks';
+import { ActionButton, useAction } from '../action.tsx';
+import { api, call } from '../api/client.ts';
+import { Field, PasswordField, Submit, useForm } from '../form.tsx';
+import { DataTable, FormError, formatBytes, Page, Status, useLoad } from '../ui.tsx';
+
+export function AdminAccounts() {
+  const [query, setQuery] = useState('');
+  const [search, setSearch] = useState('');
+  const accounts = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/admin/accounts', {
+          params: { query: { limit: '50', ...(search ? { q: search } : {}) } },
+        }),
+      ),
+    [search],
+  );
+  const action = useAction(accounts.reload);
+  const create = useForm({ username: '', email: '', password: '', current_password: '' });
+  const [created, setCreated] = useState('');
+  const submitCreate = create.submit(async (values) => {
+    setCreated('');
+    await call(api.POST('/api/v1/admin/accounts', { body: values }));
+    create.reset();
+    setCreated(`Administrator ${values.username} created`);
+    await accounts.reload();
+  });
+  return (
+    <Page title="Accounts">
+      <form
+        class="inline"
+        aria-label="Search accounts"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setSearch(query.trim());
+        }}
+      >
+        <div class="field">
+          <label for="account-search">Username or e-mail</label>
+          <input
+            id="account-search"
+            type="search"
+            value={query}
+            onInput={(event) => setQuery((event.target as HTMLInputElement).value)}
+          />
+        </div>
+        <button type="submit">Search</button>
+      </form>
+      {accounts.error && <FormError message={accounts.error} />}
+      {action.view}
+      <DataTable columns={['Username', 'E-mail', 'Role', 'Status', 'Usage']} actions>
+        {accounts.data?.items.map((account) => {
+          const path = { params: { path: { id: account.id } } };
+          const next = account.status === 'active' ? 'disabled' : 'active';
+          return (
+            <tr key={account.id}>
+              <td>{account.username}</td>
+              <td>{account.email ?? '—'}</td>
+              <td>{account.role}</td>
+              <td>{account.status}</td>
+              <td>
+                {account.usage
+                  ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
+                  : '—'}
+              </td>
+              <td class="actions">
+                <ActionButton
+                  action={action}
+                  work={() =>
+                    call(api.PATCH('/api/v1/admin/accounts/{id}', { ...path, body: { status: next } }))
+                  }
+                  done={`${account.username} is now ${next}`}
+                >
+                  {account.status === 'active' ? 'Disable' : 'Enable'}
+                  <span class="visually-hidden"> {account.username}</span>
+                </ActionButton>
+                {account.totp_enabled && (
+                  <ActionButton
+                    action={action}
+                    work={() =>
+                      call(api.POST('/api/v1/admin/accounts/{id}/totp/reset', { ...path, body: {} }))
+                    }
+                    done={`Two-factor authentication of ${account.username} reset`}
+                  >
+                    Reset TOTP<span class="visually-hidden"> of {account.username}</span>
+                  </ActionButton>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </DataTable>
+      <h2 id="new-admin-title">New administrator</h2>
+      <form onSubmit={submitCreate} noValidate aria-labelledby="new-admin-title">
+        <Field form={create} name="username" label="Username" autoComplete="off" />
+        <Field form={create} name="email" label="E-mail" type="email" autoComplete="off" />
+        <PasswordField form={create} label="Their password" autoComplete="new-password" />
+        <PasswordField form={create} name="current_password" label="Your password" />
+        <Submit form={create}>Create administrator</Submit>
+        {created && <Status message={created} />}
+      </form>
+    </Page>
+  );
+}

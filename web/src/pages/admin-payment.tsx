@@ -1,0 +1,129 @@
+// The back office's payment settings: the default channel, the mock cashier's switch, and each channel's
+// fields (secrets write-only).
+import { useState } from 'preact/hooks';
+import { useAction } from '../action.tsx';
+import { api, call, type DataOf } from '../api/client.ts';
+import { Field, Submit, useForm } from '../form.tsx';
+import { FormError, Page, Status, useLoad } from '../ui.tsx';
+
+type PaymentSettings = DataOf<'/api/v1/admin/payment', 'get'>;
+type Channel = 'channel_a' | 'channel_b' | 'channel_c';
+
+/** Plain fields shown with their value; secrets are write-only (the API says only whether one is set). */
+const CHANNEL_FIELDS: Record<Channel, { plain: string[]; secret: string[] }> = {
+  channel_a: { plain: ['app_id', 'seller_id', 'gateway_url'], secret: ['private_key', 'public_key'] },
+  channel_b: {
+    plain: ['app_id', 'mch_id', 'serial_no', 'platform_serial_no', 'api_base_url'],
+    secret: ['private_key', 'api_v3_key', 'platform_public_key'],
+  },
+  channel_c: { plain: ['pid', 'gateway_url', 'api_url', 'submit_url', 'pay_type'], secret: ['key'] },
+};
+
+function ChannelForm({
+  channel,
+  current,
+  onSaved,
+}: {
+  channel: Channel;
+  current: PaymentSettings;
+  onSaved: () => void;
+}) {
+  const settings = current[channel] as unknown as Record<string, string | boolean | null>;
+  const fields = CHANNEL_FIELDS[channel];
+  const initial: Record<string, string> = { enabled: settings.enabled ? 'true' : '' };
+  for (const name of fields.plain) initial[name] = (settings[name] as string | null) ?? '';
+  for (const name of fields.secret) initial[name] = '';
+  const form = useForm(initial);
+  const [saved, setSaved] = useState('');
+  const save = form.submit(async (values) => {
+    const body: Record<string, unknown> = { enabled: values.enabled === 'true' };
+    for (const name of fields.plain) body[name] = values[name] || null;
+    // An empty secret keeps the stored one (docs/SPEC.md 4.3).
+    for (const name of fields.secret) if (values[name]) body[name] = values[name];
+    await call(api.PUT('/api/v1/admin/payment', { body: { [channel]: body } }));
+    form.reset({ ...values, ...Object.fromEntries(fields.secret.map((name) => [name, ''])) });
+    setSaved(`${channel} saved`);
+    onSaved();
+  });
+  return (
+    <form onSubmit={save} noValidate class="channel" aria-labelledby={`${channel}-title`}>
+      <h2 id={`${channel}-title`}>{channel}</h2>
+      <div class="check">
+        <input
+          id={`${channel}-enabled`}
+          type="checkbox"
+          checked={form.values.enabled === 'true'}
+          onChange={(event) => form.set('enabled', (event.target as HTMLInputElement).checked ? 'true' : '')}
+        />
+        <label for={`${channel}-enabled`}>Enabled</label>
+      </div>
+      {fields.plain.map((name) => (
+        <Field key={name} form={form} name={name} label={name.replace(/_/g, ' ')} autoComplete="off" />
+      ))}
+      {fields.secret.map((name) => (
+        <Field
+          key={name}
+          form={form}
+          name={name}
+          label={`${name.replace(/_/g, ' ')} (${settings[`${name}_set`] ? 'set; empty keeps it' : 'not set'})`}
+          type="password"
+          autoComplete="off"
+        />
+      ))}
+      <Submit form={form}>Save {channel}</Submit>
+      {saved && <Status message={saved} />}
+    </form>
+  );
+}
+
+export function AdminPayment() {
+  const settings = useLoad(() => call(api.GET('/api/v1/admin/payment')));
+  const action = useAction(settings.reload);
+  const data = settings.data;
+  return (
+    <Page title="Payment settings">
+      {settings.error && <FormError message={settings.error} />}
+      {action.view}
+      {data && (
+        <>
+          <div class="field">
+            <label for="default-gateway">Default channel</label>
+            <select
+              id="default-gateway"
+              value={data.default_gateway}
+              onChange={(event) => {
+                const value = (event.target as HTMLSelectElement).value as PaymentSettings['default_gateway'];
+                void action.run(
+                  () => call(api.PUT('/api/v1/admin/payment', { body: { default_gateway: value } })),
+                  `Default channel: ${value}`,
+                );
+              }}
+            >
+              {(['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const).map((name) => (
+                <option key={name}>{name}</option>
+              ))}
+            </select>
+          </div>
+          <div class="check">
+            <input
+              id="mock-enabled"
+              type="checkbox"
+              checked={data.mock.enabled}
+              onChange={(event) => {
+                const enabled = (event.target as HTMLInputElement).checked;
+                void action.run(
+                  () => call(api.PUT('/api/v1/admin/payment', { body: { mock: { enabled } } })),
+                  `Mock cashier ${enabled ? 'on' : 'off'}`,
+                );
+              }}
+            />
+            <label for="mock-enabled">Mock cashier enabled</label>
+          </div>
+          {(['channel_a', 'channel_b', 'channel_c'] as const).map((channel) => (
+            <ChannelForm key={channel} channel={channel} current={data} onSaved={settings.reload} />
+          ))}
+        </>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,144 @@
+// The back office's plans: the list (edit, put on sale or withdraw, delete) and the form that makes a new
+// plan or edits one.
+import { useId, useState } from 'preact/hooks';
+import { ActionButton, useAction } from '../action.tsx';
+import { api, call, type DataOf } from '../api/client.ts';
+import { Field, useForm } from '../form.tsx';
+import { DataTable, FormError, formatBytes, formatMoney, Page, Status, useLoad } from '../ui.tsx';
+
+type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
+
+const planPath = (plan: Plan) => ({ params: { path: { id: plan.id } } });
+
+/**
+ * A plan's fields as an administrator types them: the price in cents, the quota in GiB (empty: unlimited),
+ * the duration in days (empty: permanent). New when `plan` is absent, else an edit of it.
+ */
+function PlanForm({
+  plan,
+  onSaved,
+  onCancel,
+}: {
+  plan?: Plan;
+  onSaved: (message: string) => Promise<unknown> | unknown;
+  onCancel?: () => void;
+}) {
+  const titleId = useId();
+  const form = useForm({
+    name: plan?.name ?? '',
+    description: plan?.description ?? '',
+    amount_cents: plan ? String(plan.amount_cents) : '',
+    quota_gib: plan && plan.quota_bytes !== null ? String(plan.quota_bytes / 1024 ** 3) : '',
+    duration_days: plan?.duration_days ? String(plan.duration_days) : '',
+  });
+  const save = form.submit(async (values) => {
+    const body = {
+      name: values.name,
+      description: values.description,
+      amount_cents: Number(values.amount_cents),
+      quota_bytes: values.quota_gib ? Math.round(Number(values.quota_gib) * 1024 ** 3) : null,
+      duration_days: values.duration_days ? Number(values.duration_days) : 0,
+    };
+    if (plan) {
+      await call(api.PATCH('/api/v1/admin/plans/{id}', { ...planPath(plan), body }));
+    } else {
+      await call(api.POST('/api/v1/admin/plans', { body }));
+      form.reset();
+    }
+    await onSaved(`${values.name} ${plan ? 'saved' : 'created'}`);
+  });
+  return (
+    <form onSubmit={save} noValidate aria-labelledby={titleId}>
+      <h2 id={titleId}>{plan ? `Edit ${plan.name}` : 'New plan'}</h2>
+      <Field form={form} name="name" label="Name" />
+      <Field form={form} name="description" label="Description" />
+      <Field form={form} name="amount_cents" label="Price in cents" inputMode="numeric" />
+      <Field form={form} name="quota_gib" label="Quota in GiB (empty: unlimited)" inputMode="decimal" />
+      <Field
+        form={form}
+        name="duration_days"
+        label="Duration in days (empty: permanent)"
+        inputMode="numeric"
+      />
+      <div class="actions">
+        <button type="submit" disabled={form.busy}>
+          {plan ? 'Save plan' : 'Create plan'}
+        </button>
+        {onCancel && (
+          <button type="button" class="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {form.formError && <FormError message={form.formError} />}
+    </form>
+  );
+}
+
+export function AdminPlans() {
+  const plans = useLoad(() => call(api.GET('/api/v1/admin/plans')));
+  const action = useAction(plans.reload);
+  const [editing, setEditing] = useState<Plan | null>(null);
+  const [saved, setSaved] = useState('');
+  const afterSave = async (message: string) => {
+    setEditing(null);
+    setSaved(message);
+    await plans.reload();
+  };
+  return (
+    <Page title="Plans">
+      {plans.error && <FormError message={plans.error} />}
+      {action.view}
+      {saved && <Status message={saved} />}
+      <DataTable columns={['Name', 'Price', 'Quota', 'Days', 'On sale']} actions>
+        {plans.data?.map((plan) => (
+          <tr key={plan.id}>
+            <td>{plan.name}</td>
+            <td>{formatMoney(plan.amount_cents)}</td>
+            <td>{formatBytes(plan.quota_bytes)}</td>
+            <td>{plan.duration_days || '—'}</td>
+            <td>{plan.active ? 'yes' : 'no'}</td>
+            <td class="actions">
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setSaved('');
+                  setEditing(plan);
+                }}
+              >
+                Edit<span class="visually-hidden"> {plan.name}</span>
+              </button>
+              <ActionButton
+                action={action}
+                work={() =>
+                  call(
+                    api.PATCH('/api/v1/admin/plans/{id}', {
+                      ...planPath(plan),
+                      body: { active: !plan.active },
+                    }),
+                  )
+                }
+                done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
+              >
+                {plan.active ? 'Withdraw' : 'Put on sale'}
+                <span class="visually-hidden"> {plan.name}</span>
+              </ActionButton>
+              <ActionButton
+                action={action}
+                work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
+                done={`${plan.name} deleted`}
+              >
+                Delete<span class="visually-hidden"> {plan.name}</span>
+              </ActionButton>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+      {editing && (
+        <PlanForm key={editing.id} plan={editing} onSaved={afterSave} onCancel={() => setEditing(null)} />
+      )}
+      <PlanForm onSaved={afterSave} />
+    </Page>
+  );
+}
