@@ -80,13 +80,12 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // The auth function's own dependencies: the script does what its back-office route does.
-  const [{ authDeps }, { flows }, { config }] = await Promise.all([
+  const [{ authDeps }, { config }] = await Promise.all([
     import('#functions/auth/deps.ts'),
-    import('#lib/accounts/flows.ts'),
     import('#lib/platform/config/index.ts'),
   ]);
   try {
-    const admin = await flows.createAdministrator(authDeps().accounts, parsed.data);
+    const admin = await authDeps().accounts.registration.createAdministrator(parsed.data);
     console.log(`Administrator ${admin.username} (${admin.id}) created in table ${config.table_name}.`);
   } catch (error) {
     const status = (error as { status?: number }).status;

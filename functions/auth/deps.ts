@@ -1,7 +1,7 @@
 // The auth function's dependencies, built once per container from its needs and settings.
 
+import { type Accounts, buildAccounts } from '#lib/accounts/build.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { type AccountContext, buildAccountContext } from '#lib/accounts/context.ts';
 import { usageReader } from '#lib/files/quota.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -14,7 +14,7 @@ import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 export interface AuthDeps {
-  accounts: AccountContext;
+  accounts: Accounts;
   authenticate: Authenticator;
   /** `admin.bootstrap`: the first administrator, created once before the first request. */
   bootstrap: AppConfig['admin']['bootstrap'];
@@ -26,7 +26,7 @@ export function buildAuthDeps(resources: GroupResources): AuthDeps {
   const masterKey = masterKeyOf(resources);
   const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
   return {
-    accounts: buildAccountContext({
+    accounts: buildAccounts({
       table,
       mailer: mailerOf(resources),
       masterKey,

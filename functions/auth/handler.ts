@@ -1,14 +1,12 @@
 // Lambda entry of the `auth` group: every account endpoint of docs/SPEC.md 4.1 and docs/DESIGN.md 10, served at the
 // listed paths and under /api/v1 (docs/DESIGN.md 4), plus the back office's account endpoints. Thin: validate,
-// call one account flow, shape the envelope.
+// call one account service, shape the envelope.
+import type { Accounts } from '#lib/accounts/build.ts';
 import { clientOf } from '#lib/accounts/client.ts';
-import type { AccountContext } from '#lib/accounts/context.ts';
-import { flows } from '#lib/accounts/flows.ts';
-import { bootstrapAdministrator } from '#lib/accounts/registration.ts';
 import { publicAccount } from '#lib/accounts/repository.ts';
 import { responses } from '#lib/accounts/responses.ts';
 import { queries, schemas } from '#lib/accounts/schemas.ts';
-import { securityState } from '#lib/accounts/totp.ts';
+import { securityState } from '#lib/accounts/second-factor.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
@@ -31,14 +29,14 @@ function accountOf(request: HttpRequest<unknown, unknown>) {
 /** The caller's session id (jti): marks `current` in the session list, spared by revoke-others. */
 const sessionIdOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).credentialId;
 
-export function authRoutes(ctx: () => AccountContext): RouteImpls {
+export function authRoutes(accounts: () => Accounts): RouteImpls {
   const accountRoutes: RouteImpls = {
     'POST /auth/register/code': defineRoute({
       summary: 'Mail a registration code to an address',
 
       body: () => schemas.emailOnly,
       response: () => responses.codeSent,
-      run: async (req) => ok(await flows.sendRegistrationCode(ctx(), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().registration.sendCode(req.body, clientOf(req))),
     }),
     'POST /auth/register': defineRoute({
       summary: 'Create an account with the mailed code',
@@ -46,7 +44,7 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
       body: () => schemas.register,
       response: () => responses.user,
       successStatus: 201,
-      run: async (req) => created(await flows.register(ctx(), req.body, clientOf(req))),
+      run: async (req) => created(await accounts().registration.register(req.body, clientOf(req))),
     }),
     'POST /auth/login': defineRoute({
       summary: 'Log in (username or e-mail): a session, or a TOTP challenge',
@@ -55,7 +53,7 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
       errors: [401, 403],
       body: () => schemas.login,
       response: () => responses.sessionOrChallenge,
-      run: async (req) => ok(await flows.login(ctx(), 'user', req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().login.login('user', req.body, clientOf(req))),
     }),
     'POST /admin/auth/login': defineRoute({
       summary: "Administrators' login",
@@ -63,7 +61,7 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
       errors: [401, 403],
       body: () => schemas.login,
       response: () => responses.sessionOrChallenge,
-      run: async (req) => ok(await flows.login(ctx(), 'admin', req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().login.login('admin', req.body, clientOf(req))),
     }),
     'POST /auth/totp/verify': defineRoute({
       summary: 'Answer a login challenge with a TOTP code or a recovery code',
@@ -72,7 +70,7 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
 
       body: () => schemas.totpVerify,
       response: () => responses.session,
-      run: async (req) => ok(await flows.verifyChallenge(ctx(), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().challenges.verify(req.body, clientOf(req))),
     }),
     'GET /auth/me': defineRoute({
       summary: "The caller's account",
@@ -89,28 +87,28 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
       summary: "Security events of the caller's account, newest first",
       query: () => queries.page,
       response: () => responses.securityEvents,
-      run: async (req) => ok(await ctx().events.page(accountOf(req).id, req.query)),
+      run: async (req) => ok(await accounts().securityEvents.page(accountOf(req).id, req.query)),
     }),
     'POST /auth/totp/setup': defineRoute({
       summary: 'Start TOTP setup (needs the password): secret, otpauth link, QR code',
 
       body: () => schemas.passwordOnly,
       response: () => responses.totpSetup,
-      run: async (req) => ok(await flows.setupTotp(ctx(), accountOf(req), req.body)),
+      run: async (req) => ok(await accounts().totp.setup(accountOf(req), req.body)),
     }),
     'POST /auth/totp/enable': defineRoute({
       summary: 'Turn TOTP on with a code; shows the recovery codes once',
 
       body: () => schemas.codeOnly,
       response: () => responses.totpEnabled,
-      run: async (req) => ok(await flows.enableTotp(ctx(), accountOf(req), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().totp.enable(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/disable': defineRoute({
       summary: 'Turn TOTP off with a code or the password',
 
       body: () => schemas.totpDisable,
       response: () => responses.security,
-      run: async (req) => ok(await flows.disableTotp(ctx(), accountOf(req), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().totp.disable(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/recovery-codes': defineRoute({
       summary: 'Replace the recovery codes (needs the password); shows them once',
@@ -118,67 +116,67 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
       body: () => schemas.passwordOnly,
       response: () => responses.recoveryCodes,
       run: async (req) =>
-        ok(await flows.regenerateRecoveryCodes(ctx(), accountOf(req), req.body, clientOf(req))),
+        ok(await accounts().totp.regenerateRecoveryCodes(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/code': defineRoute({
       summary: 'Mail a code to the address being bound',
 
       body: () => schemas.emailOnly,
       response: () => responses.codeSent,
-      run: async (req) => ok(await flows.sendEmailCode(ctx(), accountOf(req), req.body)),
+      run: async (req) => ok(await accounts().email.sendCode(accountOf(req), req.body)),
     }),
     'POST /auth/email/verify': defineRoute({
       summary: 'Bind and verify an address (needs the code and the password)',
 
       body: () => schemas.emailVerify,
       response: () => responses.user,
-      run: async (req) => ok(await flows.verifyEmail(ctx(), accountOf(req), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().email.verify(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/unbind': defineRoute({
       summary: 'Remove the bound address (needs the password)',
 
       body: () => schemas.passwordOnly,
       response: () => responses.user,
-      run: async (req) => ok(await flows.unbindEmail(ctx(), accountOf(req), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().email.unbind(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password': defineRoute({
       summary: 'Change the password; other sessions end, API tokens stay',
 
       body: () => schemas.passwordChange,
       response: () => responses.session,
-      run: async (req) => ok(await flows.changePassword(ctx(), accountOf(req), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().passwords.change(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password/reset/code': defineRoute({
       summary: 'Mail a password reset code (same answer for unknown addresses)',
 
       body: () => schemas.emailOnly,
       response: () => responses.codeSent,
-      run: async (req) => ok(await flows.sendResetCode(ctx(), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().passwords.sendResetCode(req.body, clientOf(req))),
     }),
     'POST /auth/password/reset': defineRoute({
       summary: 'Reset the password; every session and API token ends',
 
       body: () => schemas.passwordReset,
       response: () => responses.nothing,
-      run: async (req) => ok(await flows.resetPassword(ctx(), req.body, clientOf(req))),
+      run: async (req) => ok(await accounts().passwords.reset(req.body, clientOf(req))),
     }),
     'POST /auth/logout': defineRoute({
       summary: 'End the current session',
 
       body: () => schemas.empty,
       response: () => responses.nothing,
-      run: async (req) => ok(await flows.logout(ctx(), accountOf(req), sessionIdOf(req))),
+      run: async (req) => ok(await accounts().sessions.logout(accountOf(req), sessionIdOf(req))),
     }),
     'GET /auth/sessions': defineRoute({
       summary: "The caller's live sessions",
       response: () => responses.sessions,
-      run: async (req) => ok(await flows.listSessions(ctx(), accountOf(req), sessionIdOf(req))),
+      run: async (req) => ok(await accounts().sessions.list(accountOf(req), sessionIdOf(req))),
     }),
     'DELETE /auth/sessions/{id}': defineRoute({
       summary: "End one of the caller's sessions",
       response: () => responses.sessionRevoked,
       run: async (req) =>
-        ok(await flows.revokeSession(ctx(), accountOf(req), req.params.id ?? '', clientOf(req))),
+        ok(await accounts().sessions.revoke(accountOf(req), req.params.id ?? '', clientOf(req))),
     }),
     'POST /auth/sessions/revoke-others': defineRoute({
       summary: 'End every session but the current one',
@@ -186,7 +184,7 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
       body: () => schemas.empty,
       response: () => responses.othersRevoked,
       run: async (req) =>
-        ok(await flows.revokeOtherSessions(ctx(), accountOf(req), sessionIdOf(req), clientOf(req))),
+        ok(await accounts().sessions.revokeOthers(accountOf(req), sessionIdOf(req), clientOf(req))),
     }),
   };
   const routes: RouteImpls = {};
@@ -200,26 +198,25 @@ export function authRoutes(ctx: () => AccountContext): RouteImpls {
     body: () => schemas.adminCreate,
     response: () => responses.user,
     successStatus: 201,
-    run: async (req) => created(await flows.createAdministratorAsAdmin(ctx(), accountOf(req), req.body)),
+    run: async (req) => created(await accounts().admin.createAdministrator(accountOf(req), req.body)),
   });
   routes[`GET ${API_PREFIX}/admin/accounts`] = defineRoute({
     summary: 'Search accounts by username or e-mail prefix',
     query: () => queries.accountSearch,
     response: () => responses.adminAccounts,
-    run: async (req) => ok(await flows.listAccounts(ctx(), req.query)),
+    run: async (req) => ok(await accounts().admin.list(req.query)),
   });
   routes[`PATCH ${API_PREFIX}/admin/accounts/{id}`] = defineRoute({
     summary: 'Enable or disable an account',
     body: () => schemas.adminStatus,
     response: () => responses.adminAccount,
-    run: async (req) =>
-      ok(await flows.setAccountStatus(ctx(), accountOf(req), req.params.id ?? '', req.body)),
+    run: async (req) => ok(await accounts().admin.setStatus(accountOf(req), req.params.id ?? '', req.body)),
   });
   routes[`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`] = defineRoute({
     summary: "Turn an account's TOTP off and end its sessions",
     body: () => schemas.empty,
     response: () => responses.adminAccount,
-    run: async (req) => ok(await flows.resetAccountTotp(ctx(), req.params.id ?? '', clientOf(req))),
+    run: async (req) => ok(await accounts().admin.resetTotp(req.params.id ?? '', clientOf(req))),
   });
   return routes;
 }
@@ -236,7 +233,7 @@ export function createAuthHandler(deps: () => AuthDeps, options: FrontDoorOption
       // Once per container, before the first request (race-safe across containers).
       warmUp: async () => {
         await Promise.all([
-          bootstrapAdministrator(deps().accounts, deps().bootstrap),
+          deps().accounts.registration.bootstrapAdministrator(deps().bootstrap),
           // Logins that name nobody verify against it (lib/accounts/decoy.ts); without it they fall back
           // to an in-memory dummy hash, so a failure here is logged, not fatal.
           deps()

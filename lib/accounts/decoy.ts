@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
+import { newAccount } from './repository.ts';
 
 export const DECOY_ACCOUNT_KEY = { pk: 'decoy#account', sk: 'account' };
 
@@ -50,18 +51,17 @@ export class DecoyAccount {
       // The attributes of an ordinary account, of ordinary lengths: the read costs what an account's does.
       await this.table.putNew({
         ...DECOY_ACCOUNT_KEY,
-        id: filler(36),
-        username: filler(12),
-        email: `${filler(12)}@example.invalid`,
-        email_verified: true,
-        role: 'user',
-        password_hash: await hashPassword(randomBytes(24).toString('base64url')),
-        status: 'active',
-        session_epoch: 0,
-        totp_enabled: false,
-        ident_indexed: true,
-        created_at: now,
-        updated_at: now,
+        ...newAccount(
+          filler(36),
+          {
+            username: filler(12),
+            email: `${filler(12)}@example.invalid`,
+            emailVerified: true,
+            role: 'user',
+            passwordHash: await hashPassword(randomBytes(24).toString('base64url')),
+          },
+          now,
+        ),
       });
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;

@@ -93,3 +93,7 @@ export function releaseItem(value: string, accountId: string): TransactItem {
     },
   };
 }
+
+/** Whether two addresses are the same identifier (the namespace ignores case and outer spaces). */
+export const sameAddress = (a: string | null | undefined, b: string | null | undefined) =>
+  !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();

@@ -1,14 +1,7 @@
 // Account records and every write to them; new accounts claim their identifiers in the same transaction.
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '#lib/core/errors.ts';
-import {
-  ConditionFailedError,
-  type Item,
-  type Key,
-  type Table,
-  type TransactItem,
-} from '#lib/platform/db/table.ts';
+import { ConditionFailedError, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import {
@@ -50,6 +43,9 @@ export function publicAccount(account: Account): PublicAccount {
 
 export const accountKey = (id: string) => ({ pk: `account#${id}`, sk: 'account' });
 
+/** A conditional write of the account lost to a concurrent change. */
+export const accountChanged = () => errors.conflict('The account was changed by another request; try again');
+
 const ADMIN_INDEX = 'role#admin';
 
 function toItem(account: Account): Item & { pk: string; sk: string } {
@@ -77,6 +73,25 @@ export interface NewAccount {
   passwordHash: string;
 }
 
+/** A new, active account with no second factor, as created at `now` (an ISO timestamp). */
+export function newAccount(id: string, input: NewAccount, now: string): Account {
+  return {
+    id,
+    username: input.username,
+    email: input.email,
+    email_verified: input.emailVerified,
+    role: input.role,
+    password_hash: input.passwordHash,
+    status: 'active',
+    session_epoch: 0,
+    totp_enabled: false,
+    // Its claims are written with the search index (identifiers.ts).
+    ident_indexed: true,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 export class AccountRepository {
   constructor(private readonly table: Table) {}
 
@@ -86,22 +101,7 @@ export class AccountRepository {
    * `extra` items join the same transaction (e.g. consuming the registration code).
    */
   async create(input: NewAccount, extra: TransactItem[] = []): Promise<Account> {
-    const now = this.table.clock().toISOString();
-    const account: Account = {
-      id: randomUUID(),
-      username: input.username,
-      email: input.email,
-      email_verified: input.emailVerified,
-      role: input.role,
-      password_hash: input.passwordHash,
-      status: 'active',
-      session_epoch: 0,
-      totp_enabled: false,
-      // Its claims are written with the search index (identifiers.ts).
-      ident_indexed: true,
-      created_at: now,
-      updated_at: now,
-    };
+    const account = newAccount(randomUUID(), input, this.table.clock().toISOString());
     const items: TransactItem[] = [
       { Put: { Item: toItem(account), ConditionExpression: 'attribute_not_exists(pk)' } },
       claimItem(input.username, account.id, 'username', account),
@@ -323,25 +323,4 @@ export class AccountRepository {
 
 export function fromAccountItem(item: Item | undefined): Account | undefined {
   return fromItem(item);
-}
-
-/**
- * Unconditional puts and deletes in one BatchWriteItem (at most 25): one round trip where each item is
- * billed as a plain write. Items DynamoDB leaves unprocessed under load are sent again, a few times.
- */
-export async function writeBatch(table: Table, puts: Array<Item & Key>, deletes: Key[] = []): Promise<void> {
-  let requests: Array<Record<string, unknown>> = [
-    ...puts.map((item) => ({ PutRequest: { Item: item } })),
-    ...deletes.map((key) => ({ DeleteRequest: { Key: key } })),
-  ];
-  for (let attempt = 0; requests.length > 0; attempt++) {
-    if (attempt > 0) {
-      if (attempt > 4) throw new Error('DynamoDB left batch writes unprocessed');
-      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
-    }
-    const { UnprocessedItems } = await table.client.send(
-      new BatchWriteCommand({ RequestItems: { [table.name]: requests as never } }),
-    );
-    requests = (UnprocessedItems?.[table.name] ?? []) as Array<Record<string, unknown>>;
-  }
 }

@@ -8,7 +8,7 @@ import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { Principal } from './model.ts';
-import { type Account, AccountRepository, accountKey, fromAccountItem } from './repository.ts';
+import { type Account, AccountRepository, accountKey, fromAccountItem, publicAccount } from './repository.ts';
 import { TokenError, type TokenSigner } from './tokens.ts';
 
 /**
@@ -55,6 +55,12 @@ export interface SessionView {
   expires_at: string;
   ip: string | null;
   user_agent: string | null;
+}
+
+/** A new session in the shape docs/DESIGN.md 5 gives: `{token, token_type, expires_at, user}`. */
+export async function sessionAnswer(sessions: SessionService, account: Account, client: ClientInfo) {
+  const issued = await sessions.issue(account, client);
+  return { ...issued, user: publicAccount(account) };
 }
 
 export class SessionService {

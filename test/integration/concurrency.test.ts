@@ -172,7 +172,7 @@ describe(`${N} concurrent duplicates`, () => {
       (item) => item.pk.startsWith('account#') && item.email === used,
     );
     expect(holders).toHaveLength(1);
-    expect(await h.ctx.accounts.ownerOf(guessed)).toBeUndefined();
+    expect(await h.accounts.repository.ownerOf(guessed)).toBeUndefined();
     await expectNoOrphans();
   });
 

@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, needsRehash, verifyPassword } from '#lib/accounts/passwords.ts';
 import { accountKey } from '#lib/accounts/repository.ts';
+import { AppError } from '#lib/core/errors.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
+import { statusOf as httpStatusOf } from '#lib/http/errors.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -17,10 +19,11 @@ beforeAll(async () => {
 
 const withToken = (token: string) =>
   ({ headers: { authorization: `Bearer ${token}` } }) as unknown as HttpRequest;
+// Domain errors carry a name; the status is the edge's mapping of it.
 const statusOf = (promise: Promise<unknown>) =>
   promise.then(
     () => 200,
-    (error: { status?: number }) => error.status ?? 500,
+    (error: unknown) => (error instanceof AppError ? httpStatusOf(error) : 500),
   );
 
 describe('sessions', () => {
@@ -117,7 +120,7 @@ describe('accounts and passwords', () => {
     expect((await accounts.findByIdentifier('Alice@Example.Test'))?.id).toBe(account.id);
     await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ errorName: 'conflict' });
     await expect(createTestAccount({ username: 'alice@example.test' })).rejects.toMatchObject({
-      status: 409,
+      errorName: 'conflict',
     });
   });
 

@@ -1,6 +1,6 @@
 // Creates accounts and sessions straight through the repositories, for tests of other capabilities.
 import { randomBytes } from 'node:crypto';
-import type { AccountLimits } from '#lib/accounts/context.ts';
+import type { AccountLimits } from '#lib/accounts/limits.ts';
 import { hashPassword } from '#lib/accounts/passwords.ts';
 import type { Account } from '#lib/accounts/repository.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
@@ -87,7 +87,7 @@ export interface CallResult<T = unknown> {
 }
 
 /**
- * The auth group's handler over a context of the test's own (clock, limits, mailer), called in process
+ * The auth group's handler over deps of the test's own (clock, limits, mailer), called in process
  * with API Gateway events. The IP limit is off unless the test sets it.
  */
 export function authHarness(options: HarnessOptions = {}) {
@@ -97,7 +97,7 @@ export function authHarness(options: HarnessOptions = {}) {
     limits: { ipPerMinute: 0, ...options.limits },
     bootstrap: options.bootstrap ?? {},
   });
-  const { accounts: ctx, table, sessions, signer } = deps;
+  const { accounts, table, sessions, signer } = deps;
   const mail = deps.mail as ReturnType<typeof memoryMailer>;
   const handler = deps.handlers.auth;
   // biome-ignore lint/suspicious/noExplicitAny: tests read response data of many shapes
@@ -166,5 +166,5 @@ export function authHarness(options: HarnessOptions = {}) {
     if (enabled.status !== 200) throw new Error(`totp/enable: ${enabled.status} ${enabled.raw}`);
     return { secret, recoveryCodes: enabled.body.data.recovery_codes as string[], setup: setup.body.data };
   }
-  return { deps, ctx, table, sessions, signer, mail, handler, call, registerUser, enableTotp };
+  return { deps, accounts, table, sessions, signer, mail, handler, call, registerUser, enableTotp };
 }

@@ -6,8 +6,9 @@ import { createFilesHandler } from '#functions/files/handler.ts';
 import { createPaymentCallbackHandler } from '#functions/payment-callback/handler.ts';
 import { createPaymentsHandler } from '#functions/payments/handler.ts';
 import { createUploadHandler } from '#functions/upload/handler.ts';
+import { buildAccounts } from '#lib/accounts/build.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { type AccountLimits, buildAccountContext } from '#lib/accounts/context.ts';
+import type { AccountLimits } from '#lib/accounts/limits.ts';
 import { buildPaymentService } from '#lib/billing/build.ts';
 import { logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
 import { buildUploadServices } from '#lib/files/build.ts';
@@ -66,7 +67,7 @@ export function testDeps(options: TestDepsOptions = {}) {
   const storage = options.storage ?? testStorage();
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
-  const accounts = buildAccountContext({
+  const accounts = buildAccounts({
     table,
     mailer: mail,
     masterKey,

@@ -14,11 +14,11 @@ vi.hoisted(() => {
 
 import { authRoutes } from '#functions/auth/handler.ts';
 import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
-import type { AccountContext } from '#lib/accounts/context.ts';
+import type { Accounts } from '#lib/accounts/build.ts';
 import { matchRoute } from '#lib/http/routes.ts';
 import { captureLog } from '#test/support/mail.ts';
 
-const ROUTES = authRoutes(() => ({}) as AccountContext);
+const ROUTES = authRoutes(() => ({}) as Accounts);
 const PASSWORD = 'e2e-password-1';
 const ROOT_PASSWORD = 'e2e-root-password';
 

@@ -20,7 +20,7 @@ const ADMIN_PASSWORD = 'admin-password-1';
 const ACCOUNTS = `${API_PREFIX}/admin/accounts`;
 
 async function adminOf(h: Harness) {
-  const account = await h.ctx.accounts.create({
+  const account = await h.accounts.repository.create({
     username: `boss_${randomBytes(4).toString('hex')}`,
     email: `boss_${randomBytes(4).toString('hex')}@example.test`,
     emailVerified: false,
@@ -54,7 +54,7 @@ describe('creating an administrator', () => {
       expect(answer.status).toBe(400);
       expect(answer.body.message).toMatch(/^current_password:/);
     }
-    expect(await h.ctx.accounts.ownerOf(body.username)).toBeUndefined();
+    expect(await h.accounts.repository.ownerOf(body.username)).toBeUndefined();
     const created = await h.call(
       'POST',
       ACCOUNTS,
@@ -90,7 +90,7 @@ describe('creating an administrator', () => {
     expect(noPassword.body.message).toMatch(/^password:/);
     expect(guessed.status).toBe(400);
     expect(guessed.body.message).toBe('password: is incorrect');
-    expect((await h.ctx.accounts.get(admin.account.id))?.email).toBe(admin.account.email);
+    expect((await h.accounts.repository.get(admin.account.id))?.email).toBe(admin.account.email);
   });
 });
 
@@ -322,6 +322,6 @@ describe('who may call the back office', () => {
       expect((await h.call(method, path, body, { token: user.token })).status, `${method} ${path}`).toBe(403);
       expect((await h.call(method, path, body)).status, `${method} ${path}`).toBe(401);
     }
-    expect((await h.ctx.accounts.get(user.id))?.status).toBe('active');
+    expect((await h.accounts.repository.get(user.id))?.status).toBe('active');
   });
 });

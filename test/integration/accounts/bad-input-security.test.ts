@@ -18,12 +18,12 @@ describe('bad input to the security endpoints', () => {
     const h = authHarness();
     const user = await h.registerUser();
     await h.enableTotp(user);
-    const adminAccount = await h.ctx.accounts.create({
+    const adminAccount = await h.accounts.repository.create({
       username: `adm_${Date.now()}`,
       email: null,
       emailVerified: false,
       role: 'admin',
-      passwordHash: (await h.ctx.accounts.get(user.id))!.password_hash,
+      passwordHash: (await h.accounts.repository.get(user.id))!.password_hash,
     });
     const admin = (await h.sessions.issue(adminAccount)).token;
     const before = JSON.stringify(await h.table.get(accountKey(user.id)));

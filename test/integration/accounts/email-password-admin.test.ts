@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_MARKER, bootstrapAdministrator } from '#lib/accounts/registration.ts';
+import { BOOTSTRAP_MARKER } from '#lib/accounts/registration.ts';
 import { identifierKey } from '#lib/accounts/repository.ts';
 import { configureLogging } from '#lib/platform/log.ts';
 import { authHarness, movableClock } from '#test/support/accounts.ts';
@@ -69,8 +69,8 @@ describe('e-mail binding', () => {
     expect(notice.text).not.toContain(target);
     expect(notice.html).toContain('<p>');
     // The old address is free again, the new one held.
-    expect(await h.ctx.accounts.ownerOf(user.email)).toBeUndefined();
-    expect(await h.ctx.accounts.ownerOf(target)).toBe(user.id);
+    expect(await h.accounts.repository.ownerOf(user.email)).toBeUndefined();
+    expect(await h.accounts.repository.ownerOf(target)).toBe(user.id);
     // Login by the new address.
     expect((await h.call('POST', '/auth/login', { username: target, password: user.password })).status).toBe(
       200,
@@ -283,7 +283,7 @@ describe('passwords', () => {
       ),
     );
     expect(results.filter((res) => res.status === 200)).toHaveLength(1);
-    const account = await h.ctx.accounts.get(user.id);
+    const account = await h.accounts.repository.get(user.id);
     expect(account!.session_epoch).toBe(1);
   });
 
@@ -303,10 +303,12 @@ describe('administrators', () => {
     const h = authHarness();
     await h.table.delete(BOOTSTRAP_MARKER);
     const settings = { username: `root${Date.now()}`, email: address('root'), password: 'bootstrap-pw-1' };
-    const made = await Promise.all(Array.from({ length: 8 }, () => bootstrapAdministrator(h.ctx, settings)));
+    const made = await Promise.all(
+      Array.from({ length: 8 }, () => h.accounts.registration.bootstrapAdministrator(settings)),
+    );
     expect(made.filter(Boolean)).toHaveLength(1);
     expect(
-      await bootstrapAdministrator(h.ctx, { ...settings, username: `late${Date.now()}` }),
+      await h.accounts.registration.bootstrapAdministrator({ ...settings, username: `late${Date.now()}` }),
     ).toBeUndefined();
     const login = await h.call('POST', '/admin/auth/login', {
       username: settings.username,
@@ -322,7 +324,7 @@ describe('administrators', () => {
 
   it('are created by an administrator through the back office, never by a user or anonymously', async () => {
     const h = authHarness();
-    const admin = await h.ctx.accounts.create({
+    const admin = await h.accounts.repository.create({
       username: `boss${Date.now()}`,
       email: null,
       emailVerified: false,
@@ -360,9 +362,9 @@ describe('administrators', () => {
     // No administrator may exist for bootstrap to act: use a fresh marker state and check the outcome only
     // when none existed; otherwise the marker is simply recorded.
     const h = authHarness({ bootstrap: settings });
-    const hadAdmin = await h.ctx.accounts.anyAdmin();
+    const hadAdmin = await h.accounts.repository.anyAdmin();
     await h.call('GET', '/auth/me');
     expect(await h.table.get(BOOTSTRAP_MARKER)).toBeTruthy();
-    expect((await h.ctx.accounts.ownerOf(settings.username)) !== undefined).toBe(!hadAdmin);
+    expect((await h.accounts.repository.ownerOf(settings.username)) !== undefined).toBe(!hadAdmin);
   });
 });

@@ -51,7 +51,7 @@ describe('login', () => {
   it('answers a wrong password, an unknown user and the wrong door with one identical 401', async () => {
     const h = authHarness();
     const user = await h.registerUser();
-    const admin = await h.ctx.accounts.create({
+    const admin = await h.accounts.repository.create({
       username: `adm_${Date.now()}`,
       email: null,
       emailVerified: false,
@@ -88,7 +88,7 @@ describe('login', () => {
     expect(
       (await h.call('POST', '/auth/login', { username: user.username, password: user.password })).status,
     ).toBe(200);
-    const stored = (await h.ctx.accounts.get(user.id))!.password_hash;
+    const stored = (await h.accounts.repository.get(user.id))!.password_hash;
     expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 

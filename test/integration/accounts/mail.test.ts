@@ -54,7 +54,7 @@ describe('mail', () => {
     );
     const log = captureLog();
     await expect(mailer.send(codeMail('register', 'x@example.test', '777777', 10))).rejects.toMatchObject({
-      status: 503,
+      errorName: 'service_unavailable',
     });
     expect(log.lines.join('\n')).not.toContain('777777');
     log.stop();

@@ -56,7 +56,7 @@ describe('registration', () => {
     );
     // An account whose username looks like an e-mail (legacy or bootstrap data) holds that address too.
     const legacy = `${unique('legacy')}@example.test`;
-    await h.ctx.accounts.create({
+    await h.accounts.repository.create({
       username: legacy,
       email: null,
       emailVerified: false,
@@ -97,7 +97,7 @@ describe('registration', () => {
     }
     const sixth = await h.call('POST', '/auth/register', { ...body, code });
     expect(sixth.status).toBe(400);
-    expect(await h.ctx.accounts.ownerOf(body.username)).toBeUndefined();
+    expect(await h.accounts.repository.ownerOf(body.username)).toBeUndefined();
   });
 
   it('counts concurrent wrong attempts exactly: after 10 at once the right code is refused', async () => {
@@ -183,7 +183,7 @@ describe('registration', () => {
           .then((res) => (res.status === 201 ? res : Promise.reject(res))),
       ),
       ...Array.from({ length: 10 }, () =>
-        h.ctx.accounts.create({
+        h.accounts.repository.create({
           username: contested,
           email: null,
           emailVerified: false,

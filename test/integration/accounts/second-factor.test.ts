@@ -144,7 +144,7 @@ describe('recovery codes', () => {
     // Assess
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     expect(answers.filter((answer) => answer.status === 401)).toHaveLength(49);
-    expect((await h.ctx.accounts.get(user.id))?.recovery_code_digests?.size).toBe(9);
+    expect((await h.accounts.repository.get(user.id))?.recovery_code_digests?.size).toBe(9);
   });
 
   it('are replaced by a new set with the password; the old set stops working', async () => {

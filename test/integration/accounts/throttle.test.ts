@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Throttle } from '#lib/accounts/throttle.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { statusOf as httpStatusOf } from '#lib/http/errors.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
@@ -10,10 +12,11 @@ beforeAll(async () => {
   await provisionTestStack();
 });
 
+// Domain errors carry a name; the status is the edge's mapping of it.
 const statusOf = (promise: Promise<unknown>) =>
   promise.then(
     () => 200,
-    (error: { status?: number }) => error.status ?? 500,
+    (error: unknown) => (error instanceof AppError ? httpStatusOf(error) : 500),
   );
 
 describe('the table-backed throttle', () => {
@@ -49,8 +52,8 @@ describe('the table-backed throttle', () => {
     // A new instance (another container, or after a restart) sees the same state.
     const second = new Throttle(table);
     const refused = await second.consume(key, limit).catch((error) => error);
-    expect(refused.status).toBe(429);
-    expect(refused.headers['retry-after']).toBe('60');
+    expect(httpStatusOf(refused)).toBe(429);
+    expect(refused.retryAfterSeconds).toBe(60);
     clock.advance(30_000);
     expect(await statusOf(second.consume(key, limit))).toBe(429);
     clock.advance(30_000);

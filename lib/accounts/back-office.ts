@@ -1,0 +1,188 @@
+// The back office's account endpoints (docs/DESIGN.md 5, 10): create an administrator (after re-entering the
+// acting administrator's password), search and list accounts, enable or disable one, reset its TOTP.
+
+import { errors } from '#lib/core/errors.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
+import {
+  ConditionFailedError,
+  decodeCursor,
+  encodeCursor,
+  type Item,
+  type Table,
+} from '#lib/platform/db/table.ts';
+import type { ClientInfo } from './client.ts';
+import { IDENT_INDEX, type IdentifierKind } from './identifiers.ts';
+import type { Registration } from './registration.ts';
+import {
+  type Account,
+  type AccountRepository,
+  accountKey,
+  fromAccountItem,
+  type PublicAccount,
+  publicAccount,
+} from './repository.ts';
+import type { RequestLimits } from './request-limits.ts';
+import type { SecondFactorWrites } from './second-factor-writes.ts';
+import type { SecurityChanges } from './security-changes.ts';
+import type { AccountUsage, AccountUsageReader } from './usage.ts';
+
+export interface AdminAccountView extends PublicAccount {
+  status: Account['status'];
+  /** Storage use (lib/files); null only where no usage reader is wired. */
+  usage: AccountUsage | null;
+}
+
+const ACCOUNT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const notFound = () => errors.notFound('account: not found');
+
+function adminView(account: Account, usage: AccountUsage | null = null): AdminAccountView {
+  return { ...publicAccount(account), status: account.status, usage };
+}
+
+interface ClaimItem extends Item {
+  pk: string;
+  sk: string;
+  account_id: string;
+  kind: IdentifierKind;
+  gsi1sk: string;
+}
+
+// A cursor is the last key of this same search and nothing else (another prefix, another index).
+function checkCursor(key: Record<string, unknown>, prefix: string): void {
+  const value = key.gsi1sk;
+  const valid =
+    Object.keys(key).sort().join(',') === 'gsi1pk,gsi1sk,pk,sk' &&
+    key.gsi1pk === IDENT_INDEX &&
+    typeof value === 'string' &&
+    value.startsWith(prefix) &&
+    key.pk === `ident#${value}` &&
+    key.sk === 'ident';
+  if (!valid) throw errors.badRequest('query.cursor: is not a valid cursor');
+}
+
+export interface BackOfficeDeps {
+  /** The search over the identifier index. */
+  table: Table;
+  accounts: AccountRepository;
+  registration: Pick<Registration, 'createAdministrator'>;
+  requestLimits: RequestLimits;
+  secondFactorWrites: SecondFactorWrites;
+  changes: SecurityChanges;
+  /** Storage use for the listing; without it listings answer `usage: null`. */
+  usage: AccountUsageReader | undefined;
+}
+
+export class BackOffice {
+  constructor(private readonly deps: BackOfficeDeps) {}
+
+  /** POST /api/v1/admin/accounts `{username, email, password, current_password}`: a new administrator. */
+  async createAdministrator(
+    actor: Account,
+    input: { username: string; email: string; password: string; current_password: string },
+  ) {
+    await this.deps.requestLimits.requirePassword(actor, input.current_password, 'current_password');
+    return this.deps.registration.createAdministrator({
+      username: input.username,
+      email: input.email,
+      password: input.password,
+    });
+  }
+
+  /**
+   * GET /api/v1/admin/accounts `?q=&cursor=&limit=`: accounts whose username or e-mail starts with `q`
+   * (any case), in the order of the matching value; without `q`, every account by username. An account that
+   * matches by both is listed once, at its username.
+   */
+  async list(request: { q?: string; limit: number; cursor?: string }): Promise<Page<AdminAccountView>> {
+    const prefix = (request.q ?? '').trim().toLowerCase();
+    let start = decodeCursor(request.cursor);
+    if (start) checkCursor(start, prefix);
+    const listed: Account[] = [];
+    do {
+      const { items: claims, lastKey } = await this.deps.table.query<ClaimItem>({
+        IndexName: 'gsi1',
+        KeyConditionExpression: prefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)' : 'gsi1pk = :pk',
+        // Without a prefix every account is listed at its username: e-mail claims are not needed.
+        ...(prefix
+          ? {}
+          : { FilterExpression: '#kind = :username', ExpressionAttributeNames: { '#kind': 'kind' } }),
+        ExpressionAttributeValues: {
+          ':pk': IDENT_INDEX,
+          ...(prefix ? { ':prefix': prefix } : { ':username': 'username' }),
+        },
+        // At most one account per claim: never more than the page still needs, so `lastKey` is exact.
+        Limit: request.limit - listed.length,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      const ids = [...new Set(claims.map((claim) => claim.account_id))];
+      const found = ids.length > 0 ? await this.deps.table.getMany(ids.map(accountKey)) : [];
+      const byId = new Map(
+        found.flatMap((item) => {
+          const account = fromAccountItem(item);
+          return account ? [[account.id, account] as const] : [];
+        }),
+      );
+      for (const claim of claims) {
+        const account = byId.get(claim.account_id);
+        if (!account) continue;
+        if (claim.kind === 'email' && account.username.toLowerCase().startsWith(prefix)) continue;
+        listed.push(account);
+      }
+      start = lastKey;
+    } while (start && listed.length < request.limit);
+    const usage = await this.usageOf(listed);
+    return {
+      items: listed.map((account) => adminView(account, usage.get(account.id) ?? null)),
+      next_cursor: encodeCursor(start),
+    };
+  }
+
+  private async accountById(id: string): Promise<Account> {
+    const account = ACCOUNT_ID.test(id) ? await this.deps.accounts.get(id) : undefined;
+    if (!account) throw notFound();
+    return account;
+  }
+
+  /**
+   * PATCH /api/v1/admin/accounts/{id} `{status}`. A disabled account's sessions and API tokens are refused
+   * on their next request (both read the account every time); disabling also ends its sessions for good.
+   */
+  async setStatus(actor: Account, id: string, input: { status: Account['status'] }) {
+    if (id === actor.id && input.status === 'disabled') {
+      throw errors.badRequest('status: an administrator cannot disable their own account');
+    }
+    await this.accountById(id);
+    const updated = await this.deps.accounts.setStatus(id, input.status);
+    if (!updated) throw notFound();
+    return this.view(updated);
+  }
+
+  /**
+   * POST /api/v1/admin/accounts/{id}/totp/reset: TOTP off, recovery codes gone, every session ended, and a
+   * notice to the owner naming the administrator's address.
+   */
+  async resetTotp(id: string, client: ClientInfo) {
+    await this.accountById(id);
+    let updated: Account;
+    try {
+      updated = await this.deps.secondFactorWrites.adminReset(id);
+    } catch (error) {
+      if (error instanceof ConditionFailedError)
+        throw errors.conflict('TOTP is not enabled for this account');
+      throw error;
+    }
+    await this.deps.changes.record(updated, 'totp_reset', client, { kind: 'totp_reset' });
+    return this.view(updated);
+  }
+
+  /** One account as the back office shows it, with its storage use. */
+  private async view(account: Account): Promise<AdminAccountView> {
+    const usage = await this.usageOf([account]);
+    return adminView(account, usage.get(account.id) ?? null);
+  }
+
+  private async usageOf(accounts: Account[]): Promise<Map<string, AccountUsage>> {
+    if (!this.deps.usage || accounts.length === 0) return new Map();
+    return this.deps.usage.usageOf(accounts.map((account) => ({ id: account.id, role: account.role })));
+  }
+}

@@ -1,0 +1,142 @@
+// Password change (authenticated) and reset by e-mail code (docs/SPEC.md 4.1 rules 3-4, docs/DESIGN.md 10). Both
+// end every session of the account (the session epoch moves in the same update as the hash); a reset
+// also revokes every API token (the token epoch moves too). Both send a notice mail.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errors } from '#lib/core/errors.ts';
+import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
+import { codeMail } from '#lib/platform/mail/templates.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import type { ApiTokenService } from './api-tokens.ts';
+import type { ClientInfo } from './client.ts';
+import type { CodeMail } from './code-mail.ts';
+import { CODE_TTL_SECONDS, type CodeStore, invalidCode } from './codes.ts';
+import type { DecoyAccount } from './decoy.ts';
+import { sameAddress } from './identifiers.ts';
+import type { AccountLimits } from './limits.ts';
+import { hashPassword } from './passwords.ts';
+import { type Account, type AccountRepository, accountChanged } from './repository.ts';
+import type { RequestLimits } from './request-limits.ts';
+import type { SecurityChanges } from './security-changes.ts';
+import { type SessionService, sessionAnswer } from './sessions.ts';
+
+/** The one error of /auth/password/reset for an unknown address and a wrong code alike (docs/SPEC.md 4.1 rule 4). */
+export const resetRefused = () => invalidCode('email or code is invalid or expired');
+
+export interface PasswordChangesDeps {
+  /** The reset's transaction: the new hash and the code together. */
+  table: Table;
+  accounts: AccountRepository;
+  codes: CodeStore;
+  codeMail: CodeMail;
+  mailer: Mailer;
+  decoy: DecoyAccount;
+  requestLimits: RequestLimits;
+  sessions: SessionService;
+  apiTokens: Pick<ApiTokenService, 'deleteAll'>;
+  changes: SecurityChanges;
+  limits: Pick<AccountLimits, 'resetCodeMinMs'>;
+}
+
+export class PasswordChanges {
+  constructor(private readonly deps: PasswordChangesDeps) {}
+
+  /** POST /auth/password `{current_password, new_password}`: answers a fresh session (the old ones end). */
+  async change(
+    account: Account,
+    input: { current_password: string; new_password: string },
+    client: ClientInfo,
+  ) {
+    await this.deps.requestLimits.requirePassword(account, input.current_password, 'current_password');
+    if (input.new_password === input.current_password) {
+      throw errors.badRequest('new_password: must differ from the current password');
+    }
+    const passwordHash = await hashPassword(input.new_password);
+    let updated: Account;
+    try {
+      updated = await this.deps.accounts.changePasswordHash(account, passwordHash);
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw accountChanged();
+      throw error;
+    }
+    const [session] = await Promise.all([
+      sessionAnswer(this.deps.sessions, updated, client),
+      this.deps.changes.record(updated, 'password_changed', client, { kind: 'password_changed' }),
+    ]);
+    return session;
+  }
+
+  /**
+   * POST /auth/password/reset/code `{email}`: the same answer, after the same table work, whether or not
+   * the address belongs to a verified account; a code is mailed only when it does (otherwise an unusable
+   * code bound to no account is stored, as a real one would be). The answer waits until `resetCodeMinMs`
+   * has passed, so the mail round trip does not show either. The per-address throttle applies to every
+   * address, so a 429 does not tell.
+   */
+  async sendResetCode(input: { email: string }, client: ClientInfo) {
+    const { table, accounts, codes, mailer, decoy, limits } = this.deps;
+    const started = performance.now();
+    await this.deps.requestLimits.limitIp(client.ip);
+    await this.deps.codeMail.limit(
+      'reset',
+      input.email.trim().toLowerCase(),
+      'Too many codes sent to this address; try again later',
+    );
+    const answer = { expires_at: isoWithOffset(new Date(table.clock().getTime() + CODE_TTL_SECONDS * 1000)) };
+    const accountId = await accounts.ownerOf(input.email);
+    // Nobody by that address: the decoy account is read instead, an item of the same size (decoy.ts).
+    const found = accountId ? await accounts.get(accountId) : await decoy.read().then(() => undefined);
+    const eligible =
+      found !== undefined &&
+      found.status === 'active' &&
+      found.email_verified &&
+      sameAddress(found.email, input.email);
+    const { code } = await codes.issue('reset', input.email, {
+      target: input.email,
+      ...(eligible ? { accountId: found.id } : {}),
+    });
+    try {
+      if (eligible) await mailer.send(codeMail('reset', found.email!, code, CODE_TTL_SECONDS / 60));
+    } finally {
+      // Also when the mail fails: the 503 then comes no sooner than any other answer.
+      const wait = limits.resetCodeMinMs - (performance.now() - started);
+      if (wait > 0) await sleep(wait);
+    }
+    return answer;
+  }
+
+  /** POST /auth/password/reset `{email, code, new_password}`. */
+  async reset(input: { email: string; code: string; new_password: string }, client: ClientInfo) {
+    const { table, accounts } = this.deps;
+    await this.deps.requestLimits.limitIp(client.ip);
+    // Hashed first, so known and unknown addresses cost the same work.
+    const passwordHash = await hashPassword(input.new_password);
+    const checked = await this.deps.codes.check('reset', input.email, input.code, {
+      target: input.email,
+      error: resetRefused,
+    });
+    const account = checked.item.account_id ? await accounts.get(checked.item.account_id) : undefined;
+    if (!account?.email || !sameAddress(account.email, input.email)) throw resetRefused();
+    try {
+      await table.transact([accounts.resetPasswordItem(account, passwordHash), checked.consume]);
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw resetRefused();
+      throw error;
+    }
+    await accounts.syncLoginCopies(account, { username: account.username, password_hash: passwordHash });
+    // The token epoch moved with the password: every token is already refused. Deleting the items tidies
+    // the token list.
+    await Promise.all([
+      this.deps.apiTokens.deleteAll(account.id).catch((error: unknown) => {
+        log.warn('revoked API tokens not deleted', {
+          account_id: account.id,
+          error_name: (error as Error)?.name,
+        });
+      }),
+      this.deps.changes.record(account, 'password_reset', client, { kind: 'password_reset' }),
+    ]);
+    return null;
+  }
+}
