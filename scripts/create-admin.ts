@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   }
   const { emailField, newPasswordField, usernameField } = await import('#lib/accounts/schemas.ts');
   const parsed = z
-    .object({ username: usernameField(), email: emailField(), password: newPasswordField() })
+    .object({ username: usernameField, email: emailField, password: newPasswordField })
     .safeParse({ username: values.username, email: values.email, password: await readPassword() });
   if (!parsed.success) {
     for (const issue of parsed.error.issues) console.error(`${issue.path.join('.')}: ${issue.message}`);

@@ -34,15 +34,15 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     'POST /auth/register/code': defineRoute({
       summary: 'Mail a registration code to an address',
 
-      body: () => schemas.emailOnly,
-      response: () => responses.codeSent,
+      body: schemas.emailOnly,
+      response: responses.codeSent,
       run: async (req) => ok(await accounts().registration.sendCode(req.body, clientOf(req))),
     }),
     'POST /auth/register': defineRoute({
       summary: 'Create an account with the mailed code',
 
-      body: () => schemas.register,
-      response: () => responses.user,
+      body: schemas.register,
+      response: responses.user,
       successStatus: 201,
       run: async (req) => created(await accounts().registration.register(req.body, clientOf(req))),
     }),
@@ -51,16 +51,16 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
 
       // 401 bad credentials; 403 `account disabled`, only once the password is right.
       errors: [401, 403],
-      body: () => schemas.login,
-      response: () => responses.sessionOrChallenge,
+      body: schemas.login,
+      response: responses.sessionOrChallenge,
       run: async (req) => ok(await accounts().login.login('user', req.body, clientOf(req))),
     }),
     'POST /admin/auth/login': defineRoute({
       summary: "Administrators' login",
       // 401 bad credentials; 403 `account disabled`, only once the password is right.
       errors: [401, 403],
-      body: () => schemas.login,
-      response: () => responses.sessionOrChallenge,
+      body: schemas.login,
+      response: responses.sessionOrChallenge,
       run: async (req) => ok(await accounts().login.login('admin', req.body, clientOf(req))),
     }),
     'POST /auth/totp/verify': defineRoute({
@@ -68,121 +68,121 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
       // 401: a bad, used or expired challenge or code.
       errors: [401],
 
-      body: () => schemas.totpVerify,
-      response: () => responses.session,
+      body: schemas.totpVerify,
+      response: responses.session,
       run: async (req) => ok(await accounts().challenges.verify(req.body, clientOf(req))),
     }),
     'GET /auth/me': defineRoute({
       summary: "The caller's account",
-      response: () => responses.user,
+      response: responses.user,
       run: async (req) => ok(publicAccount(accountOf(req))),
     }),
     'GET /auth/security': defineRoute({
       summary: 'Second factor and e-mail state, recovery codes left',
 
-      response: () => responses.security,
+      response: responses.security,
       run: async (req) => ok(securityState(accountOf(req))),
     }),
     'GET /auth/security/events': defineRoute({
       summary: "Security events of the caller's account, newest first",
-      query: () => queries.page,
-      response: () => responses.securityEvents,
+      query: queries.page,
+      response: responses.securityEvents,
       run: async (req) => ok(await accounts().securityEvents.page(accountOf(req).id, req.query)),
     }),
     'POST /auth/totp/setup': defineRoute({
       summary: 'Start TOTP setup (needs the password): secret, otpauth link, QR code',
 
-      body: () => schemas.passwordOnly,
-      response: () => responses.totpSetup,
+      body: schemas.passwordOnly,
+      response: responses.totpSetup,
       run: async (req) => ok(await accounts().totp.setup(accountOf(req), req.body)),
     }),
     'POST /auth/totp/enable': defineRoute({
       summary: 'Turn TOTP on with a code; shows the recovery codes once',
 
-      body: () => schemas.codeOnly,
-      response: () => responses.totpEnabled,
+      body: schemas.codeOnly,
+      response: responses.totpEnabled,
       run: async (req) => ok(await accounts().totp.enable(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/disable': defineRoute({
       summary: 'Turn TOTP off with a code or the password',
 
-      body: () => schemas.totpDisable,
-      response: () => responses.security,
+      body: schemas.totpDisable,
+      response: responses.security,
       run: async (req) => ok(await accounts().totp.disable(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/recovery-codes': defineRoute({
       summary: 'Replace the recovery codes (needs the password); shows them once',
 
-      body: () => schemas.passwordOnly,
-      response: () => responses.recoveryCodes,
+      body: schemas.passwordOnly,
+      response: responses.recoveryCodes,
       run: async (req) =>
         ok(await accounts().totp.regenerateRecoveryCodes(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/code': defineRoute({
       summary: 'Mail a code to the address being bound',
 
-      body: () => schemas.emailOnly,
-      response: () => responses.codeSent,
+      body: schemas.emailOnly,
+      response: responses.codeSent,
       run: async (req) => ok(await accounts().email.sendCode(accountOf(req), req.body)),
     }),
     'POST /auth/email/verify': defineRoute({
       summary: 'Bind and verify an address (needs the code and the password)',
 
-      body: () => schemas.emailVerify,
-      response: () => responses.user,
+      body: schemas.emailVerify,
+      response: responses.user,
       run: async (req) => ok(await accounts().email.verify(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/unbind': defineRoute({
       summary: 'Remove the bound address (needs the password)',
 
-      body: () => schemas.passwordOnly,
-      response: () => responses.user,
+      body: schemas.passwordOnly,
+      response: responses.user,
       run: async (req) => ok(await accounts().email.unbind(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password': defineRoute({
       summary: 'Change the password; other sessions end, API tokens stay',
 
-      body: () => schemas.passwordChange,
-      response: () => responses.session,
+      body: schemas.passwordChange,
+      response: responses.session,
       run: async (req) => ok(await accounts().passwords.change(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password/reset/code': defineRoute({
       summary: 'Mail a password reset code (same answer for unknown addresses)',
 
-      body: () => schemas.emailOnly,
-      response: () => responses.codeSent,
+      body: schemas.emailOnly,
+      response: responses.codeSent,
       run: async (req) => ok(await accounts().passwords.sendResetCode(req.body, clientOf(req))),
     }),
     'POST /auth/password/reset': defineRoute({
       summary: 'Reset the password; every session and API token ends',
 
-      body: () => schemas.passwordReset,
-      response: () => responses.nothing,
+      body: schemas.passwordReset,
+      response: responses.nothing,
       run: async (req) => ok(await accounts().passwords.reset(req.body, clientOf(req))),
     }),
     'POST /auth/logout': defineRoute({
       summary: 'End the current session',
 
-      body: () => schemas.empty,
-      response: () => responses.nothing,
+      body: schemas.empty,
+      response: responses.nothing,
       run: async (req) => ok(await accounts().sessions.logout(accountOf(req), sessionIdOf(req))),
     }),
     'GET /auth/sessions': defineRoute({
       summary: "The caller's live sessions",
-      response: () => responses.sessions,
+      response: responses.sessions,
       run: async (req) => ok(await accounts().sessions.list(accountOf(req), sessionIdOf(req))),
     }),
     'DELETE /auth/sessions/{id}': defineRoute({
       summary: "End one of the caller's sessions",
-      response: () => responses.sessionRevoked,
+      response: responses.sessionRevoked,
       run: async (req) =>
         ok(await accounts().sessions.revoke(accountOf(req), req.params.id ?? '', clientOf(req))),
     }),
     'POST /auth/sessions/revoke-others': defineRoute({
       summary: 'End every session but the current one',
 
-      body: () => schemas.empty,
-      response: () => responses.othersRevoked,
+      body: schemas.empty,
+      response: responses.othersRevoked,
       run: async (req) =>
         ok(await accounts().sessions.revokeOthers(accountOf(req), sessionIdOf(req), clientOf(req))),
     }),
@@ -195,27 +195,27 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
   }
   routes[`POST ${API_PREFIX}/admin/accounts`] = defineRoute({
     summary: "Create an administrator (needs the acting administrator's password)",
-    body: () => schemas.adminCreate,
-    response: () => responses.user,
+    body: schemas.adminCreate,
+    response: responses.user,
     successStatus: 201,
     run: async (req) => created(await accounts().admin.createAdministrator(accountOf(req), req.body)),
   });
   routes[`GET ${API_PREFIX}/admin/accounts`] = defineRoute({
     summary: 'Search accounts by username or e-mail prefix',
-    query: () => queries.accountSearch,
-    response: () => responses.adminAccounts,
+    query: queries.accountSearch,
+    response: responses.adminAccounts,
     run: async (req) => ok(await accounts().admin.list(req.query)),
   });
   routes[`PATCH ${API_PREFIX}/admin/accounts/{id}`] = defineRoute({
     summary: 'Enable or disable an account',
-    body: () => schemas.adminStatus,
-    response: () => responses.adminAccount,
+    body: schemas.adminStatus,
+    response: responses.adminAccount,
     run: async (req) => ok(await accounts().admin.setStatus(accountOf(req), req.params.id ?? '', req.body)),
   });
   routes[`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`] = defineRoute({
     summary: "Turn an account's TOTP off and end its sessions",
-    body: () => schemas.empty,
-    response: () => responses.adminAccount,
+    body: schemas.empty,
+    response: responses.adminAccount,
     run: async (req) => ok(await accounts().admin.resetTotp(req.params.id ?? '', clientOf(req))),
   });
   return routes;

@@ -35,7 +35,7 @@ export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOpti
     {
       'GET /healthz': defineRoute({
         summary: 'Health check: the ok envelope once the service is ready.',
-        response: () => z.object({ status: z.literal('ok') }),
+        response: z.object({ status: z.literal('ok') }),
         run: async () => ok({ status: 'ok' }),
       }),
       // In AWS CloudFront serves /i/* from S3; this answers where the API itself is asked (docs/UPLOADS.md).

@@ -29,47 +29,43 @@ import { needs } from './needs.ts';
 
 const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
 
-// The routes' schemas, built on their first use (lib/http/handler.ts defineRoute), never at import.
-const planBody = z.once(() =>
-  z.object({
-    name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),
-    description: z.optional(z.string().check(z.trim(), z.maxLength(1000))),
-    amount_cents: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS)),
-    active: z.optional(z.boolean()),
-    // Storage the plan grants (docs/DESIGN.md 11): whole bytes, or null for none; days, 0 for permanent.
-    // One problem per field: the first failed check ends the field's checks.
-    quota_bytes: z.optional(
-      z.nullable(
-        z.number().check(
-          z.minimum(0, { message: 'must be 0 or more', abort: true }),
-          z.maximum(MAX_PLAN_QUOTA_BYTES, {
-            message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
-            abort: true,
-          }),
-          z.int('must be a whole number of bytes'),
-        ),
-      ),
-    ),
-    duration_days: z.optional(
+const planBody = z.object({
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),
+  description: z.optional(z.string().check(z.trim(), z.maxLength(1000))),
+  amount_cents: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS)),
+  active: z.optional(z.boolean()),
+  // Storage the plan grants (docs/DESIGN.md 11): whole bytes, or null for none; days, 0 for permanent.
+  // One problem per field: the first failed check ends the field's checks.
+  quota_bytes: z.optional(
+    z.nullable(
       z.number().check(
-        z.minimum(0, { message: 'must be 0 (permanent) or more', abort: true }),
-        z.maximum(MAX_PLAN_DURATION_DAYS, {
-          message: `must be at most ${MAX_PLAN_DURATION_DAYS}`,
+        z.minimum(0, { message: 'must be 0 or more', abort: true }),
+        z.maximum(MAX_PLAN_QUOTA_BYTES, {
+          message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
           abort: true,
         }),
-        z.int('must be a whole number of days'),
+        z.int('must be a whole number of bytes'),
       ),
     ),
-  }),
-);
+  ),
+  duration_days: z.optional(
+    z.number().check(
+      z.minimum(0, { message: 'must be 0 (permanent) or more', abort: true }),
+      z.maximum(MAX_PLAN_DURATION_DAYS, {
+        message: `must be at most ${MAX_PLAN_DURATION_DAYS}`,
+        abort: true,
+      }),
+      z.int('must be a whole number of days'),
+    ),
+  ),
+});
 
-const orderBody = () =>
-  z.object({
-    plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
-    provider: z.optional(z.enum(PROVIDERS)),
-  });
+const orderBody = z.object({
+  plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+  provider: z.optional(z.enum(PROVIDERS)),
+});
 
-const cashierQuery = z.once(() => z.object({ token: z.optional(z.string().check(z.maxLength(4096))) }));
+const cashierQuery = z.object({ token: z.optional(z.string().check(z.maxLength(4096))) });
 
 const callerId = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -85,11 +81,11 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
     'payments',
     {
       'GET /api/v1/plans': defineRoute({
-        response: () => z.array(planView()),
+        response: z.array(planView),
         run: async () => ok(await paymentService().listPlans(true)),
       }),
       'GET /api/v1/admin/plans': defineRoute({
-        response: () => z.array(planView()),
+        response: z.array(planView),
         run: async () => ok(await paymentService().listPlans(false)),
       }),
       'POST /api/v1/admin/plans': defineRoute({
@@ -99,7 +95,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         run: async (request) => created(await paymentService().createPlan(request.body)),
       }),
       'PATCH /api/v1/admin/plans/{id}': defineRoute({
-        body: () => z.partial(planBody()),
+        body: z.partial(planBody),
         response: planView,
         run: async (request) => ok(await paymentService().updatePlan(request.params.id!, request.body)),
       }),
@@ -111,7 +107,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
 
       'GET /api/v1/payment-gateways': defineRoute({
         summary: 'The registered providers, the default first.',
-        response: () => z.array(z.enum(PROVIDERS)),
+        response: z.array(z.enum(PROVIDERS)),
         run: async () => ok(await paymentService().listGateways()),
       }),
 
@@ -126,7 +122,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
       }),
       'GET /api/v1/orders': defineRoute({
         query: pageQuery,
-        response: () => pageOf(orderView()),
+        response: pageOf(orderView),
         run: async (request) =>
           ok(
             await paymentService().listOwnOrders(
@@ -154,7 +150,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
 
       'GET /api/v1/admin/orders': defineRoute({
         query: pageQuery,
-        response: () => pageOf(adminOrderView()),
+        response: pageOf(adminOrderView),
         run: async (request) =>
           ok(await paymentService().listAllOrders(request.query.limit, request.query.cursor)),
       }),

@@ -25,61 +25,50 @@ const ownerOf = (request: HttpRequest<unknown, unknown>) => {
   return { id: accountId, role };
 };
 
-// The routes' schemas, built on their first use (lib/http/handler.ts defineRoute), never at import.
-const usageResponse = () =>
-  z.object({
-    used_bytes: z.number().check(z.int()),
-    file_count: z.number().check(z.int()),
-    quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
-    plan: z.nullable(z.object({ id: z.string(), name: z.string(), expires_at: z.nullable(z.string()) })),
-  });
+const usageResponse = z.object({
+  used_bytes: z.number().check(z.int()),
+  file_count: z.number().check(z.int()),
+  quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
+  plan: z.nullable(z.object({ id: z.string(), name: z.string(), expires_at: z.nullable(z.string()) })),
+});
 
-const timestamp = z.once(() =>
-  z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
-);
-const filePage = z.once(() =>
-  z.object({ items: z.array(uploadRecordSchema()), next_cursor: z.nullable(z.string()) }),
-);
-const presignResponse = () =>
-  z.object({
-    key: z.string(),
-    url: z.url(),
-    method: z.literal('PUT'),
-    headers: z.record(z.string(), z.string()),
-    expires_at: timestamp(),
-  });
-const tokenView = z.once(() =>
-  z.object({
-    id: z.string(),
-    name: z.string(),
-    prefix: z.string(),
-    last_used_at: z.nullable(timestamp()),
-    created_at: timestamp(),
+const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
+const filePage = z.object({ items: z.array(uploadRecordSchema), next_cursor: z.nullable(z.string()) });
+const presignResponse = z.object({
+  key: z.string(),
+  url: z.url(),
+  method: z.literal('PUT'),
+  headers: z.record(z.string(), z.string()),
+  expires_at: timestamp,
+});
+const tokenView = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  last_used_at: z.nullable(timestamp),
+  created_at: timestamp,
+});
+
+const adminFilesQuery = z.pipe(
+  z.extend(pageQueryFields, {
+    owner_id: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(128))),
   }),
+  z.transform(({ owner_id, limit, cursor }) => ({
+    ownerId: owner_id,
+    limit: limit ?? DEFAULT_PAGE_SIZE,
+    ...(cursor ? { cursor } : {}),
+  })),
 );
 
-const adminFilesQuery = () =>
-  z.pipe(
-    z.extend(pageQueryFields(), {
-      owner_id: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(128))),
-    }),
-    z.transform(({ owner_id, limit, cursor }) => ({
-      ownerId: owner_id,
-      limit: limit ?? DEFAULT_PAGE_SIZE,
-      ...(cursor ? { cursor } : {}),
-    })),
-  );
+const presignBody = z.object({
+  mime_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
+  size: z.number().check(z.int(), z.minimum(1)),
+  filename: z.optional(z.string().check(z.maxLength(1024))),
+  permission: z.optional(z.string().check(z.maxLength(32))),
+});
 
-const presignBody = () =>
-  z.object({
-    mime_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
-    size: z.number().check(z.int(), z.minimum(1)),
-    filename: z.optional(z.string().check(z.maxLength(1024))),
-    permission: z.optional(z.string().check(z.maxLength(32))),
-  });
-
-const permissionBody = z.once(() => z.object({ permission: z.enum(PERMISSIONS) }));
-const deletedView = z.once(() => z.object({ id: z.string(), deleted: z.literal(true) }));
+const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });
+const deletedView = z.object({ id: z.string(), deleted: z.literal(true) });
 
 /** The upload group over the given dependencies (tests build theirs with the same builders). */
 export function createUploadHandler(
@@ -116,7 +105,7 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().uploads.presign(callerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
-        body: () => z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),
+        body: z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),
         summary: 'Checks a presigned upload and records it (idempotent).',
         response: uploadRecordSchema,
         // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
@@ -187,9 +176,9 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().files.gallery(request.query)),
       }),
       'POST /api/v1/tokens': defineRoute({
-        body: () => z.object({ name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)) }),
+        body: z.object({ name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)) }),
         summary: 'An API token for an uploader; the secret is shown in this answer only.',
-        response: () => z.extend(z.omit(tokenView(), { last_used_at: true }), { token: z.string() }),
+        response: z.extend(z.omit(tokenView, { last_used_at: true }), { token: z.string() }),
         successStatus: 201,
         run: async (request) =>
           created(
@@ -202,11 +191,11 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
       }),
       'GET /api/v1/tokens': defineRoute({
-        response: () => z.array(tokenView()),
+        response: z.array(tokenView),
         run: async (request) => ok(await uploadServices().tokens.list(callerOf(request))),
       }),
       'DELETE /api/v1/tokens/{id}': defineRoute({
-        response: () => z.object({ id: z.string(), revoked: z.literal(true) }),
+        response: z.object({ id: z.string(), revoked: z.literal(true) }),
         run: async (request) => {
           const id = request.params.id ?? '';
           await uploadServices().tokens.revoke(callerOf(request), id, clientOf(request));

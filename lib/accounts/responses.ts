@@ -1,111 +1,94 @@
 // The `data` of each account endpoint's success envelope, as zod schemas: the API document is generated
 // from them and the end-to-end tests check answers against them (docs/ACCOUNTS.md has the same shapes).
-// Built on first read, which serving a request never does (lib/http/handler.ts RouteImpl.response).
 import * as z from '#lib/platform/zod.ts';
 import { SECURITY_EVENT_TYPES } from './security-events.ts';
 
-const timestamp = z.once(() => z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/)));
+const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/));
 
-export const userData = z.once(() =>
-  z.object({
-    id: z.string(),
-    username: z.string(),
-    email: z.nullable(z.string()),
-    email_verified: z.boolean(),
-    role: z.enum(['user', 'admin']),
-    totp_enabled: z.boolean(),
-    created_at: timestamp(),
-  }),
-);
+export const userData = z.object({
+  id: z.string(),
+  username: z.string(),
+  email: z.nullable(z.string()),
+  email_verified: z.boolean(),
+  role: z.enum(['user', 'admin']),
+  totp_enabled: z.boolean(),
+  created_at: timestamp,
+});
 
-const sessionData = z.once(() =>
-  z.object({
-    token: z.string(),
-    token_type: z.literal('Bearer'),
-    expires_at: timestamp(),
-    user: userData(),
-  }),
-);
+const sessionData = z.object({
+  token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_at: timestamp,
+  user: userData,
+});
 
-const challengeData = z.once(() =>
-  z.object({
-    totp_required: z.literal(true),
-    challenge_token: z.string(),
-    expires_at: timestamp(),
-  }),
-);
+const challengeData = z.object({
+  totp_required: z.literal(true),
+  challenge_token: z.string(),
+  expires_at: timestamp,
+});
 
-const securityData = z.once(() =>
-  z.object({
-    totp_enabled: z.boolean(),
-    totp_pending: z.boolean(),
-    email: z.nullable(z.string()),
-    email_verified: z.boolean(),
-    recovery_codes_remaining: z.number().check(z.int(), z.minimum(0)),
-  }),
-);
+const securityData = z.object({
+  totp_enabled: z.boolean(),
+  totp_pending: z.boolean(),
+  email: z.nullable(z.string()),
+  email_verified: z.boolean(),
+  recovery_codes_remaining: z.number().check(z.int(), z.minimum(0)),
+});
 
-const recoveryCodes = z.once(() =>
-  z.array(z.string().check(z.regex(/^[a-z2-7]{5}-[a-z2-7]{5}$/))).check(z.length(10)),
-);
+const recoveryCodes = z.array(z.string().check(z.regex(/^[a-z2-7]{5}-[a-z2-7]{5}$/))).check(z.length(10));
 
-const usage = z.once(() =>
-  z.object({
-    used_bytes: z.number().check(z.int()),
-    file_count: z.number().check(z.int()),
-    quota_bytes: z.nullable(z.number().check(z.int())),
-  }),
-);
+const usage = z.object({
+  used_bytes: z.number().check(z.int()),
+  file_count: z.number().check(z.int()),
+  quota_bytes: z.nullable(z.number().check(z.int())),
+});
 
-export const adminAccountData = z.once(() =>
-  z.extend(userData(), {
-    status: z.enum(['active', 'disabled']),
-    usage: z.nullable(usage()),
-  }),
-);
+export const adminAccountData = z.extend(userData, {
+  status: z.enum(['active', 'disabled']),
+  usage: z.nullable(usage),
+});
 
-export const responses = z.builtOnFirstRead({
-  codeSent: () => z.object({ expires_at: timestamp() }),
+export const responses = {
+  codeSent: z.object({ expires_at: timestamp }),
   user: userData,
   session: sessionData,
-  sessionOrChallenge: () => z.union([sessionData(), challengeData()]),
+  sessionOrChallenge: z.union([sessionData, challengeData]),
   security: securityData,
-  totpSetup: () =>
+  totpSetup: z.object({
+    secret: z.string(),
+    uri: z.string().check(z.regex(/^otpauth:\/\/totp\//)),
+    qr_data_url: z.string().check(z.regex(/^data:image\/svg\+xml;base64,[A-Za-z0-9+/]+=*$/)),
+  }),
+  totpEnabled: z.extend(securityData, { totp_enabled: z.literal(true), recovery_codes: recoveryCodes }),
+  recoveryCodes: z.object({
+    recovery_codes: recoveryCodes,
+    recovery_codes_remaining: z.number().check(z.int()),
+  }),
+  nothing: z.null(),
+  sessions: z.array(
     z.object({
-      secret: z.string(),
-      uri: z.string().check(z.regex(/^otpauth:\/\/totp\//)),
-      qr_data_url: z.string().check(z.regex(/^data:image\/svg\+xml;base64,[A-Za-z0-9+/]+=*$/)),
+      id: z.string(),
+      current: z.boolean(),
+      created_at: timestamp,
+      expires_at: timestamp,
+      ip: z.nullable(z.string()),
+      user_agent: z.nullable(z.string()),
     }),
-  totpEnabled: () =>
-    z.extend(securityData(), { totp_enabled: z.literal(true), recovery_codes: recoveryCodes() }),
-  recoveryCodes: () =>
-    z.object({ recovery_codes: recoveryCodes(), recovery_codes_remaining: z.number().check(z.int()) }),
-  nothing: () => z.null(),
-  sessions: () =>
-    z.array(
+  ),
+  sessionRevoked: z.object({ id: z.string(), revoked: z.literal(true) }),
+  othersRevoked: z.object({ revoked: z.number().check(z.int(), z.minimum(0)) }),
+  securityEvents: z.object({
+    items: z.array(
       z.object({
-        id: z.string(),
-        current: z.boolean(),
-        created_at: timestamp(),
-        expires_at: timestamp(),
+        type: z.enum(SECURITY_EVENT_TYPES),
+        at: timestamp,
         ip: z.nullable(z.string()),
         user_agent: z.nullable(z.string()),
       }),
     ),
-  sessionRevoked: () => z.object({ id: z.string(), revoked: z.literal(true) }),
-  othersRevoked: () => z.object({ revoked: z.number().check(z.int(), z.minimum(0)) }),
-  securityEvents: () =>
-    z.object({
-      items: z.array(
-        z.object({
-          type: z.enum(SECURITY_EVENT_TYPES),
-          at: timestamp(),
-          ip: z.nullable(z.string()),
-          user_agent: z.nullable(z.string()),
-        }),
-      ),
-      next_cursor: z.nullable(z.string()),
-    }),
+    next_cursor: z.nullable(z.string()),
+  }),
   adminAccount: adminAccountData,
-  adminAccounts: () => z.object({ items: z.array(adminAccountData()), next_cursor: z.nullable(z.string()) }),
-});
+  adminAccounts: z.object({ items: z.array(adminAccountData), next_cursor: z.nullable(z.string()) }),
+};

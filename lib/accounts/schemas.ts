@@ -1,6 +1,5 @@
 // Request bodies and queries of the account endpoints (docs/DESIGN.md 5, 10): every field typed and bounded; a
-// bad one is a 400 naming it. Unknown fields are dropped. Each schema is built on its first use
-// (lib/http/handler.ts defineRoute): a cold start builds none of them.
+// bad one is a 400 naming it. Unknown fields are dropped.
 import { DEFAULT_PAGE_SIZE, pageLimitField, pageQuery } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
 
@@ -8,103 +7,88 @@ import * as z from '#lib/platform/zod.ts';
 const text = () =>
   z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') });
 
-export const emailField = z.once(() =>
-  z
-    .email({
-      error: (issue) => (issue.input === undefined ? 'is required' : 'must be a valid e-mail address'),
-    })
-    .check(z.maxLength(254, 'must be at most 254 characters')),
-);
-export const usernameField = z.once(() =>
-  text().check(z.regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, "_", "." or "-"')),
+export const emailField = z
+  .email({
+    error: (issue) => (issue.input === undefined ? 'is required' : 'must be a valid e-mail address'),
+  })
+  .check(z.maxLength(254, 'must be at most 254 characters'));
+export const usernameField = text().check(
+  z.regex(/^[A-Za-z0-9_.-]{3,32}$/, 'must be 3 to 32 letters, digits, "_", "." or "-"'),
 );
 /** A password being set. */
-export const newPasswordField = z.once(() =>
-  text().check(
-    z.minLength(8, 'must be at least 8 characters'),
-    z.maxLength(128, 'must be at most 128 characters'),
-  ),
+export const newPasswordField = text().check(
+  z.minLength(8, 'must be at least 8 characters'),
+  z.maxLength(128, 'must be at most 128 characters'),
 );
 /** A password being checked (login, current password): no length rule but a bound. */
-export const passwordField = z.once(() =>
-  text().check(z.minLength(1, 'is required'), z.maxLength(128, 'must be at most 128 characters')),
+export const passwordField = text().check(
+  z.minLength(1, 'is required'),
+  z.maxLength(128, 'must be at most 128 characters'),
 );
-export const codeField = z.once(() => text().check(z.regex(/^\d{6}$/, 'must be 6 digits')));
+export const codeField = text().check(z.regex(/^\d{6}$/, 'must be 6 digits'));
 /** At /auth/totp/verify: a TOTP code, or a recovery code (`xxxxx-xxxxx`, hyphen and case optional). */
-export const secondFactorCodeField = z.once(() =>
-  text().check(
-    z.regex(/^(\d{6}|[A-Za-z2-7]{5}-?[A-Za-z2-7]{5})$/, 'must be 6 digits or a recovery code (xxxxx-xxxxx)'),
-  ),
+export const secondFactorCodeField = text().check(
+  z.regex(/^(\d{6}|[A-Za-z2-7]{5}-?[A-Za-z2-7]{5})$/, 'must be 6 digits or a recovery code (xxxxx-xxxxx)'),
 );
 
-export const schemas = z.builtOnFirstRead({
-  emailOnly: () => z.object({ email: emailField() }),
-  register: () =>
-    z.object({
-      username: usernameField(),
-      email: emailField(),
-      code: codeField(),
-      password: newPasswordField(),
-    }),
-  login: () =>
-    z.object({
-      username: text().check(
-        z.minLength(1, 'is required'),
-        z.maxLength(254, 'must be at most 254 characters'),
-      ),
-      password: passwordField(),
-    }),
-  totpVerify: () =>
-    z.object({
-      challenge_token: text().check(
-        z.minLength(1, 'is required'),
-        z.maxLength(4096, 'must be at most 4096 characters'),
-      ),
-      code: secondFactorCodeField(),
-    }),
-  codeOnly: () => z.object({ code: codeField() }),
-  totpDisable: () =>
-    z.object({ code: z.optional(codeField()), password: z.optional(passwordField()) }).check(
-      z.refine((body) => body.code !== undefined || body.password !== undefined, {
-        message: 'code or password is required',
-        path: ['code'],
-      }),
+export const schemas = {
+  emailOnly: z.object({ email: emailField }),
+  register: z.object({
+    username: usernameField,
+    email: emailField,
+    code: codeField,
+    password: newPasswordField,
+  }),
+  login: z.object({
+    username: text().check(z.minLength(1, 'is required'), z.maxLength(254, 'must be at most 254 characters')),
+    password: passwordField,
+  }),
+  totpVerify: z.object({
+    challenge_token: text().check(
+      z.minLength(1, 'is required'),
+      z.maxLength(4096, 'must be at most 4096 characters'),
     ),
-  emailVerify: () => z.object({ email: emailField(), code: codeField(), password: passwordField() }),
-  passwordOnly: () => z.object({ password: passwordField() }),
-  passwordChange: () => z.object({ current_password: passwordField(), new_password: newPasswordField() }),
-  passwordReset: () => z.object({ email: emailField(), code: codeField(), new_password: newPasswordField() }),
-  empty: () => z.object({}),
-  adminCreate: () =>
-    z.object({
-      username: usernameField(),
-      email: emailField(),
-      password: newPasswordField(),
-      current_password: passwordField(),
+    code: secondFactorCodeField,
+  }),
+  codeOnly: z.object({ code: codeField }),
+  totpDisable: z.object({ code: z.optional(codeField), password: z.optional(passwordField) }).check(
+    z.refine((body) => body.code !== undefined || body.password !== undefined, {
+      message: 'code or password is required',
+      path: ['code'],
     }),
-  adminStatus: () =>
-    z.object({
-      status: z.enum(['active', 'disabled'], {
-        error: (issue) => (issue.input === undefined ? 'is required' : 'must be "active" or "disabled"'),
-      }),
+  ),
+  emailVerify: z.object({ email: emailField, code: codeField, password: passwordField }),
+  passwordOnly: z.object({ password: passwordField }),
+  passwordChange: z.object({ current_password: passwordField, new_password: newPasswordField }),
+  passwordReset: z.object({ email: emailField, code: codeField, new_password: newPasswordField }),
+  empty: z.object({}),
+  adminCreate: z.object({
+    username: usernameField,
+    email: emailField,
+    password: newPasswordField,
+    current_password: passwordField,
+  }),
+  adminStatus: z.object({
+    status: z.enum(['active', 'disabled'], {
+      error: (issue) => (issue.input === undefined ? 'is required' : 'must be "active" or "disabled"'),
     }),
-});
+  }),
+};
 
-export const queries = z.builtOnFirstRead({
+export const queries = {
   /** `?limit=&cursor=` of the security events. */
   page: pageQuery,
   /** `?q=&limit=&cursor=` of the back-office account search. */
-  accountSearch: () =>
-    z.pipe(
-      z.object({
-        q: z.optional(z.string().check(z.maxLength(254, 'must be at most 254 characters'))),
-        limit: pageLimitField(),
-        cursor: z.optional(z.string().check(z.maxLength(2048, 'must be at most 2048 characters'))),
-      }),
-      z.transform(({ q, limit, cursor }) => ({
-        limit: limit ?? DEFAULT_PAGE_SIZE,
-        ...(q?.trim() ? { q: q.trim() } : {}),
-        ...(cursor ? { cursor } : {}),
-      })),
-    ),
-});
+  accountSearch: z.pipe(
+    z.object({
+      q: z.optional(z.string().check(z.maxLength(254, 'must be at most 254 characters'))),
+      limit: pageLimitField,
+      cursor: z.optional(z.string().check(z.maxLength(2048, 'must be at most 2048 characters'))),
+    }),
+    z.transform(({ q, limit, cursor }) => ({
+      limit: limit ?? DEFAULT_PAGE_SIZE,
+      ...(q?.trim() ? { q: q.trim() } : {}),
+      ...(cursor ? { cursor } : {}),
+    })),
+  ),
+};

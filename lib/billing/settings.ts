@@ -116,51 +116,46 @@ const KEY_MAX = 16_384;
 const text = (max: number) => z.optional(z.nullable(z.string().check(z.maxLength(max))));
 const enabled = () => z.optional(z.boolean());
 
-/**
- * PUT /api/v1/admin/payment: any subset of the GET shape, secrets under their own names. Built on the
- * route's first request (lib/http/handler.ts defineRoute).
- */
-export const settingsPatchSchema = z.once(() =>
-  z.object({
-    default_gateway: z.optional(z.enum(PROVIDERS)),
-    mock: z.optional(z.object({ enabled: enabled() })),
-    channel_a: z.optional(
-      z.object({
-        enabled: enabled(),
-        app_id: text(64),
-        seller_id: text(64),
-        gateway_url: text(512),
-        private_key: text(KEY_MAX),
-        public_key: text(KEY_MAX),
-      }),
-    ),
-    channel_b: z.optional(
-      z.object({
-        enabled: enabled(),
-        app_id: text(64),
-        mch_id: text(64),
-        serial_no: text(128),
-        platform_serial_no: text(128),
-        api_base_url: text(512),
-        private_key: text(KEY_MAX),
-        api_v3_key: text(128),
-        platform_public_key: text(KEY_MAX),
-      }),
-    ),
-    channel_c: z.optional(
-      z.object({
-        enabled: enabled(),
-        pid: text(64),
-        gateway_url: text(512),
-        api_url: text(512),
-        submit_url: text(512),
-        pay_type: text(32),
-        key: text(512),
-      }),
-    ),
-  }),
-);
-export type SettingsPatch = z.infer<ReturnType<typeof settingsPatchSchema>>;
+/** PUT /api/v1/admin/payment: any subset of the GET shape, secrets under their own names. */
+export const settingsPatchSchema = z.object({
+  default_gateway: z.optional(z.enum(PROVIDERS)),
+  mock: z.optional(z.object({ enabled: enabled() })),
+  channel_a: z.optional(
+    z.object({
+      enabled: enabled(),
+      app_id: text(64),
+      seller_id: text(64),
+      gateway_url: text(512),
+      private_key: text(KEY_MAX),
+      public_key: text(KEY_MAX),
+    }),
+  ),
+  channel_b: z.optional(
+    z.object({
+      enabled: enabled(),
+      app_id: text(64),
+      mch_id: text(64),
+      serial_no: text(128),
+      platform_serial_no: text(128),
+      api_base_url: text(512),
+      private_key: text(KEY_MAX),
+      api_v3_key: text(128),
+      platform_public_key: text(KEY_MAX),
+    }),
+  ),
+  channel_c: z.optional(
+    z.object({
+      enabled: enabled(),
+      pid: text(64),
+      gateway_url: text(512),
+      api_url: text(512),
+      submit_url: text(512),
+      pay_type: text(32),
+      key: text(512),
+    }),
+  ),
+});
+export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 
 /**
  * Applies a patch. Plain fields: a string sets, `''` or null clears, absent keeps. Secrets: a non-empty

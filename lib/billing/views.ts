@@ -1,56 +1,47 @@
 // What the payments routes answer, as schemas: the API document (docs/openapi.json) is generated from
-// them and the contract tests hold every answer to them. Built on first use, which serving a request never
-// is (lib/http/handler.ts RouteImpl.response).
+// them and the contract tests hold every answer to them.
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import * as z from '#lib/platform/zod.ts';
 import { SECRET_FIELDS } from './settings.ts';
 
-const timestamp = z.once(() =>
-  z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
-);
+const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
 const ORDER_STATUSES = ['pending', 'paid', 'cancelled', 'expired', 'failed'] as const;
 
-export const planView = z.once(() =>
-  z.object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string(),
-    amount_cents: z.number().check(z.int()),
-    active: z.boolean(),
-    quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
-    duration_days: z.number().check(z.int(), z.minimum(0)),
-    created_at: timestamp(),
-  }),
-);
+export const planView = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  amount_cents: z.number().check(z.int()),
+  active: z.boolean(),
+  quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
+  duration_days: z.number().check(z.int(), z.minimum(0)),
+  created_at: timestamp,
+});
 
-export const orderView = z.once(() =>
-  z.object({
-    id: z.string().check(z.regex(/^[0-9A-Za-z]{1,32}$/)),
-    user_id: z.string(),
-    plan_id: z.string(),
-    plan_name: z.string(),
-    amount_cents: z.number().check(z.int(), z.minimum(1)),
-    currency: z.literal('CNY'),
-    provider: z.enum(PROVIDERS),
-    status: z.enum(ORDER_STATUSES),
-    trade_no: z.nullable(z.string()),
-    pay_url: z.nullable(z.string()),
-    qr_code: z.nullable(z.string()),
-    created_at: timestamp(),
-    updated_at: timestamp(),
-    paid_at: z.nullable(timestamp()),
-  }),
-);
+export const orderView = z.object({
+  id: z.string().check(z.regex(/^[0-9A-Za-z]{1,32}$/)),
+  user_id: z.string(),
+  plan_id: z.string(),
+  plan_name: z.string(),
+  amount_cents: z.number().check(z.int(), z.minimum(1)),
+  currency: z.literal('CNY'),
+  provider: z.enum(PROVIDERS),
+  status: z.enum(ORDER_STATUSES),
+  trade_no: z.nullable(z.string()),
+  pay_url: z.nullable(z.string()),
+  qr_code: z.nullable(z.string()),
+  created_at: timestamp,
+  updated_at: timestamp,
+  paid_at: z.nullable(timestamp),
+});
 
-export const adminOrderView = z.once(() =>
-  z.extend(orderView(), {
-    paid_via: z.nullable(z.string()),
-    late_payment: z.boolean(),
-    status_before_payment: z.nullable(z.string()),
-    extra_trade_nos: z.array(z.string()),
-    expires_at: timestamp(),
-  }),
-);
+export const adminOrderView = z.extend(orderView, {
+  paid_via: z.nullable(z.string()),
+  late_payment: z.boolean(),
+  status_before_payment: z.nullable(z.string()),
+  extra_trade_nos: z.array(z.string()),
+  expires_at: timestamp,
+});
 
 export const pageOf = <T extends z.ZodMiniType>(item: T) =>
   z.object({ items: z.array(item), next_cursor: z.nullable(z.string()) });
@@ -63,21 +54,19 @@ const settingsSection = (plain: readonly string[], secrets: readonly string[]) =
   });
 
 /** Secrets appear only as `<field>_set` (docs/PAYMENTS-GUIDE.md). */
-export const settingsView = z.once(() =>
-  z.object({
-    default_gateway: z.enum(PROVIDERS),
-    mock: z.object({ enabled: z.boolean() }),
-    channel_a: settingsSection(['app_id', 'seller_id', 'gateway_url'], SECRET_FIELDS.channel_a),
-    channel_b: settingsSection(
-      ['app_id', 'mch_id', 'serial_no', 'platform_serial_no', 'api_base_url'],
-      SECRET_FIELDS.channel_b,
-    ),
-    channel_c: settingsSection(
-      ['pid', 'gateway_url', 'api_url', 'submit_url', 'pay_type'],
-      SECRET_FIELDS.channel_c,
-    ),
-    notify_urls: z.record(z.string(), z.string()),
-  }),
-);
+export const settingsView = z.object({
+  default_gateway: z.enum(PROVIDERS),
+  mock: z.object({ enabled: z.boolean() }),
+  channel_a: settingsSection(['app_id', 'seller_id', 'gateway_url'], SECRET_FIELDS.channel_a),
+  channel_b: settingsSection(
+    ['app_id', 'mch_id', 'serial_no', 'platform_serial_no', 'api_base_url'],
+    SECRET_FIELDS.channel_b,
+  ),
+  channel_c: settingsSection(
+    ['pid', 'gateway_url', 'api_url', 'submit_url', 'pay_type'],
+    SECRET_FIELDS.channel_c,
+  ),
+  notify_urls: z.record(z.string(), z.string()),
+});
 
-export const deletedView = z.once(() => z.object({ id: z.string(), deleted: z.literal(true) }));
+export const deletedView = z.object({ id: z.string(), deleted: z.literal(true) });

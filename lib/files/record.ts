@@ -10,28 +10,23 @@ import { kindFromMimeType, notAllowedError, sniffImage } from './sniff.ts';
 export const PERMISSIONS = ['private', 'public'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/**
- * The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. Built on
- * first use (the API document, tests), never to serve a request.
- */
-export const uploadRecordSchema = z.once(() =>
-  z.strictObject({
-    id: z.string().check(z.minLength(1)),
-    key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
-    url: z.url(),
-    original_name: z.string().check(z.minLength(1)),
-    filename: z.string().check(z.minLength(1)),
-    hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
-    permission: z.enum(PERMISSIONS),
-    size: z.number().check(z.int(), z.minimum(1)),
-    mime_type: z.string().check(z.minLength(1)),
-    width: z.number().check(z.int(), z.minimum(0)),
-    height: z.number().check(z.int(), z.minimum(0)),
-    created_at: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
-  }),
-);
+/** The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. */
+export const uploadRecordSchema = z.strictObject({
+  id: z.string().check(z.minLength(1)),
+  key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
+  url: z.url(),
+  original_name: z.string().check(z.minLength(1)),
+  filename: z.string().check(z.minLength(1)),
+  hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+  permission: z.enum(PERMISSIONS),
+  size: z.number().check(z.int(), z.minimum(1)),
+  mime_type: z.string().check(z.minLength(1)),
+  width: z.number().check(z.int(), z.minimum(0)),
+  height: z.number().check(z.int(), z.minimum(0)),
+  created_at: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
+});
 
-export type UploadRecord = z.infer<ReturnType<typeof uploadRecordSchema>>;
+export type UploadRecord = z.infer<typeof uploadRecordSchema>;
 
 /** What the bytes themselves tell: hash, size, mime_type, width, height and the stored extension. */
 export interface UploadFacts {

@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { AppError, errors, type FieldProblem } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { withInvocation } from '#lib/platform/observability/invocation.ts';
-import * as z from '#lib/platform/zod.ts';
+import type * as z from '#lib/platform/zod.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { genericMessage, statusOf } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
@@ -19,24 +19,19 @@ import type { HttpRequest, HttpResult, Principal } from './types.ts';
 /** A schema (lib/platform/zod.ts) whose parse yields `T`. */
 export type Schema<T = unknown> = z.ZodMiniType<T>;
 
-/**
- * What a function group provides for one route of the table. Its schemas are given as functions and built
- * on first use (docs/PERFORMANCE.md "Cold import"): a cold start builds none, a request its own route's
- * body and query schemas, once; the response schema only the API document and the tests build.
- */
+/** What a function group provides for one route of the table. */
 export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
   /** Schema of the JSON body (json routes). Unknown fields are dropped, per docs/DESIGN.md 4. */
-  body?: () => Schema<Body>;
+  body?: Schema<Body>;
   /** Schema of the query string parameters. */
-  query?: () => Schema<Query>;
+  query?: Schema<Query>;
   /** Largest body accepted, in bytes; larger is 413 before any parsing. */
   maxBodyBytes?: number;
   /**
    * Schema of the success envelope's `data` (the API document, GET /api/v1/openapi.json, is generated from
    * it and the contract tests validate answers against it); routes that answer text or HTML have none.
-   * Never built to serve a request.
    */
-  response?: () => Schema;
+  response?: Schema;
   /** What a success answers (default 200; creations 201). */
   successStatus?: 200 | 201;
   /** One line for the API document. */
@@ -51,15 +46,11 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
   run(request: HttpRequest<Body, Query>): Promise<HttpResult>;
 }
 
-/** A route, its schemas built on their first use and kept (a route served under two paths builds them once). */
+/** A route, typed by its schemas: `run` sees the body and query they parse to. */
 export function defineRoute<Body = unknown, Query = Record<string, string>>(
   impl: RouteImpl<Body, Query>,
 ): RouteImpl<Body, Query> {
-  const route = { ...impl };
-  if (impl.body) route.body = z.once(impl.body);
-  if (impl.query) route.query = z.once(impl.query);
-  if (impl.response) route.response = z.once(impl.response);
-  return route;
+  return impl;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a table of routes with different body types
@@ -192,8 +183,8 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     before: (request) => {
       const { request: httpRequest, impl } = stateOf(request);
       if (!impl) return;
-      if (impl.body) httpRequest.body = parseWith(impl.body(), httpRequest.body, '');
-      if (impl.query) httpRequest.query = parseWith(impl.query(), httpRequest.query, 'query.') as never;
+      if (impl.body) httpRequest.body = parseWith(impl.body, httpRequest.body, '');
+      if (impl.query) httpRequest.query = parseWith(impl.query, httpRequest.query, 'query.') as never;
     },
   };
 

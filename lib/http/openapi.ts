@@ -94,7 +94,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
             properties: {
               code: { const: 0 },
               message: { const: 'ok' },
-              data: jsonSchema(impl.response(), 'output'),
+              data: jsonSchema(impl.response, 'output'),
             },
           },
         },
@@ -127,7 +127,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
     parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
   }
   if (impl?.query) {
-    const query = jsonSchema(impl.query(), 'input') as {
+    const query = jsonSchema(impl.query, 'input') as {
       properties?: Record<string, JsonSchema>;
       required?: string[];
     };
@@ -151,7 +151,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
   if (impl?.body) {
     operation.requestBody = {
       required: true,
-      content: { 'application/json': { schema: jsonSchema(impl.body(), 'input') } },
+      content: { 'application/json': { schema: jsonSchema(impl.body, 'input') } },
     };
   } else if (impl?.requestContentType) {
     operation.requestBody = { required: true, content: { [impl.requestContentType]: {} } };

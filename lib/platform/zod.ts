@@ -20,39 +20,3 @@ config({
 });
 
 export * from 'zod/mini';
-
-/**
- * A value built on its first use, then kept: a schema only some requests need is not built at a cold
- * start, and built once when it is.
- */
-export function once<T>(build: () => T): () => T {
-  let built: { value: T } | undefined;
-  return () => {
-    built ??= { value: build() };
-    return built.value;
-  };
-}
-
-/**
- * An object whose members are each built on their first read, then kept: `schemas.login` builds the login
- * schema (and what it is made of) only.
- */
-export function builtOnFirstRead<T extends Record<string, unknown>>(
-  builders: {
-    [K in keyof T]: () => T[K];
-  },
-): Readonly<T> {
-  const members = {} as T;
-  for (const key of Object.keys(builders) as Array<keyof T>) {
-    Object.defineProperty(members, key, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        const value = builders[key]();
-        Object.defineProperty(members, key, { value, enumerable: true, writable: false });
-        return value;
-      },
-    });
-  }
-  return members;
-}

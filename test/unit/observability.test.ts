@@ -27,7 +27,7 @@ const authenticate: Authenticator = async (request, kind) => {
 
 /** What the real login answers: a session, or a TOTP challenge (lib/accounts/responses.ts). */
 const login = defineRoute({
-  body: () => z.object({ username: z.string(), password: z.string() }),
+  body: z.object({ username: z.string(), password: z.string() }),
   run: async (request) => {
     if (request.body.password !== 'right') throw errors.unauthorized('Invalid credentials');
     if (request.body.username === 'totp-user')

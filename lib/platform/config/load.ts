@@ -1,12 +1,8 @@
-// Reads the settings once: JSON file (or inline JSON), then per-key environment overrides, then one validation.
-// The validation at a cold start is the schema's shape applied without zod (fast-path.ts); only when that
-// cannot vouch for the settings is the zod schema built, to name each problem in zod's words.
+// Reads the settings once: JSON file (or inline JSON), then per-key environment overrides, then one validation
+// by the zod schema (schema.ts), whose issues name each problem.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseByShape } from './fast-path.ts';
 import { type AppConfig, configSchema } from './schema.ts';
-import CONFIG_SHAPE from './shape.json' with { type: 'json' };
-import type { ShapeNode } from './shape.ts';
 
 export const DEFAULT_CONFIG_FILE = 'infra/config/local.json';
 
@@ -21,27 +17,27 @@ export class ConfigError extends Error {
 
 type LeafKind = 'string' | 'number' | 'boolean' | 'json';
 
-/** The settings' schema as data (shape.json, written by `npm run config:shape` from schema.ts). */
-export const configShape = CONFIG_SHAPE as ShapeNode;
-
-/** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
-export function configLeaves(node: ShapeNode = configShape): Map<string, LeafKind> {
-  if (node !== configShape) return collectLeaves(node, '', new Map());
-  leavesOfShape ??= collectLeaves(node, '', new Map());
-  return leavesOfShape;
+/** What a node of the schema is made of, as zod keeps it (only the parts the leaves are read from). */
+interface SchemaDef {
+  type: string;
+  shape?: Record<string, { _zod: { def: SchemaDef } }>;
+  innerType?: { _zod: { def: SchemaDef } };
+  in?: { _zod: { def: SchemaDef } };
 }
 
-let leavesOfShape: Map<string, LeafKind> | undefined;
+/** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
+export function configLeaves(): Map<string, LeafKind> {
+  leavesOfSchema ??= collectLeaves(configSchema()._zod.def, '', new Map());
+  return leavesOfSchema;
+}
 
-function collectLeaves(
-  node: ShapeNode,
-  prefix: string,
-  leaves: Map<string, LeafKind>,
-): Map<string, LeafKind> {
-  const inner = unwrap(node);
-  if (inner.type === 'object') {
+let leavesOfSchema: Map<string, LeafKind> | undefined;
+
+function collectLeaves(def: SchemaDef, prefix: string, leaves: Map<string, LeafKind>): Map<string, LeafKind> {
+  const inner = unwrap(def);
+  if (inner.type === 'object' && inner.shape) {
     for (const [key, child] of Object.entries(inner.shape))
-      collectLeaves(child, prefix ? `${prefix}.${key}` : key, leaves);
+      collectLeaves(child._zod.def, prefix ? `${prefix}.${key}` : key, leaves);
     return leaves;
   }
   const kind: LeafKind =
@@ -56,16 +52,13 @@ function collectLeaves(
   return leaves;
 }
 
-function unwrap(node: ShapeNode): ShapeNode {
-  let current = node;
+/** Through defaults, optionals and pipes to the schema that takes the input. */
+function unwrap(def: SchemaDef): SchemaDef {
+  let current = def;
   for (;;) {
-    if (current.type === 'optional' || current.type === 'default' || current.type === 'prefault') {
-      current = current.inner;
-    } else if (current.type === 'pipe') {
-      current = current.in;
-    } else {
-      return current;
-    }
+    const next = current.innerType ?? current.in;
+    if (!next) return current;
+    current = next._zod.def;
   }
 }
 
@@ -146,10 +139,6 @@ export function readRawSettings({ env = process.env, cwd = process.cwd() }: Load
 /** Loads and validates the whole configuration (sources: readRawSettings). */
 export function loadConfig(options: LoadConfigOptions = {}): Readonly<AppConfig> {
   const { raw, problems } = readRawSettings(options);
-  if (problems.length === 0) {
-    const vouched = parseByShape(configShape, raw) as AppConfig | undefined;
-    if (vouched) return deepFreeze(vouched);
-  }
   const parsed = configSchema().safeParse(raw);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {

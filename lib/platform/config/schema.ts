@@ -1,186 +1,197 @@
 // The one schema of the service's settings (docs/DESIGN.md 3): dotted names as docs/SPEC.md writes them.
-// Built on first use, not at import: a function's settings are validated at its cold start by the schema's
-// generated shape (shape.generated.ts, fast-path.ts), and the schema itself is built only when that fast
-// path cannot vouch for them, to name the problems (load.ts). Rules that are code live in rules.ts.
 import * as z from '#lib/platform/zod.ts';
-import { isThirtyTwoBytes, namesItsSecret, withoutTrailingSlashes } from './rules.ts';
 
 export const PROVIDERS = ['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
 export const UPLOAD_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
 
-function buildConfigSchema() {
-  const optionalText = z.optional(z.string().check(z.trim(), z.minLength(1)));
-  const url = z.url({ protocol: /^https?$/ });
-  const optionalUrl = z.optional(url);
-  /** A whole number from min to max, or `fallback` when absent. */
-  const wholeNumber = (min: number, max: number, fallback: number) =>
-    z._default(z.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
-  const flag = (fallback: boolean) => z._default(z.boolean(), fallback);
-  /** A section whose keys all have defaults or are optional: an absent section is `{}`, then filled in. */
-  const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
-    z.prefault(z.object(shape), {} as z.input<z.ZodMiniObject<Shape>>);
-
-  const channelA = section({
-    enabled: flag(false),
-    app_id: optionalText,
-    private_key: optionalText,
-    public_key: optionalText,
-    // Optional Alipay seller PID: when set, notifications must name it too (docs/PAYMENTS-GUIDE.md 1.7 step 5).
-    seller_id: optionalText,
-    gateway_url: optionalUrl,
-  });
-
-  const channelB = section({
-    enabled: flag(false),
-    app_id: optionalText,
-    mch_id: optionalText,
-    serial_no: optionalText,
-    private_key: optionalText,
-    // docs/SPEC.md 8: the v3 key is exactly 32 bytes.
-    api_v3_key: z.optional(z.string().check(z.refine(isThirtyTwoBytes, 'must be exactly 32 bytes'))),
-    platform_public_key: optionalText,
-    platform_serial_no: optionalText,
-    api_base_url: optionalUrl,
-  });
-
-  const channelC = section({
-    enabled: flag(false),
-    pid: optionalText,
-    key: optionalText,
-    gateway_url: optionalUrl,
-    api_url: optionalUrl,
-    submit_url: optionalUrl,
-    pay_type: optionalText,
-  });
-
-  return z.object({
-    stage: z._default(
-      z.string().check(z.regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short lower-case name')),
-      'local',
-    ),
-    base_url: z.pipe(z._default(url, 'http://localhost:3000'), z.transform(withoutTrailingSlashes)),
-    port: wholeNumber(0, 65535, 3000),
-    data_dir: z._default(z.string().check(z.minLength(1)), '.data'),
-    table_name: z._default(
-      z.string().check(z.regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')),
-      'service',
-    ),
-    bucket_name: z._default(
-      z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
-      'service-files',
-    ),
-    aws: section({
-      region: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
-      // Set only when running against the local stand-ins (DynamoDB Local, s3rver, local SES).
-      dynamodb_endpoint: optionalUrl,
-      s3_endpoint: optionalUrl,
-      ses_endpoint: optionalUrl,
-      // No local KMS, EventBridge or CloudFront exists; the deployed-shape test serves their protocols itself.
-      kms_endpoint: optionalUrl,
-      events_endpoint: optionalUrl,
-      cloudfront_endpoint: optionalUrl,
-      secrets_manager_endpoint: optionalUrl,
-      event_bus_name: optionalText,
-    }),
-    master_key: section({
-      // kms: envelope encryption with this KMS key; local: 32 random bytes kept in data_dir.
-      provider: z._default(z.enum(['local', 'kms']), 'local'),
-      kms_key_id: optionalText,
-    }),
-    // The CDN's proof on every API request (lib/http/front-door.ts, docs/DEPLOYMENT.md). Set by the deployment
-    // or the local runner from the `frontDoor` need: secrets-manager names the secret the stack generates;
-    // local reads origin-secret.json in data_dir, which the local server (playing the CDN) sends; none (the
-    // default, in-process tests) checks nothing.
-    front_door: z.prefault(
-      z
-        .object({
-          provider: z._default(z.enum(['none', 'local', 'secrets-manager']), 'none'),
-          secret_id: optionalText,
-          // How long a read value is trusted: a rotated secret is picked up within this, without a redeploy.
-          cache_seconds: wholeNumber(1, 3600, 300),
-        })
-        // Caught once at start, not as a 503 on every request.
-        .check(
-          z.refine(namesItsSecret, {
-            message: 'is required when front_door.provider is secrets-manager',
-            path: ['secret_id'],
-          }),
-        ),
-      {},
-    ),
-    http: section({
-      // Browser origins the LOCAL server answers CORS for (default: any http://localhost:<port>); in AWS
-      // CORS is the API Gateway's, from the stage's infra.cors_origins.
-      cors_origins: z.optional(
-        z.array(
-          z
-            .string()
-            .check(
-              z.regex(
-                /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/,
-                'must be an origin like http://localhost:5173',
-              ),
-            ),
-        ),
-      ),
-    }),
-    cdn: section({
-      // Set by the deployment: the distribution serving /i/*, whose cache a deleted file is invalidated
-      // in. Absent locally, where no CDN caches anything.
-      distribution_id: optionalText,
-    }),
-    log: section({ level: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info') }),
-    auth: section({
-      session_ttl_hours: wholeNumber(1, 24 * 30, 24),
-      ip_limit_per_minute: wholeNumber(0, 100_000, 60),
-      // The issuer authenticator apps show next to the account (the otpauth link of /auth/totp/setup).
-      totp_issuer: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(64)), 'Account Service'),
-    }),
-    admin: section({
-      bootstrap: section({
-        username: optionalText,
-        email: z.optional(z.email()),
-        password: z.optional(z.string().check(z.minLength(8), z.maxLength(128))),
-      }),
-    }),
-    mail: section({
-      from: z.optional(z.email()),
-      ses_region: optionalText,
-    }),
-    upload: section({
-      api_token: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
-      max_bytes: wholeNumber(1, 6 * 1024 * 1024, 4 * 1024 * 1024),
-      presign_max_bytes: wholeNumber(1, 5 * 1024 ** 3, 100 * 1024 * 1024),
-      allowed_types: z._default(z.array(z.enum(UPLOAD_TYPES)).check(z.minLength(1)), [...UPLOAD_TYPES]),
-      // The storage of an account without an active plan grant (docs/DESIGN.md 11); administrators have none.
-      default_quota_bytes: wholeNumber(0, 2 ** 50, 1024 ** 3),
-      // Store images without EXIF (GPS), XMP, IPTC and comments; the orientation stays (docs/UPLOADS.md).
-      strip_metadata: flag(true),
-    }),
-    payment: section({
-      default_gateway: z._default(z.enum(PROVIDERS), 'manual'),
-      order_ttl_minutes: wholeNumber(1, 7 * 24 * 60, 30),
-      notify_base_url: optionalUrl,
-      // Reconciliation (docs/PAYMENTS-GUIDE.md, "Reconciliation"): pending channel orders older than
-      // min_age_minutes and younger than order_ttl_minutes + margin_minutes are asked about at their channel.
-      reconcile: section({
-        min_age_minutes: wholeNumber(1, 24 * 60, 3),
-        margin_minutes: wholeNumber(0, 7 * 24 * 60, 60),
-        // npm start's periodic run (in AWS a schedule runs the reconciler every 5 minutes); 0 turns it off.
-        local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
-      }),
-      mock: section({ enabled: flag(false) }),
-      channel_a: channelA,
-      channel_b: channelB,
-      channel_c: channelC,
-    }),
-  });
+/** docs/SPEC.md 8: the channel_b v3 key is exactly 32 bytes. */
+function isThirtyTwoBytes(key: string): boolean {
+  return Buffer.byteLength(key, 'utf8') === 32;
 }
 
-/** The schema, built on its first call and kept. */
-export const configSchema = z.once(buildConfigSchema);
+/** The front door reads its secret from Secrets Manager only when it is told which one. */
+function namesItsSecret(door: { provider: string; secret_id?: string | undefined }): boolean {
+  return door.provider !== 'secrets-manager' || door.secret_id !== undefined;
+}
 
-export type AppConfig = z.infer<ReturnType<typeof buildConfigSchema>>;
+/** `base_url` is joined with paths: no trailing slash. */
+function withoutTrailingSlashes(value: string): string {
+  return value.replace(/\/+$/, '');
+}
+
+const optionalText = z.optional(z.string().check(z.trim(), z.minLength(1)));
+const url = z.url({ protocol: /^https?$/ });
+const optionalUrl = z.optional(url);
+/** A whole number from min to max, or `fallback` when absent. */
+const wholeNumber = (min: number, max: number, fallback: number) =>
+  z._default(z.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
+const flag = (fallback: boolean) => z._default(z.boolean(), fallback);
+/** A section whose keys all have defaults or are optional: an absent section is `{}`, then filled in. */
+const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
+  z.prefault(z.object(shape), {} as z.input<z.ZodMiniObject<Shape>>);
+
+const channelA = section({
+  enabled: flag(false),
+  app_id: optionalText,
+  private_key: optionalText,
+  public_key: optionalText,
+  // Optional Alipay seller PID: when set, notifications must name it too (docs/PAYMENTS-GUIDE.md 1.7 step 5).
+  seller_id: optionalText,
+  gateway_url: optionalUrl,
+});
+
+const channelB = section({
+  enabled: flag(false),
+  app_id: optionalText,
+  mch_id: optionalText,
+  serial_no: optionalText,
+  private_key: optionalText,
+  // docs/SPEC.md 8: the v3 key is exactly 32 bytes.
+  api_v3_key: z.optional(z.string().check(z.refine(isThirtyTwoBytes, 'must be exactly 32 bytes'))),
+  platform_public_key: optionalText,
+  platform_serial_no: optionalText,
+  api_base_url: optionalUrl,
+});
+
+const channelC = section({
+  enabled: flag(false),
+  pid: optionalText,
+  key: optionalText,
+  gateway_url: optionalUrl,
+  api_url: optionalUrl,
+  submit_url: optionalUrl,
+  pay_type: optionalText,
+});
+
+const settingsSchema = z.object({
+  stage: z._default(
+    z.string().check(z.regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short lower-case name')),
+    'local',
+  ),
+  base_url: z.pipe(z._default(url, 'http://localhost:3000'), z.transform(withoutTrailingSlashes)),
+  port: wholeNumber(0, 65535, 3000),
+  data_dir: z._default(z.string().check(z.minLength(1)), '.data'),
+  table_name: z._default(
+    z.string().check(z.regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')),
+    'service',
+  ),
+  bucket_name: z._default(
+    z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
+    'service-files',
+  ),
+  aws: section({
+    region: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
+    // Set only when running against the local stand-ins (DynamoDB Local, s3rver, local SES).
+    dynamodb_endpoint: optionalUrl,
+    s3_endpoint: optionalUrl,
+    ses_endpoint: optionalUrl,
+    // No local KMS, EventBridge or CloudFront exists; the deployed-shape test serves their protocols itself.
+    kms_endpoint: optionalUrl,
+    events_endpoint: optionalUrl,
+    cloudfront_endpoint: optionalUrl,
+    secrets_manager_endpoint: optionalUrl,
+    event_bus_name: optionalText,
+  }),
+  master_key: section({
+    // kms: envelope encryption with this KMS key; local: 32 random bytes kept in data_dir.
+    provider: z._default(z.enum(['local', 'kms']), 'local'),
+    kms_key_id: optionalText,
+  }),
+  // The CDN's proof on every API request (lib/http/front-door.ts, docs/DEPLOYMENT.md). Set by the deployment
+  // or the local runner from the `frontDoor` need: secrets-manager names the secret the stack generates;
+  // local reads origin-secret.json in data_dir, which the local server (playing the CDN) sends; none (the
+  // default, in-process tests) checks nothing.
+  front_door: z.prefault(
+    z
+      .object({
+        provider: z._default(z.enum(['none', 'local', 'secrets-manager']), 'none'),
+        secret_id: optionalText,
+        // How long a read value is trusted: a rotated secret is picked up within this, without a redeploy.
+        cache_seconds: wholeNumber(1, 3600, 300),
+      })
+      // Caught once at start, not as a 503 on every request.
+      .check(
+        z.refine(namesItsSecret, {
+          message: 'is required when front_door.provider is secrets-manager',
+          path: ['secret_id'],
+        }),
+      ),
+    {},
+  ),
+  http: section({
+    // Browser origins the LOCAL server answers CORS for (default: any http://localhost:<port>); in AWS
+    // CORS is the API Gateway's, from the stage's infra.cors_origins.
+    cors_origins: z.optional(
+      z.array(
+        z
+          .string()
+          .check(
+            z.regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like http://localhost:5173'),
+          ),
+      ),
+    ),
+  }),
+  cdn: section({
+    // Set by the deployment: the distribution serving /i/*, whose cache a deleted file is invalidated
+    // in. Absent locally, where no CDN caches anything.
+    distribution_id: optionalText,
+  }),
+  log: section({ level: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info') }),
+  auth: section({
+    session_ttl_hours: wholeNumber(1, 24 * 30, 24),
+    ip_limit_per_minute: wholeNumber(0, 100_000, 60),
+    // The issuer authenticator apps show next to the account (the otpauth link of /auth/totp/setup).
+    totp_issuer: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(64)), 'Account Service'),
+  }),
+  admin: section({
+    bootstrap: section({
+      username: optionalText,
+      email: z.optional(z.email()),
+      password: z.optional(z.string().check(z.minLength(8), z.maxLength(128))),
+    }),
+  }),
+  mail: section({
+    from: z.optional(z.email()),
+    ses_region: optionalText,
+  }),
+  upload: section({
+    api_token: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
+    max_bytes: wholeNumber(1, 6 * 1024 * 1024, 4 * 1024 * 1024),
+    presign_max_bytes: wholeNumber(1, 5 * 1024 ** 3, 100 * 1024 * 1024),
+    allowed_types: z._default(z.array(z.enum(UPLOAD_TYPES)).check(z.minLength(1)), [...UPLOAD_TYPES]),
+    // The storage of an account without an active plan grant (docs/DESIGN.md 11); administrators have none.
+    default_quota_bytes: wholeNumber(0, 2 ** 50, 1024 ** 3),
+    // Store images without EXIF (GPS), XMP, IPTC and comments; the orientation stays (docs/UPLOADS.md).
+    strip_metadata: flag(true),
+  }),
+  payment: section({
+    default_gateway: z._default(z.enum(PROVIDERS), 'manual'),
+    order_ttl_minutes: wholeNumber(1, 7 * 24 * 60, 30),
+    notify_base_url: optionalUrl,
+    // Reconciliation (docs/PAYMENTS-GUIDE.md, "Reconciliation"): pending channel orders older than
+    // min_age_minutes and younger than order_ttl_minutes + margin_minutes are asked about at their channel.
+    reconcile: section({
+      min_age_minutes: wholeNumber(1, 24 * 60, 3),
+      margin_minutes: wholeNumber(0, 7 * 24 * 60, 60),
+      // npm start's periodic run (in AWS a schedule runs the reconciler every 5 minutes); 0 turns it off.
+      local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
+    }),
+    mock: section({ enabled: flag(false) }),
+    channel_a: channelA,
+    channel_b: channelB,
+    channel_c: channelC,
+  }),
+});
+
+/**
+ * The settings' schema. A function rather than the schema itself only because the deployment's reader of
+ * stage files calls it; each call answers the same schema, built once at import.
+ */
+export function configSchema(): typeof settingsSchema {
+  return settingsSchema;
+}
+
+export type AppConfig = z.infer<typeof settingsSchema>;
 export type AwsSettings = AppConfig['aws'];

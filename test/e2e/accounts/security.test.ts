@@ -51,7 +51,7 @@ async function call(method: string, path: string, body?: unknown, token?: string
   const raw = await response.text();
   const answer = { status: response.status, headers: response.headers, raw, body: JSON.parse(raw) };
   const match = matchRoute(method, new URL(path, app.url).pathname);
-  const schema = match && ROUTES[`${match.route.method} ${match.route.path}`]?.response?.();
+  const schema = match && ROUTES[`${match.route.method} ${match.route.path}`]?.response;
   if (response.status < 300 && schema) {
     const parsed = schema.safeParse(answer.body.data);
     expect(parsed.success, `${method} ${path}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);

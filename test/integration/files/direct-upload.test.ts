@@ -57,7 +57,7 @@ describe('POST /api/v1/upload', () => {
     expect(status).toBe(200);
     expect(body.code).toBe(0);
     expect(body.message).toBe('ok');
-    const record = uploadRecordSchema().parse(body.data);
+    const record = uploadRecordSchema.parse(body.data);
     expect(Object.keys(body.data as object).sort()).toEqual([
       'created_at',
       'filename',

@@ -114,7 +114,7 @@ describe('presign, PUT, confirm', () => {
     // Assess
     expect(upload.status).toBe(200);
     expect(status).toBe(200);
-    const record = uploadRecordSchema().parse(body.data);
+    const record = uploadRecordSchema.parse(body.data);
     expect(record).toMatchObject({
       key: grant.key,
       url: `${config.base_url}/i/${grant.key}`,

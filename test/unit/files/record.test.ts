@@ -63,7 +63,7 @@ describe('buildUploadRecord', () => {
         'width',
       ].sort(),
     );
-    expect(uploadRecordSchema().parse(record)).toEqual(record);
+    expect(uploadRecordSchema.parse(record)).toEqual(record);
   });
 
   it('schema refuses extra or mistyped fields', () => {
@@ -81,13 +81,11 @@ describe('buildUploadRecord', () => {
       height: 0,
       created_at: '2026-11-21T08:00:00+00:00',
     };
-    expect(uploadRecordSchema().safeParse(base).success).toBe(true);
-    expect(uploadRecordSchema().safeParse({ ...base, extra: 1 }).success).toBe(false);
-    expect(uploadRecordSchema().safeParse({ ...base, hash: 'A'.repeat(64) }).success).toBe(false);
-    expect(uploadRecordSchema().safeParse({ ...base, created_at: '2026-11-21T08:00:00Z' }).success).toBe(
-      false,
-    );
-    expect(uploadRecordSchema().safeParse({ ...base, permission: 'secret' }).success).toBe(false);
+    expect(uploadRecordSchema.safeParse(base).success).toBe(true);
+    expect(uploadRecordSchema.safeParse({ ...base, extra: 1 }).success).toBe(false);
+    expect(uploadRecordSchema.safeParse({ ...base, hash: 'A'.repeat(64) }).success).toBe(false);
+    expect(uploadRecordSchema.safeParse({ ...base, created_at: '2026-11-21T08:00:00Z' }).success).toBe(false);
+    expect(uploadRecordSchema.safeParse({ ...base, permission: 'secret' }).success).toBe(false);
   });
 });
 
@@ -138,7 +136,7 @@ describe('the whole byte pipeline', () => {
       filename,
       key: storageKey(NOW, filename),
     });
-    expect(uploadRecordSchema().parse(record)).toBeTruthy();
+    expect(uploadRecordSchema.parse(record)).toBeTruthy();
     expect(record).toMatchObject({
       original_name: `upload.${fixture.ext}`,
       permission: 'public',
