@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '#infra/data.ts';
 import { DEFAULT_BACKUP_RETENTION_DAYS } from '#infra/infra-settings.ts';
 import { SERVICE_NAME } from '#infra/service-app.ts';
-import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '#infra/stack.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { createTableInput, TABLE } from '#lib/platform/db/keys.ts';
