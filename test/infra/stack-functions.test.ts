@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
 import { FUNCTION_URL_GROUPS } from '#infra/api.ts';
 import { PRODUCTION_RESERVED_CONCURRENCY } from '#infra/infra-settings.ts';
-import { OBSERVABILITY_VARIABLES } from '#infra/operations.ts';
+import { OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import {
   DEFAULT_ROUTE_GROUP,
