@@ -1,103 +1,33 @@
 // Operating the service (docs/DESIGN.md 14, docs/DEPLOYMENT.md "Operating it"): tracing and the Powertools
-// settings on every function, the alarms and the topic they notify, and one dashboard with their figures.
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+// settings on every function and the alarms; their topic and the dashboard are built in this construct's scope.
+import { Aws, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
-  AlarmStatusWidget,
   ComparisonOperator,
-  Dashboard,
-  GraphWidget,
-  type HorizontalAnnotation,
+  type Dashboard,
   type IMetric,
   MathExpression,
-  type Metric,
-  TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
-import { AccountRootPrincipal, PolicyDocument, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { KEY_POLICY_ACTIONS } from './key-policy.ts';
+import { createAlarmTopic } from './alarm-topic.ts';
+import { createDashboard } from './dashboard.ts';
+import {
+  ALARM_THRESHOLDS,
+  BUSINESS_METRICS,
+  FIVE_MINUTES,
+  insightsQuery,
+  metricsNamespaceOf,
+} from './operations-metrics.ts';
 import type { ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 import type { Workers } from './workers.ts';
-
-/**
- * The business metrics the alarms and the dashboard read, by the exact names the code records them with
- * (lib/platform/observability/metrics.ts `recordMetric`, Powertools EMF in the namespace below). Renaming one
- * here or at its emitter silences an alarm: keep both in step.
- * - CallbacksRefused (Count): payment-callback refused a notification (bad signature, unknown order...).
- * - OutboxAgeMs (Milliseconds): outbox-drain, age of an order.paid event when it reached the bus.
- * - OutboxDelivered / OutboxDeliveryFailed (Count): outbox-drain, per event.
- * - ReconcileQueryFailed / ReconcileSettled (Count): reconciler, a channel query that failed / an order it
- *   settled (a callback that never came).
- * - OrdersPaid (Count): settlement, per order paid.
- * lib/platform/observability/metrics.ts publishes every point under `service` (POWERTOOLS_SERVICE_NAME, the function's
- * name) alone as well as under its own dimensions (reason, provider, route...). Alarms and the dashboard read
- * those totals through Metrics Insights, `SELECT SUM(name) FROM SCHEMA("<namespace>", service)`: exactly
- * the `service`-only series, summed over whichever functions emit the metric, each point counted once
- * whatever other dimensions the emitter adds.
- */
-export const BUSINESS_METRICS = {
-  callbacksRefused: 'CallbacksRefused',
-  outboxAgeMs: 'OutboxAgeMs',
-  outboxDelivered: 'OutboxDelivered',
-  outboxDeliveryFailed: 'OutboxDeliveryFailed',
-  reconcileQueryFailed: 'ReconcileQueryFailed',
-  reconcileSettled: 'ReconcileSettled',
-  ordersPaid: 'OrdersPaid',
-} as const;
-
-/** The Powertools variables every function carries (Logger, Metrics, Tracer read them). */
-export const OBSERVABILITY_VARIABLES = [
-  'POWERTOOLS_SERVICE_NAME',
-  'POWERTOOLS_METRICS_NAMESPACE',
-  'POWERTOOLS_TRACE_ENABLED',
-  'POWERTOOLS_TRACER_CAPTURE_RESPONSE',
-  'POWERTOOLS_TRACER_CAPTURE_ERROR',
-  'POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS',
-] as const;
-
-/** One namespace per stage, so dev and prod in one account never mix their figures or alarms. */
-export function metricsNamespaceOf(stackName: string): string {
-  return stackName;
-}
-
-const FIVE_MINUTES = Duration.minutes(5);
-const CLOUDWATCH = 'cloudwatch.amazonaws.com';
-
-/** The thresholds, named so docs/DEPLOYMENT.md and the tests read the same figures. */
-export const ALARM_THRESHOLDS = {
-  /** Percent of API requests answered 5xx in 5 minutes (a 5xx is a bug), counted from this many requests. */
-  apiServerErrorPercent: 1,
-  apiServerErrorMinRequests: 10,
-  /** p99 latency of the API in ms, over 3 consecutive 5-minute periods. */
-  apiLatencyP99Ms: 3000,
-  apiLatencyPeriods: 3,
-  /** 5xx answers of the payment callback URL in 5 minutes: every one is a notification the channel retries. */
-  callbackServerErrors: 1,
-  /** Throttled invocations of one function in 5 minutes. */
-  functionThrottles: 1,
-  /** A function's longest run in 5 minutes, as a share of its timeout. */
-  durationOfTimeout: 0.8,
-  /** Throttled DynamoDB requests in 5 minutes. */
-  tableThrottles: 1,
-  /** Messages waiting in the outbox dead-letter queue. */
-  deadLetters: 1,
-  /** Age in ms of order.paid when delivered, and of the oldest stream record the drain is reading. */
-  outboxAgeMs: 5 * 60_000,
-  /** Callbacks refused in 15 minutes: a few are probes or stale retries; more is an attack or a key mix-up. */
-  callbacksRefused: 20,
-  callbacksRefusedPeriod: Duration.minutes(15),
-  /** Failed reconciler runs in 5 minutes. */
-  workerErrors: 1,
-} as const;
 
 // The operations the service sends to its table (lib/platform/db/table.ts) plus the stream reads of the drain.
 const TABLE_OPERATIONS = [
@@ -144,7 +74,7 @@ export class Operations extends Construct {
       this.observe(name, fn, config.infra.tracing);
     }
 
-    this.alarmTopic = this.createTopic(config);
+    this.alarmTopic = createAlarmTopic(this, config);
     const thresholds = ALARM_THRESHOLDS;
 
     // API Gateway: HTTP APIs publish per stage ($default). HTTP APIs have no X-Ray integration; traces
@@ -233,7 +163,9 @@ export class Operations extends Construct {
       description: 'A reconciler run failed as a whole (one channel failing is counted, not thrown).',
     });
 
-    this.dashboard = this.createDashboard({
+    this.dashboard = createDashboard(this, {
+      metricsNamespace: this.metricsNamespace,
+      alarms: Object.values(this.alarms),
       apiRequests,
       apiErrors,
       apiErrorPercent,
@@ -281,69 +213,9 @@ export class Operations extends Construct {
     });
   }
 
-  /** The topic every alarm notifies, encrypted with a key CloudWatch may use, and TLS-only. */
-  private createTopic(config: StageConfig): Topic {
-    const key = new Key(this, 'AlarmsKey', {
-      description: `Encrypts the alarm notifications of the ${config.stage} service`,
-      enableKeyRotation: true,
-      // It protects notifications in flight only: a throw-away stage lets it go with the stack.
-      removalPolicy: config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-      pendingWindow: Duration.days(7),
-      policy: new PolicyDocument({
-        statements: [
-          new PolicyStatement({
-            principals: [new AccountRootPrincipal()],
-            actions: KEY_POLICY_ACTIONS,
-            resources: ['*'],
-          }),
-          // CloudWatch publishes this stack's alarms into the encrypted topic: the two actions the SNS guide
-          // names for AWS services publishing to encrypted topics (GenerateDataKey* as it writes it).
-          new PolicyStatement({
-            principals: [new ServicePrincipal(CLOUDWATCH)],
-            actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-            resources: ['*'],
-            conditions: this.fromOwnAlarms(),
-          }),
-        ],
-      }),
-    });
-    const topic = new Topic(this, 'AlarmTopic', {
-      displayName: `${Stack.of(this).stackName} alarms`,
-      masterKey: key,
-      enforceSSL: true,
-    });
-    // The topic policy CDK writes (TLS only) replaces SNS's default one, so CloudWatch is allowed by name.
-    topic.addToResourcePolicy(
-      new PolicyStatement({
-        principals: [new ServicePrincipal(CLOUDWATCH)],
-        actions: ['sns:Publish'],
-        resources: [topic.topicArn],
-        conditions: this.fromOwnAlarms(),
-      }),
-    );
-    if (config.infra.alarmEmail) topic.addSubscription(new EmailSubscription(config.infra.alarmEmail));
-    return topic;
-  }
-
-  /** Only on behalf of this stack's alarms (no confused deputy). */
-  private fromOwnAlarms(): Record<string, Record<string, string>> {
-    const stackName = Stack.of(this).stackName;
-    return {
-      StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-      ArnLike: {
-        'aws:SourceArn': `arn:${Aws.PARTITION}:cloudwatch:${Aws.REGION}:${Aws.ACCOUNT_ID}:alarm:${stackName}-*`,
-      },
-    };
-  }
-
   /** A Metrics Insights query over the per-service totals of one business metric (BUSINESS_METRICS). */
   private insights(fn: 'SUM' | 'MAX', metricName: string, period: Duration, label: string): MathExpression {
-    return new MathExpression({
-      expression: `SELECT ${fn}(${metricName}) FROM SCHEMA("${this.metricsNamespace}", service)`,
-      usingMetrics: {},
-      period,
-      label,
-    });
+    return insightsQuery(this.metricsNamespace, fn, metricName, period, label);
   }
 
   /** An alarm at or above the threshold, notifying the topic when it fires and when it clears. */
@@ -368,140 +240,5 @@ export class Operations extends Construct {
     alarm.addOkAction(action);
     this.alarms[name] = alarm;
     return alarm;
-  }
-
-  private createDashboard(figures: {
-    apiRequests: Metric;
-    apiErrors: Metric;
-    apiErrorPercent: MathExpression;
-    apiLatency: Metric;
-    callbackFn: ServiceFunction;
-    allFunctions: Record<string, ServiceFunction>;
-    tableThrottles: IMetric;
-    deadLetters: Metric;
-    outboxAge: MathExpression;
-    iteratorAge: Metric;
-    refused: MathExpression;
-  }): Dashboard {
-    const stackName = Stack.of(this).stackName;
-    const dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: stackName,
-      defaultInterval: Duration.hours(6),
-    });
-    const threshold = (value: number, label: string): HorizontalAnnotation => ({ value, label });
-    const t = ALARM_THRESHOLDS;
-    const callback = figures.callbackFn.fn;
-    const functions = Object.entries(figures.allFunctions);
-    const width = 8;
-    const business = (name: string, stat: 'SUM' | 'MAX', label: string) =>
-      this.insights(stat, name, FIVE_MINUTES, label);
-
-    dashboard.addWidgets(
-      new TextWidget({
-        markdown: `# ${stackName}\nAlarms and what to do about each: docs/DEPLOYMENT.md "Operating it".`,
-        width: 24,
-        height: 2,
-      }),
-    );
-    dashboard.addWidgets(
-      new AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 4 }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'API requests and 5xx',
-        left: [figures.apiRequests],
-        right: [figures.apiErrors],
-        width,
-      }),
-      new GraphWidget({
-        title: 'API 5xx rate (%)',
-        left: [figures.apiErrorPercent],
-        leftAnnotations: [threshold(t.apiServerErrorPercent, 'alarm')],
-        width,
-      }),
-      new GraphWidget({
-        title: 'API latency p99 (ms)',
-        left: [figures.apiLatency],
-        leftAnnotations: [threshold(t.apiLatencyP99Ms, 'alarm')],
-        width,
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Payment callback URL',
-        left: ['UrlRequestCount', 'Url4xxCount', 'Url5xxCount'].map((name) =>
-          callback.metric(name, { period: FIVE_MINUTES, statistic: 'Sum' }),
-        ),
-        width,
-      }),
-      new GraphWidget({
-        title: 'Callbacks refused (15 min)',
-        left: [figures.refused],
-        leftAnnotations: [threshold(t.callbacksRefused, 'alarm')],
-        width,
-      }),
-      new GraphWidget({
-        title: 'Orders paid and reconciliation',
-        left: [
-          business(BUSINESS_METRICS.ordersPaid, 'SUM', 'Orders paid'),
-          business(BUSINESS_METRICS.reconcileSettled, 'SUM', 'Settled by reconciliation'),
-          business(BUSINESS_METRICS.reconcileQueryFailed, 'SUM', 'Reconcile queries failed'),
-        ],
-        width,
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Throttles per function',
-        left: functions.map(([name, fn]) =>
-          fn.fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum', label: name }),
-        ),
-        width,
-      }),
-      new GraphWidget({
-        title: 'Longest run as % of timeout',
-        left: functions.map(([name, fn], index) => {
-          const timeoutMs = (fn.fn.timeout ?? Duration.seconds(3)).toMilliseconds();
-          return new MathExpression({
-            expression: `100 * d${index} / ${timeoutMs}`,
-            usingMetrics: {
-              [`d${index}`]: fn.fn.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-            },
-            period: FIVE_MINUTES,
-            label: name,
-          });
-        }),
-        leftAnnotations: [threshold(t.durationOfTimeout * 100, 'alarm')],
-        width,
-      }),
-      new GraphWidget({
-        title: 'DynamoDB throttled requests',
-        left: [figures.tableThrottles],
-        width,
-      }),
-    );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Outbox age and stream lag (ms)',
-        left: [figures.outboxAge, figures.iteratorAge],
-        leftAnnotations: [threshold(t.outboxAgeMs, 'alarm')],
-        width,
-      }),
-      new GraphWidget({
-        title: 'Outbox deliveries',
-        left: [
-          business(BUSINESS_METRICS.outboxDelivered, 'SUM', 'Delivered'),
-          business(BUSINESS_METRICS.outboxDeliveryFailed, 'SUM', 'Delivery failed'),
-        ],
-        width,
-      }),
-      new GraphWidget({
-        title: 'Outbox dead-letter queue',
-        left: [figures.deadLetters],
-        leftAnnotations: [threshold(t.deadLetters, 'alarm')],
-        width,
-      }),
-    );
-    return dashboard;
   }
 }

@@ -2,13 +2,10 @@
 // own process with only the template's environment and a read-only code folder, requests follow the
 // template's routes, and every AWS call must be allowed by the calling function's synthesized policy.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP_NEEDS, WORKER_NEEDS } from '#functions/needs.ts';
 import { LocalStreamPoller } from '#infra/local/outbox-drain.ts';
-import { PROJECT_ROOT } from '#infra/service-function.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
@@ -41,10 +38,6 @@ import { buildMultipart, makePng } from '#test/support/images.ts';
 import { startSesStandIn } from '#test/support/mail.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
-const CDK_CONTEXT = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context as Record<
-  string,
-  unknown
->;
 const STATIC_TOKEN = 'deployed-shape-static-upload-token';
 const OPS = { username: 'ops', email: 'ops@example.test', password: 'ops-password-0123' };
 
@@ -82,7 +75,6 @@ beforeAll(async () => {
     tableName: config.table_name,
     bucketName: config.bucket_name,
     upstream: { dynamodb: inject('dynamoEndpoint'), s3: inject('s3Endpoint'), ses: ses.endpoint },
-    context: CDK_CONTEXT,
   });
   if (stack.notes.length > 0) console.info(`deployed shape: ${stack.notes.join('; ')}`);
 }, 240_000);

@@ -1,56 +1,32 @@
 // Template checks of operating the service (bundling skipped): the worker functions with their stream,
 // dead-letter queue, event archive and schedule; the alarms, their topic and the dashboard; tracing per stage.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import type { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
-import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations.ts';
-import { buildServiceApp } from '#infra/service-app.ts';
-import { PROJECT_ROOT, type ServiceFunction } from '#infra/service-function.ts';
-import type { ServiceStack } from '#infra/stack.ts';
+import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
+import type { ServiceFunction } from '#infra/service-function.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import { OUTBOX_STREAM } from '#infra/workers.ts';
 import { EVENT_SOURCE } from '#lib/billing/order-events.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
 import { deployedVariablesOf } from '#lib/wiring/needs.ts';
+import {
+  actionsOf,
+  completedProd,
+  DEV_FILE,
+  functionIdOf,
+  functionOf,
+  type Json,
+  logicalIdOf,
+  PROD_FILE,
+  resourcesOf,
+  roleStatements,
+  type Synth,
+  synth,
+} from './stack-helpers.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape in each test
-type Json = Record<string, any>;
-
-const CDK_CONTEXT = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context as Json;
-const readStageFile = (stage: string): Json =>
-  JSON.parse(readFileSync(join(PROJECT_ROOT, `infra/config/${stage}.json`), 'utf8'));
-const PROD_FILE = readStageFile('prod');
-const DEV_FILE = readStageFile('dev');
 const ALARM_EMAIL = 'oncall@example.com';
 const WORKERS: WorkerName[] = ['outbox-drain', 'reconciler'];
-
-interface Synth {
-  app: App;
-  stack: ServiceStack;
-  nag: AwsSolutionsChecks;
-  template: Template;
-  resources: Record<string, Json>;
-}
-
-function synth(options: Parameters<typeof buildServiceApp>[0]): Synth {
-  const built = buildServiceApp({ ...options, context: CDK_CONTEXT, bundling: false });
-  // Template.fromStack synthesizes, which runs the cdk-nag plugin: an unacknowledged finding throws here.
-  const template = Template.fromStack(built.stack);
-  return { ...built, template, resources: template.toJSON().Resources as Record<string, Json> };
-}
-
-function resourcesOf(s: Synth, type: string): Array<[string, Json]> {
-  return Object.entries(s.resources).filter(([, resource]) => resource.Type === type);
-}
-
-const logicalId = (s: Synth, construct: { node: { defaultChild?: unknown } }): string =>
-  s.stack.getLogicalId(construct.node.defaultChild as never);
 
 /** Every function of the stack by name: the API groups and the workers. */
 function allFunctions(s: Synth): Array<[string, ServiceFunction]> {
@@ -59,20 +35,6 @@ function allFunctions(s: Synth): Array<[string, ServiceFunction]> {
     ...WORKERS.map((name) => [name, s.stack.workers.functions[name]] as [string, ServiceFunction]),
   ];
 }
-
-const functionId = (s: Synth, fn: ServiceFunction): string =>
-  s.stack.getLogicalId(fn.fn.node.defaultChild as CfnFunction);
-const functionProps = (s: Synth, fn: ServiceFunction): Json => s.resources[functionId(s, fn)]!.Properties;
-
-function roleStatements(s: Synth, fn: ServiceFunction): Json[] {
-  const roleId = logicalId(s, fn.role);
-  return resourcesOf(s, 'AWS::IAM::Policy')
-    .filter(([, policy]) => policy.Properties.Roles.some((role: Json) => role.Ref === roleId))
-    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
-}
-
-const actionsOf = (statements: Json[]): string[] =>
-  statements.flatMap((statement) => [statement.Action].flat() as string[]);
 
 /** The alarm named `<stack>-<name>`. */
 function alarm(s: Synth, name: string): Json {
@@ -105,17 +67,10 @@ let prod: Synth;
 beforeAll(() => {
   dev = synth({ stage: 'dev' });
   prod = synth({
-    config: stageConfigFrom('prod', {
-      ...PROD_FILE,
-      mail: { from: 'no-reply@mail.example.com' },
-      infra: {
-        ...PROD_FILE.infra,
-        account: '123456789012',
-        region: 'eu-west-1',
-        alarm_email: ALARM_EMAIL,
-        reconcile_every_minutes: 10,
-      },
-    }),
+    config: stageConfigFrom(
+      'prod',
+      completedProd({ infra: { alarm_email: ALARM_EMAIL, reconcile_every_minutes: 10 } }),
+    ),
   });
 }, 120_000);
 
@@ -129,8 +84,10 @@ describe('outbox drain', () => {
     const [[, mapping], ...others] = resourcesOf(dev, 'AWS::Lambda::EventSourceMapping') as [[string, Json]];
     expect(others).toEqual([]);
     const props = mapping.Properties;
-    const tableId = logicalId(dev, dev.stack.table);
-    expect(props.FunctionName).toEqual({ Ref: functionId(dev, dev.stack.workers.functions['outbox-drain']) });
+    const tableId = logicalIdOf(dev, dev.stack.table);
+    expect(props.FunctionName).toEqual({
+      Ref: functionIdOf(dev, dev.stack.workers.functions['outbox-drain']),
+    });
     expect(props.EventSourceArn).toEqual({ 'Fn::GetAtt': [tableId, 'StreamArn'] });
     expect(props.StartingPosition).toBe('TRIM_HORIZON');
     expect(props.BatchSize).toBe(OUTBOX_STREAM.batchSize);
@@ -148,7 +105,7 @@ describe('outbox drain', () => {
 
   it('sends batches it gave up on to an encrypted, TLS-only dead-letter queue', () => {
     const [[, mapping]] = resourcesOf(dev, 'AWS::Lambda::EventSourceMapping') as [[string, Json]];
-    const queueId = logicalId(dev, dev.stack.workers.outboxDeadLetters);
+    const queueId = logicalIdOf(dev, dev.stack.workers.outboxDeadLetters);
     expect(mapping.Properties.DestinationConfig).toEqual({
       OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } },
     });
@@ -171,7 +128,7 @@ describe('outbox drain', () => {
   });
 
   it('archives the events of the payments source on the bus, a year in prod and a week in dev', () => {
-    const busId = logicalId(dev, dev.stack.eventBus);
+    const busId = logicalIdOf(dev, dev.stack.eventBus);
     const [[, archive]] = resourcesOf(dev, 'AWS::Events::Archive') as [[string, Json]];
     expect(archive.Properties.SourceArn).toEqual({ 'Fn::GetAtt': [busId, 'Arn'] });
     expect(archive.Properties.EventPattern).toEqual({ source: [EVENT_SOURCE] });
@@ -183,12 +140,12 @@ describe('outbox drain', () => {
 
 describe('reconciler', () => {
   it('runs on the stage schedule, retried by EventBridge, never piled up by Lambda retries', () => {
-    const reconcilerId = functionId(dev, dev.stack.workers.functions.reconciler);
+    const reconcilerId = functionIdOf(dev, dev.stack.workers.functions.reconciler);
     const schedule = (s: Synth) => {
       const rules = resourcesOf(s, 'AWS::Events::Rule').filter(([, rule]) =>
         (rule.Properties.Targets ?? []).some(
           (target: Json) =>
-            target.Arn?.['Fn::GetAtt']?.[0] === functionId(s, s.stack.workers.functions.reconciler),
+            target.Arn?.['Fn::GetAtt']?.[0] === functionIdOf(s, s.stack.workers.functions.reconciler),
         ),
       );
       expect(rules).toHaveLength(1);
@@ -216,7 +173,7 @@ describe('reconciler', () => {
 
 describe('outbox re-drive', () => {
   it('asks the drain every 15 minutes to deliver what the stream gave up on', () => {
-    const drainId = functionId(dev, dev.stack.workers.functions['outbox-drain']);
+    const drainId = functionIdOf(dev, dev.stack.workers.functions['outbox-drain']);
     const rules = resourcesOf(dev, 'AWS::Events::Rule').filter(([, rule]) =>
       (rule.Properties.Targets ?? []).some((target: Json) => target.Arn?.['Fn::GetAtt']?.[0] === drainId),
     );
@@ -234,7 +191,7 @@ describe('worker functions', () => {
   it('carry the variables and grants of their needs, like the API groups', () => {
     for (const name of WORKERS) {
       const fn = dev.stack.workers.functions[name];
-      const env = Object.keys(functionProps(dev, fn).Environment.Variables as Json).sort();
+      const env = Object.keys(functionOf(dev, fn).Environment.Variables as Json).sort();
       expect(env, name).toEqual(
         [...deployedVariablesOf(WORKER_NEEDS[name]), ...OBSERVABILITY_VARIABLES].sort(),
       );
@@ -337,14 +294,14 @@ describe('alarms', () => {
     const props = alarm(dev, 'callback-url-5xx');
     expect(props).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Url5xxCount', Statistic: 'Sum' });
     expect(dimension(props, 'FunctionName')).toEqual({
-      Ref: functionId(dev, dev.stack.functions['payment-callback']),
+      Ref: functionIdOf(dev, dev.stack.functions['payment-callback']),
     });
     expect(props.Threshold).toBe(1);
   });
 
   it("fire on each function's throttles and on a run at 80% of its timeout", () => {
     for (const [name, fn] of allFunctions(dev)) {
-      const ref = { Ref: functionId(dev, fn) };
+      const ref = { Ref: functionIdOf(dev, fn) };
       const throttles = alarm(dev, `${name}-throttles`);
       expect(throttles, name).toMatchObject({
         Namespace: 'AWS/Lambda',
@@ -355,13 +312,13 @@ describe('alarms', () => {
       const duration = alarm(dev, `${name}-duration-near-timeout`);
       expect(duration, name).toMatchObject({ MetricName: 'Duration', Statistic: 'Maximum' });
       expect(dimension(duration, 'FunctionName'), name).toEqual(ref);
-      expect(duration.Threshold, name).toBe(Math.round(functionProps(dev, fn).Timeout * 1000 * 0.8));
+      expect(duration.Threshold, name).toBe(Math.round(functionOf(dev, fn).Timeout * 1000 * 0.8));
     }
   });
 
   it('fire on throttled requests to the table', () => {
     const props = alarm(dev, 'table-throttles');
-    const tableId = logicalId(dev, dev.stack.table);
+    const tableId = logicalIdOf(dev, dev.stack.table);
     const metrics = queriesOf(props).filter((query) => query.MetricStat);
     expect(metrics.length).toBeGreaterThan(0);
     for (const query of metrics) {
@@ -390,7 +347,7 @@ describe('alarms', () => {
       Threshold: 1,
     });
     expect(dimension(props, 'QueueName')).toEqual({
-      'Fn::GetAtt': [logicalId(dev, dev.stack.workers.outboxDeadLetters), 'QueueName'],
+      'Fn::GetAtt': [logicalIdOf(dev, dev.stack.workers.outboxDeadLetters), 'QueueName'],
     });
   });
 
@@ -406,7 +363,7 @@ describe('alarms', () => {
     const lag = alarm(dev, 'outbox-stream-lag');
     expect(lag).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Threshold: 300_000 });
     expect(dimension(lag, 'FunctionName')).toEqual({
-      Ref: functionId(dev, dev.stack.workers.functions['outbox-drain']),
+      Ref: functionIdOf(dev, dev.stack.workers.functions['outbox-drain']),
     });
   });
 
@@ -423,13 +380,13 @@ describe('alarms', () => {
     const props = alarm(dev, 'reconciler-errors');
     expect(props).toMatchObject({ MetricName: 'Errors', Threshold: 1 });
     expect(dimension(props, 'FunctionName')).toEqual({
-      Ref: functionId(dev, dev.stack.workers.functions.reconciler),
+      Ref: functionIdOf(dev, dev.stack.workers.functions.reconciler),
     });
   });
 
   it('read custom metrics from the namespace every function records them in', () => {
     for (const [name, fn] of allFunctions(dev)) {
-      const env = functionProps(dev, fn).Environment.Variables as Json;
+      const env = functionOf(dev, fn).Environment.Variables as Json;
       expect(env.POWERTOOLS_METRICS_NAMESPACE, name).toBe(dev.stack.operations.metricsNamespace);
       expect(env.POWERTOOLS_SERVICE_NAME, name).toBe(name);
     }
@@ -469,7 +426,7 @@ describe('dashboard', () => {
 describe('tracing', () => {
   it('is on in prod: active X-Ray on every function, allowed to write traces, Powertools tracing on', () => {
     for (const [name, fn] of allFunctions(prod)) {
-      const props = functionProps(prod, fn);
+      const props = functionOf(prod, fn);
       expect(props.TracingConfig, name).toEqual({ Mode: 'Active' });
       expect(props.Environment.Variables.POWERTOOLS_TRACE_ENABLED, name).toBe('true');
       expect(actionsOf(roleStatements(prod, fn)), name).toEqual(
@@ -480,7 +437,7 @@ describe('tracing', () => {
 
   it('is off in dev: no X-Ray mode, no X-Ray grant, Powertools tracing off', () => {
     for (const [name, fn] of allFunctions(dev)) {
-      const props = functionProps(dev, fn);
+      const props = functionOf(dev, fn);
       expect(props.TracingConfig, name).toBeUndefined();
       expect(props.Environment.Variables.POWERTOOLS_TRACE_ENABLED, name).toBe('false');
       expect(
@@ -492,7 +449,7 @@ describe('tracing', () => {
 
   it('never captures responses (they carry tokens), but errors and the calls to the channels', () => {
     for (const [name, fn] of allFunctions(prod)) {
-      const env = functionProps(prod, fn).Environment.Variables as Json;
+      const env = functionOf(prod, fn).Environment.Variables as Json;
       expect(env.POWERTOOLS_TRACER_CAPTURE_RESPONSE, name).toBe('false');
       expect(env.POWERTOOLS_TRACER_CAPTURE_ERROR, name).toBe('true');
       expect(env.POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS, name).toBe('true');

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '#infra/data.ts';
+import { DEFAULT_BACKUP_RETENTION_DAYS } from '#infra/infra-settings.ts';
 import { SERVICE_NAME } from '#infra/service-app.ts';
-import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '#infra/stack.ts';
-import { DEFAULT_BACKUP_RETENTION_DAYS, StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { createTableInput, TABLE } from '#lib/platform/db/keys.ts';
 import {

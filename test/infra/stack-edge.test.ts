@@ -3,13 +3,9 @@ import { join } from 'node:path';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import {
-  CONSOLE_PATH_PATTERN,
-  CONSOLE_ROOT_OBJECT,
-  IMAGE_KEY_FUNCTION,
-  IMAGE_PATH_PATTERN,
-  VIEWER_ADDRESS_FUNCTION,
-} from '#infra/stack.ts';
+import { IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
+import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT } from '#infra/console.ts';
+import { IMAGE_KEY_FUNCTION, VIEWER_ADDRESS_FUNCTION } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import {

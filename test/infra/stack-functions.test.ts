@@ -1,9 +1,10 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import { OBSERVABILITY_VARIABLES } from '#infra/operations.ts';
-import { FUNCTION_URL_GROUPS } from '#infra/stack.ts';
-import { PRODUCTION_RESERVED_CONCURRENCY, stageConfigFrom } from '#infra/stage-config.ts';
+import { FUNCTION_URL_GROUPS } from '#infra/api.ts';
+import { PRODUCTION_RESERVED_CONCURRENCY } from '#infra/infra-settings.ts';
+import { OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
+import { stageConfigFrom } from '#infra/stage-config.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,

@@ -3,11 +3,10 @@ import { Token } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import { buildServiceApp } from '#infra/service-app.ts';
 import { PROJECT_ROOT } from '#infra/service-function.ts';
 import { loadStageConfig, StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import {
-  CDK_CONTEXT,
+  buildForChecks,
   completedProd,
   DEV_FILE,
   type Json,
@@ -34,7 +33,7 @@ describe('cdk-nag', () => {
   });
 
   it('still reports a finding nobody acknowledged', () => {
-    const { app, stack, nag } = buildServiceApp({ stage: 'dev', context: CDK_CONTEXT, bundling: false });
+    const { app, stack, nag } = buildForChecks({ stage: 'dev' });
     new Bucket(stack, 'Unchecked');
 
     const rules = nag.validateScope(app).violations.map((violation) => violation.ruleName);

@@ -1,23 +1,20 @@
-// What the template checks of the ServiceStack share (test/infra/stack-*.test.ts): one synth with bundling
-// skipped and cdk-nag on, and readers of the synthesized template.
+// What the template checks of the ServiceStack share (every test/infra test that synthesizes): one synth with
+// bundling skipped and cdk-nag on, and readers of the synthesized template.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { AwsSolutionsChecks } from 'cdk-nag';
-import { buildServiceApp } from '#infra/service-app.ts';
-import { PROJECT_ROOT } from '#infra/service-function.ts';
+import { type BuildServiceAppOptions, buildServiceApp, type ServiceApp } from '#infra/service-app.ts';
+import { PROJECT_ROOT, type ServiceFunction } from '#infra/service-function.ts';
 import type { ServiceStack } from '#infra/stack.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { loadConfig } from '#lib/platform/config/load.ts';
+import { CDK_CONTEXT } from '#test/support/cdk-context.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON, read by shape in each test
 export type Json = Record<string, any>;
-
-// The CLI hands the app cdk.json's context (feature flags); tests do the same so both synthesize alike.
-export const CDK_CONTEXT = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context as Json;
 
 /** A console folder with no build in it: template checks do not depend on whether web/dist was built. */
 export const NO_CONSOLE_BUILD = join(tmpdir(), 'no-console-build-here');
@@ -42,7 +39,8 @@ export interface Synth {
   resources: Record<string, Json>;
 }
 
-export function synth(options: Parameters<typeof buildServiceApp>[0]): Synth {
+/** The app as every template check builds it, not yet synthesized: cdk.json's context, no bundles. */
+export function buildForChecks(options: BuildServiceAppOptions): ServiceApp {
   const built = buildServiceApp({
     consoleDir: NO_CONSOLE_BUILD,
     ...options,
@@ -50,11 +48,16 @@ export function synth(options: Parameters<typeof buildServiceApp>[0]): Synth {
     bundling: false,
   });
   // Without a console build on purpose: the warning would only repeat itself on every synth here.
-  if (!options?.consoleDir)
+  if (!options.consoleDir)
     Validations.of(built.stack).acknowledge({
       id: 'Annotation::service:console-not-built',
       reason: 'Template checks synthesize without a console build unless they pass one',
     });
+  return built;
+}
+
+export function synth(options: BuildServiceAppOptions): Synth {
+  const built = buildForChecks(options);
   // Template.fromStack synthesizes, which runs the cdk-nag plugin: an unacknowledged finding throws here.
   const template = Template.fromStack(built.stack);
   return { ...built, template, resources: template.toJSON().Resources as Record<string, Json> };
@@ -64,17 +67,26 @@ export function resourcesOf(s: Synth, type: string): Array<[string, Json]> {
   return Object.entries(s.resources).filter(([, resource]) => resource.Type === type);
 }
 
-export function functionIdOf(s: Synth, group: FunctionGroup): string {
-  return s.stack.getLogicalId(s.stack.functions[group].fn.node.defaultChild as CfnFunction);
+/** The logical id of a construct's CloudFormation resource (its default child). */
+export function logicalIdOf(s: Synth, construct: { node: { defaultChild?: unknown } }): string {
+  return s.stack.getLogicalId(construct.node.defaultChild as never);
 }
 
-export function functionOf(s: Synth, group: FunctionGroup): Json {
-  return s.resources[functionIdOf(s, group)]!.Properties;
+/** An API group's function, or a function given as is (a worker's). */
+const serviceFunctionOf = (s: Synth, fn: FunctionGroup | ServiceFunction): ServiceFunction =>
+  typeof fn === 'string' ? s.stack.functions[fn] : fn;
+
+export function functionIdOf(s: Synth, fn: FunctionGroup | ServiceFunction): string {
+  return logicalIdOf(s, serviceFunctionOf(s, fn).fn);
+}
+
+export function functionOf(s: Synth, fn: FunctionGroup | ServiceFunction): Json {
+  return s.resources[functionIdOf(s, fn)]!.Properties;
 }
 
 /** Every Allow statement of the role's inline and attached policies. */
-export function roleStatements(s: Synth, group: FunctionGroup): Json[] {
-  const roleId = s.stack.getLogicalId(s.stack.functions[group].role.node.defaultChild as never);
+export function roleStatements(s: Synth, fn: FunctionGroup | ServiceFunction): Json[] {
+  const roleId = logicalIdOf(s, serviceFunctionOf(s, fn).role);
   return resourcesOf(s, 'AWS::IAM::Policy')
     .filter(([, policy]) => policy.Properties.Roles.some((role: Json) => role.Ref === roleId))
     .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);

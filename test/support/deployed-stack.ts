@@ -24,6 +24,7 @@ import { ARGON2_PACKAGE, PROJECT_ROOT } from '#infra/service-function.ts';
 import type { StageConfig } from '#infra/stage-config.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { compilePath, matchRoute } from '#lib/http/routes.ts';
+import { CDK_CONTEXT } from '#test/support/cdk-context.ts';
 import { type AwsGateway, startAwsGateway } from '#test/support/deployed/aws-gateway.ts';
 import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from '#test/support/deployed/cfn.ts';
 import { createFakeCloudFront, type FakeCloudFront } from '#test/support/deployed/fake-cloudfront.ts';
@@ -137,7 +138,6 @@ export interface DeployOptions {
   tableName: string;
   bucketName: string;
   upstream: { dynamodb: string; s3: string; ses?: string };
-  context?: Record<string, unknown>;
 }
 
 /** The function group (`Fn-<group>`) or worker (`Worker-<name>`) a Lambda function of the template runs. */
@@ -163,7 +163,7 @@ function synthesize(options: DeployOptions, outdir: string): Json {
     bundling: true,
     // What the CDK CLI turns on for every synth: each resource names its construct path and asset folder.
     context: {
-      ...options.context,
+      ...CDK_CONTEXT,
       'aws:cdk:enable-path-metadata': true,
       'aws:cdk:enable-asset-metadata': true,
     },

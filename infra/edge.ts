@@ -1,0 +1,142 @@
+// What runs or applies at CloudFront's edge: the viewer-request functions, the image cache policy, the
+// response header policies (HSTS, the console's CSP) and the optional per-address web ACL.
+import { Duration, type Stack } from 'aws-cdk-lib';
+import {
+  CachePolicy,
+  Function as CloudFrontFunction,
+  FunctionCode,
+  FunctionRuntime,
+  HeadersFrameOption,
+  HeadersReferrerPolicy,
+  ResponseHeadersPolicy,
+  type ResponseSecurityHeadersBehavior,
+} from 'aws-cdk-lib/aws-cloudfront';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { consoleContentSecurityPolicy } from './console.ts';
+
+/** Browsers keep to https for this long once they have seen the header (one year). */
+export const HSTS_MAX_AGE = Duration.days(365);
+
+// Runs at the edge before the cache: `/i/<yyyy>/<mm>/<dd>/<file>` becomes the object key; anything else
+// under /i/ (e.g. the incoming/ area of unconfirmed uploads) is not an image and never reaches the bucket.
+export const IMAGE_KEY_FUNCTION = `function handler(event) {
+  var request = event.request;
+  var key = request.uri.substring(2);
+  if (!/^\\/\\d{4}\\/\\d{2}\\/\\d{2}\\/[^\\/]+$/.test(key)) {
+    return { statusCode: 404, statusDescription: 'Not Found' };
+  }
+  request.uri = key;
+  return request;
+}`;
+
+// Runs at the edge on every API request: the viewer's address, written over anything the client sent,
+// in a header the API trusts only with the origin secret (lib/http/front-door.ts).
+export const VIEWER_ADDRESS_FUNCTION = `function handler(event) {
+  var request = event.request;
+  request.headers['x-viewer-address'] = { value: event.viewer.ip };
+  return request;
+}`;
+
+/**
+ * The security headers of both policies: HSTS and nosniff always win over the origin's; framing and
+ * referrer do too where `ownHeaders` (the console, whose pages are all the stack's own).
+ */
+function securityHeadersOf(
+  frameOption: HeadersFrameOption,
+  ownHeaders: boolean,
+): ResponseSecurityHeadersBehavior {
+  return {
+    strictTransportSecurity: { accessControlMaxAge: HSTS_MAX_AGE, includeSubdomains: true, override: true },
+    contentTypeOptions: { override: true },
+    frameOptions: { frameOption, override: ownHeaders },
+    referrerPolicy: {
+      referrerPolicy: HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN,
+      override: ownHeaders,
+    },
+    xssProtection: { protection: true, modeBlock: true, override: false },
+  };
+}
+
+/** What the distribution's behaviours attach; each is built in the stack's scope (logical ids kept). */
+export interface EdgePolicies {
+  viewerAddress: CloudFrontFunction;
+  imageKey: CloudFrontFunction;
+  imageCache: CachePolicy;
+  securityHeaders: ResponseHeadersPolicy;
+  consoleHeaders: ResponseHeadersPolicy;
+}
+
+export function createEdgePolicies(stack: Stack, bucket: Bucket): EdgePolicies {
+  const viewerAddress = new CloudFrontFunction(stack, 'ViewerAddress', {
+    comment: 'Passes the viewer address to the API (API Gateway sees only the edge server)',
+    code: FunctionCode.fromInline(VIEWER_ADDRESS_FUNCTION),
+    runtime: FunctionRuntime.JS_2_0,
+  });
+  const imageKey = new CloudFrontFunction(stack, 'ImageKey', {
+    comment: 'Maps /i/<key> to the object key and refuses anything that is not an image key',
+    code: FunctionCode.fromInline(IMAGE_KEY_FUNCTION),
+    runtime: FunctionRuntime.JS_2_0,
+  });
+  // Keys carry a fresh uuid per upload and are never rewritten: cache them for as long as CloudFront will.
+  const imageCache = new CachePolicy(stack, 'ImageCache', {
+    comment: 'Immutable image objects',
+    defaultTtl: Duration.days(365),
+    maxTtl: Duration.days(365),
+    minTtl: Duration.seconds(0),
+    enableAcceptEncodingGzip: true,
+    enableAcceptEncodingBrotli: true,
+  });
+
+  // One policy on every behaviour: HSTS (a year, subdomains too) plus the headers of the managed
+  // SECURITY_HEADERS policy the images behaviour used before; nosniff above all for user-supplied bytes.
+  const securityHeaders = new ResponseHeadersPolicy(stack, 'SecurityHeaders', {
+    comment: 'HSTS and security headers on every response of the CDN',
+    securityHeadersBehavior: securityHeadersOf(HeadersFrameOption.SAMEORIGIN, false),
+  });
+  // The console's pages: the same HSTS and headers, with a strict CSP and no framing at all.
+  const consoleHeaders = new ResponseHeadersPolicy(stack, 'ConsoleHeaders', {
+    comment: 'HSTS, a strict Content-Security-Policy and security headers for the web console',
+    securityHeadersBehavior: {
+      ...securityHeadersOf(HeadersFrameOption.DENY, true),
+      contentSecurityPolicy: {
+        // The bucket by its regional and its global name: which one a presigned URL carries depends on
+        // the SDK and the region (us-east-1), and both are this bucket only.
+        contentSecurityPolicy: consoleContentSecurityPolicy([
+          bucket.bucketRegionalDomainName,
+          bucket.bucketDomainName,
+        ]),
+        override: true,
+      },
+    },
+  });
+  return { viewerAddress, imageKey, imageCache, securityHeaders, consoleHeaders };
+}
+
+/**
+ * A CLOUDFRONT-scoped web ACL (the stage config allows it only in us-east-1): one rate-based rule that
+ * blocks an address over `rateLimit` requests in 5 minutes. No managed rule groups: their body-size and
+ * content rules would refuse legitimate uploads and channel notifications.
+ */
+export function createWebAcl(stack: Stack, rateLimit: number): CfnWebACL {
+  const metrics = (name: string) => ({
+    cloudWatchMetricsEnabled: true,
+    metricName: `${stack.stackName}-${name}`.replace(/[^A-Za-z0-9_-]/g, '-'),
+    sampledRequestsEnabled: true,
+  });
+  return new CfnWebACL(stack, 'WebAcl', {
+    scope: 'CLOUDFRONT',
+    defaultAction: { allow: {} },
+    description: `Per-address request limit in front of the ${stack.stackName} CDN`,
+    visibilityConfig: metrics('web-acl'),
+    rules: [
+      {
+        name: 'rate-per-address',
+        priority: 0,
+        action: { block: {} },
+        statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: rateLimit } },
+        visibilityConfig: metrics('rate-per-address'),
+      },
+    ],
+  });
+}

@@ -1,0 +1,287 @@
+// The `infra` section of a stage file: its schema, the defaults each stage gets, and the settings the stack reads.
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
+import * as z from '#lib/platform/zod.ts';
+
+const RETENTION_DAYS = new Set<number>(
+  Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
+);
+
+// An origin is scheme + host (+ port), nothing after it: that is what browsers send in `Origin`.
+const origin = z
+  .string()
+  .check(z.regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like https://app.example.com'));
+
+// A host name: labels of letters, digits and hyphens, at least one dot (what a CloudFront alias accepts).
+const hostName = z
+  .string()
+  .check(
+    z.regex(
+      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+      'must be a lower-case host name like api.example.com',
+    ),
+  );
+
+// CloudFront takes viewer certificates only from ACM in us-east-1, whatever region the stack is in.
+export const CERTIFICATE_REGION = 'us-east-1';
+const ACM_CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:([a-z0-9-]+):\d{12}:certificate\/[A-Za-z0-9-]+$/;
+const certificateArn = z.string().check(
+  z.regex(
+    ACM_CERTIFICATE_ARN,
+    'must be an ACM certificate ARN (arn:aws:acm:us-east-1:<account>:certificate/<id>)',
+  ),
+  z.refine(
+    (arn) => ACM_CERTIFICATE_ARN.exec(arn)?.[1] === CERTIFICATE_REGION,
+    `must be a certificate in ${CERTIFICATE_REGION} (CloudFront uses no other region's certificates)`,
+  ),
+);
+
+// CLOUDFRONT-scoped web ACLs live in us-east-1 and have `global` in their ARN.
+const CLOUDFRONT_WEB_ACL_ARN = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[\w-]+\/[a-f0-9-]+$/;
+
+/** Lambda keeps at least 100 of an account's concurrency unreserved; the default quota is 1000. */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+
+/**
+ * What a prod stage reserves per function unless its file says otherwise (docs/DEPLOYMENT.md): each
+ * function keeps capacity when another is flooded, and none can take the whole account. 160 in all, so an
+ * account needs a concurrency quota of at least 260 (new accounts may start lower: ask for more first).
+ */
+export const PRODUCTION_RESERVED_CONCURRENCY: Record<FunctionGroup, number> = {
+  auth: 50,
+  upload: 40,
+  files: 20,
+  payments: 30,
+  'payment-callback': 20,
+};
+
+/** Daily AWS Backup of the table, kept this long, on by default in prod (docs/DEPLOYMENT.md). */
+export const DEFAULT_BACKUP_RETENTION_DAYS = 90;
+
+/** A whole number from min to max. */
+const wholeNumber = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
+
+export const infraSchema = z.strictObject({
+  /** The AWS account this stage deploys to; pins the stack's env (required for prod). */
+  account: z.optional(z.string().check(z.regex(/^\d{12}$/, 'must be a 12-digit AWS account id'))),
+  /** The AWS region this stage deploys to; pins the stack's env (required for prod). */
+  region: z.optional(
+    z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region like eu-west-1')),
+  ),
+  /** A custom domain for the distribution; needs certificate_arn. */
+  domain_name: z.optional(hostName),
+  /** The ACM certificate (us-east-1) that covers domain_name. */
+  certificate_arn: z.optional(certificateArn),
+  /** A Route 53 hosted zone holding domain_name: the stack then adds the alias records. */
+  hosted_zone_id: z.optional(
+    z
+      .string()
+      .check(z.regex(/^Z[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ')),
+  ),
+  /** Browser origins allowed to call the API and to PUT presigned uploads into the bucket. */
+  cors_origins: z._default(z.array(origin), []),
+  /** Keep the table, bucket and key when the stack goes away; default true except local and dev. */
+  retain_data: z.optional(z.boolean()),
+  log_retention_days: z.optional(
+    z.number().check(
+      z.int(),
+      z.refine(
+        (days) => RETENTION_DAYS.has(days),
+        'must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, ...)',
+      ),
+    ),
+  ),
+  /** The SES identity (domain or address) mail is sent as; default: the domain of mail.from. */
+  mail_identity: z.optional(z.string().check(z.trim(), z.minLength(1))),
+  /** The public address when a custom domain fronts the distribution; default: the CloudFront URL. */
+  base_url: z.optional(z.url({ protocol: /^https$/ })),
+  /** An existing CloudFront-scoped WAF web ACL (it lives in us-east-1) to attach to the distribution. */
+  web_acl_arn: z.optional(
+    z
+      .string()
+      .check(
+        z.regex(
+          CLOUDFRONT_WEB_ACL_ARN,
+          'must be a CLOUDFRONT-scoped web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)',
+        ),
+      ),
+  ),
+  /** A web ACL this stack creates, with a per-address rate rule; only for a stack pinned to us-east-1. */
+  waf: z.optional(
+    z.strictObject({
+      /** Requests one address may make in any 5 minutes before WAF blocks it (WAF's minimum is 10). */
+      rate_limit: wholeNumber(10, 2_000_000_000),
+    }),
+  ),
+  /**
+   * Reserved concurrency per function, API groups and workers alike (default: PRODUCTION_RESERVED_CONCURRENCY
+   * in prod, none elsewhere; the workers are never reserved by default).
+   */
+  reserved_concurrency: z.optional(
+    z.partialRecord(
+      z.enum([...FUNCTION_GROUPS, ...WORKER_NAMES]),
+      wholeNumber(1, DEFAULT_ACCOUNT_CONCURRENCY),
+    ),
+  ),
+  /** Daily AWS Backup of the table (default on in prod); false turns it off. */
+  backup: z.optional(
+    z.union([
+      z.literal(false),
+      z.strictObject({ retention_days: z._default(wholeNumber(1, 36500), DEFAULT_BACKUP_RETENTION_DAYS) }),
+    ]),
+  ),
+  /**
+   * The Secrets Manager version of the origin secret the CDN sends (docs/DEPLOYMENT.md "Rotating the
+   * origin secret"); changing it is what makes CloudFormation read the secret again.
+   */
+  origin_secret_version: z.optional(
+    z.string().check(z.regex(/^[A-Za-z0-9-]{32,64}$/, 'must be a Secrets Manager version id')),
+  ),
+  /** Where alarm notifications are e-mailed (an SNS subscription the address must confirm). */
+  alarm_email: z.optional(z.email()),
+  /** X-Ray tracing of every function (AWS SDK calls captured); default: on in prod only. */
+  tracing: z.optional(z.boolean()),
+  /** Minutes between payment reconciliation runs (docs/DESIGN.md 14). */
+  reconcile_every_minutes: z._default(wholeNumber(1, 1440), 5),
+  /** Days the event bus archive keeps order.paid for replay; default 365 where data is retained, else 30. */
+  event_archive_days: z.optional(wholeNumber(1, 3650)),
+  throttle: z.prefault(
+    z.object({
+      rate_limit: z._default(z.number().check(z.int(), z.minimum(1)), 50),
+      burst_limit: z._default(z.number().check(z.int(), z.minimum(1)), 100),
+    }),
+    {},
+  ),
+});
+
+/** The `infra` section as the schema yields it (snake_case, defaults filled in). */
+export type InfraFile = z.infer<typeof infraSchema>;
+
+/** A custom domain for the distribution: the name, its us-east-1 certificate, and optionally its zone. */
+export interface DomainSettings {
+  name: string;
+  certificateArn: string;
+  hostedZoneId?: string;
+}
+
+export interface InfraSettings {
+  /** Where the stack deploys (its env); without them synth stays environment-agnostic. */
+  account?: string;
+  region?: string;
+  domain?: DomainSettings;
+  corsOrigins: string[];
+  retainData: boolean;
+  logRetentionDays: RetentionDays;
+  mailIdentity?: string;
+  baseUrl?: string;
+  webAclArn?: string;
+  /** A web ACL the stack creates (region us-east-1 only), with this per-address limit per 5 minutes. */
+  waf?: { rateLimit: number };
+  /** Functions without an entry run unreserved. */
+  reservedConcurrency: Partial<Record<FunctionGroup | WorkerName, number>>;
+  /** Daily AWS Backup of the table; absent: none. */
+  backup?: { retentionDays: number };
+  originSecretVersion?: string;
+  throttle: { rateLimit: number; burstLimit: number };
+  /** Operations (infra/operations.ts, infra/workers.ts). */
+  alarmEmail?: string;
+  tracing: boolean;
+  reconcileEveryMinutes: number;
+  eventArchiveDays: number;
+}
+
+/** The stage whose synth refuses anything that would be unsafe with real users. */
+export function isProductionStage(stage: string): boolean {
+  return stage === 'prod';
+}
+
+/** The settings the stack reads, with each stage's defaults where the file is silent. */
+export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings {
+  const retainData = infra.retain_data ?? !['local', 'dev'].includes(stage);
+  return {
+    ...(infra.account ? { account: infra.account } : {}),
+    ...(infra.region ? { region: infra.region } : {}),
+    ...(infra.domain_name && infra.certificate_arn
+      ? {
+          domain: {
+            name: infra.domain_name,
+            certificateArn: infra.certificate_arn,
+            ...(infra.hosted_zone_id ? { hostedZoneId: infra.hosted_zone_id } : {}),
+          },
+        }
+      : {}),
+    corsOrigins: infra.cors_origins,
+    retainData,
+    logRetentionDays: (infra.log_retention_days ??
+      (retainData ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH)) as RetentionDays,
+    throttle: { rateLimit: infra.throttle.rate_limit, burstLimit: infra.throttle.burst_limit },
+    ...(infra.alarm_email ? { alarmEmail: infra.alarm_email } : {}),
+    tracing: infra.tracing ?? isProductionStage(stage),
+    reconcileEveryMinutes: infra.reconcile_every_minutes,
+    eventArchiveDays: infra.event_archive_days ?? (retainData ? 365 : 30),
+    ...(infra.mail_identity ? { mailIdentity: infra.mail_identity } : {}),
+    ...(infra.base_url ? { baseUrl: infra.base_url.replace(/\/+$/, '') } : {}),
+    ...(infra.web_acl_arn ? { webAclArn: infra.web_acl_arn } : {}),
+    ...(infra.waf ? { waf: { rateLimit: infra.waf.rate_limit } } : {}),
+    reservedConcurrency: reservedConcurrencyOf(infra, stage),
+    ...backupOf(infra, stage),
+    ...(infra.origin_secret_version ? { originSecretVersion: infra.origin_secret_version } : {}),
+  };
+}
+
+/** What the schema cannot see field by field: settings that only make sense together, or cannot deploy. */
+export function infraProblems(infra: InfraFile, stage: string): string[] {
+  return [...domainProblems(infra), ...edgeProblems(infra, stage)];
+}
+
+function domainProblems(infra: InfraFile): string[] {
+  const problems: string[] = [];
+  if ((infra.domain_name === undefined) !== (infra.certificate_arn === undefined))
+    problems.push('infra.domain_name and infra.certificate_arn: set both or neither');
+  if (infra.hosted_zone_id !== undefined && infra.domain_name === undefined)
+    problems.push('infra.hosted_zone_id: needs infra.domain_name (the record it would hold)');
+  return problems;
+}
+
+function reservedConcurrencyOf(
+  infra: InfraFile,
+  stage: string,
+): Partial<Record<FunctionGroup | WorkerName, number>> {
+  return (
+    infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
+  );
+}
+
+function backupOf(infra: InfraFile, stage: string): { backup?: { retentionDays: number } } {
+  if (infra.backup === false) return {};
+  if (infra.backup) return { backup: { retentionDays: infra.backup.retention_days } };
+  return isProductionStage(stage) ? { backup: { retentionDays: DEFAULT_BACKUP_RETENTION_DAYS } } : {};
+}
+
+/** WAF and concurrency settings that cannot deploy as written. */
+function edgeProblems(infra: InfraFile, stage: string): string[] {
+  const problems: string[] = [];
+  if (infra.waf && infra.web_acl_arn)
+    problems.push('infra.waf and infra.web_acl_arn: a distribution takes one web ACL; set one or the other');
+  // A CLOUDFRONT-scoped web ACL can only be created in us-east-1, and a stack creates its resources in its
+  // own region: elsewhere the ACL is made apart (in us-east-1) and attached by ARN.
+  if (infra.waf && infra.region !== CERTIFICATE_REGION)
+    problems.push(
+      `infra.waf: a CloudFront web ACL can only be created in ${CERTIFICATE_REGION}, and this stage ` +
+        `${infra.region ? `deploys to ${infra.region}` : 'pins no region'}; create the ACL in ${CERTIFICATE_REGION} ` +
+        'and set infra.web_acl_arn instead (docs/DEPLOYMENT.md "WAF")',
+    );
+  const reserved = Object.values(reservedConcurrencyOf(infra, stage)).reduce<number>(
+    (sum, value) => sum + (value ?? 0),
+    0,
+  );
+  const ceiling = DEFAULT_ACCOUNT_CONCURRENCY - LAMBDA_UNRESERVED_MINIMUM;
+  if (reserved > ceiling)
+    problems.push(
+      `infra.reserved_concurrency: ${reserved} reserved in all; Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} of an ` +
+        `account's concurrency unreserved, so more than ${ceiling} cannot deploy under the default quota`,
+    );
+  return problems;
+}
