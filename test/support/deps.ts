@@ -8,7 +8,7 @@ import { createPaymentsHandler } from '#functions/payments/handler.ts';
 import { createUploadHandler } from '#functions/upload/handler.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type AccountLimits, buildAccountContext } from '#lib/accounts/context.ts';
-import { buildPaymentService } from '#lib/billing/build.ts';
+import { buildBilling } from '#lib/billing/build.ts';
 import { logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
 import { buildUploadServices } from '#lib/files/build.ts';
 import { usageReader } from '#lib/files/quota.ts';
@@ -98,12 +98,14 @@ export function testDeps(options: TestDepsOptions = {}) {
   });
   const events = options.events ?? logPublisher;
   const outboxDrain = testDrainHandler(events, options.clock);
-  const payments = buildPaymentService({
+  const billing = buildBilling({
     table,
     masterKey,
     signer,
     quota,
-    settings,
+    stage: settings.stage,
+    baseUrl: settings.base_url,
+    payment: settings.payment,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const sessionAuth = createAuthenticator({ sessions });
@@ -120,8 +122,8 @@ export function testDeps(options: TestDepsOptions = {}) {
       maxUploadBytes: settings.upload.max_bytes,
     }),
     files: createFilesHandler(() => ({ storage })),
-    payments: createPaymentsHandler(() => ({ payments, authenticate: sessionAuth })),
-    paymentCallback: createPaymentCallbackHandler(() => ({ payments })),
+    payments: createPaymentsHandler(() => ({ ...billing, authenticate: sessionAuth })),
+    paymentCallback: createPaymentCallbackHandler(() => billing),
     outboxDrain,
   };
   return {
@@ -134,7 +136,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     accounts,
     mail,
     uploads,
-    payments,
+    billing,
     quota,
     handlers,
     /** Delivers the order.paid events settled so far through this drain (test/support/outbox.ts). */

@@ -2,7 +2,8 @@
 // rest, and picked up by every container on its next request.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewaySource } from '#lib/billing/registry.ts';
-import { PaymentSettingsStore, SETTINGS_KEY, settingsFromConfig } from '#lib/billing/settings.ts';
+import { SETTINGS_KEY, settingsFromConfig } from '#lib/billing/settings.ts';
+import { PaymentSettingsStore } from '#lib/billing/settings-store.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
