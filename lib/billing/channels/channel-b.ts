@@ -3,6 +3,7 @@ import { createDecipheriv, createVerify, type KeyObject } from 'node:crypto';
 import type { Wechatpay } from 'wechatpay-axios-plugin';
 import { ChannelConfigError, ChannelRequestError } from './errors.ts';
 import { beijingRfc3339 } from './form.ts';
+import { parseJsonObject } from './json.ts';
 import { certificateSerial, loadPrivateKey, loadPublicKey, privateKeyPem } from './keys.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';
 import type {
@@ -364,17 +365,6 @@ function decryptResource(ciphertext: string, key: Buffer, nonce: string, associa
   decipher.setAAD(Buffer.from(associatedData));
   const payload = sealed.subarray(0, sealed.length - GCM_TAG_BYTES);
   return Buffer.concat([decipher.update(payload), decipher.final()]).toString('utf8');
-}
-
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 interface AxiosHeaderReader {
