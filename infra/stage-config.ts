@@ -85,7 +85,7 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
   const infra = infraSchema.safeParse(rawInfra ?? {});
   if (!infra.success)
     problems.push(...infra.error.issues.map((issue) => `infra.${issue.path.join('.')}: ${issue.message}`));
-  const settings = configSchema().safeParse(rest);
+  const settings = configSchema.safeParse(rest);
   if (!settings.success) {
     problems.push(
       ...settings.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),

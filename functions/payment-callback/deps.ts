@@ -1,7 +1,6 @@
 // The payment-callback function's dependencies, built once per container from its needs and settings.
 import { TokenSigner } from '#lib/accounts/tokens.ts';
-import { buildPaymentService } from '#lib/billing/build.ts';
-import type { PaymentService } from '#lib/billing/service.ts';
+import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
@@ -9,32 +8,32 @@ import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
-export interface PaymentCallbackDeps {
-  payments: PaymentService;
-}
+export type PaymentCallbackDeps = Pick<Billing, 'callbacks'>;
 
 /**
- * The payment service of a function that settles channel payments it did not take (callbacks here, the
+ * The billing services of a function that settles channel payments it did not take (callbacks here, the
  * reconciler's queries): table and master key only.
  */
-export function settlingPaymentService(resources: GroupResources): PaymentService {
+export function settlingBilling(resources: GroupResources): Billing {
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
-  return buildPaymentService({
+  return buildBilling({
     table,
     masterKey,
-    // It never signs a cashier link, but the service is one; the signer opens its key only if used.
+    // It never signs a cashier link, but the builder makes every service; the signer opens its key only if used.
     signer: new TokenSigner(table, masterKey),
     // Settlement writes the storage grant a plan buys.
     quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
-    settings,
+    stage: settings.stage,
+    baseUrl: settings.base_url,
+    payment: settings.payment,
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
 }
 
 export function buildPaymentCallbackDeps(resources: GroupResources): PaymentCallbackDeps {
-  return { payments: settlingPaymentService(resources) };
+  return { callbacks: settlingBilling(resources).callbacks };
 }
 
 let deps: PaymentCallbackDeps | undefined;

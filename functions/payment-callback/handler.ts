@@ -19,7 +19,7 @@ export function createPaymentCallbackHandler(
   options: Pick<FrontDoorOptions, 'frontDoor'> = {},
 ) {
   const receiveCallback = async (request: HttpRequest): Promise<HttpResult> => {
-    const reply = await deps().payments.handleCallback(request.params.provider!, {
+    const reply = await deps().callbacks.handleCallback(request.params.provider!, {
       method: request.method,
       headers: request.headers,
       rawBody: request.rawBody,

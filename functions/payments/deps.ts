@@ -1,8 +1,7 @@
 // The payments function's dependencies, built once per container from its needs and settings.
 
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { buildPaymentService } from '#lib/billing/build.ts';
-import type { PaymentService } from '#lib/billing/service.ts';
+import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -12,8 +11,8 @@ import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
-export interface PaymentsDeps {
-  payments: PaymentService;
+/** The billing services its routes call, and the session check. */
+export interface PaymentsDeps extends Pick<Billing, 'plans' | 'orders' | 'settings' | 'cashier'> {
   authenticate: Authenticator;
 }
 
@@ -22,15 +21,21 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
   const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
+  const billing = buildBilling({
+    table,
+    masterKey,
+    signer,
+    // Settlement writes the storage grant a plan buys.
+    quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+    stage: settings.stage,
+    baseUrl: settings.base_url,
+    payment: settings.payment,
+  });
   return {
-    payments: buildPaymentService({
-      table,
-      masterKey,
-      signer,
-      // Settlement writes the storage grant a plan buys.
-      quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
-      settings,
-    }),
+    plans: billing.plans,
+    orders: billing.orders,
+    settings: billing.settings,
+    cashier: billing.cashier,
     authenticate: createAuthenticator({ sessions }),
   };
 }

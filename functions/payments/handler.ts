@@ -2,8 +2,8 @@
 // the hosted mock cashier (docs/SPEC.md 2.4, 2.5, 4.3; docs/DESIGN.md 7).
 
 import { CASHIER_PAGE_HEADERS } from '#lib/billing/cashier.ts';
+import type { PageResult } from '#lib/billing/mock-cashier.ts';
 import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans.ts';
-import type { PageResult } from '#lib/billing/service.ts';
 import { settingsPatchSchema } from '#lib/billing/settings.ts';
 import {
   adminOrderView,
@@ -76,39 +76,38 @@ function cashierResult(page: PageResult): HttpResult {
 
 /** The payments group over the given dependencies (tests build theirs with the same builders). */
 export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDoorOptions = {}) {
-  const paymentService = () => deps().payments;
   return createGroupHandler(
     'payments',
     {
       'GET /api/v1/plans': defineRoute({
         response: z.array(planView),
-        run: async () => ok(await paymentService().listPlans(true)),
+        run: async () => ok(await deps().plans.list(true)),
       }),
       'GET /api/v1/admin/plans': defineRoute({
         response: z.array(planView),
-        run: async () => ok(await paymentService().listPlans(false)),
+        run: async () => ok(await deps().plans.list(false)),
       }),
       'POST /api/v1/admin/plans': defineRoute({
         body: planBody,
         response: planView,
         successStatus: 201,
-        run: async (request) => created(await paymentService().createPlan(request.body)),
+        run: async (request) => created(await deps().plans.create(request.body)),
       }),
       'PATCH /api/v1/admin/plans/{id}': defineRoute({
         body: z.partial(planBody),
         response: planView,
-        run: async (request) => ok(await paymentService().updatePlan(request.params.id!, request.body)),
+        run: async (request) => ok(await deps().plans.update(request.params.id!, request.body)),
       }),
       'DELETE /api/v1/admin/plans/{id}': defineRoute({
         summary: 'Deletes a plan (orders keep their copy of its terms).',
         response: deletedView,
-        run: async (request) => ok(await paymentService().deletePlan(request.params.id!)),
+        run: async (request) => ok(await deps().plans.delete(request.params.id!)),
       }),
 
       'GET /api/v1/payment-gateways': defineRoute({
         summary: 'The registered providers, the default first.',
         response: z.array(z.enum(PROVIDERS)),
-        run: async () => ok(await paymentService().listGateways()),
+        run: async () => ok(await deps().settings.listGateways()),
       }),
 
       'POST /api/v1/orders': defineRoute({
@@ -118,58 +117,51 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         successStatus: 201,
         errors: [502],
         run: async (request) =>
-          created(await paymentService().createOrder(callerId(request), request.body, request.sourceIp)),
+          created(await deps().orders.createOrder(callerId(request), request.body, request.sourceIp)),
       }),
       'GET /api/v1/orders': defineRoute({
         query: pageQuery,
         response: pageOf(orderView),
         run: async (request) =>
-          ok(
-            await paymentService().listOwnOrders(
-              callerId(request),
-              request.query.limit,
-              request.query.cursor,
-            ),
-          ),
+          ok(await deps().orders.listOwnOrders(callerId(request), request.query.limit, request.query.cursor)),
       }),
       'GET /api/v1/orders/{id}': defineRoute({
         response: orderView,
-        run: async (request) => ok(await paymentService().getOwnOrder(callerId(request), request.params.id!)),
+        run: async (request) => ok(await deps().orders.getOwnOrder(callerId(request), request.params.id!)),
       }),
       'POST /api/v1/orders/{id}/cancel': defineRoute({
         response: orderView,
-        run: async (request) =>
-          ok(await paymentService().cancelOwnOrder(callerId(request), request.params.id!)),
+        run: async (request) => ok(await deps().orders.cancelOwnOrder(callerId(request), request.params.id!)),
       }),
       'POST /api/v1/orders/{id}/pay': defineRoute({
         summary: 'The owner pays a mock order (any other provider: 403).',
         response: orderView,
         run: async (request) =>
-          ok(await paymentService().payOwnMockOrder(callerId(request), request.params.id!)),
+          ok(await deps().orders.payOwnMockOrder(callerId(request), request.params.id!)),
       }),
 
       'GET /api/v1/admin/orders': defineRoute({
         query: pageQuery,
         response: pageOf(adminOrderView),
         run: async (request) =>
-          ok(await paymentService().listAllOrders(request.query.limit, request.query.cursor)),
+          ok(await deps().orders.listAllOrders(request.query.limit, request.query.cursor)),
       }),
       'POST /api/v1/admin/orders/{id}/pay': defineRoute({
         summary: 'An administrator writes off a manual order (any other provider: 403).',
         response: adminOrderView,
-        run: async (request) => ok(await paymentService().writeOffManualOrder(request.params.id!)),
+        run: async (request) => ok(await deps().orders.writeOffManualOrder(request.params.id!)),
       }),
 
       'GET /api/v1/admin/payment': defineRoute({
         summary: 'Payment settings; secrets only as <field>_set.',
         response: settingsView,
-        run: async () => ok(await paymentService().readSettings()),
+        run: async () => ok(await deps().settings.readSettings()),
       }),
       'PUT /api/v1/admin/payment': defineRoute({
         body: settingsPatchSchema,
         summary: 'Saves any subset of the settings; empty or absent secrets keep the stored ones.',
         response: settingsView,
-        run: async (request) => ok(await paymentService().updateSettings(request.body)),
+        run: async (request) => ok(await deps().settings.updateSettings(request.body)),
       }),
 
       'GET /pay/mock/{id}': defineRoute({
@@ -178,7 +170,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         responseContentType: 'text/html',
         responseDescription: 'The cashier page (also for refusals: an invalid link, an order not payable).',
         run: async (request) =>
-          cashierResult(await paymentService().openCashier(request.params.id!, request.query.token)),
+          cashierResult(await deps().cashier.openCashier(request.params.id!, request.query.token)),
       }),
       'POST /pay/mock/{id}': defineRoute({
         summary: 'The cashier page’s Pay button: settles like POST /api/v1/orders/{id}/pay.',
@@ -188,7 +180,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         responseDescription: 'The cashier page showing the order as it now is.',
         maxBodyBytes: 4096,
         run: async (request) =>
-          cashierResult(await paymentService().payAtCashier(request.params.id!, request.query.token)),
+          cashierResult(await deps().cashier.payAtCashier(request.params.id!, request.query.token)),
       }),
     },
     {

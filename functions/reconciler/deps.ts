@@ -1,22 +1,21 @@
 // The reconciler function's dependencies, built once per container from its needs and settings: the same
-// payment service the callback function builds, so a reconciled order settles through the same code.
+// billing services the callback function builds, so a reconciled order settles through the same code.
 
-import { settlingPaymentService } from '#functions/payment-callback/deps.ts';
+import { settlingBilling } from '#functions/payment-callback/deps.ts';
+import type { Billing } from '#lib/billing/build.ts';
 import { type ReconcileWindow, reconcileWindow } from '#lib/billing/reconcile.ts';
-import type { PaymentService } from '#lib/billing/service.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { needs } from './needs.ts';
 
-export interface ReconcilerDeps {
-  payments: PaymentService;
+export interface ReconcilerDeps extends Pick<Billing, 'reconciler'> {
   /** payment.reconcile and the order TTL (docs/PAYMENTS-GUIDE.md, "Reconciliation"). */
   window: ReconcileWindow;
 }
 
 export function buildReconcilerDeps(resources: GroupResources): ReconcilerDeps {
   return {
-    payments: settlingPaymentService(resources),
+    reconciler: settlingBilling(resources).reconciler,
     window: reconcileWindow(resources.settings.payment),
   };
 }

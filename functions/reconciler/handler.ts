@@ -16,13 +16,10 @@ export type ReconcilerHandler = (event: unknown, context: Context) => Promise<Re
  */
 export function createReconcilerHandler(deps: () => ReconcilerDeps): ReconcilerHandler {
   return observeInvocation('reconciler', async (_event: unknown, context: Context) => {
-    const { payments, window } = deps();
+    const { reconciler, window } = deps();
     // Stops starting queries before the function's timeout; what is left waits for the next run.
     const canTell = typeof context?.getRemainingTimeInMillis === 'function';
-    return payments.reconcile(
-      window,
-      canTell ? { timeLeftMs: () => context.getRemainingTimeInMillis() } : {},
-    );
+    return reconciler.run(window, canTell ? { timeLeftMs: () => context.getRemainingTimeInMillis() } : {});
   });
 }
 

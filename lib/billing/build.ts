@@ -1,40 +1,89 @@
-// Builds the payment service from what it uses (table, master key, signer, quota, settings);
-// production (functions/payments|payment-callback/deps.ts) and tests call the same builder.
+// The billing domain's one builder: shared pieces (repositories, settings store, live gateways, cashier
+// links, settlement) made once, and the named services handlers call. Production (functions/*/deps.ts)
+// and tests call the same builder.
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
+import { CallbackReceiver } from './callbacks.ts';
 import { CashierLinks } from './cashier.ts';
+import { GatewaySettings } from './gateway-settings.ts';
+import { MockCashier } from './mock-cashier.ts';
+import { OrderDesk } from './order-desk.ts';
+import { OrderRepository } from './orders.ts';
+import { PlanCatalog } from './plan-catalog.ts';
+import { PlanRepository } from './plans.ts';
+import { Reconciler } from './reconcile.ts';
 import { GatewaySource } from './registry.ts';
-import { PaymentService } from './service.ts';
-import { PaymentSettingsStore, settingsFromConfig } from './settings.ts';
+import { settingsFromConfig } from './settings.ts';
+import { PaymentSettingsStore } from './settings-store.ts';
+import { Settlement } from './settlement.ts';
 
-export interface PaymentServiceInput {
+export interface BillingInput {
   table: Table;
+  /** Seals the channels' credentials in the stored settings. */
   masterKey: () => Promise<MasterKey>;
   /** Signs the mock cashier's links. */
   signer: TokenSigner;
   /** Settlement writes the storage grant a plan buys (lib/files buildQuota). */
   quota: QuotaService;
-  settings: Pick<AppConfig, 'stage' | 'base_url' | 'payment'>;
+  /** No mock cashier in `prod`/`production`. */
+  stage: string;
+  /** The service's public address: cashier links, channel_c's return page, the default notify base. */
+  baseUrl: string;
+  /** The config file's payment section: seeds the stored settings on first start; order TTL, notify base. */
+  payment: AppConfig['payment'];
   clock?: Clock;
 }
 
-export function buildPaymentService(input: PaymentServiceInput): PaymentService {
-  const { table, settings } = input;
+export interface Billing {
+  plans: PlanCatalog;
+  orders: OrderDesk;
+  settlement: Settlement;
+  callbacks: CallbackReceiver;
+  /** The hosted mock cashier's pages. */
+  cashier: MockCashier;
+  /** The administrator's payment settings and the registered providers. */
+  settings: GatewaySettings;
+  gateways: GatewaySource;
+  reconciler: Reconciler;
+}
+
+export function buildBilling(input: BillingInput): Billing {
+  const { table, stage, baseUrl, payment } = input;
+  const clock = input.clock ?? table.clock;
+  const planRepository = new PlanRepository(table);
+  const orderRepository = new OrderRepository(table);
   // Config-file credentials seed the table on first start only (docs/SPEC.md 2.4 rules 2-3).
-  const store = new PaymentSettingsStore(table, input.masterKey, () => settingsFromConfig(settings.payment));
-  return new PaymentService({
-    table,
-    store,
-    gateways: new GatewaySource(store, settings.stage),
-    cashier: new CashierLinks(input.signer, settings.base_url),
+  const store = new PaymentSettingsStore(table, input.masterKey, () => settingsFromConfig(payment));
+  const gateways = new GatewaySource(store, stage);
+  const links = new CashierLinks(input.signer, baseUrl);
+  const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
+  const settlement = new Settlement({
+    orders: orderRepository,
+    plans: planRepository,
     quota: input.quota,
-    stage: settings.stage,
-    orderTtlMinutes: settings.payment.order_ttl_minutes,
-    notifyBaseUrl: (settings.payment.notify_base_url ?? settings.base_url).replace(/\/+$/, ''),
-    returnUrl: `${settings.base_url}/`,
-    ...(input.clock ? { clock: input.clock } : {}),
+    clock,
   });
+  return {
+    plans: new PlanCatalog({ plans: planRepository }),
+    orders: new OrderDesk({
+      orders: orderRepository,
+      plans: planRepository,
+      gateways,
+      cashier: links,
+      settlement,
+      clock,
+      orderTtlMinutes: payment.order_ttl_minutes,
+      returnUrl: `${baseUrl}/`,
+      notifyBaseUrl,
+    }),
+    settlement,
+    callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement }),
+    cashier: new MockCashier({ orders: orderRepository, gateways, cashier: links, settlement, clock }),
+    settings: new GatewaySettings({ store, gateways, stage, notifyBaseUrl }),
+    gateways,
+    reconciler: new Reconciler({ orders: orderRepository, gateways, settlement, clock }),
+  };
 }

@@ -25,12 +25,14 @@ function countRefused(provider: string, reason: string): void {
   recordMetric('CallbacksRefused', { dimensions: { provider, reason: slug || 'unspecified' } });
 }
 
+export interface CallbackReceiverDeps {
+  orders: OrderRepository;
+  gateways: GatewaySource;
+  settlement: Settlement;
+}
+
 export class CallbackReceiver {
-  constructor(
-    private readonly orders: OrderRepository,
-    private readonly gateways: GatewaySource,
-    private readonly settlement: Settlement,
-  ) {}
+  constructor(private readonly deps: CallbackReceiverDeps) {}
 
   /**
    * POST|GET /api/v1/payments/{provider}/callback. Checks, in order: signature and merchant identity (the
@@ -47,7 +49,7 @@ export class CallbackReceiver {
       countRefused('unknown', 'no such channel');
       throw errors.notFound('No such payment channel');
     }
-    const { registry } = await this.gateways.current();
+    const { registry } = await this.deps.gateways.current();
     const adapter = registry.channel(provider);
     if (!adapter) {
       countRefused(provider, 'channel not enabled');
@@ -73,7 +75,7 @@ export class CallbackReceiver {
 
   /** An authentic notice still settles only our order of this provider and of exactly this amount. */
   private async settleFromCallback(provider: string, verdict: PaidVerdict): Promise<CallbackVerdict> {
-    const outcome = await settleReportedPayment(this.orders, this.settlement, provider, verdict, 'callback');
+    const outcome = await settleReportedPayment(this.deps, provider, verdict, 'callback');
     return outcome.kind === 'refused' ? { kind: 'rejected', reason: outcome.reason } : verdict;
   }
 }
@@ -89,8 +91,7 @@ export type ReportedPaymentOutcome =
  * provider's, the amount equals it in cents. Then one settlement; a lost race answers `already_paid`.
  */
 export async function settleReportedPayment(
-  orders: OrderRepository,
-  settlement: Settlement,
+  { orders, settlement }: { orders: OrderRepository; settlement: Settlement },
   provider: string,
   report: { outTradeNo: string; amountCents: number; tradeNo?: string },
   path: Extract<ConfirmPath, 'callback' | 'reconciliation'>,

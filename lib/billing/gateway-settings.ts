@@ -2,13 +2,8 @@
 // notify URLs to give each channel, and validated saves that every container picks up (hot reload).
 import { log } from '#lib/platform/log.ts';
 import { type GatewaySource, validateSettings } from './registry.ts';
-import {
-  CHANNELS,
-  maskSettings,
-  mergeSettings,
-  type PaymentSettingsStore,
-  type SettingsPatch,
-} from './settings.ts';
+import { CHANNELS, maskSettings, mergeSettings, type SettingsPatch } from './settings.ts';
+import type { PaymentSettingsStore } from './settings-store.ts';
 
 export interface GatewaySettingsDeps {
   store: PaymentSettingsStore;
@@ -23,11 +18,6 @@ export class GatewaySettings {
 
   async listGateways(): Promise<string[]> {
     return (await this.deps.gateways.current()).registry.providers;
-  }
-
-  /** Where a channel posts its payment notices for `provider`. */
-  notifyUrl(provider: string): string {
-    return `${this.deps.notifyBaseUrl}/api/v1/payments/${provider}/callback`;
   }
 
   async readSettings() {
@@ -47,6 +37,11 @@ export class GatewaySettings {
   }
 
   private notifyUrls() {
-    return Object.fromEntries(CHANNELS.map((name) => [name, this.notifyUrl(name)]));
+    return Object.fromEntries(CHANNELS.map((name) => [name, notifyUrl(this.deps.notifyBaseUrl, name)]));
   }
+}
+
+/** Where a channel posts its payment notices for `provider` (docs/PAYMENTS-GUIDE.md, "Notify URLs"). */
+export function notifyUrl(notifyBaseUrl: string, provider: string): string {
+  return `${notifyBaseUrl}/api/v1/payments/${provider}/callback`;
 }

@@ -28,14 +28,18 @@ export type OrderStatus = StoredStatus | 'expired';
 /** How an order came to be paid; `reconciliation`: the channel reported it paid when we asked (docs/DESIGN.md 14). */
 export type PaidVia = 'mock' | 'manual' | 'callback' | 'reconciliation';
 
-export interface StoredOrder {
-  id: string;
+/** What an order is for, copied from its plan when it was placed: the same in every view of it. */
+export interface OrderTerms {
   user_id: string;
   plan_id: string;
   plan_name: string;
   amount_cents: number;
   currency: typeof CURRENCY;
   provider: Provider;
+}
+
+export interface StoredOrder extends OrderTerms {
+  id: string;
   status: StoredStatus;
   trade_no?: string;
   pay_url?: string;
@@ -62,14 +66,8 @@ export interface StoredOrder {
   grant?: Grant;
 }
 
-export interface OrderView {
+export interface OrderView extends OrderTerms {
   id: string;
-  user_id: string;
-  plan_id: string;
-  plan_name: string;
-  amount_cents: number;
-  currency: typeof CURRENCY;
-  provider: Provider;
   status: OrderStatus;
   trade_no: string | null;
   pay_url: string | null;
@@ -92,18 +90,25 @@ export function effectiveStatus(order: Pick<StoredOrder, 'status' | 'deadline_ms
   return order.status === 'pending' && now.getTime() >= order.deadline_ms ? 'expired' : order.status;
 }
 
-export function orderView(order: StoredOrder, now: Date, payUrl: string | null): OrderView {
-  const status = effectiveStatus(order, now);
-  // Only a pending order shows how to pay it: a paid, cancelled or expired one must not invite a payment.
-  const payable = status === 'pending';
+/** Just the terms, in their usual order (answers and events list them alike). */
+export function orderTerms(order: OrderTerms): OrderTerms {
   return {
-    id: order.id,
     user_id: order.user_id,
     plan_id: order.plan_id,
     plan_name: order.plan_name,
     amount_cents: order.amount_cents,
     currency: order.currency,
     provider: order.provider,
+  };
+}
+
+export function orderView(order: StoredOrder, now: Date, payUrl: string | null): OrderView {
+  const status = effectiveStatus(order, now);
+  // Only a pending order shows how to pay it: a paid, cancelled or expired one must not invite a payment.
+  const payable = status === 'pending';
+  return {
+    id: order.id,
+    ...orderTerms(order),
     status,
     trade_no: order.trade_no ?? null,
     pay_url: payable ? payUrl : null,

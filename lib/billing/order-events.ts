@@ -3,7 +3,7 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { grantEndsAt } from '#lib/files/quota-model.ts';
 import { log } from '#lib/platform/log.ts';
-import type { StoredOrder } from './model.ts';
+import { orderTerms, type StoredOrder } from './model.ts';
 
 /** What a product needs to grant the purchase; `order_id` is the idempotency key for consumers. */
 export interface OrderPaidDetail {
@@ -39,12 +39,7 @@ export interface OrderGrantDetail {
 export function orderPaidDetail(order: StoredOrder): OrderPaidDetail {
   return {
     order_id: order.id,
-    user_id: order.user_id,
-    plan_id: order.plan_id,
-    plan_name: order.plan_name,
-    amount_cents: order.amount_cents,
-    currency: order.currency,
-    provider: order.provider,
+    ...orderTerms(order),
     trade_no: order.trade_no ?? null,
     paid_at: order.paid_at ?? order.updated_at,
     late_payment: order.late_payment ?? false,

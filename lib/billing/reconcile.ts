@@ -152,13 +152,7 @@ export class Reconciler {
     if (verdict.kind === 'not_paid') return 'still_pending';
     if (verdict.outTradeNo !== order.id) return this.failed(order, provider, 'order_mismatch');
     try {
-      const outcome = await settleReportedPayment(
-        this.deps.orders,
-        this.deps.settlement,
-        provider,
-        verdict,
-        'reconciliation',
-      );
+      const outcome = await settleReportedPayment(this.deps, provider, verdict, 'reconciliation');
       if (outcome.kind === 'refused') return this.failed(order, provider, outcome.code, outcome.reason);
       if (outcome.kind === 'already_paid') return 'already_paid';
       recordMetric('ReconcileSettled', { dimensions: { provider } });

@@ -1,8 +1,10 @@
 // Which providers can take orders right now: manual always, mock when enabled (never in production), each
 // channel when enabled and complete. Rebuilt whenever the stored settings change (hot reload).
 
+import { createChannelA } from '#lib/billing/channels/channel-a.ts';
+import { createChannelB } from '#lib/billing/channels/channel-b.ts';
+import { createChannelC } from '#lib/billing/channels/channel-c.ts';
 import { ChannelConfigError } from '#lib/billing/channels/errors.ts';
-import { createChannelA, createChannelB, createChannelC } from '#lib/billing/channels/index.ts';
 import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
 import type { Provider } from '#lib/platform/config/index.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
@@ -14,9 +16,8 @@ import {
   inChannelSettings,
   isProductionStage,
   type PaymentSettings,
-  type PaymentSettingsStore,
-  type VersionedSettings,
 } from './settings.ts';
+import type { PaymentSettingsStore, VersionedSettings } from './settings-store.ts';
 
 export function isChannel(provider: string): provider is ChannelName {
   return (CHANNELS as readonly string[]).includes(provider);

@@ -9,7 +9,7 @@ import { createUploadHandler } from '#functions/upload/handler.ts';
 import { buildAccounts } from '#lib/accounts/build.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
-import { buildPaymentService } from '#lib/billing/build.ts';
+import { buildBilling } from '#lib/billing/build.ts';
 import { logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
 import { buildUploadServices } from '#lib/files/build.ts';
 import { usageReader } from '#lib/files/quota.ts';
@@ -99,12 +99,14 @@ export function testDeps(options: TestDepsOptions = {}) {
   });
   const events = options.events ?? logPublisher;
   const outboxDrain = testDrainHandler(events, options.clock);
-  const payments = buildPaymentService({
+  const billing = buildBilling({
     table,
     masterKey,
     signer,
     quota,
-    settings,
+    stage: settings.stage,
+    baseUrl: settings.base_url,
+    payment: settings.payment,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const sessionAuth = createAuthenticator({ sessions });
@@ -121,8 +123,8 @@ export function testDeps(options: TestDepsOptions = {}) {
       maxUploadBytes: settings.upload.max_bytes,
     }),
     files: createFilesHandler(() => ({ storage })),
-    payments: createPaymentsHandler(() => ({ payments, authenticate: sessionAuth })),
-    paymentCallback: createPaymentCallbackHandler(() => ({ payments })),
+    payments: createPaymentsHandler(() => ({ ...billing, authenticate: sessionAuth })),
+    paymentCallback: createPaymentCallbackHandler(() => billing),
     outboxDrain,
   };
   return {
@@ -135,7 +137,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     accounts,
     mail,
     uploads,
-    payments,
+    billing,
     quota,
     handlers,
     /** Delivers the order.paid events settled so far through this drain (test/support/outbox.ts). */

@@ -163,7 +163,7 @@ describe('the front door check', () => {
   });
 
   it('answers 500 naming the wiring when the group did not declare the need', async () => {
-    const settings = configSchema().parse({ front_door: { provider: 'secrets-manager', secret_id: 'x' } });
+    const settings = configSchema.parse({ front_door: { provider: 'secrets-manager', secret_id: 'x' } });
     const api = handlerBehind(groupFrontDoor('files', { bucket: 'read' }, settings));
 
     const answer = await api.call({ 'x-origin-verify': CURRENT });
@@ -228,7 +228,7 @@ describe('the origin secret in Secrets Manager (Powertools Parameters)', () => {
       .on(GetSecretValueCommand, { SecretId: ARN })
       .resolvesOnce({ SecretString: JSON.stringify({ current: PREVIOUS }) })
       .resolves({ SecretString: JSON.stringify({ current: CURRENT, previous: PREVIOUS }) });
-    const settings = configSchema().parse({
+    const settings = configSchema.parse({
       front_door: { provider: 'secrets-manager', secret_id: ARN, cache_seconds: 300 },
     });
     const api = handlerBehind(frontDoorOf(groupResources('files', { frontDoor: true }, settings)));
@@ -263,7 +263,7 @@ describe('the origin secret locally (the local server plays the CDN)', () => {
   it('opens the front door of a function reading the same file, and sees a local rotation', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'front-door-'));
     const edge = localEdgeHeaders(dataDir);
-    const settings = configSchema().parse({
+    const settings = configSchema.parse({
       data_dir: dataDir,
       front_door: { provider: 'local', cache_seconds: 1 },
     });

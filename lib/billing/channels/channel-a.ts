@@ -7,8 +7,8 @@ import { ChannelRequestError } from './errors.ts';
 import {
   beijingDateTime,
   formNotificationVerdict,
-  parseUniqueParams,
-  plainTextAcknowledgement,
+  plainTextChannel,
+  signedFormParams,
   sortedSigningContent,
 } from './form.ts';
 import { loadPrivateKey, loadPublicKey, privateKeyPem, publicKeyPem } from './keys.ts';
@@ -118,18 +118,9 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
 
   function verifyCallback(request: CallbackRequest): CallbackVerdict {
     // Alipay's Content-Type is malformed, so the body is parsed as a form whatever the header says.
-    const params = parseUniqueParams(request.rawBody.toString('utf8'));
-    if (!params) {
-      return { kind: 'rejected', reason: 'repeated parameter' };
-    }
-    const signature = params.get('sign');
-    if (!signature) {
-      return { kind: 'rejected', reason: 'missing signature' };
-    }
-    const signType = params.get('sign_type');
-    if (signType !== undefined && signType !== 'RSA2') {
-      return { kind: 'rejected', reason: 'unsupported sign_type' };
-    }
+    const form = signedFormParams(request.rawBody.toString('utf8'), (signType) => signType === 'RSA2');
+    if ('refused' in form) return form.refused;
+    const { params, signature } = form;
     if (!signatureMatches(params, signature, alipayPublicKey)) {
       return { kind: 'rejected', reason: 'signature does not verify' };
     }
@@ -199,13 +190,7 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
       : { kind: 'paid', outTradeNo, amountCents };
   }
 
-  return {
-    provider: PROVIDER,
-    createOrder,
-    verifyCallback,
-    acknowledge: plainTextAcknowledgement,
-    queryOrder,
-  };
+  return plainTextChannel(PROVIDER, { createOrder, verifyCallback, queryOrder });
 }
 
 /**

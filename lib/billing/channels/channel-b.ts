@@ -1,12 +1,20 @@
 // channel_b wire protocol: WeChat Pay API v3 Native orders and the signed, AES-GCM encrypted pay callback.
-import { createDecipheriv, createVerify, type KeyObject } from 'node:crypto';
 import type { Wechatpay } from 'wechatpay-axios-plugin';
+import {
+  acknowledgeWechatpay,
+  decryptResource,
+  isFresh,
+  parseJsonAnswer,
+  readSignedMessageHeaders,
+  rsaVerifies,
+  verifyAnswerWithUnnamedKey,
+} from './channel-b-messages.ts';
 import { ChannelConfigError, ChannelRequestError } from './errors.ts';
 import { beijingRfc3339 } from './form.ts';
+import { parseJsonObject } from './json.ts';
 import { certificateSerial, loadPrivateKey, loadPublicKey, privateKeyPem } from './keys.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';
 import type {
-  CallbackReply,
   CallbackRequest,
   CallbackVerdict,
   ChannelOrder,
@@ -35,22 +43,11 @@ export interface ChannelBSettings {
 const PROVIDER = 'channel_b';
 const SIGNATURE_TYPE = 'WECHATPAY2-SHA256-RSA2048';
 const PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
-const MAX_CLOCK_SKEW_SECONDS = 300;
 const DESCRIPTION_MAX_CHARS = 127;
 // The plugin insists on a serial-keyed map; this key stands for "our only platform key" when none is set.
 const UNNAMED_PLATFORM_SERIAL = 'platform-key-without-configured-serial';
 /** What WeChat Pay allows in an out_trade_no; anything else is not one of our orders and is never put in a path. */
 const OUT_TRADE_NO = /^[0-9A-Za-z_\-*|]{1,32}$/;
-/** AEAD_AES_256_GCM of the callback resource: the 16-byte tag follows the ciphertext (docs/PAYMENTS-GUIDE.md). */
-const GCM_TAG_BYTES = 16;
-
-interface SignedMessageHeaders {
-  signature: string;
-  timestamp: string;
-  nonce: string;
-  serial: string;
-  signatureType: string | undefined;
-}
 
 export function createChannelB(settings: ChannelBSettings): SynchronousChannelAdapter {
   // SPEC 2.4 rule 1: without the platform key no callback could be verified, so refuse to exist at all.
@@ -308,114 +305,6 @@ function queryFailureVerdict(outTradeNo: string, error: unknown): QueryVerdict {
   if (typeof status === 'number') return { kind: 'unknown', reason: 'http_status', ...withDetail };
   if (failure.response === undefined) return { kind: 'unknown', reason: 'unreachable', ...withDetail };
   return { kind: 'unknown', reason: 'malformed', ...withDetail };
-}
-
-/** 200 with an empty body tells WeChat Pay to stop; any 4xx makes it retry (docs/PAYMENTS-GUIDE.md 2.7). */
-function acknowledgeWechatpay(verdict: CallbackVerdict): CallbackReply {
-  if (verdict.kind === 'rejected') {
-    return {
-      status: 400,
-      contentType: 'application/json',
-      body: JSON.stringify({ code: 'FAIL', message: verdict.reason }),
-    };
-  }
-  return { status: 200, contentType: 'text/plain; charset=utf-8', body: '' };
-}
-
-// The brand's header names and the neutral ones (docs/DESIGN.md 7) are both accepted; the brand's win on a clash.
-function readSignedMessageHeaders(headers: Record<string, string>): SignedMessageHeaders | undefined {
-  const read = (suffix: string): string | undefined =>
-    headers[`wechatpay-${suffix}`] ?? headers[`channel-b-${suffix}`];
-  const signature = read('signature');
-  const timestamp = read('timestamp');
-  const nonce = read('nonce');
-  const serial = read('serial');
-  if (!signature || !timestamp || !nonce || !serial) {
-    return undefined;
-  }
-  return { signature, timestamp, nonce, serial, signatureType: read('signature-type') };
-}
-
-function isFresh(timestamp: string, now: Date): boolean {
-  if (!/^\d{1,12}$/.test(timestamp)) {
-    return false;
-  }
-  const skewSeconds = Math.abs(Math.floor(now.getTime() / 1000) - Number(timestamp));
-  return skewSeconds <= MAX_CLOCK_SKEW_SECONDS;
-}
-
-/** SHA256-RSA over `timestamp\nnonce\nbody\n` (the signed message of an answer or a callback). */
-function rsaVerifies(headers: SignedMessageHeaders, bodyText: string, publicKey: KeyObject): boolean {
-  try {
-    return createVerify('sha256WithRSAEncryption')
-      .update(`${headers.timestamp}\n${headers.nonce}\n${bodyText}\n`)
-      .verify(publicKey, headers.signature, 'base64');
-  } catch {
-    return false;
-  }
-}
-
-/** AEAD_AES_256_GCM with the APIv3 key: base64 of ciphertext + tag; throws unless the tag verifies. */
-function decryptResource(ciphertext: string, key: Buffer, nonce: string, associatedData: string): string {
-  const sealed = Buffer.from(ciphertext, 'base64');
-  if (sealed.length < GCM_TAG_BYTES) throw new Error('resource shorter than its tag');
-  const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: GCM_TAG_BYTES });
-  decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
-  decipher.setAAD(Buffer.from(associatedData));
-  const payload = sealed.subarray(0, sealed.length - GCM_TAG_BYTES);
-  return Buffer.concat([decipher.update(payload), decipher.final()]).toString('utf8');
-}
-
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-interface AxiosHeaderReader {
-  get?: (name: string) => unknown;
-  [name: string]: unknown;
-}
-
-/** Same checks as the plugin's response verifier, for the one platform key that has no configured serial. */
-function verifyAnswerWithUnnamedKey(publicKey: KeyObject) {
-  return function verifyAnswer(this: unknown, data: unknown, headers: AxiosHeaderReader, status?: number) {
-    if (status !== undefined && (status < 200 || status >= 300)) {
-      return data;
-    }
-    const read = (name: string): string | undefined => {
-      const value = typeof headers.get === 'function' ? headers.get(name) : headers[name.toLowerCase()];
-      return typeof value === 'string' ? value : undefined;
-    };
-    const signature = read('Wechatpay-Signature');
-    const timestamp = read('Wechatpay-Timestamp');
-    const nonce = read('Wechatpay-Nonce');
-    const bodyText = typeof data === 'string' ? data : '';
-    if (!signature || !timestamp || !nonce || !isFresh(timestamp, new Date())) {
-      throw new ChannelRequestError(PROVIDER, 'answer signature headers missing or stale');
-    }
-    const headersForCheck = { signature, timestamp, nonce, serial: '', signatureType: undefined };
-    if (!rsaVerifies(headersForCheck, bodyText, publicKey)) {
-      throw new ChannelRequestError(PROVIDER, 'answer signature does not verify');
-    }
-    return data;
-  };
-}
-
-function parseJsonAnswer(data: unknown): unknown {
-  if (typeof data !== 'string' || data === '') {
-    return data;
-  }
-  try {
-    return JSON.parse(data);
-  } catch {
-    return data;
-  }
 }
 
 function describeAxiosFailure(error: unknown): string | undefined {

@@ -1,12 +1,8 @@
 // channel_c wire protocol: EPay (易支付) V1, MD5-signed: submit.php / mapi.php orders and the notify.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ChannelRequestError } from './errors.ts';
-import {
-  formNotificationVerdict,
-  parseUniqueParams,
-  plainTextAcknowledgement,
-  sortedSigningContent,
-} from './form.ts';
+import { formNotificationVerdict, plainTextChannel, signedFormParams, sortedSigningContent } from './form.ts';
+import { parseJsonObject } from './json.ts';
 import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
 import { optionalHttpUrl, requireHttpUrl, requireSetting } from './settings.ts';
 import type {
@@ -15,7 +11,6 @@ import type {
   ChannelOrder,
   CreateChannelOrderInput,
   QueryVerdict,
-  SynchronousChannelAdapter,
 } from './types.ts';
 
 export interface ChannelCSettings {
@@ -47,7 +42,8 @@ function joinUrl(base: string, file: string): string {
   return `${base.replace(/\/+$/, '')}/${file}`;
 }
 
-export function createChannelC(settings: ChannelCSettings): SynchronousChannelAdapter {
+// The adapter's type is plainTextChannel's (form.ts).
+export function createChannelC(settings: ChannelCSettings) {
   const pid = requireSetting('pid', settings.pid);
   requireSetting('key', settings.key);
   // Used exactly as configured: trimming would silently sign with a different secret.
@@ -109,18 +105,9 @@ export function createChannelC(settings: ChannelCSettings): SynchronousChannelAd
       request.method.toUpperCase() === 'POST' && request.rawBody.length > 0
         ? request.rawBody.toString('utf8')
         : request.rawQuery;
-    const params = parseUniqueParams(source);
-    if (!params) {
-      return { kind: 'rejected', reason: 'repeated parameter' };
-    }
-    const signature = params.get('sign');
-    if (!signature) {
-      return { kind: 'rejected', reason: 'missing signature' };
-    }
-    const signType = params.get('sign_type');
-    if (signType !== undefined && signType.toUpperCase() !== 'MD5') {
-      return { kind: 'rejected', reason: 'unsupported sign_type' };
-    }
+    const form = signedFormParams(source, (signType) => signType.toUpperCase() === 'MD5');
+    if ('refused' in form) return form.refused;
+    const { params, signature } = form;
     if (!md5SignatureMatches(signature, signEpayParams(params, key))) {
       return { kind: 'rejected', reason: 'signature does not verify' };
     }
@@ -162,7 +149,7 @@ export function createChannelC(settings: ChannelCSettings): SynchronousChannelAd
   }
 
   function readQueryAnswer(outTradeNo: string, answerText: string): QueryVerdict {
-    const answer = parseJsonRecord(answerText);
+    const answer = parseJsonObject(answerText);
     if (!answer) return { kind: 'unknown', reason: 'malformed' };
     const code = String(answer.code);
     // -1: no such order (nobody reached the cashier yet, or the aggregator dropped it): nothing was paid.
@@ -191,24 +178,7 @@ export function createChannelC(settings: ChannelCSettings): SynchronousChannelAd
       : { kind: 'paid', outTradeNo, amountCents };
   }
 
-  return {
-    provider: PROVIDER,
-    createOrder,
-    verifyCallback,
-    acknowledge: plainTextAcknowledgement,
-    queryOrder,
-  };
-}
-
-function parseJsonRecord(text: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return plainTextChannel(PROVIDER, { createOrder, verifyCallback, queryOrder });
 }
 
 /**

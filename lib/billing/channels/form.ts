@@ -1,6 +1,6 @@
 // Form/query parameter helpers shared by the channels that sign sorted `key=value&...` strings.
 import { InvalidAmountError, yuanToCents } from './money.ts';
-import type { CallbackReply, CallbackVerdict } from './types.ts';
+import type { CallbackReply, CallbackVerdict, SynchronousChannelAdapter } from './types.ts';
 
 /**
  * Parses a form or query string exactly once (no second decoding). Returns undefined when a name repeats:
@@ -15,6 +15,33 @@ export function parseUniqueParams(text: string): Map<string, string> | undefined
     params.set(name, value);
   }
   return params;
+}
+
+/**
+ * The first checks of a signed form notification (channel_a, channel_c): parameters unique, a signature
+ * present, a sign_type this channel accepts (absent is accepted). The signature itself is the caller's.
+ */
+export function signedFormParams(
+  source: string,
+  acceptsSignType: (signType: string) => boolean,
+): { params: Map<string, string>; signature: string } | { refused: CallbackVerdict } {
+  const params = parseUniqueParams(source);
+  if (!params) return { refused: { kind: 'rejected', reason: 'repeated parameter' } };
+  const signature = params.get('sign');
+  if (!signature) return { refused: { kind: 'rejected', reason: 'missing signature' } };
+  const signType = params.get('sign_type');
+  if (signType !== undefined && !acceptsSignType(signType)) {
+    return { refused: { kind: 'rejected', reason: 'unsupported sign_type' } };
+  }
+  return { params, signature };
+}
+
+/** An adapter of a channel that is answered with the bare word `success` (channel_a, channel_c). */
+export function plainTextChannel(
+  provider: SynchronousChannelAdapter['provider'],
+  calls: Pick<SynchronousChannelAdapter, 'createOrder' | 'verifyCallback' | 'queryOrder'>,
+): SynchronousChannelAdapter {
+  return { provider, ...calls, acknowledge: plainTextAcknowledgement };
 }
 
 /** `k=v&k=v` over the non-empty parameters not in `excluded`, keys in ASCII order, values raw. */

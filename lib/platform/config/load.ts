@@ -27,7 +27,7 @@ interface SchemaDef {
 
 /** Every settable key of the schema, as dotted paths, with how an environment string becomes its value. */
 export function configLeaves(): Map<string, LeafKind> {
-  leavesOfSchema ??= collectLeaves(configSchema()._zod.def, '', new Map());
+  leavesOfSchema ??= collectLeaves(configSchema._zod.def, '', new Map());
   return leavesOfSchema;
 }
 
@@ -139,7 +139,7 @@ export function readRawSettings({ env = process.env, cwd = process.cwd() }: Load
 /** Loads and validates the whole configuration (sources: readRawSettings). */
 export function loadConfig(options: LoadConfigOptions = {}): Readonly<AppConfig> {
   const { raw, problems } = readRawSettings(options);
-  const parsed = configSchema().safeParse(raw);
+  const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.') || '(root)';

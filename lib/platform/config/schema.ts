@@ -65,7 +65,7 @@ const channelC = section({
   pay_type: optionalText,
 });
 
-const settingsSchema = z.object({
+export const configSchema = z.object({
   stage: z._default(
     z.string().check(z.regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a short lower-case name')),
     'local',
@@ -185,13 +185,5 @@ const settingsSchema = z.object({
   }),
 });
 
-/**
- * The settings' schema. A function rather than the schema itself only because the deployment's reader of
- * stage files calls it; each call answers the same schema, built once at import.
- */
-export function configSchema(): typeof settingsSchema {
-  return settingsSchema;
-}
-
-export type AppConfig = z.infer<typeof settingsSchema>;
+export type AppConfig = z.infer<typeof configSchema>;
 export type AwsSettings = AppConfig['aws'];

@@ -2,7 +2,10 @@
 // rest, and picked up by every container on its next request.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewaySource } from '#lib/billing/registry.ts';
-import { PaymentSettingsStore, SETTINGS_KEY, settingsFromConfig } from '#lib/billing/settings.ts';
+import { SETTINGS_KEY, settingsFromConfig } from '#lib/billing/settings.ts';
+import { PaymentSettingsStore } from '#lib/billing/settings-store.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { statusOf } from '#lib/http/errors.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -215,7 +218,8 @@ describe('payment settings', () => {
     ]);
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
     const failed = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
-    expect(failed.reason.status).toBe(409);
+    expect(failed.reason).toBeInstanceOf(AppError);
+    expect(statusOf(failed.reason)).toBe(409);
   });
 
   it('keeps the admin endpoints to administrators', async () => {

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { effectiveStatus, newOrderId } from '#lib/billing/model.ts';
 import { buildRegistry, validateSettings } from '#lib/billing/registry.ts';
 import { maskSettings, mergeSettings, type PaymentSettings, snakeField } from '#lib/billing/settings.ts';
+import { AppError } from '#lib/core/errors.ts';
+import { statusOf as httpStatusOf } from '#lib/http/errors.ts';
 import { configureLogging } from '#lib/platform/log.ts';
 import { generateTestKeyPair } from '#test/support/fake-gateways/index.ts';
 
@@ -27,12 +29,14 @@ const channelC = {
   gateway_url: 'https://pay.example.com/',
 };
 
+/** What the edge would answer for the error `attempt` throws (lib/core errors carry no status of their own). */
 function statusOf(attempt: () => void): { status?: number; message?: string } {
   try {
     attempt();
     return {};
   } catch (error) {
-    return error as { status: number; message: string };
+    if (!(error instanceof AppError)) throw error;
+    return { status: httpStatusOf(error), message: error.message };
   }
 }
 

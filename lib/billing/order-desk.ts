@@ -1,5 +1,6 @@
-// Orders as their owners and administrators see them: creating one (and its channel order), reading,
-// listing, cancelling, and the two confirmation paths a person takes (owner pays mock, admin writes off).
+// The order desk: orders as their owners and administrators see them: placing one (and its channel
+// order), reading, listing, cancelling, and the two confirmation paths a person takes (owner pays mock,
+// admin writes off).
 
 import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import { errors } from '#lib/core/errors.ts';
@@ -7,6 +8,7 @@ import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { CashierLinks } from './cashier.ts';
+import { notifyUrl } from './gateway-settings.ts';
 import {
   type AdminOrderView,
   adminOrderView,
@@ -23,7 +25,7 @@ import type { PlanRepository } from './plans.ts';
 import { type GatewaySource, isChannel } from './registry.ts';
 import { requireMockCashier, type Settlement } from './settlement.ts';
 
-export interface OrderServiceDeps {
+export interface OrderDeskDeps {
   orders: OrderRepository;
   plans: PlanRepository;
   gateways: GatewaySource;
@@ -33,12 +35,12 @@ export interface OrderServiceDeps {
   orderTtlMinutes: number;
   /** Where channel_c's cashier sends the payer back. */
   returnUrl: string;
-  /** The notify URL a channel is given for its orders. */
-  notifyUrl: (provider: string) => string;
+  /** `payment.notify_base_url ?? base_url`, without a trailing slash: where channels notify. */
+  notifyBaseUrl: string;
 }
 
-export class OrderService {
-  constructor(private readonly deps: OrderServiceDeps) {}
+export class OrderDesk {
+  constructor(private readonly deps: OrderDeskDeps) {}
 
   async createOrder(
     userId: string,
@@ -83,7 +85,7 @@ export class OrderService {
           outTradeNo: order.id,
           amountCents: order.amount_cents,
           subject: plan.name,
-          notifyUrl: this.deps.notifyUrl(provider),
+          notifyUrl: notifyUrl(this.deps.notifyBaseUrl, provider),
           returnUrl: this.deps.returnUrl,
           clientIp,
           expiresAt: new Date(order.deadline_ms),
