@@ -1,5 +1,4 @@
-// A client of a running service as a test sees it over HTTP: the base URL is read per call, because the
-// service behind it (the local app, npm start) only starts in a beforeAll.
+// A test's HTTP client of a running service (the local app, npm start); the base URL is read per call.
 
 /** One answer: status, headers, the text as sent, and that text read as JSON (undefined when it is not). */
 export interface Answer {

@@ -1,5 +1,4 @@
-// The local app (infra/local/app.ts) for one e2e test file: started on a free port before its tests, stopped
-// after them, and called through an HTTP client, as a client of the local HTTP server sees it.
+// The local app (infra/local/app.ts) for one e2e test file: started before its tests, stopped after them.
 import { afterAll, beforeAll } from 'vitest';
 import { type LocalAppOptions, type RunningApp, startLocalApp } from '#infra/local/app.ts';
 import { type HttpClient, httpClient } from './http-client.ts';
