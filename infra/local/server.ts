@@ -1,11 +1,11 @@
 // The local API Gateway: real HTTP in, payload-2.0 events to the same handlers the route table names,
-// their results back out as HTTP. The reverse of lib/http/event.ts.
-import { randomUUID } from 'node:crypto';
+// their results back out as HTTP. The event's shape is api-event.ts's, shared with the tests' gateways.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
 import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute } from '#lib/http/routes.ts';
+import { buildEvent, safeDecode } from './api-event.ts';
 import { type ConsoleSite, serveConsole } from './console.ts';
 
 export type GroupHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
@@ -13,84 +13,6 @@ export type HandlerLoader = (group: FunctionGroup) => Promise<GroupHandler>;
 
 /** A request body may be at most what a synchronous Lambda invocation accepts. */
 export const LOCAL_PAYLOAD_LIMIT = 6 * 1024 * 1024;
-
-// API Gateway passes these content types as text and base64-encodes everything else.
-const TEXTUAL =
-  /^(text\/|application\/(json|[\w.+-]*\+json|xml|[\w.+-]*\+xml|x-www-form-urlencoded|javascript))/i;
-
-export function buildEvent(input: {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Buffer;
-  sourceIp: string;
-  routeKey: string;
-  pathParameters?: Record<string, string>;
-}): ApiEvent {
-  const parsed = new URL(input.url, 'http://localhost');
-  const headers: Record<string, string> = {};
-  let cookies: string[] | undefined;
-  for (const [name, value] of Object.entries(input.headers)) {
-    if (value === undefined) continue;
-    if (name === 'cookie') {
-      cookies = (Array.isArray(value) ? value.join('; ') : value).split(/;\s*/).filter(Boolean);
-      continue;
-    }
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
-  }
-  const query: Record<string, string> = {};
-  for (const [name, value] of parsed.searchParams) {
-    query[name] = name in query ? `${query[name]},${value}` : value;
-  }
-  const contentType = headers['content-type'] ?? '';
-  const textual = input.body.length === 0 || TEXTUAL.test(contentType);
-  const now = new Date();
-  const path = safeDecode(parsed.pathname);
-  return {
-    version: '2.0',
-    routeKey: input.routeKey,
-    rawPath: path,
-    rawQueryString: parsed.search.replace(/^\?/, ''),
-    ...(cookies ? { cookies } : {}),
-    headers,
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    ...(input.pathParameters && Object.keys(input.pathParameters).length > 0
-      ? { pathParameters: input.pathParameters }
-      : {}),
-    requestContext: {
-      accountId: 'local',
-      apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: 'localhost',
-      http: {
-        method: input.method,
-        path,
-        protocol: 'HTTP/1.1',
-        sourceIp: input.sourceIp,
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
-      routeKey: input.routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    ...(input.body.length > 0
-      ? {
-          body: textual ? input.body.toString('utf8') : input.body.toString('base64'),
-          isBase64Encoded: !textual,
-        }
-      : { isBase64Encoded: false }),
-  } as ApiEvent;
-}
-
-function safeDecode(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
 
 function lambdaContext(group: FunctionGroup, requestId: string): Context {
   const deadline = Date.now() + 30_000;

@@ -18,6 +18,13 @@ function createAdmin(args: string[], password: string, input?: string) {
   });
 }
 
+/** The administrator made below, logging in at one door. */
+const logIn = (path: string) =>
+  handler(
+    apiEvent({ method: 'POST', path, body: { username: 'opsadmin', password: 'a-long-admin-pass' } }),
+    lambdaContext,
+  );
+
 describe('npm run admin:create', () => {
   it('creates an administrator who can log in at the admin door only', { timeout: 90_000 }, async () => {
     const run = createAdmin(['--username', 'opsadmin', '--email', 'ops@example.test'], 'a-long-admin-pass');
@@ -26,24 +33,10 @@ describe('npm run admin:create', () => {
     expect(run.stdout).toMatch(/Administrator opsadmin \(.+\) created/);
     expect(run.stdout).not.toContain('a-long-admin-pass');
 
-    const adminLogin = await handler(
-      apiEvent({
-        method: 'POST',
-        path: '/admin/auth/login',
-        body: { username: 'opsadmin', password: 'a-long-admin-pass' },
-      }),
-      lambdaContext,
-    );
+    const adminLogin = await logIn('/admin/auth/login');
     expect(adminLogin.statusCode).toBe(200);
     expect(parseBody(adminLogin)).toMatchObject({ data: { user: { role: 'admin', username: 'opsadmin' } } });
-    const userDoor = await handler(
-      apiEvent({
-        method: 'POST',
-        path: '/auth/login',
-        body: { username: 'opsadmin', password: 'a-long-admin-pass' },
-      }),
-      lambdaContext,
-    );
+    const userDoor = await logIn('/auth/login');
     expect(userDoor.statusCode).toBe(401);
   });
 

@@ -2,18 +2,19 @@
 // its needs' environment reads the origin secret from the data folder and refuses a request without it,
 // while the local server, playing the CDN, adds it to every request it hands the function.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localFunctionEnvironment, type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { describe, expect, it } from 'vitest';
+import { localFunctionEnvironment } from '#infra/local/app.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { apiEvent } from '#test/support/events.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let files: FunctionProcess;
-let app: RunningApp;
 
-beforeAll(async () => {
+// The server hands `files` its requests, and stops its process with it.
+const app = useLocalApp(async () => {
   files = await startFunctionProcess({
     name: 'files',
     host: `${ROOT}infra/local/function-host.ts`,
@@ -24,12 +25,8 @@ beforeAll(async () => {
     output: () => undefined,
     startTimeoutMs: 60_000,
   });
-  app = await startLocalApp({ port: 0, functions: new Map([['files', files]]) });
+  return { functions: new Map([['files', files]]) };
 }, 90_000);
-
-afterAll(async () => {
-  await app?.close();
-});
 
 describe('the front door, locally', () => {
   it('gives the function the local origin secret through its needs', () => {

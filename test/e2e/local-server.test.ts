@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+// The local HTTP server's own answers: health, unknown routes, the payload limit and CORS.
+import { describe, expect, it } from 'vitest';
+import { useLocalApp } from '#test/support/local-app.ts';
 
-let app: RunningApp;
-
-beforeAll(async () => {
-  app = await startLocalApp({ port: 0 });
-});
-afterAll(async () => {
-  await app.close();
-});
+const app = useLocalApp();
 
 describe('local HTTP server', () => {
   it('answers GET /healthz with the ok envelope', async () => {

@@ -17,8 +17,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { buildEvent } from '#infra/local/api-event.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
-import { buildEvent } from '#infra/local/server.ts';
 import { buildServiceApp } from '#infra/service-app.ts';
 import { ARGON2_PACKAGE, PROJECT_ROOT } from '#infra/service-function.ts';
 import type { StageConfig } from '#infra/stage-config.ts';

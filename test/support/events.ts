@@ -1,6 +1,6 @@
-// Small factories for API Gateway payload-2.0 events, as the local server and API Gateway build them.
+// Small factories for API Gateway payload-2.0 events, built by the same translation as the local server's.
 import type { Context } from 'aws-lambda';
-import { buildEvent } from '#infra/local/server.ts';
+import { buildEvent } from '#infra/local/api-event.ts';
 import type { ApiEvent } from '#lib/http/event.ts';
 import { matchRoute } from '#lib/http/routes.ts';
 

@@ -5,7 +5,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { buildEvent } from '#infra/local/server.ts';
+import { buildEvent } from '#infra/local/api-event.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { API_PREFIX, type RouteSpec, routeKeyOf } from '#lib/http/routes.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';

@@ -1,6 +1,6 @@
 // The account flows as a client sees them: the local HTTP server, the no-mail log fallback for codes.
 import { generate } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   // Every request comes from 127.0.0.1 here; the IP limit has its own test below with its own server.
@@ -9,37 +9,15 @@ vi.hoisted(() => {
   process.env.ADMIN__BOOTSTRAP__PASSWORD = 'e2e-root-password';
 });
 
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 import { captureLog } from '#test/support/mail.ts';
 
-let app: RunningApp;
-let log: ReturnType<typeof captureLog>;
+const log = captureLog();
+afterAll(() => log.stop());
+const app = useLocalApp();
 
-beforeAll(async () => {
-  log = captureLog();
-  app = await startLocalApp({ port: 0 });
-});
-afterAll(async () => {
-  log.stop();
-  await app.close();
-});
-
-async function post(path: string, body: unknown, token?: string) {
-  const response = await fetch(`${app.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  const raw = await response.text();
-  return { status: response.status, headers: response.headers, raw, body: JSON.parse(raw) };
-}
-async function get(path: string, token?: string) {
-  const response = await fetch(`${app.url}${path}`, {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: response data of many shapes
-  return { status: response.status, body: (await response.json()) as any };
-}
+const post = (path: string, body: object, token?: string) => app.request('POST', path, { body, token });
+const get = (path: string, token?: string) => app.request('GET', path, { token });
 const totp = (secret: string, offsetSeconds = 0) =>
   generate({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSeconds });
 

@@ -3,7 +3,7 @@
 // per-account password limit and the back office. Every answer is also checked against the route's
 // response schema (and, by the suite, against docs/openapi.json).
 import { generate } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 vi.hoisted(() => {
   // Every request comes from the same address here: the per-address limit is off.
@@ -13,46 +13,30 @@ vi.hoisted(() => {
 });
 
 import { authRoutes } from '#functions/auth/handler.ts';
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
 import type { Accounts } from '#lib/accounts/build.ts';
 import { matchRoute } from '#lib/http/routes.ts';
+import type { Answer } from '#test/support/http-client.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 import { captureLog } from '#test/support/mail.ts';
 
 const ROUTES = authRoutes(() => ({}) as Accounts);
 const PASSWORD = 'e2e-password-1';
 const ROOT_PASSWORD = 'e2e-root-password';
 
-let app: RunningApp;
-let log: ReturnType<typeof captureLog>;
-
-beforeAll(async () => {
-  log = captureLog();
-  app = await startLocalApp({ port: 0 });
-});
-afterAll(async () => {
-  log.stop();
-  await app.close();
-});
-
-// biome-ignore lint/suspicious/noExplicitAny: response data of many shapes
-type Answer = { status: number; headers: Headers; raw: string; body: any };
+const log = captureLog();
+afterAll(() => log.stop());
+const app = useLocalApp();
 
 /** One request; a success's `data` must match the route's response schema. */
-async function call(method: string, path: string, body?: unknown, token?: string): Promise<Answer> {
-  const response = await fetch(`${app.url}${path}`, {
-    method,
-    headers: {
-      'user-agent': 'e2e-client/1.0',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+async function call(method: string, path: string, body?: object, token?: string): Promise<Answer> {
+  const answer = await app.request(method, path, {
+    body,
+    token,
+    headers: { 'user-agent': 'e2e-client/1.0' },
   });
-  const raw = await response.text();
-  const answer = { status: response.status, headers: response.headers, raw, body: JSON.parse(raw) };
   const match = matchRoute(method, new URL(path, app.url).pathname);
   const schema = match && ROUTES[`${match.route.method} ${match.route.path}`]?.response;
-  if (response.status < 300 && schema) {
+  if (answer.status < 300 && schema) {
     const parsed = schema.safeParse(answer.body.data);
     expect(parsed.success, `${method} ${path}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
   }

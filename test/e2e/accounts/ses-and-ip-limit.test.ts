@@ -1,5 +1,5 @@
 // Mail through the SES stand-in when mail.from is set, and the per-IP limit, over the local HTTP server.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 const ses = await vi.hoisted(async () => {
   const { startSesStandIn: start } = await import('#test/support/mail.ts');
@@ -10,29 +10,15 @@ const ses = await vi.hoisted(async () => {
   return standIn;
 });
 
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 import { captureLog } from '#test/support/mail.ts';
 
-let app: RunningApp;
-let log: ReturnType<typeof captureLog>;
-beforeAll(async () => {
-  log = captureLog();
-  app = await startLocalApp({ port: 0 });
-});
-afterAll(async () => {
-  log.stop();
-  await app.close();
-  await ses.close();
-});
+afterAll(() => ses.close());
+const log = captureLog();
+afterAll(() => log.stop());
+const app = useLocalApp();
 
-const post = async (path: string, body: unknown) => {
-  const response = await fetch(`${app.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-};
+const post = (path: string, body: object) => app.request('POST', path, { body });
 
 describe('SES mail and the per-IP limit over HTTP', () => {
   it('mails the code through SES (text and HTML) and keeps it out of the log', async () => {

@@ -1,45 +1,31 @@
 // The hosted mock cashier in a real headless browser: open the signed link, see plan and amount, click Pay,
 // see the order paid (docs/DESIGN.md 7). Needs Debian's chromium; skips itself, saying so, when it is absent.
 import type { BrowserContext } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { configureLogging } from '#lib/platform/log.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { browserMissing, openBrowser } from '#test/support/browser.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 
 const MISSING_BROWSER = browserMissing('the cashier browser test');
 
 configureLogging({ level: 'silent' });
-let app: RunningApp;
+const app = useLocalApp();
 let admin: TestAccount;
 let user: TestAccount;
 let planId: string;
 
+const api = (method: string, path: string, who: TestAccount, body?: object) =>
+  app.api(method, path, { headers: who.headers, body });
+
 beforeAll(async () => {
-  app = await startLocalApp({ port: 0 });
   [admin, user] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
   const plan = await api('POST', '/api/v1/admin/plans', admin, { name: 'Pro <yearly>', amount_cents: 1230 });
   planId = plan.data.id;
 });
-afterAll(async () => {
-  await app?.close();
-});
-
-// biome-ignore lint/suspicious/noExplicitAny: envelope data in a test
-async function api(method: string, path: string, who: TestAccount, body?: object): Promise<any> {
-  const response = await fetch(`${app.url}${path}`, {
-    method,
-    headers: { ...who.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return response.json();
-}
 
 /** pay_url carries the configured base_url; the test server listens on its own port. */
-function onTestServer(payUrl: string): string {
-  const url = new URL(payUrl);
-  return `${app.url}${url.pathname}${url.search}`;
-}
+const onTestServer = (payUrl: string) => app.at(payUrl);
 
 async function withBrowser<T>(work: (context: BrowserContext) => Promise<T>): Promise<T> {
   const browser = await openBrowser();

@@ -1,49 +1,29 @@
 // A plan that grants storage, as a client sees it through the local HTTP server: buy it on the hosted mock
 // cashier, watch the quota change in GET /api/v1/usage, upload until the quota answers 507.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { noisePng } from '#test/integration/files/quota-helpers.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 
-let app: RunningApp;
+const app = useLocalApp();
 let admin: TestAccount;
 let user: TestAccount;
 
 beforeAll(async () => {
-  app = await startLocalApp({ port: 0 });
   [admin, user] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
 });
-afterAll(async () => {
-  await app?.close();
-});
 
-// biome-ignore lint/suspicious/noExplicitAny: envelope data in a test
-async function api(method: string, path: string, who: TestAccount, body?: object): Promise<any> {
-  const response = await fetch(`${app.url}${path}`, {
-    method,
-    headers: { ...who.headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, ...((await response.json()) as object) };
-}
+const api = (method: string, path: string, who: TestAccount, body?: object) =>
+  app.api(method, path, { headers: who.headers, body });
 
 async function upload(who: TestAccount, bytes: Buffer) {
   const form = new FormData();
   form.append('file', new Blob([bytes], { type: 'image/png' }), 'shot.png');
-  const response = await fetch(`${app.url}/api/v1/upload`, {
-    method: 'POST',
-    headers: who.headers,
-    body: form,
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: envelope data in a test
-  return { status: response.status, body: (await response.json()) as any };
+  return app.request('POST', '/api/v1/upload', { headers: who.headers, body: form });
 }
 
 /** pay_url carries the configured base_url; the test server listens on its own port. */
-function onTestServer(payUrl: string): string {
-  const url = new URL(payUrl);
-  return `${app.url}${url.pathname}${url.search}`;
-}
+const onTestServer = (payUrl: string) => app.at(payUrl);
 
 describe('a plan that grants storage', () => {
   it('is bought on the mock cashier, shows in /api/v1/usage, and its quota is enforced with 507', async () => {

@@ -15,6 +15,7 @@ import {
   screenshots,
   seriousAccessibilityViolations,
 } from '#test/support/browser.ts';
+import { httpClient } from '#test/support/http-client.ts';
 import { type StartedService, startService } from '#test/support/start-process.ts';
 import { ensureWebBuild } from '../../../scripts/build-web.ts';
 
@@ -86,26 +87,16 @@ export async function mailedCode(to: string): Promise<string> {
   throw new Error(`no code was mailed to ${to}`);
 }
 
+const serviceClient = httpClient(() => service.url);
+
 /** One API request beside the page: its status and envelope. */
-export async function apiCall(
+export const apiCall = (
   method: string,
   path: string,
   token?: string,
   body?: object,
   headers: Record<string, string> = {},
-  // biome-ignore lint/suspicious/noExplicitAny: envelope data in a test
-): Promise<any> {
-  const response = await fetch(`${service.url}${path}`, {
-    method,
-    headers: {
-      ...headers,
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, ...((await response.json()) as object) };
-}
+) => serviceClient.api(method, path, { token, body, headers });
 
 export async function adminToken(): Promise<string> {
   return (await apiCall('POST', '/admin/auth/login', undefined, ADMIN)).data.token;

@@ -1,19 +1,16 @@
 // Uploads as a client sees them through the local HTTP server: a PicGo-style uploader, the bytes at the
 // returned url streamed from storage, the limits, the presigned round trip, tokens and the gallery.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import type { RequestOptions } from '#test/support/http-client.ts';
 import { makePng, notAnImage } from '#test/support/images.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 
-let app: RunningApp;
+const app = useLocalApp();
 let user: TestAccount;
 
 beforeAll(async () => {
-  app = await startLocalApp({ port: 0 });
   user = await createTestAccount();
-});
-afterAll(async () => {
-  await app.close();
 });
 
 interface Envelope<T = Record<string, unknown>> {
@@ -35,21 +32,17 @@ function randomPng(): Buffer {
 async function picgoUpload(token: string, bytes: Buffer, name: string) {
   const form = new FormData();
   form.append('file', new Blob([bytes], { type: 'image/png' }), name);
-  const response = await fetch(`${app.url}/api/v1/upload`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}` },
-    body: form,
-  });
-  const body = (await response.json()) as Envelope<{ url?: string; key?: string } | null>;
+  const response = await app.request('POST', '/api/v1/upload', { token, body: form });
+  const body = response.body as Envelope<{ url?: string; key?: string } | null>;
   return { response, body, success: body.code === 0 && Boolean(body.data?.url) };
 }
 
-async function json<T>(path: string, init: RequestInit & { token?: string } = {}) {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  if (init.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
-  const response = await fetch(`${app.url}${path}`, { ...init, headers });
-  return { status: response.status, body: (await response.json()) as Envelope<T> };
+async function json<T>(
+  path: string,
+  { method = 'GET', ...options }: RequestOptions & { method?: string } = {},
+) {
+  const { status, body } = await app.request(method, path, options);
+  return { status, body: body as Envelope<T> };
 }
 
 describe('a PicGo-style client', () => {
@@ -58,7 +51,7 @@ describe('a PicGo-style client', () => {
     const created = await json<{ token: string }>('/api/v1/tokens', {
       method: 'POST',
       token: user.token,
-      body: JSON.stringify({ name: 'PicGo' }),
+      body: { name: 'PicGo' },
     });
     const bytes = randomPng();
 
@@ -91,12 +84,8 @@ describe('a PicGo-style client', () => {
   it('sees failure (code !== 0) for a text file named .png: 415', async () => {
     const form = new FormData();
     form.append('file', new Blob([notAnImage], { type: 'image/png' }), 'fake.png');
-    const response = await fetch(`${app.url}/api/v1/upload`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${user.token}` },
-      body: form,
-    });
-    const body = (await response.json()) as Envelope<null>;
+    const response = await app.request('POST', '/api/v1/upload', { token: user.token, body: form });
+    const body = response.body as Envelope<null>;
     expect(response.status).toBe(415);
     expect(body.code).toBe(415);
     expect(body.data).toBeNull();
@@ -134,7 +123,7 @@ describe('presigned upload over HTTP', () => {
       {
         method: 'POST',
         token: user.token,
-        body: JSON.stringify({ mime_type: 'image/png', size: bytes.length, filename: 'direct.png' }),
+        body: { mime_type: 'image/png', size: bytes.length, filename: 'direct.png' },
       },
     );
     const put = await fetch(grant.body.data.url, {
@@ -147,7 +136,7 @@ describe('presigned upload over HTTP', () => {
       {
         method: 'POST',
         token: user.token,
-        body: JSON.stringify({ key: grant.body.data.key }),
+        body: { key: grant.body.data.key },
       },
     );
     const served = await fetch(`${app.url}/i/${confirmed.body.data.key}`);
@@ -166,13 +155,8 @@ describe('files and gallery over HTTP', () => {
     const form = new FormData();
     form.append('file', new Blob([bytes]), 'public.png');
     form.append('permission', 'public');
-    const uploaded = (await (
-      await fetch(`${app.url}/api/v1/upload`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${user.token}` },
-        body: form,
-      })
-    ).json()) as Envelope<{ id: string; permission: string }>;
+    const uploaded = (await app.request('POST', '/api/v1/upload', { token: user.token, body: form }))
+      .body as Envelope<{ id: string; permission: string }>;
 
     const mine = await json<{ items: Array<{ id: string }> }>('/api/v1/files?limit=5', { token: user.token });
     const gallery = await json<{ items: Array<{ id: string }>; next_cursor: string | null }>(

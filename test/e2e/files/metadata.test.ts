@@ -2,20 +2,16 @@
 // displays upright (upload.strip_metadata, on by default).
 import { createHash } from 'node:crypto';
 import exifr from 'exifr';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningApp, startLocalApp } from '#infra/local/app.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { useLocalApp } from '#test/support/local-app.ts';
 import { jpegWithMetadata, SECRET } from '#test/support/metadata-images.ts';
 
-let app: RunningApp;
+const app = useLocalApp();
 let user: TestAccount;
 
 beforeAll(async () => {
-  app = await startLocalApp({ port: 0 });
   user = await createTestAccount();
-});
-afterAll(async () => {
-  await app.close();
 });
 
 interface UploadAnswer {
@@ -32,14 +28,10 @@ describe('an uploaded photo with GPS', () => {
     form.append('file', new Blob([photo], { type: 'image/jpeg' }), 'IMG_0001.jpg');
 
     // Act
-    const uploaded = await fetch(`${app.url}/api/v1/upload`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${user.token}` },
-      body: form,
-    });
-    const answer = (await uploaded.json()) as UploadAnswer;
+    const uploaded = await app.request('POST', '/api/v1/upload', { token: user.token, body: form });
+    const answer = uploaded.body as UploadAnswer;
     // The url is built from `base_url`; this server listens on a port of its own.
-    const served = await fetch(`${app.url}${new URL(answer.data.url).pathname}`);
+    const served = await fetch(app.at(answer.data.url));
     const bytes = Buffer.from(await served.arrayBuffer());
 
     // Assess

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as filesHandler } from '#functions/files/handler.ts';
 import { handler as uploadHandler } from '#functions/upload/handler.ts';
-import { buildEvent } from '#infra/local/server.ts';
+import { buildEvent } from '#infra/local/api-event.ts';
 import { routesOf } from '#lib/http/routes.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
