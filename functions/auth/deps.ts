@@ -2,7 +2,7 @@
 
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type AccountContext, buildAccountContext } from '#lib/accounts/context.ts';
-import { usageReader } from '#lib/files/quota.ts';
+import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';

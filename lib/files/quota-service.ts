@@ -61,12 +61,23 @@ export interface GrantWrite {
   item: TransactItem;
 }
 
+export interface QuotaDeps {
+  usage: UsageRepository;
+  clock: Clock;
+  /** `upload.default_quota_bytes`. */
+  defaultQuotaBytes: number;
+}
+
 export class QuotaService {
-  constructor(
-    readonly usage: UsageRepository,
-    private readonly clock: Clock,
-    private readonly defaults: QuotaDefaults,
-  ) {}
+  private readonly usage: UsageRepository;
+  private readonly clock: Clock;
+  private readonly defaults: QuotaDefaults;
+
+  constructor(deps: QuotaDeps) {
+    this.usage = deps.usage;
+    this.clock = deps.clock;
+    this.defaults = { defaultQuotaBytes: deps.defaultQuotaBytes };
+  }
 
   /** GET /api/v1/usage for one account. */
   async usageOf(account: QuotaAccount): Promise<UsageView> {
@@ -124,7 +135,9 @@ export interface QuotaInput {
 
 /** Production (functions/upload|payments|payment-callback/deps.ts) and tests build quotas here. */
 export function buildQuota(input: QuotaInput): QuotaService {
-  return new QuotaService(new UsageRepository(input.table), input.clock ?? input.table.clock, {
+  return new QuotaService({
+    usage: new UsageRepository(input.table),
+    clock: input.clock ?? input.table.clock,
     defaultQuotaBytes: input.defaultQuotaBytes,
   });
 }

@@ -1,9 +1,10 @@
 // The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
 import { createHash } from 'node:crypto';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import * as z from '#lib/platform/zod.ts';
-import { measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
-import { isoWithOffset, sanitizeOriginalName } from './names.ts';
+import { measureImage } from './measure.ts';
+import { sanitizeOriginalName } from './names.ts';
 import type { ImageKind, SniffedType } from './sniff.ts';
 import { kindFromMimeType, notAllowedError, sniffImage } from './sniff.ts';
 

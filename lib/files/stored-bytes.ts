@@ -3,8 +3,8 @@
 
 import { stripMetadata } from '#lib/files/metadata/index.ts';
 import { log } from '#lib/platform/log.ts';
-import { measureImage } from './dimensions.ts';
 import { UploadError } from './errors.ts';
+import { measureImage } from './measure.ts';
 import { sha256Hex, type UploadFacts } from './record.ts';
 import type { SniffedType } from './sniff.ts';
 
