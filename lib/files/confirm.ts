@@ -1,30 +1,23 @@
 // POST /api/v1/upload/confirm: a presigned upload read back, checked, stripped and stored under its record
 // key as exactly the bytes inspected, then recorded with the per-owner dedupe and the owner's usage.
 import { errors } from '#lib/core/errors.ts';
-import { type Clock, isExpired } from '#lib/platform/db/table.ts';
+import { isExpired } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
+import type { DirectUploadDeps } from './direct-upload.ts';
 import { UploadError } from './errors.ts';
-import { type FileItem, type FileRepository, newFileItem } from './files.ts';
+import { type FileItem, newFileItem } from './files.ts';
 import { parseStorageKey } from './names.ts';
 import type { PendingItem, PendingUploads } from './pending.ts';
-import type { QuotaAccount, QuotaService } from './quota-service.ts';
+import type { QuotaAccount } from './quota-service.ts';
 import { type InspectedIncoming, NotUploadedError, readIncoming } from './read-incoming.ts';
 import type { UploadRecord } from './record.ts';
-import { type FileStorage, incomingKey, ObjectChangedError } from './storage.ts';
+import { incomingKey, ObjectChangedError } from './storage.ts';
 
-export interface ConfirmDeps {
-  files: FileRepository;
+/** What a direct upload uses, but the presign limit in force in place of `upload.max_bytes`. */
+export interface ConfirmDeps extends Omit<DirectUploadDeps, 'maxBytes'> {
   pending: PendingUploads;
-  storage: FileStorage;
-  quota: QuotaService;
-  clock: Clock;
-  /** The presign limit in force (`upload.presign_max_bytes`, never above CONFIRM_MAX_BYTES). */
+  /** `upload.presign_max_bytes`, never above CONFIRM_MAX_BYTES. */
   presignMaxBytes: number;
-  allowedTypes: readonly string[];
-  /** `upload.strip_metadata`. */
-  stripMetadata: boolean;
-  /** `base_url`. */
-  baseUrl: string;
 }
 
 export class ConfirmService {

@@ -7,11 +7,12 @@ import type { FileStorage } from './storage.ts';
 import { type StoredUpload, storedUpload } from './stored-bytes.ts';
 
 /**
- * The largest object confirm reads, whatever `upload.presign_max_bytes` says: confirm holds the object and
- * its stripped copy at once, so its peak is about twice this above the function's resting memory (512 MB,
- * infra/service-function.ts); 100 MiB, the default limit, measured +205 MiB.
+ * The largest object confirm reads, whatever `upload.presign_max_bytes` says. Confirm holds the object and
+ * its stripped copy at once, so its peak is about twice the object above the function's resting memory:
+ * a 100 MiB JPEG with metadata peaked at 335 MB resident, 128 MiB at 362 MB, in a function of 512 MB
+ * (infra/service-function.ts, `io`); 160 MiB reached 428 MB, too close to leave room for the SDK's work.
  */
-export const CONFIRM_MAX_BYTES = 160 * 1024 * 1024;
+export const CONFIRM_MAX_BYTES = 128 * 1024 * 1024;
 
 /** Nothing was PUT to the presigned URL yet. */
 export class NotUploadedError extends Error {}
