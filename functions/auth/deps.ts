@@ -2,7 +2,7 @@
 
 import { type Accounts, buildAccounts } from '#lib/accounts/build.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { usageReader } from '#lib/files/quota.ts';
+import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';

@@ -1,7 +1,7 @@
 // The upload function's dependencies, built once per container from its needs and settings.
 
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { buildUploadServices, type UploadServices } from '#lib/files/build.ts';
+import { buildFiles, type Files } from '#lib/files/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -14,7 +14,7 @@ import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 export interface UploadDeps {
-  services: UploadServices;
+  services: Files;
   /** Sessions, API tokens, and the static `upload.api_token` (docs/DESIGN.md 5). */
   authenticate: Authenticator;
 }
@@ -27,7 +27,7 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
     masterKey: masterKeyOf(resources),
     ttlHours: settings.auth.session_ttl_hours,
   });
-  const services = buildUploadServices({
+  const services = buildFiles({
     table,
     storage: storageOf(resources),
     baseUrl: settings.base_url,

@@ -89,7 +89,7 @@ export function createUploadHandler(
         errors: [415, 507],
         run: async (request) => {
           const declared = Number(request.headers['content-length']);
-          const record = await uploadServices().uploads.uploadDirect(ownerOf(request), {
+          const record = await uploadServices().directUploads.upload(ownerOf(request), {
             body: request.rawBody,
             contentType: request.headers['content-type'] ?? '',
             contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
@@ -102,7 +102,7 @@ export function createUploadHandler(
         summary: 'A presigned PUT for a larger file, to be confirmed once the bytes are stored.',
         response: presignResponse,
         errors: [415],
-        run: async (request) => ok(await uploadServices().uploads.presign(callerOf(request), request.body)),
+        run: async (request) => ok(await uploadServices().presigns.presign(callerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
         body: z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),
@@ -111,7 +111,7 @@ export function createUploadHandler(
         // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
         errors: [409, 410, 415, 507],
         run: async (request) =>
-          ok(await uploadServices().uploads.confirm(ownerOf(request), request.body.key)),
+          ok(await uploadServices().confirms.confirm(ownerOf(request), request.body.key)),
       }),
       'GET /api/v1/files': defineRoute({
         summary: "The caller's files, newest first.",
@@ -142,7 +142,7 @@ export function createUploadHandler(
         summary: 'Deletes the record and its object.',
         response: deletedView,
         run: async (request) =>
-          ok(await uploadServices().uploads.deleteFile(callerOf(request), request.params.id ?? '')),
+          ok(await uploadServices().deletions.delete(callerOf(request), request.params.id ?? '')),
       }),
       'GET /api/v1/admin/files': defineRoute({
         summary: "Any account's files (`owner_id`), or every file, newest first (administrators).",
@@ -167,7 +167,7 @@ export function createUploadHandler(
         summary:
           "Deletes any account's file: record, object, and the owner's usage given back (administrators).",
         response: deletedView,
-        run: async (request) => ok(await uploadServices().uploads.deleteFile(null, request.params.id ?? '')),
+        run: async (request) => ok(await uploadServices().deletions.delete(null, request.params.id ?? '')),
       }),
       'GET /api/v1/gallery': defineRoute({
         summary: 'Public files of everyone, newest first.',

@@ -14,16 +14,18 @@ export interface AdminListRequest {
   cursor?: string | undefined;
 }
 
+export interface AdminFilesDeps {
+  table: Table;
+  files: FileRepository;
+}
+
 export class AdminFiles {
-  constructor(
-    private readonly table: Table,
-    private readonly files: FileRepository,
-  ) {}
+  constructor(private readonly deps: AdminFilesDeps) {}
 
   /** Any owner's files newest first (an unknown owner's page is empty), or every file without one. */
   async list(request: AdminListRequest): Promise<FilePage> {
     const { ownerId, limit, cursor } = request;
-    if (ownerId !== undefined) return this.files.list(ownerId, { limit, ...(cursor ? { cursor } : {}) });
+    if (ownerId !== undefined) return this.deps.files.list(ownerId, { limit, ...(cursor ? { cursor } : {}) });
     return this.listAll(limit, cursor);
   }
 
@@ -36,7 +38,7 @@ export class AdminFiles {
     const before = beforeOf(cursor);
     const [gallery, hidden] = await Promise.all(
       [GALLERY_INDEX, PRIVATE_INDEX].map((partition) =>
-        this.table.query<FileItem>({
+        this.deps.table.query<FileItem>({
           IndexName: 'gsi2',
           KeyConditionExpression: before ? 'gsi2pk = :partition AND gsi2sk < :before' : 'gsi2pk = :partition',
           ExpressionAttributeValues: { ':partition': partition, ...(before ? { ':before': before } : {}) },
@@ -52,7 +54,7 @@ export class AdminFiles {
     const more = merged.length > limit || gallery!.lastKey !== undefined || hidden!.lastKey !== undefined;
     const last = page.at(-1)?.gsi2sk;
     return {
-      items: page.map((item) => this.files.record(item)),
+      items: page.map((item) => this.deps.files.record(item)),
       next_cursor: more && last ? encodeCursor({ before: last }) : null,
     };
   }

@@ -11,7 +11,7 @@ import {
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import type { Reservation } from './quota-service.ts';
-import type { Permission, UploadRecord } from './record.ts';
+import { buildUploadRecord, type Permission, type UploadFacts, type UploadRecord } from './record.ts';
 import { releaseItem } from './usage.ts';
 
 export const fileKey = (id: string) => ({ pk: `file#${id}`, sk: 'file' });
@@ -72,6 +72,24 @@ export function fileItemOf(record: UploadRecord, ownerId: string, now: Date): Fi
   };
 }
 
+export interface NewFileInput {
+  id: string;
+  key: string;
+  filename: string;
+  facts: UploadFacts;
+  permission: Permission;
+  ownerId: string;
+  now: Date;
+  originalName: string;
+  baseUrl: string;
+}
+
+/** The stored item of an upload just checked (a direct upload or a confirm). */
+export function newFileItem(input: NewFileInput): FileItem {
+  const { ownerId, ...fields } = input;
+  return fileItemOf(buildUploadRecord(fields), ownerId, input.now);
+}
+
 /** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
 export function recordOf(item: FileItem, baseUrl: string): UploadRecord {
   return {
@@ -105,11 +123,20 @@ export interface CreateOptions {
 const CREATE_ATTEMPTS = 10;
 const DELETE_ATTEMPTS = 5;
 
+export interface FileRepositoryDeps {
+  table: Table;
+  /** `base_url`: records' URLs are `{base_url}/i/<key>`. */
+  baseUrl: string;
+}
+
 export class FileRepository {
-  constructor(
-    readonly table: Table,
-    readonly baseUrl: string,
-  ) {}
+  readonly table: Table;
+  readonly baseUrl: string;
+
+  constructor(deps: FileRepositoryDeps) {
+    this.table = deps.table;
+    this.baseUrl = deps.baseUrl;
+  }
 
   record(item: FileItem): UploadRecord {
     return recordOf(item, this.baseUrl);

@@ -91,8 +91,6 @@ export function storageKey(date: Date, filename: string): string {
   return `${yyyy}/${mm}/${dd}/${filename}`;
 }
 
-export { isoWithOffset } from '#lib/platform/time.ts';
-
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const STORAGE_KEY = new RegExp(String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12})\.([a-z]{3,4})$`);
 

@@ -9,7 +9,6 @@ import {
   type Grant,
   type GrantTerms,
   nextGrant,
-  type QuotaDefaults,
   type UsageState,
   type UsageView,
   usageView,
@@ -61,27 +60,30 @@ export interface GrantWrite {
   item: TransactItem;
 }
 
+export interface QuotaDeps {
+  usage: UsageRepository;
+  clock: Clock;
+  /** `upload.default_quota_bytes`. */
+  defaultQuotaBytes: number;
+}
+
 export class QuotaService {
-  constructor(
-    readonly usage: UsageRepository,
-    private readonly clock: Clock,
-    private readonly defaults: QuotaDefaults,
-  ) {}
+  constructor(private readonly deps: QuotaDeps) {}
 
   /** GET /api/v1/usage for one account. */
   async usageOf(account: QuotaAccount): Promise<UsageView> {
-    const state = await this.usage.read(account.id);
-    return usageView(state, this.clock(), this.defaults, account.role);
+    const state = await this.deps.usage.read(account.id);
+    return usageView(state, this.deps.clock(), this.deps, account.role);
   }
 
   /** Many accounts at once (100 per round trip), e.g. for a back-office listing; keyed by account id. */
   async usagesOf(accounts: readonly QuotaAccount[]): Promise<Map<string, UsageView>> {
-    const states = await this.usage.readMany(accounts.map((account) => account.id));
-    const now = this.clock();
+    const states = await this.deps.usage.readMany(accounts.map((account) => account.id));
+    const now = this.deps.clock();
     return new Map(
       accounts.map((account) => [
         account.id,
-        usageView(states.get(account.id)!, now, this.defaults, account.role),
+        usageView(states.get(account.id)!, now, this.deps, account.role),
       ]),
     );
   }
@@ -91,8 +93,8 @@ export class QuotaService {
     if (account.role === 'admin') {
       return { state: { accountId: account.id, usedBytes: 0, fileCount: 0 }, quotaBytes: null };
     }
-    const state = await this.usage.read(account.id);
-    return { state, quotaBytes: effectiveQuota(state.grant, this.clock(), this.defaults, account.role) };
+    const state = await this.deps.usage.read(account.id);
+    return { state, quotaBytes: effectiveQuota(state.grant, this.deps.clock(), this.deps, account.role) };
   }
 
   /** Reads what a reservation of `bytes` needs; the caller decides when to `check()` it (dedupe first). */
@@ -108,8 +110,8 @@ export class QuotaService {
    */
   async grantFor(userId: string, terms: GrantTerms): Promise<GrantWrite | undefined> {
     if (terms.quota_bytes === null) return undefined;
-    const state = await this.usage.read(userId);
-    const grant = nextGrant(state.grant, terms, this.clock());
+    const state = await this.deps.usage.read(userId);
+    const grant = nextGrant(state.grant, terms, this.deps.clock());
     return grant ? { grant, item: grantItem(state, grant) } : undefined;
   }
 }
@@ -124,7 +126,9 @@ export interface QuotaInput {
 
 /** Production (functions/upload|payments|payment-callback/deps.ts) and tests build quotas here. */
 export function buildQuota(input: QuotaInput): QuotaService {
-  return new QuotaService(new UsageRepository(input.table), input.clock ?? input.table.clock, {
+  return new QuotaService({
+    usage: new UsageRepository(input.table),
+    clock: input.clock ?? input.table.clock,
     defaultQuotaBytes: input.defaultQuotaBytes,
   });
 }

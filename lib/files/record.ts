@@ -1,9 +1,10 @@
 // The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
 import { createHash } from 'node:crypto';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import * as z from '#lib/platform/zod.ts';
-import { measureImage } from './dimensions.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
-import { isoWithOffset, sanitizeOriginalName } from './names.ts';
+import { measureImage } from './measure.ts';
+import { sanitizeOriginalName } from './names.ts';
 import type { ImageKind, SniffedType } from './sniff.ts';
 import { kindFromMimeType, notAllowedError, sniffImage } from './sniff.ts';
 
@@ -65,21 +66,17 @@ export interface InspectUploadOptions {
 
 /**
  * Size check, sniff, measure and hash in one call: 400 when empty, 413 over maxBytes, 415 when the type
- * is unknown, not allowed or not the declared one. Used on bytes read back from storage (confirm) and
- * on the multipart file.
+ * is unknown, not allowed or not the declared one.
  */
 export async function inspectUpload(bytes: Buffer, options: InspectUploadOptions): Promise<UploadFacts> {
-  const sniffed = await checkAndSniff(bytes, options);
+  return factsOf(bytes, await checkAndSniff(bytes, options), options.sha256);
+}
+
+/** The facts of bytes of a sniffed type, measured here; hashed unless their SHA-256 is given. */
+export function factsOf(bytes: Buffer, sniffed: SniffedType, sha256?: string): UploadFacts {
   const { width, height } = measureImage(bytes);
-  return {
-    sha256: options.sha256 ?? sha256Hex(bytes),
-    size: bytes.length,
-    mimeType: sniffed.mimeType,
-    ext: sniffed.ext,
-    kind: sniffed.kind,
-    width,
-    height,
-  };
+  const { mimeType, ext, kind } = sniffed;
+  return { sha256: sha256 ?? sha256Hex(bytes), size: bytes.length, mimeType, ext, kind, width, height };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { log } from '#lib/platform/log.ts';
 import { INCOMING_PREFIX } from './prefixes.ts';
 
 /** Keys are unique (uuid + random suffix) and their bytes never change, so caches may keep them forever. */
@@ -91,68 +92,12 @@ export class FileStorage {
   }
 
   /**
-   * One PutObject of a stream of exactly `length` bytes whose SHA-256 is known (so nothing is buffered to
-   * sign it): a stripped presigned upload, produced while it is sent. A stream that fails before its end
-   * leaves nothing stored (the request never completes).
-   */
-  async putStream(
-    key: string,
-    body: Readable,
-    length: number,
-    contentType: string,
-    sha256Hex: string,
-  ): Promise<void> {
-    const command = new PutObjectCommand({
-      Bucket: this.bucket,
-      Key: key,
-      Body: body,
-      ContentLength: length,
-      ContentType: contentType,
-      CacheControl: IMMUTABLE_CACHE_CONTROL,
-    });
-    command.middlewareStack.add(
-      (next) => async (args) => {
-        const request = args.request as { headers?: Record<string, string> } | undefined;
-        if (request?.headers) request.headers[CONTENT_SHA256_HEADER] = sha256Hex;
-        return next(args);
-      },
-      { step: 'build', name: 'knownPayloadSha256' },
-    );
-    // The HTTP handler pipes the body into the request, and a pipe does not pass a failure on: without the
-    // abort the request would wait for the rest of its Content-Length forever.
-    const abort = new AbortController();
-    const failed = new Promise<never>((_, reject) => {
-      body.once('error', (error) => {
-        abort.abort(error);
-        reject(error);
-      });
-    });
-    failed.catch(() => {});
-    await Promise.race([this.client.send(command, { abortSignal: abort.signal }), failed]);
-  }
-
-  /**
-   * Server-side copy (no bytes through this process) that also replaces the metadata, so the stored
-   * object carries the sniffed type whatever the client sent with its PUT.
-   */
-  async copy(fromKey: string, toKey: string, contentType: string): Promise<void> {
-    await this.client.send(
-      new CopyObjectCommand({
-        Bucket: this.bucket,
-        Key: toKey,
-        CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
-        MetadataDirective: 'REPLACE',
-        ContentType: contentType,
-        CacheControl: IMMUTABLE_CACHE_CONTROL,
-      }),
-    );
-  }
-
-  /**
-   * Copies `fromKey` only if it still is the version whose ETag the caller read (CopySourceIfMatch: S3
-   * checks it atomically and answers 412). The copy's own ETag is compared as well, because the local
-   * stand-in (s3rver) ignores the condition; an unencrypted or SSE-S3 single-part object and its copy share
-   * their ETag (the MD5 of the bytes). Throws ObjectChangedError when the source is another version.
+   * Copies `fromKey` server-side (no bytes through this process; the metadata is replaced, so the stored
+   * object carries the sniffed type whatever the client sent) only if it still is the version whose ETag
+   * the caller read (CopySourceIfMatch: S3 checks it atomically and answers 412). The copy's own ETag is
+   * compared as well, because the local stand-in (s3rver) ignores the condition; an unencrypted or SSE-S3
+   * single-part object and its copy share their ETag (the MD5 of the bytes). Throws ObjectChangedError
+   * when the source is another version.
    */
   async copyIfMatch(fromKey: string, toKey: string, contentType: string, etag: string): Promise<void> {
     let copiedEtag: string | undefined;
@@ -207,6 +152,18 @@ export class FileStorage {
   /** Idempotent: deleting a missing key succeeds. */
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  /**
+   * A delete whose failure is logged, not thrown: for objects no record points to (a loser's copy, an
+   * abandoned presign), which an answer must not fail over.
+   */
+  async deleteQuietly(key: string): Promise<void> {
+    try {
+      await this.delete(key);
+    } catch (error) {
+      log.warn('could not delete a stored object', { key, error });
+    }
   }
 
   /**

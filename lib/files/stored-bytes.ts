@@ -3,9 +3,8 @@
 
 import { stripMetadata } from '#lib/files/metadata/index.ts';
 import { log } from '#lib/platform/log.ts';
-import { measureImage } from './dimensions.ts';
 import { UploadError } from './errors.ts';
-import { sha256Hex, type UploadFacts } from './record.ts';
+import { factsOf, type UploadFacts } from './record.ts';
 import type { SniffedType } from './sniff.ts';
 
 export interface StoredUpload {
@@ -45,18 +44,5 @@ export function storedUpload(input: Buffer, sniffed: SniffedType, options: Store
     }
   }
   const rewritten = bytes !== input;
-  const { width, height } = measureImage(bytes);
-  return {
-    bytes,
-    rewritten,
-    facts: {
-      sha256: !rewritten && options.inputSha256 !== undefined ? options.inputSha256 : sha256Hex(bytes),
-      size: bytes.length,
-      mimeType: sniffed.mimeType,
-      ext: sniffed.ext,
-      kind: sniffed.kind,
-      width,
-      height,
-    },
-  };
+  return { bytes, rewritten, facts: factsOf(bytes, sniffed, rewritten ? undefined : options.inputSha256) };
 }

@@ -3,7 +3,7 @@
 // The suite bounds the same work by counting it (test/unit/files/bounded-work.test.ts); these are the
 // times, for a person to read, and nothing here asserts one. Best of BENCH_ROUNDS (5) rounds, CPU time.
 import { createHash } from 'node:crypto';
-import { measureImage } from '#lib/files/dimensions.ts';
+import { measureImage } from '#lib/files/measure.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
 import { IMAGE_KINDS, sniffImage } from '#lib/files/sniff.ts';
 import { hostileShapes, realisticImages, validPng } from '#test/support/hostile-images.ts';

@@ -11,10 +11,10 @@ import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import { buildBilling } from '#lib/billing/build.ts';
 import { logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
-import { buildUploadServices } from '#lib/files/build.ts';
-import { usageReader } from '#lib/files/quota.ts';
+import { buildFiles } from '#lib/files/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
 import { FileStorage } from '#lib/files/storage.ts';
+import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
@@ -84,7 +84,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     table,
     defaultQuotaBytes: options.defaultQuotaBytes ?? settings.upload.default_quota_bytes,
   });
-  const uploads = buildUploadServices({
+  const uploads = buildFiles({
     table,
     storage,
     baseUrl: settings.base_url,

@@ -2,7 +2,7 @@
 // and a valid 4 MiB PNG to compare them with: the bounded-work test (test/unit/files/bounded-work.test.ts)
 // counts what the readers do on them, and test/perf/hostile-inputs.ts times it.
 import { deflateSync } from 'node:zlib';
-import { MEASURE_HEAD_BYTES } from '#lib/files/dimensions.ts';
+import { HEIF_HEAD_BYTES } from '#lib/files/measure.ts';
 import type { ImageKind } from '#lib/files/sniff.ts';
 import { makeJpeg } from './images.ts';
 import { jpegWithMetadata, pngChunk } from './metadata-images.ts';
@@ -52,7 +52,7 @@ function crafted(prefix: Buffer | string, unit?: Buffer | string, fill = 0, size
  */
 function ispeFlood(size: number): Buffer {
   const out = crafted('\0\0\0\x10ftypavif\0\0\0\0', undefined, 0, size);
-  const end = Math.min(MEASURE_HEAD_BYTES, size);
+  const end = Math.min(HEIF_HEAD_BYTES, size);
   let at = 16;
   const header = (type: string, boxSize: number, extra: number) => {
     out.writeUInt32BE(boxSize, at);

@@ -31,7 +31,7 @@ export function unchanged(reason: string): StripResult {
 export const MAX_PIECES = 65_536;
 
 /**
- * The work the container readers (the strippers here, lib/files/dimensions.ts) have done, as counts rather
+ * The work the container readers (the strippers here) have done, as counts rather
  * than time, so tests can bound it deterministically (test/unit/files/bounded-work.test.ts; a timed bound
  * flaked on a loaded machine): `pieces`, each segment, chunk, box, directory entry or extent a walk visits;
  * `bytes`, each byte a loop of ours examines one at a time (fill bytes, entropy-coded data, strings). Work

@@ -2,7 +2,7 @@
 // account's files, every file newest first, permission changes, deletion giving the owner's usage back
 // exactly once, and who may ask.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { UploadRecord } from '#lib/files/index.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { makePng } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';

@@ -3,7 +3,7 @@
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiTokenService, hashApiToken, tokenHashKey } from '#lib/accounts/api-tokens.ts';
-import type { UploadRecord } from '#lib/files/index.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';

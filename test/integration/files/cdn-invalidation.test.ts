@@ -3,7 +3,7 @@
 // and a delete that fails invalidates nothing.
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { UploadRecord } from '#lib/files/index.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import { tapLogging } from '#lib/platform/log.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';

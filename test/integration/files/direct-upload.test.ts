@@ -2,7 +2,7 @@
 // the stored object, type and size rules, and per-owner dedupe under concurrency.
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type UploadRecord, uploadRecordSchema } from '#lib/files/index.ts';
+import { type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
 import { FileStorage } from '#lib/files/storage.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -213,13 +213,13 @@ describe('dedupe per owner', () => {
     const { body, contentType } = buildMultipart([{ name: 'file', filename: 'x.png', data: bytes }]);
 
     // Act
-    const failure = failing.uploads.uploadDirect(owner.account, { body, contentType });
+    const failure = failing.directUploads.upload(owner.account, { body, contentType });
     await expect(failure).rejects.toThrow('storage is down');
     const publicForm = buildMultipart([
       { name: 'file', filename: 'x.png', data: bytes },
       { name: 'permission', data: 'public' },
     ]);
-    const publicFailure = failing.uploads.uploadDirect(owner.account, {
+    const publicFailure = failing.directUploads.upload(owner.account, {
       body: publicForm.body,
       contentType: publicForm.contentType,
     });

@@ -1,7 +1,7 @@
 // File management and the public gallery through the upload handler, and GET /i/<key> through the files
 // handler: ownership (other people's files are 404), newest-first cursor pages, permission and deletion.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { UploadRecord } from '#lib/files/index.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { makePng } from '#test/support/images.ts';

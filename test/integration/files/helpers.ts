@@ -4,7 +4,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { handler as filesHandler } from '#functions/files/handler.ts';
 import { handler as uploadHandler } from '#functions/upload/handler.ts';
-import type { PresignResult } from '#lib/files/uploads.ts';
+import type { PresignResult } from '#lib/files/presign.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';

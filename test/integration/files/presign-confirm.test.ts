@@ -2,8 +2,9 @@
 // round trip, idempotence and concurrency, and every failure path (which must leave no object behind).
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type UploadRecord, uploadRecordSchema } from '#lib/files/index.ts';
-import { type PresignResult, UploadService } from '#lib/files/uploads.ts';
+import { buildFiles } from '#lib/files/build.ts';
+import type { PresignResult } from '#lib/files/presign.ts';
+import { type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -278,22 +279,16 @@ describe('confirm refuses', () => {
   });
 
   it('an object over presign_max_bytes with 413', async () => {
-    const services = testDeps().uploads;
     // A service with a small presign limit, so the test needs no 100 MiB object.
-    const small = new UploadService(
-      services.table,
-      services.files,
-      services.storage,
-      {
-        maxBytes: 1024,
-        presignMaxBytes: 64,
-        allowedTypes: ['png'],
-        baseUrl: config.base_url,
-        stripMetadata: true,
-      },
-      services.quota,
-    );
-    const grant = await small.presign(alice.account.id, { mime_type: 'image/png', size: 60 });
+    const deps = testDeps();
+    const small = buildFiles({
+      table: deps.table,
+      storage: deps.storage,
+      baseUrl: config.base_url,
+      limits: { maxBytes: 1024, presignMaxBytes: 64, allowedTypes: ['png'], stripMetadata: true },
+      quota: deps.quota,
+    });
+    const grant = await small.presigns.presign(alice.account.id, { mime_type: 'image/png', size: 60 });
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
@@ -303,7 +298,7 @@ describe('confirm refuses', () => {
       }),
     );
 
-    await expect(small.confirm(alice.account, grant.key)).rejects.toMatchObject({
+    await expect(small.confirms.confirm(alice.account, grant.key)).rejects.toMatchObject({
       errorName: 'payload_too_large',
     });
     expect(await bucketKeys(`incoming/${grant.key}`)).toEqual([]);
@@ -314,7 +309,7 @@ describe('confirm refuses', () => {
     const past = new Date(Date.now() - 16 * 60_000);
     const then = testDeps({ clock: () => past }).uploads;
     const image = uniquePng(makePng);
-    const grant = await then.uploads.presign(alice.account.id, {
+    const grant = await then.presigns.presign(alice.account.id, {
       mime_type: 'image/png',
       size: image.bytes.length,
     });

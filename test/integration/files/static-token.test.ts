@@ -9,7 +9,7 @@ const STATIC_TOKEN = vi.hoisted(() => {
 });
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { UploadRecord } from '#lib/files/index.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import { configureLogging } from '#lib/platform/log.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { makePng } from '#test/support/images.ts';

@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { measureImage } from '#lib/files/dimensions.ts';
 import { UploadError } from '#lib/files/errors.ts';
+import { measureImage } from '#lib/files/measure.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { inspectUpload } from '#lib/files/record.ts';
 import { IMAGE_KINDS, kindFromMimeType, sniffImage } from '#lib/files/sniff.ts';

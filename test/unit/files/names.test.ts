@@ -2,7 +2,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  isoWithOffset,
   newFilenameSuffix,
   ORIGINAL_NAME_MAX_BYTES,
   parseStorageKey,
@@ -10,6 +9,7 @@ import {
   storageKey,
   storedFilename,
 } from '#lib/files/names.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 

@@ -1,4 +1,4 @@
-// Byte generators shared by the stripper's property tests (strip.property, png-stream.property).
+// Byte generators shared by the stripper's property tests (strip.property).
 import fc from 'fast-check';
 
 /** Random bytes, at most `maxLength` of them. */

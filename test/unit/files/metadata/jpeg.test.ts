@@ -2,7 +2,7 @@
 import exifr from 'exifr';
 import { imageSize } from 'image-size';
 import { describe, expect, it } from 'vitest';
-import { measureImage } from '#lib/files/dimensions.ts';
+import { measureImage } from '#lib/files/measure.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
 import { jpeg, jpegRotated, makeJpeg } from '#test/support/images.ts';
 import {

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { imageSize } from 'image-size';
 import { describe, expect, it } from 'vitest';
-import { measureImage } from '#lib/files/dimensions.ts';
+import { measureImage } from '#lib/files/measure.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
 import { readerWork } from '#lib/files/metadata/types.ts';
 import type { ImageKind } from '#lib/files/sniff.ts';

@@ -1,0 +1,117 @@
+// POST /api/v1/upload: the multipart upload, stored under a fresh key and recorded with the per-owner
+// dedupe (FileRepository.createDeduped) and the reservation of its bytes in the owner's usage.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '#lib/platform/db/table.ts';
+import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
+import { parseUploadForm } from './multipart.ts';
+import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';
+import type { QuotaAccount, QuotaService } from './quota-service.ts';
+import { checkAndSniff, parsePermission, type UploadRecord } from './record.ts';
+import type { FileStorage } from './storage.ts';
+import { storedUpload } from './stored-bytes.ts';
+
+export interface DirectUploadInput {
+  body: Buffer;
+  contentType: string;
+  contentLength?: number | undefined;
+}
+
+export interface DirectUploadDeps {
+  files: FileRepository;
+  storage: FileStorage;
+  quota: QuotaService;
+  clock: Clock;
+  /** `upload.max_bytes`. */
+  maxBytes: number;
+  allowedTypes: readonly string[];
+  /** `upload.strip_metadata`. */
+  stripMetadata: boolean;
+  /** `base_url`. */
+  baseUrl: string;
+}
+
+export class DirectUploadService {
+  constructor(private readonly deps: DirectUploadDeps) {}
+
+  /**
+   * Parse (streamed, bounded, hashed on the fly), sniff, measure; the owner's existing file with these
+   * bytes if there is one (free: no quota is spent); else the record, the hash claim and the reservation
+   * of its bytes in the owner's usage in one transaction while one PutObject stores the bytes under a
+   * fresh unique key. Whoever does not create the record (a duplicate, the loser of a race, an upload over
+   * the quota: 507) deletes its own object after its PutObject has finished.
+   */
+  async upload(owner: QuotaAccount, input: DirectUploadInput): Promise<UploadRecord> {
+    const { files, storage, quota, maxBytes, allowedTypes } = this.deps;
+    const form = await parseUploadForm({
+      body: input.body,
+      contentType: input.contentType,
+      maxBytes,
+      ...(input.contentLength !== undefined ? { contentLength: input.contentLength } : {}),
+    });
+    const file = form.file;
+    const permission = parsePermission(form.fields.permission);
+    // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
+    const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
+
+    const now = this.deps.clock();
+    const id = randomUUID();
+    const filename = storedFilename(id, newFilenameSuffix(), sniffed.ext);
+    const key = storageKey(now, filename);
+    const { bytes, facts } = storedUpload(file.bytes, sniffed, {
+      strip: this.deps.stripMetadata,
+      inputSha256: file.sha256,
+      key,
+    });
+    const item = newFileItem({
+      id,
+      key,
+      filename,
+      facts,
+      permission,
+      ownerId: owner.id,
+      now,
+      originalName: file.originalName,
+      baseUrl: this.deps.baseUrl,
+    });
+
+    // The PutObject (the long part) runs alongside the table work: the dedupe look-up, then the record
+    // and hash claim in one transaction. A private record is visible only to its owner (nobody else knows
+    // its id or key yet), so it may exist a moment before its bytes; a failed PutObject takes it back out.
+    // A public record shows in the gallery at once, so it is written only after its bytes are stored.
+    const stored = storage.put(key, bytes, facts.mimeType, facts.sha256).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    if (permission === 'public') {
+      const failed = await stored;
+      if (failed) throw failed.error;
+    }
+    let outcome: CreateOutcome;
+    try {
+      const [existing, reservation] = await Promise.all([
+        files.findByHash(owner.id, facts.sha256),
+        quota.prepareReservation(owner, facts.size),
+      ]);
+      if (existing) {
+        outcome = { created: false, item: existing };
+      } else {
+        reservation.check();
+        outcome = await files.createDeduped(item, { reservation });
+      }
+    } catch (error) {
+      await stored;
+      await storage.deleteQuietly(key);
+      throw error;
+    }
+    const failed = await stored;
+    if (!outcome.created) {
+      await storage.deleteQuietly(key);
+      return files.record(outcome.item);
+    }
+    if (failed) {
+      await files.removeUnstored(outcome.item);
+      throw failed.error;
+    }
+    return files.record(outcome.item);
+  }
+}

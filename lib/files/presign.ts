@@ -1,0 +1,82 @@
+// POST /api/v1/upload/presign: a pending upload in the table and a signed PUT of exactly its declared type
+// and size to `incoming/<key>`, where unchecked bytes are never served.
+import { randomUUID } from 'node:crypto';
+import { type Clock, epochSeconds } from '#lib/platform/db/table.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import { fileTooLarge } from './errors.ts';
+import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
+import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
+import { parsePermission } from './record.ts';
+import { KIND_INFO, kindFromMimeType, normalizeAllowed, notAllowedError } from './sniff.ts';
+import { type FileStorage, incomingKey } from './storage.ts';
+
+export interface PresignInput {
+  mime_type: string;
+  size: number;
+  filename?: string | undefined;
+  permission?: string | undefined;
+}
+
+export interface PresignResult {
+  key: string;
+  url: string;
+  method: 'PUT';
+  headers: Record<string, string>;
+  expires_at: string;
+}
+
+export interface PresignDeps {
+  pending: PendingUploads;
+  storage: FileStorage;
+  clock: Clock;
+  /** The presign limit in force (`upload.presign_max_bytes`, never above what confirm can read). */
+  presignMaxBytes: number;
+  allowedTypes: readonly string[];
+}
+
+export class PresignService {
+  constructor(private readonly deps: PresignDeps) {}
+
+  /** Records a pending upload (owner, key, declared type and size; expires in 15 minutes) and signs its PUT. */
+  async presign(ownerId: string, input: PresignInput): Promise<PresignResult> {
+    const { allowedTypes, presignMaxBytes } = this.deps;
+    const kind = kindFromMimeType(input.mime_type);
+    if (kind === undefined || !normalizeAllowed(allowedTypes).includes(kind)) {
+      throw notAllowedError(input.mime_type, allowedTypes);
+    }
+    if (input.size > presignMaxBytes) throw fileTooLarge(presignMaxBytes);
+    const permission = parsePermission(input.permission);
+    const { mimeType, ext } = KIND_INFO[kind];
+    const now = this.deps.clock();
+    const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
+    const id = randomUUID();
+    const key = storageKey(now, storedFilename(id, newFilenameSuffix(), ext));
+    const pending: PendingItem = {
+      ...pendingKey(key),
+      id,
+      owner_id: ownerId,
+      key,
+      mime_type: mimeType,
+      kind,
+      size: input.size,
+      original_name: sanitizeOriginalName(input.filename),
+      permission,
+      created_at: isoWithOffset(now),
+      expires_at: epochSeconds(expiresAt),
+    };
+    await this.deps.pending.create(pending);
+    const url = await this.deps.storage.presignPut(incomingKey(key), {
+      contentType: mimeType,
+      size: input.size,
+      expiresInSeconds: PRESIGN_TTL_SECONDS,
+      signingDate: now,
+    });
+    return {
+      key,
+      url,
+      method: 'PUT',
+      headers: { 'Content-Type': mimeType, 'Content-Length': String(input.size) },
+      expires_at: isoWithOffset(expiresAt),
+    };
+  }
+}
