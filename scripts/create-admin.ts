@@ -5,6 +5,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import * as z from '#lib/platform/zod.ts';
+import { loadSettingsOrExit } from './settings.ts';
 
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.ADMIN_PASSWORD;
@@ -58,16 +59,7 @@ async function main(): Promise<void> {
     options: { username: { type: 'string' }, email: { type: 'string' } },
     strict: true,
   });
-  const { ConfigError, loadConfig } = await import('#lib/platform/config/load.ts');
-  try {
-    loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  await loadSettingsOrExit();
   const { emailField, newPasswordField, usernameField } = await import('#lib/accounts/schemas.ts');
   const parsed = z
     .object({ username: usernameField, email: emailField, password: newPasswordField })

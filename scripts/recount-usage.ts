@@ -1,17 +1,10 @@
 // `npm run usage:recount`: recounts every account's storage usage from its file records (docs/UPLOADS.md,
 // "Storage quota"). Run it once after deploying quotas, against the deployed table (TABLE_NAME and AWS
 // credentials) or the local one while `npm start` runs. Idempotent, and safe while the service runs.
+import { loadSettingsOrExit } from './settings.ts';
+
 async function main(): Promise<void> {
-  const { ConfigError, loadConfig } = await import('#lib/platform/config/load.ts');
-  try {
-    loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  await loadSettingsOrExit();
   const [{ config }, { dynamoClient }, { Table }, { recountUsage }] = await Promise.all([
     import('#lib/platform/config/index.ts'),
     import('#lib/platform/aws/dynamodb.ts'),

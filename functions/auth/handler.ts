@@ -33,14 +33,12 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
   const accountRoutes: RouteImpls = {
     'POST /auth/register/code': defineRoute({
       summary: 'Mail a registration code to an address',
-
       body: schemas.emailOnly,
       response: responses.codeSent,
       run: async (req) => ok(await accounts().registration.sendCode(req.body, clientOf(req))),
     }),
     'POST /auth/register': defineRoute({
       summary: 'Create an account with the mailed code',
-
       body: schemas.register,
       response: responses.user,
       successStatus: 201,
@@ -48,7 +46,6 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     }),
     'POST /auth/login': defineRoute({
       summary: 'Log in (username or e-mail): a session, or a TOTP challenge',
-
       // 401 bad credentials; 403 `account disabled`, only once the password is right.
       errors: [401, 403],
       body: schemas.login,
@@ -79,7 +76,6 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     }),
     'GET /auth/security': defineRoute({
       summary: 'Second factor and e-mail state, recovery codes left',
-
       response: responses.security,
       run: async (req) => ok(securityState(accountOf(req))),
     }),
@@ -91,28 +87,24 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     }),
     'POST /auth/totp/setup': defineRoute({
       summary: 'Start TOTP setup (needs the password): secret, otpauth link, QR code',
-
       body: schemas.passwordOnly,
       response: responses.totpSetup,
       run: async (req) => ok(await accounts().totp.setup(accountOf(req), req.body)),
     }),
     'POST /auth/totp/enable': defineRoute({
       summary: 'Turn TOTP on with a code; shows the recovery codes once',
-
       body: schemas.codeOnly,
       response: responses.totpEnabled,
       run: async (req) => ok(await accounts().totp.enable(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/disable': defineRoute({
       summary: 'Turn TOTP off with a code or the password',
-
       body: schemas.totpDisable,
       response: responses.security,
       run: async (req) => ok(await accounts().totp.disable(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/totp/recovery-codes': defineRoute({
       summary: 'Replace the recovery codes (needs the password); shows them once',
-
       body: schemas.passwordOnly,
       response: responses.recoveryCodes,
       run: async (req) =>
@@ -120,49 +112,42 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     }),
     'POST /auth/email/code': defineRoute({
       summary: 'Mail a code to the address being bound',
-
       body: schemas.emailOnly,
       response: responses.codeSent,
       run: async (req) => ok(await accounts().email.sendCode(accountOf(req), req.body)),
     }),
     'POST /auth/email/verify': defineRoute({
       summary: 'Bind and verify an address (needs the code and the password)',
-
       body: schemas.emailVerify,
       response: responses.user,
       run: async (req) => ok(await accounts().email.verify(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/email/unbind': defineRoute({
       summary: 'Remove the bound address (needs the password)',
-
       body: schemas.passwordOnly,
       response: responses.user,
       run: async (req) => ok(await accounts().email.unbind(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password': defineRoute({
       summary: 'Change the password; other sessions end, API tokens stay',
-
       body: schemas.passwordChange,
       response: responses.session,
       run: async (req) => ok(await accounts().passwords.change(accountOf(req), req.body, clientOf(req))),
     }),
     'POST /auth/password/reset/code': defineRoute({
       summary: 'Mail a password reset code (same answer for unknown addresses)',
-
       body: schemas.emailOnly,
       response: responses.codeSent,
       run: async (req) => ok(await accounts().passwords.sendResetCode(req.body, clientOf(req))),
     }),
     'POST /auth/password/reset': defineRoute({
       summary: 'Reset the password; every session and API token ends',
-
       body: schemas.passwordReset,
       response: responses.nothing,
       run: async (req) => ok(await accounts().passwords.reset(req.body, clientOf(req))),
     }),
     'POST /auth/logout': defineRoute({
       summary: 'End the current session',
-
       body: schemas.empty,
       response: responses.nothing,
       run: async (req) => ok(await accounts().sessions.logout(accountOf(req), sessionIdOf(req))),
@@ -180,7 +165,6 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     }),
     'POST /auth/sessions/revoke-others': defineRoute({
       summary: 'End every session but the current one',
-
       body: schemas.empty,
       response: responses.othersRevoked,
       run: async (req) =>

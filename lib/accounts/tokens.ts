@@ -34,9 +34,6 @@ export class TokenError extends AppError {
   }
 }
 
-// The verified tokens a signer remembers; past this the oldest is forgotten (and verified again if seen).
-const VERIFIED_TOKENS_KEPT = 1000;
-
 // What jose checks an HS256 key against; the key is imported once for both uses.
 const HS256 = { name: 'HMAC', hash: 'SHA-256' } as const;
 
@@ -44,9 +41,6 @@ export class TokenSigner {
   // A CryptoKey, not the raw bytes: jose imports raw bytes into WebCrypto again on every sign and verify,
   // tens of microseconds per request.
   private key: Promise<webcrypto.CryptoKey> | undefined;
-  // Tokens whose signature and claims this signer has verified, with their claims: a container sees the
-  // same session token request after request, and WebCrypto's HMAC check costs tens of microseconds.
-  private readonly verified = new Map<string, Readonly<Record<string, unknown>>>();
 
   constructor(
     private readonly table: Table,
@@ -103,30 +97,11 @@ export class TokenSigner {
   async verify(token: string, scope: TokenScope, now: Date = new Date()): Promise<TokenClaims> {
     const key = await this.signingKey();
     let payload: Record<string, unknown>;
-    const known = this.verified.get(token);
-    const seconds = Math.floor(now.getTime() / 1000);
-    // (An invalid date goes to jose, which refuses it.)
-    if (known && Number.isFinite(seconds)) {
-      // Signed by this key (checked when first seen): only the checks that depend on the time run again,
-      // as jose runs them (whole seconds, "nbf" then "exp", no tolerance). Our claims are flat values, so a
-      // shallow copy keeps a caller's changes out of the cache.
-      if (typeof known.nbf === 'number' && known.nbf > seconds) throw new TokenError('invalid');
-      if (typeof known.exp === 'number' && known.exp <= seconds) throw new TokenError('expired');
-      payload = { ...known };
-    } else {
-      try {
-        ({ payload } = await jwtVerify(token, key, {
-          algorithms: ['HS256'],
-          currentDate: now,
-        }));
-      } catch (error) {
-        if (error instanceof joseErrors.JWTExpired) throw new TokenError('expired');
-        throw new TokenError('invalid');
-      }
-      if (this.verified.size >= VERIFIED_TOKENS_KEPT) {
-        this.verified.delete(this.verified.keys().next().value!);
-      }
-      this.verified.set(token, { ...payload });
+    try {
+      ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: now }));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw new TokenError('expired');
+      throw new TokenError('invalid');
     }
     if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string') throw new TokenError('invalid');
     if (payload.scope !== scope) throw new TokenError('wrong_scope');
