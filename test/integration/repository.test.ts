@@ -26,7 +26,7 @@ describe('repository base on DynamoDB Local', () => {
     expect(lost).toHaveLength(19);
     for (const outcome of lost)
       expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(ConditionFailedError);
-    expect((lost[0] as PromiseRejectedResult).reason.status).toBe(409);
+    expect((lost[0] as PromiseRejectedResult).reason.errorName).toBe('conflict');
   });
 
   it('names the transaction items whose condition failed and writes none of them', async () => {
