@@ -2,6 +2,9 @@
 
 import { type Accounts, buildAccounts } from '#lib/accounts/build.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import type { AccountLimits } from '#lib/accounts/limits.ts';
+import type { SessionService } from '#lib/accounts/sessions.ts';
+import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -18,9 +21,17 @@ export interface AuthDeps {
   authenticate: Authenticator;
   /** `admin.bootstrap`: the first administrator, created once before the first request. */
   bootstrap: AppConfig['admin']['bootstrap'];
+  /** Not used by the routes; what the accounts were built over, for tests that issue or check sessions. */
+  sessions: SessionService;
+  signer: TokenSigner;
 }
 
-export function buildAuthDeps(resources: GroupResources): AuthDeps {
+/** What is not a setting: the account domain's limits (lib/accounts/limits.ts); production passes none. */
+export interface AuthOverrides {
+  limits?: Partial<AccountLimits>;
+}
+
+export function buildAuthDeps(resources: GroupResources, overrides: AuthOverrides = {}): AuthDeps {
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
@@ -32,13 +43,15 @@ export function buildAuthDeps(resources: GroupResources): AuthDeps {
       masterKey,
       sessions,
       signer,
-      limits: { ipPerMinute: settings.auth.ip_limit_per_minute },
+      limits: { ipPerMinute: settings.auth.ip_limit_per_minute, ...overrides.limits },
       totpIssuer: settings.auth.totp_issuer,
       // The back office lists each account's storage use (docs/DESIGN.md 11).
       usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
     }),
     authenticate: createAuthenticator({ sessions }),
     bootstrap: settings.admin.bootstrap,
+    sessions,
+    signer,
   };
 }
 

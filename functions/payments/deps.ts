@@ -14,6 +14,8 @@ import { needs } from './needs.ts';
 /** The billing services its routes call, and the session check. */
 export interface PaymentsDeps extends Pick<Billing, 'plans' | 'orders' | 'settings' | 'cashier'> {
   authenticate: Authenticator;
+  /** Every billing service this container built (settlement, gateways...), for tests that reach past the routes. */
+  billing: Billing;
 }
 
 export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
@@ -30,6 +32,7 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,
+    ...(resources.clock ? { clock: resources.clock } : {}),
   });
   return {
     plans: billing.plans,
@@ -37,6 +40,7 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     settings: billing.settings,
     cashier: billing.cashier,
     authenticate: createAuthenticator({ sessions }),
+    billing,
   };
 }
 

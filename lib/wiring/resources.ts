@@ -3,9 +3,14 @@
 // Each resource's accessor lives in its own module (lib/wiring/<resource>.ts), so a bundle carries only
 // the SDK clients its group reaches for.
 
+import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
 import { AppError } from '#lib/core/errors.ts';
+import type { FileStorage } from '#lib/files/storage.ts';
+import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
-import type { Clock } from '#lib/platform/db/table.ts';
+import type { MasterKey } from '#lib/platform/crypto/index.ts';
+import type { Clock, Table } from '#lib/platform/db/table.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import type { GroupNeeds, Need } from './needs.ts';
 
 /** A group reached for something its needs do not declare: a wiring bug, never the caller's fault. */
@@ -31,13 +36,33 @@ export interface GroupResources {
   readonly built: Map<Need, unknown>;
 }
 
+/**
+ * Resources a caller already holds, by need, as the accessors of lib/wiring/<resource>.ts build them (tests:
+ * an in-memory mailer, a recording CDN, the one master key of a test file). Still reachable only through
+ * the group's needs: a provided resource the group does not declare throws as a built one would.
+ */
+export interface ProvidedResources {
+  table?: Table;
+  bucket?: FileStorage;
+  masterKey?: () => Promise<MasterKey>;
+  events?: OrderEventPublisher;
+  mail?: Mailer;
+  cdn?: Invalidator;
+}
+
+export interface GroupResourcesOptions {
+  clock?: Clock;
+  provided?: ProvidedResources;
+}
+
 export function groupResources(
   group: string,
   needs: GroupNeeds,
   settings: Readonly<AppConfig>,
-  options: { clock?: Clock } = {},
+  options: GroupResourcesOptions = {},
 ): GroupResources {
-  return { group, needs, settings, clock: options.clock, built: new Map() };
+  const provided = Object.entries(options.provided ?? {}).filter(([, resource]) => resource !== undefined);
+  return { group, needs, settings, clock: options.clock, built: new Map(provided as Array<[Need, unknown]>) };
 }
 
 /** The resource behind `need`, built once per container; a need the group did not declare throws. */

@@ -2,20 +2,18 @@
 // (docs/DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the upload function
 // that had no master key in AWS and answered every session route "Session is invalid or expired".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UploadDeps } from '#functions/upload/deps.ts';
 import { buildUploadDeps } from '#functions/upload/deps.ts';
 import { createUploadHandler } from '#functions/upload/handler.ts';
 import { needs as uploadNeeds } from '#functions/upload/needs.ts';
-import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { createAuthenticator } from '#lib/http/authenticate.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { cachedMasterKey, type MasterKey } from '#lib/platform/crypto/index.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { groupResources, MissingNeedError } from '#lib/wiring/resources.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { sharedMasterKey, testDeps, testTable } from '#test/support/deps.ts';
+import { sharedMasterKey } from '#test/support/deps.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 import { captureLog } from '#test/support/mail.ts';
+import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
 let alice: TestAccount;
@@ -29,10 +27,9 @@ afterAll(() => log.stop());
 
 /** The upload group as a fresh container whose master key opens with `open`. */
 function uploadContainer(open: () => Promise<MasterKey>) {
-  const table = testTable();
-  const { sessions } = buildSessions({ table, masterKey: cachedMasterKey(open), ttlHours: 24 });
-  const { uploads } = testDeps();
-  const deps: UploadDeps = { services: uploads, authenticate: createAuthenticator({ sessions }) };
+  const deps = buildUploadDeps(
+    testResources('upload', uploadNeeds, { provided: { masterKey: cachedMasterKey(open) } }),
+  );
   return createUploadHandler(() => deps, { maxUploadBytes: config.upload.max_bytes });
 }
 

@@ -2,7 +2,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, needsRehash, verifyPassword } from '#lib/accounts/passwords.ts';
 import { accountKey } from '#lib/accounts/repository.ts';
 import { AppError } from '#lib/core/errors.ts';
-import { createAuthenticator } from '#lib/http/authenticate.ts';
 import { statusOf as httpStatusOf } from '#lib/http/errors.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import type { Table } from '#lib/platform/db/table.ts';
@@ -11,8 +10,8 @@ import { sharedMasterKey, testDeps } from '#test/support/deps.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
 let table: Table;
-const { sessions, signer } = testDeps();
-const authenticate = createAuthenticator({ sessions });
+const { sessions, signer, groups } = testDeps();
+const { authenticate } = groups.auth;
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
 });

@@ -1,147 +1,118 @@
-// One place tests build the service from: the same lib builders production's functions/<group>/deps.ts
-// call, over this test file's table, bucket and data folder, with the clock, mailer, storage, limits or
-// publisher a test wants to replace. A test cannot wire something production lacks.
+// One place tests build the service from: each group's dependencies come from its production builder
+// (functions/<group>/deps.ts) over this test file's settings and resources, with the clock, mailer, storage,
+// CDN, publisher, settings or limits a test replaces. A test cannot wire something production lacks.
+import { buildAuthDeps } from '#functions/auth/deps.ts';
 import { createAuthHandler } from '#functions/auth/handler.ts';
+import { needs as authNeeds } from '#functions/auth/needs.ts';
+import { buildFilesDeps } from '#functions/files/deps.ts';
 import { createFilesHandler } from '#functions/files/handler.ts';
+import { needs as filesNeeds } from '#functions/files/needs.ts';
+import { buildOutboxDrainDeps } from '#functions/outbox-drain/deps.ts';
+import { createOutboxDrainHandler } from '#functions/outbox-drain/handler.ts';
+import { needs as outboxDrainNeeds } from '#functions/outbox-drain/needs.ts';
+import { buildPaymentCallbackDeps } from '#functions/payment-callback/deps.ts';
 import { createPaymentCallbackHandler } from '#functions/payment-callback/handler.ts';
+import { needs as paymentCallbackNeeds } from '#functions/payment-callback/needs.ts';
+import { buildPaymentsDeps } from '#functions/payments/deps.ts';
 import { createPaymentsHandler } from '#functions/payments/handler.ts';
+import { needs as paymentsNeeds } from '#functions/payments/needs.ts';
+import { buildReconcilerDeps } from '#functions/reconciler/deps.ts';
+import { createReconcilerHandler } from '#functions/reconciler/handler.ts';
+import { needs as reconcilerNeeds } from '#functions/reconciler/needs.ts';
+import { buildUploadDeps } from '#functions/upload/deps.ts';
 import { createUploadHandler } from '#functions/upload/handler.ts';
-import { buildAccounts } from '#lib/accounts/build.ts';
-import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { needs as uploadNeeds } from '#functions/upload/needs.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
-import { buildBilling } from '#lib/billing/build.ts';
-import { logPublisher, type OrderEventPublisher } from '#lib/billing/order-events.ts';
-import { buildFiles } from '#lib/files/build.ts';
-import { buildQuota } from '#lib/files/quota-service.ts';
-import { FileStorage } from '#lib/files/storage.ts';
-import { usageReader } from '#lib/files/usage-reader.ts';
-import { createAuthenticator } from '#lib/http/authenticate.ts';
-import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
-import { s3Client } from '#lib/platform/aws/s3.ts';
+import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
+import type { FileStorage } from '#lib/files/storage.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
-import { type AppConfig, config } from '#lib/platform/config/index.ts';
-import { cachedMasterKey, type MasterKey, openMasterKey } from '#lib/platform/crypto/index.ts';
-import { type Clock, Table } from '#lib/platform/db/table.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
+import type { GroupNeeds } from '#lib/wiring/needs.ts';
+import { storageOf } from '#lib/wiring/storage.ts';
+import { tableOf } from '#lib/wiring/table.ts';
 import { memoryMailer } from './mail.ts';
-import { drainOutbox, testDrainHandler } from './outbox.ts';
+import { drainOutbox } from './outbox.ts';
+import { sharedMasterKey, type TestSettingsOverrides, testResources, testSettings } from './resources.ts';
 
-export interface TestDepsOptions {
+export { sharedMasterKey, testSettings, testTable } from './resources.ts';
+
+export interface TestDepsOptions extends TestSettingsOverrides {
   clock?: Clock;
   mailer?: Mailer;
   storage?: FileStorage;
+  /** The account limits; `ipPerMinute` is the setting `auth.ip_limit_per_minute` (default 0, off). */
   limits?: Partial<AccountLimits>;
   /** Where the outbox drain publishes order.paid (default: the log, as locally without a bus). */
   events?: OrderEventPublisher;
-  bootstrap?: AppConfig['admin']['bootstrap'];
-  /** The static upload token (default: the test config's `upload.api_token`). */
-  staticUploadToken?: string;
-  /** `upload.default_quota_bytes` (default: the test config's). */
-  defaultQuotaBytes?: number;
-  /** `upload.strip_metadata` (default: the test config's). */
-  stripMetadata?: boolean;
   /** The CDN invalidator deletes call (default: none, as locally); a recording fake shows what was called. */
   cdn?: Invalidator;
 }
 
-// One master key per test file, as one container has one: the local key in the file's data folder.
-const testMasterKey = cachedMasterKey(() => openMasterKey(config));
-
-export function sharedMasterKey(): () => Promise<MasterKey> {
-  return testMasterKey;
-}
-
-/** This file's table (its own name from setup-env) on the given clock. */
-export function testTable(clock?: Clock): Table {
-  return new Table(dynamoClient(config.aws), config.table_name, clock);
-}
-
+/** This file's bucket, as lib/wiring/storage.ts builds it. */
 export function testStorage(): FileStorage {
-  return new FileStorage(s3Client(config.aws), config.bucket_name);
+  return storageOf(testResources('test', { bucket: 'readwrite' }));
 }
 
 export function testDeps(options: TestDepsOptions = {}) {
-  const settings = config;
-  const table = testTable(options.clock);
-  const masterKey = testMasterKey;
-  const storage = options.storage ?? testStorage();
+  const { ipPerMinute, ...limits } = options.limits ?? {};
+  const settings = testSettings({
+    ...(options.bootstrap ? { bootstrap: options.bootstrap } : {}),
+    ...(options.staticUploadToken ? { staticUploadToken: options.staticUploadToken } : {}),
+    ...(options.defaultQuotaBytes !== undefined ? { defaultQuotaBytes: options.defaultQuotaBytes } : {}),
+    ...(options.stripMetadata !== undefined ? { stripMetadata: options.stripMetadata } : {}),
+    ...(ipPerMinute !== undefined ? { ipLimitPerMinute: ipPerMinute } : {}),
+  });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
-  const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
-  const accounts = buildAccounts({
-    table,
-    mailer: mail,
-    masterKey,
-    sessions,
-    signer,
-    limits: { ipPerMinute: 0, ...options.limits },
-    totpIssuer: settings.auth.totp_issuer,
-    usage: usageReader({
-      table,
-      defaultQuotaBytes: options.defaultQuotaBytes ?? settings.upload.default_quota_bytes,
-    }),
-  });
-  const quota = buildQuota({
-    table,
-    defaultQuotaBytes: options.defaultQuotaBytes ?? settings.upload.default_quota_bytes,
-  });
-  const uploads = buildFiles({
-    table,
-    storage,
-    baseUrl: settings.base_url,
-    limits: {
-      maxBytes: settings.upload.max_bytes,
-      presignMaxBytes: settings.upload.presign_max_bytes,
-      allowedTypes: settings.upload.allowed_types,
-      stripMetadata: options.stripMetadata ?? settings.upload.strip_metadata,
-    },
-    quota,
-    ...(options.cdn ? { cdn: options.cdn } : {}),
-  });
-  const events = options.events ?? logPublisher;
-  const outboxDrain = testDrainHandler(events, options.clock);
-  const billing = buildBilling({
-    table,
-    masterKey,
-    signer,
-    quota,
-    stage: settings.stage,
-    baseUrl: settings.base_url,
-    payment: settings.payment,
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
-  const sessionAuth = createAuthenticator({ sessions });
-  const staticToken = options.staticUploadToken ?? settings.upload.api_token;
-  const uploaderAuth = createAuthenticator({
-    sessions,
-    apiTokens: uploads.tokens,
-    ...(staticToken ? { staticToken: { token: staticToken, owner: uploads.staticTokenOwner } } : {}),
-  });
-  const bootstrap = options.bootstrap ?? {};
+  const resources = (group: string, needs: GroupNeeds) =>
+    testResources(group, needs, {
+      settings,
+      ...(options.clock ? { clock: options.clock } : {}),
+      provided: {
+        mail,
+        ...(options.storage ? { bucket: options.storage } : {}),
+        ...(options.cdn ? { cdn: options.cdn } : {}),
+        ...(options.events ? { events: options.events } : {}),
+      },
+    });
+  const authResources = resources('auth', authNeeds);
+  const uploadResources = resources('upload', uploadNeeds);
+  const groups = {
+    auth: buildAuthDeps(authResources, { limits }),
+    upload: buildUploadDeps(uploadResources),
+    files: buildFilesDeps(resources('files', filesNeeds)),
+    payments: buildPaymentsDeps(resources('payments', paymentsNeeds)),
+    paymentCallback: buildPaymentCallbackDeps(resources('payment-callback', paymentCallbackNeeds)),
+    reconciler: buildReconcilerDeps(resources('reconciler', reconcilerNeeds)),
+    outboxDrain: buildOutboxDrainDeps(resources('outbox-drain', outboxDrainNeeds)),
+  };
   const handlers = {
-    auth: createAuthHandler(() => ({ accounts, authenticate: sessionAuth, bootstrap })),
-    upload: createUploadHandler(() => ({ services: uploads, authenticate: uploaderAuth }), {
-      maxUploadBytes: settings.upload.max_bytes,
-    }),
-    files: createFilesHandler(() => ({ storage })),
-    payments: createPaymentsHandler(() => ({ ...billing, authenticate: sessionAuth })),
-    paymentCallback: createPaymentCallbackHandler(() => billing),
-    outboxDrain,
+    auth: createAuthHandler(() => groups.auth),
+    upload: createUploadHandler(() => groups.upload, { maxUploadBytes: settings.upload.max_bytes }),
+    files: createFilesHandler(() => groups.files),
+    payments: createPaymentsHandler(() => groups.payments),
+    paymentCallback: createPaymentCallbackHandler(() => groups.paymentCallback),
+    reconciler: createReconcilerHandler(() => groups.reconciler),
+    outboxDrain: createOutboxDrainHandler(() => groups.outboxDrain),
   };
   return {
     settings,
-    table,
-    masterKey,
-    storage,
-    signer,
-    sessions,
-    accounts,
-    mail,
-    uploads,
-    billing,
-    quota,
+    /** Each group's dependencies, as its production builder made them. */
+    groups,
     handlers,
+    // What tests reach past the handlers, taken from the groups that built it.
+    table: tableOf(authResources),
+    storage: storageOf(uploadResources),
+    masterKey: sharedMasterKey(),
+    mail,
+    accounts: groups.auth.accounts,
+    sessions: groups.auth.sessions,
+    signer: groups.auth.signer,
+    uploads: groups.upload.services,
+    quota: groups.upload.services.quota,
+    billing: groups.payments.billing,
     /** Delivers the order.paid events settled so far through this drain (test/support/outbox.ts). */
-    drainOutbox: () => drainOutbox(outboxDrain),
+    drainOutbox: () => drainOutbox(handlers.outboxDrain),
   };
 }
 

@@ -2,25 +2,24 @@
 // runs. drainOutbox() reads this file's table stream on DynamoDB Local (the poller npm start uses) and
 // hands what it finds to the outbox-drain handler, as the stack's event source mapping does in AWS.
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { buildOutboxDrainDeps } from '#functions/outbox-drain/deps.ts';
 import {
   createOutboxDrainHandler,
   type OutboxDrainHandler,
   handler as productionDrain,
 } from '#functions/outbox-drain/handler.ts';
+import { needs } from '#functions/outbox-drain/needs.ts';
 import { type DrainInvoke, LocalStreamPoller, type PollSummary } from '#infra/local/outbox-drain.ts';
 import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
-import { OutboxDelivery } from '#lib/billing/outbox.ts';
-import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { type Clock, Table } from '#lib/platform/db/table.ts';
+import { testResources } from './resources.ts';
 
-/** The drain handler over this file's table and the given publisher (as functions/outbox-drain/deps.ts builds it). */
-export function testDrainHandler(publisher: OrderEventPublisher, clock?: Clock) {
-  const delivery = new OutboxDelivery({
-    table: new Table(dynamoClient(config.aws), config.table_name, clock),
-    publisher,
-  });
-  return createOutboxDrainHandler(() => ({ delivery }));
+/** The drain handler over this file's table and the given publisher, built by functions/outbox-drain/deps.ts. */
+export function testDrainHandler(publisher: OrderEventPublisher) {
+  const deps = buildOutboxDrainDeps(
+    testResources('outbox-drain', needs, { provided: { events: publisher } }),
+  );
+  return createOutboxDrainHandler(() => deps);
 }
 
 let poller: LocalStreamPoller | undefined;

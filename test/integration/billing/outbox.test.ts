@@ -6,14 +6,11 @@ import type { StoredOrder } from '#lib/billing/model.ts';
 import type { OrderPaidDetail } from '#lib/billing/order-events.ts';
 import { OrderRepository, orderKey } from '#lib/billing/orders.ts';
 import { type OutboxItem, outboxKey } from '#lib/billing/outbox.ts';
-import { PlanRepository } from '#lib/billing/plans.ts';
-import { Settlement } from '#lib/billing/settlement.ts';
-import { buildQuota } from '#lib/files/quota-service.ts';
 import { usageKey } from '#lib/files/usage.ts';
 import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { testTable } from '#test/support/deps.ts';
+import { testDeps, testTable } from '#test/support/deps.ts';
 import { buildEpayNotify, epayNotifyFields } from '#test/support/fake-gateways/index.ts';
 import { scanTable } from '#test/support/faults.ts';
 import { drainOutbox, testDrainHandler } from '#test/support/outbox.ts';
@@ -83,14 +80,8 @@ function detailOf(order: StoredOrder): Partial<OrderPaidDetail> {
 
 /** A settlement path no HTTP route reaches here (the reconciler's), over the same table. */
 function reconciliation() {
-  const settlementTable = testTable();
-  const orders = new OrderRepository(settlementTable);
-  const settlement = new Settlement({
-    orders,
-    plans: new PlanRepository(settlementTable),
-    quota: buildQuota({ table: settlementTable, defaultQuotaBytes: 1_000_000 }),
-    clock: () => new Date(),
-  });
+  const { settlement } = testDeps({ defaultQuotaBytes: 1_000_000 }).billing;
+  const orders = new OrderRepository(testTable());
   return async (orderId: string, tradeNo: string) =>
     settlement.confirm((await orders.get(orderId))!, 'reconciliation', tradeNo);
 }

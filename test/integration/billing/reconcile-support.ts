@@ -12,9 +12,7 @@ import { orderKey } from '#lib/billing/orders.ts';
 import type { ReconcileSummary } from '#lib/billing/reconcile.ts';
 import type { Grant } from '#lib/files/quota-model.ts';
 import { usageKey } from '#lib/files/usage.ts';
-import { config } from '#lib/platform/config/index.ts';
 import type { Table } from '#lib/platform/db/table.ts';
-import { groupResources } from '#lib/wiring/resources.ts';
 import type { TestAccount } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import {
@@ -32,6 +30,7 @@ import {
   startFakeChannels,
   wechatpayTransaction,
 } from '#test/support/fake-gateways/index.ts';
+import { testResources } from '#test/support/resources.ts';
 import { B_API_V3_KEY, B_PLATFORM_SERIAL, C_KEY, C_PID, call } from './helpers.ts';
 
 export type Channel = 'channel_a' | 'channel_b' | 'channel_c';
@@ -134,7 +133,7 @@ export async function placeOrder(buyer: TestAccount, planId: string, provider: C
 /** The reconciler worker as deployed, its clock `minutesAhead` of now (and Lambda's time left, if given). */
 export function reconcilerAhead(minutesAhead: number, timeLeftMs = 30_000): () => Promise<ReconcileSummary> {
   const clock = () => new Date(Date.now() + minutesAhead * MINUTE_MS);
-  const deps = buildReconcilerDeps(groupResources('reconciler', needs, config, { clock }));
+  const deps = buildReconcilerDeps(testResources('reconciler', needs, { clock }));
   const handler = createReconcilerHandler(() => deps);
   const context = { ...lambdaContext, getRemainingTimeInMillis: () => timeLeftMs };
   return () => handler({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, context);
