@@ -12,9 +12,9 @@ import {
 } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { IDENT_INDEX, type IdentifierKind } from './identifiers.ts';
+import type { Account } from './model.ts';
 import type { Registration } from './registration.ts';
 import {
-  type Account,
   type AccountRepository,
   accountKey,
   fromAccountItem,

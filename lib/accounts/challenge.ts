@@ -9,8 +9,9 @@ import { ConditionFailedError, epochSeconds, type Table } from '#lib/platform/db
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { AccountLimits } from './limits.ts';
+import type { Account } from './model.ts';
 import { normalizeRecoveryCode, type RecoveryCodeHasher } from './recovery-codes.ts';
-import type { Account, AccountRepository } from './repository.ts';
+import type { AccountRepository } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecondFactorWrites } from './second-factor-writes.ts';
 import type { SecurityChanges } from './security-changes.ts';

@@ -7,7 +7,8 @@ import type { ClientInfo } from './client.ts';
 import type { CodeMail } from './code-mail.ts';
 import type { CodeStore } from './codes.ts';
 import { claimItem, releaseItem, sameAddress } from './identifiers.ts';
-import { type Account, type AccountRepository, accountChanged, publicAccount } from './repository.ts';
+import type { Account } from './model.ts';
+import { type AccountRepository, accountChanged, publicAccount } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecurityChanges } from './security-changes.ts';
 

@@ -14,9 +14,6 @@ import {
 } from './identifiers.ts';
 import type { Account, Role } from './model.ts';
 
-export { claimItem, identifierKey, releaseItem } from './identifiers.ts';
-export type { Account, Role } from './model.ts';
-
 /** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
 export interface PublicAccount {
   id: string;

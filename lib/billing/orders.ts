@@ -1,8 +1,8 @@
 // Order records: creation, listings, and the conditional writes that move an order out of `pending`.
 
 import type { GrantWrite } from '#lib/files/quota-service.ts';
-import type { Item, Table } from '#lib/platform/db/table.ts';
-import { decodeCursor, encodeCursor } from '#lib/platform/db/table.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
+import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
@@ -11,10 +11,6 @@ import { orderPaidOutboxPut } from './outbox.ts';
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
 const ALL_ORDERS = 'orders';
-
-import type { Page } from '#lib/platform/db/paging.ts';
-
-export type { Page };
 
 function fromItem(item: Item | undefined): StoredOrder | undefined {
   if (!item) return undefined;

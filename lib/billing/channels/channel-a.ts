@@ -1,7 +1,6 @@
 // channel_a wire protocol: Alipay face-to-face precreate (v2 gateway, RSA2) and its async notification.
 
-import type { KeyObject } from 'node:crypto';
-import { verify as verifySignature } from 'node:crypto';
+import { type KeyObject, verify as verifySignature } from 'node:crypto';
 import type { AlipaySdk } from 'alipay-sdk';
 import { ChannelRequestError } from './errors.ts';
 import {

@@ -1,7 +1,6 @@
 // Turns RSA keys as operators paste them (PEM PKCS#1/PKCS#8/SPKI/X.509, or bare base64) into KeyObjects.
 
-import type { KeyObject } from 'node:crypto';
-import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { ChannelConfigError } from './errors.ts';
 
 // Settings stored in env files or JSON often carry "\n" as two characters instead of a line break.
