@@ -43,6 +43,13 @@ export const accountKey = (id: string) => ({ pk: `account#${id}`, sk: 'account' 
 /** A conditional write of the account lost to a concurrent change. */
 export const accountChanged = () => errors.conflict('The account was changed by another request; try again');
 
+/** For `.catch`: a conditional write that lost throws `refusal()` instead; any other error passes unchanged. */
+export function conditionFailedAs(refusal: () => Error) {
+  return (error: unknown): never => {
+    throw error instanceof ConditionFailedError ? refusal() : error;
+  };
+}
+
 const ADMIN_INDEX = 'role#admin';
 
 function toItem(account: Account): Item & { pk: string; sk: string } {
