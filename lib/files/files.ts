@@ -88,24 +88,6 @@ export function newFileItem(input: NewFileInput): FileItem {
   };
 }
 
-/** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
-export function recordOf(item: FileItem, baseUrl: string): UploadRecord {
-  return {
-    id: item.id,
-    key: item.key,
-    url: `${baseUrl.replace(/\/+$/, '')}/i/${item.key}`,
-    original_name: item.original_name,
-    filename: item.filename,
-    hash: item.hash,
-    permission: item.permission,
-    size: item.size,
-    mime_type: item.mime_type,
-    width: item.width,
-    height: item.height,
-    created_at: item.created_at,
-  };
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export type CreateOutcome = { created: true; item: FileItem } | { created: false; item: FileItem };
@@ -136,8 +118,22 @@ export class FileRepository {
     this.baseUrl = deps.baseUrl;
   }
 
+  /** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
   record(item: FileItem): UploadRecord {
-    return recordOf(item, this.baseUrl);
+    return {
+      id: item.id,
+      key: item.key,
+      url: `${this.baseUrl.replace(/\/+$/, '')}/i/${item.key}`,
+      original_name: item.original_name,
+      filename: item.filename,
+      hash: item.hash,
+      permission: item.permission,
+      size: item.size,
+      mime_type: item.mime_type,
+      width: item.width,
+      height: item.height,
+      created_at: item.created_at,
+    };
   }
 
   async getItem(id: string): Promise<FileItem | undefined> {

@@ -27,11 +27,6 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return out;
 }
 
-/** The eXIf chunk that carries only `orientation`: what a stripped PNG keeps of its EXIF. */
-export function orientationExifChunk(orientation: number): Buffer {
-  return pngChunk('eXIf', orientationTiff(orientation));
-}
-
 function isLetter(byte: number): boolean {
   return (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 }
@@ -81,7 +76,7 @@ export function stripPng(bytes: Buffer): StripResult {
       exifSeen = true;
       const orientation = first && type === EXIF ? readOrientation(bytes, data, data + length) : undefined;
       if (keepsOrientation(orientation)) {
-        const minimal = orientationExifChunk(orientation);
+        const minimal = pngChunk('eXIf', orientationTiff(orientation)); // all a stripped PNG keeps of EXIF
         if (end - at === minimal.length && bytes.subarray(at, end).equals(minimal)) out.keep(at, end);
         else {
           out.insert(minimal);

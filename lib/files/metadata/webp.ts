@@ -25,11 +25,6 @@ function riffChunk(fourcc: string, data: Buffer): Buffer {
   return out;
 }
 
-/** The EXIF chunk that carries only `orientation`: what a stripped WebP keeps of its EXIF. */
-export function orientationExifRiffChunk(orientation: number): Buffer {
-  return riffChunk('EXIF', orientationTiff(orientation));
-}
-
 export function stripWebp(bytes: Buffer): StripResult {
   if (
     bytes.length < 12 ||
@@ -74,7 +69,7 @@ export function stripWebp(bytes: Buffer): StripResult {
       const orientation = first && extended ? readOrientation(bytes, tiff, dataEnd) : undefined;
       if (keepsOrientation(orientation)) {
         exifKept = true;
-        const minimal = orientationExifRiffChunk(orientation);
+        const minimal = riffChunk('EXIF', orientationTiff(orientation)); // all a stripped WebP keeps of EXIF
         if (end - at === minimal.length && bytes.subarray(at, end).equals(minimal)) body.keep(at, end);
         else {
           body.insert(minimal);
