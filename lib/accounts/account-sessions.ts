@@ -2,7 +2,7 @@
 // Session ids are looked up only inside the caller's partition, so another account's id is simply absent.
 import { errors } from '#lib/core/errors.ts';
 import type { ClientInfo } from './client.ts';
-import type { Account } from './repository.ts';
+import type { Account } from './model.ts';
 import type { SecurityEvents } from './security-events.ts';
 import type { SessionService } from './sessions.ts';
 

@@ -10,7 +10,7 @@ import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { type ClientInfo, NO_CLIENT } from './client.ts';
 import type { Principal } from './model.ts';
-import { AccountRepository, accountKey } from './repository.ts';
+import { AccountRepository, accountKey, conditionFailedAs } from './repository.ts';
 import { SecurityEvents } from './security-events.ts';
 
 /** API tokens are told apart from session tokens by their prefix (sessions are JWTs). */
@@ -178,15 +178,12 @@ export class ApiTokenService {
       ConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
     };
-    try {
-      await this.table.transact([
+    await this.table
+      .transact([
         { Delete: { Key: tokenHashKey(ref.token_hash), ...owned } },
         { Delete: { Key: tokenIdKey(id), ...owned } },
-      ]);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw errors.notFound('token: not found');
-      throw error;
-    }
+      ])
+      .catch(conditionFailedAs(() => errors.notFound('token: not found')));
     await this.events.record(accountId, 'token_revoked', client);
   }
 

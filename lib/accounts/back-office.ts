@@ -3,20 +3,15 @@
 
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import {
-  ConditionFailedError,
-  decodeCursor,
-  encodeCursor,
-  type Item,
-  type Table,
-} from '#lib/platform/db/table.ts';
+import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { IDENT_INDEX, type IdentifierKind } from './identifiers.ts';
+import type { Account } from './model.ts';
 import type { Registration } from './registration.ts';
 import {
-  type Account,
   type AccountRepository,
   accountKey,
+  conditionFailedAs,
   fromAccountItem,
   type PublicAccount,
   publicAccount,
@@ -163,14 +158,9 @@ export class BackOffice {
    */
   async resetTotp(id: string, client: ClientInfo) {
     await this.accountById(id);
-    let updated: Account;
-    try {
-      updated = await this.deps.secondFactorWrites.adminReset(id);
-    } catch (error) {
-      if (error instanceof ConditionFailedError)
-        throw errors.conflict('TOTP is not enabled for this account');
-      throw error;
-    }
+    const updated = await this.deps.secondFactorWrites
+      .adminReset(id)
+      .catch(conditionFailedAs(() => errors.conflict('TOTP is not enabled for this account')));
     await this.deps.changes.record(updated, 'totp_reset', client, { kind: 'totp_reset' });
     return this.view(updated);
   }

@@ -9,8 +9,9 @@ import { ConditionFailedError, epochSeconds, type Table } from '#lib/platform/db
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { AccountLimits } from './limits.ts';
+import type { Account } from './model.ts';
 import { normalizeRecoveryCode, type RecoveryCodeHasher } from './recovery-codes.ts';
-import type { Account, AccountRepository } from './repository.ts';
+import { type AccountRepository, conditionFailedAs } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecondFactorWrites } from './second-factor-writes.ts';
 import type { SecurityChanges } from './security-changes.ts';
@@ -82,8 +83,8 @@ export class Challenges {
       throw error;
     }
     // One attempt spent on this challenge, whatever the outcome; a dead or used challenge stops here.
-    try {
-      await table.update(challengeKey(claims.jti), {
+    await table
+      .update(challengeKey(claims.jti), {
         UpdateExpression: 'ADD attempts :one',
         ConditionExpression:
           'attribute_exists(pk) AND account_id = :sub AND attempts < :max AND #expires > :now',
@@ -94,11 +95,8 @@ export class Challenges {
           ':max': limits.challengeAttempts,
           ':now': epochSeconds(now),
         },
-      });
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw badChallenge();
-      throw error;
-    }
+      })
+      .catch(conditionFailedAs(badChallenge));
     await throttle.consume(
       `totp-login#${claims.sub}`,
       limits.totpLogin,

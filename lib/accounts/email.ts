@@ -7,7 +7,8 @@ import type { ClientInfo } from './client.ts';
 import type { CodeMail } from './code-mail.ts';
 import type { CodeStore } from './codes.ts';
 import { claimItem, releaseItem, sameAddress } from './identifiers.ts';
-import { type Account, type AccountRepository, accountChanged, publicAccount } from './repository.ts';
+import type { Account } from './model.ts';
+import { type AccountRepository, accountChanged, conditionFailedAs, publicAccount } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecurityChanges } from './security-changes.ts';
 
@@ -87,15 +88,12 @@ export class EmailBinding {
   async unbind(account: Account, input: { password: string }, client: ClientInfo) {
     await this.deps.requestLimits.requirePassword(account, input.password);
     if (!account.email) throw errors.conflict('No e-mail is bound to this account');
-    try {
-      await this.deps.table.transact([
+    await this.deps.table
+      .transact([
         this.deps.accounts.emailChangeItem(account, null, false, this.deps.table.clock().toISOString()),
         releaseItem(account.email, account.id),
-      ]);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw accountChanged();
-      throw error;
-    }
+      ])
+      .catch(conditionFailedAs(accountChanged));
     await this.deps.changes.record(account, 'email_changed', client, { kind: 'email_changed' });
     return publicAccount({ ...account, email: null, email_verified: false });
   }

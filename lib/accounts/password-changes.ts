@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import type { Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
@@ -16,8 +16,9 @@ import { CODE_TTL_SECONDS, type CodeStore, invalidCode } from './codes.ts';
 import type { DecoyAccount } from './decoy.ts';
 import { sameAddress } from './identifiers.ts';
 import type { AccountLimits } from './limits.ts';
+import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { type Account, type AccountRepository, accountChanged } from './repository.ts';
+import { type AccountRepository, accountChanged, conditionFailedAs } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecurityChanges } from './security-changes.ts';
 import { type SessionService, sessionAnswer } from './sessions.ts';
@@ -54,13 +55,9 @@ export class PasswordChanges {
       throw errors.badRequest('new_password: must differ from the current password');
     }
     const passwordHash = await hashPassword(input.new_password);
-    let updated: Account;
-    try {
-      updated = await this.deps.accounts.changePasswordHash(account, passwordHash);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw accountChanged();
-      throw error;
-    }
+    const updated = await this.deps.accounts
+      .changePasswordHash(account, passwordHash)
+      .catch(conditionFailedAs(accountChanged));
     const [session] = await Promise.all([
       sessionAnswer(this.deps.sessions, updated, client),
       this.deps.changes.record(updated, 'password_changed', client, { kind: 'password_changed' }),
@@ -119,12 +116,9 @@ export class PasswordChanges {
     });
     const account = checked.item.account_id ? await accounts.get(checked.item.account_id) : undefined;
     if (!account?.email || !sameAddress(account.email, input.email)) throw resetRefused();
-    try {
-      await table.transact([accounts.resetPasswordItem(account, passwordHash), checked.consume]);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw resetRefused();
-      throw error;
-    }
+    await table
+      .transact([accounts.resetPasswordItem(account, passwordHash), checked.consume])
+      .catch(conditionFailedAs(resetRefused));
     await accounts.syncLoginCopies(account, { username: account.username, password_hash: passwordHash });
     // The token epoch moved with the password: every token is already refused. Deleting the items tidies
     // the token list.

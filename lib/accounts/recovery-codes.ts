@@ -27,10 +27,6 @@ export function normalizeRecoveryCode(input: string): string | undefined {
   return input.replace('-', '').toLowerCase();
 }
 
-export function isRecoveryCodeInput(input: string): boolean {
-  return RECOVERY_CODE_INPUT.test(input);
-}
-
 /** Digests of recovery codes: HMAC-SHA256 with a pepper kept sealed by the master key, bound to the account. */
 export class RecoveryCodeHasher {
   constructor(private readonly pepper: () => Promise<Buffer>) {}

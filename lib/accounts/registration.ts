@@ -7,14 +7,9 @@ import { log } from '#lib/platform/log.ts';
 import type { ClientInfo } from './client.ts';
 import type { CodeMail } from './code-mail.ts';
 import { type CodeStore, invalidCode } from './codes.ts';
+import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import {
-  type Account,
-  type AccountRepository,
-  accountChanged,
-  type NewAccount,
-  publicAccount,
-} from './repository.ts';
+import { type AccountRepository, accountChanged, type NewAccount, publicAccount } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 
 export const emailInUse = () => errors.conflict('email: is already in use');

@@ -14,9 +14,6 @@ import {
 } from './identifiers.ts';
 import type { Account, Role } from './model.ts';
 
-export { claimItem, identifierKey, releaseItem } from './identifiers.ts';
-export type { Account, Role } from './model.ts';
-
 /** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
 export interface PublicAccount {
   id: string;
@@ -46,6 +43,13 @@ export const accountKey = (id: string) => ({ pk: `account#${id}`, sk: 'account' 
 /** A conditional write of the account lost to a concurrent change. */
 export const accountChanged = () => errors.conflict('The account was changed by another request; try again');
 
+/** For `.catch`: a conditional write that lost throws `refusal()` instead; any other error passes unchanged. */
+export function conditionFailedAs(refusal: () => Error) {
+  return (error: unknown): never => {
+    throw error instanceof ConditionFailedError ? refusal() : error;
+  };
+}
+
 const ADMIN_INDEX = 'role#admin';
 
 function toItem(account: Account): Item & { pk: string; sk: string } {
@@ -59,7 +63,7 @@ function toItem(account: Account): Item & { pk: string; sk: string } {
   };
 }
 
-function fromItem(item: Item | undefined): Account | undefined {
+export function fromAccountItem(item: Item | undefined): Account | undefined {
   if (!item) return undefined;
   const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _g, gsi2sk: _s, ...rest } = item;
   return rest as unknown as Account;
@@ -121,7 +125,7 @@ export class AccountRepository {
   }
 
   async get(id: string): Promise<Account | undefined> {
-    return fromItem(await this.table.get(accountKey(id)));
+    return fromAccountItem(await this.table.get(accountKey(id)));
   }
 
   /** Who holds this username or e-mail (one namespace, so "username first, then e-mail" is one look-up). */
@@ -147,28 +151,18 @@ export class AccountRepository {
     copy: LoginCopy,
     claims: ReadonlyArray<string | null> = [account.username, account.email],
   ): Promise<void> {
+    const values = claims.filter((value): value is string => !!value);
     await Promise.all(
-      claims.flatMap((value) =>
-        value
-          ? [
-              this.table
-                .update(identifierKey(value), loginCopyUpdate(account.id, copy))
-                .catch((error: unknown) => {
-                  if (error instanceof ConditionFailedError) return;
-                  log.warn('login copy of a claim not updated', {
-                    account_id: account.id,
-                    error_name: (error as Error)?.name,
-                  });
-                }),
-            ]
-          : [],
+      values.map((value) =>
+        this.table.update(identifierKey(value), loginCopyUpdate(account.id, copy)).catch((error: unknown) => {
+          if (error instanceof ConditionFailedError) return;
+          log.warn('login copy of a claim not updated', {
+            account_id: account.id,
+            error_name: (error as Error)?.name,
+          });
+        }),
       ),
     );
-  }
-
-  async findByIdentifier(identifier: string): Promise<Account | undefined> {
-    const id = await this.ownerOf(identifier);
-    return id ? this.get(id) : undefined;
   }
 
   /** The first administrator created (owner of uploads made with the static API token). */
@@ -180,7 +174,7 @@ export class AccountRepository {
       ScanIndexForward: true,
       Limit: 1,
     });
-    return fromItem(items[0]);
+    return fromAccountItem(items[0]);
   }
 
   async anyAdmin(): Promise<boolean> {
@@ -317,10 +311,6 @@ export class AccountRepository {
   }
 
   private async updated(accountId: string, update: Parameters<Table['update']>[1]): Promise<Account> {
-    return fromItem(await this.table.update(accountKey(accountId), update))!;
+    return fromAccountItem(await this.table.update(accountKey(accountId), update))!;
   }
-}
-
-export function fromAccountItem(item: Item | undefined): Account | undefined {
-  return fromItem(item);
 }

@@ -5,10 +5,11 @@ import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
+import type { Account } from './model.ts';
 import { verifyPassword } from './passwords.ts';
 import { qrDataUrl } from './qr.ts';
 import { generateRecoveryCodes, type RecoveryCodeHasher } from './recovery-codes.ts';
-import { type Account, accountChanged } from './repository.ts';
+import { accountChanged, conditionFailedAs } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecondFactorWrites } from './second-factor-writes.ts';
 import type { SecurityChanges } from './security-changes.ts';
@@ -48,12 +49,7 @@ export class SecondFactor {
     const { generateSecret, generateURI } = await loadOtplib();
     const secret = generateSecret({ length: 20 });
     const sealed = await sealTotpSecret(this.deps.masterKey, account.id, secret);
-    try {
-      await this.deps.writes.setPendingSecret(account.id, sealed);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw alreadyEnabled();
-      throw error;
-    }
+    await this.deps.writes.setPendingSecret(account.id, sealed).catch(conditionFailedAs(alreadyEnabled));
     const label = account.email ?? account.username;
     const uri = generateURI({ issuer: this.deps.totpIssuer, label, secret });
     return { secret, uri, qr_data_url: await qrDataUrl(uri) };
@@ -70,19 +66,11 @@ export class SecondFactor {
     if (!pending) throw errors.conflict('No TOTP setup is pending: call /auth/totp/setup first');
     const step = await this.checkCode(account, pending, input.code);
     const codes = generateRecoveryCodes();
-    let updated: Account;
-    try {
-      updated = await this.deps.writes.enable(
-        account.id,
-        pending,
-        step,
-        await this.deps.recoveryCodes.digests(account.id, codes),
-      );
-    } catch (error) {
+    const digests = await this.deps.recoveryCodes.digests(account.id, codes);
+    const updated = await this.deps.writes
+      .enable(account.id, pending, step, digests)
       // Another request enabled TOTP or spent this step meanwhile.
-      if (error instanceof ConditionFailedError) throw totpRefusal('used');
-      throw error;
-    }
+      .catch(conditionFailedAs(() => totpRefusal('used')));
     await this.deps.changes.record(updated, 'totp_enabled', client, { kind: 'totp_enabled' });
     return { ...securityState(updated), recovery_codes: codes };
   }
@@ -118,16 +106,10 @@ export class SecondFactor {
     if (!account.totp_enabled || !account.totp_secret_enc) throw notEnabled();
     await this.deps.requestLimits.requirePassword(account, input.password);
     const codes = generateRecoveryCodes();
-    let updated: Account;
-    try {
-      updated = await this.deps.writes.replaceRecoveryCodes(
-        account,
-        await this.deps.recoveryCodes.digests(account.id, codes),
-      );
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw accountChanged();
-      throw error;
-    }
+    const digests = await this.deps.recoveryCodes.digests(account.id, codes);
+    const updated = await this.deps.writes
+      .replaceRecoveryCodes(account, digests)
+      .catch(conditionFailedAs(accountChanged));
     await this.deps.changes.record(updated, 'recovery_codes_regenerated', client, {
       kind: 'recovery_codes_regenerated',
     });

@@ -7,8 +7,8 @@ import { AppError, errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
-import type { Principal } from './model.ts';
-import { type Account, AccountRepository, accountKey, fromAccountItem, publicAccount } from './repository.ts';
+import type { Account, Principal } from './model.ts';
+import { AccountRepository, accountKey, fromAccountItem, publicAccount } from './repository.ts';
 import { TokenError, type TokenSigner } from './tokens.ts';
 
 /**

@@ -1,7 +1,6 @@
 // The hosted mock cashier (docs/DESIGN.md 7): a short-lived signed link to a small page with a Pay button.
 
-import type { TokenSigner } from '#lib/accounts/tokens.ts';
-import { TokenError } from '#lib/accounts/tokens.ts';
+import { TokenError, type TokenSigner } from '#lib/accounts/tokens.ts';
 import { centsToYuan } from '#lib/billing/channels/money.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
 import type { OrderStatus, StoredOrder } from './model.ts';

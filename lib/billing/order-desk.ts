@@ -4,6 +4,7 @@
 
 import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import { errors } from '#lib/core/errors.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
@@ -20,7 +21,7 @@ import {
   orderView,
   type StoredOrder,
 } from './model.ts';
-import type { OrderRepository, Page } from './orders.ts';
+import type { OrderRepository } from './orders.ts';
 import type { PlanRepository } from './plans.ts';
 import { type GatewaySource, isChannel } from './registry.ts';
 import { requireMockCashier, type Settlement } from './settlement.ts';

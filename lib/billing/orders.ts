@@ -1,8 +1,8 @@
 // Order records: creation, listings, and the conditional writes that move an order out of `pending`.
 
 import type { GrantWrite } from '#lib/files/quota-service.ts';
-import type { Item, Table } from '#lib/platform/db/table.ts';
-import { decodeCursor, encodeCursor } from '#lib/platform/db/table.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
+import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
@@ -11,10 +11,6 @@ import { orderPaidOutboxPut } from './outbox.ts';
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
 const ALL_ORDERS = 'orders';
-
-import type { Page } from '#lib/platform/db/paging.ts';
-
-export type { Page };
 
 function fromItem(item: Item | undefined): StoredOrder | undefined {
   if (!item) return undefined;
@@ -56,35 +52,26 @@ export class OrderRepository {
 
   /** Newest first. */
   listByUser(userId: string, limit: number, cursor?: string): Promise<Page<StoredOrder>> {
-    return this.page('gsi1', 'gsi1pk', userIndex(userId), limit, cursor);
+    return this.page('gsi1', userIndex(userId), limit, cursor);
   }
 
   /** Every order, newest first (administrators). */
   listAll(limit: number, cursor?: string): Promise<Page<StoredOrder>> {
-    return this.page('gsi2', 'gsi2pk', ALL_ORDERS, limit, cursor);
+    return this.page('gsi2', ALL_ORDERS, limit, cursor);
   }
 
-  private async page(
-    index: 'gsi1' | 'gsi2',
-    attribute: string,
-    value: string,
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<StoredOrder>> {
+  private async page(index: 'gsi1' | 'gsi2', value: string, limit: number, cursor?: string) {
     const startKey = decodeCursor(cursor);
     const { items, lastKey } = await this.table.query({
       IndexName: index,
       KeyConditionExpression: '#pk = :value',
-      ExpressionAttributeNames: { '#pk': attribute },
+      ExpressionAttributeNames: { '#pk': `${index}pk` },
       ExpressionAttributeValues: { ':value': value },
       ScanIndexForward: false,
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
-    return {
-      items: items.map((item) => fromItem(item)!),
-      next_cursor: encodeCursor(lastKey),
-    };
+    return { items: items.map((item) => fromItem(item)!), next_cursor: encodeCursor(lastKey) };
   }
 
   /**
@@ -225,20 +212,22 @@ export class OrderRepository {
       values[':nowMs'] = input.requireUnexpiredAt.getTime();
       conditions.push('deadline_ms > :nowMs');
     }
-    const update = {
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: conditions.join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    };
     if (grant) {
       names['#grant'] = 'grant';
       values[':grant'] = grant.grant;
-      update.UpdateExpression = `SET ${[...sets, '#grant = :grant'].join(', ')}`;
+      sets.push('#grant = :grant');
       settled.grant = grant.grant;
     }
     await this.table.transact([
-      { Update: { Key: orderKey(order.id), ...update } },
+      {
+        Update: {
+          Key: orderKey(order.id),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
       orderPaidOutboxPut(orderPaidDetail(settled), input.now),
       ...(grant ? [grant.item] : []),
     ]);

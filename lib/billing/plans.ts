@@ -1,8 +1,7 @@
 // The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import type { Item, Table } from '#lib/platform/db/table.ts';
-import { ConditionFailedError } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { Plan } from './model.ts';
 

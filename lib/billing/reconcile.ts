@@ -146,9 +146,7 @@ export class Reconciler {
       // Adapters answer failures as `unknown`; an escape is treated the same, without its message.
       verdict = { kind: 'unknown', reason: 'malformed', detail: 'query threw' };
     }
-    if (verdict.kind === 'unknown') {
-      return this.failed(order, provider, verdict.reason, verdict.detail);
-    }
+    if (verdict.kind === 'unknown') return this.failed(order, provider, verdict.reason, verdict.detail);
     if (verdict.kind === 'not_paid') return 'still_pending';
     if (verdict.outTradeNo !== order.id) return this.failed(order, provider, 'order_mismatch');
     try {

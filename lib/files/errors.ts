@@ -31,10 +31,6 @@ export class UploadError extends AppError {
   }
 }
 
-export function isUploadError(value: unknown): value is UploadError {
-  return value instanceof UploadError;
-}
-
 /** The one wording for "too big", used by the early content-length check, the stream and the read-back. */
 export function fileTooLarge(maxBytes: number): UploadError {
   return new UploadError('payload_too_large', `file: larger than ${maxBytes} bytes`, {

@@ -57,21 +57,6 @@ export interface FileItem {
 /** A page of file records (lib/platform/db/paging.ts). */
 export type FilePage = Page<UploadRecord>;
 
-/** The stored item of a new record (`record.created_at` from `now`, whose milliseconds order listings). */
-export function fileItemOf(record: UploadRecord, ownerId: string, now: Date): FileItem {
-  const { url: _url, ...fields } = record;
-  const sortKey = `${now.toISOString()}#${record.id}`;
-  return {
-    ...fileKey(record.id),
-    ...fields,
-    owner_id: ownerId,
-    gsi1pk: ownerIndex(ownerId),
-    gsi1sk: sortKey,
-    gsi2pk: record.permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
-    gsi2sk: sortKey,
-  };
-}
-
 export interface NewFileInput {
   id: string;
   key: string;
@@ -84,27 +69,22 @@ export interface NewFileInput {
   baseUrl: string;
 }
 
-/** The stored item of an upload just checked (a direct upload or a confirm). */
+/**
+ * The stored item of an upload just checked (a direct upload or a confirm); `created_at` from `now`,
+ * whose milliseconds order listings.
+ */
 export function newFileItem(input: NewFileInput): FileItem {
   const { ownerId, ...fields } = input;
-  return fileItemOf(buildUploadRecord(fields), ownerId, input.now);
-}
-
-/** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
-export function recordOf(item: FileItem, baseUrl: string): UploadRecord {
+  const { url: _url, ...record } = buildUploadRecord(fields);
+  const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
-    id: item.id,
-    key: item.key,
-    url: `${baseUrl.replace(/\/+$/, '')}/i/${item.key}`,
-    original_name: item.original_name,
-    filename: item.filename,
-    hash: item.hash,
-    permission: item.permission,
-    size: item.size,
-    mime_type: item.mime_type,
-    width: item.width,
-    height: item.height,
-    created_at: item.created_at,
+    ...fileKey(record.id),
+    ...record,
+    owner_id: ownerId,
+    gsi1pk: ownerIndex(ownerId),
+    gsi1sk: sortKey,
+    gsi2pk: record.permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
+    gsi2sk: sortKey,
   };
 }
 
@@ -138,8 +118,22 @@ export class FileRepository {
     this.baseUrl = deps.baseUrl;
   }
 
+  /** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
   record(item: FileItem): UploadRecord {
-    return recordOf(item, this.baseUrl);
+    return {
+      id: item.id,
+      key: item.key,
+      url: `${this.baseUrl.replace(/\/+$/, '')}/i/${item.key}`,
+      original_name: item.original_name,
+      filename: item.filename,
+      hash: item.hash,
+      permission: item.permission,
+      size: item.size,
+      mime_type: item.mime_type,
+      width: item.width,
+      height: item.height,
+      created_at: item.created_at,
+    };
   }
 
   async getItem(id: string): Promise<FileItem | undefined> {
@@ -222,27 +216,8 @@ export class FileRepository {
    * unless it changed meanwhile (deleted already: that deletion gave the bytes back).
    */
   async removeUnstored(item: FileItem): Promise<void> {
-    const counted = item.usage_counted === true;
     try {
-      await this.table.transact([
-        {
-          Delete: {
-            Key: fileKey(item.id),
-            ConditionExpression: `owner_id = :owner AND ${
-              counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
-            }`,
-            ExpressionAttributeValues: { ':owner': item.owner_id, ...(counted ? { ':counted': true } : {}) },
-          },
-        },
-        {
-          Delete: {
-            Key: hashClaimKey(item.owner_id, item.hash),
-            ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
-            ExpressionAttributeValues: { ':id': item.id },
-          },
-        },
-        ...(counted ? [releaseItem(item.owner_id, item.size)] : []),
-      ]);
+      await this.table.transact(deletion(item));
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
     }
@@ -307,28 +282,8 @@ export class FileRepository {
       // Read again on every try: a concurrent request may have deleted it, or the recount counted it.
       // A null owner is the back office: any file, its bytes given back to whoever owns it.
       const item = ownerId === null ? await this.getAny(id) : await this.getOwn(ownerId, id);
-      const owner = item.owner_id;
-      const counted = item.usage_counted === true;
       try {
-        await this.table.transact([
-          {
-            Delete: {
-              Key: fileKey(id),
-              ConditionExpression: `attribute_exists(pk) AND owner_id = :owner AND ${
-                counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
-              }`,
-              ExpressionAttributeValues: { ':owner': owner, ...(counted ? { ':counted': true } : {}) },
-            },
-          },
-          {
-            Delete: {
-              Key: hashClaimKey(owner, item.hash),
-              ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
-              ExpressionAttributeValues: { ':id': id },
-            },
-          },
-          ...(counted ? [releaseItem(owner, item.size)] : []),
-        ]);
+        await this.table.transact(deletion(item));
         return item;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
@@ -337,6 +292,33 @@ export class FileRepository {
     }
     throw errors.serviceUnavailable('The file is being changed by other requests; try again');
   }
+}
+
+/**
+ * Removes the record (only while it is the same owner's and its usage_counted is as read) and its hash
+ * claim, giving its bytes back to the owner's usage when they were counted there.
+ */
+function deletion(item: FileItem): TransactItem[] {
+  const counted = item.usage_counted === true;
+  return [
+    {
+      Delete: {
+        Key: fileKey(item.id),
+        ConditionExpression: `owner_id = :owner AND ${
+          counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
+        }`,
+        ExpressionAttributeValues: { ':owner': item.owner_id, ...(counted ? { ':counted': true } : {}) },
+      },
+    },
+    {
+      Delete: {
+        Key: hashClaimKey(item.owner_id, item.hash),
+        ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
+        ExpressionAttributeValues: { ':id': item.id },
+      },
+    },
+    ...(counted ? [releaseItem(item.owner_id, item.size)] : []),
+  ];
 }
 
 // A cursor is the last evaluated key of the same listing, nothing else: a forged one (another owner's

@@ -1,5 +1,7 @@
 // Pending presigned uploads in the table: the grant a presign writes, its confirmation marker, and the
 // look-up of what a key was confirmed into.
+
+import type { ImageKind } from '#lib/files/metadata/types.ts';
 import {
   ConditionFailedError,
   epochSeconds,
@@ -9,7 +11,6 @@ import {
 } from '#lib/platform/db/table.ts';
 import { type FileItem, fileKey } from './files.ts';
 import type { Permission } from './record.ts';
-import type { ImageKind } from './sniff.ts';
 
 /** How long a presigned upload (its URL and its pending item) stays valid. */
 export const PRESIGN_TTL_SECONDS = 15 * 60;

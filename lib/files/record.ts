@@ -1,12 +1,12 @@
 // The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
 import { createHash } from 'node:crypto';
+import type { ImageKind } from '#lib/files/metadata/types.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import * as z from '#lib/platform/zod.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { measureImage } from './measure.ts';
 import { sanitizeOriginalName } from './names.ts';
-import type { ImageKind, SniffedType } from './sniff.ts';
-import { kindFromMimeType, notAllowedError, sniffImage } from './sniff.ts';
+import { kindFromMimeType, notAllowedError, type SniffedType, sniffImage } from './sniff.ts';
 
 export const PERMISSIONS = ['private', 'public'] as const;
 export type Permission = (typeof PERMISSIONS)[number];

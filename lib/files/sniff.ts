@@ -3,8 +3,6 @@ import type { fileTypeFromBuffer as FileTypeFromBuffer } from 'file-type/core';
 import { IMAGE_KINDS, type ImageKind } from '#lib/files/metadata/types.ts';
 import { UploadError } from './errors.ts';
 
-export { IMAGE_KINDS, type ImageKind };
-
 export interface SniffedType {
   mimeType: string;
   ext: string;

@@ -18,8 +18,6 @@ export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** The payload hash SigV4 signs; when a request carries it, the signer takes it rather than hashing. */
 const CONTENT_SHA256_HEADER = 'x-amz-content-sha256';
 
-export { INCOMING_PREFIX };
-
 export function incomingKey(key: string): string {
   return `${INCOMING_PREFIX}${key}`;
 }

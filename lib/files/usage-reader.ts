@@ -1,7 +1,6 @@
 // Reading accounts' usage for other capabilities: the back office's account listing (lib/accounts
-// AccountUsageReader), and many accounts at once, 100 per round trip.
+// AccountUsageReader), many accounts at once, 100 per round trip.
 import type { Table } from '#lib/platform/db/table.ts';
-import type { UsageView } from './quota-model.ts';
 import { buildQuota, type QuotaAccount } from './quota-service.ts';
 
 export interface UsageReadInput {
@@ -15,7 +14,7 @@ export interface UsageReadInput {
 export function usageReader(input: UsageReadInput) {
   return {
     async usageOf(accounts: readonly QuotaAccount[]) {
-      const views = await readAccountUsages(input, accounts);
+      const views = await buildQuota(input).usagesOf(accounts);
       return new Map(
         [...views].map(([id, view]) => [
           id,
@@ -24,12 +23,4 @@ export function usageReader(input: UsageReadInput) {
       );
     },
   };
-}
-
-/** Many accounts' usage keyed by account id, 100 accounts per round trip (BatchGetItem). */
-export function readAccountUsages(
-  input: UsageReadInput,
-  accounts: readonly QuotaAccount[],
-): Promise<Map<string, UsageView>> {
-  return buildQuota(input).usagesOf(accounts);
 }

@@ -3,8 +3,7 @@
 // corrects any drift. Safe to run while the service runs, and idempotent: a second run changes nothing.
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailedError, type Item, type Table } from '#lib/platform/db/table.ts';
-import type { FileItem } from './files.ts';
-import { fileKey } from './files.ts';
+import { type FileItem, fileKey } from './files.ts';
 import { type UsageItem, usageKey } from './usage.ts';
 
 export interface RecountReport {

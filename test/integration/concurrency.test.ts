@@ -3,7 +3,7 @@
 // and nothing is left behind in the table or the bucket (test/support/faults.ts findOrphans).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { codeKey } from '#lib/accounts/codes.ts';
-import { identifierKey } from '#lib/accounts/repository.ts';
+import { identifierKey } from '#lib/accounts/identifiers.ts';
 import { orderKey } from '#lib/billing/orders.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
 import { pendingKey } from '#lib/files/pending.ts';

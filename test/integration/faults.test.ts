@@ -4,7 +4,7 @@
 // no partial record, no orphan object, and the same request retried succeeds with exactly one effect.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codeKey } from '#lib/accounts/codes.ts';
-import { identifierKey } from '#lib/accounts/repository.ts';
+import { identifierKey } from '#lib/accounts/identifiers.ts';
 import { logPublisher } from '#lib/billing/order-events.ts';
 import { orderKey } from '#lib/billing/orders.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';

@@ -115,8 +115,8 @@ describe('accounts and passwords', () => {
   it('claims usernames and e-mails case-insensitively in one namespace', async () => {
     const { account } = await createTestAccount({ username: 'Alice', email: 'alice@example.test' });
     const accounts = sessions.accounts;
-    expect((await accounts.findByIdentifier('ALICE'))?.id).toBe(account.id);
-    expect((await accounts.findByIdentifier('Alice@Example.Test'))?.id).toBe(account.id);
+    expect(await accounts.ownerOf('ALICE')).toBe(account.id);
+    expect(await accounts.ownerOf('Alice@Example.Test')).toBe(account.id);
     await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ errorName: 'conflict' });
     await expect(createTestAccount({ username: 'alice@example.test' })).rejects.toMatchObject({
       errorName: 'conflict',

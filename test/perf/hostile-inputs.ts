@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { measureImage } from '#lib/files/measure.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
-import { IMAGE_KINDS, sniffImage } from '#lib/files/sniff.ts';
+import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
+import { sniffImage } from '#lib/files/sniff.ts';
 import { hostileShapes, realisticImages, validPng } from '#test/support/hostile-images.ts';
 import { table } from './stats.ts';
 

@@ -1,8 +1,8 @@
 // Creates accounts and sessions straight through the repositories, for tests of other capabilities.
 import { randomBytes } from 'node:crypto';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
+import type { Account } from '#lib/accounts/model.ts';
 import { hashPassword } from '#lib/accounts/passwords.ts';
-import type { Account } from '#lib/accounts/repository.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { Role } from '#lib/http/types.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';

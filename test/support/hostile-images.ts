@@ -3,7 +3,7 @@
 // counts what the readers do on them, and test/perf/hostile-inputs.ts times it.
 import { deflateSync } from 'node:zlib';
 import { HEIF_HEAD_BYTES } from '#lib/files/measure.ts';
-import type { ImageKind } from '#lib/files/sniff.ts';
+import type { ImageKind } from '#lib/files/metadata/types.ts';
 import { makeJpeg } from './images.ts';
 import { jpegWithMetadata, pngChunk } from './metadata-images.ts';
 

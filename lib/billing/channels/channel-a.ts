@@ -1,7 +1,6 @@
 // channel_a wire protocol: Alipay face-to-face precreate (v2 gateway, RSA2) and its async notification.
 
-import type { KeyObject } from 'node:crypto';
-import { verify as verifySignature } from 'node:crypto';
+import { type KeyObject, verify as verifySignature } from 'node:crypto';
 import type { AlipaySdk } from 'alipay-sdk';
 import { ChannelRequestError } from './errors.ts';
 import {
@@ -12,16 +11,17 @@ import {
   sortedSigningContent,
 } from './form.ts';
 import { loadPrivateKey, loadPublicKey, privateKeyPem, publicKeyPem } from './keys.ts';
-import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
+import { centsToYuan, yuanToCents } from './money.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';
-import type {
-  CallbackRequest,
-  CallbackVerdict,
-  ChannelOrder,
-  CreateChannelOrderInput,
-  QueryFailureReason,
-  QueryVerdict,
-  SynchronousChannelAdapter,
+import {
+  type CallbackRequest,
+  type CallbackVerdict,
+  type ChannelOrder,
+  type CreateChannelOrderInput,
+  paidVerdict,
+  type QueryFailureReason,
+  type QueryVerdict,
+  type SynchronousChannelAdapter,
 } from './types.ts';
 
 export interface ChannelASettings {
@@ -124,9 +124,7 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     if (!signatureMatches(params, signature, alipayPublicKey)) {
       return { kind: 'rejected', reason: 'signature does not verify' };
     }
-    if (params.get('app_id') !== appId) {
-      return { kind: 'rejected', reason: 'app_id is not ours' };
-    }
+    if (params.get('app_id') !== appId) return { kind: 'rejected', reason: 'app_id is not ours' };
     if (sellerId !== undefined && params.get('seller_id') !== sellerId) {
       return { kind: 'rejected', reason: 'seller_id is not ours' };
     }
@@ -177,17 +175,11 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     if (!PAID_STATUSES.has(status)) {
       return { kind: 'not_paid', outTradeNo, reason: `trade_status ${status || 'missing'}` };
     }
-    let amountCents: number;
-    try {
-      amountCents = yuanToCents(text(answer.total_amount) ?? '');
-    } catch (error) {
-      if (!(error instanceof InvalidAmountError)) throw error;
+    const amountCents = yuanToCents(text(answer.total_amount) ?? '');
+    if (amountCents === undefined) {
       return { kind: 'unknown', reason: 'malformed', detail: 'total_amount is not a valid amount' };
     }
-    const tradeNo = text(answer.trade_no);
-    return tradeNo
-      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
-      : { kind: 'paid', outTradeNo, amountCents };
+    return paidVerdict(outTradeNo, amountCents, text(answer.trade_no));
   }
 
   return plainTextChannel(PROVIDER, { createOrder, verifyCallback, queryOrder });

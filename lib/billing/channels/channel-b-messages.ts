@@ -37,16 +37,12 @@ export function readSignedMessageHeaders(headers: Record<string, string>): Signe
   const timestamp = read('timestamp');
   const nonce = read('nonce');
   const serial = read('serial');
-  if (!signature || !timestamp || !nonce || !serial) {
-    return undefined;
-  }
+  if (!signature || !timestamp || !nonce || !serial) return undefined;
   return { signature, timestamp, nonce, serial, signatureType: read('signature-type') };
 }
 
 export function isFresh(timestamp: string, now: Date): boolean {
-  if (!/^\d{1,12}$/.test(timestamp)) {
-    return false;
-  }
+  if (!/^\d{1,12}$/.test(timestamp)) return false;
   const skewSeconds = Math.abs(Math.floor(now.getTime() / 1000) - Number(timestamp));
   return skewSeconds <= MAX_CLOCK_SKEW_SECONDS;
 }
@@ -86,9 +82,7 @@ interface AxiosHeaderReader {
 /** Same checks as the plugin's response verifier, for the one platform key that has no configured serial. */
 export function verifyAnswerWithUnnamedKey(publicKey: KeyObject) {
   return function verifyAnswer(this: unknown, data: unknown, headers: AxiosHeaderReader, status?: number) {
-    if (status !== undefined && (status < 200 || status >= 300)) {
-      return data;
-    }
+    if (status !== undefined && (status < 200 || status >= 300)) return data;
     const read = (name: string): string | undefined => {
       const value = typeof headers.get === 'function' ? headers.get(name) : headers[name.toLowerCase()];
       return typeof value === 'string' ? value : undefined;
@@ -109,9 +103,7 @@ export function verifyAnswerWithUnnamedKey(publicKey: KeyObject) {
 }
 
 export function parseJsonAnswer(data: unknown): unknown {
-  if (typeof data !== 'string' || data === '') {
-    return data;
-  }
+  if (typeof data !== 'string' || data === '') return data;
   try {
     return JSON.parse(data);
   } catch {

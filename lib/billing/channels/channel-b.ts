@@ -14,13 +14,14 @@ import { beijingRfc3339 } from './form.ts';
 import { parseJsonObject } from './json.ts';
 import { certificateSerial, loadPrivateKey, loadPublicKey, privateKeyPem } from './keys.ts';
 import { optionalHttpUrl, requireSetting } from './settings.ts';
-import type {
-  CallbackRequest,
-  CallbackVerdict,
-  ChannelOrder,
-  CreateChannelOrderInput,
-  QueryVerdict,
-  SynchronousChannelAdapter,
+import {
+  type CallbackRequest,
+  type CallbackVerdict,
+  type ChannelOrder,
+  type CreateChannelOrderInput,
+  paidVerdict,
+  type QueryVerdict,
+  type SynchronousChannelAdapter,
 } from './types.ts';
 
 export interface ChannelBSettings {
@@ -134,9 +135,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     try {
       answer = await client.chain('v3/pay/transactions/native').post(body, requestConfig);
     } catch (error) {
-      if (error instanceof ChannelRequestError) {
-        throw error;
-      }
+      if (error instanceof ChannelRequestError) throw error;
       // Not chained as cause: axios errors carry the client config, which holds key material.
       throw new ChannelRequestError(PROVIDER, 'native order failed or its answer did not verify', {
         detail: describeAxiosFailure(error),
@@ -151,12 +150,8 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
 
   function verifyCallback(request: CallbackRequest, now: Date = new Date()): CallbackVerdict {
     const headers = readSignedMessageHeaders(request.headers);
-    if (!headers) {
-      return { kind: 'rejected', reason: 'missing signature headers' };
-    }
-    if (headers.signature.startsWith(PROBE_PREFIX)) {
-      return { kind: 'rejected', reason: 'signature probe' };
-    }
+    if (!headers) return { kind: 'rejected', reason: 'missing signature headers' };
+    if (headers.signature.startsWith(PROBE_PREFIX)) return { kind: 'rejected', reason: 'signature probe' };
     if (headers.signatureType !== undefined && headers.signatureType !== SIGNATURE_TYPE) {
       return { kind: 'rejected', reason: 'unsupported signature type' };
     }
@@ -198,15 +193,9 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
       return { kind: 'rejected', reason: 'resource does not decrypt' };
     }
     const transaction = parseJsonObject(plaintext);
-    if (!transaction) {
-      return { kind: 'rejected', reason: 'malformed transaction' };
-    }
-    if (transaction.mchid !== mchId) {
-      return { kind: 'rejected', reason: 'mchid is not ours' };
-    }
-    if (transaction.appid !== appId) {
-      return { kind: 'rejected', reason: 'appid is not ours' };
-    }
+    if (!transaction) return { kind: 'rejected', reason: 'malformed transaction' };
+    if (transaction.mchid !== mchId) return { kind: 'rejected', reason: 'mchid is not ours' };
+    if (transaction.appid !== appId) return { kind: 'rejected', reason: 'appid is not ours' };
     const outTradeNo = typeof transaction.out_trade_no === 'string' ? transaction.out_trade_no : '';
     const tradeState = transaction.trade_state;
     if (notification.event_type !== 'TRANSACTION.SUCCESS' || tradeState !== 'SUCCESS') {
@@ -221,10 +210,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     if (amount?.currency !== undefined && amount.currency !== 'CNY') {
       return { kind: 'rejected', reason: 'currency is not CNY' };
     }
-    const tradeNo = transaction.transaction_id;
-    return typeof tradeNo === 'string' && tradeNo !== ''
-      ? { kind: 'paid', outTradeNo, amountCents: total, tradeNo }
-      : { kind: 'paid', outTradeNo, amountCents: total };
+    return paidVerdict(outTradeNo, total, transaction.transaction_id);
   }
 
   /**
@@ -268,10 +254,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     if (amount?.currency !== undefined && amount.currency !== 'CNY') {
       return { kind: 'unknown', reason: 'malformed', detail: 'currency is not CNY' };
     }
-    const tradeNo = transaction.transaction_id;
-    return typeof tradeNo === 'string' && tradeNo !== ''
-      ? { kind: 'paid', outTradeNo, amountCents: total, tradeNo }
-      : { kind: 'paid', outTradeNo, amountCents: total };
+    return paidVerdict(outTradeNo, total, transaction.transaction_id);
   }
 
   return {
@@ -308,9 +291,7 @@ function queryFailureVerdict(outTradeNo: string, error: unknown): QueryVerdict {
 }
 
 function describeAxiosFailure(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) {
-    return undefined;
-  }
+  if (typeof error !== 'object' || error === null) return undefined;
   const failure = error as { code?: unknown; response?: { status?: unknown; data?: { code?: unknown } } };
   const parts = [failure.response?.status, failure.response?.data?.code, failure.code]
     .filter((part) => typeof part === 'string' || typeof part === 'number')

@@ -3,14 +3,15 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ChannelRequestError } from './errors.ts';
 import { formNotificationVerdict, plainTextChannel, signedFormParams, sortedSigningContent } from './form.ts';
 import { parseJsonObject } from './json.ts';
-import { centsToYuan, InvalidAmountError, yuanToCents } from './money.ts';
+import { centsToYuan, yuanToCents } from './money.ts';
 import { optionalHttpUrl, requireHttpUrl, requireSetting } from './settings.ts';
-import type {
-  CallbackRequest,
-  CallbackVerdict,
-  ChannelOrder,
-  CreateChannelOrderInput,
-  QueryVerdict,
+import {
+  type CallbackRequest,
+  type CallbackVerdict,
+  type ChannelOrder,
+  type CreateChannelOrderInput,
+  paidVerdict,
+  type QueryVerdict,
 } from './types.ts';
 
 export interface ChannelCSettings {
@@ -111,9 +112,7 @@ export function createChannelC(settings: ChannelCSettings) {
     if (!md5SignatureMatches(signature, signEpayParams(params, key))) {
       return { kind: 'rejected', reason: 'signature does not verify' };
     }
-    if (params.get('pid') !== pid) {
-      return { kind: 'rejected', reason: 'pid is not ours' };
-    }
+    if (params.get('pid') !== pid) return { kind: 'rejected', reason: 'pid is not ours' };
     return formNotificationVerdict(params, {
       isPaid: (status) => status === 'TRADE_SUCCESS',
       notPaidReason: (status) => `trade_status ${status || 'missing'}`,
@@ -161,21 +160,15 @@ export function createChannelC(settings: ChannelCSettings) {
     if (String(answer.status) !== '1') {
       return { kind: 'not_paid', outTradeNo, reason: `status ${String(answer.status)}` };
     }
-    let amountCents: number;
-    try {
-      const money = answer.money;
-      amountCents = yuanToCents(typeof money === 'string' || typeof money === 'number' ? String(money) : '');
-    } catch (error) {
-      if (!(error instanceof InvalidAmountError)) throw error;
+    const money = answer.money;
+    const amountCents = yuanToCents(
+      typeof money === 'string' || typeof money === 'number' ? String(money) : '',
+    );
+    if (amountCents === undefined) {
       return { kind: 'unknown', reason: 'malformed', detail: 'money is not a valid amount' };
     }
-    const tradeNo =
-      typeof answer.trade_no === 'string' || typeof answer.trade_no === 'number'
-        ? String(answer.trade_no)
-        : '';
-    return tradeNo
-      ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
-      : { kind: 'paid', outTradeNo, amountCents };
+    const tradeNo = answer.trade_no;
+    return paidVerdict(outTradeNo, amountCents, typeof tradeNo === 'number' ? String(tradeNo) : tradeNo);
   }
 
   return plainTextChannel(PROVIDER, { createOrder, verifyCallback, queryOrder });
@@ -186,9 +179,7 @@ export function createChannelC(settings: ChannelCSettings) {
  * EPay clones send it and the digest, not its spelling, is what proves knowledge of the key.
  */
 function md5SignatureMatches(received: string, expected: string): boolean {
-  if (received.length !== SIGN_HEX_LENGTH || !/^[0-9a-fA-F]+$/.test(received)) {
-    return false;
-  }
+  if (received.length !== SIGN_HEX_LENGTH || !/^[0-9a-fA-F]+$/.test(received)) return false;
   return timingSafeEqual(Buffer.from(received.toLowerCase(), 'ascii'), Buffer.from(expected, 'ascii'));
 }
 

@@ -1,6 +1,11 @@
 // Form/query parameter helpers shared by the channels that sign sorted `key=value&...` strings.
-import { InvalidAmountError, yuanToCents } from './money.ts';
-import type { CallbackReply, CallbackVerdict, SynchronousChannelAdapter } from './types.ts';
+import { yuanToCents } from './money.ts';
+import {
+  type CallbackReply,
+  type CallbackVerdict,
+  paidVerdict,
+  type SynchronousChannelAdapter,
+} from './types.ts';
 
 /**
  * Parses a form or query string exactly once (no second decoding). Returns undefined when a name repeats:
@@ -9,9 +14,7 @@ import type { CallbackReply, CallbackVerdict, SynchronousChannelAdapter } from '
 export function parseUniqueParams(text: string): Map<string, string> | undefined {
   const params = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(text)) {
-    if (params.has(name)) {
-      return undefined;
-    }
+    if (params.has(name)) return undefined;
     params.set(name, value);
   }
   return params;
@@ -100,17 +103,8 @@ export function formNotificationVerdict(
     return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
   }
   if (!outTradeNo) return { kind: 'rejected', reason: 'missing out_trade_no' };
-  let amountCents: number;
-  try {
-    amountCents = yuanToCents(params.get(rules.amountField) ?? '');
-  } catch (error) {
-    if (error instanceof InvalidAmountError) {
-      return { kind: 'rejected', reason: `${rules.amountField} is not a valid amount` };
-    }
-    throw error;
-  }
-  const tradeNo = params.get('trade_no');
-  return tradeNo
-    ? { kind: 'paid', outTradeNo, amountCents, tradeNo }
-    : { kind: 'paid', outTradeNo, amountCents };
+  const amountCents = yuanToCents(params.get(rules.amountField) ?? '');
+  if (amountCents === undefined)
+    return { kind: 'rejected', reason: `${rules.amountField} is not a valid amount` };
+  return paidVerdict(outTradeNo, amountCents, params.get('trade_no'));
 }

@@ -1,7 +1,6 @@
 // Turns RSA keys as operators paste them (PEM PKCS#1/PKCS#8/SPKI/X.509, or bare base64) into KeyObjects.
 
-import type { KeyObject } from 'node:crypto';
-import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { ChannelConfigError } from './errors.ts';
 
 // Settings stored in env files or JSON often carry "\n" as two characters instead of a line break.
@@ -11,16 +10,12 @@ function unescapeLineBreaks(text: string): string {
 
 function base64Body(text: string): Buffer | undefined {
   const compact = text.replace(/\s+/g, '');
-  if (compact.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
-    return undefined;
-  }
+  if (compact.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) return undefined;
   return Buffer.from(compact, 'base64');
 }
 
 function requireText(field: string, value: string | undefined): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new ChannelConfigError(field, 'is required');
-  }
+  if (typeof value !== 'string' || value.trim() === '') throw new ChannelConfigError(field, 'is required');
   return unescapeLineBreaks(value);
 }
 
@@ -70,9 +65,7 @@ export function loadPublicKey(field: string, value: string | undefined): KeyObje
 /** The serial of a PEM certificate in upper-case hex, or undefined when the text is a bare key. */
 export function certificateSerial(value: string): string | undefined {
   const text = unescapeLineBreaks(value);
-  if (!text.includes('-----BEGIN CERTIFICATE')) {
-    return undefined;
-  }
+  if (!text.includes('-----BEGIN CERTIFICATE')) return undefined;
   return new X509Certificate(text).serialNumber.toUpperCase();
 }
 

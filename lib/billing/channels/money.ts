@@ -1,6 +1,6 @@
 // Conversion between the channels' yuan strings and our integer cents (fen), without floating point.
 
-/** Thrown when a yuan amount is not a plain non-negative decimal with at most two places. */
+/** Thrown when cents are not a non-negative safe integer. */
 export class InvalidAmountError extends Error {
   override readonly name = 'InvalidAmountError';
 }
@@ -8,12 +8,13 @@ export class InvalidAmountError extends Error {
 // Whole yuan up to 13 digits keeps every result below Number.MAX_SAFE_INTEGER cents.
 const YUAN_TEXT = /^(\d{1,13})(?:\.(\d{1,2}))?$/;
 
-/** Parses "12.30", "12.3" or "12" into 1230 cents; rejects signs, exponents, spaces and a third decimal. */
-export function yuanToCents(text: string): number {
+/**
+ * Parses "12.30", "12.3" or "12" into 1230 cents; undefined (rejected) for signs, exponents, spaces, a third
+ * decimal, or anything that is not a plain non-negative decimal with at most two places.
+ */
+export function yuanToCents(text: string): number | undefined {
   const match = typeof text === 'string' ? YUAN_TEXT.exec(text) : null;
-  if (!match) {
-    throw new InvalidAmountError('amount is not a yuan value with at most two decimals');
-  }
+  if (!match) return undefined;
   const wholeYuan = match[1]!;
   const fraction = (match[2] ?? '').padEnd(2, '0');
   return Number(wholeYuan) * 100 + Number(fraction);

@@ -55,6 +55,13 @@ export type QueryVerdict =
    */
   | { kind: 'unknown'; reason: QueryFailureReason; detail?: string };
 
+/** A `paid` verdict, naming the channel's trade number only when it is a non-empty string. */
+export function paidVerdict(outTradeNo: string, amountCents: number, tradeNo: unknown) {
+  return typeof tradeNo === 'string' && tradeNo !== ''
+    ? { kind: 'paid' as const, outTradeNo, amountCents, tradeNo }
+    : { kind: 'paid' as const, outTradeNo, amountCents };
+}
+
 export type QueryFailureReason =
   | 'unreachable'
   | 'http_status'

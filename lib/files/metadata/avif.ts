@@ -1,8 +1,16 @@
 // AVIF: blanks the payload of Exif and XMP items in place (same sizes, so no offset moves and no box is
 // rebuilt); the image items and every box stay byte for byte. Orientation in AVIF is the irot/imir
 // properties, not EXIF, so nothing of it is lost.
-import { type Box, code, eachBox, readBox, readCString, readUint } from './isobmff.ts';
-import { countPiece, MalformedImage, readerWork, refused, type StripResult, unchanged } from './types.ts';
+import { type Box, eachBox, readBox, readCString, readUint } from './isobmff.ts';
+import {
+  code,
+  countPiece,
+  MalformedImage,
+  readerWork,
+  refused,
+  type StripResult,
+  unchanged,
+} from './types.ts';
 
 type MetadataKind = 'Exif' | 'XMP';
 

@@ -4,11 +4,8 @@
 import { stripAvif } from './avif.ts';
 import { stripJpeg } from './jpeg.ts';
 import { stripPng } from './png.ts';
-import type { ImageKind } from './types.ts';
-import { MalformedImage, refused, type StripResult, unchanged } from './types.ts';
+import { type ImageKind, MalformedImage, refused, type StripResult, unchanged } from './types.ts';
 import { stripWebp } from './webp.ts';
-
-export type { StripResult } from './types.ts';
 
 const NAMES: Readonly<Record<ImageKind, string>> = {
   jpeg: 'JPEG',

@@ -1,5 +1,5 @@
 // Reading ISO base media (HEIF/AVIF) boxes with every length checked against its parent; never reads past.
-import { countPiece, MalformedImage, readerWork } from './types.ts';
+import { code, countPiece, MalformedImage, readerWork } from './types.ts';
 
 export interface Box {
   /** the four-character type as a big-endian number (compare with `code('meta')`) */
@@ -36,11 +36,6 @@ export function readUint(bytes: Uint8Array, at: number, size: number, limit: num
 
 export function fourcc(bytes: Uint8Array, at: number): string {
   return String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
-}
-
-/** A four-character type as the number readBox reports. */
-export function code(type: string): number {
-  return Buffer.from(type, 'latin1').readUInt32BE(0);
 }
 
 const UUID = code('uuid');

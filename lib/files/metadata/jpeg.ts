@@ -32,11 +32,6 @@ function segment(marker: number, payload: Buffer): Buffer {
   return Buffer.concat([head, payload]);
 }
 
-/** The APP1 that carries only `orientation`: what a stripped JPEG keeps of its EXIF. */
-export function orientationApp1(orientation: number): Buffer {
-  return segment(APP1, Buffer.concat([EXIF_IDENTIFIER, orientationTiff(orientation)]));
-}
-
 function sameBytes(bytes: Buffer, start: number, end: number, other: Buffer): boolean {
   return end - start === other.length && bytes.subarray(start, end).equals(other);
 }
@@ -90,7 +85,8 @@ function decide(bytes: Buffer, seg: JpegSegment, state: HeaderState): Decision {
       state.exifSeen = true;
       const orientation = first ? readOrientation(bytes, payload + EXIF_IDENTIFIER.length, end) : undefined;
       if (!keepsOrientation(orientation)) return drop('EXIF');
-      const minimal = orientationApp1(orientation);
+      // The APP1 that carries only the orientation: what a stripped JPEG keeps of its EXIF.
+      const minimal = segment(APP1, Buffer.concat([EXIF_IDENTIFIER, orientationTiff(orientation)]));
       if (sameBytes(bytes, seg.start, end, minimal)) return KEEP;
       return replace('EXIF', minimal);
     }

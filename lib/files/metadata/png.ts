@@ -3,24 +3,20 @@
 import { crc32 } from 'node:zlib';
 import { keepsOrientation, orientationTiff, readOrientation } from './exif.ts';
 import { Splice } from './splice.ts';
-import { countPiece, refused, type StripResult } from './types.ts';
+import { code, countPiece, refused, type StripResult } from './types.ts';
 
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const MAX_CHUNK_LENGTH = 0x7fffffff; // PNG's own limit (2^31 - 1)
 
-function typeCode(type: string): number {
-  return Buffer.from(type, 'latin1').readUInt32BE(0);
-}
-
 // Chunk types compared as numbers: no string per chunk, however many chunks a file has.
-const IHDR = typeCode('IHDR');
-const IDAT = typeCode('IDAT');
-const IEND = typeCode('IEND');
-const CGBI = typeCode('CgBI');
-const EXIF = typeCode('eXIf');
+const IHDR = code('IHDR');
+const IDAT = code('IDAT');
+const IEND = code('IEND');
+const CGBI = code('CgBI');
+const EXIF = code('eXIf');
 // eXIf is the registered EXIF chunk; exIf and zxIf are the names of the drafts some tools still write.
-const EXIF_CHUNKS = new Map(['eXIf', 'exIf', 'zxIf'].map((type) => [typeCode(type), type]));
-const TEXT_CHUNKS = new Map(['tEXt', 'zTXt', 'iTXt', 'tIME'].map((type) => [typeCode(type), type]));
+const EXIF_CHUNKS = new Map(['eXIf', 'exIf', 'zxIf'].map((type) => [code(type), type]));
+const TEXT_CHUNKS = new Map(['tEXt', 'zTXt', 'iTXt', 'tIME'].map((type) => [code(type), type]));
 
 function pngChunk(type: string, data: Buffer): Buffer {
   const out = Buffer.alloc(12 + data.length);
@@ -29,11 +25,6 @@ function pngChunk(type: string, data: Buffer): Buffer {
   data.copy(out, 8);
   out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
-}
-
-/** The eXIf chunk that carries only `orientation`: what a stripped PNG keeps of its EXIF. */
-export function orientationExifChunk(orientation: number): Buffer {
-  return pngChunk('eXIf', orientationTiff(orientation));
 }
 
 function isLetter(byte: number): boolean {
@@ -85,7 +76,7 @@ export function stripPng(bytes: Buffer): StripResult {
       exifSeen = true;
       const orientation = first && type === EXIF ? readOrientation(bytes, data, data + length) : undefined;
       if (keepsOrientation(orientation)) {
-        const minimal = orientationExifChunk(orientation);
+        const minimal = pngChunk('eXIf', orientationTiff(orientation)); // all a stripped PNG keeps of EXIF
         if (end - at === minimal.length && bytes.subarray(at, end).equals(minimal)) out.keep(at, end);
         else {
           out.insert(minimal);

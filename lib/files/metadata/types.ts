@@ -41,6 +41,11 @@ export const MAX_PIECES = 65_536;
  */
 export const readerWork = { pieces: 0, bytes: 0 };
 
+/** A four-character type (chunk, box) as a big-endian number: compared with no string per piece. */
+export function code(type: string): number {
+  return Buffer.from(type, 'latin1').readUInt32BE(0);
+}
+
 /** Counts pieces of a walk and refuses past MAX_PIECES. */
 export function countPiece(count: number): number {
   if (count >= MAX_PIECES) throw new MalformedImage(`more than ${MAX_PIECES} segments, chunks or boxes`);

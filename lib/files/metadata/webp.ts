@@ -2,23 +2,19 @@
 // VP8X flags of what went and rewrites the RIFF size; image, alpha, ICC and animation chunks stay as they are.
 import { EXIF_IDENTIFIER, keepsOrientation, orientationTiff, readOrientation } from './exif.ts';
 import { Splice } from './splice.ts';
-import { countPiece, refused, type StripResult } from './types.ts';
+import { code, countPiece, refused, type StripResult } from './types.ts';
 
 const EXIF_FLAG = 0x08;
 const XMP_FLAG = 0x04;
 const VP8X_FLAGS_OFFSET = 20; // RIFF header (12) + chunk header (8)
 
-function fourccCode(fourcc: string): number {
-  return Buffer.from(fourcc, 'latin1').readUInt32BE(0);
-}
-
 // Chunk ids compared as numbers: no string per chunk, however many chunks a file has.
-const VP8X = fourccCode('VP8X');
-const VP8 = fourccCode('VP8 ');
-const VP8L = fourccCode('VP8L');
-const ANMF = fourccCode('ANMF');
-const EXIF = fourccCode('EXIF');
-const XMP = fourccCode('XMP ');
+const VP8X = code('VP8X');
+const VP8 = code('VP8 ');
+const VP8L = code('VP8L');
+const ANMF = code('ANMF');
+const EXIF = code('EXIF');
+const XMP = code('XMP ');
 
 function riffChunk(fourcc: string, data: Buffer): Buffer {
   const padded = data.length + (data.length & 1);
@@ -27,11 +23,6 @@ function riffChunk(fourcc: string, data: Buffer): Buffer {
   out.writeUInt32LE(data.length, 4);
   data.copy(out, 8);
   return out;
-}
-
-/** The EXIF chunk that carries only `orientation`: what a stripped WebP keeps of its EXIF. */
-export function orientationExifRiffChunk(orientation: number): Buffer {
-  return riffChunk('EXIF', orientationTiff(orientation));
 }
 
 export function stripWebp(bytes: Buffer): StripResult {
@@ -78,7 +69,7 @@ export function stripWebp(bytes: Buffer): StripResult {
       const orientation = first && extended ? readOrientation(bytes, tiff, dataEnd) : undefined;
       if (keepsOrientation(orientation)) {
         exifKept = true;
-        const minimal = orientationExifRiffChunk(orientation);
+        const minimal = riffChunk('EXIF', orientationTiff(orientation)); // all a stripped WebP keeps of EXIF
         if (end - at === minimal.length && bytes.subarray(at, end).equals(minimal)) body.keep(at, end);
         else {
           body.insert(minimal);

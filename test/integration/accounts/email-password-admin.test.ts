@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { identifierKey } from '#lib/accounts/identifiers.ts';
 import { BOOTSTRAP_MARKER } from '#lib/accounts/registration.ts';
-import { identifierKey } from '#lib/accounts/repository.ts';
 import { configureLogging } from '#lib/platform/log.ts';
 import { authHarness, movableClock } from '#test/support/accounts.ts';
 import { provisionTestStack } from '#test/support/stack.ts';

@@ -3,7 +3,7 @@
 // answer is a 5xx, every error is an envelope, and rejected requests change nothing (hostile-fuzz.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '#functions/auth/handler.ts';
-import type { Account } from '#lib/accounts/repository.ts';
+import type { Account } from '#lib/accounts/model.ts';
 import { routesOf } from '#lib/http/routes.ts';
 import { createTestAccount, type TestAccount, testSessions } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { codeKey } from '#lib/accounts/codes.ts';
+import { identifierKey } from '#lib/accounts/identifiers.ts';
 import { hashPassword } from '#lib/accounts/passwords.ts';
-import { identifierKey } from '#lib/accounts/repository.ts';
 import { authHarness, movableClock } from '#test/support/accounts.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 

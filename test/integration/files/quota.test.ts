@@ -8,9 +8,9 @@ import { planKey } from '#lib/billing/plans.ts';
 import { pendingKey } from '#lib/files/pending.ts';
 import type { PresignResult } from '#lib/files/presign.ts';
 import { DAY_MS } from '#lib/files/quota-model.ts';
+import { buildQuota } from '#lib/files/quota-service.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { incomingKey } from '#lib/files/storage.ts';
-import { readAccountUsages } from '#lib/files/usage-reader.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -543,7 +543,7 @@ describe('reading usage for other capabilities', () => {
     const file = await s.upload<UploadRecord>(uploadEvent(one.headers, noisePng(800)));
 
     // Act
-    const usages = await readAccountUsages({ table, defaultQuotaBytes: DEFAULT_QUOTA }, [
+    const usages = await buildQuota({ table, defaultQuotaBytes: DEFAULT_QUOTA }).usagesOf([
       { id: one.account.id, role: 'user' },
       { id: two.account.id, role: 'user' },
       { id: admin.account.id, role: 'admin' },

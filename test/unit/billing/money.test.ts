@@ -44,7 +44,7 @@ describe('yuanToCents', () => {
     '99999999999999.00',
   ])('rejects %j', (text) => {
     // Act + Assess
-    expect(() => yuanToCents(text)).toThrow(InvalidAmountError);
+    expect(yuanToCents(text)).toBeUndefined();
   });
 
   it('rejects a value that is not a string at all', () => {
@@ -52,12 +52,12 @@ describe('yuanToCents', () => {
     const notText = 12.3 as unknown as string;
 
     // Act + Assess
-    expect(() => yuanToCents(notText)).toThrow(InvalidAmountError);
+    expect(yuanToCents(notText)).toBeUndefined();
   });
 
   it('does not suffer the float rounding of 0.1 + 0.2 style amounts', () => {
     // Act
-    const cents = yuanToCents('19.99') + yuanToCents('0.01');
+    const cents = yuanToCents('19.99')! + yuanToCents('0.01')!;
 
     // Assess
     expect(cents).toBe(2000);

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { HEIF_HEAD_BYTES, MEASURE_HEAD_BYTES, measuredHead, measureImage } from '#lib/files/measure.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
-import { MAX_PIECES, readerWork } from '#lib/files/metadata/types.ts';
-import { IMAGE_KINDS, sniffImage } from '#lib/files/sniff.ts';
+import { IMAGE_KINDS, MAX_PIECES, readerWork } from '#lib/files/metadata/types.ts';
+import { sniffImage } from '#lib/files/sniff.ts';
 import {
   HOSTILE_SIZE,
   type HostileShape,

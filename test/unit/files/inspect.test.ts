@@ -4,9 +4,10 @@ import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { UploadError } from '#lib/files/errors.ts';
 import { measureImage } from '#lib/files/measure.ts';
+import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { inspectUpload } from '#lib/files/record.ts';
-import { IMAGE_KINDS, kindFromMimeType, sniffImage } from '#lib/files/sniff.ts';
+import { kindFromMimeType, sniffImage } from '#lib/files/sniff.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images, jpegRotated, notAnImage, png } from '#test/support/images.ts';
 

@@ -1,10 +1,10 @@
 // The SPEC 2.3 record from facts, names and the clock; permission parsing; the whole byte pipeline.
 import { describe, expect, it } from 'vitest';
 import { UploadError } from '#lib/files/errors.ts';
+import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from '#lib/files/names.ts';
 import { buildUploadRecord, inspectUpload, parsePermission, uploadRecordSchema } from '#lib/files/record.ts';
-import { IMAGE_KINDS } from '#lib/files/sniff.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images } from '#test/support/images.ts';
 

@@ -5,8 +5,7 @@ import { imageSize } from 'image-size';
 import { describe, expect, it } from 'vitest';
 import { measureImage } from '#lib/files/measure.ts';
 import { stripMetadata } from '#lib/files/metadata/index.ts';
-import { readerWork } from '#lib/files/metadata/types.ts';
-import type { ImageKind } from '#lib/files/sniff.ts';
+import { type ImageKind, readerWork } from '#lib/files/metadata/types.ts';
 import { makePng } from '#test/support/images.ts';
 import {
   avifWithMetadata,
