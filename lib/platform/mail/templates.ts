@@ -16,21 +16,15 @@ const INTROS: Record<CodePurposeText, string> = {
   reset: 'Use this code to set a new password for your account:',
 };
 
-/** The HTML version: each paragraph as given (already HTML), one per line. */
 function page(paragraphs: string[]): string {
-  return `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${paragraphs.join('\n')}\n</body></html>\n`;
+  const body = paragraphs.map((text) => `<p>${escapeHtml(text)}</p>`).join('\n');
+  return `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${body}\n</body></html>\n`;
 }
-
-const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
 
 export function codeMail(purpose: CodePurposeText, to: string, code: string, validMinutes: number): Mail {
   const closing = `The code is valid for ${validMinutes} minutes and can be used once. If you did not ask for it, ignore this message.`;
   const text = `${INTROS[purpose]}\n\n    ${code}\n\n${closing}\n`;
-  const html = page([
-    paragraph(INTROS[purpose]),
-    `<p style="font-size: 1.6em; letter-spacing: 0.2em"><strong>${escapeHtml(code)}</strong></p>`,
-    paragraph(closing),
-  ]);
+  const html = `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n<p>${escapeHtml(INTROS[purpose])}</p>\n<p style="font-size: 1.6em; letter-spacing: 0.2em"><strong>${escapeHtml(code)}</strong></p>\n<p>${escapeHtml(closing)}</p>\n</body></html>\n`;
   return { to, subject: SUBJECTS[purpose], text, html, code };
 }
 
@@ -121,10 +115,5 @@ export function securityNoticeMail(kind: SecurityNoticeKind, to: string, facts: 
     `When: ${when}. From address: ${facts.ip || 'unknown'}.`,
     'If this was you, no action is needed. If it was not, reset your password now and contact support.',
   ];
-  return {
-    to,
-    subject: NOTICE_SUBJECTS[kind],
-    text: `${lines.join('\n\n')}\n`,
-    html: page(lines.map(paragraph)),
-  };
+  return { to, subject: NOTICE_SUBJECTS[kind], text: `${lines.join('\n\n')}\n`, html: page(lines) };
 }
