@@ -64,10 +64,7 @@ export class Operations extends Construct {
     const { config } = props;
     const stack = Stack.of(this);
     this.metricsNamespace = metricsNamespaceOf(stack.stackName);
-    const allFunctions: Record<string, ServiceFunction> = {
-      ...props.functions,
-      ...props.workers.functions,
-    };
+    const allFunctions: Record<string, ServiceFunction> = { ...props.functions, ...props.workers.functions };
 
     for (const [name, fn] of Object.entries(allFunctions)) this.observe(name, fn, config.infra.tracing);
 

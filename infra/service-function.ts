@@ -141,9 +141,7 @@ export class ServiceFunction extends Construct {
         : {}),
       // No --enable-source-maps: it costs every cold start 12 to 19 ms of CPU (docs/PERFORMANCE.md "Source
       // maps"); the maps still ship beside each bundle, to map a logged stack offline.
-      environment: {
-        APP_CONFIG_JSON: JSON.stringify(props.config.appConfig),
-      },
+      environment: { APP_CONFIG_JSON: JSON.stringify(props.config.appConfig) },
     };
 
     if (!existsSync(entry) && !Stack.of(this).bundlingRequired) {

@@ -221,10 +221,7 @@ export class LocalStreamPoller {
         summary.givenUp += records.length;
         log.error(
           'outbox stream records given up after their retries; the events stay pending for a re-drive',
-          {
-            records: records.length,
-            first_sequence_number: records[0]?.dynamodb?.SequenceNumber,
-          },
+          { records: records.length, first_sequence_number: records[0]?.dynamodb?.SequenceNumber },
         );
         return;
       }
