@@ -45,14 +45,6 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
 };
 
-/**
- * Groups also reached through their own Lambda function URL: the payment callback is the channels' notify
- * address (docs/DESIGN.md 1), a second public front door where each notification proves itself by the
- * channel's signature. Its routes are in the HTTP API too (docs/SPEC.md lists them at the public address),
- * where, as for every route, the function refuses requests without the CDN's proof.
- */
-export const FUNCTION_URL_GROUPS: readonly FunctionGroup[] = ['payment-callback'];
-
 // JSON lines of HTTP API variables only (the default format is the REST API's); never headers or bodies.
 const API_ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
@@ -70,8 +62,8 @@ const API_ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 );
 
 /**
- * Built in the stack's own scope, as the stack built it before it was split: the functions, routes and
- * permissions keep their logical ids (a `Fn-<group>` path is also how the deployed-shape test finds them).
+ * Built in the stack's own scope, so the functions, routes and permissions keep their logical ids (a
+ * `Fn-<group>` path is also how the deployed-shape test finds them).
  */
 export class ServiceApi {
   readonly functions: Record<FunctionGroup, ServiceFunction>;
@@ -92,7 +84,10 @@ export class ServiceApi {
       reason: `Functions run ${RUNTIME.name} as docs/DESIGN.md 1 fixes; moving runtimes is a deliberate, tested change.`,
     });
 
-    // The notify address given to payment channels (docs/DESIGN.md 1): the callback function's own URL.
+    // The notify address given to payment channels (docs/DESIGN.md 1): the callback function's own URL, a
+    // second public front door where each notification proves itself by the channel's signature. Its routes
+    // are in the HTTP API too (docs/SPEC.md lists them at the public address), where, as for every route,
+    // the function refuses requests without the CDN's proof.
     this.callbackUrl = this.functions['payment-callback'].fn.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE,
     });
@@ -122,25 +117,18 @@ export class ServiceApi {
   }
 
   private createFunctions(config: StageConfig): Record<FunctionGroup, ServiceFunction> {
-    const appConfigJson = JSON.stringify(config.appConfig);
     // Lambda allows 4 KB of environment in all; leave room for the per-key overrides.
-    if (Buffer.byteLength(appConfigJson) > 2500) {
-      throw new Error(
-        `The ${config.stage} config is ${Buffer.byteLength(appConfigJson)} bytes; keep it under 2500`,
-      );
-    }
+    const appConfigBytes = Buffer.byteLength(JSON.stringify(config.appConfig));
+    if (appConfigBytes > 2500)
+      throw new Error(`The ${config.stage} config is ${appConfigBytes} bytes; keep it under 2500`);
     const entries = FUNCTION_GROUPS.map((group) => {
       const spec = FUNCTION_SPECS[group];
       const fn = new ServiceFunction(this.stack, `Fn-${group}`, {
         group,
         functionClass: spec.functionClass,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        appConfigJson,
-        logRetention: config.infra.logRetentionDays,
-        logRemovalPolicy: config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
         // Each function keeps capacity when another is flooded, and none takes the account's (stage config).
-        reservedConcurrency: config.infra.reservedConcurrency[group],
-        tracing: config.infra.tracing,
+        config,
       });
       return [group, fn] as const;
     });
@@ -193,8 +181,7 @@ export class ServiceApi {
     // One front door: every function API Gateway reaches refuses requests without the CDN's origin secret
     // (lib/http/front-door.ts), which only the `frontDoor` need lets it read. A group without it would be
     // reachable at the execute-api address: refuse to synthesize that.
-    const apiGroups = FUNCTION_GROUPS;
-    for (const group of apiGroups) {
+    for (const group of FUNCTION_GROUPS) {
       if (!GROUP_NEEDS[group].frontDoor)
         throw new Error(
           `The ${group} function is reached through API Gateway but functions/${group}/needs.ts does not ` +
@@ -205,29 +192,27 @@ export class ServiceApi {
     // One integration (and one invoke permission) per function, not per route: 60+ route-scoped
     // permissions would crowd the functions' resource policies.
     const integrations = Object.fromEntries(
-      apiGroups.map((group) => [
+      FUNCTION_GROUPS.map((group) => [
         group,
         new HttpLambdaIntegration(`Integration-${group}`, this.functions[group].fn, {
           scopePermissionToRoute: false,
         }),
       ]),
-    ) as Partial<Record<FunctionGroup, HttpLambdaIntegration>>;
+    ) as Record<FunctionGroup, HttpLambdaIntegration>;
 
     const routes = new Construct(this.stack, 'Routes');
     for (const route of ROUTES) {
-      const integration = integrations[route.group];
-      if (!integration) throw new Error(`No integration for the ${route.group} group`);
       new HttpRoute(routes, routeConstructId(route), {
         httpApi: api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
-        integration,
+        integration: integrations[route.group],
       });
     }
     // Unmatched requests still reach the service, which answers its own 404 envelope.
     new HttpRoute(routes, 'Default', {
       httpApi: api,
       routeKey: HttpRouteKey.DEFAULT,
-      integration: integrations[DEFAULT_ROUTE_GROUP]!,
+      integration: integrations[DEFAULT_ROUTE_GROUP],
     });
     Validations.of(routes).acknowledge({
       id: 'AwsSolutions-APIG4',

@@ -11,8 +11,6 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Lambda's Node 22 runtime, which the bundles target whatever Node builds them. */
 export const BUNDLE_TARGET = 'node22';
-export const BUNDLE_FORMAT = 'esm';
-export const BUNDLE_PLATFORM = 'node';
 export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
 export const BUNDLE_MINIFY = true;
 /** Source maps without the sources: readable stack traces, a smaller bundle. */
@@ -133,8 +131,8 @@ export function esbuildOptions(input: {
     entryPoints: [input.entry],
     outfile: input.outfile,
     bundle: true,
-    platform: BUNDLE_PLATFORM,
-    format: BUNDLE_FORMAT,
+    platform: 'node',
+    format: 'esm',
     target: BUNDLE_TARGET,
     mainFields: BUNDLE_MAIN_FIELDS,
     banner: { js: ESM_REQUIRE_BANNER },

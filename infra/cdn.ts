@@ -41,7 +41,7 @@ export interface CdnProps {
   consoleDir: string;
 }
 
-/** Built in the stack's own scope, as before the stack was split: the distribution keeps its logical id. */
+/** Built in the stack's own scope, so the distribution keeps its logical id. */
 export function createDistribution(stack: Stack, props: CdnProps): Distribution {
   const { config, bucket } = props;
   const apiOrigin = new HttpOrigin(Fn.select(2, Fn.split('/', props.api.apiEndpoint)), {

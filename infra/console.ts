@@ -6,8 +6,8 @@ import { Annotations, type Stack, Token, Validations } from 'aws-cdk-lib';
 import type { Distribution } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
+import { PROJECT_ROOT } from './bundling.ts';
 import { bucketObjectsFinding } from './data.ts';
-import { PROJECT_ROOT } from './service-function.ts';
 
 /** web/dist, deployed to this prefix of the files bucket. */
 export const CONSOLE_PREFIX = 'console/';

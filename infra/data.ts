@@ -34,8 +34,8 @@ export function bucketObjectsFinding(bucket: IBucket): string {
 }
 
 /**
- * Built in the stack's own scope, as the stack built them before it was split: their logical ids (and so
- * the deployed table, bucket and key) stay what they are.
+ * Built in the stack's own scope, so their logical ids (and so the deployed table, bucket and key) stay
+ * what they are.
  */
 export class ServiceData {
   readonly table: Table;

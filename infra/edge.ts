@@ -89,7 +89,7 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket): EdgePolicies {
   });
 
   // One policy on every behaviour: HSTS (a year, subdomains too) plus the headers of the managed
-  // SECURITY_HEADERS policy the images behaviour used before; nosniff above all for user-supplied bytes.
+  // SECURITY_HEADERS policy; nosniff above all for user-supplied bytes.
   const securityHeaders = new ResponseHeadersPolicy(stack, 'SecurityHeaders', {
     comment: 'HSTS and security headers on every response of the CDN',
     securityHeadersBehavior: securityHeadersOf(HeadersFrameOption.SAMEORIGIN, false),

@@ -8,20 +8,20 @@ const RETENTION_DAYS = new Set<number>(
   Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
 );
 
+/** A string matching `pattern`, else `message`. */
+const matching = (pattern: RegExp, message: string) => z.string().check(z.regex(pattern, message));
+
 // An origin is scheme + host (+ port), nothing after it: that is what browsers send in `Origin`.
-const origin = z
-  .string()
-  .check(z.regex(/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an origin like https://app.example.com'));
+const origin = matching(
+  /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/,
+  'must be an origin like https://app.example.com',
+);
 
 // A host name: labels of letters, digits and hyphens, at least one dot (what a CloudFront alias accepts).
-const hostName = z
-  .string()
-  .check(
-    z.regex(
-      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
-      'must be a lower-case host name like api.example.com',
-    ),
-  );
+const hostName = matching(
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+  'must be a lower-case host name like api.example.com',
+);
 
 // CloudFront takes viewer certificates only from ACM in us-east-1, whatever region the stack is in.
 export const CERTIFICATE_REGION = 'us-east-1';
@@ -65,20 +65,16 @@ const wholeNumber = (min: number, max: number) => z.number().check(z.int(), z.mi
 
 export const infraSchema = z.strictObject({
   /** The AWS account this stage deploys to; pins the stack's env (required for prod). */
-  account: z.optional(z.string().check(z.regex(/^\d{12}$/, 'must be a 12-digit AWS account id'))),
+  account: z.optional(matching(/^\d{12}$/, 'must be a 12-digit AWS account id')),
   /** The AWS region this stage deploys to; pins the stack's env (required for prod). */
-  region: z.optional(
-    z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region like eu-west-1')),
-  ),
+  region: z.optional(matching(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region like eu-west-1')),
   /** A custom domain for the distribution; needs certificate_arn. */
   domain_name: z.optional(hostName),
   /** The ACM certificate (us-east-1) that covers domain_name. */
   certificate_arn: z.optional(certificateArn),
   /** A Route 53 hosted zone holding domain_name: the stack then adds the alias records. */
   hosted_zone_id: z.optional(
-    z
-      .string()
-      .check(z.regex(/^Z[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ')),
+    matching(/^Z[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ'),
   ),
   /** Browser origins allowed to call the API and to PUT presigned uploads into the bucket. */
   cors_origins: z._default(z.array(origin), []),
@@ -99,14 +95,10 @@ export const infraSchema = z.strictObject({
   base_url: z.optional(z.url({ protocol: /^https$/ })),
   /** An existing CloudFront-scoped WAF web ACL (it lives in us-east-1) to attach to the distribution. */
   web_acl_arn: z.optional(
-    z
-      .string()
-      .check(
-        z.regex(
-          CLOUDFRONT_WEB_ACL_ARN,
-          'must be a CLOUDFRONT-scoped web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)',
-        ),
-      ),
+    matching(
+      CLOUDFRONT_WEB_ACL_ARN,
+      'must be a CLOUDFRONT-scoped web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)',
+    ),
   ),
   /** A web ACL this stack creates, with a per-address rate rule; only for a stack pinned to us-east-1. */
   waf: z.optional(
@@ -137,7 +129,7 @@ export const infraSchema = z.strictObject({
    * origin secret"); changing it is what makes CloudFormation read the secret again.
    */
   origin_secret_version: z.optional(
-    z.string().check(z.regex(/^[A-Za-z0-9-]{32,64}$/, 'must be a Secrets Manager version id')),
+    matching(/^[A-Za-z0-9-]{32,64}$/, 'must be a Secrets Manager version id'),
   ),
   /** Where alarm notifications are e-mailed (an SNS subscription the address must confirm). */
   alarm_email: z.optional(z.email()),
@@ -231,38 +223,16 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
   };
 }
 
-/** What the schema cannot see field by field: settings that only make sense together, or cannot deploy. */
+/**
+ * What the schema cannot see field by field: settings that only make sense together, or WAF and
+ * concurrency settings that cannot deploy as written.
+ */
 export function infraProblems(infra: InfraFile, stage: string): string[] {
-  return [...domainProblems(infra), ...edgeProblems(infra, stage)];
-}
-
-function domainProblems(infra: InfraFile): string[] {
   const problems: string[] = [];
   if ((infra.domain_name === undefined) !== (infra.certificate_arn === undefined))
     problems.push('infra.domain_name and infra.certificate_arn: set both or neither');
   if (infra.hosted_zone_id !== undefined && infra.domain_name === undefined)
     problems.push('infra.hosted_zone_id: needs infra.domain_name (the record it would hold)');
-  return problems;
-}
-
-function reservedConcurrencyOf(
-  infra: InfraFile,
-  stage: string,
-): Partial<Record<FunctionGroup | WorkerName, number>> {
-  return (
-    infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
-  );
-}
-
-function backupOf(infra: InfraFile, stage: string): { backup?: { retentionDays: number } } {
-  if (infra.backup === false) return {};
-  if (infra.backup) return { backup: { retentionDays: infra.backup.retention_days } };
-  return isProductionStage(stage) ? { backup: { retentionDays: DEFAULT_BACKUP_RETENTION_DAYS } } : {};
-}
-
-/** WAF and concurrency settings that cannot deploy as written. */
-function edgeProblems(infra: InfraFile, stage: string): string[] {
-  const problems: string[] = [];
   if (infra.waf && infra.web_acl_arn)
     problems.push('infra.waf and infra.web_acl_arn: a distribution takes one web ACL; set one or the other');
   // A CLOUDFRONT-scoped web ACL can only be created in us-east-1, and a stack creates its resources in its
@@ -284,4 +254,19 @@ function edgeProblems(infra: InfraFile, stage: string): string[] {
         `account's concurrency unreserved, so more than ${ceiling} cannot deploy under the default quota`,
     );
   return problems;
+}
+
+function reservedConcurrencyOf(
+  infra: InfraFile,
+  stage: string,
+): Partial<Record<FunctionGroup | WorkerName, number>> {
+  return (
+    infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
+  );
+}
+
+function backupOf(infra: InfraFile, stage: string): { backup?: { retentionDays: number } } {
+  if (infra.backup === false) return {};
+  if (infra.backup) return { backup: { retentionDays: infra.backup.retention_days } };
+  return isProductionStage(stage) ? { backup: { retentionDays: DEFAULT_BACKUP_RETENTION_DAYS } } : {};
 }

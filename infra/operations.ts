@@ -16,6 +16,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import type { FunctionGroup } from '#lib/http/routes.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
 import { createDashboard } from './dashboard.ts';
 import {
@@ -44,12 +45,10 @@ const TABLE_OPERATIONS = [
 
 export interface OperationsProps {
   config: StageConfig;
-  /** The API groups' functions by name. */
-  functions: Record<string, ServiceFunction>;
+  /** The API groups' functions by name (`payment-callback` is the one behind the payment notify URL). */
+  functions: Record<FunctionGroup, ServiceFunction>;
   workers: Workers;
   apiStage: HttpStage;
-  /** The function behind the payment notify URL. */
-  callbackFunction: ServiceFunction;
   table: Table;
 }
 
@@ -65,14 +64,9 @@ export class Operations extends Construct {
     const { config } = props;
     const stack = Stack.of(this);
     this.metricsNamespace = metricsNamespaceOf(stack.stackName);
-    const allFunctions: Record<string, ServiceFunction> = {
-      ...props.functions,
-      ...props.workers.functions,
-    };
+    const allFunctions: Record<string, ServiceFunction> = { ...props.functions, ...props.workers.functions };
 
-    for (const [name, fn] of Object.entries(allFunctions)) {
-      this.observe(name, fn, config.infra.tracing);
-    }
+    for (const [name, fn] of Object.entries(allFunctions)) this.observe(name, fn, config.infra.tracing);
 
     this.alarmTopic = createAlarmTopic(this, config);
     const thresholds = ALARM_THRESHOLDS;
@@ -96,8 +90,8 @@ export class Operations extends Construct {
       description: `API p99 latency at or above ${thresholds.apiLatencyP99Ms} ms for 15 minutes.`,
     });
 
-    const callbackFn = props.callbackFunction.fn;
-    const callback5xx = callbackFn.metric('Url5xxCount', { period: FIVE_MINUTES, statistic: 'Sum' });
+    const callbackFn = props.functions['payment-callback'];
+    const callback5xx = callbackFn.fn.metric('Url5xxCount', { period: FIVE_MINUTES, statistic: 'Sum' });
     this.alarm('callback-url-5xx', callback5xx, thresholds.callbackServerErrors, {
       description: 'The payment callback function URL answered 5xx; the channel will retry the notification.',
     });
@@ -170,7 +164,7 @@ export class Operations extends Construct {
       apiErrors,
       apiErrorPercent,
       apiLatency,
-      callbackFn: props.callbackFunction,
+      callbackFn,
       allFunctions,
       tableThrottles,
       deadLetters,

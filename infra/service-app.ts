@@ -1,7 +1,7 @@
 // Builds the CDK app for one stage: the ServiceStack, tags, and the cdk-nag AwsSolutions checks.
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { PROJECT_ROOT } from './service-function.ts';
+import { PROJECT_ROOT } from './bundling.ts';
 import { ServiceStack } from './stack.ts';
 import { loadStageConfig, type StageConfig } from './stage-config.ts';
 

@@ -2,7 +2,7 @@
 // as environment and grants together.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
@@ -16,7 +16,7 @@ import {
   Runtime,
 } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -35,12 +35,10 @@ import {
   externalModulesOf,
   functionEntry,
   GROUP_PACKAGES,
-  type GroupPackages,
   nodeModulesOf,
   PROJECT_ROOT,
 } from './bundling.ts';
-
-export { ARGON2_PACKAGE, ESM_REQUIRE_BANNER, PROJECT_ROOT };
+import type { StageConfig } from './stage-config.ts';
 
 export const RUNTIME = Runtime.NODEJS_22_X;
 export const ARCHITECTURE = Architecture.ARM_64;
@@ -55,13 +53,11 @@ export const MEMORY_MB: Record<FunctionClass, number> = {
   light: 256,
 };
 
-export type MasterKeyOperation = 'encrypt' | 'decrypt' | 'generateDataKey';
-
 /**
  * Sealing needs all three: a container that finds no token-signing key yet creates one (GenerateDataKey),
  * and envelopes are opened with Decrypt.
  */
-const MASTER_KEY_OPERATIONS: readonly MasterKeyOperation[] = ['encrypt', 'decrypt', 'generateDataKey'];
+const MASTER_KEY_ACTIONS = ['kms:Encrypt', 'kms:Decrypt', 'kms:GenerateDataKey'];
 
 /** The stack's resources behind the needs (lib/wiring/needs.ts). */
 export interface NeedResources {
@@ -79,12 +75,6 @@ export interface NeedResources {
   baseUrl: string;
 }
 
-const KMS_ACTIONS: Record<MasterKeyOperation, string> = {
-  encrypt: 'kms:Encrypt',
-  decrypt: 'kms:Decrypt',
-  generateDataKey: 'kms:GenerateDataKey',
-};
-
 // Item-level actions only: transactions are authorised per contained action, so no Transact* action exists.
 const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const TABLE_WRITE_ACTIONS = [
@@ -100,19 +90,13 @@ export interface ServiceFunctionProps {
   group: FunctionGroup | WorkerName;
   functionClass: FunctionClass;
   timeout: Duration;
-  /** The stage's settings for lib/platform/config (APP_CONFIG_JSON); per-key overrides come from the bind helpers. */
-  appConfigJson: string;
-  logRetention: RetentionDays;
-  logRemovalPolicy: RemovalPolicy;
-  /** Packages outside the bundle; defaults to the group's (infra/bundling.ts). */
-  packages?: GroupPackages;
+  /**
+   * The stage: its settings for lib/platform/config (APP_CONFIG_JSON; per-key overrides come from the bind
+   * helpers), log retention, reserved concurrency (absent: the function runs unreserved) and tracing (the
+   * Tracer then ships beside the bundle, infra/bundling.ts TRACER_PACKAGES).
+   */
+  config: StageConfig;
   description?: string;
-  /** Defaults to functions/<group>/handler.ts (exporting `handler`). */
-  entry?: string;
-  /** Reserved concurrency (infra.reserved_concurrency); absent: the function runs unreserved. */
-  reservedConcurrency?: number;
-  /** The stage traces (infra.tracing): the Tracer ships beside the bundle (infra/bundling.ts TRACER_PACKAGES). */
-  tracing?: boolean;
 }
 
 export class ServiceFunction extends Construct {
@@ -124,11 +108,12 @@ export class ServiceFunction extends Construct {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     this.group = props.group;
-    const entry = props.entry ?? functionEntry(props.group);
+    const { infra } = props.config;
+    const entry = functionEntry(props.group);
 
     this.logGroup = new LogGroup(this, 'Logs', {
-      retention: props.logRetention,
-      removalPolicy: props.logRemovalPolicy,
+      retention: infra.logRetentionDays,
+      removalPolicy: infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     // An own role instead of AWSLambdaBasicExecutionRole: logs only into this function's group.
     this.role = new Role(this, 'Role', {
@@ -151,14 +136,12 @@ export class ServiceFunction extends Construct {
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.TEXT,
       description: props.description ?? `${props.group} endpoints`,
-      ...(props.reservedConcurrency !== undefined
-        ? { reservedConcurrentExecutions: props.reservedConcurrency }
+      ...(infra.reservedConcurrency[props.group] !== undefined
+        ? { reservedConcurrentExecutions: infra.reservedConcurrency[props.group] }
         : {}),
       // No --enable-source-maps: it costs every cold start 12 to 19 ms of CPU (docs/PERFORMANCE.md "Source
       // maps"); the maps still ship beside each bundle, to map a logged stack offline.
-      environment: {
-        APP_CONFIG_JSON: props.appConfigJson,
-      },
+      environment: { APP_CONFIG_JSON: JSON.stringify(props.config.appConfig) },
     };
 
     if (!existsSync(entry) && !Stack.of(this).bundlingRequired) {
@@ -175,9 +158,8 @@ export class ServiceFunction extends Construct {
       return;
     }
 
-    const packages = props.packages ?? GROUP_PACKAGES[props.group];
-    const nativeArgon2 = packages.nativeArgon2;
-    const installed = nodeModulesOf(packages, { tracing: props.tracing ?? false });
+    const packages = GROUP_PACKAGES[props.group];
+    const installed = nodeModulesOf(packages, { tracing: infra.tracing });
     this.fn = new NodejsFunction(this, 'Function', {
       ...common,
       entry,
@@ -211,7 +193,7 @@ export class ServiceFunction extends Construct {
           beforeBundling: () => [],
           beforeInstall: () => [],
           afterBundling: (_inputDir: string, outputDir: string) => [
-            nativeArgon2 ? argon2BinaryCheck(outputDir) : noArgon2Check(outputDir, props.group),
+            packages.nativeArgon2 ? argon2BinaryCheck(outputDir) : noArgon2Check(outputDir, props.group),
             // The install needed the project's whole lock file; the function needs neither it nor the
             // generated package.json (the bundle is index.mjs, its packages sit in node_modules).
             ...(installed.length > 0
@@ -240,60 +222,46 @@ export class ServiceFunction extends Construct {
     });
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
-    if (needs.bucket) this.grantBucket(resources.bucket, ['*'], needs.bucket);
-    if (needs.masterKey) this.grantMasterKey(resources.masterKey, MASTER_KEY_OPERATIONS);
-    if (needs.events) this.grantEventBus(resources.eventBus);
-    // Without an SES identity (no mail.from) mail goes to the log and nothing is granted.
-    if (needs.mail && resources.mailIdentityArn) this.grantMail(resources.mailIdentityArn);
+    if (needs.bucket) this.grantBucket(resources.bucket, needs.bucket);
+    // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
+    if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);
+    // PutEvents on the bus that carries `order.paid`.
+    if (needs.events) this.allow(['events:PutEvents'], [resources.eventBus.eventBusArn]);
+    // Without an SES identity (no mail.from) mail goes to the log and nothing is granted; with one, sending
+    // through SES as that one verified identity.
+    if (needs.mail && resources.mailIdentityArn)
+      this.allow(['ses:SendEmail', 'ses:SendRawEmail'], [resources.mailIdentityArn]);
     if (needs.cdn) this.grantInvalidation(resources.distribution);
-    if (needs.frontDoor) this.grantSecretRead(resources.originSecret);
+    // GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret).
+    if (needs.frontDoor) this.allow(['secretsmanager:GetSecretValue'], [resources.originSecret.secretArn]);
     return this;
+  }
+
+  private allow(actions: string[], resources: string[]): void {
+    this.role.addToPolicy(new PolicyStatement({ actions, resources }));
   }
 
   /** Item actions on the table, Query on each declared index. */
   private grantTable(table: ITable, access: Access): void {
-    const actions = access === 'read' ? TABLE_READ_ACTIONS : [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS];
-    this.role.addToPolicy(new PolicyStatement({ actions, resources: [table.tableArn] }));
-    this.role.addToPolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        // Each index by name (lib/platform/db/keys.ts), not `index/*`.
-        resources: TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`),
-      }),
+    this.allow(access === 'read' ? TABLE_READ_ACTIONS : [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], [
+      table.tableArn,
+    ]);
+    // Each index by name (lib/platform/db/keys.ts), not `index/*`.
+    this.allow(
+      ['dynamodb:Query'],
+      TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`),
     );
   }
 
   /**
-   * Object actions under the given key patterns. ListBucket lets a missing key answer NoSuchKey (404)
-   * instead of AccessDenied.
+   * Object actions on the bucket's keys. ListBucket lets a missing key answer NoSuchKey (404) instead of
+   * AccessDenied.
    */
-  private grantBucket(bucket: IBucket, keyPatterns: string[], access: Access): void {
+  private grantBucket(bucket: IBucket, access: Access): void {
     const actions =
       access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'];
-    this.role.addToPolicy(
-      new PolicyStatement({
-        actions,
-        resources: keyPatterns.map((pattern) => bucket.arnForObjects(pattern)),
-      }),
-    );
-    this.role.addToPolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
-  }
-
-  /** The named operations of the KMS master key (envelope encryption in lib/platform/crypto). */
-  private grantMasterKey(key: IKey, operations: readonly MasterKeyOperation[]): void {
-    this.role.addToPolicy(
-      new PolicyStatement({
-        actions: operations.map((operation) => KMS_ACTIONS[operation]),
-        resources: [key.keyArn],
-      }),
-    );
-  }
-
-  /** PutEvents on the bus that carries `order.paid`. */
-  private grantEventBus(bus: IEventBus): void {
-    this.role.addToPolicy(
-      new PolicyStatement({ actions: ['events:PutEvents'], resources: [bus.eventBusArn] }),
-    );
+    this.allow(actions, [bucket.arnForObjects('*')]);
+    this.allow(['s3:ListBucket'], [bucket.bucketArn]);
   }
 
   /** CreateInvalidation on the one distribution (a distribution ARN has no region). */
@@ -304,23 +272,7 @@ export class ServiceFunction extends Construct {
       resource: 'distribution',
       resourceName: distribution.distributionId,
     });
-    this.role.addToPolicy(
-      new PolicyStatement({ actions: ['cloudfront:CreateInvalidation'], resources: [arn] }),
-    );
-  }
-
-  /** GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret). */
-  private grantSecretRead(secret: ISecret): void {
-    this.role.addToPolicy(
-      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
-    );
-  }
-
-  /** Sending mail through SES as one verified identity (mail.from comes from the stage config). */
-  private grantMail(identityArn: string): void {
-    this.role.addToPolicy(
-      new PolicyStatement({ actions: ['ses:SendEmail', 'ses:SendRawEmail'], resources: [identityArn] }),
-    );
+    this.allow(['cloudfront:CreateInvalidation'], [arn]);
   }
 }
 

@@ -28,7 +28,7 @@ export interface ServiceStackProps extends StackProps {
 
 /**
  * The parts build their resources in this stack's own scope (not in a construct of their own), so every
- * logical id is the one the single-file stack gave it and a deployed stack updates in place.
+ * logical id stays as deployed and a deployed stack updates in place.
  */
 export class ServiceStack extends Stack {
   readonly table: Table;
@@ -107,7 +107,6 @@ export class ServiceStack extends Stack {
       functions: this.functions,
       workers: this.workers,
       apiStage: this.apiStage,
-      callbackFunction: this.functions['payment-callback'],
       table: this.table,
     });
 

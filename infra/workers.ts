@@ -1,6 +1,6 @@
 // The functions that serve no route (docs/DESIGN.md 14): the outbox drain on the table's stream, the
 // payment reconciler on a schedule, and what makes their deliveries safe (dead-letter queue, event archive).
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { type ITable, StreamViewType } from 'aws-cdk-lib/aws-dynamodb';
 import { type EventBus, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
@@ -72,8 +72,6 @@ export class Workers extends Construct {
   constructor(scope: Construct, id: string, props: WorkersProps) {
     super(scope, id);
     const { config, table } = props;
-    const appConfigJson = JSON.stringify(config.appConfig);
-    const logRemovalPolicy = config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     const make = (name: WorkerName): ServiceFunction => {
       const spec = WORKER_SPECS[name];
@@ -82,12 +80,8 @@ export class Workers extends Construct {
         group: name,
         functionClass: spec.functionClass,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        appConfigJson,
-        logRetention: config.infra.logRetentionDays,
-        logRemovalPolicy,
+        config,
         description: spec.description,
-        tracing: config.infra.tracing,
-        reservedConcurrency: config.infra.reservedConcurrency[name],
       }).applyNeeds(WORKER_NEEDS[name], props.resources);
     };
     this.functions = { 'outbox-drain': make('outbox-drain'), reconciler: make('reconciler') };

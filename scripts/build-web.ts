@@ -81,10 +81,6 @@ async function buildUnlocked(): Promise<void> {
   }
 }
 
-export function buildWeb(): Promise<void> {
-  return withBuildLock(buildUnlocked);
-}
-
 export async function ensureWebBuild(): Promise<void> {
   if (webBuildIsCurrent()) return;
   // Another process may have built it while this one waited for the lock.
@@ -94,7 +90,7 @@ export async function ensureWebBuild(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  buildWeb().then(
+  withBuildLock(buildUnlocked).then(
     () => console.log(`Built the web console into ${WEB_DIST}`),
     (error: unknown) => {
       console.error(error);

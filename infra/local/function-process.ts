@@ -81,27 +81,19 @@ export async function startFunctionProcess(options: FunctionProcessOptions): Pro
   if (output !== 'inherit') pipeLines(child, output);
 
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new FunctionStartError(options.name, 'no answer in time')),
-      options.startTimeoutMs ?? 30_000,
-    );
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      reject(new FunctionStartError(options.name, reason));
+    };
+    const timer = setTimeout(() => fail('no answer in time'), options.startTimeoutMs ?? 30_000);
     child.on('message', (message: { type?: string; port?: number; message?: string }) => {
       if (message.type === 'ready' && message.port) {
         clearTimeout(timer);
         resolve(message.port);
-      } else if (message.type === 'failed') {
-        clearTimeout(timer);
-        reject(new FunctionStartError(options.name, message.message ?? 'init failed'));
-      }
+      } else if (message.type === 'failed') fail(message.message ?? 'init failed');
     });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new FunctionStartError(options.name, `exited with code ${code}`));
-    });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new FunctionStartError(options.name, error.message));
-    });
+    child.on('exit', (code) => fail(`exited with code ${code}`));
+    child.on('error', (error) => fail(error.message));
   }).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw error;

@@ -33,10 +33,6 @@ export interface LocalStreamPollerOptions {
   aws: Pick<AwsSettings, 'region' | 'dynamodb_endpoint'>;
   tableName: string;
   invoke: DrainInvoke;
-  /** Which records reach the function (default: the outbox filter). */
-  filter?: (record: DynamoDBRecord) => boolean;
-  /** Records per invocation (the stack's mapping uses 10). */
-  batchSize?: number;
   /** Retries of a failing batch before it is given up (the stack's mapping uses 10). */
   retryAttempts?: number;
   /** Pause before retry number `attempt` (0-based). */
@@ -52,6 +48,9 @@ export interface PollSummary {
   givenUp: number;
 }
 
+/** Records per invocation, as the stack's mapping sends them. */
+const BATCH_SIZE = 10;
+
 interface ShardState {
   iterator?: string;
   lastSequence?: string;
@@ -62,8 +61,6 @@ interface ShardState {
 export class LocalStreamPoller {
   private readonly dynamo: DynamoDBClient;
   private readonly streams: DynamoDBStreamsClient;
-  private readonly filter: (record: DynamoDBRecord) => boolean;
-  private readonly batchSize: number;
   private readonly retryAttempts: number;
   private readonly retryDelayMs: (attempt: number) => number;
   private streamArn: string | undefined;
@@ -82,8 +79,6 @@ export class LocalStreamPoller {
     };
     this.dynamo = new DynamoDBClient(client);
     this.streams = new DynamoDBStreamsClient(client);
-    this.filter = options.filter ?? isOutboxInsert;
-    this.batchSize = options.batchSize ?? 10;
     this.retryAttempts = options.retryAttempts ?? 10;
     this.retryDelayMs = options.retryDelayMs ?? ((attempt) => Math.min(100 * 2 ** attempt, 5_000));
   }
@@ -179,9 +174,9 @@ export class LocalStreamPoller {
         continue;
       }
       const records = answer.Records ?? [];
-      const wanted = records.map((record) => lambdaRecord(record, streamArn)).filter(this.filter);
-      for (let from = 0; from < wanted.length; from += this.batchSize) {
-        await this.deliverBatch(wanted.slice(from, from + this.batchSize), summary);
+      const wanted = records.map((record) => lambdaRecord(record, streamArn)).filter(isOutboxInsert);
+      for (let from = 0; from < wanted.length; from += BATCH_SIZE) {
+        await this.deliverBatch(wanted.slice(from, from + BATCH_SIZE), summary);
       }
       const last = records.at(-1)?.dynamodb?.SequenceNumber;
       if (last) state.lastSequence = last;
@@ -226,10 +221,7 @@ export class LocalStreamPoller {
         summary.givenUp += records.length;
         log.error(
           'outbox stream records given up after their retries; the events stay pending for a re-drive',
-          {
-            records: records.length,
-            first_sequence_number: records[0]?.dynamodb?.SequenceNumber,
-          },
+          { records: records.length, first_sequence_number: records[0]?.dynamodb?.SequenceNumber },
         );
         return;
       }

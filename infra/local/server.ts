@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Context } from 'aws-lambda';
 import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
-import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute } from '#lib/http/routes.ts';
+import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute, routeKeyOf } from '#lib/http/routes.ts';
 import { buildEvent, safeDecode } from './api-event.ts';
 import { type ConsoleSite, serveConsole } from './console.ts';
 
@@ -128,12 +128,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   if (options.direct && (await options.direct(request, response, url))) return;
 
   const declared = Number(request.headers['content-length'] ?? 0);
-  if (declared > LOCAL_PAYLOAD_LIMIT) {
-    request.resume();
-    sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
-    return;
-  }
-  const body = await readBody(request, LOCAL_PAYLOAD_LIMIT);
+  if (declared > LOCAL_PAYLOAD_LIMIT) request.resume();
+  const body = declared > LOCAL_PAYLOAD_LIMIT ? undefined : await readBody(request, LOCAL_PAYLOAD_LIMIT);
   if (!body) {
     sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
     return;
@@ -141,7 +137,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
 
   const match = matchRoute(method, safeDecode(url.pathname));
   const group = match?.route.group ?? DEFAULT_ROUTE_GROUP;
-  const routeKey = match ? `${match.route.method} ${match.route.path}` : '$default';
+  const routeKey = match ? routeKeyOf(match.route) : '$default';
   const event = buildEvent({
     method,
     url: request.url ?? '/',

@@ -1,9 +1,9 @@
 // Establishes the caller for a route's auth kind (lib/http/routes.ts): sessions everywhere, and on `uploader`
 // routes also API tokens and the static `upload.api_token` (docs/DESIGN.md 5), when the group passes them.
-import { timingSafeEqual } from 'node:crypto';
 import { API_TOKEN_PREFIX } from '#lib/accounts/api-tokens.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import { errors } from '#lib/core/errors.ts';
+import { sameSecret } from './front-door.ts';
 import type { Authenticator } from './handler.ts';
 import type { HttpRequest, Principal } from './types.ts';
 
@@ -20,12 +20,6 @@ export interface AuthenticatorInput {
   apiTokens?: { verify(token: string): Promise<Principal> };
   /** The static `upload.api_token` and the principal its uploads belong to. */
   staticToken?: { token: string; owner(): Promise<Principal> };
-}
-
-function sameSecret(candidate: string, expected: string): boolean {
-  const a = Buffer.from(candidate);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export function createAuthenticator(input: AuthenticatorInput): Authenticator {

@@ -24,15 +24,6 @@ export function requestFromEvent(event: ApiEvent): HttpRequest<unknown> {
   for (const [name, value] of Object.entries(event.headers ?? {})) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
-  const query: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
-    if (value !== undefined) query[name] = value;
-  }
-  const params: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
-    if (value !== undefined) params[name] = value;
-  }
-  const sourceIp = event.requestContext.http.sourceIp;
   // Routes never see the proof (a secret) nor an address claim they might trust by mistake.
   delete headers[ORIGIN_VERIFY_HEADER];
   delete headers[VIEWER_ADDRESS_HEADER];
@@ -40,17 +31,23 @@ export function requestFromEvent(event: ApiEvent): HttpRequest<unknown> {
     routeKey: event.routeKey,
     method: event.requestContext.http.method.toUpperCase(),
     path: event.rawPath,
-    params,
-    query,
+    params: definedOf(event.pathParameters),
+    query: definedOf(event.queryStringParameters),
     rawQuery: event.rawQueryString ?? '',
     headers,
     cookies: event.cookies ?? [],
     body: undefined,
     rawBody: rawBodyOf(event),
-    sourceIp,
+    sourceIp: event.requestContext.http.sourceIp,
     userAgent: event.requestContext.http.userAgent ?? '',
     requestId: event.requestContext.requestId,
   };
+}
+
+function definedOf(values: Record<string, string | undefined> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(values ?? {}).filter(([, value]) => value !== undefined),
+  ) as Record<string, string>;
 }
 
 export function resultToApi(result: HttpResult): ApiResult {

@@ -69,7 +69,8 @@ export function originSecretsOf(value: unknown): OriginSecrets {
   return previous === undefined ? { current } : { current, previous };
 }
 
-function sameSecret(given: string, expected: string): boolean {
+/** Whether two secrets are equal, compared in constant time (the timing tells nothing of where they differ). */
+export function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);

@@ -12,7 +12,7 @@ import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { genericMessage, statusOf } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
 import { type FrontDoorOptions, frontDoorCheck } from './front-door.ts';
-import { observeRequests, requestIdOf } from './observability.ts';
+import { isServerFailure, observeRequests, requestIdOf } from './observability.ts';
 import { type AuthKind, type FunctionGroup, matchRoute, ROUTES, type RouteSpec } from './routes.ts';
 import type { HttpRequest, HttpResult, Principal } from './types.ts';
 
@@ -276,8 +276,8 @@ export function plainMessage(issue: z.core.$ZodIssue): string {
 export function errorResult(error: unknown): HttpResult {
   if (error instanceof AppError) {
     const status = statusOf(error);
-    // 501 is a known gap and 507 an account at its quota, not failures; other 5xx carry a cause worth reading.
-    if (status >= 500 && status !== 501 && status !== 507) log.error('request failed', { error, status });
+    // Other 5xx carry a cause worth reading.
+    if (isServerFailure(status)) log.error('request failed', { error, status });
     const message = error.expose ? error.message : genericMessage(status);
     return {
       kind: 'json',

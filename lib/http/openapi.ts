@@ -68,11 +68,7 @@ export function errorStatusesOf(route: RouteSpec, impl: RouteImpls[string] | und
   const takesInput = route.body !== 'none' || impl?.query !== undefined || route.path.includes('{');
   if (takesInput) statuses.add(400);
   if (route.body !== 'none') statuses.add(413);
-  if (route.auth === 'session' || route.auth === 'admin' || route.auth === 'uploader') {
-    statuses.add(401);
-    statuses.add(403);
-  }
-  if (route.auth === 'signed') statuses.add(401).add(403);
+  if (route.auth !== 'none') statuses.add(401).add(403);
   if (route.path.includes('{')) statuses.add(404);
   if (route.method !== 'GET') statuses.add(409);
   if (route.group === 'auth') statuses.add(429);

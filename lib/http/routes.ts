@@ -153,13 +153,6 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
-interface CompiledRoute {
-  route: RouteSpec;
-  pattern: RegExp;
-  names: string[];
-  literalLength: number;
-}
-
 /**
  * An API Gateway path template (`{id}` one segment, `{key+}` the rest) as a pattern, its parameter names,
  * and how many literal characters it has (API Gateway prefers the most specific route).
@@ -187,18 +180,16 @@ export function compilePath(path: string): { pattern: RegExp; names: string[]; l
   return { pattern: new RegExp(`^${source}$`), names, literalLength };
 }
 
-function compile(route: RouteSpec): CompiledRoute {
-  return { route, ...compilePath(route.path) };
-}
-
 // Most literal characters first, as API Gateway prefers the most specific route. Compiled on the first
 // match, not at import: a function is routed by API Gateway's routeKey and matches paths only for the rare
 // `$default` event, so its cold start need not compile every group's table (docs/PERFORMANCE.md "Cold import").
-let compiled: CompiledRoute[] | undefined;
+let compiled: Array<{ route: RouteSpec } & ReturnType<typeof compilePath>> | undefined;
 
 /** Finds the route API Gateway would pick for this method and (already decoded) path. */
 export function matchRoute(method: string, path: string): RouteMatch | undefined {
-  compiled ??= ROUTES.map(compile).sort((a, b) => b.literalLength - a.literalLength);
+  compiled ??= ROUTES.map((route) => ({ route, ...compilePath(route.path) })).sort(
+    (a, b) => b.literalLength - a.literalLength,
+  );
   for (const candidate of compiled) {
     if (candidate.route.method !== method) continue;
     const found = candidate.pattern.exec(path);

@@ -1,7 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import { FUNCTION_URL_GROUPS } from '#infra/api.ts';
 import { PRODUCTION_RESERVED_CONCURRENCY } from '#infra/infra-settings.ts';
 import { OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
@@ -59,7 +58,6 @@ describe('HTTP API', () => {
   });
 
   it('serves the payment callback both at the public address (through API Gateway) and at its function URL', () => {
-    expect(FUNCTION_URL_GROUPS).toEqual(['payment-callback']);
     const integrated = resourcesOf(dev, 'AWS::ApiGatewayV2::Integration').map(
       ([, integration]) => integration.Properties.IntegrationUri['Fn::GetAtt'][0],
     );

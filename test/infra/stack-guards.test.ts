@@ -3,7 +3,7 @@ import { Token } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import { PROJECT_ROOT } from '#infra/service-function.ts';
+import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { loadStageConfig, StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import {
   buildForChecks,

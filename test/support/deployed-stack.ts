@@ -17,10 +17,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { ARGON2_PACKAGE, PROJECT_ROOT } from '#infra/bundling.ts';
 import { buildEvent } from '#infra/local/api-event.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
 import { buildServiceApp } from '#infra/service-app.ts';
-import { ARGON2_PACKAGE, PROJECT_ROOT } from '#infra/service-function.ts';
 import type { StageConfig } from '#infra/stage-config.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { compilePath, matchRoute } from '#lib/http/routes.ts';

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '#infra/service-function.ts';
+import { PROJECT_ROOT } from '#infra/bundling.ts';
 
 /** Layers from the top down; a file belongs to the first whose prefix its path starts with. */
 const LAYERS: ReadonlyArray<{ name: string; prefixes: string[]; mayImport: string[] }> = [

@@ -2,7 +2,6 @@
 import { configureLogging } from '#lib/platform/log.ts';
 import { loadConfig } from './load.ts';
 
-export { ConfigError, loadConfig } from './load.ts';
 export type { AppConfig, Provider } from './schema.ts';
 
 export const config = loadConfig();

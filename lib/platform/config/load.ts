@@ -16,6 +16,7 @@ export class ConfigError extends Error {
 }
 
 type LeafKind = 'string' | 'number' | 'boolean' | 'json';
+const LEAF_KINDS: Partial<Record<string, LeafKind>> = { number: 'number', boolean: 'boolean', array: 'json' };
 
 /** What a node of the schema is made of, as zod keeps it (only the parts the leaves are read from). */
 interface SchemaDef {
@@ -40,15 +41,7 @@ function collectLeaves(def: SchemaDef, prefix: string, leaves: Map<string, LeafK
       collectLeaves(child._zod.def, prefix ? `${prefix}.${key}` : key, leaves);
     return leaves;
   }
-  const kind: LeafKind =
-    inner.type === 'number'
-      ? 'number'
-      : inner.type === 'boolean'
-        ? 'boolean'
-        : inner.type === 'array'
-          ? 'json'
-          : 'string';
-  leaves.set(prefix, kind);
+  leaves.set(prefix, LEAF_KINDS[inner.type] ?? 'string');
   return leaves;
 }
 

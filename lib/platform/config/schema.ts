@@ -152,10 +152,7 @@ export const configSchema = z.object({
       password: z.optional(z.string().check(z.minLength(8), z.maxLength(128))),
     }),
   }),
-  mail: section({
-    from: z.optional(z.email()),
-    ses_region: optionalText,
-  }),
+  mail: section({ from: z.optional(z.email()), ses_region: optionalText }),
   upload: section({
     api_token: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
     max_bytes: wholeNumber(1, 6 * 1024 * 1024, 4 * 1024 * 1024),

@@ -2,8 +2,7 @@
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from './master-key.ts';
 
-export type { EncryptionContext, MasterKey } from './master-key.ts';
-export { DecryptionError } from './master-key.ts';
+export type { MasterKey } from './master-key.ts';
 
 /** What opening the master key takes: where it lives, and how to reach KMS. */
 export type MasterKeySettings = Pick<AppConfig, 'master_key' | 'data_dir' | 'aws'>;

@@ -42,5 +42,3 @@ export const pageQuery = z.pipe(
     ...(cursor ? { cursor } : {}),
   })),
 );
-
-export type PageRequest = z.output<typeof pageQuery>;

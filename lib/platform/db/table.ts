@@ -51,10 +51,6 @@ export function isExpired(item: Item, now: Date): boolean {
   return typeof expiresAt === 'number' && expiresAt <= now.getTime() / 1000;
 }
 
-function isConditionFailure(error: unknown): boolean {
-  return (error as { name?: string })?.name === 'ConditionalCheckFailedException';
-}
-
 export class Table {
   constructor(
     readonly client: DynamoDBDocumentClient,
@@ -111,12 +107,9 @@ export class Table {
       'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
     > = {},
   ): Promise<void> {
-    try {
-      await this.client.send(new PutCommand({ TableName: this.name, Item: item, ...condition }));
-    } catch (error) {
-      if (isConditionFailure(error)) throw new ConditionFailedError([0], error);
-      throw error;
-    }
+    await this.conditional(() =>
+      this.client.send(new PutCommand({ TableName: this.name, Item: item, ...condition })),
+    );
   }
 
   /** A conditional update; returns the item as it is after the update. */
@@ -124,22 +117,27 @@ export class Table {
     key: Key,
     update: Omit<UpdateCommandInput, 'TableName' | 'Key' | 'ReturnValues'>,
   ): Promise<T> {
-    try {
-      const { Attributes } = await this.client.send(
+    const { Attributes } = await this.conditional(() =>
+      this.client.send(
         new UpdateCommand({ TableName: this.name, Key: key, ReturnValues: 'ALL_NEW', ...update }),
-      );
-      return Attributes as T;
-    } catch (error) {
-      if (isConditionFailure(error)) throw new ConditionFailedError([0], error);
-      throw error;
-    }
+      ),
+    );
+    return Attributes as T;
   }
 
   async delete(key: Key, condition: Omit<DeleteCommandInput, 'TableName' | 'Key'> = {}): Promise<void> {
+    await this.conditional(() =>
+      this.client.send(new DeleteCommand({ TableName: this.name, Key: key, ...condition })),
+    );
+  }
+
+  /** One conditional write: a failed condition becomes ConditionFailedError. */
+  private async conditional<T>(write: () => Promise<T>): Promise<T> {
     try {
-      await this.client.send(new DeleteCommand({ TableName: this.name, Key: key, ...condition }));
+      return await write();
     } catch (error) {
-      if (isConditionFailure(error)) throw new ConditionFailedError([0], error);
+      if ((error as { name?: string })?.name === 'ConditionalCheckFailedException')
+        throw new ConditionFailedError([0], error);
       throw error;
     }
   }

@@ -16,8 +16,6 @@ const INTROS: Record<CodePurposeText, string> = {
   reset: 'Use this code to set a new password for your account:',
 };
 
-export { escapeHtml } from '#lib/platform/html.ts';
-
 function page(paragraphs: string[]): string {
   const body = paragraphs.map((text) => `<p>${escapeHtml(text)}</p>`).join('\n');
   return `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${body}\n</body></html>\n`;

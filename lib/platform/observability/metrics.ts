@@ -40,7 +40,6 @@ const scopes = new AsyncLocalStorage<Scope>();
 export type MetricSink = (document: string) => void;
 
 let sink: MetricSink | undefined;
-let print: boolean | undefined;
 
 /**
  * Where EMF documents go besides the function's standard output (which CloudWatch Logs reads). By default
@@ -48,9 +47,8 @@ let print: boolean | undefined;
  * `metrics` lines at log level debug). `sink` also receives every document (tests parse them); `null`
  * removes it.
  */
-export function configureMetrics(options: { sink?: MetricSink | null; print?: boolean }): void {
-  if (options.sink !== undefined) sink = options.sink ?? undefined;
-  if (options.print !== undefined) print = options.print;
+export function configureMetrics(options: { sink: MetricSink | null }): void {
+  sink = options.sink ?? undefined;
 }
 
 /** Powertools' Metrics as the EMF serializer (namespace, units, validation); we decide where it goes. */
@@ -100,7 +98,7 @@ let inLambdaAnswer = false;
 
 function write(document: string): void {
   sink?.(document);
-  if (print ?? inLambda()) process.stdout.write(`${document}\n`);
+  if (inLambda()) process.stdout.write(`${document}\n`);
   else if (isLogged('debug')) log.debug('metrics', { emf: JSON.parse(document) as unknown });
 }
 

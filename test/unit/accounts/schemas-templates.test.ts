@@ -2,7 +2,8 @@ import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import { schemas } from '#lib/accounts/schemas.ts';
 import { matchTotp } from '#lib/accounts/totp.ts';
-import { codeMail, escapeHtml, maskEmail, securityNoticeMail } from '#lib/platform/mail/templates.ts';
+import { escapeHtml } from '#lib/platform/html.ts';
+import { codeMail, maskEmail, securityNoticeMail } from '#lib/platform/mail/templates.ts';
 
 describe('account body schemas', () => {
   it('accept the docs/DESIGN.md usernames and refuse the rest', () => {

@@ -5,8 +5,6 @@ import createClient, { type Middleware } from 'openapi-fetch';
 import { session } from '../session.ts';
 import type { paths } from './schema.d.ts';
 
-export type { paths };
-
 /** The `data` of a path's success answer. */
 export type DataOf<
   P extends keyof paths,

@@ -46,12 +46,7 @@ export function Uploader({ onUploaded }: { onUploaded: () => void }) {
           update(id, { progress: 1, state: 'done', message: 'Uploaded' });
           onUploaded();
         })
-        .catch((error: unknown) =>
-          update(id, {
-            state: 'failed',
-            message: errorText(error),
-          }),
-        );
+        .catch((error: unknown) => update(id, { state: 'failed', message: errorText(error) }));
     }
   };
 
