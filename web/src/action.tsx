@@ -6,6 +6,8 @@ import { errorText, FormError, Status } from './ui.tsx';
 export interface Action {
   run: (work: () => Promise<unknown>, done?: string) => Promise<void>;
   error: string;
+  /** Puts a message of the page's own (a copy to the clipboard, say) where the actions' go. */
+  say: (message: string) => void;
   view: ComponentChildren;
 }
 
@@ -21,8 +23,8 @@ export function useAction(after: () => Promise<unknown> | unknown): Action {
     setMessage('');
     try {
       await work();
-      setMessage(done);
       await after();
+      setMessage(done);
     } catch (caught) {
       setError(errorText(caught));
     }
@@ -33,7 +35,7 @@ export function useAction(after: () => Promise<unknown> | unknown): Action {
       {error && <FormError message={error} />}
     </>
   );
-  return { run, error, view };
+  return { run, error, say: setMessage, view };
 }
 
 /** A row's button whose click runs `work` as the page's action; `children` name the row for screen readers. */
@@ -46,7 +48,7 @@ export function ActionButton({
 }: {
   action: Action;
   work: () => Promise<unknown>;
-  done: string;
+  done?: string;
   primary?: boolean;
   children: ComponentChildren;
 }) {

@@ -1,4 +1,4 @@
-// Shared pieces: the page frame, a status line and an alert, a table, loading, and formatters.
+// Shared pieces: the page frame, a status line and an alert, a table, a grid of cards, loading, and formatters.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api/client.ts';
@@ -88,7 +88,58 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   useEffect(() => {
     void run();
   }, [run]);
-  return { data, error, reload: run, setData };
+  return { data, error, reload: run };
+}
+
+/**
+ * A list loaded a page at a time: the items so far, `more` (absent on the last page) to append the next
+ * page, and `refresh` to start again from the first; `version` counts the refreshes.
+ */
+export function usePages<T>(load: (cursor?: string) => Promise<{ items: T[]; next_cursor: string | null }>) {
+  const [version, setVersion] = useState(0);
+  const [extra, setExtra] = useState<T[]>([]);
+  const first = useLoad(() => load(), [version]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  useEffect(() => setCursor(first.data?.next_cursor ?? null), [first.data]);
+  const more = async (from: string) => {
+    const page = await load(from);
+    setExtra((list) => [...list, ...page.items]);
+    setCursor(page.next_cursor);
+  };
+  const refresh = () => {
+    setExtra([]);
+    setVersion((value) => value + 1);
+  };
+  const items = [...(first.data?.items ?? []), ...extra];
+  return { ...first, items, more: cursor ? () => more(cursor) : undefined, refresh, version };
+}
+
+/** Cards in a grid: the load's alert, a line when there are none, and a button for the next page. */
+export function CardGrid<T>({
+  list,
+  label,
+  empty,
+  children,
+}: {
+  list: { data?: unknown; error: string; items: T[]; more?: () => void };
+  label: string;
+  empty: string;
+  children: (item: T) => ComponentChildren;
+}) {
+  return (
+    <>
+      {list.error && <FormError message={list.error} />}
+      {list.data && list.items.length === 0 && <p>{empty}</p>}
+      <ul class="grid" aria-label={label}>
+        {list.items.map(children)}
+      </ul>
+      {list.more && (
+        <button type="button" class="secondary" onClick={list.more}>
+          Load more
+        </button>
+      )}
+    </>
+  );
 }
 
 /** The API's words for a failure, or the failure's own. */

@@ -1,9 +1,20 @@
 // Upload (file picker, drag and drop, paste; progress per file) and my files: thumbnails from the stored
 // image, links in four formats, permission, delete.
 import { useEffect, useState } from 'preact/hooks';
+import { useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { uploadFile } from '../api/upload.ts';
-import { copyText, errorText, FormError, formatBytes, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import {
+  CardGrid,
+  copyText,
+  errorText,
+  FormError,
+  formatBytes,
+  formatTime,
+  Page,
+  useLoad,
+  usePages,
+} from '../ui.tsx';
 
 type FileItem = DataOf<'/api/v1/files', 'get'>['items'][number];
 
@@ -127,44 +138,14 @@ export function FileCard({
   admin?: boolean;
 }) {
   const [format, setFormat] = useState<LinkFormat>('URL');
-  const [message, setMessage] = useState('');
-  const [error, setError] = useState('');
+  const action = useAction(onChange);
   const [confirming, setConfirming] = useState(false);
   const link = LINK_FORMATS[format](file);
 
-  const act = async (work: () => Promise<unknown>, done: string) => {
-    setError('');
-    try {
-      await work();
-      setMessage(done);
-      onChange();
-    } catch (caught) {
-      setError(errorText(caught));
-    }
-  };
+  const path = admin ? '/api/v1/admin/files/{id}' : '/api/v1/files/{id}';
+  const params = { path: { id: file.id } };
   const setPermission = (permission: 'private' | 'public') =>
-    act(
-      () =>
-        admin
-          ? call(
-              api.PATCH('/api/v1/admin/files/{id}', {
-                params: { path: { id: file.id } },
-                body: { permission },
-              }),
-            )
-          : call(
-              api.PATCH('/api/v1/files/{id}', { params: { path: { id: file.id } }, body: { permission } }),
-            ),
-      `Now ${permission}`,
-    );
-  const remove = () =>
-    act(
-      () =>
-        admin
-          ? call(api.DELETE('/api/v1/admin/files/{id}', { params: { path: { id: file.id } } }))
-          : call(api.DELETE('/api/v1/files/{id}', { params: { path: { id: file.id } } })),
-      'Deleted',
-    );
+    action.run(() => call(api.PATCH(path, { params, body: { permission } })), `Now ${permission}`);
 
   return (
     <li class="card">
@@ -218,13 +199,17 @@ export function FileCard({
         <button
           type="button"
           onClick={async () =>
-            setMessage((await copyText(link)) ? `${format} copied` : 'Select the link and copy it')
+            action.say((await copyText(link)) ? `${format} copied` : 'Select the link and copy it')
           }
         >
           Copy
         </button>
         {confirming ? (
-          <button type="button" class="danger" onClick={remove}>
+          <button
+            type="button"
+            class="danger"
+            onClick={() => action.run(() => call(api.DELETE(path, { params })), 'Deleted')}
+          >
             Confirm delete
           </button>
         ) : (
@@ -233,8 +218,7 @@ export function FileCard({
           </button>
         )}
       </div>
-      {message && <Status message={message} />}
-      {error && <FormError message={error} />}
+      {action.view}
     </li>
   );
 }
@@ -262,42 +246,17 @@ export function Usage() {
 }
 
 export function FilesPage() {
-  const [version, setVersion] = useState(0);
-  const [extra, setExtra] = useState<FileItem[]>([]);
-  const files = useLoad(
-    () => call(api.GET('/api/v1/files', { params: { query: { limit: '60' } } })),
-    [version],
+  const files = usePages((cursor) =>
+    call(api.GET('/api/v1/files', { params: { query: { limit: '60', ...(cursor ? { cursor } : {}) } } })),
   );
-  const refresh = () => {
-    setExtra([]);
-    setVersion((value) => value + 1);
-  };
-  const [cursor, setCursor] = useState<string | null>(null);
-  useEffect(() => setCursor(files.data?.next_cursor ?? null), [files.data]);
-  const more = async () => {
-    if (!cursor) return;
-    const page = await call(api.GET('/api/v1/files', { params: { query: { limit: '60', cursor } } }));
-    setExtra((list) => [...list, ...page.items]);
-    setCursor(page.next_cursor);
-  };
-  const items = [...(files.data?.items ?? []), ...extra];
   return (
     <Page title="My files">
-      <Usage key={version} />
-      <Uploader onUploaded={refresh} />
+      <Usage key={files.version} />
+      <Uploader onUploaded={files.refresh} />
       <h2>Files</h2>
-      {files.error && <FormError message={files.error} />}
-      {files.data && items.length === 0 && <p>No files yet.</p>}
-      <ul class="grid" aria-label="My files">
-        {items.map((file) => (
-          <FileCard key={file.id} file={file} onChange={refresh} />
-        ))}
-      </ul>
-      {cursor && (
-        <button type="button" class="secondary" onClick={more}>
-          Load more
-        </button>
-      )}
+      <CardGrid list={files} label="My files" empty="No files yet.">
+        {(file) => <FileCard key={file.id} file={file} onChange={files.refresh} />}
+      </CardGrid>
     </Page>
   );
 }
