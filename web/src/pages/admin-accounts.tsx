@@ -7,7 +7,7 @@ import { Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { DataTable, FormError, formatBytes, Page, Status, useLoad } from '../ui.tsx';
 
 export function AdminAccounts() {
-  const [query, setQuery] = useState('');
+  const query = useForm({ q: '' });
   const [search, setSearch] = useState('');
   const accounts = useLoad(
     () =>
@@ -33,21 +33,10 @@ export function AdminAccounts() {
       <form
         class="inline"
         aria-label="Search accounts"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setSearch(query.trim());
-        }}
+        onSubmit={query.submit(async ({ q }) => setSearch(q.trim()))}
       >
-        <div class="field">
-          <label for="account-search">Username or e-mail</label>
-          <input
-            id="account-search"
-            type="search"
-            value={query}
-            onInput={(event) => setQuery((event.target as HTMLInputElement).value)}
-          />
-        </div>
-        <button type="submit">Search</button>
+        <Field form={query} name="q" label="Username or e-mail" type="search" />
+        <Submit form={query}>Search</Submit>
       </form>
       {accounts.error && <FormError message={accounts.error} />}
       {action.view}

@@ -74,15 +74,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
         required
         autoFocus={autoFocus && !initialUsername}
       />
-      <Field
-        form={form}
-        name="password"
-        label="Password"
-        type="password"
-        autoComplete="current-password"
-        required
-        autoFocus={autoFocus && !!initialUsername}
-      />
+      <PasswordField form={form} label="Password" required autoFocus={autoFocus && !!initialUsername} />
       <div class="check">
         <input
           id="login-admin"

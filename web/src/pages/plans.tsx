@@ -1,6 +1,7 @@
 // Plans and purchase: pick a plan and a channel, pay (the mock cashier's page, or a channel's QR code),
 // and watch the order until it is paid; usage against the quota above.
 import { useEffect, useState } from 'preact/hooks';
+import { useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { QrCode } from '../qr.tsx';
 import {
@@ -109,17 +110,12 @@ export function PlansPage() {
   const orders = useLoad(() => call(api.GET('/api/v1/orders')), [usageVersion]);
   const [provider, setProvider] = useState<Provider | ''>('');
   const [order, setOrder] = useState<Order | null>(null);
-  const [error, setError] = useState('');
   const chosen = provider || gateways.data?.[0] || 'mock';
-
-  const buy = async (planId: string) => {
-    setError('');
-    try {
-      setOrder(await call(api.POST('/api/v1/orders', { body: { plan_id: planId, provider: chosen } })));
-    } catch (caught) {
-      setError(errorText(caught));
-    }
-  };
+  const action = useAction(() => undefined);
+  const buy = (planId: string) =>
+    action.run(async () =>
+      setOrder(await call(api.POST('/api/v1/orders', { body: { plan_id: planId, provider: chosen } }))),
+    );
 
   return (
     <Page title="Plans and usage">
@@ -161,7 +157,7 @@ export function PlansPage() {
           ))}
       </ul>
       {plans.data && plans.data.length === 0 && <p>No plans on sale.</p>}
-      {error && <FormError message={error} />}
+      {action.view}
       {order && (
         <OrderPanel key={order.id} order={order} onPaid={() => setUsageVersion((value) => value + 1)} />
       )}

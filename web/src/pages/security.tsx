@@ -1,7 +1,7 @@
 // Security: TOTP (setup with the QR code, enable, disable, recovery codes), sessions, security events,
 // e-mail binding and password change (docs/ACCOUNTS.md).
 import { useState } from 'preact/hooks';
-import { useAction } from '../action.tsx';
+import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { CodeField, Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { QrCode } from '../qr.tsx';
@@ -131,28 +131,24 @@ function Sessions() {
               {row.current ? ' (this session)' : ''}
             </span>
             {!row.current && (
-              <button
-                type="button"
-                class="secondary"
-                onClick={() =>
-                  action.run(() =>
-                    call(api.DELETE('/api/v1/auth/sessions/{id}', { params: { path: { id: row.id } } })),
-                  )
+              <ActionButton
+                action={action}
+                work={() =>
+                  call(api.DELETE('/api/v1/auth/sessions/{id}', { params: { path: { id: row.id } } }))
                 }
               >
                 Revoke<span class="visually-hidden"> session since {formatTime(row.created_at)}</span>
-              </button>
+              </ActionButton>
             )}
           </li>
         ))}
       </ul>
-      <button
-        type="button"
-        class="secondary"
-        onClick={() => action.run(() => call(api.POST('/api/v1/auth/sessions/revoke-others', { body: {} })))}
+      <ActionButton
+        action={action}
+        work={() => call(api.POST('/api/v1/auth/sessions/revoke-others', { body: {} }))}
       >
         Log out every other session
-      </button>
+      </ActionButton>
     </section>
   );
 }

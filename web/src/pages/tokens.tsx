@@ -1,8 +1,9 @@
 // API tokens: create (the secret is shown once, with a ready PicGo configuration), list, revoke.
 import { useState } from 'preact/hooks';
+import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { Field, Submit, useForm } from '../form.tsx';
-import { copyText, DataTable, errorText, FormError, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import { copyText, DataTable, FormError, formatTime, Page, useLoad } from '../ui.tsx';
 
 type CreatedToken = DataOf<'/api/v1/tokens', 'post', 201>;
 
@@ -32,8 +33,7 @@ export function TokensPage() {
   const tokens = useLoad(() => call(api.GET('/api/v1/tokens')));
   const form = useForm({ name: '' });
   const [created, setCreated] = useState<CreatedToken | null>(null);
-  const [status, setStatus] = useState('');
-  const [error, setError] = useState('');
+  const action = useAction(tokens.reload);
 
   const create = form.submit(async ({ name }) => {
     const token = await call(api.POST('/api/v1/tokens', { body: { name } }));
@@ -41,16 +41,6 @@ export function TokensPage() {
     form.reset();
     await tokens.reload();
   });
-  const revoke = async (id: string, name: string) => {
-    setError('');
-    try {
-      await call(api.DELETE('/api/v1/tokens/{id}', { params: { path: { id } } }));
-      await tokens.reload();
-      setStatus(`Token ${name} revoked`);
-    } catch (caught) {
-      setError(errorText(caught));
-    }
-  };
 
   return (
     <Page title="API tokens">
@@ -76,7 +66,7 @@ export function TokensPage() {
           <button
             type="button"
             onClick={async () =>
-              setStatus((await copyText(created.token)) ? 'Token copied' : 'Select the token and copy it')
+              action.say((await copyText(created.token)) ? 'Token copied' : 'Select the token and copy it')
             }
           >
             Copy token
@@ -93,8 +83,8 @@ export function TokensPage() {
           </button>
         </section>
       )}
-      {status && <Status message={status} />}
-      {(error || tokens.error) && <FormError message={error || tokens.error} />}
+      {action.view}
+      {tokens.error && <FormError message={tokens.error} />}
       <h2>Your tokens</h2>
       {tokens.data && tokens.data.length === 0 && <p>No tokens.</p>}
       {tokens.data && tokens.data.length > 0 && (
@@ -108,9 +98,13 @@ export function TokensPage() {
               <td>{formatTime(token.created_at)}</td>
               <td>{formatTime(token.last_used_at)}</td>
               <td>
-                <button type="button" class="secondary" onClick={() => revoke(token.id, token.name)}>
+                <ActionButton
+                  action={action}
+                  work={() => call(api.DELETE('/api/v1/tokens/{id}', { params: { path: { id: token.id } } }))}
+                  done={`Token ${token.name} revoked`}
+                >
                   Revoke<span class="visually-hidden"> {token.name}</span>
-                </button>
+                </ActionButton>
               </td>
             </tr>
           ))}
