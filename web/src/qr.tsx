@@ -15,12 +15,7 @@ export function QrCode({ text, label }: { text: string; label: string }) {
   }, [text]);
   if (!modules) return <p>Drawing the QR code…</p>;
   const size = modules.length;
-  let path = '';
-  modules.forEach((row, y) => {
-    row.forEach((dark, x) => {
-      if (dark) path += `M${x} ${y}h1v1h-1z`;
-    });
-  });
+  const path = modules.flatMap((row, y) => row.map((dark, x) => (dark ? `M${x} ${y}h1v1h-1z` : ''))).join('');
   return (
     <svg
       class="qr"

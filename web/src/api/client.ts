@@ -16,11 +16,6 @@ export type DataOf<
   ? D
   : never;
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
-
 export class ApiError extends Error {
   readonly status: number;
   /** Field name (last segment of the path the API names) -> the API's words for it. */
@@ -49,7 +44,7 @@ export class ApiError extends Error {
 interface ErrorBody {
   code?: number;
   message?: string;
-  data?: { fields?: FieldProblem[]; retry_after?: number } | null;
+  data?: { fields?: { field: string; message: string }[]; retry_after?: number } | null;
 }
 
 export function toApiError(

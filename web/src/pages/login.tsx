@@ -155,18 +155,12 @@ export function RegisterPage() {
           )}
           {form.formError && <FormError message={form.formError} />}
           <div class="actions">
-            {codeSent ? (
-              <>
-                <button type="submit" disabled={form.busy}>
-                  Create account
-                </button>
-                <button type="button" class="secondary" onClick={sendCode} disabled={form.busy}>
-                  Send the code again
-                </button>
-              </>
-            ) : (
-              <button type="submit" disabled={form.busy}>
-                Send code
+            <button type="submit" disabled={form.busy}>
+              {codeSent ? 'Create account' : 'Send code'}
+            </button>
+            {codeSent && (
+              <button type="button" class="secondary" onClick={sendCode} disabled={form.busy}>
+                Send the code again
               </button>
             )}
           </div>
