@@ -22,15 +22,10 @@ import {
 import type { Account, Role } from './model.ts';
 
 /** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
-export interface PublicAccount {
-  id: string;
-  username: string;
-  email: string | null;
-  email_verified: boolean;
-  role: Role;
-  totp_enabled: boolean;
-  created_at: string;
-}
+export type PublicAccount = Pick<
+  Account,
+  'id' | 'username' | 'email' | 'email_verified' | 'role' | 'totp_enabled' | 'created_at'
+>;
 
 export function publicAccount(account: Account): PublicAccount {
   return {
