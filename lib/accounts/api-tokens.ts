@@ -5,12 +5,12 @@
 // stops working at once (docs/ACCOUNTS.md).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { type ClientInfo, NO_CLIENT } from './client.ts';
 import type { Principal } from './model.ts';
-import { AccountRepository, accountKey, conditionFailedAs } from './repository.ts';
+import { AccountRepository, accountKey } from './repository.ts';
 import { SecurityEvents } from './security-events.ts';
 
 /** API tokens are told apart from session tokens by their prefix (sessions are JWTs). */
@@ -121,8 +121,8 @@ export class ApiTokenService {
       gsi1pk: accountIndex(accountId),
       gsi1sk: `${now.toISOString()}#${id}`,
     };
-    try {
-      await this.table.transact([
+    await this.table
+      .transact([
         { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
         {
           Put: {
@@ -131,14 +131,13 @@ export class ApiTokenService {
           },
         },
         { ConditionCheck: { Key: accountKey(accountId), ...sameTokenEpoch(epoch) } },
-      ]);
-    } catch (error) {
+      ])
       // The account was reset or disabled meanwhile: the caller's session is over too.
-      if (error instanceof ConditionFailedError && error.failedItems.includes(2)) {
-        throw errors.unauthorized('Session is invalid or expired');
-      }
-      throw error;
-    }
+      .catch(
+        conditionFailedAs((error) =>
+          error.failedItems.includes(2) ? errors.unauthorized('Session is invalid or expired') : error,
+        ),
+      );
     await this.events.record(accountId, 'token_created', client);
     return { id, name, token, prefix: item.prefix, created_at: item.created_at };
   }

@@ -3,7 +3,13 @@
 
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
+import {
+  conditionFailedAs,
+  decodeCursor,
+  encodeCursor,
+  type Item,
+  type Table,
+} from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { IDENT_INDEX, type IdentifierKind } from './identifiers.ts';
 import type { Account } from './model.ts';
@@ -11,7 +17,6 @@ import type { Registration } from './registration.ts';
 import {
   type AccountRepository,
   accountKey,
-  conditionFailedAs,
   fromAccountItem,
   type PublicAccount,
   publicAccount,

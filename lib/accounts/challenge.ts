@@ -5,13 +5,13 @@
 
 import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
-import { ConditionFailedError, epochSeconds, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { AccountLimits } from './limits.ts';
 import type { Account } from './model.ts';
 import { normalizeRecoveryCode, type RecoveryCodeHasher } from './recovery-codes.ts';
-import { type AccountRepository, conditionFailedAs } from './repository.ts';
+import type { AccountRepository } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecondFactorWrites } from './second-factor-writes.ts';
 import type { SecurityChanges } from './security-changes.ts';
@@ -120,18 +120,17 @@ export class Challenges {
       await events.record(account.id, 'login_failed', client);
       throw totpRefusal(checked.refused, 401);
     }
-    try {
-      await table.transact([
+    await table
+      .transact([
         { Delete: { Key: challengeKey(claims.jti), ConditionExpression: 'attribute_exists(pk)' } },
         this.deps.secondFactorWrites.totpLoginItem(account, checked.step),
-      ]);
-    } catch (error) {
+      ])
       // The challenge was used, or this step accepted, by a concurrent request.
-      if (error instanceof ConditionFailedError) {
-        throw error.failedItems.includes(0) ? badChallenge() : totpRefusal('used', 401);
-      }
-      throw error;
-    }
+      .catch(
+        conditionFailedAs((error) =>
+          error.failedItems.includes(0) ? badChallenge() : totpRefusal('used', 401),
+        ),
+      );
     const [session] = await Promise.all([
       sessionAnswer(sessions, { ...account, totp_last_step: checked.step }, client),
       events.record(account.id, 'login', client),
@@ -146,18 +145,15 @@ export class Challenges {
       await events.record(account.id, 'login_failed', client);
       throw badRecoveryCode();
     }
-    try {
-      await table.transact([
+    await table
+      .transact([
         { Delete: { Key: challengeKey(challengeJti), ConditionExpression: 'attribute_exists(pk)' } },
         this.deps.secondFactorWrites.recoveryLoginItem(account, digest),
-      ]);
-    } catch (error) {
+      ])
       // Used by a concurrent request (this challenge, or this code on another challenge).
-      if (error instanceof ConditionFailedError) {
-        throw error.failedItems.includes(0) ? badChallenge() : badRecoveryCode();
-      }
-      throw error;
-    }
+      .catch(
+        conditionFailedAs((error) => (error.failedItems.includes(0) ? badChallenge() : badRecoveryCode())),
+      );
     const remaining = Math.max(0, (account.recovery_code_digests?.size ?? 1) - 1);
     const [session] = await Promise.all([
       sessionAnswer(sessions, account, client),

@@ -4,7 +4,13 @@
 // concurrent guesses cannot exceed the cap; consuming is a conditional delete that can join a transaction.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { AppError } from '#lib/core/errors.ts';
-import { epochSeconds, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import {
+  conditionFailedAs,
+  epochSeconds,
+  type Item,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
 
 export type CodePurpose = 'register' | 'email_bind' | 'reset';
 
@@ -87,9 +93,8 @@ export class CodeStore {
   ): Promise<CheckedCode> {
     const fail = options.error ?? (() => invalidCode());
     const key = codeKey(purpose, subject);
-    let item: CodeItem;
-    try {
-      item = await this.table.update<CodeItem>(key, {
+    const item = await this.table
+      .update<CodeItem>(key, {
         UpdateExpression: 'ADD #attempts :one',
         ConditionExpression: 'attribute_exists(pk) AND #attempts < :max AND #expires > :now',
         ExpressionAttributeNames: { '#attempts': 'attempts', '#expires': 'expires_at' },
@@ -98,11 +103,8 @@ export class CodeStore {
           ':max': CODE_MAX_ATTEMPTS,
           ':now': epochSeconds(this.table.clock()),
         },
-      });
-    } catch (error) {
-      if ((error as { name?: string }).name === 'ConditionFailedError') throw fail();
-      throw error;
-    }
+      })
+      .catch(conditionFailedAs(fail));
     const expected = Buffer.from(item.digest, 'utf8');
     const actual = Buffer.from(await this.digest(purpose, subject, item.code_id, code), 'utf8');
     const matches = expected.length === actual.length && timingSafeEqual(expected, actual);

@@ -3,7 +3,7 @@
 // known one costs: one account-sized read and one full verification of a stored hash (docs/ACCOUNTS.md
 // "Timing"). No identifier claim points at it, so nobody can log in to it.
 import { randomBytes } from 'node:crypto';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, type Table } from '#lib/platform/db/table.ts';
 import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { newAccount } from './repository.ts';
@@ -47,9 +47,9 @@ export class DecoyAccount {
     if (await this.table.get(DECOY_ACCOUNT_KEY)) return;
     const now = this.table.clock().toISOString();
     const filler = (length: number) => randomBytes(length).toString('base64url').slice(0, length);
-    try {
-      // The attributes of an ordinary account, of ordinary lengths: the read costs what an account's does.
-      await this.table.putNew({
+    // The attributes of an ordinary account, of ordinary lengths: the read costs what an account's does.
+    await this.table
+      .putNew({
         ...DECOY_ACCOUNT_KEY,
         ...newAccount(
           filler(36),
@@ -62,9 +62,7 @@ export class DecoyAccount {
           },
           now,
         ),
-      });
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-    }
+      })
+      .catch(conditionFailedReturns(undefined));
   }
 }

@@ -2,13 +2,13 @@
 // unbinding always need the current password: an address bound is an address that can reset the password.
 
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import type { CodeMail } from './code-mail.ts';
 import type { CodeStore } from './codes.ts';
 import { claimItem, releaseItem, sameAddress } from './identifiers.ts';
 import type { Account } from './model.ts';
-import { type AccountRepository, accountChanged, conditionFailedAs, publicAccount } from './repository.ts';
+import { type AccountRepository, accountChanged, publicAccount } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecurityChanges } from './security-changes.ts';
 
@@ -65,14 +65,13 @@ export class EmailBinding {
       if (account.email) items.push(releaseItem(account.email, account.id));
     }
     const consumeIndex = items.push(checked.consume) - 1;
-    try {
-      await this.deps.table.transact(items);
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-      if (error.failedItems.includes(claimIndex)) throw boundElsewhere();
-      if (error.failedItems.includes(consumeIndex)) throw errors.badRequest('code: is invalid or expired');
-      throw accountChanged();
-    }
+    await this.deps.table.transact(items).catch(
+      conditionFailedAs(({ failedItems }) => {
+        if (failedItems.includes(claimIndex)) return boundElsewhere();
+        if (failedItems.includes(consumeIndex)) return errors.badRequest('code: is invalid or expired');
+        return accountChanged();
+      }),
+    );
     if (!sameAddress(account.email, input.email)) {
       await this.deps.changes.record(account, 'email_changed', client, {
         kind: 'email_changed',

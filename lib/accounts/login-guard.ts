@@ -8,7 +8,7 @@
 // of their own (keyed by a hash of the identifier), so they lock exactly like real accounts and cost the
 // same writes: the guard tells nobody which accounts exist.
 import { createHash } from 'node:crypto';
-import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 
 export interface PasswordGuessLimit {
   /** Consecutive failed passwords before the back-off starts. */
@@ -76,8 +76,8 @@ export class LoginGuard {
       const now = this.table.clock().getTime();
       const expires = epochSeconds(new Date(now)) + this.limit.forgetAfterSeconds;
       // Below the threshold: one atomic increment, no read.
-      try {
-        await this.table.update(key, {
+      const counted = await this.table
+        .update(key, {
           UpdateExpression: 'ADD attempts :one SET expires_at = :expires',
           ConditionExpression:
             '(attribute_not_exists(attempts) OR attempts < :free) AND (attribute_not_exists(expires_at) OR expires_at > :nowSeconds)',
@@ -87,11 +87,9 @@ export class LoginGuard {
             ':expires': expires,
             ':nowSeconds': epochSeconds(new Date(now)),
           },
-        });
-        return { admitted: true };
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      }
+        })
+        .then(() => true, conditionFailedReturns(false));
+      if (counted) return { admitted: true };
       const current = await this.table.get<GuardItem>(key, { includeExpired: true });
       if (!current || current.expires_at <= epochSeconds(new Date(now))) {
         // A forgotten count (expired, not yet deleted by DynamoDB): start again at one.
@@ -160,8 +158,8 @@ export class LoginGuard {
     if (condition.includes(':nowSeconds')) values[':nowSeconds'] = epochSeconds(new Date(now));
     if (condition.includes(':nowMs')) values[':nowMs'] = now;
     if (condition.includes(':seen')) values[':seen'] = seen;
-    try {
-      await this.table.put(
+    return this.table
+      .put(
         {
           ...key,
           attempts: state.attempts,
@@ -169,11 +167,7 @@ export class LoginGuard {
           expires_at: state.expires,
         },
         { ConditionExpression: condition, ExpressionAttributeValues: values },
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionFailedError) return false;
-      throw error;
-    }
+      )
+      .then(() => true, conditionFailedReturns(false));
   }
 }

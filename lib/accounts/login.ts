@@ -4,7 +4,7 @@
 // one write after a failure (the account's `login_failed` event, or the unknown identifier's guard).
 
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { writeBatch } from './batch-write.ts';
 import type { Challenges } from './challenge.ts';
@@ -124,13 +124,11 @@ export class Login {
   /** Re-hashes with the current parameters; only if nobody changed the password meanwhile. */
   private async rehash(account: Account, password: string): Promise<void> {
     const fresh = await hashPassword(password);
-    try {
-      await this.deps.accounts.rehashPassword(account.id, account.password_hash, fresh);
-      account.password_hash = fresh;
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-      log.info('password re-hash skipped: the password changed meanwhile', { account_id: account.id });
-    }
+    const rehashed = await this.deps.accounts
+      .rehashPassword(account.id, account.password_hash, fresh)
+      .then(() => true, conditionFailedReturns(false));
+    if (rehashed) account.password_hash = fresh;
+    else log.info('password re-hash skipped: the password changed meanwhile', { account_id: account.id });
   }
 
   /** Accounts made before the back-office search index join it on their next login (once). */

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '#lib/core/errors.ts';
-import type { Table } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
@@ -18,7 +18,7 @@ import { sameAddress } from './identifiers.ts';
 import type { AccountLimits } from './limits.ts';
 import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { type AccountRepository, accountChanged, conditionFailedAs } from './repository.ts';
+import { type AccountRepository, accountChanged } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecurityChanges } from './security-changes.ts';
 import { type SessionService, sessionAnswer } from './sessions.ts';

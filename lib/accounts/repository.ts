@@ -1,7 +1,14 @@
 // Account records and every write to them; new accounts claim their identifiers in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import {
+  ConditionFailedError,
+  conditionFailedAs,
+  conditionFailedReturns,
+  type Item,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import {
@@ -15,15 +22,10 @@ import {
 import type { Account, Role } from './model.ts';
 
 /** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
-export interface PublicAccount {
-  id: string;
-  username: string;
-  email: string | null;
-  email_verified: boolean;
-  role: Role;
-  totp_enabled: boolean;
-  created_at: string;
-}
+export type PublicAccount = Pick<
+  Account,
+  'id' | 'username' | 'email' | 'email_verified' | 'role' | 'totp_enabled' | 'created_at'
+>;
 
 export function publicAccount(account: Account): PublicAccount {
   return {
@@ -42,13 +44,6 @@ export const accountKey = (id: string) => ({ pk: `account#${id}`, sk: 'account' 
 
 /** A conditional write of the account lost to a concurrent change. */
 export const accountChanged = () => errors.conflict('The account was changed by another request; try again');
-
-/** For `.catch`: a conditional write that lost throws `refusal()` instead; any other error passes unchanged. */
-export function conditionFailedAs(refusal: () => Error) {
-  return (error: unknown): never => {
-    throw error instanceof ConditionFailedError ? refusal() : error;
-  };
-}
 
 const ADMIN_INDEX = 'role#admin';
 
@@ -112,15 +107,13 @@ export class AccountRepository {
       ...(input.email ? [claimItem(input.email, account.id, 'email', account)] : []),
       ...extra,
     ];
-    try {
-      await this.table.transact(items);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) {
-        if (error.failedItems.includes(1)) throw errors.conflict('username: is already taken');
-        if (input.email && error.failedItems.includes(2)) throw errors.conflict('email: is already in use');
-      }
-      throw error;
-    }
+    await this.table.transact(items).catch(
+      conditionFailedAs((error) => {
+        if (error.failedItems.includes(1)) return errors.conflict('username: is already taken');
+        if (input.email && error.failedItems.includes(2)) return errors.conflict('email: is already in use');
+        return error;
+      }),
+    );
     return account;
   }
 
@@ -272,21 +265,16 @@ export class AccountRepository {
    * bump), so enabling it again does not bring a stolen session back.
    */
   async setStatus(accountId: string, status: Account['status']): Promise<Account | undefined> {
-    try {
-      return await this.updated(accountId, {
-        UpdateExpression: `SET #status = :status, updated_at = :now${status === 'disabled' ? ' ADD session_epoch :one' : ''}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':status': status,
-          ':now': this.now(),
-          ...(status === 'disabled' ? { ':one': 1 } : {}),
-        },
-      });
-    } catch (error) {
-      if (error instanceof ConditionFailedError) return undefined;
-      throw error;
-    }
+    return this.updated(accountId, {
+      UpdateExpression: `SET #status = :status, updated_at = :now${status === 'disabled' ? ' ADD session_epoch :one' : ''}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':status': status,
+        ':now': this.now(),
+        ...(status === 'disabled' ? { ':one': 1 } : {}),
+      },
+    }).catch(conditionFailedReturns(undefined));
   }
 
   /** Claims made before the search index existed join it, once per account (docs/ACCOUNTS.md). */

@@ -1,5 +1,5 @@
 // A random 32-byte key kept in the table sealed by the master key, created once on first use (the first
-// writer wins when several containers race). Used as the pepper of stored verification-code hashes, so
+// writer wins when several containers race). Signs tokens, and peppers stored verification-code hashes so
 // a copy of the table alone cannot brute-force the six digits.
 import { randomBytes } from 'node:crypto';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';

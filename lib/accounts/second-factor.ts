@@ -3,13 +3,13 @@
 
 import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
-import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
+import { type Clock, conditionFailedAs } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import type { Account } from './model.ts';
 import { verifyPassword } from './passwords.ts';
 import { qrDataUrl } from './qr.ts';
 import { generateRecoveryCodes, type RecoveryCodeHasher } from './recovery-codes.ts';
-import { accountChanged, conditionFailedAs } from './repository.ts';
+import { accountChanged } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecondFactorWrites } from './second-factor-writes.ts';
 import type { SecurityChanges } from './security-changes.ts';
@@ -86,17 +86,10 @@ export class SecondFactor {
     if (input.password !== undefined && !(await verifyPassword(account.password_hash, input.password))) {
       throw errors.badRequest('password: is incorrect');
     }
-    let updated: Account;
-    try {
-      updated = await this.deps.writes.disable(account.id, account.totp_secret_enc, step);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) {
-        // A code's step may have been spent meanwhile: the code then no longer counts.
-        if (step !== undefined) throw totpRefusal('used');
-        throw accountChanged();
-      }
-      throw error;
-    }
+    const updated = await this.deps.writes
+      .disable(account.id, account.totp_secret_enc, step)
+      // A code's step may have been spent meanwhile: the code then no longer counts.
+      .catch(conditionFailedAs(() => (step !== undefined ? totpRefusal('used') : accountChanged())));
     await this.deps.changes.record(updated, 'totp_disabled', client, { kind: 'totp_disabled' });
     return securityState(updated);
   }

@@ -4,7 +4,7 @@
 // the account in one BatchGet, and the account's sessions are one strongly consistent query.
 
 import { AppError, errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, epochSeconds, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { Account, Principal } from './model.ts';
@@ -149,19 +149,15 @@ export class SessionService {
    */
   async revoke(account: Pick<Account, 'id' | 'session_epoch'>, jti: string): Promise<boolean> {
     if (!SESSION_ID.test(jti)) return false;
-    try {
-      await this.table.delete(sessionKey(account.id, jti), {
+    return this.table
+      .delete(sessionKey(account.id, jti), {
         ConditionExpression: 'attribute_exists(pk) AND sep = :sep AND expires_at > :now',
         ExpressionAttributeValues: {
           ':sep': account.session_epoch,
           ':now': epochSeconds(this.table.clock()),
         },
-      });
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionFailedError) return false;
-      throw error;
-    }
+      })
+      .then(() => true, conditionFailedReturns(false));
   }
 
   /** The account's live sessions (current epoch, unexpired), newest first. */

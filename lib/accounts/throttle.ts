@@ -6,7 +6,7 @@
 // when TAT - now <= tolerance, and moves TAT to max(TAT, now) + T. The daily cap is a counter per UTC day.
 
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, epochSeconds, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 
 export interface RateLimit {
   /** Sustained rate: requests per minute (fractions allowed, e.g. 0.5 = one every two minutes). */
@@ -53,9 +53,9 @@ export class Throttle {
     const itemKey = throttleKey(key, 'rate');
     // The item outlives its last admission by the tolerance plus one interval: then the bucket is full.
     for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        // Idle bucket (absent, or its TAT already passed): TAT = now + T.
-        await this.table.update(itemKey, {
+      // Idle bucket (absent, or its TAT already passed): TAT = now + T.
+      const idle = await this.table
+        .update(itemKey, {
           UpdateExpression: 'SET tat = :next, expires_at = :expires',
           ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
           ExpressionAttributeValues: {
@@ -63,14 +63,12 @@ export class Throttle {
             ':now': now,
             ':expires': epochSeconds(new Date(now + interval + tolerance)) + 1,
           },
-        });
-        return 0;
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      }
-      try {
-        // Busy bucket: admitted while TAT - now <= tolerance; TAT moves on by T.
-        await this.table.update(itemKey, {
+        })
+        .then(() => true, conditionFailedReturns(false));
+      if (idle) return 0;
+      // Busy bucket: admitted while TAT - now <= tolerance; TAT moves on by T.
+      const admitted = await this.table
+        .update(itemKey, {
           UpdateExpression: 'SET tat = tat + :interval, expires_at = :expires',
           ConditionExpression: 'tat >= :now AND tat <= :limit',
           ExpressionAttributeValues: {
@@ -79,11 +77,9 @@ export class Throttle {
             ':limit': now + tolerance + CLOCK_SKEW_MS,
             ':expires': epochSeconds(new Date(now + 2 * interval + 2 * tolerance)) + 1,
           },
-        });
-        return 0;
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      }
+        })
+        .then(() => true, conditionFailedReturns(false));
+      if (admitted) return 0;
       // Refused, or the item changed between the two updates: read how long to wait.
       const current = await this.table.get<{ pk: string; sk: string; tat: number }>(itemKey);
       if (current && current.tat >= now) {
@@ -99,17 +95,13 @@ export class Throttle {
   private async countToday(key: string, perDay: number, now: number) {
     const day = new Date(now).toISOString().slice(0, 10);
     const nextDay = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
-    try {
-      await this.table.update(throttleKey(key, `day#${day}`), {
+    return this.table
+      .update(throttleKey(key, `day#${day}`), {
         UpdateExpression: 'ADD #n :one SET expires_at = :expires',
         ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
         ExpressionAttributeNames: { '#n': 'count' },
         ExpressionAttributeValues: { ':one': 1, ':max': perDay, ':expires': epochSeconds(new Date(nextDay)) },
-      });
-      return 0;
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-      return nextDay - now;
-    }
+      })
+      .then(() => 0, conditionFailedReturns(nextDay - now));
   }
 }

@@ -4,10 +4,8 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AppError } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
-
-const KEY_ITEM = { pk: 'settings#token-signing-key', sk: 'settings' };
-const KEY_CONTEXT = { purpose: 'token-signing-key' };
+import type { Table } from '#lib/platform/db/table.ts';
+import { sealedKey } from './sealed-key.ts';
 
 export type TokenScope = 'session' | 'totp_challenge' | 'mock_cashier';
 
@@ -41,37 +39,20 @@ export class TokenSigner {
   // A CryptoKey, not the raw bytes: jose imports raw bytes into WebCrypto again on every sign and verify,
   // tens of microseconds per request.
   private key: Promise<webcrypto.CryptoKey> | undefined;
+  private readonly keyBytes: () => Promise<Buffer>;
 
-  constructor(
-    private readonly table: Table,
-    private readonly masterKey: () => Promise<MasterKey>,
-  ) {}
+  constructor(table: Table, masterKey: () => Promise<MasterKey>) {
+    this.keyBytes = sealedKey(table, masterKey, 'token-signing-key');
+  }
 
   private signingKey(): Promise<webcrypto.CryptoKey> {
-    this.key ??= this.loadOrCreateKey()
+    this.key ??= this.keyBytes()
       .then((bytes) => webcrypto.subtle.importKey('raw', bytes, HS256, false, ['sign', 'verify']))
       .catch((error: unknown) => {
         this.key = undefined;
         throw error;
       });
     return this.key;
-  }
-
-  private async loadOrCreateKey(): Promise<Uint8Array> {
-    const key = await this.masterKey();
-    const stored = await this.table.get<{ pk: string; sk: string; sealed: string }>(KEY_ITEM);
-    if (stored) return new Uint8Array(await key.decrypt(stored.sealed, KEY_CONTEXT));
-    const fresh = randomBytes(32);
-    try {
-      await this.table.putNew({ ...KEY_ITEM, sealed: await key.encrypt(fresh, KEY_CONTEXT) });
-      return new Uint8Array(fresh);
-    } catch (error) {
-      // Another container created it first: use theirs.
-      if (!(error instanceof ConditionFailedError)) throw error;
-      const winner = await this.table.get<{ pk: string; sk: string; sealed: string }>(KEY_ITEM);
-      if (!winner) throw error;
-      return new Uint8Array(await key.decrypt(winner.sealed, KEY_CONTEXT));
-    }
   }
 
   async sign(

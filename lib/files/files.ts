@@ -5,6 +5,8 @@ import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import {
   ConditionFailedError,
+  conditionFailedAs,
+  conditionFailedReturns,
   decodeCursor,
   encodeCursor,
   type Table,
@@ -216,11 +218,7 @@ export class FileRepository {
    * unless it changed meanwhile (deleted already: that deletion gave the bytes back).
    */
   async removeUnstored(item: FileItem): Promise<void> {
-    try {
-      await this.table.transact(deletion(item));
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-    }
+    await this.table.transact(deletion(item)).catch(conditionFailedReturns(undefined));
   }
 
   async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<FilePage> {
@@ -255,8 +253,8 @@ export class FileRepository {
    */
   async setPermission(ownerId: string | null, id: string, permission: Permission): Promise<UploadRecord> {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
-    try {
-      const item = await this.table.update<FileItem>(fileKey(id), {
+    const item = await this.table
+      .update<FileItem>(fileKey(id), {
         ConditionExpression: `attribute_exists(pk)${ownerId === null ? '' : ' AND owner_id = :owner'}`,
         ExpressionAttributeNames: { '#permission': 'permission' },
         UpdateExpression: 'SET #permission = :permission, gsi2pk = :partition, gsi2sk = gsi1sk',
@@ -265,12 +263,9 @@ export class FileRepository {
           ':permission': permission,
           ':partition': permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
         },
-      });
-      return this.record(item);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw errors.notFound('file: not found');
-      throw error;
-    }
+      })
+      .catch(conditionFailedAs(() => errors.notFound('file: not found')));
+    return this.record(item);
   }
 
   /**

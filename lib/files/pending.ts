@@ -3,7 +3,7 @@
 
 import type { ImageKind } from '#lib/files/metadata/types.ts';
 import {
-  ConditionFailedError,
+  conditionFailedReturns,
   epochSeconds,
   type Item,
   type Table,
@@ -76,23 +76,15 @@ export class PendingUploads {
 
   /** Marks the pending upload confirmed onto another file; false when it was no longer open. */
   async confirmOnto(pending: PendingItem, fileId: string, now: Date): Promise<boolean> {
-    try {
-      await this.deps.table.transact([this.markConfirmed(pending, fileId, now)]);
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionFailedError) return false;
-      throw error;
-    }
+    return this.deps.table
+      .transact([this.markConfirmed(pending, fileId, now)])
+      .then(() => true, conditionFailedReturns(false));
   }
 
   /** Removes a pending upload that was never confirmed (a confirmed one's marker stays). */
   async removeUnconfirmed(key: string): Promise<void> {
-    try {
-      await this.deps.table.delete(pendingKey(key), {
-        ConditionExpression: 'attribute_not_exists(confirmed_file_id)',
-      });
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-    }
+    await this.deps.table
+      .delete(pendingKey(key), { ConditionExpression: 'attribute_not_exists(confirmed_file_id)' })
+      .catch(conditionFailedReturns(undefined));
   }
 }

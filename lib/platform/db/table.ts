@@ -41,6 +41,22 @@ export class ConditionFailedError extends AppError {
   }
 }
 
+// Services state what a lost conditional write means with these in a `.catch`, instead of a try/catch each.
+/** For `.catch`: a lost conditional write throws `refusal(error)` instead; any other error passes unchanged. */
+export function conditionFailedAs(refusal: (error: ConditionFailedError) => Error) {
+  return (error: unknown): never => {
+    throw error instanceof ConditionFailedError ? refusal(error) : error;
+  };
+}
+
+/** For `.catch`: a lost conditional write answers `value` instead; any other error passes unchanged. */
+export function conditionFailedReturns<T>(value: T) {
+  return (error: unknown): T => {
+    if (error instanceof ConditionFailedError) return value;
+    throw error;
+  };
+}
+
 /** Epoch seconds, the unit of the TTL attribute. */
 export function epochSeconds(date: Date): number {
   return Math.floor(date.getTime() / 1000);
