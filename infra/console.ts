@@ -1,5 +1,5 @@
-// The web console in AWS (docs/DESIGN.md 14): where the CDN serves it from, its Content-Security-Policy, and
-// the deployment of web/dist into the files bucket.
+// The web console in AWS (docs/DESIGN.md 14): where the CDN serves it from, and the deployment of web/dist
+// into the files bucket (its Content-Security-Policy: console-policy.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, type Stack, Token, Validations } from 'aws-cdk-lib';
@@ -15,27 +15,6 @@ export const CONSOLE_PATH_PATTERN = '/console/*';
 /** `/` answers the console's page; CloudFront's default root object (the rewritten path meets the behaviours). */
 export const CONSOLE_ROOT_OBJECT = `${CONSOLE_PREFIX}index.html`;
 export const CONSOLE_BUILD_DIR = join(PROJECT_ROOT, 'web', 'dist');
-
-/**
- * The console's Content-Security-Policy: its own scripts and styles only (no inline script, no third-party
- * origin), images from itself (and data:/blob: previews), calls to the API on the same origin and presigned
- * PUTs to the files bucket (`bucketHosts`: its regional and global names).
- */
-export function consoleContentSecurityPolicy(bucketHosts: readonly string[]): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data: blob:",
-    "font-src 'self'",
-    `connect-src 'self' ${bucketHosts.map((host) => `https://${host}`).join(' ')}`,
-    "manifest-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "object-src 'none'",
-  ].join('; ');
-}
 
 /**
  * web/dist (npm run build:web) into the bucket's console/ prefix: hashed assets immutable for a year, the

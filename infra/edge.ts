@@ -13,7 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
-import { consoleContentSecurityPolicy } from './console.ts';
+import { consoleContentSecurityPolicy } from './console-policy.ts';
 
 /** Browsers keep to https for this long once they have seen the header (one year). */
 export const HSTS_MAX_AGE = Duration.days(365);
@@ -102,10 +102,9 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket): EdgePolicies {
       contentSecurityPolicy: {
         // The bucket by its regional and its global name: which one a presigned URL carries depends on
         // the SDK and the region (us-east-1), and both are this bucket only.
-        contentSecurityPolicy: consoleContentSecurityPolicy([
-          bucket.bucketRegionalDomainName,
-          bucket.bucketDomainName,
-        ]),
+        contentSecurityPolicy: consoleContentSecurityPolicy(
+          [bucket.bucketRegionalDomainName, bucket.bucketDomainName].map((host) => `https://${host}`),
+        ),
         override: true,
       },
     },

@@ -1,9 +1,10 @@
 // The web console's static files (web/dist, built by scripts/build-web.ts), served locally as the CDN
 // serves them from the bucket's console/ prefix in AWS (README.md "Web console"): index.html at `/`, hashed
-// assets under `/console/`, each with the console's Content-Security-Policy.
+// assets under `/console/`, each with the console's Content-Security-Policy (the CDN's, infra/console-policy.ts).
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
+import { consoleContentSecurityPolicy } from '#infra/console-policy.ts';
 import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
 
 export interface ConsoleSite {
@@ -11,24 +12,6 @@ export interface ConsoleSite {
   directory: string;
   /** Origins the console may send requests to besides its own: where presigned uploads go. */
   uploadOrigins: readonly string[];
-}
-
-/**
- * The console's policy: scripts, styles, images and requests from its own origin only (no inline script
- * or style, no third party), plus presigned PUTs to storage. The CDN sends the same policy (infra).
- */
-export function consoleContentSecurityPolicy(uploadOrigins: readonly string[]): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self'",
-    `connect-src ${["'self'", ...uploadOrigins].join(' ')}`,
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; ');
 }
 
 const TYPES: Record<string, string> = {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleContentSecurityPolicy } from '#infra/local/console.ts';
+import { consoleContentSecurityPolicy } from '#infra/console-policy.ts';
 import { createLocalServer } from '#infra/local/server.ts';
 import { ensureWebBuild, WEB_DIST, webBuildIsCurrent } from '../../../scripts/build-web.ts';
 
