@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { Item, Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import { refuseIfLost } from './lost-write.ts';
+import { refuseIfLost, setFields } from './conditional-writes.ts';
 import type { Plan } from './model.ts';
 
 export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
@@ -100,21 +100,7 @@ export class PlanRepository {
 
   async update(id: string, changes: PlanChanges): Promise<Plan> {
     if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
-    const names: Record<string, string> = { '#updated': 'updated_at' };
-    const values: Record<string, unknown> = { ':updated': isoWithOffset(this.table.clock()) };
-    const sets = ['#updated = :updated'];
-    for (const [field, value] of Object.entries(changes)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
-    }
-    const updated = this.table.update(planKey(id), {
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
+    const updated = this.table.update(planKey(id), setFields(changes, isoWithOffset(this.table.clock())));
     return fromItem(await refuseIfLost(updated, planNotFound))!;
   }
 

@@ -4,7 +4,7 @@ import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/index.ts';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import { refuseIfLost } from './lost-write.ts';
+import { refuseIfLost } from './conditional-writes.ts';
 import {
   CHANNELS,
   type ChannelName,
