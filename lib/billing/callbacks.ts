@@ -10,8 +10,6 @@ import type { OrderRepository } from './orders.ts';
 import { type GatewaySource, isChannel } from './registry.ts';
 import type { ConfirmPath, Settlement } from './settlement.ts';
 
-type PaidVerdict = Extract<CallbackVerdict, { kind: 'paid' }>;
-
 /**
  * Counts a refused notice per provider and reason (docs/OBSERVABILITY.md): the reasons are the fixed phrases
  * of the adapters and of the checks below, as a short slug (`signature_does_not_verify`).
@@ -58,7 +56,9 @@ export class CallbackReceiver {
 
     let verdict: CallbackVerdict = await adapter.verifyCallback(request);
     if (verdict.kind === 'paid') {
-      verdict = await this.settleFromCallback(provider, verdict);
+      // An authentic notice still settles only our order of this provider and of exactly this amount.
+      const outcome = await settleReportedPayment(this.deps, provider, verdict, 'callback');
+      if (outcome.kind === 'refused') verdict = { kind: 'rejected', reason: outcome.reason };
     }
     if (verdict.kind === 'rejected') {
       countRefused(provider, verdict.reason);
@@ -71,12 +71,6 @@ export class CallbackReceiver {
       });
     }
     return adapter.acknowledge(verdict);
-  }
-
-  /** An authentic notice still settles only our order of this provider and of exactly this amount. */
-  private async settleFromCallback(provider: string, verdict: PaidVerdict): Promise<CallbackVerdict> {
-    const outcome = await settleReportedPayment(this.deps, provider, verdict, 'callback');
-    return outcome.kind === 'refused' ? { kind: 'rejected', reason: outcome.reason } : verdict;
   }
 }
 

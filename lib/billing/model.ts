@@ -24,7 +24,6 @@ export interface Plan {
 export type StoredStatus = 'pending' | 'paid' | 'cancelled' | 'failed';
 export type OrderStatus = StoredStatus | 'expired';
 
-/** How a paid order was confirmed: the only path its provider allows (docs/SPEC.md 4.3 rule 1). */
 /** How an order came to be paid; `reconciliation`: the channel reported it paid when we asked (docs/DESIGN.md 14). */
 export type PaidVia = 'mock' | 'manual' | 'callback' | 'reconciliation';
 

@@ -128,19 +128,13 @@ export class OrderDesk {
   }
 
   async listOwnOrders(userId: string, limit: number, cursor?: string): Promise<Page<OrderView>> {
-    const page = await this.deps.orders.listByUser(userId, limit, cursor);
-    return {
-      items: await Promise.all(page.items.map((order) => this.present(order))),
-      next_cursor: page.next_cursor,
-    };
+    return presentPage(await this.deps.orders.listByUser(userId, limit, cursor), (order) =>
+      this.present(order),
+    );
   }
 
   async listAllOrders(limit: number, cursor?: string): Promise<Page<AdminOrderView>> {
-    const page = await this.deps.orders.listAll(limit, cursor);
-    return {
-      items: await Promise.all(page.items.map((order) => this.presentForAdmin(order))),
-      next_cursor: page.next_cursor,
-    };
+    return presentPage(await this.deps.orders.listAll(limit, cursor), (order) => this.presentForAdmin(order));
   }
 
   /** The owner cancels a pending order; cancelling a cancelled order again answers the same. */
@@ -192,4 +186,8 @@ export class OrderDesk {
     if (order.provider !== 'mock') return order.pay_url ?? null;
     return effectiveStatus(order, now) === 'pending' ? this.deps.cashier.linkFor(order, now) : null;
   }
+}
+
+async function presentPage<V>(page: Page<StoredOrder>, present: (order: StoredOrder) => Promise<V>) {
+  return { items: await Promise.all(page.items.map(present)), next_cursor: page.next_cursor };
 }

@@ -43,15 +43,20 @@ export function orderPaidDetail(order: StoredOrder): OrderPaidDetail {
     trade_no: order.trade_no ?? null,
     paid_at: order.paid_at ?? order.updated_at,
     late_payment: order.late_payment ?? false,
-    grant: order.grant
-      ? {
-          plan_id: order.grant.plan_id,
-          plan_name: order.grant.plan_name,
-          quota_bytes: order.grant.quota_bytes,
-          started_at: order.grant.started_at,
-          expires_at: grantEndsAt(order.grant),
-        }
-      : null,
+    grant: order.grant ? grantDetail(order.grant, grantEndsAt(order.grant)) : null,
+  };
+}
+
+function grantDetail(
+  grant: Omit<OrderGrantDetail, 'expires_at'>,
+  expiresAt: string | null,
+): OrderGrantDetail {
+  return {
+    plan_id: grant.plan_id,
+    plan_name: grant.plan_name,
+    quota_bytes: grant.quota_bytes,
+    started_at: grant.started_at,
+    expires_at: expiresAt,
   };
 }
 
@@ -72,15 +77,7 @@ export function inDocumentedOrder(detail: OrderPaidDetail): OrderPaidDetail {
     trade_no: detail.trade_no,
     paid_at: detail.paid_at,
     late_payment: detail.late_payment,
-    grant: grant
-      ? {
-          plan_id: grant.plan_id,
-          plan_name: grant.plan_name,
-          quota_bytes: grant.quota_bytes,
-          started_at: grant.started_at,
-          expires_at: grant.expires_at,
-        }
-      : null,
+    grant: grant ? grantDetail(grant, grant.expires_at) : null,
   };
 }
 

@@ -4,6 +4,7 @@ import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { setFields } from './conditional-writes.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
 import { orderPaidOutboxPut } from './outbox.ts';
@@ -115,26 +116,9 @@ export class OrderRepository {
     fields: { qr_code?: string; pay_url?: string; trade_no?: string },
     now: string,
   ): Promise<StoredOrder> {
-    const names: Record<string, string> = { '#updated': 'updated_at' };
-    const values: Record<string, unknown> = { ':updated': now };
-    const sets = ['#updated = :updated'];
-    for (const [field, value] of Object.entries(fields)) {
-      if (!value) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      // A callback may already have recorded the trade number; it is the authoritative one.
-      sets.push(
-        field === 'trade_no' ? `#${field} = if_not_exists(#${field}, :${field})` : `#${field} = :${field}`,
-      );
-    }
-    return fromItem(
-      await this.table.update(orderKey(id), {
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    )!;
+    // Empty answers are not stored; a trade number a callback already recorded is the authoritative one.
+    const answered = Object.fromEntries(Object.entries(fields).filter(([, value]) => value));
+    return fromItem(await this.table.update(orderKey(id), setFields(answered, now, ['trade_no'])))!;
   }
 
   /** The channel could not create its side of the order: it can never be paid through the normal path. */

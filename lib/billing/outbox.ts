@@ -97,12 +97,10 @@ export interface OutboxDeliveryDeps {
 
 export class OutboxDelivery {
   private readonly table: Table;
-  private readonly publisher: OrderEventPublisher;
   private readonly clock: Clock;
 
-  constructor(deps: OutboxDeliveryDeps) {
+  constructor(private readonly deps: OutboxDeliveryDeps) {
     this.table = deps.table;
-    this.publisher = deps.publisher;
     this.clock = deps.clock ?? deps.table.clock;
   }
 
@@ -116,7 +114,7 @@ export class OutboxDelivery {
     const item = await this.claim(key, claimId);
     if (typeof item === 'string') return item;
     try {
-      await this.publisher.orderPaid(inDocumentedOrder(item.detail));
+      await this.deps.publisher.orderPaid(inDocumentedOrder(item.detail));
     } catch (error) {
       recordMetric('OutboxDeliveryFailed');
       await this.release(key, claimId, error);

@@ -24,7 +24,6 @@ export class PlanCatalog {
     return planView(await this.deps.plans.update(id, changes));
   }
 
-  /** Orders keep their own copy of what they bought, so deleting a plan changes none of them. */
   async delete(id: string): Promise<{ id: string; deleted: true }> {
     await this.deps.plans.delete(id);
     return { id, deleted: true };

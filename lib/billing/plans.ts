@@ -1,8 +1,9 @@
 // The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Item, type Table } from '#lib/platform/db/table.ts';
+import type { Item, Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { refuseIfLost, setFields } from './conditional-writes.ts';
 import type { Plan } from './model.ts';
 
 export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
@@ -13,6 +14,7 @@ export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
  */
 const PLAN_ID_PATTERN = /^[0-9A-Za-z-]{1,64}$/;
 const PLAN_INDEX = 'plans';
+const planNotFound = () => errors.notFound('Plan not found');
 
 export interface NewPlan {
   name: string;
@@ -97,39 +99,17 @@ export class PlanRepository {
   }
 
   async update(id: string, changes: PlanChanges): Promise<Plan> {
-    if (!PLAN_ID_PATTERN.test(id)) throw errors.notFound('Plan not found');
-    const names: Record<string, string> = { '#updated': 'updated_at' };
-    const values: Record<string, unknown> = { ':updated': isoWithOffset(this.table.clock()) };
-    const sets = ['#updated = :updated'];
-    for (const [field, value] of Object.entries(changes)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
-    }
-    try {
-      return fromItem(
-        await this.table.update(planKey(id), {
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      )!;
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw errors.notFound('Plan not found');
-      throw error;
-    }
+    if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
+    const updated = this.table.update(planKey(id), setFields(changes, isoWithOffset(this.table.clock())));
+    return fromItem(await refuseIfLost(updated, planNotFound))!;
   }
 
   /** Orders copy the plan's name and price, so deleting a plan never changes an existing order. */
   async delete(id: string): Promise<void> {
-    if (!PLAN_ID_PATTERN.test(id)) throw errors.notFound('Plan not found');
-    try {
-      await this.table.delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' });
-    } catch (error) {
-      if (error instanceof ConditionFailedError) throw errors.notFound('Plan not found');
-      throw error;
-    }
+    if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
+    await refuseIfLost(
+      this.table.delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' }),
+      planNotFound,
+    );
   }
 }

@@ -4,6 +4,7 @@ import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/index.ts';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { refuseIfLost } from './conditional-writes.ts';
 import {
   CHANNELS,
   type ChannelName,
@@ -81,25 +82,21 @@ export class PaymentSettingsStore {
   async save(settings: PaymentSettings, expectedVersion: number): Promise<VersionedSettings> {
     const version = expectedVersion + 1;
     const item = await this.toItem(settings, version);
-    try {
-      // One transaction: the version item moves only together with the settings it announces.
-      await this.table.transact([
-        {
-          Update: {
-            Key: SETTINGS_VERSION_KEY,
-            UpdateExpression: 'SET version = :next',
-            ConditionExpression: 'version = :expected',
-            ExpressionAttributeValues: { ':next': version, ':expected': expectedVersion },
-          },
+    // One transaction: the version item moves only together with the settings it announces.
+    const written = this.table.transact([
+      {
+        Update: {
+          Key: SETTINGS_VERSION_KEY,
+          UpdateExpression: 'SET version = :next',
+          ConditionExpression: 'version = :expected',
+          ExpressionAttributeValues: { ':next': version, ':expected': expectedVersion },
         },
-        { Put: { Item: item as unknown as Record<string, unknown> } },
-      ]);
-    } catch (error) {
-      if (error instanceof ConditionFailedError) {
-        throw errors.conflict('Payment settings were changed by another request; read them again');
-      }
-      throw error;
-    }
+      },
+      { Put: { Item: item as unknown as Record<string, unknown> } },
+    ]);
+    await refuseIfLost(written, () =>
+      errors.conflict('Payment settings were changed by another request; read them again'),
+    );
     return { version, settings };
   }
 

@@ -9,60 +9,34 @@ import type { AppConfig, Provider } from '#lib/platform/config/index.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import * as z from '#lib/platform/zod.ts';
 
-export interface ChannelASection {
-  enabled: boolean;
-  app_id?: string;
-  seller_id?: string;
-  gateway_url?: string;
-  private_key?: string;
-  public_key?: string;
-}
-
-export interface ChannelBSection {
-  enabled: boolean;
-  app_id?: string;
-  mch_id?: string;
-  serial_no?: string;
-  platform_serial_no?: string;
-  api_base_url?: string;
-  private_key?: string;
-  api_v3_key?: string;
-  platform_public_key?: string;
-}
-
-export interface ChannelCSection {
-  enabled: boolean;
-  pid?: string;
-  gateway_url?: string;
-  api_url?: string;
-  submit_url?: string;
-  pay_type?: string;
-  key?: string;
-}
-
-export interface PaymentSettings {
-  default_gateway: Provider;
-  mock: { enabled: boolean };
-  channel_a: ChannelASection;
-  channel_b: ChannelBSection;
-  channel_c: ChannelCSection;
-}
-
 export type ChannelName = 'channel_a' | 'channel_b' | 'channel_c';
 export const CHANNELS: readonly ChannelName[] = ['channel_a', 'channel_b', 'channel_c'];
 
 /** Fields stored sealed and shown only as `<field>_set` (docs/DESIGN.md 7). */
-export const SECRET_FIELDS: Record<ChannelName, readonly string[]> = {
+export const SECRET_FIELDS = {
   channel_a: ['private_key', 'public_key'],
   channel_b: ['private_key', 'api_v3_key', 'platform_public_key'],
   channel_c: ['key'],
-};
+} as const satisfies Record<ChannelName, readonly string[]>;
 
-export const PLAIN_FIELDS: Record<ChannelName, readonly string[]> = {
+export const PLAIN_FIELDS = {
   channel_a: ['app_id', 'seller_id', 'gateway_url'],
   channel_b: ['app_id', 'mch_id', 'serial_no', 'platform_serial_no', 'api_base_url'],
   channel_c: ['pid', 'gateway_url', 'api_url', 'submit_url', 'pay_type'],
+} as const satisfies Record<ChannelName, readonly string[]>;
+
+/** A channel's section: whether it is on, and every plain or secret field that is set. */
+export type ChannelSection<Name extends ChannelName> = { enabled: boolean } & {
+  [Field in (typeof PLAIN_FIELDS)[Name][number] | (typeof SECRET_FIELDS)[Name][number]]?: string;
 };
+
+export interface PaymentSettings {
+  default_gateway: Provider;
+  mock: { enabled: boolean };
+  channel_a: ChannelSection<'channel_a'>;
+  channel_b: ChannelSection<'channel_b'>;
+  channel_c: ChannelSection<'channel_c'>;
+}
 
 /** Where the settings live (the store, settings-store.ts): values with sealed secrets, and the version alone. */
 export const SETTINGS_KEY = { pk: 'settings#payment', sk: 'settings' };

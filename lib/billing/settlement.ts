@@ -42,13 +42,7 @@ export interface SettlementDeps {
 }
 
 export class Settlement {
-  private readonly orders: OrderRepository;
-  private readonly clock: Clock;
-
-  constructor(private readonly deps: SettlementDeps) {
-    this.orders = deps.orders;
-    this.clock = deps.clock;
-  }
+  constructor(private readonly deps: SettlementDeps) {}
 
   /**
    * Moves the order to `paid` through one transaction conditional on the status it was read in, with
@@ -63,7 +57,7 @@ export class Settlement {
   ): Promise<{ order: StoredOrder; settled: boolean }> {
     let order = initial;
     for (let attempt = 0; attempt < MAX_SETTLE_ATTEMPTS; attempt += 1) {
-      const now = this.clock();
+      const now = this.deps.clock();
       const status = effectiveStatus(order, now);
       if (status === 'paid') {
         await this.afterDuplicate(order, tradeNo, now);
@@ -73,7 +67,7 @@ export class Settlement {
       try {
         const terms = await this.termsOf(order);
         const grant = terms ? await this.deps.quota.grantFor(order.user_id, terms) : undefined;
-        const settled = await this.orders.settle(order, input, grant);
+        const settled = await this.deps.orders.settle(order, input, grant);
         if (settled.late_payment) {
           log.warn('late payment recorded on an order that was no longer payable', {
             order_id: settled.id,
@@ -85,7 +79,7 @@ export class Settlement {
         return { order: settled, settled: true };
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        const current = await this.orders.get(order.id);
+        const current = await this.deps.orders.get(order.id);
         if (!current) throw error;
         // Still unpaid: the account's grant moved or the transaction met another; a short pause, then again.
         if (current.status !== 'paid') await pause(attempt);
@@ -115,9 +109,11 @@ export class Settlement {
         trade_no: order.trade_no,
         other_trade_no: tradeNo,
       });
-      await this.orders.recordExtraTradeNo(order.id, tradeNo, isoWithOffset(now)).catch((error: unknown) => {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      });
+      await this.deps.orders
+        .recordExtraTradeNo(order.id, tradeNo, isoWithOffset(now))
+        .catch((error: unknown) => {
+          if (!(error instanceof ConditionFailedError)) throw error;
+        });
     }
   }
 }

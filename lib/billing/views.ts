@@ -2,7 +2,7 @@
 // them and the contract tests hold every answer to them.
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import * as z from '#lib/platform/zod.ts';
-import { SECRET_FIELDS } from './settings.ts';
+import { type ChannelName, PLAIN_FIELDS, SECRET_FIELDS } from './settings.ts';
 
 const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
 const ORDER_STATUSES = ['pending', 'paid', 'cancelled', 'expired', 'failed'] as const;
@@ -46,26 +46,20 @@ export const adminOrderView = z.extend(orderView, {
 export const pageOf = <T extends z.ZodMiniType>(item: T) =>
   z.object({ items: z.array(item), next_cursor: z.nullable(z.string()) });
 
-const settingsSection = (plain: readonly string[], secrets: readonly string[]) =>
+const settingsSection = (name: ChannelName) =>
   z.object({
     enabled: z.boolean(),
-    ...Object.fromEntries(plain.map((field) => [field, z.nullable(z.string())])),
-    ...Object.fromEntries(secrets.map((field) => [`${field}_set`, z.boolean()])),
+    ...Object.fromEntries(PLAIN_FIELDS[name].map((field) => [field, z.nullable(z.string())])),
+    ...Object.fromEntries(SECRET_FIELDS[name].map((field) => [`${field}_set`, z.boolean()])),
   });
 
 /** Secrets appear only as `<field>_set` (docs/PAYMENTS-GUIDE.md). */
 export const settingsView = z.object({
   default_gateway: z.enum(PROVIDERS),
   mock: z.object({ enabled: z.boolean() }),
-  channel_a: settingsSection(['app_id', 'seller_id', 'gateway_url'], SECRET_FIELDS.channel_a),
-  channel_b: settingsSection(
-    ['app_id', 'mch_id', 'serial_no', 'platform_serial_no', 'api_base_url'],
-    SECRET_FIELDS.channel_b,
-  ),
-  channel_c: settingsSection(
-    ['pid', 'gateway_url', 'api_url', 'submit_url', 'pay_type'],
-    SECRET_FIELDS.channel_c,
-  ),
+  channel_a: settingsSection('channel_a'),
+  channel_b: settingsSection('channel_b'),
+  channel_c: settingsSection('channel_c'),
   notify_urls: z.record(z.string(), z.string()),
 });
 

@@ -194,23 +194,26 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     }
     const transaction = parseJsonObject(plaintext);
     if (!transaction) return { kind: 'rejected', reason: 'malformed transaction' };
-    if (transaction.mchid !== mchId) return { kind: 'rejected', reason: 'mchid is not ours' };
-    if (transaction.appid !== appId) return { kind: 'rejected', reason: 'appid is not ours' };
+    const foreign = notOurs(transaction);
+    if (foreign) return { kind: 'rejected', reason: foreign };
     const outTradeNo = typeof transaction.out_trade_no === 'string' ? transaction.out_trade_no : '';
     const tradeState = transaction.trade_state;
     if (notification.event_type !== 'TRANSACTION.SUCCESS' || tradeState !== 'SUCCESS') {
       const reason = `trade_state ${typeof tradeState === 'string' ? tradeState : 'missing'}`;
       return outTradeNo ? { kind: 'ignored', outTradeNo, reason } : { kind: 'ignored', reason };
     }
-    const amount = transaction.amount as { total?: unknown; currency?: unknown } | undefined;
-    const total = amount?.total;
-    if (!outTradeNo || typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) {
+    const total = cnyTotal(transaction);
+    if (!outTradeNo || total === 'missing')
       return { kind: 'rejected', reason: 'missing out_trade_no or amount' };
-    }
-    if (amount?.currency !== undefined && amount.currency !== 'CNY') {
-      return { kind: 'rejected', reason: 'currency is not CNY' };
-    }
+    if (total === 'not CNY') return { kind: 'rejected', reason: 'currency is not CNY' };
     return paidVerdict(outTradeNo, total, transaction.transaction_id);
+  }
+
+  /** Why a transaction is not for this merchant and app, if it is not. */
+  function notOurs(transaction: Record<string, unknown>): string | undefined {
+    if (transaction.mchid !== mchId) return 'mchid is not ours';
+    if (transaction.appid !== appId) return 'appid is not ours';
+    return undefined;
   }
 
   /**
@@ -238,22 +241,15 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
   }
 
   function queryAnswerVerdict(outTradeNo: string, transaction: Record<string, unknown>): QueryVerdict {
-    if (transaction.mchid !== mchId)
-      return { kind: 'unknown', reason: 'merchant', detail: 'mchid is not ours' };
-    if (transaction.appid !== appId)
-      return { kind: 'unknown', reason: 'merchant', detail: 'appid is not ours' };
+    const foreign = notOurs(transaction);
+    if (foreign) return { kind: 'unknown', reason: 'merchant', detail: foreign };
     if (transaction.out_trade_no !== outTradeNo) return { kind: 'unknown', reason: 'order_mismatch' };
     const tradeState = typeof transaction.trade_state === 'string' ? transaction.trade_state : 'missing';
     if (tradeState !== 'SUCCESS')
       return { kind: 'not_paid', outTradeNo, reason: `trade_state ${tradeState}` };
-    const amount = transaction.amount as { total?: unknown; currency?: unknown } | undefined;
-    const total = amount?.total;
-    if (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) {
-      return { kind: 'unknown', reason: 'malformed', detail: 'amount.total missing' };
-    }
-    if (amount?.currency !== undefined && amount.currency !== 'CNY') {
-      return { kind: 'unknown', reason: 'malformed', detail: 'currency is not CNY' };
-    }
+    const total = cnyTotal(transaction);
+    if (total === 'missing') return { kind: 'unknown', reason: 'malformed', detail: 'amount.total missing' };
+    if (total === 'not CNY') return { kind: 'unknown', reason: 'malformed', detail: 'currency is not CNY' };
     return paidVerdict(outTradeNo, total, transaction.transaction_id);
   }
 
@@ -288,6 +284,14 @@ function queryFailureVerdict(outTradeNo: string, error: unknown): QueryVerdict {
   if (typeof status === 'number') return { kind: 'unknown', reason: 'http_status', ...withDetail };
   if (failure.response === undefined) return { kind: 'unknown', reason: 'unreachable', ...withDetail };
   return { kind: 'unknown', reason: 'malformed', ...withDetail };
+}
+
+/** A transaction's total in cents; an absent currency is CNY, the only one a Native order is made in. */
+function cnyTotal(transaction: Record<string, unknown>): number | 'missing' | 'not CNY' {
+  const amount = transaction.amount as { total?: unknown; currency?: unknown } | undefined;
+  const total = amount?.total;
+  if (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 0) return 'missing';
+  return amount?.currency === undefined || amount.currency === 'CNY' ? total : 'not CNY';
 }
 
 function describeAxiosFailure(error: unknown): string | undefined {

@@ -8,19 +8,6 @@ import {
 } from './types.ts';
 
 /**
- * Parses a form or query string exactly once (no second decoding). Returns undefined when a name repeats:
- * a duplicated parameter would make "which value was signed" ambiguous.
- */
-export function parseUniqueParams(text: string): Map<string, string> | undefined {
-  const params = new Map<string, string>();
-  for (const [name, value] of new URLSearchParams(text)) {
-    if (params.has(name)) return undefined;
-    params.set(name, value);
-  }
-  return params;
-}
-
-/**
  * The first checks of a signed form notification (channel_a, channel_c): parameters unique, a signature
  * present, a sign_type this channel accepts (absent is accepted). The signature itself is the caller's.
  */
@@ -28,8 +15,12 @@ export function signedFormParams(
   source: string,
   acceptsSignType: (signType: string) => boolean,
 ): { params: Map<string, string>; signature: string } | { refused: CallbackVerdict } {
-  const params = parseUniqueParams(source);
-  if (!params) return { refused: { kind: 'rejected', reason: 'repeated parameter' } };
+  const params = new Map<string, string>();
+  // Parsed exactly once (no second decoding); a repeated name would make "which value was signed" ambiguous.
+  for (const [name, value] of new URLSearchParams(source)) {
+    if (params.has(name)) return { refused: { kind: 'rejected', reason: 'repeated parameter' } };
+    params.set(name, value);
+  }
   const signature = params.get('sign');
   if (!signature) return { refused: { kind: 'rejected', reason: 'missing signature' } };
   const signType = params.get('sign_type');
@@ -39,12 +30,20 @@ export function signedFormParams(
   return { params, signature };
 }
 
-/** An adapter of a channel that is answered with the bare word `success` (channel_a, channel_c). */
+/** An adapter of a channel that is answered with the bare word `success`, or `fail` (channel_a, channel_c). */
 export function plainTextChannel(
   provider: SynchronousChannelAdapter['provider'],
   calls: Pick<SynchronousChannelAdapter, 'createOrder' | 'verifyCallback' | 'queryOrder'>,
 ): SynchronousChannelAdapter {
-  return { provider, ...calls, acknowledge: plainTextAcknowledgement };
+  const acknowledge = (verdict: CallbackVerdict): CallbackReply => {
+    const rejected = verdict.kind === 'rejected';
+    return {
+      status: rejected ? 400 : 200,
+      contentType: 'text/plain; charset=utf-8',
+      body: rejected ? 'fail' : 'success',
+    };
+  };
+  return { provider, ...calls, acknowledge };
 }
 
 /** `k=v&k=v` over the non-empty parameters not in `excluded`, keys in ASCII order, values raw. */
@@ -54,14 +53,6 @@ export function sortedSigningContent(params: Map<string, string>, excluded: read
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, value]) => `${name}=${value}`)
     .join('&');
-}
-
-/** The reply of the channels that expect the bare word `success` (channel_a, channel_c). */
-export function plainTextAcknowledgement(verdict: CallbackVerdict): CallbackReply {
-  if (verdict.kind === 'rejected') {
-    return { status: 400, contentType: 'text/plain; charset=utf-8', body: 'fail' };
-  }
-  return { status: 200, contentType: 'text/plain; charset=utf-8', body: 'success' };
 }
 
 const BEIJING_OFFSET_MS = 8 * 60 * 60 * 1000;
