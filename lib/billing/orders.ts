@@ -2,9 +2,8 @@
 
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
+import { decodeCursor, encodeCursor, type Item, setFields, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import { setFields } from './conditional-writes.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
 import { orderPaidOutboxPut } from './outbox.ts';

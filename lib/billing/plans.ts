@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { Item, Table } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, setFields } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import { refuseIfLost, setFields } from './conditional-writes.ts';
 import type { Plan } from './model.ts';
 
 export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
@@ -101,15 +101,14 @@ export class PlanRepository {
   async update(id: string, changes: PlanChanges): Promise<Plan> {
     if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
     const updated = this.table.update(planKey(id), setFields(changes, isoWithOffset(this.table.clock())));
-    return fromItem(await refuseIfLost(updated, planNotFound))!;
+    return fromItem(await updated.catch(conditionFailedAs(planNotFound)))!;
   }
 
   /** Orders copy the plan's name and price, so deleting a plan never changes an existing order. */
   async delete(id: string): Promise<void> {
     if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
-    await refuseIfLost(
-      this.table.delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' }),
-      planNotFound,
-    );
+    await this.table
+      .delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' })
+      .catch(conditionFailedAs(planNotFound));
   }
 }

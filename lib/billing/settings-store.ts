@@ -2,9 +2,8 @@
 // the master key, a tiny version item read on every request, config-file values written on first start.
 import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/index.ts';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import { refuseIfLost } from './conditional-writes.ts';
 import {
   CHANNELS,
   type ChannelName,
@@ -94,8 +93,10 @@ export class PaymentSettingsStore {
       },
       { Put: { Item: item as unknown as Record<string, unknown> } },
     ]);
-    await refuseIfLost(written, () =>
-      errors.conflict('Payment settings were changed by another request; read them again'),
+    await written.catch(
+      conditionFailedAs(() =>
+        errors.conflict('Payment settings were changed by another request; read them again'),
+      ),
     );
     return { version, settings };
   }

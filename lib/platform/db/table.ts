@@ -57,6 +57,29 @@ export function conditionFailedReturns<T>(value: T) {
   };
 }
 
+/**
+ * An update of an existing item: `updated_at` and every field given a value (undefined leaves it as it is);
+ * a field in `keepStored` is written only where the item has none yet.
+ */
+export function setFields(fields: object, updatedAt: string, keepStored: readonly string[] = []) {
+  const names: Record<string, string> = { '#updated': 'updated_at' };
+  const values: Record<string, unknown> = { ':updated': updatedAt };
+  const sets = ['#updated = :updated'];
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    const assigned = keepStored.includes(field) ? `if_not_exists(#${field}, :${field})` : `:${field}`;
+    sets.push(`#${field} = ${assigned}`);
+  }
+  return {
+    UpdateExpression: `SET ${sets.join(', ')}`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
 /** Epoch seconds, the unit of the TTL attribute. */
 export function epochSeconds(date: Date): number {
   return Math.floor(date.getTime() / 1000);
