@@ -139,8 +139,8 @@ export class ServiceFunction extends Construct {
       ...(infra.reservedConcurrency[props.group] !== undefined
         ? { reservedConcurrentExecutions: infra.reservedConcurrency[props.group] }
         : {}),
-      // No --enable-source-maps: it costs every cold start 12 to 19 ms of CPU (docs/PERFORMANCE.md "Source
-      // maps"); the maps still ship beside each bundle, to map a logged stack offline.
+      // No --enable-source-maps: it costs every cold start 12 to 19 ms of CPU (docs/PERFORMANCE.md "Cold
+      // start"); the maps still ship beside each bundle, to map a logged stack offline.
       environment: { APP_CONFIG_JSON: JSON.stringify(props.config.appConfig) },
     };
 

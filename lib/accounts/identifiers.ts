@@ -3,7 +3,7 @@
 // so a prefix search on username or e-mail is one range query.
 //
 // A claim also carries a copy of what login needs before the password hash can run (docs/PERFORMANCE.md
-// "Login"): the account's username (whose guessing guard to take) and its password hash. The account item
+// "Waits on the critical path"): the account's username (whose guessing guard to take) and its password hash. The account item
 // stays the authority: login reads it beside the hash and verifies again against its hash when the copy
 // differs, so a stale or missing copy costs time, never correctness. Every write of a password keeps the
 // copies in step (repository.ts `syncLoginCopies`); claims made before the copy existed get it on the

@@ -39,7 +39,7 @@ export class Login {
   /**
    * `username` takes a username or an e-mail; both live in one namespace, usernames claimed first.
    *
-   * The waits (docs/PERFORMANCE.md "Login"): before the hash one, the per-address limit beside the claim read
+   * The waits (docs/PERFORMANCE.md "Waits on the critical path"): before the hash one, the per-address limit beside the claim read
    * (which carries the account's username and a copy of its password hash) and, for a username, the guessing
    * guard's slot (keyed by the username, so it needs nothing read); a login by e-mail takes its slot in a
    * second wait, once the claim named the username. The account item is read beside the hash (the authority:

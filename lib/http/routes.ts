@@ -182,7 +182,7 @@ export function compilePath(path: string): { pattern: RegExp; names: string[]; l
 
 // Most literal characters first, as API Gateway prefers the most specific route. Compiled on the first
 // match, not at import: a function is routed by API Gateway's routeKey and matches paths only for the rare
-// `$default` event, so its cold start need not compile every group's table (docs/PERFORMANCE.md "Cold import").
+// `$default` event, so its cold start need not compile every group's table (docs/PERFORMANCE.md "Cold start").
 let compiled: Array<{ route: RouteSpec } & ReturnType<typeof compilePath>> | undefined;
 
 /** Finds the route API Gateway would pick for this method and (already decoded) path. */

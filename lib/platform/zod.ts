@@ -4,7 +4,7 @@
 // zod/mini rather than classic zod: classic attaches dozens of methods to every schema it builds and
 // brings every schema kind into a bundle (about 91 KiB); mini's functions are shaken out when unused, so a
 // bundle carries only what its schemas use. Same core, same parsing, same messages, same JSON Schema
-// (docs/PERFORMANCE.md "Cold import").
+// (docs/PERFORMANCE.md "Cold start").
 import { config } from 'zod/mini';
 // The one locale by its own path: through zod/mini's `locales` a bundle would carry all of them (258 KiB).
 import en from 'zod/v4/locales/en.js';

@@ -2,7 +2,7 @@
 // alone with the deployment's esbuild options, imported by fresh Node processes (alternating entries, the
 // median per entry), with and without `--enable-source-maps`. Run: `npx tsx test/perf/module-cost.ts`
 // (BENCH_IMPORT_RUNS, default 11). Never part of npm test; used to decide what runs before the first request
-// (docs/PERFORMANCE.md "Cold import"). `--source-maps`: what `--enable-source-maps` costs each group's bundle.
+// (docs/PERFORMANCE.md "Cold start"). `--source-maps`: what `--enable-source-maps` costs each group's bundle.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -82,19 +82,11 @@ const MAX_POINTS_PER_DOCUMENT = 90;
  * (also set by the deployed-shape test's host), so a missing variable never silences every metric.
  */
 function inLambda(): boolean {
-  // Asked once per written document: Powertools' environment helpers cost tens of microseconds a call
-  // (docs/PERFORMANCE.md), so the answer is kept while the two variables it reads are unchanged.
-  const raw = `${process.env.AWS_LAMBDA_INITIALIZATION_TYPE}|${process.env.AWS_EXECUTION_ENV}`;
-  if (raw !== inLambdaFor) {
-    inLambdaFor = raw;
-    inLambdaAnswer =
-      isRunningInLambda() ||
-      getStringFromEnv({ key: 'AWS_EXECUTION_ENV', defaultValue: '' }).startsWith('AWS_Lambda_');
-  }
-  return inLambdaAnswer;
+  return (
+    isRunningInLambda() ||
+    getStringFromEnv({ key: 'AWS_EXECUTION_ENV', defaultValue: '' }).startsWith('AWS_Lambda_')
+  );
 }
-let inLambdaFor: string | undefined;
-let inLambdaAnswer = false;
 
 function write(document: string): void {
   sink?.(document);
