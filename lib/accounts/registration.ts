@@ -13,7 +13,6 @@ import { type AccountRepository, accountChanged, type NewAccount, publicAccount 
 import type { RequestLimits } from './request-limits.ts';
 
 export const emailInUse = () => errors.conflict('email: is already in use');
-export const usernameTaken = () => errors.conflict('username: is already taken');
 
 export const BOOTSTRAP_MARKER = { pk: 'settings#admin-bootstrap', sk: 'settings' };
 
@@ -126,7 +125,7 @@ export class Registration {
       this.deps.accounts.ownerOf(input.username),
       this.deps.accounts.ownerOf(input.email),
     ]);
-    if (usernameOwner) throw usernameTaken();
+    if (usernameOwner) throw errors.conflict('username: is already taken');
     if (emailOwner) throw emailInUse();
   }
 
