@@ -19,8 +19,6 @@ export const API_TOKEN_PREFIX = 'ut_';
 /** Characters of the secret shown in listings so people can tell their tokens apart (`ut_` + 5). */
 export const DISPLAY_PREFIX_LENGTH = 8;
 
-const TOKEN_FORMAT = /^ut_[A-Za-z0-9_-]{43}$/;
-
 export const tokenHashKey = (hash: string) => ({ pk: `apitoken#${hash}`, sk: 'apitoken' });
 export const tokenIdKey = (id: string) => ({ pk: `apitokenid#${id}`, sk: 'apitokenid' });
 const accountIndex = (accountId: string) => `apitokens#${accountId}`;
@@ -209,7 +207,7 @@ export class ApiTokenService {
    * it once; a failure to record it never fails the request.
    */
   async verify(token: string): Promise<Principal> {
-    if (!TOKEN_FORMAT.test(token)) throw invalid();
+    if (!/^ut_[A-Za-z0-9_-]{43}$/.test(token)) throw invalid();
     const key = tokenHashKey(hashApiToken(token));
     const item = await this.table.get<TokenItem>(key);
     if (!item) throw invalid();
