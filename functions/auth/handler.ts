@@ -64,7 +64,6 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
       summary: 'Answer a login challenge with a TOTP code or a recovery code',
       // 401: a bad, used or expired challenge or code.
       errors: [401],
-
       body: schemas.totpVerify,
       response: responses.session,
       run: async (req) => ok(await accounts().challenges.verify(req.body, clientOf(req))),

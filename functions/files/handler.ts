@@ -6,7 +6,6 @@ import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import { storedFileResult } from '#lib/http/stored-file.ts';
-import type { HttpResult } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
@@ -18,15 +17,6 @@ const apiDocument = () =>
   import('../../docs/openapi.json', { with: { type: 'json' } }).then(
     (loaded) => loaded.default as Record<string, unknown>,
   );
-
-function documentResult(document: Record<string, unknown>): HttpResult {
-  return {
-    kind: 'raw',
-    status: 200,
-    body: JSON.stringify(document),
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
-  };
-}
 
 /** The files group over the given dependencies. */
 export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOptions = {}) {
@@ -49,7 +39,15 @@ export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOpti
         summary: 'This document (OpenAPI 3.1).',
         responseContentType: 'application/json',
         responseDescription: 'The OpenAPI 3.1 document of the service.',
-        run: async () => documentResult(await apiDocument()),
+        run: async () => ({
+          kind: 'raw',
+          status: 200,
+          body: JSON.stringify(await apiDocument()),
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            'cache-control': 'public, max-age=300',
+          },
+        }),
       }),
       'GET /docs': defineRoute({
         summary: 'The API document rendered as a page.',

@@ -6,13 +6,8 @@ import type { Account } from './model.ts';
 import type { SecurityEvents } from './security-events.ts';
 import type { SessionService } from './sessions.ts';
 
-export interface AccountSessionsDeps {
-  sessions: SessionService;
-  events: SecurityEvents;
-}
-
 export class AccountSessions {
-  constructor(private readonly deps: AccountSessionsDeps) {}
+  constructor(private readonly deps: { sessions: SessionService; events: SecurityEvents }) {}
 
   /** GET /auth/sessions: live sessions, newest first, the caller's own marked `current`. */
   async list(account: Account, currentJti: string | undefined) {

@@ -18,10 +18,6 @@ export const API_TOKEN_PREFIX = 'ut_';
 
 /** Characters of the secret shown in listings so people can tell their tokens apart (`ut_` + 5). */
 export const DISPLAY_PREFIX_LENGTH = 8;
-/** last_used_at moves at most this often (one conditional write per token per interval). */
-export const LAST_USED_INTERVAL_MS = 60_000;
-
-const TOKEN_FORMAT = /^ut_[A-Za-z0-9_-]{43}$/;
 
 export const tokenHashKey = (hash: string) => ({ pk: `apitoken#${hash}`, sk: 'apitoken' });
 export const tokenIdKey = (id: string) => ({ pk: `apitokenid#${id}`, sk: 'apitokenid' });
@@ -211,12 +207,12 @@ export class ApiTokenService {
    * it once; a failure to record it never fails the request.
    */
   async verify(token: string): Promise<Principal> {
-    if (!TOKEN_FORMAT.test(token)) throw invalid();
+    if (!/^ut_[A-Za-z0-9_-]{43}$/.test(token)) throw invalid();
     const key = tokenHashKey(hashApiToken(token));
     const item = await this.table.get<TokenItem>(key);
     if (!item) throw invalid();
     const now = this.table.clock();
-    const minuteAgo = isoWithOffset(new Date(now.getTime() - LAST_USED_INTERVAL_MS));
+    const minuteAgo = isoWithOffset(new Date(now.getTime() - 60_000));
     const [account] = await Promise.all([
       this.accounts.get(item.account_id),
       item.last_used_at === undefined || item.last_used_at <= minuteAgo

@@ -1,10 +1,23 @@
 // One-time codes by mail: the per-subject send limit (docs/SPEC.md 8), the stored code, and its mail.
+import type { Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { CODE_TTL_SECONDS, type CodePurpose, type CodeStore } from './codes.ts';
 import type { AccountLimits } from './limits.ts';
+import type { AccountRepository } from './repository.ts';
+import type { RequestLimits } from './request-limits.ts';
 import type { Throttle } from './throttle.ts';
+
+/** What every flow that mails a code and later consumes it needs. */
+export interface CodeFlowDeps {
+  /** The flow's transactions: the code consumed together with the writes it allows. */
+  table: Table;
+  accounts: AccountRepository;
+  codes: CodeStore;
+  codeMail: CodeMail;
+  requestLimits: RequestLimits;
+}
 
 export interface CodeMailDeps {
   codes: CodeStore;

@@ -15,7 +15,6 @@ import {
 export type CodePurpose = 'register' | 'email_bind' | 'reset';
 
 export const CODE_TTL_SECONDS = 600;
-export const CODE_MAX_ATTEMPTS = 5;
 
 export const codeKey = (purpose: CodePurpose, subject: string) => ({
   pk: `code#${purpose}#${subject.trim().toLowerCase()}`,
@@ -100,7 +99,7 @@ export class CodeStore {
         ExpressionAttributeNames: { '#attempts': 'attempts', '#expires': 'expires_at' },
         ExpressionAttributeValues: {
           ':one': 1,
-          ':max': CODE_MAX_ATTEMPTS,
+          ':max': 5,
           ':now': epochSeconds(this.table.clock()),
         },
       })

@@ -2,25 +2,17 @@
 // unbinding always need the current password: an address bound is an address that can reset the password.
 
 import { errors } from '#lib/core/errors.ts';
-import { conditionFailedAs, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, type TransactItem } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
-import type { CodeMail } from './code-mail.ts';
-import type { CodeStore } from './codes.ts';
+import type { CodeFlowDeps } from './code-mail.ts';
 import { claimItem, releaseItem, sameAddress } from './identifiers.ts';
 import type { Account } from './model.ts';
-import { type AccountRepository, accountChanged, publicAccount } from './repository.ts';
-import type { RequestLimits } from './request-limits.ts';
+import { accountChanged, publicAccount } from './repository.ts';
 import type { SecurityChanges } from './security-changes.ts';
 
 const boundElsewhere = () => errors.conflict('email: is already bound to another account');
 
-export interface EmailBindingDeps {
-  /** The binding's transaction: the account, the claims and the code together. */
-  table: Table;
-  accounts: AccountRepository;
-  codes: CodeStore;
-  codeMail: CodeMail;
-  requestLimits: RequestLimits;
+export interface EmailBindingDeps extends CodeFlowDeps {
   changes: SecurityChanges;
 }
 

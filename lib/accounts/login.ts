@@ -18,9 +18,6 @@ import type { RequestLimits } from './request-limits.ts';
 import type { SecurityEvents } from './security-events.ts';
 import type { SessionService } from './sessions.ts';
 
-export const badCredentials = () => errors.unauthorized('Invalid username or password');
-export const accountDisabled = () => errors.forbidden('account disabled');
-
 export interface LoginDeps {
   /** The batch of the session, the event and the guard's reset. */
   table: Table;
@@ -95,12 +92,12 @@ export class Login {
       await (account
         ? events.record(account.id, 'login_failed', client)
         : guard.recordUnknownFailure(subject, client));
-      throw badCredentials();
+      throw errors.unauthorized('Invalid username or password');
     }
     // Only a caller who knows the password learns that the account is disabled.
     if (account.status !== 'active') {
       await guard.reset(subject);
-      throw accountDisabled();
+      throw errors.forbidden('account disabled');
     }
     const stale = claim!.username !== account.username || claim!.password_hash !== account.password_hash;
     await Promise.all([

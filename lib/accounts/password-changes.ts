@@ -4,37 +4,30 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '#lib/core/errors.ts';
-import { conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedAs } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ApiTokenService } from './api-tokens.ts';
 import type { ClientInfo } from './client.ts';
-import type { CodeMail } from './code-mail.ts';
-import { CODE_TTL_SECONDS, type CodeStore, invalidCode } from './codes.ts';
+import type { CodeFlowDeps } from './code-mail.ts';
+import { CODE_TTL_SECONDS, invalidCode } from './codes.ts';
 import type { DecoyAccount } from './decoy.ts';
 import { sameAddress } from './identifiers.ts';
 import type { AccountLimits } from './limits.ts';
 import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { type AccountRepository, accountChanged } from './repository.ts';
-import type { RequestLimits } from './request-limits.ts';
+import { accountChanged } from './repository.ts';
 import type { SecurityChanges } from './security-changes.ts';
 import { type SessionService, sessionAnswer } from './sessions.ts';
 
 /** The one error of /auth/password/reset for an unknown address and a wrong code alike (docs/SPEC.md 4.1 rule 4). */
 export const resetRefused = () => invalidCode('email or code is invalid or expired');
 
-export interface PasswordChangesDeps {
-  /** The reset's transaction: the new hash and the code together. */
-  table: Table;
-  accounts: AccountRepository;
-  codes: CodeStore;
-  codeMail: CodeMail;
+export interface PasswordChangesDeps extends CodeFlowDeps {
   mailer: Mailer;
   decoy: DecoyAccount;
-  requestLimits: RequestLimits;
   sessions: SessionService;
   apiTokens: Pick<ApiTokenService, 'deleteAll'>;
   changes: SecurityChanges;

@@ -2,32 +2,21 @@
 // bootstrap configuration (once) and the back office. Registration never creates an administrator.
 
 import { AppError, errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { ClientInfo } from './client.ts';
-import type { CodeMail } from './code-mail.ts';
-import { type CodeStore, invalidCode } from './codes.ts';
+import type { CodeFlowDeps } from './code-mail.ts';
+import { invalidCode } from './codes.ts';
 import type { Account } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { type AccountRepository, accountChanged, type NewAccount, publicAccount } from './repository.ts';
-import type { RequestLimits } from './request-limits.ts';
+import { accountChanged, type NewAccount, publicAccount } from './repository.ts';
 
 export const emailInUse = () => errors.conflict('email: is already in use');
-export const usernameTaken = () => errors.conflict('username: is already taken');
 
 export const BOOTSTRAP_MARKER = { pk: 'settings#admin-bootstrap', sk: 'settings' };
 
-export interface RegistrationDeps {
-  /** The bootstrap marker and its transaction. */
-  table: Table;
-  accounts: AccountRepository;
-  codes: CodeStore;
-  codeMail: CodeMail;
-  requestLimits: RequestLimits;
-}
-
 export class Registration {
-  constructor(private readonly deps: RegistrationDeps) {}
+  constructor(private readonly deps: CodeFlowDeps) {}
 
   /** POST /auth/register/code `{email}`: 409 when the address is anyone's e-mail or username. */
   async sendCode(input: { email: string }, client: ClientInfo) {
@@ -126,7 +115,7 @@ export class Registration {
       this.deps.accounts.ownerOf(input.username),
       this.deps.accounts.ownerOf(input.email),
     ]);
-    if (usernameOwner) throw usernameTaken();
+    if (usernameOwner) throw errors.conflict('username: is already taken');
     if (emailOwner) throw emailInUse();
   }
 

@@ -91,9 +91,20 @@ export function newAccount(id: string, input: NewAccount, now: string): Account 
   };
 }
 
-export class AccountRepository {
-  constructor(private readonly table: Table) {}
+/** What every class writing account records shares: the table, its clock, and an update answering the account. */
+export class AccountWrites {
+  constructor(protected readonly table: Table) {}
 
+  protected now(): string {
+    return this.table.clock().toISOString();
+  }
+
+  protected async updated(accountId: string, update: Parameters<Table['update']>[1]): Promise<Account> {
+    return fromAccountItem(await this.table.update(accountKey(accountId), update))!;
+  }
+}
+
+export class AccountRepository extends AccountWrites {
   /**
    * Creates the account and claims its username and e-mail in one transaction, so of concurrent
    * registrations of the same name exactly one wins and the losers leave nothing behind.
@@ -292,13 +303,5 @@ export class AccountRepository {
         },
       },
     ]);
-  }
-
-  private now(): string {
-    return this.table.clock().toISOString();
-  }
-
-  private async updated(accountId: string, update: Parameters<Table['update']>[1]): Promise<Account> {
-    return fromAccountItem(await this.table.update(accountKey(accountId), update))!;
   }
 }

@@ -1,8 +1,8 @@
 // Every write to an account's second factor (TOTP secret, replay guard, recovery codes), each conditional
 // on the account still being as its caller read it; a failed condition is a ConditionFailedError.
-import type { Table, TransactItem } from '#lib/platform/db/table.ts';
+import type { TransactItem } from '#lib/platform/db/table.ts';
 import type { Account } from './model.ts';
-import { accountKey, fromAccountItem } from './repository.ts';
+import { AccountWrites, accountKey } from './repository.ts';
 
 /**
  * Records TOTP time step `step` as used, only if no later-or-equal step was used before: the replay guard
@@ -15,9 +15,7 @@ function stepGuard(step: number) {
   };
 }
 
-export class SecondFactorWrites {
-  constructor(private readonly table: Table) {}
-
+export class SecondFactorWrites extends AccountWrites {
   /** Stores a new sealed TOTP secret awaiting its first code; only while TOTP is off. */
   async setPendingSecret(accountId: string, sealed: string): Promise<void> {
     await this.table.update(accountKey(accountId), {
@@ -133,14 +131,6 @@ export class SecondFactorWrites {
         },
       },
     };
-  }
-
-  private now(): string {
-    return this.table.clock().toISOString();
-  }
-
-  private async updated(accountId: string, update: Parameters<Table['update']>[1]): Promise<Account> {
-    return fromAccountItem(await this.table.update(accountKey(accountId), update))!;
   }
 }
 

@@ -26,7 +26,6 @@ export const SECURITY_EVENT_TYPES = [
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
-export const EVENT_RETENTION_DAYS = 90;
 const EVENT_PREFIX = 'event#';
 
 export interface SecurityEventView {
@@ -63,7 +62,7 @@ export class SecurityEvents {
       at: now.toISOString(),
       ...(client.ip ? { ip: client.ip } : {}),
       ...(client.userAgent ? { user_agent: client.userAgent } : {}),
-      expires_at: epochSeconds(now) + EVENT_RETENTION_DAYS * 86_400,
+      expires_at: epochSeconds(now) + 90 * 86_400,
     };
   }
 

@@ -5,8 +5,6 @@ import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { epochSeconds } from '#lib/platform/db/table.ts';
 
-export const TOTP_PERIOD_SECONDS = 30;
-
 const secretContext = (accountId: string) => ({ purpose: 'totp', account: accountId });
 
 export async function sealTotpSecret(masterKey: () => Promise<MasterKey>, accountId: string, secret: string) {
@@ -42,7 +40,7 @@ export async function matchTotp(
       secret,
       token: code,
       epoch: epochSeconds(now),
-      epochTolerance: TOTP_PERIOD_SECONDS,
+      epochTolerance: 30,
       ...(lastStep === undefined ? {} : { afterTimeStep: lastStep }),
     });
     if (!result.valid) return undefined;

@@ -14,13 +14,8 @@ export interface AdminListRequest {
   cursor?: string | undefined;
 }
 
-export interface AdminFilesDeps {
-  table: Table;
-  files: FileRepository;
-}
-
 export class AdminFiles {
-  constructor(private readonly deps: AdminFilesDeps) {}
+  constructor(private readonly deps: { table: Table; files: FileRepository }) {}
 
   /** Any owner's files newest first (an unknown owner's page is empty), or every file without one. */
   async list(request: AdminListRequest): Promise<FilePage> {

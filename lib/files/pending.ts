@@ -35,12 +35,8 @@ export interface PendingItem extends Item {
   confirmed_file_id?: string;
 }
 
-export interface PendingUploadsDeps {
-  table: Table;
-}
-
 export class PendingUploads {
-  constructor(private readonly deps: PendingUploadsDeps) {}
+  constructor(private readonly deps: { table: Table }) {}
 
   async create(pending: PendingItem): Promise<void> {
     await this.deps.table.putNew(pending);

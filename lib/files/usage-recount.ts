@@ -2,7 +2,7 @@
 // records stored before quotas existed, then checks every account's counters against its records and
 // corrects any drift. Safe to run while the service runs, and idempotent: a second run changes nothing.
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionFailedError, type Item, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, type Item, type Table } from '#lib/platform/db/table.ts';
 import { type FileItem, fileKey } from './files.ts';
 import { type UsageItem, usageKey } from './usage.ts';
 
@@ -52,8 +52,8 @@ async function countUncountedRecords(table: Table): Promise<number> {
   });
   let counted = 0;
   await inParallel(records, async (record) => {
-    try {
-      await table.transact([
+    const counts = await table
+      .transact([
         {
           Update: {
             Key: fileKey(record.id),
@@ -70,12 +70,10 @@ async function countUncountedRecords(table: Table): Promise<number> {
             ExpressionAttributeValues: { ':owner': record.owner_id, ':bytes': record.size, ':one': 1 },
           },
         },
-      ]);
-      counted += 1;
-    } catch (error) {
+      ])
       // Deleted, or counted by a concurrent run, since the scan: nothing to count.
-      if (!(error instanceof ConditionFailedError)) throw error;
-    }
+      .then(() => 1, conditionFailedReturns(0));
+    counted += counts;
   });
   return counted;
 }
@@ -113,8 +111,8 @@ async function correctDrift(
     const before = { used_bytes: usage?.used_bytes ?? 0, file_count: usage?.file_count ?? 0 };
     const after = sums.get(accountId) ?? { used_bytes: 0, file_count: 0 };
     if (before.used_bytes === after.used_bytes && before.file_count === after.file_count) return;
-    try {
-      await table.update(usageKey(accountId), {
+    const written = await table
+      .update(usageKey(accountId), {
         UpdateExpression: 'SET account_id = :account, used_bytes = :used, file_count = :files ADD rev :one',
         ConditionExpression: usage?.rev === undefined ? 'attribute_not_exists(rev)' : 'rev = :rev',
         ExpressionAttributeValues: {
@@ -124,12 +122,10 @@ async function correctDrift(
           ':one': 1,
           ...(usage?.rev === undefined ? {} : { ':rev': usage.rev }),
         },
-      });
-      report.corrected.push({ account_id: accountId, before, after });
-    } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-      moved.add(accountId);
-    }
+      })
+      .then(() => true, conditionFailedReturns(false));
+    if (written) report.corrected.push({ account_id: accountId, before, after });
+    else moved.add(accountId);
   });
   return moved;
 }

@@ -5,14 +5,7 @@ import type { SessionService } from '#lib/accounts/sessions.ts';
 import { errors } from '#lib/core/errors.ts';
 import { sameSecret } from './front-door.ts';
 import type { Authenticator } from './handler.ts';
-import type { HttpRequest, Principal } from './types.ts';
-
-export function bearerToken(request: Pick<HttpRequest, 'headers'>): string | undefined {
-  const header = request.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}
+import type { Principal } from './types.ts';
 
 export interface AuthenticatorInput {
   sessions: Pick<SessionService, 'authenticate'>;
@@ -26,7 +19,7 @@ export function createAuthenticator(input: AuthenticatorInput): Authenticator {
   const { sessions, apiTokens, staticToken } = input;
   return async (request, kind) => {
     if (kind === 'none' || kind === 'signed') return undefined;
-    const token = bearerToken(request);
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
     if (!token) throw errors.unauthorized('Authentication required: send Authorization: Bearer <token>');
 
     if (kind === 'uploader') {

@@ -69,8 +69,6 @@ export const noCredentials: Authenticator = async (_request, kind) => {
   throw new Error(`A route of auth kind ${kind} was served without an authenticator`);
 };
 
-const DEFAULT_JSON_LIMIT = 64 * 1024;
-
 /** Sees every event and the result sent for it (tests use it to scan all responses for secrets). */
 export type ResultObserver = (event: ApiEvent, result: ApiResult, group: FunctionGroup) => void;
 const resultObservers = new Set<ResultObserver>();
@@ -148,7 +146,7 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
     before: (request) => {
       const { request: httpRequest, spec, impl } = stateOf(request);
       if (!spec || !impl) return;
-      const limit = impl.maxBodyBytes ?? (spec.body === 'json' ? DEFAULT_JSON_LIMIT : undefined);
+      const limit = impl.maxBodyBytes ?? (spec.body === 'json' ? 64 * 1024 : undefined);
       if (limit !== undefined && httpRequest.rawBody.length > limit) throw errors.payloadTooLarge(limit);
       if (spec.body !== 'json') return;
       const text = httpRequest.rawBody.toString('utf8').trim();

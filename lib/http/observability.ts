@@ -12,8 +12,6 @@ import type { ApiEvent, ApiResult } from './event.ts';
 import { API_PREFIX } from './routes.ts';
 import type { Principal } from './types.ts';
 
-export const REQUEST_ID_HEADER = 'x-request-id';
-
 /** The route a request matched (`METHOD /template`) and who called, as the handler established them. */
 export interface RequestFacts {
   route?: string;
@@ -53,7 +51,7 @@ export function observeRequests(
     if (!response || finished.has(request)) return;
     finished.add(request);
     const requestId = currentLogContext()?.requestId ?? requestIdOf(event, request.context);
-    response.headers = { ...response.headers, [REQUEST_ID_HEADER]: requestId };
+    response.headers = { ...response.headers, 'x-request-id': requestId };
     const facts = describe(event);
     const route = facts.route ?? UNMATCHED_ROUTE;
     const status = response.statusCode ?? 200;
