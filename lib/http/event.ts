@@ -10,7 +10,7 @@ export function rawBodyOf(event: ApiEvent): Buffer {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 }
 
-/** Headers by which the CDN in front of the API names the viewer (infra/stack.ts). */
+/** Headers by which the CDN in front of the API names the viewer (infra/edge.ts, infra/cdn.ts). */
 export const VIEWER_ADDRESS_HEADER = 'x-viewer-address';
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 
