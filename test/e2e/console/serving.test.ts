@@ -53,7 +53,8 @@ describe('local console serving', () => {
         "default-src 'none'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self'",
+        // The CDN's policy (infra/console-policy.ts): upload previews are data: and blob: images.
+        "img-src 'self' data: blob:",
         `connect-src 'self' ${S3_ORIGIN}`,
         "frame-ancestors 'none'",
       ]),
