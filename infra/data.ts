@@ -17,7 +17,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { INCOMING_PREFIX } from '#lib/files/prefixes.ts';
-import { TABLE } from '#lib/platform/db/keys.ts';
+import { projectionOf, TABLE } from '#lib/platform/db/keys.ts';
 import { accountKeyStatement } from './key-policy.ts';
 import type { StageConfig } from './stage-config.ts';
 import { TABLE_STREAM_VIEW } from './workers.ts';
@@ -71,7 +71,7 @@ export class ServiceData {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: ProjectionType.ALL,
+        ...projectionProps(projectionOf(index)),
       });
     }
 
@@ -192,4 +192,16 @@ function backUpTable(stack: Stack, table: Table, retentionDays: number): void {
       'AWS Backup assumes its role with the AWS-managed backup and restore policies, the documented way ' +
       'to let it read the table; the role is used by the backup service alone.',
   });
+}
+
+/** The CDK form of an index's projection (lib/platform/db/keys.ts, shared with the local table). */
+function projectionProps(projection: ReturnType<typeof projectionOf>) {
+  const projectionType = {
+    ALL: ProjectionType.ALL,
+    KEYS_ONLY: ProjectionType.KEYS_ONLY,
+    INCLUDE: ProjectionType.INCLUDE,
+  }[projection.ProjectionType];
+  return projection.NonKeyAttributes
+    ? { projectionType, nonKeyAttributes: projection.NonKeyAttributes }
+    : { projectionType };
 }

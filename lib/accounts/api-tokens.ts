@@ -149,7 +149,7 @@ export class ApiTokenService {
     let startKey: Record<string, unknown> | undefined;
     do {
       const { items, lastKey } = await this.table.query<TokenItem>({
-        IndexName: 'gsi1',
+        IndexName: 'owner',
         KeyConditionExpression: 'gsi1pk = :pk',
         ExpressionAttributeValues: { ':pk': accountIndex(accountId) },
         ScanIndexForward: false,

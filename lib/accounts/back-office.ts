@@ -100,7 +100,7 @@ export class BackOffice {
     const listed: Account[] = [];
     do {
       const { items: claims, lastKey } = await this.deps.table.query<ClaimItem>({
-        IndexName: 'gsi1',
+        IndexName: 'owner',
         KeyConditionExpression: prefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)' : 'gsi1pk = :pk',
         // Without a prefix every account is listed at its username: e-mail claims are not needed.
         ...(prefix

@@ -172,7 +172,7 @@ export class AccountRepository extends AccountWrites {
   /** The first administrator created (owner of uploads made with the static API token). */
   async firstAdmin(): Promise<Account | undefined> {
     const { items } = await this.table.query({
-      IndexName: 'gsi2',
+      IndexName: 'listing',
       KeyConditionExpression: 'gsi2pk = :pk',
       ExpressionAttributeValues: { ':pk': ADMIN_INDEX },
       ScanIndexForward: true,

@@ -63,7 +63,7 @@ export class OrderRepository {
   private async page(index: 'gsi1' | 'gsi2', value: string, limit: number, cursor?: string) {
     const startKey = decodeCursor(cursor);
     const { items, lastKey } = await this.table.query({
-      IndexName: index,
+      IndexName: index === 'gsi1' ? 'owner' : 'listing',
       KeyConditionExpression: '#pk = :value',
       ExpressionAttributeNames: { '#pk': `${index}pk` },
       ExpressionAttributeValues: { ':value': value },
@@ -89,7 +89,7 @@ export class OrderRepository {
     let startKey: Record<string, unknown> | undefined;
     do {
       const { items, lastKey } = await this.table.query({
-        IndexName: 'gsi2',
+        IndexName: 'listing',
         // Sort keys are `<ISO creation time>#<id>`: `~` sorts after `#`, so `to` itself is included.
         KeyConditionExpression: 'gsi2pk = :all AND gsi2sk BETWEEN :from AND :to',
         FilterExpression: `#status = :pending AND #provider IN (${names.join(', ')})`,

@@ -148,7 +148,7 @@ export class OutboxDelivery {
     let startKey: Record<string, unknown> | undefined;
     do {
       const { items, lastKey } = await this.table.query<OutboxItem>({
-        IndexName: 'gsi2',
+        IndexName: 'listing',
         KeyConditionExpression: 'gsi2pk = :pending AND gsi2sk < :before',
         ExpressionAttributeValues: { ':pending': PENDING_PARTITION, ':before': before },
         Limit: Math.min(100, limit - summary.found),

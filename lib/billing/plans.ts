@@ -84,7 +84,7 @@ export class PlanRepository {
     let startKey: Record<string, unknown> | undefined;
     do {
       const page = await this.table.query({
-        IndexName: 'gsi2',
+        IndexName: 'listing',
         KeyConditionExpression: 'gsi2pk = :plans',
         ExpressionAttributeValues: { ':plans': PLAN_INDEX },
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),

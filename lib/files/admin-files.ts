@@ -34,7 +34,7 @@ export class AdminFiles {
     const [gallery, hidden] = await Promise.all(
       [GALLERY_INDEX, PRIVATE_INDEX].map((partition) =>
         this.deps.table.query<FileItem>({
-          IndexName: 'gsi2',
+          IndexName: 'listing',
           KeyConditionExpression: before ? 'gsi2pk = :partition AND gsi2sk < :before' : 'gsi2pk = :partition',
           ExpressionAttributeValues: { ':partition': partition, ...(before ? { ':before': before } : {}) },
           ScanIndexForward: false,

@@ -237,7 +237,7 @@ export class FileRepository {
     const startKey = decodeCursor(options.cursor);
     if (startKey !== undefined) checkCursor(startKey, index, partition);
     const { items, lastKey } = await this.table.query<FileItem>({
-      IndexName: index,
+      IndexName: index === 'gsi1' ? 'owner' : 'listing',
       KeyConditionExpression: `${index}pk = :partition`,
       ExpressionAttributeValues: { ':partition': partition },
       ScanIndexForward: false,

@@ -77,6 +77,9 @@ export const configSchema = z.object({
     z.string().check(z.regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')),
     'service',
   ),
+  // Shards of each listing of everything (lib/platform/db/shards.ts, docs/CAPACITY.md): a page reads them
+  // all at once. Change it only with `npm run migrate:shards` run after (docs/DEPLOYMENT.md).
+  listing_shards: wholeNumber(1, 64, 16),
   bucket_name: z._default(
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
     'service-files',
@@ -137,6 +140,9 @@ export const configSchema = z.object({
     // Set by the deployment: the distribution serving /i/*, whose cache a deleted file is invalidated
     // in. Absent locally, where no CDN caches anything.
     distribution_id: optionalText,
+    // How long the CDN's edge keeps an /i/ object (browsers keep it a year, immutably): a deleted file
+    // leaves the edge within this, with no invalidation (docs/DESIGN.md 19). Takedowns are invalidated.
+    deleted_max_age_seconds: wholeNumber(60, 365 * 24 * 60 * 60, 24 * 60 * 60),
   }),
   log: section({ level: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info') }),
   auth: section({

@@ -6,11 +6,24 @@ export const TABLE = {
   sortKey: 'sk',
   /** Epoch seconds. DynamoDB deletes such items eventually; reads treat them as absent at once. */
   ttlAttribute: 'expires_at',
+  // Each index carries only what its listings return, never a credential (docs/CAPACITY.md, "Indexes"):
+  // `projected` names the non-key attributes an index holds (the table's and the index's keys always are).
   indexes: [
-    // gsi1: look-ups by a second identity (e.g. a file's owner listing, an order's owner listing).
-    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-    // gsi2: global listings (public gallery, all orders for administrators).
-    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    // owner: look-ups by a second identity (a file's owner, an order's buyer, an API token's account).
+    {
+      name: 'owner',
+      partitionKey: 'gsi1pk',
+      sortKey: 'gsi1sk',
+      projected: 'all' as readonly string[] | 'all',
+    },
+    // listing: listings of everything, each spread over shards (lib/platform/db/shards.ts): the public
+    // gallery, all files, all orders, pending outbox events, identifiers.
+    {
+      name: 'listing',
+      partitionKey: 'gsi2pk',
+      sortKey: 'gsi2sk',
+      projected: 'all' as readonly string[] | 'all',
+    },
   ],
 } as const;
 
@@ -49,8 +62,19 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
         { AttributeName: index.partitionKey, KeyType: 'HASH' },
         { AttributeName: index.sortKey, KeyType: 'RANGE' },
       ],
-      Projection: { ProjectionType: 'ALL' },
+      Projection: projectionOf(index),
     })),
     StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW },
   };
+}
+
+/** An index's projection: its keys, and the non-key attributes its listings return. */
+export function projectionOf(index: { projected: readonly string[] | 'all' }): {
+  ProjectionType: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+  NonKeyAttributes?: string[];
+} {
+  if (index.projected === 'all') return { ProjectionType: 'ALL' };
+  return index.projected.length === 0
+    ? { ProjectionType: 'KEYS_ONLY' }
+    : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projected] };
 }

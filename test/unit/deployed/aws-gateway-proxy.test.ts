@@ -20,7 +20,7 @@ describe('AWS gateway with the AWS SDK: forwarding to the stand-ins', () => {
     const onIndex = sdk.send(
       new QueryCommand({
         TableName: 'app',
-        IndexName: 'gsi1',
+        IndexName: 'owner',
         KeyConditionExpression: 'g = :g',
         ExpressionAttributeValues: { ':g': { S: 'x' } },
       }),
@@ -40,7 +40,7 @@ describe('AWS gateway with the AWS SDK: forwarding to the stand-ins', () => {
       {
         functionName: 'payments',
         action: 'dynamodb:Query',
-        resource: `${TABLE}/index/gsi1`,
+        resource: `${TABLE}/index/owner`,
         operation: 'Query',
       },
     ]);

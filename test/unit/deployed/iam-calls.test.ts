@@ -43,8 +43,8 @@ describe('iamCallsOf: DynamoDB', () => {
   });
 
   it('maps a Query on an index to the index ARN', () => {
-    expect(dynamo('Query', { TableName: 'app', IndexName: 'gsi1' }).calls).toEqual([
-      { action: 'dynamodb:Query', resource: `${TABLE}/index/gsi1` },
+    expect(dynamo('Query', { TableName: 'app', IndexName: 'owner' }).calls).toEqual([
+      { action: 'dynamodb:Query', resource: `${TABLE}/index/owner` },
     ]);
   });
 

@@ -1,0 +1,194 @@
+// Listings of "everything" spread over shards (docs/CAPACITY.md, "Partition keys"): an item of such a
+// listing is written under the index partition `<name>#<n>`, n chosen from the item's own id, so no index
+// partition takes a write for every request of a kind (DynamoDB holds 1,000 WCU/s per partition, and a
+// time-ordered sort key cannot be split). A page is read by querying every shard at once (one wait) and
+// merging them in sort-key order.
+//
+// The listings' sort keys are unique across the listing (they end with the item's id), so one boundary is
+// every shard's position: the cursor carries the last sort key shown and the shards already read to their
+// end. A query asks for the boundary inclusively (DynamoDB's BETWEEN has no exclusive form) and the item
+// at the boundary is left out.
+
+import { errors } from '#lib/core/errors.ts';
+import { type IndexName, TABLE } from './keys.ts';
+import type { Item, Table } from './table.ts';
+
+/** Shards of each listing of everything unless the settings say otherwise (`table.listing_shards`). */
+export const DEFAULT_SHARD_COUNT = 16;
+
+/** The largest string a prefix's range ends at: no identifier holds U+10FFFF. */
+const PREFIX_END = '\u{10FFFF}';
+
+/** A listing of everything: which index, the partition name its shards share, and how many there are. */
+export interface ShardedListing {
+  index: IndexName;
+  name: string;
+  count: number;
+}
+
+/** The shard (0 to count - 1) of an item, from a stable seed (its id): FNV-1a, so ids spread evenly. */
+export function shardOf(seed: string, count: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < seed.length; i += 1) {
+    hash ^= seed.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % count;
+}
+
+/** The index partition an item of the listing is written under. */
+export function shardPartition(listing: Pick<ShardedListing, 'name' | 'count'>, seed: string): string {
+  return `${listing.name}#${shardOf(seed, listing.count)}`;
+}
+
+/** Every partition of the listing, shard 0 first. */
+export function shardPartitions(listing: Pick<ShardedListing, 'name' | 'count'>): string[] {
+  return Array.from({ length: listing.count }, (_, n) => `${listing.name}#${n}`);
+}
+
+export interface ShardReadOptions {
+  limit: number;
+  cursor?: string | undefined;
+  /** `newest-first` reads sort keys descending (the default), `oldest-first` ascending. */
+  order?: 'newest-first' | 'oldest-first';
+  /** Inclusive bounds on the sort key. */
+  from?: string;
+  to?: string;
+  /** Only sort keys beginning with this (instead of from/to). */
+  prefix?: string;
+}
+
+export interface ShardPage<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+interface ShardCursor {
+  listing: string;
+  after: string;
+  done: number[];
+}
+
+/**
+ * One page of the listing: every shard not read to its end is queried at once for `limit` items past the
+ * cursor, and the merged first `limit` are returned.
+ */
+export async function readShards<T extends Item>(
+  table: Table,
+  listing: ShardedListing,
+  options: ShardReadOptions,
+): Promise<ShardPage<T>> {
+  const { partitionKey, sortKey } = indexOf(listing.index);
+  const ascending = options.order === 'oldest-first';
+  const cursor = decodeShardCursor(options.cursor, listing);
+  let from = options.prefix ?? options.from;
+  let to = options.prefix === undefined ? options.to : `${options.prefix}${PREFIX_END}`;
+  if (cursor) {
+    if (ascending) from = from === undefined || cursor.after > from ? cursor.after : from;
+    else to = to === undefined || cursor.after < to ? cursor.after : to;
+  }
+  const done = new Set(cursor?.done ?? []);
+  const shards = shardPartitions(listing)
+    .map((partition, n) => ({ partition, n }))
+    .filter(({ n }) => !done.has(n));
+  // One more than the page when the boundary item (already shown) may come back.
+  const limit = options.limit + (cursor ? 1 : 0);
+  const results = await Promise.all(
+    shards.map(async ({ partition, n }) => {
+      const { items, lastKey } = await table.query<T>({
+        IndexName: listing.index,
+        KeyConditionExpression: `#pk = :partition${sortCondition(from, to)}`,
+        ExpressionAttributeNames: {
+          '#pk': partitionKey,
+          ...(from !== undefined || to !== undefined ? { '#sk': sortKey } : {}),
+        },
+        ExpressionAttributeValues: {
+          ':partition': partition,
+          ...(from !== undefined ? { ':from': from } : {}),
+          ...(to !== undefined ? { ':to': to } : {}),
+        },
+        ScanIndexForward: ascending,
+        Limit: limit,
+      });
+      const fresh = cursor ? items.filter((item) => item[sortKey] !== cursor.after) : items;
+      return { n, items: fresh, more: lastKey !== undefined };
+    }),
+  );
+  const sortOf = (item: T) => String(item[sortKey]);
+  const merged = results
+    .flatMap(({ n, items }) => items.map((item) => ({ n, item })))
+    .sort((a, b) =>
+      ascending ? compare(sortOf(a.item), sortOf(b.item)) : compare(sortOf(b.item), sortOf(a.item)),
+    );
+  const page = merged.slice(0, options.limit);
+  const last = page.at(-1);
+  // A shard is read to its end when DynamoDB had nothing more and every item it gave is on this page.
+  const shown = new Map<number, number>();
+  for (const { n } of page) shown.set(n, (shown.get(n) ?? 0) + 1);
+  for (const { n, items, more } of results) {
+    if (!more && (shown.get(n) ?? 0) === items.length) done.add(n);
+  }
+  const finished = done.size === listing.count;
+  return {
+    items: page.map(({ item }) => item),
+    next_cursor:
+      finished || last === undefined
+        ? null
+        : encodeShardCursor({
+            listing: listing.name,
+            after: sortOf(last.item),
+            done: [...done].sort((a, b) => a - b),
+          }),
+  };
+}
+
+function indexOf(name: IndexName) {
+  const index = TABLE.indexes.find((candidate) => candidate.name === name);
+  if (!index) throw new Error(`no index ${name}`);
+  return index;
+}
+
+function sortCondition(from: string | undefined, to: string | undefined): string {
+  if (from !== undefined && to !== undefined) return ' AND #sk BETWEEN :from AND :to';
+  if (from !== undefined) return ' AND #sk >= :from';
+  if (to !== undefined) return ' AND #sk <= :to';
+  return '';
+}
+
+/** DynamoDB orders strings by their UTF-8 bytes; so does this (code points, unlike localeCompare). */
+function compare(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+function encodeShardCursor(cursor: ShardCursor): string {
+  return Buffer.from(JSON.stringify([cursor.listing, cursor.after, cursor.done]), 'utf8').toString(
+    'base64url',
+  );
+}
+
+/** A cursor of this listing and shard count, or a 400 naming the problem. */
+function decodeShardCursor(value: string | undefined, listing: ShardedListing): ShardCursor | undefined {
+  if (!value) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    Array.isArray(parsed) &&
+    parsed.length === 3 &&
+    parsed[0] === listing.name &&
+    typeof parsed[1] === 'string' &&
+    parsed[1].length > 0 &&
+    parsed[1].length <= 1024 &&
+    Array.isArray(parsed[2]) &&
+    parsed[2].length < listing.count &&
+    parsed[2].every(
+      (n: unknown) => Number.isInteger(n) && (n as number) >= 0 && (n as number) < listing.count,
+    )
+  ) {
+    return { listing: parsed[0], after: parsed[1], done: parsed[2] as number[] };
+  }
+  throw errors.badRequest('query.cursor: is not a valid cursor');
+}
