@@ -39,11 +39,18 @@ interface Invocation {
   ms: number;
 }
 
-/** One Lambda invocation of a modelled path, at its function's prod memory and its p50 duration. */
-function run(name: string): Invocation {
-  const path = PATHS.find((candidate) => candidate.name === name);
-  if (!path) throw new Error(`No path ${name} in infra/capacity.ts PATHS`);
-  return { memoryMb: PROD_MEMORY_MB[path.group], ms: path.p50Ms };
+/** Modelled paths as one call: an invocation of each at its function's prod memory and p50, and their units. */
+function paths(...names: string[]): Pick<CallShape, 'invocations' | 'rru' | 'wru'> {
+  const found = names.map((name) => {
+    const path = PATHS.find((candidate) => candidate.name === name);
+    if (!path) throw new Error(`No path ${name} in infra/capacity.ts PATHS`);
+    return path;
+  });
+  return {
+    invocations: found.map((path) => ({ memoryMb: PROD_MEMORY_MB[path.group], ms: path.p50Ms })),
+    rru: found.reduce((sum, path) => sum + path.rru, 0),
+    wru: found.reduce((sum, path) => sum + path.wru, 0),
+  };
 }
 
 export interface CallShape {
@@ -70,25 +77,21 @@ const apiCall = (requestBytes = SMALL) => ({
 
 const none = { invocations: [], apiRequests: [], cdnRequests: 0, bytesToViewers: 0, s3Puts: 0, s3Gets: 0 };
 
-/** DynamoDB units per call as the bench counts them (docs/PERFORMANCE.md), or as the code path reads. */
+/** The main calls: the modelled paths' units and durations (infra/capacity.ts), and what else each pays. */
 export const CALLS: readonly CallShape[] = [
   {
     ...none,
     name: 'login',
     ...apiCall(),
-    invocations: [run('POST /auth/login')],
-    rru: 2,
-    wru: 5,
+    ...paths('POST /auth/login'),
     events: 0,
   },
-  { ...none, name: 'me', ...apiCall(), invocations: [run('GET /auth/me')], rru: 2, wru: 0, events: 0 },
+  { ...none, name: 'me', ...apiCall(), ...paths('GET /auth/me'), events: 0 },
   {
     ...none,
     name: 'direct upload (4 MiB)',
     ...apiCall(4 * MIB + SMALL),
-    invocations: [run('POST /api/v1/upload (4 MiB)')],
-    rru: 4,
-    wru: 8,
+    ...paths('POST /api/v1/upload (4 MiB)'),
     s3Puts: 1,
     events: 0,
   },
@@ -96,12 +99,10 @@ export const CALLS: readonly CallShape[] = [
     ...none,
     name: 'presign + confirm (16 MiB)',
     // The bytes go from the browser straight to S3 (free inbound); only the two JSON calls pass the CDN.
-    invocations: [run('POST /api/v1/upload/presign'), run('POST /api/v1/upload/confirm')],
+    ...paths('POST /api/v1/upload/presign', 'POST /api/v1/upload/confirm'),
     apiRequests: [SMALL, SMALL],
     cdnRequests: 2,
     bytesToViewers: 2 * SMALL,
-    rru: 8,
-    wru: 11,
     s3Puts: 2,
     s3Gets: 1,
     events: 0,
@@ -110,27 +111,22 @@ export const CALLS: readonly CallShape[] = [
     ...none,
     name: 'order (channel)',
     ...apiCall(),
-    invocations: [run('POST /api/v1/orders (channel)')],
-    rru: 4,
-    wru: 6,
+    ...paths('POST /api/v1/orders (channel)'),
     events: 0,
   },
   {
     ...none,
     name: 'callback (settles, + drain)',
     // Through the function URL (no API Gateway, no CDN); the drain's run and its outbox update included.
-    invocations: [run('channel callback (settles an order)'), { memoryMb: 256, ms: 30 }],
-    rru: 2,
-    wru: 10,
+    ...paths('channel callback (settles an order)'),
+    invocations: [...paths('channel callback (settles an order)').invocations, { memoryMb: 256, ms: 30 }],
     events: 1,
   },
   {
     ...none,
     name: 'delete',
     ...apiCall(),
-    invocations: [run('DELETE /api/v1/files/{id}')],
-    rru: 3,
-    wru: 8,
+    ...paths('DELETE /api/v1/files/{id}'),
     events: 0,
   },
   {

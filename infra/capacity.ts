@@ -46,6 +46,11 @@ export interface PathLoad {
   p99Ms: number;
   /** How the duration is made up (DynamoDB waits, CPU at the function's vCPU share, S3, mail, a channel). */
   duration: string;
+  /** DynamoDB read and write request units per request (docs/PERFORMANCE.md "Cost per API call"). */
+  rru: number;
+  wru: number;
+  /** Mails sent per request (SES). */
+  mails?: number;
   /** Channels notify the callback function's own URL (docs/DESIGN.md 1): not through API Gateway or the CDN. */
   functionUrl?: true;
 }
@@ -65,6 +70,8 @@ export const PATHS: readonly PathLoad[] = [
     p99Ms: 70,
     duration:
       'two waits (limits, then the session) around argon2id at one full vCPU (11-12 ms) beside the account read',
+    rru: 2,
+    wru: 5,
   },
   {
     name: 'GET /auth/me',
@@ -74,6 +81,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 7,
     p99Ms: 25,
     duration: 'one BatchGetItem (session, account)',
+    rru: 2,
+    wru: 0,
   },
   {
     name: 'POST /auth/register (+ its code)',
@@ -84,6 +93,9 @@ export const PATHS: readonly PathLoad[] = [
     p99Ms: 300,
     duration:
       'the code request (throttles, SES SendEmail 40-150 ms) and the registration (argon2id hash, one transaction)',
+    rru: 4,
+    wru: 8,
+    mails: 1,
   },
   {
     name: 'POST /api/v1/upload (4 MiB)',
@@ -93,6 +105,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 250,
     p99Ms: 550,
     duration: `${UPLOAD_CPU_MS} ms of CPU at 512 MB (51 ms at one vCPU), two waits, one 4 MiB PutObject (60-250 ms)`,
+    rru: 4,
+    wru: 8,
   },
   {
     name: 'POST /api/v1/upload/presign',
@@ -102,6 +116,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 15,
     p99Ms: 50,
     duration: 'the uploader and usage reads, the pending item, a local signature',
+    rru: 3,
+    wru: 1,
   },
   {
     name: 'POST /api/v1/upload/confirm',
@@ -112,6 +128,8 @@ export const PATHS: readonly PathLoad[] = [
     p99Ms: 6_000,
     duration:
       'p50 a 16 MiB object, p99 a 100 MiB one: read, checked, stripped, hashed at 512 MB, written back',
+    rru: 5,
+    wru: 10,
   },
   {
     name: 'GET /api/v1/files, /gallery',
@@ -121,6 +139,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 15,
     p99Ms: 60,
     duration: 'the uploader read, then one Query per shard, all at once (one wait)',
+    rru: 18,
+    wru: 0,
   },
   {
     name: 'DELETE /api/v1/files/{id}',
@@ -130,6 +150,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 25,
     p99Ms: 80,
     duration: 'record read, one transaction (record, hash claim, usage), DeleteObject',
+    rru: 3,
+    wru: 8,
   },
   {
     name: '/healthz, /docs, unmatched paths',
@@ -139,6 +161,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 5,
     p99Ms: 30,
     duration: 'no AWS call, or one',
+    rru: 0,
+    wru: 0,
   },
   {
     name: 'POST /api/v1/orders (channel)',
@@ -148,6 +172,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 230,
     p99Ms: 1_600,
     duration: "plan and settings reads, the order item, then the channel's own API (5 s timeout)",
+    rru: 4,
+    wru: 6,
   },
   {
     name: 'GET /api/v1/orders/{id}, /plans',
@@ -157,6 +183,8 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 10,
     p99Ms: 40,
     duration: 'one or two reads',
+    rru: 2,
+    wru: 0,
   },
   {
     name: 'channel callback (settles an order)',
@@ -166,13 +194,15 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 25,
     p99Ms: 100,
     duration: 'signature check, the order read, one transaction (order, outbox, grant)',
+    rru: 2,
+    wru: 10,
     functionUrl: true,
   },
 ];
 
 export const groupsOf = (): FunctionGroup[] => Object.keys(PROD_MEMORY_MB) as FunctionGroup[];
 
-const roundUp = (value: number, step: number): number => Math.ceil(value / step) * step;
+export const roundUp = (value: number, step: number): number => Math.ceil(value / step) * step;
 
 /** Little's law: executions in flight = arrivals per second x seconds each, at p99 to cover the tail. */
 export const concurrencyOf = (path: PathLoad): number => (path.perSecond * path.p99Ms) / 1000;
@@ -214,6 +244,14 @@ export function prodReservedConcurrency(paths: readonly PathLoad[] = PATHS): Rec
 export const API_GATEWAY_ACCOUNT_RPS = 10_000;
 export const API_GATEWAY_ACCOUNT_BURST = 5_000;
 
+/** DynamoDB request units per second at the target, reads and writes. */
+export function dynamoUnitsPerSecond(paths: readonly PathLoad[] = PATHS): { rru: number; wru: number } {
+  return {
+    rru: paths.reduce((sum, path) => sum + path.perSecond * path.rru, 0),
+    wru: paths.reduce((sum, path) => sum + path.perSecond * path.wru, 0),
+  };
+}
+
 /** Requests per second that reach API Gateway at the target (the callbacks come through the function URL). */
 export const apiPerSecond = (paths: readonly PathLoad[] = PATHS): number =>
   paths.filter((path) => !path.functionUrl).reduce((sum, path) => sum + path.perSecond, 0);
@@ -246,14 +284,3 @@ export function lambdaQuotaToRequest(paths: readonly PathLoad[] = PATHS): number
   const reserved = groupCapacity(paths).reduce((sum, row) => sum + row.reserved, 0);
   return roundUp((reserved + LAMBDA_UNRESERVED_MINIMUM) * 2, 1000);
 }
-
-/** CloudFront's default data transfer rate per distribution, and its default requests per second. */
-export const CLOUDFRONT_DEFAULT_GBPS = 150;
-export const CLOUDFRONT_DEFAULT_RPS = 250_000;
-
-/** Gigabits per second the viral image alone sends at the target. */
-export const viralImageGbps = (): number =>
-  (TARGET.viralImageViewsPerSecond * TARGET.viralImageBytes * 8) / 1e9;
-
-/** CloudFront's data transfer rate per distribution to ask for: the viral image with headroom, by 100 Gbps. */
-export const cloudfrontGbpsToRequest = (): number => roundUp(viralImageGbps() * HEADROOM, 100);

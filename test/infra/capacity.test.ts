@@ -8,6 +8,7 @@ import {
   API_GATEWAY_ACCOUNT_RPS,
   apiPerSecond,
   concurrencyOf,
+  dynamoUnitsPerSecond,
   groupCapacity,
   LAMBDA_UNRESERVED_MINIMUM,
   lambdaQuotaToRequest,
@@ -17,6 +18,7 @@ import {
   prodThrottle,
 } from '#infra/capacity.ts';
 import { CALLS, costPerMillion } from '#infra/capacity-cost.ts';
+import { accountQuotas } from '#infra/capacity-quotas.ts';
 import { MEMORY_MB } from '#infra/service-function.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
@@ -127,6 +129,21 @@ describe('docs/CAPACITY.md', () => {
     for (const row of groupCapacity()) {
       const line = `| \`${row.group}\` | ${number(row.perSecond)} | ${number(row.concurrency)} | ${number(row.memoryMb)} | ${row.reserved} |`;
       expect(CAPACITY_DOC, row.group).toContain(line);
+    }
+  });
+
+  it('asks for every account quota the model needs, beside its default', () => {
+    for (const row of accountQuotas()) {
+      expect(CAPACITY_DOC, row.quota).toContain(`| ${row.quota} | ${row.defaultValue} | ${row.askFor} |`);
+    }
+  });
+
+  it("states the table's request units at the target as the model sums them", () => {
+    const { rru, wru } = dynamoUnitsPerSecond();
+    expect(CAPACITY_DOC).toContain(`| **total** | | | | **${number(rru)}** | **${number(wru)}** |`);
+    for (const path of PATHS) {
+      const row = `| ${path.name} | ${number(path.perSecond)} | ${path.rru} | ${path.wru} | ${number(path.perSecond * path.rru)} | ${number(path.perSecond * path.wru)} |`;
+      expect(CAPACITY_DOC, path.name).toContain(row);
     }
   });
 
