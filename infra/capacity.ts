@@ -1,5 +1,5 @@
 // The capacity model (docs/CAPACITY.md): the target rate of each path, its duration on AWS, and what the prod
-// stage derives from them: memory and reserved concurrency per function, the API stage's throttle, the quotas.
+// stage derives from them: reserved concurrency per function, the API stage's throttle, the Lambda quota.
 import type { FunctionGroup } from '#lib/http/routes.ts';
 
 /** docs/DESIGN.md 19: the load the prod stage is shaped for. */
@@ -240,7 +240,10 @@ export function prodReservedConcurrency(paths: readonly PathLoad[] = PATHS): Rec
   >;
 }
 
-/** API Gateway's account burst bucket (5,000 in most regions): a stage burst above it is never reached. */
+/**
+ * API Gateway's default account throttle in most regions, and its burst bucket: a stage burst above the
+ * bucket is never reached.
+ */
 export const API_GATEWAY_ACCOUNT_RPS = 10_000;
 export const API_GATEWAY_ACCOUNT_BURST = 5_000;
 
