@@ -3,6 +3,11 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import * as z from '#lib/platform/zod.ts';
+import {
+  DEFAULT_ACCOUNT_CONCURRENCY,
+  LAMBDA_UNRESERVED_MINIMUM,
+  prodReservedConcurrency,
+} from './capacity.ts';
 
 const RETENTION_DAYS = new Set<number>(
   Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
@@ -40,22 +45,13 @@ const certificateArn = z.string().check(
 // CLOUDFRONT-scoped web ACLs live in us-east-1 and have `global` in their ARN.
 const CLOUDFRONT_WEB_ACL_ARN = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[\w-]+\/[a-f0-9-]+$/;
 
-/** Lambda keeps at least 100 of an account's concurrency unreserved; the default quota is 1000. */
-export const LAMBDA_UNRESERVED_MINIMUM = 100;
-export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
-
 /**
- * What a prod stage reserves per function unless its file says otherwise (docs/DEPLOYMENT.md): each
- * function keeps capacity when another is flooded, and none can take the whole account. 160 in all, so an
- * account needs a concurrency quota of at least 260 (new accounts may start lower: ask for more first).
+ * What a prod stage reserves per function unless its file says otherwise: the capacity model's derivation
+ * (infra/capacity.ts, docs/CAPACITY.md). Each function keeps capacity when another is flooded, and none can
+ * take the whole account. It is more than the default account quota allows, so a prod stage also states the
+ * quota it was granted (`lambda_concurrency_quota`).
  */
-export const PRODUCTION_RESERVED_CONCURRENCY: Record<FunctionGroup, number> = {
-  auth: 50,
-  upload: 40,
-  files: 20,
-  payments: 30,
-  'payment-callback': 20,
-};
+export const PRODUCTION_RESERVED_CONCURRENCY: Record<FunctionGroup, number> = prodReservedConcurrency();
 
 /** Daily AWS Backup of the table, kept this long, on by default in prod (docs/DEPLOYMENT.md). */
 export const DEFAULT_BACKUP_RETENTION_DAYS = 90;
@@ -112,10 +108,16 @@ export const infraSchema = z.strictObject({
    * in prod, none elsewhere; the workers are never reserved by default).
    */
   reserved_concurrency: z.optional(
-    z.partialRecord(
-      z.enum([...FUNCTION_GROUPS, ...WORKER_NAMES]),
-      wholeNumber(1, DEFAULT_ACCOUNT_CONCURRENCY),
-    ),
+    z.partialRecord(z.enum([...FUNCTION_GROUPS, ...WORKER_NAMES]), wholeNumber(1, 1_000_000)),
+  ),
+  /**
+   * The account's Lambda concurrent executions quota in this stage's region (Service Quotas), default
+   * 1,000: the reservations must leave Lambda's unreserved 100 of it (docs/CAPACITY.md says what to ask for).
+   */
+  lambda_concurrency_quota: z._default(wholeNumber(1, 1_000_000), DEFAULT_ACCOUNT_CONCURRENCY),
+  /** Memory (MB) per function where it differs from its class (infra/service-function.ts MEMORY_MB). */
+  memory_mb: z.optional(
+    z.partialRecord(z.enum([...FUNCTION_GROUPS, ...WORKER_NAMES]), wholeNumber(128, 10_240)),
   ),
   /** Daily AWS Backup of the table (default on in prod); false turns it off. */
   backup: z.optional(
@@ -173,6 +175,8 @@ export interface InfraSettings {
   waf?: { rateLimit: number };
   /** Functions without an entry run unreserved. */
   reservedConcurrency: Partial<Record<FunctionGroup | WorkerName, number>>;
+  /** Functions without an entry take their class's memory. */
+  memoryMb: Partial<Record<FunctionGroup | WorkerName, number>>;
   /** Daily AWS Backup of the table; absent: none. */
   backup?: { retentionDays: number };
   originSecretVersion?: string;
@@ -218,6 +222,7 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
     ...(infra.web_acl_arn ? { webAclArn: infra.web_acl_arn } : {}),
     ...(infra.waf ? { waf: { rateLimit: infra.waf.rate_limit } } : {}),
     reservedConcurrency: reservedConcurrencyOf(infra, stage),
+    memoryMb: { ...infra.memory_mb },
     ...backupOf(infra, stage),
     ...(infra.origin_secret_version ? { originSecretVersion: infra.origin_secret_version } : {}),
   };
@@ -247,11 +252,13 @@ export function infraProblems(infra: InfraFile, stage: string): string[] {
     (sum, value) => sum + (value ?? 0),
     0,
   );
-  const ceiling = DEFAULT_ACCOUNT_CONCURRENCY - LAMBDA_UNRESERVED_MINIMUM;
+  const quota = infra.lambda_concurrency_quota;
+  const ceiling = quota - LAMBDA_UNRESERVED_MINIMUM;
   if (reserved > ceiling)
     problems.push(
       `infra.reserved_concurrency: ${reserved} reserved in all; Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} of an ` +
-        `account's concurrency unreserved, so more than ${ceiling} cannot deploy under the default quota`,
+        `account's concurrency unreserved, so more than ${ceiling} cannot deploy under a quota of ${quota} ` +
+        '(infra.lambda_concurrency_quota: ask for more in Service Quotas first, docs/CAPACITY.md)',
     );
   return problems;
 }

@@ -130,7 +130,8 @@ export class ServiceFunction extends Construct {
     const common = {
       runtime: RUNTIME,
       architecture: ARCHITECTURE,
-      memorySize: MEMORY_MB[props.functionClass],
+      // A stage may size one function apart from its class (prod's auth: one full vCPU for argon2id).
+      memorySize: infra.memoryMb[props.group] ?? MEMORY_MB[props.functionClass],
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,

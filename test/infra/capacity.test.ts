@@ -1,0 +1,157 @@
+// The prod stage is the capacity model's derivation (infra/capacity.ts): its file, its template and
+// docs/CAPACITY.md say the same numbers, and its reservations fit the account quota the doc asks for.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '#infra/bundling.ts';
+import {
+  API_GATEWAY_ACCOUNT_RPS,
+  apiPerSecond,
+  concurrencyOf,
+  dynamoUnitsPerSecond,
+  groupCapacity,
+  LAMBDA_UNRESERVED_MINIMUM,
+  lambdaQuotaToRequest,
+  PATHS,
+  PROD_MEMORY_MB,
+  prodCapacitySettings,
+  prodThrottle,
+} from '#infra/capacity.ts';
+import { CALLS, costPerMillion } from '#infra/capacity-cost.ts';
+import { accountQuotas } from '#infra/capacity-quotas.ts';
+import { MEMORY_MB } from '#infra/service-function.ts';
+import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import {
+  completedProd,
+  DEV_FILE,
+  functionOf,
+  type Json,
+  PROD_FILE,
+  resourcesOf,
+  type Synth,
+  synth,
+} from './stack-helpers.ts';
+
+const CAPACITY_DOC = readFileSync(join(PROJECT_ROOT, 'docs/CAPACITY.md'), 'utf8');
+
+let dev: Synth;
+let prod: Synth;
+
+beforeAll(() => {
+  dev = synth({ stage: 'dev' });
+  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+}, 60_000);
+
+const stageThrottleOf = (s: Synth): Json =>
+  (resourcesOf(s, 'AWS::ApiGatewayV2::Stage')[0]![1] as Json).Properties.DefaultRouteSettings;
+
+describe('the prod stage file', () => {
+  it("carries exactly the model's throttle, reservations, quota and memory", () => {
+    const { throttle, reserved_concurrency, lambda_concurrency_quota, memory_mb } = PROD_FILE.infra;
+
+    expect({ throttle, reserved_concurrency, lambda_concurrency_quota, memory_mb }).toEqual(
+      prodCapacitySettings(),
+    );
+  });
+
+  it('reserves less than the quota the doc asks for, minus what Lambda keeps unreserved', () => {
+    const reserved = Object.values(PROD_FILE.infra.reserved_concurrency as Record<string, number>).reduce(
+      (sum, value) => sum + value,
+      0,
+    );
+
+    expect(reserved).toBeLessThanOrEqual(lambdaQuotaToRequest() - LAMBDA_UNRESERVED_MINIMUM);
+    expect(CAPACITY_DOC).toContain(
+      `Concurrent executions | 1,000 | ${lambdaQuotaToRequest().toLocaleString('en-US')}`,
+    );
+  });
+
+  it('refuses to synthesize its reservations under the default account quota', () => {
+    const completed = completedProd();
+    const { lambda_concurrency_quota: _quota, ...withoutQuota } = completed.infra;
+    const attempt = () => stageConfigFrom('prod', { ...completed, infra: withoutQuota });
+
+    expect(attempt).toThrow(StageConfigError);
+    expect(attempt).toThrow(/cannot deploy under a quota of 1000 \(infra\.lambda_concurrency_quota/);
+  });
+});
+
+describe('the synthesized prod template', () => {
+  it("throttles the API stage at the model's rate and burst", () => {
+    const { rateLimit, burstLimit } = prodThrottle();
+
+    expect(stageThrottleOf(prod)).toEqual({
+      ThrottlingRateLimit: rateLimit,
+      ThrottlingBurstLimit: burstLimit,
+    });
+    // Within API Gateway's default account throttle: the target needs no request there.
+    expect(rateLimit).toBeLessThanOrEqual(API_GATEWAY_ACCOUNT_RPS);
+  });
+
+  it("gives every function the model's memory and reservation; dev keeps its small values", () => {
+    for (const row of groupCapacity()) {
+      expect(functionOf(prod, row.group).MemorySize, row.group).toBe(PROD_MEMORY_MB[row.group]);
+      expect(functionOf(prod, row.group).ReservedConcurrentExecutions, row.group).toBe(row.reserved);
+      expect(functionOf(dev, row.group).ReservedConcurrentExecutions, row.group).toBeUndefined();
+    }
+    expect(functionOf(prod, 'auth').MemorySize).toBe(1769);
+    expect(functionOf(dev, 'auth').MemorySize).toBe(MEMORY_MB['password-hashing']);
+    expect(stageThrottleOf(dev)).toEqual({
+      ThrottlingRateLimit: DEV_FILE.infra.throttle.rate_limit,
+      ThrottlingBurstLimit: DEV_FILE.infra.throttle.burst_limit,
+    });
+  });
+});
+
+describe('the model', () => {
+  it('reserves every function at least its Little-law concurrency with headroom', () => {
+    expect(new Set(groupCapacity().map((row) => row.group))).toEqual(new Set(FUNCTION_GROUPS));
+    for (const row of groupCapacity()) {
+      expect(row.reserved, row.group).toBeGreaterThanOrEqual(Math.ceil(row.concurrency * 1.5));
+    }
+    expect(prodThrottle().rateLimit).toBeGreaterThanOrEqual(apiPerSecond() * 1.5);
+  });
+});
+
+const number = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 1 });
+const dollars = (value: number) => `$${value.toFixed(2)}`;
+
+describe('docs/CAPACITY.md', () => {
+  it("shows each path's rate, duration and concurrency as the model has them", () => {
+    for (const path of PATHS) {
+      const row = `| ${path.name} | \`${path.group}\` | ${number(path.perSecond)} (${path.rate}) | ${number(path.p50Ms)} | ${number(path.p99Ms)} | ${number(concurrencyOf(path))} |`;
+      expect(CAPACITY_DOC, path.name).toContain(row);
+    }
+  });
+
+  it("shows each function's rate, concurrency, memory and reservation as the model derives them", () => {
+    for (const row of groupCapacity()) {
+      const line = `| \`${row.group}\` | ${number(row.perSecond)} | ${number(row.concurrency)} | ${number(row.memoryMb)} | ${row.reserved} |`;
+      expect(CAPACITY_DOC, row.group).toContain(line);
+    }
+  });
+
+  it('asks for every account quota the model needs, beside its default', () => {
+    for (const row of accountQuotas()) {
+      expect(CAPACITY_DOC, row.quota).toContain(`| ${row.quota} | ${row.defaultValue} | ${row.askFor} |`);
+    }
+  });
+
+  it("states the table's request units at the target as the model sums them", () => {
+    const { rru, wru } = dynamoUnitsPerSecond();
+    expect(CAPACITY_DOC).toContain(`| **total** | | | | **${number(rru)}** | **${number(wru)}** |`);
+    for (const path of PATHS) {
+      const row = `| ${path.name} | ${number(path.perSecond)} | ${path.rru} | ${path.wru} | ${number(path.perSecond * path.rru)} | ${number(path.perSecond * path.wru)} |`;
+      expect(CAPACITY_DOC, path.name).toContain(row);
+    }
+  });
+
+  it('prices every main path as the cost model does', () => {
+    for (const call of CALLS) {
+      const cost = costPerMillion(call);
+      const line = `| ${cost.name} | ${dollars(cost.lambda)} | ${dollars(cost.api)} | ${dollars(cost.cdn)} | ${dollars(cost.dynamodb)} | ${dollars(cost.s3)} | ${dollars(cost.events)} | **${dollars(cost.total)}** |`;
+      expect(CAPACITY_DOC, call.name).toContain(line);
+    }
+  });
+});
