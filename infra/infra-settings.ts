@@ -3,6 +3,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import * as z from '#lib/platform/zod.ts';
+import { LEGACY_INDEX_STEPS } from './index-move.ts';
 
 const RETENTION_DAYS = new Set<number>(
   Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
@@ -139,6 +140,11 @@ export const infraSchema = z.strictObject({
   reconcile_every_minutes: z._default(wholeNumber(1, 1440), 5),
   /** Days the event bus archive keeps order.paid for replay; default 365 where data is retained, else 30. */
   event_archive_days: z.optional(wholeNumber(1, 3650)),
+  /**
+   * A table deployed before the sharded listings moves to the current indexes one deploy per step
+   * (infra/index-move.ts, docs/DEPLOYMENT.md "Moving to the sharded listings"); absent: the current ones.
+   */
+  legacy_indexes: z.optional(z.enum(LEGACY_INDEX_STEPS)),
   throttle: z.prefault(
     z.object({
       rate_limit: z._default(z.number().check(z.int(), z.minimum(1)), 50),
@@ -182,6 +188,8 @@ export interface InfraSettings {
   tracing: boolean;
   reconcileEveryMinutes: number;
   eventArchiveDays: number;
+  /** The step of the move from the first indexes (infra/index-move.ts); absent: done, or never needed. */
+  legacyIndexes?: string;
 }
 
 /** The stage whose synth refuses anything that would be unsafe with real users. */
@@ -220,6 +228,7 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
     reservedConcurrency: reservedConcurrencyOf(infra, stage),
     ...backupOf(infra, stage),
     ...(infra.origin_secret_version ? { originSecretVersion: infra.origin_secret_version } : {}),
+    ...(infra.legacy_indexes ? { legacyIndexes: infra.legacy_indexes } : {}),
   };
 }
 
