@@ -17,7 +17,8 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { INCOMING_PREFIX } from '#lib/files/prefixes.ts';
-import { projectionOf, TABLE } from '#lib/platform/db/keys.ts';
+import { TABLE } from '#lib/platform/db/keys.ts';
+import { type TableIndex, tableIndexesAt } from './index-move.ts';
 import { accountKeyStatement } from './key-policy.ts';
 import type { StageConfig } from './stage-config.ts';
 import { TABLE_STREAM_VIEW } from './workers.ts';
@@ -66,12 +67,13 @@ export class ServiceData {
       deletionProtection: infra.retainData,
       removalPolicy: dataRemoval,
     });
-    for (const index of TABLE.indexes) {
+    // lib/platform/db/keys.ts's indexes, or a step of the move from the first ones (infra/index-move.ts).
+    for (const index of tableIndexesAt(infra.legacyIndexes)) {
       this.table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        ...projectionProps(projectionOf(index)),
+        ...projectionProps(index.projection),
       });
     }
 
@@ -195,7 +197,7 @@ function backUpTable(stack: Stack, table: Table, retentionDays: number): void {
 }
 
 /** The CDK form of an index's projection (lib/platform/db/keys.ts, shared with the local table). */
-function projectionProps(projection: ReturnType<typeof projectionOf>) {
+function projectionProps(projection: TableIndex['projection']) {
   const projectionType = {
     ALL: ProjectionType.ALL,
     KEYS_ONLY: ProjectionType.KEYS_ONLY,

@@ -8,6 +8,7 @@ import {
   LAMBDA_UNRESERVED_MINIMUM,
   prodReservedConcurrency,
 } from './capacity.ts';
+import { LEGACY_INDEX_STEPS } from './index-move.ts';
 
 const RETENTION_DAYS = new Set<number>(
   Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
@@ -141,6 +142,11 @@ export const infraSchema = z.strictObject({
   reconcile_every_minutes: z._default(wholeNumber(1, 1440), 5),
   /** Days the event bus archive keeps order.paid for replay; default 365 where data is retained, else 30. */
   event_archive_days: z.optional(wholeNumber(1, 3650)),
+  /**
+   * A table deployed before the sharded listings moves to the current indexes one deploy per step
+   * (infra/index-move.ts, docs/DEPLOYMENT.md "Moving to the sharded listings"); absent: the current ones.
+   */
+  legacy_indexes: z.optional(z.enum(LEGACY_INDEX_STEPS)),
   throttle: z.prefault(
     z.object({
       rate_limit: z._default(z.number().check(z.int(), z.minimum(1)), 50),
@@ -186,6 +192,8 @@ export interface InfraSettings {
   tracing: boolean;
   reconcileEveryMinutes: number;
   eventArchiveDays: number;
+  /** The step of the move from the first indexes (infra/index-move.ts); absent: done, or never needed. */
+  legacyIndexes?: string;
 }
 
 /** The stage whose synth refuses anything that would be unsafe with real users. */
@@ -225,6 +233,7 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
     memoryMb: { ...infra.memory_mb },
     ...backupOf(infra, stage),
     ...(infra.origin_secret_version ? { originSecretVersion: infra.origin_secret_version } : {}),
+    ...(infra.legacy_indexes ? { legacyIndexes: infra.legacy_indexes } : {}),
   };
 }
 

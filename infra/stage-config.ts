@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type AppConfig, configSchema } from '#lib/platform/config/schema.ts';
 import { DEPLOYMENT_OWNED_SETTINGS } from '#lib/wiring/needs.ts';
+import { queriedIndexesAt } from './index-move.ts';
 import {
   type InfraSettings,
   infraProblems,
@@ -85,6 +86,13 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
   const infra = infraSchema.safeParse(rawInfra ?? {});
   if (!infra.success)
     problems.push(...infra.error.issues.map((issue) => `infra.${issue.path.join('.')}: ${issue.message}`));
+  // Which index the functions query follows the step of infra.legacy_indexes, never the file.
+  if (rest.table_indexes !== undefined)
+    problems.push(
+      'table_indexes: is set by the deployment from infra.legacy_indexes; remove it from the file',
+    );
+  const queried = infra.success ? queriedIndexesAt(infra.data.legacy_indexes) : {};
+  if (Object.keys(queried).length > 0) rest.table_indexes = queried;
   const settings = configSchema.safeParse(rest);
   if (!settings.success) {
     problems.push(

@@ -47,6 +47,7 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
       totpIssuer: settings.auth.totp_issuer,
       // The back office lists each account's storage use (docs/DESIGN.md 11).
       usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+      listingShards: settings.listing_shards,
     }),
     authenticate: createAuthenticator({ sessions }),
     bootstrap: settings.admin.bootstrap,

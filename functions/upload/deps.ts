@@ -39,6 +39,7 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
     },
     quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
     cdn: cdnOf(resources),
+    listingShards: settings.listing_shards,
   });
   const staticToken = settings.upload.api_token;
   return {

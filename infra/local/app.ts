@@ -15,6 +15,7 @@ import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { openMasterKey } from '#lib/platform/crypto/index.ts';
+import { Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '#lib/wiring/needs.ts';
 import { localEdgeHeaders } from './front-door.ts';
@@ -147,7 +148,12 @@ export interface LocalAppOptions {
 }
 
 export async function startLocalApp(options: LocalAppOptions = {}): Promise<RunningApp> {
-  await ensureTable(dynamoClient(config.aws) as never, config.table_name);
+  // A table made before the sharded listings is brought to them, indexes and items (docs/DEPLOYMENT.md).
+  await ensureTable(dynamoClient(config.aws) as never, config.table_name, {
+    table: new Table(dynamoClient(config.aws), config.table_name),
+    listingShards: config.listing_shards,
+    report: (lines) => console.log(['Local table migrated to the current key shape:', ...lines].join('\n')),
+  });
   await ensureBucket(s3Client(config.aws), config.bucket_name);
   // The embedded master key is made on the first start, not on the first secret, so it can be backed up.
   await openMasterKey(config);

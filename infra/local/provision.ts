@@ -1,8 +1,11 @@
-// Creates the table and bucket on the local stand-ins when they are missing (idempotent).
+// Creates the table and bucket on the local stand-ins when they are missing (idempotent), and brings a
+// table made before to the current shape: its stream, its indexes, and its items (infra/migrate-items.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateTableCommand,
   DescribeTableCommand,
   type DynamoDBClient,
+  type GlobalSecondaryIndexDescription,
   type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -13,16 +16,37 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createTableInput, TABLE_STREAM_VIEW } from '#lib/platform/db/keys.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { describeReport, migrateItems } from '../migrate-items.ts';
 
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  const found = await client.send(new DescribeTableCommand({ TableName: tableName })).then(
-    (answer) => answer.Table,
-    (error: unknown) => {
-      if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
-      return undefined;
-    },
-  );
-  if (found) return ensureStream(client, tableName, found);
+/** What a table made before needs for its items to be migrated in place (`npm run migrate:shards`). */
+export interface ItemsMigration {
+  table: Table;
+  listingShards: number;
+  /** Where the migration's counts go when it changed anything; default: nowhere. */
+  report?: (lines: string[]) => void;
+}
+
+/**
+ * Creates the table, or brings the one found to the current shape: stream, indexes (one change at a time,
+ * as DynamoDB allows), then, with `migration`, its items, so an `npm start` user's data keeps working.
+ */
+export async function ensureTable(
+  client: DynamoDBClient,
+  tableName: string,
+  migration?: ItemsMigration,
+): Promise<void> {
+  const found = await describe(client, tableName);
+  if (found) {
+    await ensureStream(client, tableName, found);
+    await ensureIndexes(client, tableName, found);
+    if (migration) {
+      const report = await migrateItems(migration.table, { listingShards: migration.listingShards });
+      const changed = Object.values(report.migrations).some((counts) => counts.updated + counts.skipped > 0);
+      if (changed) migration.report?.(describeReport(report));
+    }
+    return;
+  }
   try {
     await client.send(new CreateTableCommand(createTableInput(tableName)));
   } catch (error) {
@@ -52,6 +76,72 @@ async function ensureStream(
       StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW },
     }),
   );
+}
+
+async function describe(client: DynamoDBClient, tableName: string): Promise<TableDescription | undefined> {
+  return client.send(new DescribeTableCommand({ TableName: tableName })).then(
+    (answer) => answer.Table,
+    (error: unknown) => {
+      if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+      return undefined;
+    },
+  );
+}
+
+/**
+ * A table made before has other indexes (`gsi1`/`gsi2` projecting every attribute, or the current names
+ * with another projection): each one not as lib/platform/db/keys.ts defines it is deleted and each missing
+ * one created, one at a time, each waited for (a projection cannot change in place).
+ */
+async function ensureIndexes(client: DynamoDBClient, tableName: string, table: TableDescription) {
+  const wanted = createTableInput(tableName);
+  const wantedIndexes = wanted.GlobalSecondaryIndexes ?? [];
+  const existing = table.GlobalSecondaryIndexes ?? [];
+  const same = (index: GlobalSecondaryIndexDescription) =>
+    wantedIndexes.some((candidate) => candidate.IndexName === index.IndexName && sameShape(candidate, index));
+  for (const index of existing.filter((candidate) => !same(candidate))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.IndexName! } }],
+      }),
+    );
+    await settled(client, tableName);
+  }
+  const kept = new Set(existing.filter(same).map((index) => index.IndexName));
+  for (const index of wantedIndexes.filter((candidate) => !kept.has(candidate.IndexName))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: wanted.AttributeDefinitions,
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
+    );
+    await settled(client, tableName);
+  }
+}
+
+function sameShape(
+  wanted: { KeySchema?: unknown; Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] } },
+  found: GlobalSecondaryIndexDescription,
+): boolean {
+  const attributes = (list: string[] | undefined) => [...(list ?? [])].sort().join(',');
+  return (
+    JSON.stringify(wanted.KeySchema) === JSON.stringify(found.KeySchema) &&
+    wanted.Projection?.ProjectionType === found.Projection?.ProjectionType &&
+    attributes(wanted.Projection?.NonKeyAttributes) === attributes(found.Projection?.NonKeyAttributes)
+  );
+}
+
+/** Waits until the table and every index are ACTIVE again (an index being deleted is gone by then). */
+async function settled(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    const table = await describe(client, tableName);
+    const indexes = table?.GlobalSecondaryIndexes ?? [];
+    if (table?.TableStatus === 'ACTIVE' && indexes.every((index) => index.IndexStatus === 'ACTIVE')) return;
+    await sleep(100);
+  }
+  throw new Error(`Table ${tableName}: its indexes did not become ACTIVE within a minute`);
 }
 
 export async function ensureBucket(client: S3Client, bucket: string): Promise<void> {

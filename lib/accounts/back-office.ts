@@ -3,15 +3,10 @@
 
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import {
-  conditionFailedAs,
-  decodeCursor,
-  encodeCursor,
-  type Item,
-  type Table,
-} from '#lib/platform/db/table.ts';
+import { readShards } from '#lib/platform/db/shards.ts';
+import { conditionFailedAs, type Item, type Table } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
-import { IDENT_INDEX, type IdentifierKind } from './identifiers.ts';
+import { type IdentifierKind, identifierListing } from './identifiers.ts';
 import type { Account } from './model.ts';
 import type { Registration } from './registration.ts';
 import {
@@ -39,30 +34,19 @@ function adminView(account: Account, usage: AccountUsage | null = null): AdminAc
   return { ...publicAccount(account), status: account.status, usage };
 }
 
+/** A claim as the listing index holds it: its keys, holder and kind. */
 interface ClaimItem extends Item {
   pk: string;
   sk: string;
   account_id: string;
   kind: IdentifierKind;
-  gsi1sk: string;
-}
-
-// A cursor is the last key of this same search and nothing else (another prefix, another index).
-function checkCursor(key: Record<string, unknown>, prefix: string): void {
-  const value = key.gsi1sk;
-  const valid =
-    Object.keys(key).sort().join(',') === 'gsi1pk,gsi1sk,pk,sk' &&
-    key.gsi1pk === IDENT_INDEX &&
-    typeof value === 'string' &&
-    value.startsWith(prefix) &&
-    key.pk === `ident#${value}` &&
-    key.sk === 'ident';
-  if (!valid) throw errors.badRequest('query.cursor: is not a valid cursor');
 }
 
 export interface BackOfficeDeps {
-  /** The search over the identifier index. */
+  /** The search over the identifiers' listing. */
   table: Table;
+  /** `listing_shards`: the identifiers' listing is read over this many shards. */
+  listingShards: number;
   accounts: AccountRepository;
   registration: Pick<Registration, 'createAdministrator'>;
   requestLimits: RequestLimits;
@@ -95,25 +79,20 @@ export class BackOffice {
    */
   async list(request: { q?: string; limit: number; cursor?: string }): Promise<Page<AdminAccountView>> {
     const prefix = (request.q ?? '').trim().toLowerCase();
-    let start = decodeCursor(request.cursor);
-    if (start) checkCursor(start, prefix);
+    const listing = identifierListing(this.deps.listingShards);
+    let cursor = request.cursor;
     const listed: Account[] = [];
     do {
-      const { items: claims, lastKey } = await this.deps.table.query<ClaimItem>({
-        IndexName: 'owner',
-        KeyConditionExpression: prefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)' : 'gsi1pk = :pk',
-        // Without a prefix every account is listed at its username: e-mail claims are not needed.
-        ...(prefix
-          ? {}
-          : { FilterExpression: '#kind = :username', ExpressionAttributeNames: { '#kind': 'kind' } }),
-        ExpressionAttributeValues: {
-          ':pk': IDENT_INDEX,
-          ...(prefix ? { ':prefix': prefix } : { ':username': 'username' }),
-        },
-        // At most one account per claim: never more than the page still needs, so `lastKey` is exact.
-        Limit: request.limit - listed.length,
-        ...(start ? { ExclusiveStartKey: start } : {}),
+      // Every shard at once, merged in the order of the values (lib/platform/db/shards.ts). Without a
+      // prefix, e-mail claims come too and are passed over below (each account is listed at its username).
+      const page = await readShards<ClaimItem>(this.deps.table, listing, {
+        // At most one account per claim: never more than the page still needs, so the cursor is exact.
+        limit: request.limit - listed.length,
+        cursor,
+        order: 'oldest-first',
+        ...(prefix ? { prefix } : {}),
       });
+      const claims = page.items;
       const ids = [...new Set(claims.map((claim) => claim.account_id))];
       const found = ids.length > 0 ? await this.deps.table.getMany(ids.map(accountKey)) : [];
       const byId = new Map(
@@ -128,12 +107,12 @@ export class BackOffice {
         if (claim.kind === 'email' && account.username.toLowerCase().startsWith(prefix)) continue;
         listed.push(account);
       }
-      start = lastKey;
-    } while (start && listed.length < request.limit);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor && listed.length < request.limit);
     const usage = await this.usageOf(listed);
     return {
       items: listed.map((account) => adminView(account, usage.get(account.id) ?? null)),
-      next_cursor: encodeCursor(start),
+      next_cursor: cursor ?? null,
     };
   }
 

@@ -41,12 +41,15 @@ export interface AccountsInput {
   totpIssuer?: string;
   /** Storage use for the back-office listing; without it listings answer `usage: null`. */
   usage?: AccountUsageReader;
+  /** `listing_shards`: identifier claims are listed over this many shards (lib/platform/db/shards.ts). */
+  listingShards: number;
 }
 
 export function buildAccounts(input: AccountsInput) {
   const { table, mailer, masterKey, sessions, signer } = input;
   const limits: AccountLimits = { ...DEFAULT_LIMITS, ...input.limits };
-  const accounts = new AccountRepository(table);
+  const { listingShards } = input;
+  const accounts = new AccountRepository(table, listingShards);
   const codes = new CodeStore(table, sealedKey(table, masterKey, 'code-pepper'));
   const throttle = new Throttle(table);
   const events = new SecurityEvents(table);
@@ -114,6 +117,7 @@ export function buildAccounts(input: AccountsInput) {
     securityEvents: events,
     admin: new BackOffice({
       table,
+      listingShards,
       accounts,
       registration,
       requestLimits,

@@ -5,7 +5,7 @@ import { errors } from '#lib/core/errors.ts';
 import { conditionFailedAs, type TransactItem } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import type { CodeFlowDeps } from './code-mail.ts';
-import { claimItem, releaseItem, sameAddress } from './identifiers.ts';
+import { releaseItem, sameAddress } from './identifiers.ts';
 import type { Account } from './model.ts';
 import { accountChanged, publicAccount } from './repository.ts';
 import type { SecurityChanges } from './security-changes.ts';
@@ -53,7 +53,7 @@ export class EmailBinding {
     const items: TransactItem[] = [this.deps.accounts.emailChangeItem(account, input.email, true, now)];
     let claimIndex = -1;
     if (!sameAddress(account.email, input.email)) {
-      claimIndex = items.push(claimItem(input.email, account.id, 'email', account)) - 1;
+      claimIndex = items.push(this.deps.accounts.claimItem(input.email, account.id, 'email', account)) - 1;
       if (account.email) items.push(releaseItem(account.email, account.id));
     }
     const consumeIndex = items.push(checked.consume) - 1;

@@ -14,6 +14,7 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import {
   type ClaimItem,
   claimItem,
+  type IdentifierKind,
   identifierKey,
   indexClaimItem,
   type LoginCopy,
@@ -45,15 +46,19 @@ export const accountKey = (id: string) => ({ pk: `account#${id}`, sk: 'account' 
 /** A conditional write of the account lost to a concurrent change. */
 export const accountChanged = () => errors.conflict('The account was changed by another request; try again');
 
-const ADMIN_INDEX = 'role#admin';
+/**
+ * The listing of administrators (one partition of the `listing` index, unsharded: only an administrator
+ * creates one). The index holds no account attribute, so it is read for keys and the accounts by key.
+ */
+const ADMIN_LISTING = 'role#admin';
 
 function toItem(account: Account): Item & { pk: string; sk: string } {
   return {
     ...accountKey(account.id),
     ...account,
-    // Administrators are listed (oldest first) through gsi2, e.g. to own uploads made with the static token.
+    // Administrators are listed oldest first, e.g. to own uploads made with the static token.
     ...(account.role === 'admin'
-      ? { gsi2pk: ADMIN_INDEX, gsi2sk: `${account.created_at}#${account.id}` }
+      ? { gsi2pk: ADMIN_LISTING, gsi2sk: `${account.created_at}#${account.id}` }
       : {}),
   };
 }
@@ -106,6 +111,27 @@ export class AccountWrites {
 
 export class AccountRepository extends AccountWrites {
   /**
+   * `listingShards` (the `listing_shards` setting) places identifier claims in the back office's
+   * listing; a repository built without it (one that only reads accounts) writes no claim.
+   */
+  constructor(
+    table: Table,
+    private readonly listingShards?: number,
+  ) {
+    super(table);
+  }
+
+  private shards(): number {
+    if (this.listingShards === undefined) throw new Error('AccountRepository built without listingShards');
+    return this.listingShards;
+  }
+
+  /** The claim of `value` for the account (a transaction item that fails when it is taken). */
+  claimItem(value: string, accountId: string, kind: IdentifierKind, copy: LoginCopy): TransactItem {
+    return claimItem(value, accountId, kind, copy, this.shards());
+  }
+
+  /**
    * Creates the account and claims its username and e-mail in one transaction, so of concurrent
    * registrations of the same name exactly one wins and the losers leave nothing behind.
    * `extra` items join the same transaction (e.g. consuming the registration code).
@@ -114,8 +140,8 @@ export class AccountRepository extends AccountWrites {
     const account = newAccount(randomUUID(), input, this.table.clock().toISOString());
     const items: TransactItem[] = [
       { Put: { Item: toItem(account), ConditionExpression: 'attribute_not_exists(pk)' } },
-      claimItem(input.username, account.id, 'username', account),
-      ...(input.email ? [claimItem(input.email, account.id, 'email', account)] : []),
+      this.claimItem(input.username, account.id, 'username', account),
+      ...(input.email ? [this.claimItem(input.email, account.id, 'email', account)] : []),
       ...extra,
     ];
     await this.table.transact(items).catch(
@@ -171,14 +197,16 @@ export class AccountRepository extends AccountWrites {
 
   /** The first administrator created (owner of uploads made with the static API token). */
   async firstAdmin(): Promise<Account | undefined> {
-    const { items } = await this.table.query({
+    const { items } = await this.table.query<{ pk: string; sk: string }>({
       IndexName: 'listing',
       KeyConditionExpression: 'gsi2pk = :pk',
-      ExpressionAttributeValues: { ':pk': ADMIN_INDEX },
+      ExpressionAttributeValues: { ':pk': ADMIN_LISTING },
       ScanIndexForward: true,
       Limit: 1,
     });
-    return fromAccountItem(items[0]);
+    const [first] = items;
+    // The index gives its key only (no credential is projected): the account is read by key.
+    return first ? fromAccountItem(await this.table.get({ pk: first.pk, sk: first.sk })) : undefined;
   }
 
   async anyAdmin(): Promise<boolean> {
@@ -292,8 +320,8 @@ export class AccountRepository extends AccountWrites {
   async indexIdentifiers(account: Account): Promise<void> {
     if (account.ident_indexed) return;
     await this.table.transact([
-      indexClaimItem(account.username, account.id),
-      ...(account.email ? [indexClaimItem(account.email, account.id)] : []),
+      indexClaimItem(account.username, account.id, this.shards()),
+      ...(account.email ? [indexClaimItem(account.email, account.id, this.shards())] : []),
       {
         Update: {
           Key: accountKey(account.id),

@@ -39,6 +39,8 @@ export interface FilesInput {
   quota: QuotaService;
   /** The CDN in front of /i/* (lib/wiring/cdn.ts): a deleted file is invalidated there. None: no CDN. */
   cdn?: Invalidator | undefined;
+  /** `listing_shards`: shards of the gallery and of the private files (lib/platform/db/shards.ts). */
+  listingShards: number;
   /** Defaults to the table's clock. */
   clock?: Clock;
 }
@@ -63,7 +65,7 @@ const STATIC_OWNER_CACHE_MS = 60_000;
 export function buildFiles(input: FilesInput): Files {
   const { table, storage, baseUrl, limits, quota } = input;
   const clock = input.clock ?? table.clock;
-  const files = new FileRepository({ table, baseUrl });
+  const files = new FileRepository({ table, baseUrl, listingShards: input.listingShards });
   const pending = new PendingUploads({ table });
   const allowedTypes = [...limits.allowedTypes];
   // Confirm holds the object in memory: the limit never exceeds what the function can hold.

@@ -94,6 +94,7 @@ export class ConfirmService {
       now,
       originalName: pending.original_name,
       baseUrl: this.deps.baseUrl,
+      listingShards: this.deps.files.listingShards,
     });
     let copied = false;
     try {

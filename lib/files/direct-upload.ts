@@ -72,6 +72,7 @@ export class DirectUploadService {
       now,
       originalName: file.originalName,
       baseUrl: this.deps.baseUrl,
+      listingShards: this.deps.files.listingShards,
     });
 
     // The PutObject (the long part) runs alongside the table work: the dedupe look-up, then the record

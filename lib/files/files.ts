@@ -1,8 +1,11 @@
 // File records in the table: the SPEC 2.3 record plus its owner, the per-owner dedupe claim on the hash,
-// the owner's listing (gsi1) and the public gallery (gsi2).
+// the owner's listing (index `owner`) and the listings of everything (index `listing`): the public gallery
+// and the private files, each spread over `listing_shards` shards (lib/platform/db/shards.ts) so that no
+// index partition takes a write for every upload, delete or permission change.
 
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
+import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   ConditionFailedError,
   conditionFailedAs,
@@ -25,9 +28,23 @@ export const hashClaimKey = (ownerId: string, sha256: string) => ({
 });
 
 const ownerIndex = (ownerId: string) => `files#${ownerId}`;
-export const GALLERY_INDEX = 'gallery#public';
-/** gsi2 partition of private files: with the gallery's, every file (the back office's listing). */
-export const PRIVATE_INDEX = 'files#private';
+/** The listing of public files: shards `gallery#public#<n>` of the `listing` index. */
+export const GALLERY_LISTING = 'gallery#public';
+/** The listing of private files: with the gallery's, every file (the back office's listing). */
+export const PRIVATE_LISTING = 'files#private';
+
+/** The listing a file of this permission belongs to, with `count` shards. */
+export function fileListing(permission: Permission, count: number): ShardedListing {
+  return { index: 'listing', name: permission === 'public' ? GALLERY_LISTING : PRIVATE_LISTING, count };
+}
+
+/** The listing index's keys of a file: its permission's listing, in the shard of its id. */
+export function fileListingKeys(
+  item: { id: string; permission: Permission; gsi1sk: string },
+  count: number,
+): { gsi2pk: string; gsi2sk: string } {
+  return { gsi2pk: shardPartition(fileListing(item.permission, count), item.id), gsi2sk: item.gsi1sk };
+}
 
 export interface FileItem {
   pk: string;
@@ -48,7 +65,7 @@ export interface FileItem {
   gsi1pk: string;
   /** `<ISO with milliseconds>#<id>`: newest-first order within an owner */
   gsi1sk: string;
-  /** GALLERY_INDEX while public, PRIVATE_INDEX while private (absent on records older than that) */
+  /** `gallery#public#<n>` while public, `files#private#<n>` while private, n the shard of the id */
   gsi2pk?: string;
   gsi2sk?: string;
   /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
@@ -69,6 +86,8 @@ export interface NewFileInput {
   now: Date;
   originalName: string;
   baseUrl: string;
+  /** `listing_shards`: the gallery and private listings are spread over this many shards. */
+  listingShards: number;
 }
 
 /**
@@ -76,7 +95,7 @@ export interface NewFileInput {
  * whose milliseconds order listings.
  */
 export function newFileItem(input: NewFileInput): FileItem {
-  const { ownerId, ...fields } = input;
+  const { ownerId, listingShards, ...fields } = input;
   const { url: _url, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
@@ -85,8 +104,7 @@ export function newFileItem(input: NewFileInput): FileItem {
     owner_id: ownerId,
     gsi1pk: ownerIndex(ownerId),
     gsi1sk: sortKey,
-    gsi2pk: record.permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
-    gsi2sk: sortKey,
+    ...fileListingKeys({ id: record.id, permission: record.permission, gsi1sk: sortKey }, listingShards),
   };
 }
 
@@ -109,15 +127,19 @@ export interface FileRepositoryDeps {
   table: Table;
   /** `base_url`: records' URLs are `{base_url}/i/<key>`. */
   baseUrl: string;
+  /** `listing_shards`: shards of the gallery and of the private files. */
+  listingShards: number;
 }
 
 export class FileRepository {
   readonly table: Table;
   readonly baseUrl: string;
+  readonly listingShards: number;
 
   constructor(deps: FileRepositoryDeps) {
     this.table = deps.table;
     this.baseUrl = deps.baseUrl;
+    this.listingShards = deps.listingShards;
   }
 
   /** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
@@ -221,24 +243,14 @@ export class FileRepository {
     await this.table.transact(deletion(item)).catch(conditionFailedReturns(undefined));
   }
 
+  /** The owner's files, newest first: one partition of the `owner` index. */
   async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<FilePage> {
-    return this.page('gsi1', ownerIndex(ownerId), options);
-  }
-
-  async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
-    return this.page('gsi2', GALLERY_INDEX, options);
-  }
-
-  private async page(
-    index: 'gsi1' | 'gsi2',
-    partition: string,
-    options: { limit: number; cursor?: string },
-  ): Promise<FilePage> {
+    const partition = ownerIndex(ownerId);
     const startKey = decodeCursor(options.cursor);
-    if (startKey !== undefined) checkCursor(startKey, index, partition);
+    if (startKey !== undefined) checkCursor(startKey, partition);
     const { items, lastKey } = await this.table.query<FileItem>({
-      IndexName: index === 'gsi1' ? 'owner' : 'listing',
-      KeyConditionExpression: `${index}pk = :partition`,
+      IndexName: 'owner',
+      KeyConditionExpression: 'gsi1pk = :partition',
       ExpressionAttributeValues: { ':partition': partition },
       ScanIndexForward: false,
       Limit: options.limit,
@@ -247,9 +259,20 @@ export class FileRepository {
     return { items: items.map((item) => this.record(item)), next_cursor: encodeCursor(lastKey) };
   }
 
+  /** Public files, newest first: the gallery's shards read at once and merged. */
+  async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
+    const page = await readShards<FileItem>(this.table, fileListing('public', this.listingShards), {
+      limit: options.limit,
+      cursor: options.cursor,
+      order: 'newest-first',
+    });
+    return { items: page.items.map((item) => this.record(item)), next_cursor: page.next_cursor };
+  }
+
   /**
    * Sets the permission of the caller's file (any file when `ownerId` is null: the back office); public
-   * files join the gallery, private ones leave it for the private partition of gsi2.
+   * files join the gallery, private ones leave it for the private listing, in the shard of the same
+   * number (both come from the id).
    */
   async setPermission(ownerId: string | null, id: string, permission: Permission): Promise<UploadRecord> {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
@@ -261,7 +284,7 @@ export class FileRepository {
         ExpressionAttributeValues: {
           ...(ownerId === null ? {} : { ':owner': ownerId }),
           ':permission': permission,
-          ':partition': permission === 'public' ? GALLERY_INDEX : PRIVATE_INDEX,
+          ':partition': shardPartition(fileListing(permission, this.listingShards), id),
         },
       })
       .catch(conditionFailedAs(() => errors.notFound('file: not found')));
@@ -316,14 +339,13 @@ function deletion(item: FileItem): TransactItem[] {
   ];
 }
 
-// A cursor is the last evaluated key of the same listing, nothing else: a forged one (another owner's
-// partition, other attributes) is a 400 rather than a DynamoDB validation error.
-function checkCursor(key: Record<string, unknown>, index: 'gsi1' | 'gsi2', partition: string): void {
+// A cursor is the last evaluated key of the same owner's listing, nothing else: a forged one (another
+// owner's partition, other attributes) is a 400 rather than a DynamoDB validation error.
+function checkCursor(key: Record<string, unknown>, partition: string): void {
   const names = Object.keys(key).sort().join(',');
-  const expected = ['pk', 'sk', `${index}pk`, `${index}sk`].sort().join(',');
   const valid =
-    names === expected &&
-    key[`${index}pk`] === partition &&
+    names === 'gsi1pk,gsi1sk,pk,sk' &&
+    key.gsi1pk === partition &&
     key.sk === 'file' &&
     typeof key.pk === 'string' &&
     key.pk.startsWith('file#');

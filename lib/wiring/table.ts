@@ -5,5 +5,9 @@ import { type GroupResources, once } from './resources.ts';
 
 export function tableOf(resources: GroupResources): Table {
   const { settings, clock } = resources;
-  return once(resources, 'table', () => new Table(dynamoClient(settings.aws), settings.table_name, clock));
+  return once(
+    resources,
+    'table',
+    () => new Table(dynamoClient(settings.aws), settings.table_name, clock, settings.table_indexes),
+  );
 }

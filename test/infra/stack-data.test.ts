@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NONCURRENT_VERSION_EXPIRY_DAYS, PENDING_UPLOAD_PREFIX } from '#infra/data.ts';
+import { LEGACY_INDEX_STEPS, LEGACY_INDEXES, queriedIndexesAt, tableIndexesAt } from '#infra/index-move.ts';
 import { DEFAULT_BACKUP_RETENTION_DAYS } from '#infra/infra-settings.ts';
 import { SERVICE_NAME } from '#infra/service-app.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
@@ -78,6 +79,107 @@ describe('storage', () => {
       ]),
     );
   });
+});
+
+/** A table's indexes as a CloudFormation update sees them: name and everything that cannot change in place. */
+function indexShapes(indexes: Json[]): string[] {
+  return indexes.map((index) =>
+    JSON.stringify([
+      index.IndexName,
+      index.KeySchema,
+      index.Projection.ProjectionType,
+      index.Projection.NonKeyAttributes ?? [],
+    ]),
+  );
+}
+
+const templateIndexes = (s: Synth): Json[] =>
+  (resourcesOf(s, 'AWS::DynamoDB::Table')[0]![1] as Json).Properties.GlobalSecondaryIndexes;
+
+/** Attribute names of credentials or of what derives from one (a file's content `hash` is neither). */
+const CREDENTIAL = /password|secret|digest|sealed|_enc$|recovery|^session|^token$|token_hash|_hash$/;
+
+describe('indexes', () => {
+  it('project only listed attributes, never every attribute and never a credential', () => {
+    const indexes = templateIndexes(dev);
+
+    expect(indexes.map((index) => index.IndexName).sort()).toEqual(TABLE.indexes.map((i) => i.name).sort());
+    let projected = 0;
+    for (const index of indexes) {
+      expect(['INCLUDE', 'KEYS_ONLY'], index.IndexName).toContain(index.Projection.ProjectionType);
+      const names: string[] = index.Projection.NonKeyAttributes ?? [];
+      expect(
+        names.filter((name) => CREDENTIAL.test(name)),
+        index.IndexName,
+      ).toEqual([]);
+      projected += names.length;
+    }
+    // DynamoDB's limit across all indexes of a table.
+    expect(projected).toBeLessThanOrEqual(100);
+  });
+
+  it('move a table of the first indexes one index per deploy, each read only once an earlier deploy built it', () => {
+    const steps = [
+      LEGACY_INDEXES,
+      ...LEGACY_INDEX_STEPS.map((step) => tableIndexesAt(step)),
+      tableIndexesAt(),
+    ];
+    const shapes = steps.map((indexes) =>
+      indexShapes(
+        indexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: index.projection,
+        })),
+      ),
+    );
+    for (let n = 1; n < shapes.length; n += 1) {
+      const before = new Set(shapes[n - 1]);
+      const after = new Set(shapes[n]);
+      const changed =
+        [...before].filter((x) => !after.has(x)).length + [...after].filter((x) => !before.has(x)).length;
+      expect(changed, `step ${n}: ${LEGACY_INDEX_STEPS[n - 1] ?? 'done'}`).toBe(1);
+    }
+    // What the functions query at a step exists already in the table the step starts from.
+    LEGACY_INDEX_STEPS.forEach((step, n) => {
+      const before = new Set(steps[n]!.map((index) => index.name));
+      const queried = TABLE.indexes.map((index) => queriedIndexesAt(step)[index.name] ?? index.name);
+      expect(
+        queried.filter((name) => !before.has(name)),
+        step,
+      ).toEqual([]);
+    });
+  });
+
+  it('builds a step’s indexes and has every function query the ones built before it', () => {
+    const step = LEGACY_INDEX_STEPS[1]!;
+    const moving = synth({
+      config: stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, legacy_indexes: step } }),
+    });
+
+    expect(indexShapes(templateIndexes(moving)).sort()).toEqual(
+      indexShapes(
+        tableIndexesAt(step).map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: index.projection,
+        })),
+      ).sort(),
+    );
+    for (const group of FUNCTION_GROUPS) {
+      expect(appConfigOf(moving, group).table_indexes, group).toEqual({ owner: 'owner', listing: 'gsi2' });
+      expect(appConfigOf(dev, group).table_indexes, group).toEqual({ owner: 'owner', listing: 'listing' });
+    }
+    expect(() => stageConfigFrom('dev', { ...DEV_FILE, table_indexes: { owner: 'gsi1' } })).toThrow(
+      /table_indexes: is set by the deployment/,
+    );
+  }, 60_000);
 });
 
 describe('prod stage', () => {

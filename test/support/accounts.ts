@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { Account } from '#lib/accounts/model.ts';
 import { hashPassword } from '#lib/accounts/passwords.ts';
+import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { Role } from '#lib/http/types.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
@@ -21,6 +22,7 @@ let passwordHash: Promise<string> | undefined;
 export const TEST_PASSWORD = 'correct horse battery';
 
 let defaultSessions: SessionService | undefined;
+let accountRepository: AccountRepository | undefined;
 
 /** The session service of this test file (built by testDeps, as production builds it). */
 export function testSessions(): SessionService {
@@ -32,7 +34,9 @@ export async function createTestAccount(options: { role?: Role; username?: strin
   passwordHash ??= hashPassword(TEST_PASSWORD);
   const suffix = randomBytes(4).toString('hex');
   const sessions = testSessions();
-  const account = await sessions.accounts.create({
+  // The account domain's repository, as production builds it (with the listing's shards for the claims).
+  accountRepository ??= testDeps().accounts.repository;
+  const account = await accountRepository.create({
     username: options.username ?? `user_${suffix}`,
     email: options.email ?? `user_${suffix}@example.test`,
     emailVerified: true,

@@ -7,9 +7,13 @@ import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
 
 export async function provisionTestStack(): Promise<{ table: Table }> {
+  const table = new Table(dynamoClient(config.aws), config.table_name);
   await Promise.all([
-    ensureTable(dynamoClient(config.aws) as never, config.table_name),
+    ensureTable(dynamoClient(config.aws) as never, config.table_name, {
+      table,
+      listingShards: config.listing_shards,
+    }),
     ensureBucket(s3Client(config.aws), config.bucket_name),
   ]);
-  return { table: new Table(dynamoClient(config.aws), config.table_name) };
+  return { table };
 }

@@ -80,6 +80,13 @@ export const configSchema = z.object({
   // Shards of each listing of everything (lib/platform/db/shards.ts, docs/CAPACITY.md): a page reads them
   // all at once. Change it only with `npm run migrate:shards` run after (docs/DEPLOYMENT.md).
   listing_shards: wholeNumber(1, 64, 16),
+  // The index each kind of listing is read from (lib/platform/db/keys.ts). Set only by the deployment while
+  // an existing table moves to the current indexes (infra.legacy_indexes, docs/DEPLOYMENT.md "Moving to
+  // the sharded listings"): the older index answers until the new one is built.
+  table_indexes: section({
+    owner: z._default(z.enum(['owner', 'gsi1']), 'owner'),
+    listing: z._default(z.enum(['listing', 'gsi2']), 'listing'),
+  }),
   bucket_name: z._default(
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
     'service-files',

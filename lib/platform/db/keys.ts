@@ -1,6 +1,67 @@
 // The single table's key schema, defined once: the CDK table and the local/test tables are built from it.
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
+// What each listing reads of its items (besides keys), named once for the projections below.
+/** A file record (lib/files/files.ts `record`): by owner, the gallery and all files. */
+const FILE_FIELDS = [
+  'id',
+  'key',
+  'original_name',
+  'filename',
+  'hash',
+  'permission',
+  'size',
+  'mime_type',
+  'width',
+  'height',
+  'created_at',
+] as const;
+/** A stored order (lib/billing/model.ts StoredOrder): by buyer, all orders and reconciliation. */
+const ORDER_FIELDS = [
+  'id',
+  'user_id',
+  'plan_id',
+  'plan_name',
+  'amount_cents',
+  'currency',
+  'provider',
+  'status',
+  'trade_no',
+  'pay_url',
+  'qr_code',
+  'created_at',
+  'updated_at',
+  'paid_at',
+  'deadline_ms',
+  'paid_via',
+  'late_payment',
+  'status_before_payment',
+  'extra_trade_nos',
+  'failure_reason',
+  'quota_bytes',
+  'duration_days',
+  'grant',
+] as const;
+/** An API token as its account's listing shows it (lib/accounts/api-tokens.ts): never its hash. */
+const TOKEN_FIELDS = ['id', 'name', 'prefix', 'created_at', 'last_used_at', 'token_epoch'] as const;
+/** A pending outbox event (lib/billing/outbox.ts): delivered by key, logged by order. */
+const OUTBOX_FIELDS = ['order_id'] as const;
+/** An identifier claim (lib/accounts/identifiers.ts): whose it is and which kind; not its login copy. */
+const CLAIM_FIELDS = ['account_id', 'kind'] as const;
+/** A plan (lib/billing/model.ts Plan). */
+const PLAN_FIELDS = [
+  'id',
+  'name',
+  'description',
+  'amount_cents',
+  'active',
+  'quota_bytes',
+  'duration_days',
+  'created_at',
+  'updated_at',
+] as const;
+const unique = <T>(value: T, index: number, all: readonly T[]) => all.indexOf(value) === index;
+
 export const TABLE = {
   partitionKey: 'pk',
   sortKey: 'sk',
@@ -8,21 +69,27 @@ export const TABLE = {
   ttlAttribute: 'expires_at',
   // Each index carries only what its listings return, never a credential (docs/CAPACITY.md, "Indexes"):
   // `projected` names the non-key attributes an index holds (the table's and the index's keys always are).
+  // DynamoDB allows 100 such names across all indexes of a table (a name in two indexes counts twice);
+  // these take 74. A listing that needs more reads keys and then the items (Table.getMany): the
+  // administrators do, so no account attribute is listed here.
   indexes: [
     // owner: look-ups by a second identity (a file's owner, an order's buyer, an API token's account).
     {
       name: 'owner',
       partitionKey: 'gsi1pk',
       sortKey: 'gsi1sk',
-      projected: 'all' as readonly string[] | 'all',
+      projected: [...FILE_FIELDS, ...ORDER_FIELDS, ...TOKEN_FIELDS].filter(unique),
     },
     // listing: listings of everything, each spread over shards (lib/platform/db/shards.ts): the public
-    // gallery, all files, all orders, pending outbox events, identifiers.
+    // gallery, all files, all orders, pending outbox events, identifiers; and two small unsharded ones
+    // written only by administrators (administrators, plans).
     {
       name: 'listing',
       partitionKey: 'gsi2pk',
       sortKey: 'gsi2sk',
-      projected: 'all' as readonly string[] | 'all',
+      projected: [...FILE_FIELDS, ...ORDER_FIELDS, ...OUTBOX_FIELDS, ...CLAIM_FIELDS, ...PLAN_FIELDS].filter(
+        unique,
+      ),
     },
   ],
 } as const;
@@ -69,11 +136,10 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
 }
 
 /** An index's projection: its keys, and the non-key attributes its listings return. */
-export function projectionOf(index: { projected: readonly string[] | 'all' }): {
-  ProjectionType: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+export function projectionOf(index: { projected: readonly string[] }): {
+  ProjectionType: 'KEYS_ONLY' | 'INCLUDE';
   NonKeyAttributes?: string[];
 } {
-  if (index.projected === 'all') return { ProjectionType: 'ALL' };
   return index.projected.length === 0
     ? { ProjectionType: 'KEYS_ONLY' }
     : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projected] };

@@ -41,6 +41,16 @@ export function shardPartition(listing: Pick<ShardedListing, 'name' | 'count'>, 
   return `${listing.name}#${shardOf(seed, listing.count)}`;
 }
 
+/**
+ * Several listings of one index read as one (their sort keys unique across all of them and in one
+ * order): the back office's all files is the gallery's shards and the private files' shards.
+ */
+export interface MergedListings {
+  index: IndexName;
+  names: readonly string[];
+  count: number;
+}
+
 /** Every partition of the listing, shard 0 first. */
 export function shardPartitions(listing: Pick<ShardedListing, 'name' | 'count'>): string[] {
   return Array.from({ length: listing.count }, (_, n) => `${listing.name}#${n}`);
@@ -75,22 +85,26 @@ interface ShardCursor {
  */
 export async function readShards<T extends Item>(
   table: Table,
-  listing: ShardedListing,
+  listing: ShardedListing | MergedListings,
   options: ShardReadOptions,
 ): Promise<ShardPage<T>> {
   const { partitionKey, sortKey } = indexOf(listing.index);
+  const names = 'names' in listing ? listing.names : [listing.name];
+  // One list of partitions, each listing's shards in turn: `done` numbers them in this order.
+  const partitions = names.flatMap((name) => shardPartitions({ name, count: listing.count }));
+  const read = { name: names.join('+'), count: partitions.length };
   const ascending = options.order === 'oldest-first';
-  const cursor = decodeShardCursor(options.cursor, listing);
+  const cursor = decodeShardCursor(options.cursor, read);
   let from = options.prefix ?? options.from;
   let to = options.prefix === undefined ? options.to : `${options.prefix}${PREFIX_END}`;
   if (cursor) {
-    if (ascending) from = from === undefined || cursor.after > from ? cursor.after : from;
-    else to = to === undefined || cursor.after < to ? cursor.after : to;
+    if (ascending) from = from === undefined || compare(cursor.after, from) > 0 ? cursor.after : from;
+    else to = to === undefined || compare(cursor.after, to) < 0 ? cursor.after : to;
+    // A cursor of another range (another prefix) would ask DynamoDB for an empty BETWEEN: not ours.
+    if (from !== undefined && to !== undefined && compare(from, to) > 0) throw invalidCursor();
   }
   const done = new Set(cursor?.done ?? []);
-  const shards = shardPartitions(listing)
-    .map((partition, n) => ({ partition, n }))
-    .filter(({ n }) => !done.has(n));
+  const shards = partitions.map((partition, n) => ({ partition, n })).filter(({ n }) => !done.has(n));
   // One more than the page when the boundary item (already shown) may come back.
   const limit = options.limit + (cursor ? 1 : 0);
   const results = await Promise.all(
@@ -128,14 +142,14 @@ export async function readShards<T extends Item>(
   for (const { n, items, more } of results) {
     if (!more && (shown.get(n) ?? 0) === items.length) done.add(n);
   }
-  const finished = done.size === listing.count;
+  const finished = done.size === read.count;
   return {
     items: page.map(({ item }) => item),
     next_cursor:
       finished || last === undefined
         ? null
         : encodeShardCursor({
-            listing: listing.name,
+            listing: read.name,
             after: sortOf(last.item),
             done: [...done].sort((a, b) => a - b),
           }),
@@ -166,8 +180,13 @@ function encodeShardCursor(cursor: ShardCursor): string {
   );
 }
 
+const invalidCursor = () => errors.badRequest('query.cursor: is not a valid cursor');
+
 /** A cursor of this listing and shard count, or a 400 naming the problem. */
-function decodeShardCursor(value: string | undefined, listing: ShardedListing): ShardCursor | undefined {
+function decodeShardCursor(
+  value: string | undefined,
+  listing: { name: string; count: number },
+): ShardCursor | undefined {
   if (!value) return undefined;
   let parsed: unknown;
   try {
@@ -190,5 +209,5 @@ function decodeShardCursor(value: string | undefined, listing: ShardedListing): 
   ) {
     return { listing: parsed[0], after: parsed[1], done: parsed[2] as number[] };
   }
-  throw errors.badRequest('query.cursor: is not a valid cursor');
+  throw invalidCursor();
 }

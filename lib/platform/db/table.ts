@@ -16,7 +16,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { AppError } from '#lib/core/errors.ts';
-import { TABLE } from './keys.ts';
+import { type IndexName, TABLE } from './keys.ts';
 
 export type Item = Record<string, unknown>;
 export type Key = { pk: string; sk: string };
@@ -91,10 +91,15 @@ export function isExpired(item: Item, now: Date): boolean {
 }
 
 export class Table {
+  /**
+   * `indexNames`: the index a query of each named index reads instead (the `table_indexes` setting), while
+   * a deployed table still has its older indexes (docs/DEPLOYMENT.md); absent, each reads its own.
+   */
   constructor(
     readonly client: DynamoDBDocumentClient,
     readonly name: string,
     readonly clock: Clock = () => new Date(),
+    readonly indexNames: Partial<Record<IndexName, string>> = {},
   ) {}
 
   /**
@@ -211,8 +216,9 @@ export class Table {
   async query<T extends Item = Item>(
     input: Omit<QueryCommandInput, 'TableName'>,
   ): Promise<{ items: T[]; lastKey?: Record<string, unknown> }> {
+    const index = input.IndexName && this.indexNames[input.IndexName as IndexName];
     const { Items, LastEvaluatedKey } = await this.client.send(
-      new QueryCommand({ TableName: this.name, ...input }),
+      new QueryCommand({ TableName: this.name, ...input, ...(index ? { IndexName: index } : {}) }),
     );
     const now = this.clock();
     return {

@@ -170,7 +170,7 @@ describe('searching accounts', () => {
     const admin = await adminOf(h);
     const user = await h.registerUser();
     for (const value of [user.username, user.email]) {
-      await h.table.update(identifierKey(value), { UpdateExpression: 'REMOVE gsi1pk, gsi1sk' });
+      await h.table.update(identifierKey(value), { UpdateExpression: 'REMOVE gsi2pk, gsi2sk' });
     }
     await h.table.update(accountKey(user.id), { UpdateExpression: 'REMOVE ident_indexed' });
     const search = () => h.call('GET', `${ACCOUNTS}?q=${user.username}`, undefined, { token: admin.token });

@@ -83,4 +83,36 @@ describe('listings spread over shards', () => {
       expect((refused as AppError).errorName).toBe('bad_request');
     }
   });
+
+  it('reads several listings of one index as one, in one order, with one cursor', async () => {
+    const first = await seeded(13, 3);
+    const second = await seeded(11, 3);
+    const merged = { index: 'listing' as const, names: [first.listing.name, second.listing.name], count: 3 };
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await readShards(table(), merged, { limit: 4, cursor });
+      seen.push(...page.items.map((item) => String(item.gsi2sk)));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual([...first.keys, ...second.keys].sort().reverse());
+    const single = await readShards(table(), first.listing, { limit: 2 });
+    const refused = await readShards(table(), merged, { limit: 2, cursor: single.next_cursor! }).catch(
+      (error) => error,
+    );
+    expect((refused as AppError).errorName).toBe('bad_request');
+  });
+
+  it('refuses a cursor of another prefix with a 400, not a failed query', async () => {
+    const { listing } = await seeded(20, 2);
+    const page = await readShards(table(), listing, { limit: 2, prefix: 's001', order: 'oldest-first' });
+    const refused = await readShards(table(), listing, {
+      limit: 2,
+      prefix: 's000',
+      order: 'oldest-first',
+      cursor: page.next_cursor!,
+    }).catch((error) => error);
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).errorName).toBe('bad_request');
+  });
 });
