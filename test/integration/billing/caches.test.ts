@@ -1,6 +1,7 @@
 // What a payments container keeps (docs/PAYMENTS-GUIDE.md, "Hot reload and its cost"): the public plan
 // catalogue for CATALOGUE_STALENESS_MS, seen at once by the container that changed it; the plan an order
-// buys is always read from the table, so a plan switched off can no longer be bought anywhere.
+// buys is always read from the table, so a plan switched off can no longer be bought anywhere; a
+// container's first settings read failing is a clean refusal, and the next request loads them.
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPaymentsDeps } from '#functions/payments/deps.ts';
@@ -12,6 +13,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { apiEvent, lambdaContext } from '#test/support/events.ts';
+import { failNext, INJECTED_MARKER, mentions } from '#test/support/faults.ts';
 import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { call, captureLog } from './helpers.ts';
@@ -56,7 +58,7 @@ function otherContainer() {
         apiEvent({ method, path, headers: options.headers ?? {}, ...options }),
         lambdaContext,
       );
-      return { status: answer.statusCode, json: JSON.parse(answer.body ?? 'null') };
+      return { status: answer.statusCode, json: JSON.parse(answer.body ?? 'null'), raw: answer.body ?? '' };
     },
     advance(ms: number) {
       at += ms;
@@ -120,5 +122,39 @@ describe('the public plan catalogue', () => {
     expect(off.status).toBe(200);
     expect(ids(listed)).toContain(planId);
     expect(order.status).toBe(404);
+  });
+});
+
+describe('the payment settings of a container that holds none yet', () => {
+  it('a failing settings read is a clean 503 and changes nothing; the retry loads them and settles once', async () => {
+    // Prepare: a mock order, and a container that has not read the settings yet.
+    const planId = await createPlan('Cold plan');
+    const placed = await call('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'mock' },
+    });
+    const orderId = placed.json.data.id as string;
+    const cold = otherContainer();
+    const fault = failNext(dynamoClient(config.aws) as never, {
+      command: 'GetItemCommand',
+      error: 'throttling',
+      when: mentions('settings#payment'),
+    });
+
+    // Act
+    const failed = await cold.request('POST', `/api/v1/orders/${orderId}/pay`, { headers: buyer.headers });
+    const pendingAfter = await call('GET', `/api/v1/orders/${orderId}`, { headers: buyer.headers });
+    const retried = await cold.request('POST', `/api/v1/orders/${orderId}/pay`, { headers: buyer.headers });
+    const again = await cold.request('POST', `/api/v1/orders/${orderId}/pay`, { headers: buyer.headers });
+    fault.remove();
+
+    // Assess
+    expect(fault.failed).toBe(1);
+    expect(failed.status).toBe(503);
+    expect(failed.raw).not.toContain(INJECTED_MARKER);
+    expect(pendingAfter.json.data.status).toBe('pending');
+    expect(retried.status).toBe(200);
+    expect(retried.json.data).toMatchObject({ id: orderId, status: 'paid' });
+    expect(again.json.data).toMatchObject({ status: 'paid', paid_at: retried.json.data.paid_at });
   });
 });
