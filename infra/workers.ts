@@ -9,7 +9,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
-import { EVENT_SOURCE } from '#lib/billing/order-events.ts';
+import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
@@ -25,13 +25,15 @@ interface WorkerSpec {
 
 /** Size and time per worker; a Record so a new worker does not compile until it has one. */
 export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
-  // One batch (OUTBOX_STREAM.batchSize) of PutEvents and marks; the SDK retries each call 3 times.
+  // One batch (OUTBOX_STREAM.batchSize): its claims, one PutEvents call and its marks; the SDK retries
+  // each call 3 times.
   'outbox-drain': {
     functionClass: 'light',
     timeoutSeconds: 30,
     description: 'Delivers order.paid from the outbox (table stream) to the event bus',
   },
-  // One query per pending channel order, each bounded by the channel client's own timeout.
+  // One query per due channel order (payment.reconcile.max_orders_per_run, 4 at a time), each bounded by
+  // the channel client's own timeout; it starts none with less than 15 s left.
   reconciler: {
     functionClass: 'io',
     timeoutSeconds: 120,
@@ -41,7 +43,8 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
-  batchSize: 10,
+  // EventBridge takes at most this many entries in one PutEvents: a batch is published in one call.
+  batchSize: PUT_EVENTS_MAX_ENTRIES,
   retryAttempts: 10,
   // Well inside the stream's 24 h retention, so a dead-lettered batch can still be read back for hours.
   maxRecordAge: Duration.hours(6),

@@ -18,6 +18,7 @@ export function buildOutboxDrainDeps(resources: GroupResources): OutboxDrainDeps
     delivery: new OutboxDelivery({
       table: tableOf(resources),
       publisher: eventsOf(resources),
+      listingShards: resources.settings.listing_shards,
       ...(resources.clock ? { clock: resources.clock } : {}),
     }),
   };

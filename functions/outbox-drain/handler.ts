@@ -1,9 +1,10 @@
 // Lambda entry of the `outbox-drain` worker (docs/DESIGN.md 14): the table's stream brings each order.paid
 // event settlement wrote to the outbox (INSERT of an `OUTBOX#` key, filtered by the event source mapping);
-// the drain publishes it and marks it delivered. An event it cannot publish goes back as a batch item
+// the drain publishes the batch in one PutEvents call and marks each accepted event delivered. An event it cannot publish goes back as a batch item
 // failure: Lambda retries it, then hands the batch to the dead-letter queue, and the event stays pending in
 // the table for a re-drive (`{"action":"redeliver-pending"}`, below; docs/DEPLOYMENT.md "Operating it").
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { isOutboxKey, type RedeliverySummary } from '#lib/billing/outbox.ts';
 import { log } from '#lib/platform/log.ts';
 import { observeInvocation } from '#lib/platform/observability/invocation.ts';
@@ -39,7 +40,7 @@ export interface OutboxDrainHandler {
 export function createOutboxDrainHandler(deps: () => OutboxDrainDeps): OutboxDrainHandler {
   async function drainStream(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
     const { delivery } = deps();
-    const batchItemFailures: DynamoDBBatchResponse['batchItemFailures'] = [];
+    const records: Array<{ key: { pk: string; sk: string }; sequenceNumber: string }> = [];
     for (const record of event.Records) {
       const key = outboxKeyOf(record);
       // The mapping's filter lets only outbox INSERTs through; anything else is not ours to deliver.
@@ -47,16 +48,25 @@ export function createOutboxDrainHandler(deps: () => OutboxDrainDeps): OutboxDra
       const sequenceNumber = record.dynamodb?.SequenceNumber;
       // Without its sequence number a record cannot be reported alone: fail the batch, Lambda retries it.
       if (!sequenceNumber) throw new Error('A stream record without a sequence number');
-      try {
-        const outcome = await delivery.deliver(key);
-        // Another drain (a re-drive) is delivering it now: come back to it, it may yet fail there.
+      records.push({ key, sequenceNumber });
+    }
+    const batchItemFailures: DynamoDBBatchResponse['batchItemFailures'] = [];
+    // The mapping's batches are PutEvents-sized (infra/workers.ts): one call publishes them all.
+    for (let from = 0; from < records.length; from += PUT_EVENTS_MAX_ENTRIES) {
+      const chunk = records.slice(from, from + PUT_EVENTS_MAX_ENTRIES);
+      const results = await delivery.deliverMany(chunk.map(({ key }) => key));
+      results.forEach(({ outcome, error }, index) => {
+        const { key, sequenceNumber } = chunk[index]!;
+        // Refused by the bus, or another drain (a re-drive) is delivering it now and may yet fail: Lambda
+        // retries from it; those after it that were delivered are found delivered and not sent again.
+        if (outcome === 'failed') {
+          log.error('order.paid could not be delivered; the stream retries it', { key: key.pk, error });
+          batchItemFailures.push({ itemIdentifier: sequenceNumber });
+        }
         if (outcome === 'busy') batchItemFailures.push({ itemIdentifier: sequenceNumber });
         if (outcome === 'gone')
           log.warn('a stream record names an outbox event that is gone', { key: key.pk });
-      } catch (error) {
-        log.error('order.paid could not be delivered; the stream retries it', { key: key.pk, error });
-        batchItemFailures.push({ itemIdentifier: sequenceNumber });
-      }
+      });
     }
     return { batchItemFailures };
   }

@@ -28,6 +28,7 @@ export function settlingBilling(resources: GroupResources): Billing {
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,
+    listingShards: settings.listing_shards,
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
 }

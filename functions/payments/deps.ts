@@ -32,6 +32,7 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,
+    listingShards: settings.listing_shards,
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
   return {

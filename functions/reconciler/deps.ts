@@ -3,21 +3,15 @@
 
 import { settlingBilling } from '#functions/payment-callback/deps.ts';
 import type { Billing } from '#lib/billing/build.ts';
-import { type ReconcileWindow, reconcileWindow } from '#lib/billing/reconcile.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { needs } from './needs.ts';
 
-export interface ReconcilerDeps extends Pick<Billing, 'reconciler'> {
-  /** payment.reconcile and the order TTL (docs/PAYMENTS-GUIDE.md, "Reconciliation"). */
-  window: ReconcileWindow;
-}
+/** The reconciler, its schedule and bounds from payment.reconcile (docs/PAYMENTS-GUIDE.md, "Reconciliation"). */
+export type ReconcilerDeps = Pick<Billing, 'reconciler'>;
 
 export function buildReconcilerDeps(resources: GroupResources): ReconcilerDeps {
-  return {
-    reconciler: settlingBilling(resources).reconciler,
-    window: reconcileWindow(resources.settings.payment),
-  };
+  return { reconciler: settlingBilling(resources).reconciler };
 }
 
 let deps: ReconcilerDeps | undefined;

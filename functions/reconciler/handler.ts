@@ -1,5 +1,5 @@
 // Lambda entry of the `reconciler` worker (docs/DESIGN.md 14): a schedule (every 5 minutes, infra/) runs it;
-// it asks each channel about its pending orders in the window and settles those the channel's verified
+// it asks each channel about its pending orders whose check is due and settles those the channel's verified
 // answer reports paid (lib/billing/reconcile.ts). One channel failing never fails the run: its orders are
 // counted `failed` (with a warning and a metric) and asked again next time. Only a run that cannot read the
 // settings or the orders at all throws, so Lambda counts the error and the next schedule runs again.
@@ -16,10 +16,10 @@ export type ReconcilerHandler = (event: unknown, context: Context) => Promise<Re
  */
 export function createReconcilerHandler(deps: () => ReconcilerDeps): ReconcilerHandler {
   return observeInvocation('reconciler', async (_event: unknown, context: Context) => {
-    const { reconciler, window } = deps();
+    const { reconciler } = deps();
     // Stops starting queries before the function's timeout; what is left waits for the next run.
     const canTell = typeof context?.getRemainingTimeInMillis === 'function';
-    return reconciler.run(window, canTell ? { timeLeftMs: () => context.getRemainingTimeInMillis() } : {});
+    return reconciler.run(canTell ? { timeLeftMs: () => context.getRemainingTimeInMillis() } : {});
   });
 }
 

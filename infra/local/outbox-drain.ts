@@ -16,6 +16,7 @@ import {
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { localCredentials } from '#lib/platform/aws/local.ts';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
@@ -48,8 +49,8 @@ export interface PollSummary {
   givenUp: number;
 }
 
-/** Records per invocation, as the stack's mapping sends them. */
-const BATCH_SIZE = 10;
+/** Records per invocation, as the stack's mapping sends them: one PutEvents call's worth. */
+const BATCH_SIZE = PUT_EVENTS_MAX_ENTRIES;
 
 interface ShardState {
   iterator?: string;

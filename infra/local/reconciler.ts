@@ -1,7 +1,8 @@
 // The local stand-in for the reconciler's schedule (docs/DESIGN.md 14): in AWS an EventBridge rule invokes the
 // reconciler function every 5 minutes; npm start invokes the same function (its own process, its own needs'
-// environment) every `payment.reconcile.local_interval_seconds` (0: never). With no channel configured a run
-// reads the payment settings and stops there: mock and manual orders are never asked about.
+// environment) every `payment.reconcile.local_interval_seconds` (0: never). Each run takes the channel
+// orders whose check is due (the `due` index); mock and manual orders are never on it, so with no channel
+// configured a run reads the settings and an empty schedule and asks nobody.
 import { log } from '#lib/platform/log.ts';
 
 /** Calls the reconciler function with one scheduled event; resolves to its summary. */

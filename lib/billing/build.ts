@@ -15,6 +15,7 @@ import { OrderRepository } from './orders.ts';
 import { PlanCatalog } from './plan-catalog.ts';
 import { PlanRepository } from './plans.ts';
 import { Reconciler } from './reconcile.ts';
+import { ReconcileSchedule } from './reconcile-schedule.ts';
 import { GatewaySource } from './registry.ts';
 import { settingsFromConfig } from './settings.ts';
 import { PaymentSettingsStore } from './settings-store.ts';
@@ -32,8 +33,13 @@ export interface BillingInput {
   stage: string;
   /** The service's public address: cashier links, channel_c's return page, the default notify base. */
   baseUrl: string;
-  /** The config file's payment section: seeds the stored settings on first start; order TTL, notify base. */
+  /**
+   * The config file's payment section: seeds the stored settings on first start; order TTL, notify base,
+   * the reconciler's schedule.
+   */
   payment: AppConfig['payment'];
+  /** `listing_shards`: the all-orders listing, the pending outbox and the reconciler's schedule spread over them. */
+  listingShards: number;
   clock?: Clock;
 }
 
@@ -54,10 +60,11 @@ export function buildBilling(input: BillingInput): Billing {
   const { table, stage, baseUrl, payment } = input;
   const clock = input.clock ?? table.clock;
   const planRepository = new PlanRepository(table);
-  const orderRepository = new OrderRepository(table);
+  const orderRepository = new OrderRepository(table, { listingShards: input.listingShards });
   // Config-file credentials seed the table on first start only (docs/SPEC.md 2.4 rules 2-3).
   const store = new PaymentSettingsStore(table, input.masterKey, () => settingsFromConfig(payment));
-  const gateways = new GatewaySource(store, stage);
+  const gateways = new GatewaySource(store, stage, { clock });
+  const schedule = new ReconcileSchedule(payment.reconcile);
   const links = new CashierLinks(input.signer, baseUrl);
   const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
   const settlement = new Settlement({
@@ -67,7 +74,7 @@ export function buildBilling(input: BillingInput): Billing {
     clock,
   });
   return {
-    plans: new PlanCatalog({ plans: planRepository }),
+    plans: new PlanCatalog({ plans: planRepository, clock }),
     orders: new OrderDesk({
       orders: orderRepository,
       plans: planRepository,
@@ -76,6 +83,7 @@ export function buildBilling(input: BillingInput): Billing {
       settlement,
       clock,
       orderTtlMinutes: payment.order_ttl_minutes,
+      schedule,
       returnUrl: `${baseUrl}/`,
       notifyBaseUrl,
     }),
@@ -84,6 +92,13 @@ export function buildBilling(input: BillingInput): Billing {
     cashier: new MockCashier({ orders: orderRepository, gateways, cashier: links, settlement, clock }),
     settings: new GatewaySettings({ store, gateways, stage, notifyBaseUrl }),
     gateways,
-    reconciler: new Reconciler({ orders: orderRepository, gateways, settlement, clock }),
+    reconciler: new Reconciler({
+      orders: orderRepository,
+      gateways,
+      settlement,
+      schedule,
+      maxOrdersPerRun: payment.reconcile.max_orders_per_run,
+      clock,
+    }),
   };
 }

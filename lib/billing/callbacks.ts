@@ -47,7 +47,8 @@ export class CallbackReceiver {
       countRefused('unknown', 'no such channel');
       throw errors.notFound('No such payment channel');
     }
-    const { registry } = await this.deps.gateways.current();
+    // A channel this container holds as off is checked against the table before the notice is refused.
+    const { registry } = await this.deps.gateways.confirmed((held) => held.channel(provider) !== undefined);
     const adapter = registry.channel(provider);
     if (!adapter) {
       countRefused(provider, 'channel not enabled');

@@ -23,6 +23,7 @@ import {
 } from './model.ts';
 import type { OrderRepository } from './orders.ts';
 import type { PlanRepository } from './plans.ts';
+import type { ReconcileSchedule } from './reconcile-schedule.ts';
 import { type GatewaySource, isChannel } from './registry.ts';
 import { requireMockCashier, type Settlement } from './settlement.ts';
 
@@ -34,6 +35,8 @@ export interface OrderDeskDeps {
   settlement: Settlement;
   clock: Clock;
   orderTtlMinutes: number;
+  /** When a channel order is first asked about at its channel, should its callback not come. */
+  schedule: ReconcileSchedule;
   /** Where channel_c's cashier sends the payer back. */
   returnUrl: string;
   /** `payment.notify_base_url ?? base_url`, without a trailing slash: where channels notify. */
@@ -51,7 +54,10 @@ export class OrderDesk {
     const { orders, plans, clock } = this.deps;
     const plan = await plans.get(input.plan_id);
     if (!plan?.active) throw errors.notFound('Plan not found');
-    const { registry } = await this.deps.gateways.current();
+    // A provider this container holds as off is checked against the table before it is refused.
+    const { registry } = await this.deps.gateways.confirmed(
+      (held) => input.provider === undefined || held.has(input.provider),
+    );
     const provider = input.provider ?? registry.defaultProvider;
     if (!registry.has(provider)) {
       throw errors.validation([
@@ -76,9 +82,11 @@ export class OrderDesk {
       quota_bytes: plan.quota_bytes,
       duration_days: plan.duration_days,
     };
-    // The order exists before the channel hears of it, so a callback can never outrun its record.
-    await orders.create(order, now);
-    if (isChannel(provider)) {
+    // The order exists before the channel hears of it, so a callback can never outrun its record; a
+    // channel order is on the reconciler's schedule from the start, so no lost callback leaves it unasked.
+    const channel = isChannel(provider);
+    await orders.create(order, now, channel ? this.deps.schedule.firstCheck(now) : undefined);
+    if (channel) {
       const adapter = registry.channel(provider)!;
       let answer: Awaited<ReturnType<typeof adapter.createOrder>>;
       try {

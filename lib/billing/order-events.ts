@@ -1,6 +1,10 @@
 // The service's outbound events (docs/DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
 // Settlement writes the event to the outbox (lib/billing/outbox.ts); the outbox-drain function publishes it.
-import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import {
+  type EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsCommandOutput,
+} from '@aws-sdk/client-eventbridge';
 import { grantEndsAt } from '#lib/files/quota-model.ts';
 import { log } from '#lib/platform/log.ts';
 import { orderTerms, type StoredOrder } from './model.ts';
@@ -83,33 +87,82 @@ export function inDocumentedOrder(detail: OrderPaidDetail): OrderPaidDetail {
 
 export interface OrderEventPublisher {
   orderPaid(detail: OrderPaidDetail): Promise<void>;
+  /**
+   * Several events in as few calls as the bus allows; the answer says, entry by entry, which were refused
+   * (an Error) and which published (undefined). Absent: the drain calls `orderPaid` for each.
+   */
+  orderPaidBatch?(details: OrderPaidDetail[]): Promise<Array<Error | undefined>>;
 }
 
 export const EVENT_SOURCE = 'service.payments';
 export const ORDER_PAID = 'order.paid';
+/** EventBridge's limit of entries in one PutEvents call; the drain's batches are this size. */
+export const PUT_EVENTS_MAX_ENTRIES = 10;
 
-/** Publishes to an EventBridge bus; a rejected entry is an error, so the outbox keeps the event for a retry. */
+/** Publishes to an EventBridge bus; a refused entry is an error, so the outbox keeps that event for a retry. */
 export function eventBridgePublisher(client: EventBridgeClient, busName: string): OrderEventPublisher {
-  return {
-    async orderPaid(detail) {
-      const answer = await client.send(
+  async function putEvents(details: OrderPaidDetail[]): Promise<Array<Error | undefined>> {
+    let answer: PutEventsCommandOutput;
+    try {
+      answer = await client.send(
         new PutEventsCommand({
-          Entries: [
-            {
-              EventBusName: busName,
-              Source: EVENT_SOURCE,
-              DetailType: ORDER_PAID,
-              Detail: JSON.stringify(detail),
-            },
-          ],
+          Entries: details.map((detail) => ({
+            EventBusName: busName,
+            Source: EVENT_SOURCE,
+            DetailType: ORDER_PAID,
+            Detail: JSON.stringify(detail),
+          })),
         }),
       );
-      if ((answer.FailedEntryCount ?? 0) > 0) {
-        const code = answer.Entries?.[0]?.ErrorCode ?? 'unknown';
-        throw new Error(`EventBridge refused the ${ORDER_PAID} event (${code})`);
+    } catch (error) {
+      // The call as a whole failed (throttled, unreachable): no entry was published.
+      const failure = error instanceof Error ? error : new Error(String(error));
+      return details.map(() => failure);
+    }
+    if ((answer.FailedEntryCount ?? 0) === 0) return details.map(() => undefined);
+    // A partial failure: the answer's entries are in the order of the request's, each an EventId or an
+    // ErrorCode. An entry the answer does not account for counts as refused (retried, never lost).
+    return details.map((_, index) => {
+      const entry = answer.Entries?.[index];
+      if (entry?.EventId && !entry.ErrorCode) return undefined;
+      const code = entry?.ErrorCode ?? 'unknown';
+      // Named for its code, which is what the outbox keeps of it (`last_error`).
+      return Object.assign(new Error(`EventBridge refused the ${ORDER_PAID} event (${code})`), {
+        name: code,
+      });
+    });
+  }
+
+  return {
+    async orderPaid(detail) {
+      const [failure] = await putEvents([detail]);
+      if (failure) throw failure;
+    },
+    async orderPaidBatch(details) {
+      const results: Array<Error | undefined> = [];
+      for (let from = 0; from < details.length; from += PUT_EVENTS_MAX_ENTRIES) {
+        results.push(...(await putEvents(details.slice(from, from + PUT_EVENTS_MAX_ENTRIES))));
       }
+      return results;
     },
   };
+}
+
+/** Publishes each event, in one call per PUT_EVENTS_MAX_ENTRIES where the publisher can batch. */
+export async function publishOrderPaid(
+  publisher: OrderEventPublisher,
+  details: OrderPaidDetail[],
+): Promise<Array<Error | undefined>> {
+  if (details.length === 0) return [];
+  if (publisher.orderPaidBatch) return publisher.orderPaidBatch(details);
+  return Promise.all(
+    details.map((detail) =>
+      publisher.orderPaid(detail).then(
+        () => undefined,
+        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+      ),
+    ),
+  );
 }
 
 /** The embedded stand-in: one JSON log line per event. */

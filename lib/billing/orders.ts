@@ -1,7 +1,9 @@
-// Order records: creation, listings, and the conditional writes that move an order out of `pending`.
+// Order records: creation, listings, the reconciler's schedule (the `due` index), and the conditional writes
+// that move an order out of `pending`.
 
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
+import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import { decodeCursor, encodeCursor, type Item, setFields, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
@@ -10,12 +12,45 @@ import { orderPaidOutboxPut } from './outbox.ts';
 
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
-const ALL_ORDERS = 'orders';
+/** Every order, newest first (administrators), spread over `listing_shards` shards of the listing index. */
+export const ALL_ORDERS = 'orders';
+/** Pending channel orders by their next check (lib/billing/reconcile.ts), spread the same way. */
+export const DUE_ORDERS = 'due';
+
+/** The sort key of an order in the all-orders listing and its buyer's: creation to the millisecond, then the id. */
+export const listingSortKey = (createdAt: Date, id: string) => `${createdAt.toISOString()}#${id}`;
+/** The sort key of an order in the reconciler's schedule: its next check, then the id. */
+export const dueSortKey = (checkAt: Date, id: string) => `${checkAt.toISOString()}#${id}`;
+
+/** What removes an order from the reconciler's schedule, in every write that moves it out of `pending`. */
+const LEAVE_SCHEDULE = 'REMOVE gsi3pk, gsi3sk';
 
 function fromItem(item: Item | undefined): StoredOrder | undefined {
   if (!item) return undefined;
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, ...order } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    gsi1pk: _a,
+    gsi1sk: _b,
+    gsi2pk: _c,
+    gsi2sk: _d,
+    gsi3pk: _e,
+    gsi3sk: _f,
+    reconcile_checks: _g,
+    ...order
+  } = item;
   return order as unknown as StoredOrder;
+}
+
+/** A pending channel order as the reconciler's schedule holds it (the `due` index's projection). */
+export interface DueOrder {
+  id: string;
+  provider: string;
+  deadline_ms: number;
+  /** Checks made so far. */
+  reconcile_checks: number;
+  /** Its place in the schedule as read: a write moving it holds only while it is still there. */
+  due_key: string;
 }
 
 export interface SettleInput {
@@ -30,20 +65,47 @@ export interface SettleInput {
   paidAt: string;
 }
 
-export class OrderRepository {
-  constructor(private readonly table: Table) {}
+export interface OrderRepositorySettings {
+  /** `listing_shards`: how many shards the all-orders listing and the schedule spread over. */
+  listingShards: number;
+}
 
-  /** `now` orders listings to the millisecond (created_at shows whole seconds). */
-  async create(order: StoredOrder, now: Date): Promise<void> {
-    const sortKey = `${now.toISOString()}#${order.id}`;
+export class OrderRepository {
+  private readonly all: ShardedListing;
+  private readonly due: ShardedListing;
+
+  constructor(
+    private readonly table: Table,
+    private readonly settings: OrderRepositorySettings,
+  ) {
+    this.all = { index: 'listing', name: ALL_ORDERS, count: settings.listingShards };
+    this.due = { index: 'due', name: DUE_ORDERS, count: settings.listingShards };
+  }
+
+  /**
+   * `now` orders listings to the millisecond (created_at shows whole seconds). With `firstCheck` (a channel
+   * order) the order also enters the reconciler's schedule.
+   */
+  async create(order: StoredOrder, now: Date, firstCheck?: Date): Promise<void> {
+    const sortKey = listingSortKey(now, order.id);
     await this.table.putNew({
       ...orderKey(order.id),
       ...order,
       gsi1pk: userIndex(order.user_id),
       gsi1sk: sortKey,
-      gsi2pk: ALL_ORDERS,
+      gsi2pk: shardPartition(this.all, order.id),
       gsi2sk: sortKey,
+      ...(firstCheck ? this.scheduleFields(order.id, firstCheck) : {}),
     });
+  }
+
+  /** The attributes placing an order in the reconciler's schedule, first check at `checkAt`. */
+  scheduleFields(id: string, checkAt: Date) {
+    return {
+      gsi3pk: shardPartition(this.due, id),
+      gsi3sk: dueSortKey(checkAt, id),
+      reconcile_checks: 0,
+    };
   }
 
   async get(id: string): Promise<StoredOrder | undefined> {
@@ -51,22 +113,13 @@ export class OrderRepository {
   }
 
   /** Newest first. */
-  listByUser(userId: string, limit: number, cursor?: string): Promise<Page<StoredOrder>> {
-    return this.page('gsi1', userIndex(userId), limit, cursor);
-  }
-
-  /** Every order, newest first (administrators). */
-  listAll(limit: number, cursor?: string): Promise<Page<StoredOrder>> {
-    return this.page('gsi2', ALL_ORDERS, limit, cursor);
-  }
-
-  private async page(index: 'gsi1' | 'gsi2', value: string, limit: number, cursor?: string) {
+  async listByUser(userId: string, limit: number, cursor?: string): Promise<Page<StoredOrder>> {
     const startKey = decodeCursor(cursor);
     const { items, lastKey } = await this.table.query({
-      IndexName: index === 'gsi1' ? 'owner' : 'listing',
+      IndexName: 'owner',
       KeyConditionExpression: '#pk = :value',
-      ExpressionAttributeNames: { '#pk': `${index}pk` },
-      ExpressionAttributeValues: { ':value': value },
+      ExpressionAttributeNames: { '#pk': 'gsi1pk' },
+      ExpressionAttributeValues: { ':value': userIndex(userId) },
       ScanIndexForward: false,
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
@@ -74,39 +127,65 @@ export class OrderRepository {
     return { items: items.map((item) => fromItem(item)!), next_cursor: encodeCursor(lastKey) };
   }
 
+  /** Every order, newest first (administrators): every shard read at once and merged. */
+  async listAll(limit: number, cursor?: string): Promise<Page<StoredOrder>> {
+    const page = await readShards(this.table, this.all, { limit, cursor, order: 'newest-first' });
+    return { items: page.items.map((item) => fromItem(item)!), next_cursor: page.next_cursor };
+  }
+
   /**
-   * Pending orders of these providers created in [from, to], oldest first, for reconciliation: a query of
-   * the all-orders listing (gsi2) bounded by creation time, never a scan; its cost is the orders created in
-   * that window (filtered to pending ones of these providers after reading).
+   * Orders whose next check is at or before `now`, the most overdue first: one page of the schedule (every
+   * shard at once). Eventually consistent: an order settled a moment ago may still appear.
    */
-  async *pendingCreatedBetween(
-    from: Date,
-    to: Date,
-    providers: readonly string[],
-  ): AsyncGenerator<StoredOrder> {
-    if (providers.length === 0) return;
-    const names = providers.map((_, index) => `:provider${index}`);
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const { items, lastKey } = await this.table.query({
-        IndexName: 'listing',
-        // Sort keys are `<ISO creation time>#<id>`: `~` sorts after `#`, so `to` itself is included.
-        KeyConditionExpression: 'gsi2pk = :all AND gsi2sk BETWEEN :from AND :to',
-        FilterExpression: `#status = :pending AND #provider IN (${names.join(', ')})`,
-        ExpressionAttributeNames: { '#status': 'status', '#provider': 'provider' },
-        ExpressionAttributeValues: {
-          ':all': ALL_ORDERS,
-          ':from': from.toISOString(),
-          ':to': `${to.toISOString()}~`,
-          ':pending': 'pending',
-          ...Object.fromEntries(providers.map((provider, index) => [names[index], provider])),
-        },
-        ScanIndexForward: true,
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      });
-      for (const item of items) yield fromItem(item)!;
-      startKey = lastKey;
-    } while (startKey);
+  async dueBy(now: Date, limit: number, cursor?: string): Promise<Page<DueOrder>> {
+    const page = await readShards(this.table, this.due, {
+      limit,
+      cursor,
+      order: 'oldest-first',
+      // `~` sorts after `#`: an order due at exactly `now` is included.
+      to: `${now.toISOString()}~`,
+    });
+    return {
+      items: page.items.map((item) => ({
+        id: String(item.id),
+        provider: String(item.provider),
+        deadline_ms: Number(item.deadline_ms),
+        reconcile_checks: typeof item.reconcile_checks === 'number' ? item.reconcile_checks : 0,
+        due_key: String(item.gsi3sk),
+      })),
+      next_cursor: page.next_cursor,
+    };
+  }
+
+  /**
+   * A check found the order unpaid: its next check at `checkAt`, one more check counted. Holds only while
+   * the order is pending and still where it was read (another run, or a settlement, moved it: nothing to do;
+   * ConditionFailedError).
+   */
+  async reschedule(order: DueOrder, checkAt: Date, counted: boolean): Promise<void> {
+    await this.table.update(orderKey(order.id), {
+      UpdateExpression: counted ? 'SET gsi3sk = :next ADD reconcile_checks :one' : 'SET gsi3sk = :next',
+      ConditionExpression: '#status = :pending AND gsi3sk = :seen',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':next': dueSortKey(checkAt, order.id),
+        ':seen': order.due_key,
+        ':pending': 'pending',
+        ...(counted ? { ':one': 1 } : {}),
+      },
+    });
+  }
+
+  /**
+   * The order leaves the schedule (checks spent, or past its deadline and margin; it reads `expired`), with
+   * the checks made counted. Holds only while it is still where it was read.
+   */
+  async leaveSchedule(order: DueOrder, checks: number): Promise<void> {
+    await this.table.update(orderKey(order.id), {
+      UpdateExpression: `SET reconcile_checks = :checks ${LEAVE_SCHEDULE}`,
+      ConditionExpression: 'gsi3sk = :seen',
+      ExpressionAttributeValues: { ':seen': order.due_key, ':checks': checks },
+    });
   }
 
   /** Stores what the channel answered (QR content, cashier link, its trade number) on a pending order. */
@@ -123,7 +202,7 @@ export class OrderRepository {
   /** The channel could not create its side of the order: it can never be paid through the normal path. */
   async markFailed(id: string, reason: string, now: string): Promise<void> {
     await this.table.update(orderKey(id), {
-      UpdateExpression: 'SET #status = :failed, failure_reason = :reason, updated_at = :now',
+      UpdateExpression: `SET #status = :failed, failure_reason = :reason, updated_at = :now ${LEAVE_SCHEDULE}`,
       ConditionExpression: '#status = :pending',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -139,7 +218,7 @@ export class OrderRepository {
   async cancel(id: string, userId: string, now: Date): Promise<StoredOrder> {
     return fromItem(
       await this.table.update(orderKey(id), {
-        UpdateExpression: 'SET #status = :cancelled, updated_at = :now',
+        UpdateExpression: `SET #status = :cancelled, updated_at = :now ${LEAVE_SCHEDULE}`,
         ConditionExpression: '#status = :pending AND user_id = :user AND deadline_ms > :nowMs',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -154,7 +233,8 @@ export class OrderRepository {
   }
 
   /**
-   * Settlement: ONE transaction moving the order from the status it was read in to `paid`, so of repeated
+   * Settlement: ONE transaction moving the order from the status it was read in to `paid` (and out of the
+   * reconciler's schedule), so of repeated
    * or concurrent confirmations exactly one succeeds (the others get ConditionFailedError). The same
    * transaction writes the `order.paid` event to the outbox (lib/billing/outbox.ts: it must not exist yet)
    * and, with a grant (lib/files), the account's grant (the order keeps a copy): a paid order always has
@@ -205,13 +285,14 @@ export class OrderRepository {
       {
         Update: {
           Key: orderKey(order.id),
-          UpdateExpression: `SET ${sets.join(', ')}`,
+          // A paid order leaves the reconciler's schedule in the same write.
+          UpdateExpression: `SET ${sets.join(', ')} ${LEAVE_SCHEDULE}`,
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         },
       },
-      orderPaidOutboxPut(orderPaidDetail(settled), input.now),
+      orderPaidOutboxPut(orderPaidDetail(settled), input.now, this.settings.listingShards),
       ...(grant ? [grant.item] : []),
     ]);
     // A transaction returns nothing; the order is what was read plus exactly what the write set.

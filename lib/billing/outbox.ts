@@ -4,6 +4,7 @@
 // marks it delivered. Delivery is at least once: consumers de-duplicate by `order_id`.
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_KEY_PREFIX, TABLE } from '#lib/platform/db/keys.ts';
+import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   type Clock,
   ConditionFailedError,
@@ -20,15 +21,23 @@ import {
   ORDER_PAID,
   type OrderEventPublisher,
   type OrderPaidDetail,
+  PUT_EVENTS_MAX_ENTRIES,
+  publishOrderPaid,
 } from './order-events.ts';
 
 export const outboxKey = (orderId: string): Key => ({ pk: `${OUTBOX_KEY_PREFIX}${orderId}`, sk: ORDER_PAID });
 
 /**
- * Events not yet delivered are listed in gsi2 under this partition, oldest first; delivery removes the
- * entry (a sparse index), so the list is exactly what a re-drive has to deliver.
+ * Events not yet delivered are listed in the listing index under `outbox#pending#<n>` (n from the order id,
+ * over `listing_shards` shards: settlements at any rate spread over them), oldest first; delivery removes
+ * the entry (a sparse index), so the list is exactly what a re-drive has to deliver.
  */
-const PENDING_PARTITION = 'outbox#pending';
+export const OUTBOX_PENDING = 'outbox#pending';
+const pendingListing = (listingShards: number): ShardedListing => ({
+  index: 'listing',
+  name: OUTBOX_PENDING,
+  count: listingShards,
+});
 /** A drain holds an event this long while publishing; one that died mid-delivery frees it by expiring. */
 export const CLAIM_LEASE_MS = 60_000;
 /** Delivered events stay this long (for an operator to look at), then the table's TTL removes them. */
@@ -60,7 +69,7 @@ export function isOutboxKey(key: { pk?: unknown; sk?: unknown }): key is Key {
  * The transaction item that records `order.paid` for a settled order; it must not exist yet, so the
  * settlement that writes it is the only one (a second would fail the whole transaction).
  */
-export function orderPaidOutboxPut(detail: OrderPaidDetail, now: Date): TransactItem {
+export function orderPaidOutboxPut(detail: OrderPaidDetail, now: Date, listingShards: number): TransactItem {
   const item: OutboxItem & { gsi2pk: string; gsi2sk: string } = {
     ...outboxKey(detail.order_id),
     event: ORDER_PAID,
@@ -68,18 +77,21 @@ export function orderPaidOutboxPut(detail: OrderPaidDetail, now: Date): Transact
     detail,
     created_at: isoWithOffset(now),
     created_ms: now.getTime(),
-    gsi2pk: PENDING_PARTITION,
-    gsi2sk: `${now.toISOString()}#${detail.order_id}`,
+    gsi2pk: shardPartition(pendingListing(listingShards), detail.order_id),
+    gsi2sk: pendingSortKey(now, detail.order_id),
   };
   return { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };
 }
 
+/** An event's place in the pending listing: when it was written, then its order. */
+export const pendingSortKey = (writtenAt: Date, orderId: string) => `${writtenAt.toISOString()}#${orderId}`;
+
 /**
  * What became of one delivery: `delivered` (published now), `already-delivered` (a replayed record or a
- * re-drive racing the stream: nothing published), `gone` (no such item) or `busy` (another drain holds
- * it now: try again later).
+ * re-drive racing the stream: nothing published), `gone` (no such item), `busy` (another drain holds it
+ * now: try again later) or `failed` (the bus refused it or could not be reached: it stays pending).
  */
-export type DeliveryOutcome = 'delivered' | 'already-delivered' | 'gone' | 'busy';
+export type DeliveryOutcome = 'delivered' | 'already-delivered' | 'gone' | 'busy' | 'failed';
 
 export interface RedeliverySummary {
   found: number;
@@ -92,6 +104,8 @@ export interface RedeliverySummary {
 export interface OutboxDeliveryDeps {
   table: Table;
   publisher: OrderEventPublisher;
+  /** `listing_shards`: the pending listing's shards (as settlement wrote them). */
+  listingShards: number;
   clock?: Clock;
 }
 
@@ -105,72 +119,103 @@ export class OutboxDelivery {
   }
 
   /**
-   * Publishes the event under `key` unless it was delivered already: claims it (one conditional write, so
-   * the stream and a re-drive never publish it side by side), publishes, marks it delivered. A failed
-   * publish frees the claim and throws; the event stays pending for the next try.
+   * Publishes the event under `key` unless it was delivered already (deliverMany of one); a failed publish
+   * throws, and the event stays pending for the next try.
    */
-  async deliver(key: Key): Promise<DeliveryOutcome> {
+  async deliver(key: Key): Promise<Exclude<DeliveryOutcome, 'failed'>> {
+    const [result] = await this.deliverMany([key]);
+    if (result!.outcome === 'failed') throw result!.error;
+    return result!.outcome;
+  }
+
+  /**
+   * Publishes the events under `keys` that are not delivered yet, in one PutEvents call per ten: claims each
+   * (one conditional write, so the stream and a re-drive never publish one side by side), publishes the
+   * claimed ones together, then marks each the bus accepted delivered and frees each it refused (`failed`,
+   * with its error; it stays pending for the next try). An accepted event is marked whatever became of the
+   * others, so a retry of the batch publishes only the refused ones again. Answers in the order of `keys`.
+   */
+  async deliverMany(keys: Key[]): Promise<Array<{ outcome: DeliveryOutcome; error?: Error }>> {
     const claimId = randomUUID();
-    const item = await this.claim(key, claimId);
-    if (typeof item === 'string') return item;
-    try {
-      await this.deps.publisher.orderPaid(inDocumentedOrder(item.detail));
-    } catch (error) {
-      recordMetric('OutboxDeliveryFailed');
-      await this.release(key, claimId, error);
-      throw error;
-    }
+    const claims = await Promise.all(
+      keys.map((key) => this.claim(key, claimId).catch((error: unknown) => asError(error))),
+    );
+    const results: Array<{ outcome: DeliveryOutcome; error?: Error }> = claims.map((claim) =>
+      claim instanceof Error
+        ? { outcome: 'failed', error: claim }
+        : typeof claim === 'string'
+          ? { outcome: claim }
+          : { outcome: 'delivered' },
+    );
+    const claimed = claims.flatMap((claim, index) =>
+      claim instanceof Error || typeof claim === 'string' ? [] : [{ index, item: claim }],
+    );
+    const failures = await publishOrderPaid(
+      this.deps.publisher,
+      claimed.map(({ item }) => inDocumentedOrder(item.detail)),
+    );
     const now = this.clock();
-    recordMetric('OutboxDelivered');
-    recordMetric('OutboxAgeMs', {
-      value: Math.max(0, now.getTime() - item.created_ms),
-      unit: 'Milliseconds',
-    });
-    await this.markDelivered(key, now).catch((error: unknown) => {
-      // The event is on the bus; at worst a later re-drive publishes it again (consumers de-duplicate).
-      log.error('order.paid was published but could not be marked delivered', {
-        order_id: item.order_id,
-        error,
-      });
-    });
-    return 'delivered';
+    await Promise.all(
+      claimed.map(async ({ index, item }, position) => {
+        const key = keys[index]!;
+        const failure = failures[position];
+        if (failure) {
+          recordMetric('OutboxDeliveryFailed');
+          results[index] = { outcome: 'failed', error: failure };
+          await this.release(key, claimId, failure);
+          return;
+        }
+        recordMetric('OutboxDelivered');
+        recordMetric('OutboxAgeMs', {
+          value: Math.max(0, now.getTime() - item.created_ms),
+          unit: 'Milliseconds',
+        });
+        await this.markDelivered(key, now).catch((error: unknown) => {
+          // The event is on the bus; at worst a later re-drive publishes it again (consumers de-duplicate).
+          log.error('order.paid was published but could not be marked delivered', {
+            order_id: item.order_id,
+            error,
+          });
+        });
+      }),
+    );
+    return results;
   }
 
   /**
    * Delivers every event still pending that was written more than `olderThanMs` ago (the re-drive: events
-   * the stream could not deliver, whose stream records may be gone), oldest first, at most `limit`. One
-   * event failing does not stop the others.
+   * the stream could not deliver, whose stream records may be gone), oldest first across the shards, at most
+   * `limit`, ten to a PutEvents call. One event failing does not stop the others.
    */
   async redeliverPending(options: { olderThanMs: number; limit?: number }): Promise<RedeliverySummary> {
     const limit = options.limit ?? 1000;
     const before = new Date(this.clock().getTime() - options.olderThanMs).toISOString();
     const summary: RedeliverySummary = { found: 0, delivered: 0, already_delivered: 0, busy: 0, failed: 0 };
-    let startKey: Record<string, unknown> | undefined;
+    const listing = pendingListing(this.deps.listingShards);
+    let cursor: string | undefined;
     do {
-      const { items, lastKey } = await this.table.query<OutboxItem>({
-        IndexName: 'listing',
-        KeyConditionExpression: 'gsi2pk = :pending AND gsi2sk < :before',
-        ExpressionAttributeValues: { ':pending': PENDING_PARTITION, ':before': before },
-        Limit: Math.min(100, limit - summary.found),
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      // Sort keys are `<ISO time>#<order id>`, so `to: before` takes exactly the events written before it.
+      const page = await readShards<OutboxItem>(this.table, listing, {
+        limit: Math.min(PUT_EVENTS_MAX_ENTRIES, limit - summary.found),
+        cursor,
+        order: 'oldest-first',
+        to: before,
       });
-      for (const item of items) {
-        summary.found += 1;
-        try {
-          const outcome = await this.deliver({ pk: item.pk, sk: item.sk });
-          if (outcome === 'delivered') summary.delivered += 1;
-          else if (outcome === 'busy') summary.busy += 1;
-          else summary.already_delivered += 1;
-        } catch (error) {
+      summary.found += page.items.length;
+      const results = await this.deliverMany(page.items.map((item) => ({ pk: item.pk, sk: item.sk })));
+      results.forEach(({ outcome, error }, index) => {
+        if (outcome === 'delivered') summary.delivered += 1;
+        else if (outcome === 'busy') summary.busy += 1;
+        else if (outcome === 'failed') {
           summary.failed += 1;
           log.error('order.paid could not be re-delivered; it stays pending', {
-            order_id: item.order_id,
+            order_id: page.items[index]?.order_id,
             error,
           });
-        }
-      }
-      startKey = lastKey;
-    } while (startKey && summary.found < limit);
+        } else summary.already_delivered += 1;
+      });
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor && summary.found < limit);
     return summary;
   }
 
@@ -232,6 +277,10 @@ export class OutboxDelivery {
         if (!(error instanceof ConditionFailedError)) throw error;
       });
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** What is kept of a publishing failure: its kind only (a message might carry more than it should). */

@@ -1,31 +1,53 @@
-// The plan catalogue as the API shows it: public and admin listings, and the administrator's edits.
+// The plan catalogue as the API shows it: public and admin listings, and the administrator's edits. The
+// public listing is kept per container for CATALOGUE_STALENESS_MS (the catalogue page is the hot read); the
+// administrator's listing, and the plan an order buys (lib/billing/order-desk.ts), are read from the table.
+import { type Cached, cached } from '#lib/platform/cache.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import { planView } from './model.ts';
 import type { NewPlan, PlanChanges, PlanRepository } from './plans.ts';
 
+/** How stale the public catalogue may be in a container that did not make the change. */
+export const CATALOGUE_STALENESS_MS = 30_000;
+
 export interface PlanCatalogDeps {
   plans: PlanRepository;
+  clock?: Clock;
 }
 
 export type PlanView = ReturnType<typeof planView>;
 
 export class PlanCatalog {
-  constructor(private readonly deps: PlanCatalogDeps) {}
+  private readonly active: Cached<PlanView[]>;
 
-  /** Oldest first, unpaginated: a catalogue is small. */
+  constructor(private readonly deps: PlanCatalogDeps) {
+    this.active = cached(async () => (await deps.plans.list({ activeOnly: true })).map(planView), {
+      ttlMs: CATALOGUE_STALENESS_MS,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    });
+  }
+
+  /** Oldest first, unpaginated: a catalogue is small. The active plans may be CATALOGUE_STALENESS_MS old. */
   async list(activeOnly: boolean): Promise<PlanView[]> {
+    if (activeOnly) return this.active.get();
     return (await this.deps.plans.list({ activeOnly })).map(planView);
   }
 
   async create(input: NewPlan): Promise<PlanView> {
-    return planView(await this.deps.plans.create(input));
+    return this.changed(planView(await this.deps.plans.create(input)));
   }
 
   async update(id: string, changes: PlanChanges): Promise<PlanView> {
-    return planView(await this.deps.plans.update(id, changes));
+    return this.changed(planView(await this.deps.plans.update(id, changes)));
   }
 
   async delete(id: string): Promise<{ id: string; deleted: true }> {
     await this.deps.plans.delete(id);
-    return { id, deleted: true };
+    return this.changed({ id, deleted: true as const });
+  }
+
+  /** The administrator's change is in this container's catalogue at once. */
+  private changed<T>(result: T): T {
+    this.active.invalidate();
+    return result;
   }
 }

@@ -1,27 +1,21 @@
 // Payment reconciliation (docs/DESIGN.md 14, docs/PAYMENTS-GUIDE.md "Reconciliation"): a pending channel order
 // whose callback never came is asked about at its channel, and settled when the channel's verified answer
 // reports it paid, through the same checks a callback passes (lib/billing/callbacks.ts) and the same single
-// settlement write (paid_via reconciliation). A channel that cannot be asked changes nothing: a warning, a
-// metric, and the next run asks again.
+// settlement write (paid_via reconciliation). Each such order has its own schedule (the `due` index,
+// lib/billing/reconcile-schedule.ts): a run takes the orders whose check is due, most overdue first, and
+// moves each to its next check or out of the schedule. A channel that cannot be asked changes nothing but
+// the order's next check: a warning, a metric, and a later run asks again.
 
 import type { ChannelAdapter, QueryVerdict } from '#lib/billing/channels/types.ts';
-import type { Clock } from '#lib/platform/db/table.ts';
+import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { settleReportedPayment } from './callbacks.ts';
-import type { StoredOrder } from './model.ts';
-import type { OrderRepository } from './orders.ts';
+import type { DueOrder, OrderRepository } from './orders.ts';
+import type { ReconcileSchedule } from './reconcile-schedule.ts';
 import type { GatewaySource } from './registry.ts';
 import { CHANNELS, type ChannelName } from './settings.ts';
 import type { Settlement } from './settlement.ts';
-
-/** Which pending orders are asked about: created between `maxAgeMinutes` and `minAgeMinutes` ago. */
-export interface ReconcileWindow {
-  /** Younger orders are left to their callback, which normally arrives within seconds. */
-  minAgeMinutes: number;
-  /** The order TTL plus a margin: past it the channel has closed the order (its time_expire) long ago. */
-  maxAgeMinutes: number;
-}
 
 export interface ReconcileCounts {
   /** Orders asked about. */
@@ -38,8 +32,11 @@ export interface ReconcileCounts {
 
 export interface ReconcileSummary extends ReconcileCounts {
   providers: Partial<Record<ChannelName, ReconcileCounts>>;
-  window: { created_from: string; created_to: string };
-  /** True when more orders were pending than one run asks about (or time ran short); the rest wait. */
+  /** The run took orders whose check was due at or before this instant. */
+  due_until: string;
+  /** Orders that left the schedule unpaid (checks spent, or past their deadline and margin). */
+  left_schedule: number;
+  /** True when more orders were due than one run asks about (or time ran short); the rest wait. */
   truncated: boolean;
 }
 
@@ -47,16 +44,18 @@ export interface ReconcilerDeps {
   orders: OrderRepository;
   gateways: GatewaySource;
   settlement: Settlement;
+  schedule: ReconcileSchedule;
+  /** payment.reconcile.max_orders_per_run. */
+  maxOrdersPerRun: number;
   clock: Clock;
 }
 
-const MINUTE_MS = 60_000;
-/** Bounds one run (each query may take the channel's 5 s timeout): the rest wait for the next run. */
-export const MAX_ORDERS_PER_RUN = 200;
 /** Queries in flight at once, across channels. */
 const CONCURRENCY = 4;
 /** No new query starts with less time than this left (a query's 5 s timeout plus its settlement). */
 const TIME_RESERVE_MS = 15_000;
+/** Due orders read per page of the schedule. */
+const PAGE = 100;
 
 export interface RunOptions {
   /** The invocation's time left (Lambda's context.getRemainingTimeInMillis); absent: no limit. */
@@ -77,40 +76,41 @@ export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   /**
-   * One run over the window. Never throws for one channel or one order; only when the settings or the
-   * order listing cannot be read at all (the run then fails as a whole and the schedule runs it again).
+   * One run over the orders due now. Never throws for one channel or one order; only when the settings or
+   * the schedule cannot be read at all (the run then fails as a whole and the schedule runs it again).
    */
-  async run(window: ReconcileWindow, options: RunOptions = {}): Promise<ReconcileSummary> {
+  async run(options: RunOptions = {}): Promise<ReconcileSummary> {
     const now = this.deps.clock();
-    const from = new Date(now.getTime() - window.maxAgeMinutes * MINUTE_MS);
-    const to = new Date(now.getTime() - window.minAgeMinutes * MINUTE_MS);
     const summary: ReconcileSummary = {
       ...emptyCounts(),
       providers: {},
-      window: { created_from: from.toISOString(), created_to: to.toISOString() },
+      due_until: now.toISOString(),
+      left_schedule: 0,
       truncated: false,
     };
-    if (from >= to) return summary;
     const { registry } = await this.deps.gateways.current();
-    // Only channels registered now can be asked (mock and manual never are: no channel to ask).
+    // Only channels registered now can be asked (mock and manual orders are never scheduled: no channel).
     const adapters = new Map<ChannelName, ChannelAdapter>();
     for (const name of CHANNELS) {
       const adapter = registry.channel(name);
       if (adapter) adapters.set(name, adapter);
     }
-    if (adapters.size === 0) return summary;
 
-    const due: StoredOrder[] = [];
-    for await (const order of this.deps.orders.pendingCreatedBetween(from, to, [...adapters.keys()])) {
-      if (due.length === MAX_ORDERS_PER_RUN) {
-        summary.truncated = true;
-        break;
-      }
-      due.push(order);
-    }
-    if (summary.truncated) {
-      log.warn('payment reconciliation has more pending orders than one run asks about', {
-        asked: MAX_ORDERS_PER_RUN,
+    const due: DueOrder[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.deps.orders.dueBy(
+        now,
+        Math.min(PAGE, this.deps.maxOrdersPerRun - due.length),
+        cursor,
+      );
+      due.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor && due.length < this.deps.maxOrdersPerRun);
+    if (cursor) {
+      summary.truncated = true;
+      log.warn('payment reconciliation has more orders due than one run asks about', {
+        asked: this.deps.maxOrdersPerRun,
       });
     }
 
@@ -123,13 +123,23 @@ export class Reconciler {
         }
         const order = due[next++]!;
         const provider = order.provider as ChannelName;
-        const outcome = await this.reconcileOrder(order, provider, adapters.get(provider)!);
+        const adapter = adapters.get(provider);
+        if (!adapter) {
+          // Its channel is off now: nobody to ask. It keeps its place (no check counted) until its end.
+          if (await this.moveOn(order, false)) summary.left_schedule += 1;
+          continue;
+        }
+        const outcome = await this.reconcileOrder(order, provider, adapter);
         const counts = summary.providers[provider] ?? emptyCounts();
         summary.providers[provider] = counts;
         for (const total of [summary, counts]) {
           total.checked += 1;
           total[outcome] += 1;
         }
+        // A settled order left the schedule in its settlement; an already paid one did too, or is taken out.
+        if (outcome === 'settled') continue;
+        if (outcome === 'already_paid') await this.leave(order, order.reconcile_checks + 1);
+        else if (await this.moveOn(order, true)) summary.left_schedule += 1;
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
@@ -137,7 +147,53 @@ export class Reconciler {
     return summary;
   }
 
-  private async reconcileOrder(order: StoredOrder, provider: ChannelName, adapter: ChannelAdapter) {
+  /**
+   * The order is still unpaid after this run: to its next check (one more counted when it was asked), or out
+   * of the schedule. True when it left. A write that finds the order moved (settled, or taken by another
+   * run) changes nothing; a failed write leaves it due, so the next run takes it again.
+   */
+  private async moveOn(order: DueOrder, asked: boolean): Promise<boolean> {
+    const now = this.deps.clock();
+    const checks = order.reconcile_checks + (asked ? 1 : 0);
+    const nextCheck = this.deps.schedule.nextCheck(now, checks, order.deadline_ms);
+    if (!nextCheck) {
+      const left = await this.leave(order, checks);
+      if (left) {
+        recordMetric('ReconcileGaveUp', { dimensions: { provider: order.provider } });
+        log.info('order left payment reconciliation unpaid', {
+          order_id: order.id,
+          provider: order.provider,
+          checks,
+        });
+      }
+      return left;
+    }
+    await this.deps.orders.reschedule(order, nextCheck, asked).catch((error: unknown) => {
+      if (error instanceof ConditionFailedError) return;
+      log.error('payment reconciliation could not schedule an order’s next check', {
+        order_id: order.id,
+        error,
+      });
+    });
+    return false;
+  }
+
+  private async leave(order: DueOrder, checks: number): Promise<boolean> {
+    try {
+      await this.deps.orders.leaveSchedule(order, checks);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) {
+        log.error('payment reconciliation could not take an order off its schedule', {
+          order_id: order.id,
+          error,
+        });
+      }
+      return false;
+    }
+  }
+
+  private async reconcileOrder(order: DueOrder, provider: ChannelName, adapter: ChannelAdapter) {
     recordMetric('ReconcileChecked', { dimensions: { provider } });
     let verdict: QueryVerdict;
     try {
@@ -168,7 +224,7 @@ export class Reconciler {
     }
   }
 
-  private failed(order: StoredOrder, provider: ChannelName, reason: string, detail?: string): Outcome {
+  private failed(order: DueOrder, provider: ChannelName, reason: string, detail?: string): Outcome {
     // Only our order id, the provider and a short reason: never a key, a signature or the answer itself.
     log.warn('payment reconciliation query failed', {
       order_id: order.id,
@@ -179,15 +235,4 @@ export class Reconciler {
     recordMetric('ReconcileQueryFailed', { dimensions: { provider, reason } });
     return 'failed';
   }
-}
-
-/** The window for these settings: `payment.reconcile` and the order TTL (docs/PAYMENTS-GUIDE.md). */
-export function reconcileWindow(payment: {
-  order_ttl_minutes: number;
-  reconcile: { min_age_minutes: number; margin_minutes: number };
-}): ReconcileWindow {
-  return {
-    minAgeMinutes: payment.reconcile.min_age_minutes,
-    maxAgeMinutes: payment.order_ttl_minutes + payment.reconcile.margin_minutes,
-  };
 }

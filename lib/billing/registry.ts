@@ -1,13 +1,16 @@
 // Which providers can take orders right now: manual always, mock when enabled (never in production), each
-// channel when enabled and complete. Rebuilt whenever the stored settings change (hot reload).
+// channel when enabled and complete. Rebuilt when the stored settings change (hot reload), kept per
+// container for a stated staleness.
 
 import { createChannelA } from '#lib/billing/channels/channel-a.ts';
 import { createChannelB } from '#lib/billing/channels/channel-b.ts';
 import { createChannelC } from '#lib/billing/channels/channel-c.ts';
 import { ChannelConfigError } from '#lib/billing/channels/errors.ts';
 import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
+import { type Cached, cached } from '#lib/platform/cache.ts';
 import type { Provider } from '#lib/platform/config/index.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import {
   CHANNELS,
@@ -125,37 +128,65 @@ export interface LiveGateways extends VersionedSettings {
   registry: GatewayRegistry;
 }
 
+/** How stale another container's payment settings may be here (docs/PAYMENTS-GUIDE.md, "Hot reload"). */
+export const SETTINGS_STALENESS_MS = 30_000;
+
 /**
- * Per-container view of the settings that takes saved changes on the next request in every function: each
- * call reads only the stored version (one small GetItem); secrets are opened and adapters rebuilt only
- * when that version moved.
+ * Per-container view of the settings (docs/PAYMENTS-GUIDE.md, "Hot reload and its cost"): kept for
+ * SETTINGS_STALENESS_MS without any read, then revalidated by one read of the stored version (secrets are
+ * opened and adapters rebuilt only when it moved). A save in this container is seen by it at once
+ * (`replace`); other containers see it within the staleness. A negative answer (a provider not registered
+ * here) is checked against the stored version before it is given (`confirmed`), so switching a provider on
+ * takes effect at once everywhere; switching one off, within the staleness.
  */
 export class GatewaySource {
-  private live: Promise<LiveGateways> | undefined;
+  private readonly cache: Cached<LiveGateways>;
 
   constructor(
     private readonly store: PaymentSettingsStore,
     private readonly stage: string,
-  ) {}
+    options: { clock?: Clock; stalenessMs?: number } = {},
+  ) {
+    this.cache = cached((previous) => this.revalidate(previous), {
+      ttlMs: options.stalenessMs ?? SETTINGS_STALENESS_MS,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+  }
 
-  async current(): Promise<LiveGateways> {
-    const cached = this.live ? await this.live.catch(() => undefined) : undefined;
-    if (cached) {
-      const version = await this.store.currentVersion();
-      if (version === cached.version) return cached;
-    }
-    const loading = this.store.load().then((loaded) => ({
-      ...loaded,
-      registry: buildRegistry(loaded.settings, { stage: this.stage }),
-    }));
-    this.live = loading;
-    return loading;
+  /** The settings and registry as this container holds them (at most SETTINGS_STALENESS_MS old). */
+  current(): Promise<LiveGateways> {
+    return this.cache.get();
+  }
+
+  /** As the table holds them now (one version read): for the administrator's reads and saves. */
+  fresh(): Promise<LiveGateways> {
+    return this.cache.refresh();
+  }
+
+  /**
+   * The current registry if `accepts` holds for it; otherwise the registry as the table holds it now, so a
+   * provider just switched on in another container is not refused here for the staleness.
+   */
+  async confirmed(accepts: (registry: GatewayRegistry) => boolean): Promise<LiveGateways> {
+    const held = await this.current();
+    return accepts(held.registry) ? held : this.fresh();
   }
 
   /** After this container saved new settings, it need not read them back. */
   replace(saved: VersionedSettings): LiveGateways {
     const live = { ...saved, registry: buildRegistry(saved.settings, { stage: this.stage }) };
-    this.live = Promise.resolve(live);
+    this.cache.set(live);
     return live;
+  }
+
+  /** A save lost to another container's: the next read goes to the table. */
+  forget(): void {
+    this.cache.invalidate();
+  }
+
+  private async revalidate(previous: LiveGateways | undefined): Promise<LiveGateways> {
+    if (previous && (await this.store.currentVersion()) === previous.version) return previous;
+    const loaded = await this.store.load();
+    return { ...loaded, registry: buildRegistry(loaded.settings, { stage: this.stage }) };
   }
 }

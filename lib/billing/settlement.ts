@@ -29,7 +29,7 @@ export async function requireMockCashier(order: StoredOrder, gateways: GatewaySo
   if (order.provider !== 'mock') {
     throw errors.forbidden(`A ${order.provider} order cannot be paid by its owner`);
   }
-  const { registry } = await gateways.current();
+  const { registry } = await gateways.confirmed((held) => held.has('mock'));
   if (!registry.has('mock')) throw errors.forbidden('The mock cashier is disabled');
 }
 

@@ -180,11 +180,19 @@ export const configSchema = z.object({
     default_gateway: z._default(z.enum(PROVIDERS), 'manual'),
     order_ttl_minutes: wholeNumber(1, 7 * 24 * 60, 30),
     notify_base_url: optionalUrl,
-    // Reconciliation (docs/PAYMENTS-GUIDE.md, "Reconciliation"): pending channel orders older than
-    // min_age_minutes and younger than order_ttl_minutes + margin_minutes are asked about at their channel.
+    // Reconciliation (docs/PAYMENTS-GUIDE.md, "Reconciliation"): each pending channel order has its own
+    // schedule of checks at its channel (the `due` index). The first is min_age_minutes after the order is
+    // placed (its callback normally comes within seconds); each check that finds it unpaid doubles the wait
+    // (min_age_minutes, then twice that...) up to max_interval_minutes. It leaves the schedule after
+    // max_checks checks, or with the check at its deadline + margin_minutes (the channel closed it at the
+    // deadline; the margin catches a payment made at the last moment whose callback was lost).
     reconcile: section({
       min_age_minutes: wholeNumber(1, 24 * 60, 3),
       margin_minutes: wholeNumber(0, 7 * 24 * 60, 60),
+      max_interval_minutes: wholeNumber(1, 24 * 60, 60),
+      max_checks: wholeNumber(1, 1000, 10),
+      // Checks one run makes (4 at a time); the rest stay due and the next run takes them, oldest first.
+      max_orders_per_run: wholeNumber(1, 5000, 200),
       // npm start's periodic run (in AWS a schedule runs the reconciler every 5 minutes); 0 turns it off.
       local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
     }),

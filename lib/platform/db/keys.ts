@@ -91,6 +91,15 @@ export const TABLE = {
         unique,
       ),
     },
+    // due: the payment reconciler's schedule (lib/billing/reconcile.ts), sparse: only pending channel orders
+    // carry it, under `due#<n>` sorted by `<next check>#<order id>`. It holds what a run needs to decide
+    // whether to ask the channel; the order itself is read again (strongly) only to settle it.
+    {
+      name: 'due',
+      partitionKey: 'gsi3pk',
+      sortKey: 'gsi3sk',
+      projected: ['id', 'provider', 'deadline_ms', 'reconcile_checks'] as readonly string[],
+    },
   ],
 } as const;
 

@@ -280,6 +280,36 @@ describe('orders', () => {
     });
     expect((await call('GET', '/api/v1/admin/orders', { headers: alice.headers })).status).toBe(403);
   });
+
+  it('pages every order newest first across the listing shards, each once; a forged cursor is 400', async () => {
+    // Prepare: orders that land in several shards of the all-orders listing.
+    const placed: string[] = [];
+    for (let index = 0; index < 6; index += 1) placed.push((await placeOrder(alice, 'manual')).json.data.id);
+    const shards = new Set(
+      await Promise.all(placed.map(async (id) => (await table.get(orderKey(id)))?.gsi2pk as string)),
+    );
+
+    // Act
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const page = await call('GET', `/api/v1/admin/orders?limit=2${query}`, { headers: admin.headers });
+      expect(page.status).toBe(200);
+      seen.push(...page.json.data.items.map((item: { id: string }) => item.id));
+      cursor = page.json.data.next_cursor;
+    } while (cursor);
+    const forged = await call('GET', '/api/v1/admin/orders?cursor=bm90LWEtY3Vyc29y', {
+      headers: admin.headers,
+    });
+
+    // Assess
+    expect(shards.size).toBeGreaterThan(1);
+    for (const shard of shards) expect(shard).toMatch(/^orders#\d+$/);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => placed.includes(id))).toEqual([...placed].reverse());
+    expect(forged.status).toBe(400);
+  });
 });
 
 describe('who may confirm payment (SPEC 4.3 rule 1)', () => {

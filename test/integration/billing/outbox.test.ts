@@ -7,6 +7,7 @@ import type { OrderPaidDetail } from '#lib/billing/order-events.ts';
 import { OrderRepository, orderKey } from '#lib/billing/orders.ts';
 import { type OutboxItem, outboxKey } from '#lib/billing/outbox.ts';
 import { usageKey } from '#lib/files/usage.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -81,7 +82,7 @@ function detailOf(order: StoredOrder): Partial<OrderPaidDetail> {
 /** A settlement path no HTTP route reaches here (the reconciler's), over the same table. */
 function reconciliation() {
   const { settlement } = testDeps({ defaultQuotaBytes: 1_000_000 }).billing;
-  const orders = new OrderRepository(testTable());
+  const orders = new OrderRepository(testTable(), { listingShards: config.listing_shards });
   return async (orderId: string, tradeNo: string) =>
     settlement.confirm((await orders.get(orderId))!, 'reconciliation', tradeNo);
 }

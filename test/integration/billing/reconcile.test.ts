@@ -3,6 +3,7 @@
 // out_trade_no, EPay's api.php?act=order) and settled only on a verified answer that passes a callback's
 // checks; a channel that cannot answer changes nothing (a warning and a metric) and the next run settles it.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { StoredOrder } from '#lib/billing/model.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -37,11 +38,13 @@ let channels: ChannelHarness;
 /** Orders a test placed: cancelled afterwards if still pending, so each run sees only its test's orders. */
 const placed: string[] = [];
 
-// Defaults: min age 3 minutes, order TTL 30 + margin 60 minutes. A reconciler 5 minutes ahead sees an
-// order placed now as 5 minutes old (in the window); 1 minute ahead too young; 92 minutes ahead too old.
+// Defaults: first check 3 minutes after the order is placed, then waits of 6, 12, 24... minutes; order
+// TTL 30 + margin 60 minutes. A reconciler 5 minutes ahead finds an order placed now due; 1 minute ahead,
+// not yet; after a check at +5 the next is due at +11 (AFTER_BACKOFF); past +90 its checks are over.
 const IN_WINDOW = 5;
 const TOO_YOUNG = 1;
-const TOO_OLD = 30 + 60 + 2;
+const AFTER_BACKOFF = IN_WINDOW + 6;
+const PAST_ITS_END = 30 + 60 + 2;
 
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
@@ -78,11 +81,35 @@ function metricCalls(name: string) {
     .map(([, options]) => options?.dimensions);
 }
 
-/** No state change: the item as it was (status, payment fields, grant) and no grant on the account. */
-async function expectUntouched(id: string, before: unknown): Promise<void> {
-  expect(await storedOrder(table, id)).toEqual(before);
+/**
+ * No state change but the order's next check: the item as it was (status, payment fields, grant) apart from
+ * its place in the reconciler's schedule, and no grant on the account.
+ */
+async function expectUntouched(id: string, before: StoredOrder | undefined): Promise<void> {
+  expect(withoutSchedule(await storedOrder(table, id))).toEqual(withoutSchedule(before));
   expect((await grantOf(table, buyer.account.id))?.order_id).not.toBe(id);
 }
+
+function withoutSchedule(order: StoredOrder | undefined) {
+  const {
+    gsi3pk: _shard,
+    gsi3sk: _due,
+    reconcile_checks: _checks,
+    ...rest
+  } = (order ?? {}) as Record<string, unknown>;
+  return rest;
+}
+
+/** The order's place in the reconciler's schedule: its next check and the checks made so far. */
+async function scheduleOf(id: string) {
+  const item = (await storedOrder(table, id)) as unknown as Record<string, unknown>;
+  return {
+    next_check: typeof item.gsi3sk === 'string' ? item.gsi3sk.split('#')[0] : undefined,
+    checks: item.reconcile_checks,
+  };
+}
+
+const minutesAhead = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
 
 describe.each(CHANNELS)('%s reconciliation', (channel) => {
   it('settles a pending order the channel reports paid, with paid_via reconciliation and its grant', async () => {
@@ -138,6 +165,12 @@ describe.each(CHANNELS)('%s reconciliation', (channel) => {
       await expectUntouched(id, before);
       expect(channels.queries(channel).timesQueried(id)).toBe(1);
       expect(metricCalls('ReconcileQueryFailed')).toEqual([]);
+      // Asked again after twice the first wait, not on the next run.
+      const schedule = await scheduleOf(id);
+      expect(schedule.checks).toBe(1);
+      expect(schedule.next_check! > minutesAhead(IN_WINDOW + 5)).toBe(true);
+      expect(schedule.next_check! < minutesAhead(AFTER_BACKOFF)).toBe(true);
+      expect((await reconcilerAhead(IN_WINDOW)()).checked).toBe(0);
     },
   );
 
@@ -170,9 +203,9 @@ describe.each(CHANNELS)('%s reconciliation', (channel) => {
       expect(JSON.stringify(warnings)).not.toMatch(/"sign"|<html>|Wechatpay-Signature/i);
       expect(metricCalls('ReconcileQueryFailed')).toEqual([{ provider: channel, reason }]);
 
-      // Act: the channel recovers
+      // Act: the channel recovers; a run once the order's next check is due
       channels.queries(channel).set(id, 'paid');
-      const nextRun = await reconcilerAhead(IN_WINDOW)();
+      const nextRun = await reconcilerAhead(AFTER_BACKOFF)();
 
       // Assess
       expect(nextRun).toMatchObject({ checked: 1, settled: 1, failed: 0 });
@@ -210,21 +243,36 @@ describe.each(CHANNELS)('%s reconciliation', (channel) => {
     }
   });
 
-  it.each([
-    ['too young', TOO_YOUNG],
-    ['too old', TOO_OLD],
-  ] as const)('does not ask about an order %s for the window', async (_label, minutesAhead) => {
+  it('does not ask about an order before its first check is due', async () => {
     // Prepare
     const id = await order(channel, 'paid');
     const before = await storedOrder(table, id);
 
     // Act
-    const summary = await reconcilerAhead(minutesAhead)();
+    const summary = await reconcilerAhead(TOO_YOUNG)();
 
     // Assess
     expect(summary.checked).toBe(0);
     expect(channels.queries(channel).timesQueried(id)).toBe(0);
     await expectUntouched(id, before);
+  });
+
+  it('asks one last time about an order past its deadline and margin, then takes it off the schedule', async () => {
+    // Prepare: the reconciler did not run for the order's whole life.
+    const id = await order(channel, 'not_paid');
+    const before = await storedOrder(table, id);
+
+    // Act
+    const last = await reconcilerAhead(PAST_ITS_END)();
+    const later = await reconcilerAhead(PAST_ITS_END + 120)();
+
+    // Assess: asked once, off the schedule, and shown expired (its stored status stays pending).
+    expect(last).toMatchObject({ checked: 1, still_pending: 1, left_schedule: 1 });
+    expect(later.checked).toBe(0);
+    expect(channels.queries(channel).timesQueried(id)).toBe(1);
+    await expectUntouched(id, before);
+    expect(await scheduleOf(id)).toEqual({ next_check: undefined, checks: 1 });
+    expect(metricCalls('ReconcileGaveUp')).toEqual([{ provider: channel }]);
   });
 });
 

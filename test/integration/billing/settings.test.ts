@@ -1,16 +1,24 @@
 // Payment settings: seeded from the config file, masked on read, merged and validated on write, sealed at
-// rest, and picked up by every container on its next request.
+// rest, seen at once by the container that saved them and within the stated staleness by every other.
+
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GatewaySource } from '#lib/billing/registry.ts';
+import { buildPaymentsDeps } from '#functions/payments/deps.ts';
+import { createPaymentsHandler } from '#functions/payments/handler.ts';
+import { needs as paymentsNeeds } from '#functions/payments/needs.ts';
+import { GatewaySource, SETTINGS_STALENESS_MS } from '#lib/billing/registry.ts';
 import { SETTINGS_KEY, settingsFromConfig } from '#lib/billing/settings.ts';
 import { PaymentSettingsStore } from '#lib/billing/settings-store.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { statusOf } from '#lib/http/errors.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
-import type { Table } from '#lib/platform/db/table.ts';
+import { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { sharedMasterKey } from '#test/support/deps.ts';
+import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { generateTestKeyPair } from '#test/support/fake-gateways/index.ts';
+import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { call, captureLog } from './helpers.ts';
 
@@ -46,9 +54,20 @@ function read() {
 }
 
 /** A second container: its own store and registry cache over the same table. */
-function otherContainer() {
+function otherContainer(clock: () => Date = () => new Date()) {
   const store = new PaymentSettingsStore(table, sharedMasterKey(), () => settingsFromConfig(config.payment));
-  return new GatewaySource(store, 'test');
+  return new GatewaySource(store, 'test', { clock });
+}
+
+/** A clock that stands still until the test moves it. */
+function movableClock() {
+  let at = Date.now();
+  return {
+    now: () => new Date(at),
+    advance: (ms: number) => {
+      at += ms;
+    },
+  };
 }
 
 describe('payment settings', () => {
@@ -183,28 +202,82 @@ describe('payment settings', () => {
     expect(answer.json.message).toContain('channel_a.enabled');
   });
 
-  it('takes effect on the next request of another container (hot reload)', async () => {
-    // Prepare: another container has its registry cached.
-    const other = otherContainer();
+  it('takes effect at once in the container that saved, and within the staleness in another', async () => {
+    // Prepare: another container has its registry cached, on a clock the test moves.
+    const clock = movableClock();
+    const other = otherContainer(clock.now);
     const before = await other.current();
     expect(before.registry.providers).toContain('mock');
 
     // Act: this container saves new settings.
     await put({ default_gateway: 'channel_b', mock: { enabled: false } });
+    const gateways = await call('GET', '/api/v1/payment-gateways');
+    const stale = await other.current();
+    clock.advance(SETTINGS_STALENESS_MS);
     const after = await other.current();
 
     // Assess
+    expect(gateways.json.data).toEqual(['channel_b', 'manual']);
+    expect(stale).toBe(before);
     expect(after.version).toBe(before.version + 1);
     expect(after.registry.providers).toEqual(['channel_b', 'manual']);
-    const gateways = await call('GET', '/api/v1/payment-gateways');
-    expect(gateways.json.data).toEqual(['channel_b', 'manual']);
   });
 
-  it('re-reads only the version while the settings are unchanged', async () => {
-    const other = otherContainer();
-    const first = await other.current();
-    const second = await other.current();
-    expect(second).toBe(first);
+  it('confirms a provider another container holds as off against the table before refusing it', async () => {
+    // Prepare: another container cached the settings while mock was off.
+    await put({ mock: { enabled: false } });
+    const other = otherContainer(movableClock().now);
+    expect((await other.current()).registry.has('mock')).toBe(false);
+
+    // Act: this container switches mock on; the other is asked for it within its staleness.
+    await put({ mock: { enabled: true } });
+    const confirmed = await other.confirmed((registry) => registry.has('mock'));
+
+    // Assess
+    expect(confirmed.registry.has('mock')).toBe(true);
+    expect((await other.current()).registry.has('mock')).toBe(true);
+  });
+
+  it('reads no settings for a second payments request within the staleness, one version read after it', async () => {
+    // Prepare: a payments container over a table client that counts its settings reads.
+    const clock = movableClock();
+    const reads: string[] = [];
+    const client = dynamoClient(config.aws);
+    const counting = {
+      send: (command: { input: { Key?: { pk?: string; sk?: string } } }) => {
+        const key = command.input.Key;
+        if (command instanceof GetCommand && key?.pk === SETTINGS_KEY.pk) reads.push(key.sk!);
+        return client.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const deps = buildPaymentsDeps(
+      testResources('payments', paymentsNeeds, {
+        clock: clock.now,
+        provided: { table: new Table(counting, config.table_name, clock.now) },
+      }),
+    );
+    const handler = createPaymentsHandler(() => deps);
+    const gatewaysRequest = async () => {
+      const answer = await handler(
+        apiEvent({ method: 'GET', path: '/api/v1/payment-gateways' }),
+        lambdaContext,
+      );
+      expect(answer.statusCode).toBe(200);
+    };
+
+    // Act
+    await gatewaysRequest();
+    const first = reads.splice(0);
+    await gatewaysRequest();
+    const second = reads.splice(0);
+    clock.advance(SETTINGS_STALENESS_MS);
+    await gatewaysRequest();
+    const afterStaleness = reads.splice(0);
+
+    // Assess: loaded once, then nothing, then only the tiny version item.
+    expect(first).toEqual(['settings']);
+    expect(second).toEqual([]);
+    expect(afterStaleness).toEqual(['version']);
   });
 
   it('lets exactly one of two saves from the same version win (the other is 409)', async () => {
