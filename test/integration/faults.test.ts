@@ -352,11 +352,10 @@ describe('callback settlement under faults', () => {
     return { orderId, notification };
   }
 
+  // The payment settings are cached per container (docs/PAYMENTS-GUIDE.md, "Hot reload"): a warm callback
+  // does not read them, so their read failing is the cold container's case, in
+  // test/integration/billing/caches.test.ts.
   const steps: Array<{ step: string; fault: Omit<FaultOptions, 'error'> }> = [
-    {
-      step: 'settings version read',
-      fault: { command: 'GetItemCommand', when: mentions('settings#payment') },
-    },
     { step: 'order read', fault: { command: 'GetItemCommand', when: mentions('order#') } },
     {
       step: 'settlement transaction',
