@@ -1,12 +1,12 @@
 // Deletes and the CDN (docs/UPLOADS.md "Deleting"): an owner's delete creates no invalidation (the edge drops
 // its copy within cdn.deleted_max_age_seconds); the back office's takedowns are recorded and sent by the
-// takedowns worker, all pending paths in one invalidation per run; a run with nothing pending sends
-// nothing; a failed invalidation keeps the paths for the next run; a failed delete records nothing.
+// takedowns worker, all pending paths (at most 1,000) in one invalidation per run; a run with nothing
+// pending sends nothing; a failed invalidation keeps the paths for the next run; a failed delete records nothing.
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
-import type { TakedownRun } from '#lib/platform/cdn/takedowns.ts';
+import { MAX_TAKEDOWN_PATHS, type TakedownRun } from '#lib/platform/cdn/takedowns.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -139,6 +139,31 @@ describe('deletes and the CDN', () => {
     expect(answers.filter((answer) => answer.status === 404)).toHaveLength(49);
     const adminWon = answers.findIndex((answer) => answer.status === 200) % 2 === 1;
     expect(cdn.calls).toEqual(adminWon ? [[`/i/${record.key}`]] : []);
+  });
+
+  it('sends at most 1,000 paths a run and leaves the rest for the next', async () => {
+    // Prepare: 1,003 takedowns recorded, as the back office's deletes record them.
+    const cdn = recordingCdn();
+    const { groups } = testDeps({ cdn });
+    const { takedowns } = groups.takedowns;
+    while ((await takedowns.send(cdn)).paths > 0);
+    cdn.calls.length = 0;
+    const paths = Array.from({ length: MAX_TAKEDOWN_PATHS + 3 }, (_, n) => `/i/2026/11/25/batch-${n}.png`);
+    for (let start = 0; start < paths.length; start += 50) {
+      await Promise.all(paths.slice(start, start + 50).map((path) => takedowns.record(path)));
+    }
+
+    // Act
+    const first = await takedowns.send(cdn);
+    const second = await takedowns.send(cdn);
+    const third = await takedowns.send(cdn);
+
+    // Assess
+    expect(first).toEqual({ paths: MAX_TAKEDOWN_PATHS, invalidations: 1, more: true });
+    expect(second).toEqual({ paths: 3, invalidations: 1, more: false });
+    expect(third).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(cdn.calls.map((call) => call.length)).toEqual([MAX_TAKEDOWN_PATHS, 3]);
+    expect(new Set(cdn.calls.flat())).toEqual(new Set(paths));
   });
 
   it('keeps the takedown when the invalidation fails, and sends it on the next run', async () => {
