@@ -20,7 +20,7 @@ export const GROUP_NEEDS: Record<FunctionGroup, GroupNeeds> = {
   'payment-callback': paymentCallback,
 };
 
-/** Functions that serve no route: they run on a table stream or a schedule (docs/DESIGN.md 14, docs/UPLOADS.md). */
+/** Functions that serve no route: they run on a table stream or a schedule (docs/DESIGN.md 14). */
 export type WorkerName = 'outbox-drain' | 'reconciler' | 'takedowns';
 
 export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {

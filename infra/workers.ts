@@ -47,7 +47,7 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
   },
 };
 
-/** How often the takedowns worker sends its batch (docs/UPLOADS.md: a takedown leaves the CDN within 5 minutes). */
+/** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */

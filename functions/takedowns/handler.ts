@@ -10,7 +10,7 @@ import { type TakedownsDeps, takedownsDeps } from './deps.ts';
 
 export type TakedownsHandler = (event: unknown, context: Context) => Promise<TakedownRun>;
 
-/** The worker over the given dependencies, as one observed invocation. The scheduled event carries nothing it uses. */
+/** The worker over the given dependencies, as one observed invocation (the scheduled event is not read). */
 export function createTakedownsHandler(deps: () => TakedownsDeps): TakedownsHandler {
   return observeInvocation('takedowns', async () => {
     const { takedowns, cdn } = deps();

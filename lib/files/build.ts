@@ -1,5 +1,6 @@
-// Builds the files domain from what it uses (table, storage, clock, limits, quotas, CDN takedowns): each service once,
-// over the shared pieces; production (functions/upload/deps.ts) and tests call the same builder.
+// Builds the files domain from what it uses (table, storage, clock, limits, quotas, CDN takedowns): each
+// service once, over the shared pieces; production (functions/upload/deps.ts) and tests call the same
+// builder.
 import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
 import type { Principal } from '#lib/accounts/model.ts';
 import { AccountRepository } from '#lib/accounts/repository.ts';

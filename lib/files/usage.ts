@@ -104,7 +104,7 @@ function sameGrant(state: UsageState): { expression: string; values: Record<stri
     : { expression: 'attribute_not_exists(#grant)', values: {} };
 }
 
-/** Where a file's bytes were counted: the sort key of the usage item (absent on the record: the single one). */
+/** Where a file's bytes were counted: its usage item's sort key (absent on the record: the single item). */
 export type UsageSlot = string;
 
 /**

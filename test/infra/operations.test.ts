@@ -1,5 +1,6 @@
 // Template checks of operating the service (bundling skipped): the worker functions with their stream,
-// dead-letter queue, event archive and schedules (the takedowns' among them); the alarms, their topic and the dashboard; tracing per stage.
+// dead-letter queue, event archive and schedules (the takedowns' among them); the alarms, their topic and
+// the dashboard; tracing per stage.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
 import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';

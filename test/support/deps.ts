@@ -48,7 +48,7 @@ export interface TestDepsOptions extends TestSettingsOverrides {
   limits?: Partial<AccountLimits>;
   /** Where the outbox drain publishes order.paid (default: the log, as locally without a bus). */
   events?: OrderEventPublisher;
-  /** The CDN invalidator the takedowns worker calls (default: none, as locally); a recording fake shows what was called. */
+  /** The CDN invalidator the takedowns worker calls (default: none, as locally); a fake records the calls. */
   cdn?: Invalidator;
 }
 

@@ -1,7 +1,8 @@
 // Deletes and the CDN (docs/UPLOADS.md "Deleting"): an owner's delete creates no invalidation (the edge drops
 // its copy within cdn.deleted_max_age_seconds); the back office's takedowns are recorded and sent by the
 // takedowns worker, all pending paths (at most 1,000) in one invalidation per run; a run with nothing
-// pending sends nothing; a failed invalidation keeps the paths for the next run; a failed delete records nothing.
+// pending sends nothing; a failed invalidation keeps the paths for the next run; a failed delete records
+// nothing.
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
