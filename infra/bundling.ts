@@ -30,9 +30,10 @@ export const CHANNEL_A_SDK = 'alipay-sdk';
 // sloppy CommonJS, a TypeError at cold start once bundled into (strict) ESM. Installed, it stays CommonJS.
 export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
 
-// The CloudFront client (about 140 KiB, the largest package of the upload bundle) serves only the
-// invalidation after a file is deleted or replaced (lib/platform/cdn/invalidator.ts loads it then). Never bundled;
-// installed beside the bundle of the one group that invalidates (need `cdn`).
+// The CloudFront client (about 140 KiB) serves only the takedowns worker's batched invalidation
+// (lib/platform/cdn/invalidator.ts loads it on a run that has paths to send, so an idle minute's cold start
+// does not parse it). Never bundled; installed beside the bundle of the one function that invalidates
+// (need `cdn`).
 export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 
 // TOTP (otplib with its @otplib/*, @noble/hashes and @scure/base) and the setup's QR code (uqr): about
@@ -75,7 +76,7 @@ export interface GroupPackages {
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
   auth: { nativeArgon2: true, installed: [...TOTP_PACKAGES] },
-  upload: { nativeArgon2: false, installed: [CLOUDFRONT_SDK, FILE_TYPE_PACKAGE] },
+  upload: { nativeArgon2: false, installed: [FILE_TYPE_PACKAGE] },
   files: { nativeArgon2: false, installed: [] },
   payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
@@ -86,6 +87,8 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   // Asks the channels about pending orders; the channels' code may reach their SDKs, so they ship as for
   // payments (installed beside the bundle, loaded only when a channel's query path needs them).
   reconciler: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  // Sends the administrators' takedowns to CloudFront once a minute.
+  takedowns: { nativeArgon2: false, installed: [CLOUDFRONT_SDK] },
 };
 
 /** functions/<group>/handler.ts, exporting `handler`. */

@@ -55,7 +55,7 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
       }).unsafeUnwrap(),
     },
   });
-  const edge = createEdgePolicies(stack, bucket);
+  const edge = createEdgePolicies(stack, bucket, config.settings.cdn.deleted_max_age_seconds);
   // LIST makes a missing key a 404 instead of S3's 403; /i/* lets through image keys only, /console/*
   // maps to the console/ prefix, and neither forwards a query string, so no request can list the bucket.
   const bucketOrigin = S3BucketOrigin.withOriginAccessControl(bucket, {

@@ -28,6 +28,12 @@ export const PENDING_UPLOAD_PREFIX = INCOMING_PREFIX;
 export const PENDING_UPLOAD_EXPIRY_DAYS = 1;
 /** Overwritten or deleted files stay recoverable this long where data is retained (versioned bucket). */
 export const NONCURRENT_VERSION_EXPIRY_DAYS = 30;
+/**
+ * A presigned upload's bytes are copied to their record key on confirm and the incoming/ object deleted:
+ * in a versioned bucket that delete only hides it, and the bytes would stay 30 days as a noncurrent
+ * version. Under incoming/ old versions go after this (S3 applies the shortest of overlapping expirations).
+ */
+export const INCOMING_NONCURRENT_EXPIRY_DAYS = 1;
 
 /** How cdk-nag names the object key space of a bucket in a wildcard finding. */
 export function bucketObjectsFinding(bucket: IBucket): string {
@@ -126,6 +132,12 @@ export class ServiceData {
         // for a while; the old versions then go, so storage does not grow without bound.
         ...(infra.retainData
           ? [
+              {
+                id: 'expire-noncurrent-incoming',
+                prefix: PENDING_UPLOAD_PREFIX,
+                noncurrentVersionExpiration: Duration.days(INCOMING_NONCURRENT_EXPIRY_DAYS),
+                expiredObjectDeleteMarker: true,
+              },
               {
                 id: 'expire-noncurrent-versions',
                 noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_EXPIRY_DAYS),

@@ -67,7 +67,11 @@ export interface EdgePolicies {
   consoleHeaders: ResponseHeadersPolicy;
 }
 
-export function createEdgePolicies(stack: Stack, bucket: Bucket): EdgePolicies {
+/**
+ * `deletedMaxAgeSeconds` is the stage's `cdn.deleted_max_age_seconds`: how long the edge keeps an /i/
+ * object, and so how long a deleted file can still be served from it (no invalidation per delete).
+ */
+export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSeconds: number): EdgePolicies {
   const viewerAddress = new CloudFrontFunction(stack, 'ViewerAddress', {
     comment: 'Passes the viewer address to the API (API Gateway sees only the edge server)',
     code: FunctionCode.fromInline(VIEWER_ADDRESS_FUNCTION),
@@ -78,11 +82,15 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket): EdgePolicies {
     code: FunctionCode.fromInline(IMAGE_KEY_FUNCTION),
     runtime: FunctionRuntime.JS_2_0,
   });
-  // Keys carry a fresh uuid per upload and are never rewritten: cache them for as long as CloudFront will.
+  // Keys carry a fresh uuid per upload and are never rewritten, so browsers keep them a year, immutably (the
+  // objects' Cache-Control). The edge keeps them no longer than the stage's cdn.deleted_max_age_seconds:
+  // CloudFront caps the object's max-age at the maximum TTL, and this is what lets a deleted file leave the
+  // edge with no invalidation (docs/UPLOADS.md "Deleting"; takedowns are invalidated within minutes).
+  const edgeMaxAge = Duration.seconds(deletedMaxAgeSeconds);
   const imageCache = new CachePolicy(stack, 'ImageCache', {
-    comment: 'Immutable image objects',
-    defaultTtl: Duration.days(365),
-    maxTtl: Duration.days(365),
+    comment: 'Immutable image objects, kept at the edge for cdn.deleted_max_age_seconds',
+    defaultTtl: edgeMaxAge,
+    maxTtl: edgeMaxAge,
     minTtl: Duration.seconds(0),
     enableAcceptEncodingGzip: true,
     enableAcceptEncodingBrotli: true,

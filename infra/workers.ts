@@ -1,5 +1,6 @@
 // The functions that serve no route (docs/DESIGN.md 14): the outbox drain on the table's stream, the
-// payment reconciler on a schedule, and what makes their deliveries safe (dead-letter queue, event archive).
+// payment reconciler on a schedule, the CDN takedowns every minute, and what makes their deliveries safe
+// (dead-letter queue, event archive).
 import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { type ITable, StreamViewType } from 'aws-cdk-lib/aws-dynamodb';
 import { type EventBus, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
@@ -39,7 +40,17 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 120,
     description: 'Asks the payment channels about pending orders and settles those they report paid',
   },
+  // One query per shard, one CreateInvalidation, the deletes of what it sent; under a minute, so two runs
+  // never overlap and the batches stay one request a minute.
+  takedowns: {
+    functionClass: 'light',
+    timeoutSeconds: 50,
+    description: "Sends the back office's takedowns to the CDN in one invalidation a minute",
+  },
 };
+
+/** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
+export const TAKEDOWN_EVERY_MINUTES = 1;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
@@ -71,6 +82,7 @@ export class Workers extends Construct {
   readonly outboxDeadLetters: Queue;
   readonly reconcileSchedule: Rule;
   readonly outboxRedriveSchedule: Rule;
+  readonly takedownSchedule: Rule;
 
   constructor(scope: Construct, id: string, props: WorkersProps) {
     super(scope, id);
@@ -87,7 +99,11 @@ export class Workers extends Construct {
         description: spec.description,
       }).applyNeeds(WORKER_NEEDS[name], props.resources);
     };
-    this.functions = { 'outbox-drain': make('outbox-drain'), reconciler: make('reconciler') };
+    this.functions = {
+      'outbox-drain': make('outbox-drain'),
+      reconciler: make('reconciler'),
+      takedowns: make('takedowns'),
+    };
 
     this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -168,6 +184,19 @@ export class Workers extends Construct {
         maxEventAge: Duration.minutes(OUTBOX_REDRIVE.everyMinutes),
       }),
     );
+
+    // The back office's takedowns: one CreateInvalidation a minute with every path pending (its grant, from
+    // its need `cdn`, is that one action on this distribution; no API function holds it).
+    const takedownEvery = Duration.minutes(TAKEDOWN_EVERY_MINUTES);
+    this.takedownSchedule = new Rule(this, 'TakedownSchedule', {
+      description: 'Sends pending CDN takedowns in one invalidation',
+      schedule: Schedule.rate(takedownEvery),
+    });
+    this.takedownSchedule.addTarget(
+      new LambdaTarget(this.functions.takedowns.fn, { retryAttempts: 2, maxEventAge: takedownEvery }),
+    );
+    // The next minute's run is the retry: an asynchronous retry would make a second request that minute.
+    this.functions.takedowns.fn.configureAsyncInvoke({ retryAttempts: 0 });
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
     const stack = Stack.of(this);

@@ -6,7 +6,6 @@ import { buildQuota } from '#lib/files/quota-service.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { cdnOf } from '#lib/wiring/cdn.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
@@ -38,8 +37,9 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
       stripMetadata: settings.upload.strip_metadata,
     },
     quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
-    cdn: cdnOf(resources),
     listingShards: settings.listing_shards,
+    // Takedowns wait in the table for the takedowns worker, the only function that invalidates.
+    cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },
   });
   const staticToken = settings.upload.api_token;
   return {

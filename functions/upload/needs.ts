@@ -6,8 +6,6 @@ export const needs = {
   bucket: 'readwrite',
   // Session routes (API tokens, file list) check session tokens, whose signing key is sealed with it.
   masterKey: true,
-  // Deleting a file invalidates /i/<key>, which CloudFront would otherwise serve from its cache for a year.
-  cdn: true,
   // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
   // address the CDN names is believed only with it (lib/http/front-door.ts).
   frontDoor: true,

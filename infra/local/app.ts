@@ -24,6 +24,7 @@ import { startLocalOutboxDrain } from './outbox-drain.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
 import { startLocalReconciler } from './reconciler.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
+import { startLocalTakedowns } from './takedowns.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -105,7 +106,7 @@ function passThroughKeepingMail(dataDir: string) {
 }
 
 /** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
-const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler'];
+const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns'];
 
 /** Every group and worker in its own process (infra/local/function-host.ts under tsx), started side by side. */
 export async function startLocalFunctions(
@@ -199,6 +200,11 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     intervalSeconds: config.payment.reconcile.local_interval_seconds,
     ...(reconcilerFn ? { invoke: (event) => reconcilerFn.invoke(event as never) } : {}),
   });
+  // The back office's takedowns are sent (here: cleared, no CDN) every minute, as the stack's schedule does.
+  const takedownsFn = functions?.get('takedowns');
+  const takedowns = startLocalTakedowns({
+    ...(takedownsFn ? { invoke: (event) => takedownsFn.invoke(event as never) } : {}),
+  });
   return {
     server,
     url: `http://localhost:${address.port}`,
@@ -209,6 +215,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
       });
       await outboxDrain.stop();
       await reconciler.stop();
+      await takedowns.stop();
       if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
     },
   };

@@ -24,22 +24,28 @@ export class DecoyAccount {
     return this.ensured;
   }
 
-  private known: string | undefined;
-
-  /** Its hash, read as an account would be; undefined if it was never created (then a dummy is verified). */
-  async read(): Promise<Pick<Account, 'password_hash'> | undefined> {
-    const item = await this.table.get<{ pk: string; sk: string; password_hash?: string }>(DECOY_ACCOUNT_KEY);
-    if (item?.password_hash) this.known = item.password_hash;
-    return item?.password_hash ? { password_hash: item.password_hash } : undefined;
-  }
+  // Kept for the container's life once read: the item never changes once written (the first writer wins
+  // and nothing updates it), so the copy cannot be stale. Should it be deleted or replaced anyway (a table
+  // restored from a backup), a warm container keeps verifying against the old hash until it is recycled:
+  // harmless, as nobody knows the password of either. Without it every unknown-name login would read this
+  // one item, a hot key (DynamoDB serves 3,000 strongly consistent reads a second per partition).
+  private known: Pick<Account, 'password_hash'> | undefined;
 
   /**
-   * Its hash as last read (it never changes once created), read now only the first time: login needs it
-   * before the hash runs, where a known account's comes with its claim. Login still reads the item beside
-   * the hash, as it reads a known account's item there.
+   * Its hash, read as an account would be on the container's first use (then remembered, above);
+   * undefined if it was never created (then a dummy is verified, and the next call reads again). A login
+   * reads the known account beside the hash, where its wait is hidden behind the verification: the
+   * decoy's cached answer does not show in the login's time.
    */
-  async hash(): Promise<string | undefined> {
+  async read(): Promise<Pick<Account, 'password_hash'> | undefined> {
     if (this.known) return this.known;
+    const item = await this.table.get<{ pk: string; sk: string; password_hash?: string }>(DECOY_ACCOUNT_KEY);
+    if (item?.password_hash) this.known = { password_hash: item.password_hash };
+    return this.known;
+  }
+
+  /** Its hash (read once per container, above): login needs it before the hash runs. */
+  async hash(): Promise<string | undefined> {
     return (await this.read())?.password_hash;
   }
 

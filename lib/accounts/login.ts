@@ -55,8 +55,8 @@ export class Login {
       accounts.claimOf(identifier),
       earlySubject ? guard.admit(earlySubject) : undefined,
     ]);
-    // The same read for nobody: the decoy account (decoy.ts), so an unknown identifier costs what a known
-    // one costs.
+    // For nobody the decoy account (decoy.ts; read once per container, then remembered): the account's
+    // read runs beside the hash, so its wait does not show either way.
     const accountRead: Promise<Account | undefined> = claim
       ? accounts.get(claim.account_id)
       : decoy.read().then(() => undefined);

@@ -1,10 +1,11 @@
-// Builds the files domain from what it uses (table, storage, clock, limits, quotas, CDN): each service once,
-// over the shared pieces; production (functions/upload/deps.ts) and tests call the same builder.
+// Builds the files domain from what it uses (table, storage, clock, limits, quotas, CDN takedowns): each
+// service once, over the shared pieces; production (functions/upload/deps.ts) and tests call the same
+// builder.
 import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
 import type { Principal } from '#lib/accounts/model.ts';
 import { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
+import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import { AdminFiles } from './admin-files.ts';
@@ -37,10 +38,10 @@ export interface FilesInput {
   limits: UploadLimits;
   /** Usage and quotas: uploads reserve their bytes, deletions give them back. */
   quota: QuotaService;
-  /** The CDN in front of /i/* (lib/wiring/cdn.ts): a deleted file is invalidated there. None: no CDN. */
-  cdn?: Invalidator | undefined;
-  /** `listing_shards`: shards of the gallery and of the private files (lib/platform/db/shards.ts). */
+  /** `listing_shards`: shards of the gallery, the private files and pending takedowns (lib/platform/db/shards.ts). */
   listingShards: number;
+  /** `cdn.deleted_max_age_seconds`: how long the edge may still hold a deleted file (takedowns are invalidated). */
+  cdn: { deletedMaxAgeSeconds: number };
   /** Defaults to the table's clock. */
   clock?: Clock;
 }
@@ -96,7 +97,16 @@ export function buildFiles(input: FilesInput): Files {
       stripMetadata,
       baseUrl,
     }),
-    deletions: new FileDeletionService({ files, storage, cdn: input.cdn }),
+    deletions: new FileDeletionService({
+      files,
+      storage,
+      takedowns: new Takedowns({
+        table,
+        shards: input.listingShards,
+        edgeMaxAgeSeconds: input.cdn.deletedMaxAgeSeconds,
+        clock,
+      }),
+    }),
     quota,
     tokens: new ApiTokenService(table),
     staticTokenOwner: staticTokenOwner(new AccountRepository(table)),

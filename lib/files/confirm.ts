@@ -77,7 +77,7 @@ export class ConfirmService {
 
     const [existing, reservation] = await Promise.all([
       files.findByHash(ownerId, facts.sha256),
-      this.deps.quota.prepareReservation(owner, facts.size),
+      this.deps.quota.prepareReservation(owner, facts.size, pending.id),
     ]);
     if (existing) return this.settleOnto(pending, existing);
     // Refused before the copy: nothing to undo.

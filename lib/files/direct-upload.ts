@@ -91,7 +91,7 @@ export class DirectUploadService {
     try {
       const [existing, reservation] = await Promise.all([
         files.findByHash(owner.id, facts.sha256),
-        quota.prepareReservation(owner, facts.size),
+        quota.prepareReservation(owner, facts.size, id),
       ]);
       if (existing) {
         outcome = { created: false, item: existing };

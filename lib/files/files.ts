@@ -70,6 +70,8 @@ export interface FileItem {
   gsi2sk?: string;
   /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
   usage_counted?: boolean;
+  /** The usage item that counted them when not the owner's single one (lib/files/usage.ts shards). */
+  usage_item?: string;
   [attribute: string]: unknown;
 }
 
@@ -198,7 +200,7 @@ export class FileRepository {
    */
   async createDeduped(item: FileItem, options: CreateOptions = {}): Promise<CreateOutcome> {
     const { reservation, extra = [] } = options;
-    const stored: FileItem = reservation ? { ...item, usage_counted: true } : item;
+    const stored: FileItem = reservation ? { ...item, ...reservation.recordFields() } : item;
     const claimKey = hashClaimKey(item.owner_id, item.hash);
     const usageIndex = reservation ? 2 : -1;
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
@@ -335,7 +337,7 @@ function deletion(item: FileItem): TransactItem[] {
         ExpressionAttributeValues: { ':id': item.id },
       },
     },
-    ...(counted ? [releaseItem(item.owner_id, item.size)] : []),
+    ...(counted ? [releaseItem(item.owner_id, item.size, item.usage_item)] : []),
   ];
 }
 

@@ -13,7 +13,7 @@ import {
   type UsageView,
   usageView,
 } from './quota-model.ts';
-import { grantItem, reserveItem, UsageRepository } from './usage.ts';
+import { grantItem, reserveItem, USAGE_SK, UsageRepository, type UsageSlot } from './usage.ts';
 
 /** Whose usage: the account and its role (administrators have no quota). */
 export interface QuotaAccount {
@@ -25,11 +25,13 @@ export interface QuotaAccount {
  * The bytes of one new file, to be reserved in the owner's usage in the same transaction that writes its
  * record. `check()` throws the 507 when they do not fit the usage as last read; `item()` is the
  * conditional write; after that write's condition failed, `refresh()` reads again and checks again.
+ * `recordFields()` are what the file's record keeps of it (its deletion gives the bytes back there).
  */
 export class Reservation {
   constructor(
     private readonly service: QuotaService,
     readonly account: QuotaAccount,
+    readonly fileId: string,
     readonly bytes: number,
     private state: UsageState,
     private quotaBytes: number | null,
@@ -43,7 +45,13 @@ export class Reservation {
   }
 
   item(): TransactItem {
-    return reserveItem(this.state, this.bytes, this.quotaBytes);
+    return reserveItem(this.state, this.fileId, this.bytes, this.quotaBytes).item;
+  }
+
+  /** Marks the record counted, and in which usage item when not the single one (an account without quota). */
+  recordFields(): { usage_counted: true; usage_item?: UsageSlot } {
+    const { slot } = reserveItem(this.state, this.fileId, this.bytes, this.quotaBytes);
+    return slot === USAGE_SK ? { usage_counted: true } : { usage_counted: true, usage_item: slot };
   }
 
   async refresh(): Promise<void> {
@@ -88,7 +96,10 @@ export class QuotaService {
     );
   }
 
-  /** The account's usage and the quota in force now (an administrator's is not even read: no quota). */
+  /**
+   * The account's usage and the quota in force now (an administrator's is not even read: no quota, and its
+   * reservations go to shards nothing conditions on).
+   */
   async stateFor(account: QuotaAccount): Promise<{ state: UsageState; quotaBytes: number | null }> {
     if (account.role === 'admin') {
       return { state: { accountId: account.id, usedBytes: 0, fileCount: 0 }, quotaBytes: null };
@@ -97,10 +108,13 @@ export class QuotaService {
     return { state, quotaBytes: effectiveQuota(state.grant, this.deps.clock(), this.deps, account.role) };
   }
 
-  /** Reads what a reservation of `bytes` needs; the caller decides when to `check()` it (dedupe first). */
-  async prepareReservation(account: QuotaAccount, bytes: number): Promise<Reservation> {
+  /**
+   * Reads what a reservation of file `fileId`'s `bytes` needs; the caller decides when to `check()` it
+   * (dedupe first).
+   */
+  async prepareReservation(account: QuotaAccount, bytes: number, fileId: string): Promise<Reservation> {
     const { state, quotaBytes } = await this.stateFor(account);
-    return new Reservation(this, account, bytes, state, quotaBytes);
+    return new Reservation(this, account, fileId, bytes, state, quotaBytes);
   }
 
   /**

@@ -2,9 +2,9 @@
 // records stored before quotas existed, then checks every account's counters against its records and
 // corrects any drift. Safe to run while the service runs, and idempotent: a second run changes nothing.
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailedReturns, type Item, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import { type FileItem, fileKey } from './files.ts';
-import { type UsageItem, usageKey } from './usage.ts';
+import { USAGE_SHARDS, USAGE_SK, type UsageItem, usageKey, usageStateOf } from './usage.ts';
 
 export interface RecountReport {
   /** Records stored before quotas, now counted in their owner's usage. */
@@ -26,9 +26,10 @@ const PARALLEL_WRITES = 8;
 /**
  * Step 1 counts each uncounted record in one transaction that flags it and adds it to its owner's usage
  * (so a concurrent delete either sees the flag and gives the bytes back, or removes an uncounted record).
- * Step 2 sums every counted record per owner and sets the owner's counters to the sums, conditioned on
- * the usage item's `rev` being the one read before the records were read: any upload or delete meanwhile
- * moved `rev`, and that account is checked again.
+ * Step 2 sums every counted record per owner and, where the owner's usage items (the single one and any
+ * shards, lib/files/usage.ts) add up to something else, sets the single item to the sums and deletes the
+ * shards, conditioned on every item's `rev` being the one read before the records were read: any upload
+ * or delete meanwhile moved a `rev` (or wrote a shard), and that account is checked again.
  */
 export async function recountUsage(table: Table): Promise<RecountReport> {
   const counted = await countUncountedRecords(table);
@@ -84,10 +85,11 @@ async function correctDrift(
   report: RecountReport,
   only: Set<string> | undefined,
 ): Promise<Set<string>> {
-  // The usage first, then the records: a record written after its usage was read moved `rev`.
+  // The usage first, then the records: a record written after its usage was read moved a `rev` (or made
+  // a shard that was absent).
   const usages = await scanAll<UsageItem>(table, {
-    FilterExpression: 'sk = :usage',
-    ExpressionAttributeValues: { ':usage': 'usage' },
+    FilterExpression: 'begins_with(pk, :usagePk) AND begins_with(sk, :usage)',
+    ExpressionAttributeValues: { ':usagePk': 'usage#', ':usage': USAGE_SK },
   });
   const records = await scanAll<FileItem>(table, {
     FilterExpression: 'sk = :file AND usage_counted = :counted',
@@ -100,34 +102,71 @@ async function correctDrift(
     sum.file_count += 1;
     sums.set(record.owner_id, sum);
   }
-  const usageByAccount = new Map(usages.map((usage) => [usage.account_id, usage]));
+  const usageByAccount = new Map<string, UsageItem[]>();
+  for (const usage of usages) {
+    // By the partition key: whose usage an item is does not depend on an attribute it may lack.
+    const accountId = usage.pk.slice('usage#'.length);
+    usageByAccount.set(accountId, [...(usageByAccount.get(accountId) ?? []), usage]);
+  }
   const accounts = [...new Set([...usageByAccount.keys(), ...sums.keys()])].filter(
     (id) => !only || only.has(id),
   );
   if (!only) report.accounts = accounts.length;
   const moved = new Set<string>();
   await inParallel(accounts, async (accountId) => {
-    const usage = usageByAccount.get(accountId);
-    const before = { used_bytes: usage?.used_bytes ?? 0, file_count: usage?.file_count ?? 0 };
+    const items = usageByAccount.get(accountId) ?? [];
+    const state = usageStateOf(accountId, items);
+    const before = { used_bytes: state.usedBytes, file_count: state.fileCount };
     const after = sums.get(accountId) ?? { used_bytes: 0, file_count: 0 };
     if (before.used_bytes === after.used_bytes && before.file_count === after.file_count) return;
     const written = await table
-      .update(usageKey(accountId), {
-        UpdateExpression: 'SET account_id = :account, used_bytes = :used, file_count = :files ADD rev :one',
-        ConditionExpression: usage?.rev === undefined ? 'attribute_not_exists(rev)' : 'rev = :rev',
-        ExpressionAttributeValues: {
-          ':account': accountId,
-          ':used': after.used_bytes,
-          ':files': after.file_count,
-          ':one': 1,
-          ...(usage?.rev === undefined ? {} : { ':rev': usage.rev }),
-        },
-      })
+      .transact(correction(accountId, items, after))
       .then(() => true, conditionFailedReturns(false));
     if (written) report.corrected.push({ account_id: accountId, before, after });
     else moved.add(accountId);
   });
   return moved;
+}
+
+/**
+ * Sets the single usage item to the records' sums and folds the shards into it (each deleted), all
+ * conditioned on every usage item of the account being as read: a shard absent then must still be absent.
+ */
+function correction(
+  accountId: string,
+  items: readonly UsageItem[],
+  after: { used_bytes: number; file_count: number },
+): TransactItem[] {
+  const single = items.find((item) => item.sk === USAGE_SK);
+  const revCondition = (rev: number | undefined) =>
+    rev === undefined
+      ? { ConditionExpression: 'attribute_not_exists(rev)' }
+      : { ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': rev } };
+  const shards = Array.from({ length: USAGE_SHARDS }, (_, n) => {
+    const key = { pk: usageKey(accountId).pk, sk: `${USAGE_SK}#${n}` };
+    const read = items.find((item) => item.sk === key.sk);
+    if (!read) return { ConditionCheck: { Key: key, ConditionExpression: 'attribute_not_exists(pk)' } };
+    const condition = revCondition(read.rev);
+    return { Delete: { Key: key, ...condition } };
+  });
+  const condition = revCondition(single?.rev);
+  return [
+    {
+      Update: {
+        Key: usageKey(accountId),
+        UpdateExpression: 'SET account_id = :account, used_bytes = :used, file_count = :files ADD rev :one',
+        ConditionExpression: condition.ConditionExpression,
+        ExpressionAttributeValues: {
+          ':account': accountId,
+          ':used': after.used_bytes,
+          ':files': after.file_count,
+          ':one': 1,
+          ...(condition.ExpressionAttributeValues ?? {}),
+        },
+      },
+    },
+    ...shards,
+  ];
 }
 
 /**

@@ -1,15 +1,39 @@
-// The per-account usage item: bytes and files counted, and the storage grant, in one item so that every
-// write that moves one of them can be conditioned on the others. Only transaction items are built here;
-// the callers put them in the same transaction as the record, the deletion or the settlement they count.
+// The per-account usage: bytes and files counted, and the storage grant. An account with a quota keeps
+// one item, so that every write that moves one of them can be conditioned on the others. An account
+// without one (administrators, and so the static token's owner) spreads its counters over USAGE_SHARDS
+// items chosen from each file's id: nothing conditions on them, and one item taking every upload of the
+// static token would be a hot key (DynamoDB holds 1,000 writes a second per item, and a transaction on a
+// contended item is cancelled). Reading sums every item of the account's partition in one Query: the
+// single item written before shards existed is one of them, so no migration is needed. Only transaction
+// items are built here; the callers put them in the same transaction as the record, the deletion or the
+// settlement they count.
+import { shardOf } from '#lib/platform/db/shards.ts';
 import type { Item, Table, TransactItem } from '#lib/platform/db/table.ts';
 import type { Grant, UsageState } from './quota-model.ts';
 
-export const usageKey = (accountId: string) => ({ pk: `usage#${accountId}`, sk: 'usage' });
+/** The account's single usage item: the counters of an account with a quota, and the grant of any. */
+export const usageKey = (accountId: string) => ({ pk: `usage#${accountId}`, sk: USAGE_SK });
 
-/** The usage item. `rev` moves with every change of the counters (the recount script conditions on it). */
+/** Sort key of the single usage item; every usage item's sort key begins with it. */
+export const USAGE_SK = 'usage';
+
+/**
+ * Counter items of an account without a quota. Fixed, not a setting: reads sum whatever items exist, so
+ * changing it later would need no migration either.
+ */
+export const USAGE_SHARDS = 16;
+
+/** The usage item a file's bytes are counted in when its owner has no quota. */
+export const usageShardKey = (accountId: string, fileId: string) => ({
+  pk: `usage#${accountId}`,
+  sk: `${USAGE_SK}#${shardOf(fileId, USAGE_SHARDS)}`,
+});
+
+/** A usage item. `rev` moves with every change of its counters (the recount script conditions on it). */
 export interface UsageItem extends Item {
   pk: string;
-  sk: 'usage';
+  /** `usage` (the single item), or `usage#<n>` (a shard: counters only, never a grant). */
+  sk: string;
   account_id: string;
   used_bytes?: number;
   file_count?: number;
@@ -17,36 +41,57 @@ export interface UsageItem extends Item {
   grant?: Grant;
 }
 
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_KEYS = 100;
+/** Accounts' usage queried at once by `readMany` (each is one Query). */
+const PARALLEL_READS = 16;
 
-export function usageStateOf(accountId: string, item: UsageItem | undefined): UsageState {
-  return {
-    accountId,
-    usedBytes: item?.used_bytes ?? 0,
-    fileCount: item?.file_count ?? 0,
-    ...(item?.grant ? { grant: item.grant } : {}),
-  };
+/** The state of one account from all its usage items (none yet: zero). */
+export function usageStateOf(accountId: string, items: readonly UsageItem[]): UsageState {
+  let usedBytes = 0;
+  let fileCount = 0;
+  let grant: Grant | undefined;
+  for (const item of items) {
+    usedBytes += item.used_bytes ?? 0;
+    fileCount += item.file_count ?? 0;
+    if (item.sk === USAGE_SK && item.grant) grant = item.grant;
+  }
+  return { accountId, usedBytes, fileCount, ...(grant ? { grant } : {}) };
 }
 
 export class UsageRepository {
   constructor(readonly table: Table) {}
 
-  /** Strongly consistent: a reservation or a grant decided on it is conditioned on what it read. */
-  async read(accountId: string): Promise<UsageState> {
-    return usageStateOf(accountId, await this.table.get<UsageItem>(usageKey(accountId)));
+  /**
+   * The account's usage items (the single one and any shards), strongly consistent: a reservation or a
+   * grant decided on them is conditioned on what was read. Seventeen small items fit one page.
+   */
+  async items(accountId: string): Promise<UsageItem[]> {
+    const items: UsageItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.query<UsageItem>({
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :usage)',
+        ExpressionAttributeValues: { ':pk': usageKey(accountId).pk, ':usage': USAGE_SK },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      items.push(...page.items);
+      start = page.lastKey;
+    } while (start);
+    return items;
   }
 
-  /** Many accounts' usage, 100 per round trip. */
+  async read(accountId: string): Promise<UsageState> {
+    return usageStateOf(accountId, await this.items(accountId));
+  }
+
+  /** Many accounts' usage (a back-office page), PARALLEL_READS queries at a time. */
   async readMany(accountIds: readonly string[]): Promise<Map<string, UsageState>> {
     const unique = [...new Set(accountIds)];
     const out = new Map<string, UsageState>();
-    for (let start = 0; start < unique.length; start += BATCH_KEYS) {
-      const ids = unique.slice(start, start + BATCH_KEYS);
-      const items = await this.table.getMany<UsageItem>(ids.map(usageKey));
-      ids.forEach((id, index) => {
-        out.set(id, usageStateOf(id, items[index]));
-      });
+    for (let start = 0; start < unique.length; start += PARALLEL_READS) {
+      const ids = unique.slice(start, start + PARALLEL_READS);
+      const states = await Promise.all(ids.map((id) => this.read(id)));
+      for (const state of states) out.set(state.accountId, state);
     }
     return out;
   }
@@ -59,34 +104,52 @@ function sameGrant(state: UsageState): { expression: string; values: Record<stri
     : { expression: 'attribute_not_exists(#grant)', values: {} };
 }
 
+/** Where a file's bytes were counted: its usage item's sort key (absent on the record: the single item). */
+export type UsageSlot = string;
+
 /**
- * Adds one file of `bytes` to the account's usage. With a quota, the write holds only while the usage
- * still leaves room (`used_bytes <= quota - bytes`) and the grant the quota came from is unchanged; an
- * account never written yet starts at zero (the write creates its item).
+ * Adds file `fileId` of `bytes` to the account's usage. With a quota, the write goes to the single item
+ * and holds only while the usage still leaves room (`used_bytes <= quota - bytes`) and the grant the quota
+ * came from is unchanged; an account never written yet starts at zero (the write creates its item).
+ * Without a quota it goes, unconditioned, to the file's shard. `slot` is recorded on the file, so its
+ * deletion gives the bytes back to the same item.
  */
-export function reserveItem(state: UsageState, bytes: number, quotaBytes: number | null): TransactItem {
+export function reserveItem(
+  state: UsageState,
+  fileId: string,
+  bytes: number,
+  quotaBytes: number | null,
+): { item: TransactItem; slot: UsageSlot } {
+  const key = quotaBytes === null ? usageShardKey(state.accountId, fileId) : usageKey(state.accountId);
   const update = {
-    Key: usageKey(state.accountId),
+    Key: key,
     UpdateExpression: 'SET account_id = :account ADD used_bytes :bytes, file_count :one, rev :one',
   };
   const values = { ':account': state.accountId, ':bytes': bytes, ':one': 1 };
-  if (quotaBytes === null) return { Update: { ...update, ExpressionAttributeValues: values } };
+  if (quotaBytes === null)
+    return { item: { Update: { ...update, ExpressionAttributeValues: values } }, slot: key.sk };
   const grant = sameGrant(state);
   return {
-    Update: {
-      ...update,
-      ConditionExpression: `(attribute_not_exists(used_bytes) OR used_bytes <= :room) AND ${grant.expression}`,
-      ExpressionAttributeNames: { '#grant': 'grant' },
-      ExpressionAttributeValues: { ...values, ':room': quotaBytes - bytes, ...grant.values },
+    item: {
+      Update: {
+        ...update,
+        ConditionExpression: `(attribute_not_exists(used_bytes) OR used_bytes <= :room) AND ${grant.expression}`,
+        ExpressionAttributeNames: { '#grant': 'grant' },
+        ExpressionAttributeValues: { ...values, ':room': quotaBytes - bytes, ...grant.values },
+      },
     },
+    slot: key.sk,
   };
 }
 
-/** Gives back the bytes of one counted file (deleted in the same transaction). */
-export function releaseItem(accountId: string, bytes: number): TransactItem {
+/**
+ * Gives back the bytes of one counted file (deleted in the same transaction) to the usage item that
+ * counted them (`slot`, as recorded on the file; absent: the single item).
+ */
+export function releaseItem(accountId: string, bytes: number, slot: UsageSlot = USAGE_SK): TransactItem {
   return {
     Update: {
-      Key: usageKey(accountId),
+      Key: { pk: usageKey(accountId).pk, sk: slot },
       UpdateExpression: 'SET account_id = :account ADD used_bytes :bytes, file_count :minusOne, rev :one',
       ExpressionAttributeValues: { ':account': accountId, ':bytes': -bytes, ':minusOne': -1, ':one': 1 },
     },

@@ -121,10 +121,11 @@ describe('the deployed shape', () => {
     // argon2, and TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
     // request (infra/bundling.ts TOTP_PACKAGES).
     expect([...shipped('auth')].sort()).toEqual(['@noble', '@node-rs', '@otplib', '@scure', 'otplib', 'uqr']);
-    // The CloudFront client, loaded on the first invalidation (infra/bundling.ts CLOUDFRONT_SDK), and
-    // file-type, loaded on the first sniff (FILE_TYPE_PACKAGE).
-    expect(shipped('upload')).toContain('@aws-sdk');
+    // file-type, loaded on the first sniff (FILE_TYPE_PACKAGE); the CloudFront client (CLOUDFRONT_SDK) ships
+    // with the takedowns worker only, loaded on a run with paths to send.
+    expect(shipped('upload')).not.toContain('@aws-sdk');
     expect(shipped('upload')).toContain('file-type');
+    expect(shipped('takedowns')).toContain('@aws-sdk');
     expect(shipped('upload')).not.toContain('@node-rs');
     expect(shipped('files')).toEqual([]);
   });
@@ -249,7 +250,7 @@ describe('the deployed shape', () => {
     expect(expectOk(await stack.api('GET', '/api/v1/gallery')).json.data.items).toEqual(expect.any(Array));
   });
 
-  it('deletes a file and invalidates exactly its /i/<key> in the distribution', async () => {
+  it('deletes a file without an invalidation: the edge drops it within cdn.deleted_max_age_seconds', async () => {
     const { body, contentType } = buildMultipart([
       { name: 'file', filename: 'gone.png', contentType: 'image/png', data: makePng(2, 2, randomRgb()) },
     ]);
@@ -267,10 +268,7 @@ describe('the deployed shape', () => {
     );
 
     expect(deleted.json.data).toEqual({ id, deleted: true });
-    const made = stack.cloudfront.invalidations.slice(before);
-    expect(made.map(({ distributionId, paths }) => ({ distributionId, paths }))).toEqual([
-      { distributionId: DISTRIBUTION_ID, paths: [`/i/${key}`] },
-    ]);
+    expect(stack.cloudfront.invalidations.slice(before)).toEqual([]);
     expect(stack.functions.get('upload')!.gateway.denials).toEqual([]);
     expect((await stack.api('GET', `/i/${key}`)).status).toBe(404);
   });
@@ -416,6 +414,36 @@ describe('the deployed shape', () => {
     }
   });
 
+  it("takes a back-office takedown out of the distribution in the takedowns worker's next batch", async () => {
+    const { body, contentType } = buildMultipart([
+      { name: 'file', filename: 'taken.png', contentType: 'image/png', data: makePng(2, 2, randomRgb()) },
+    ]);
+    const uploaded = expectOk(
+      await stack.api('POST', '/api/v1/upload', {
+        headers: { authorization: `Bearer ${state.user.token}`, 'content-type': contentType },
+        body,
+      }),
+    );
+    const { id, key } = uploaded.json.data as { id: string; key: string };
+    const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+    await stack.invokeWorker('takedowns', scheduled);
+    const before = stack.cloudfront.invalidations.length;
+
+    expectOk(await stack.api('DELETE', `/api/v1/admin/files/${id}`, { headers: json(state.admin) }));
+    const afterDelete = stack.cloudfront.invalidations.length;
+    const run = await stack.invokeWorker('takedowns', scheduled);
+    const again = await stack.invokeWorker('takedowns', scheduled);
+
+    expect(afterDelete).toBe(before);
+    expect(run).toEqual({ paths: 1, invalidations: 1, more: false });
+    expect(again).toEqual({ paths: 0, invalidations: 0, more: false });
+    const made = stack.cloudfront.invalidations.slice(before);
+    expect(made.map(({ distributionId, paths }) => ({ distributionId, paths }))).toEqual([
+      { distributionId: DISTRIBUTION_ID, paths: [`/i/${key}`] },
+    ]);
+    expect(stack.errorLog('takedowns')).toBe('');
+  });
+
   it('runs the reconciler on its schedule with its own grants: nothing pending is old enough to ask about', async () => {
     const summary = (await stack.invokeWorker('reconciler', {
       source: 'aws.events',
@@ -517,7 +545,8 @@ describe('the deployed shape', () => {
     expect(actions('auth')).toContain('ses:SendEmail');
     expect(actions('payment-callback')).not.toContain('events:PutEvents');
     expect(actions('files')).toContain('s3:GetObject');
-    expect(actions('upload')).toContain('cloudfront:CreateInvalidation');
+    expect(actions('takedowns')).toContain('cloudfront:CreateInvalidation');
+    expect([...actions('upload')].filter((action) => action.startsWith('cloudfront:'))).toEqual([]);
     // Every function behind API Gateway read the origin secret (the callback function for the requests
     // that came through API Gateway; its function URL needs none).
     for (const group of FUNCTION_GROUPS)

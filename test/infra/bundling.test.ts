@@ -24,10 +24,10 @@ import {
 import type { FunctionGroup } from '#lib/http/routes.ts';
 
 describe('bundles and the CloudFront client', () => {
-  it('keeps the CloudFront SDK out of every bundle, shipped beside the one group that invalidates', () => {
+  it('keeps the CloudFront SDK out of every bundle, shipped beside the one function that invalidates (takedowns)', () => {
     for (const [group, packages] of Object.entries(GROUP_PACKAGES)) {
       expect(externalModulesOf(packages), group).toContain(CLOUDFRONT_SDK);
-      expect(nodeModulesOf(packages).includes(CLOUDFRONT_SDK), group).toBe(group === 'upload');
+      expect(nodeModulesOf(packages).includes(CLOUDFRONT_SDK), group).toBe(group === 'takedowns');
     }
   });
 });

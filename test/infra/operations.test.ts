@@ -1,5 +1,6 @@
 // Template checks of operating the service (bundling skipped): the worker functions with their stream,
-// dead-letter queue, event archive and schedule; the alarms, their topic and the dashboard; tracing per stage.
+// dead-letter queue, event archive and schedules (the takedowns' among them); the alarms, their topic and
+// the dashboard; tracing per stage.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
 import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
@@ -26,7 +27,7 @@ import {
 } from './stack-helpers.ts';
 
 const ALARM_EMAIL = 'oncall@example.com';
-const WORKERS: WorkerName[] = ['outbox-drain', 'reconciler'];
+const WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns'];
 
 /** Every function of the stack by name: the API groups and the workers. */
 function allFunctions(s: Synth): Array<[string, ServiceFunction]> {
@@ -168,6 +169,57 @@ describe('reconciler', () => {
       Principal: 'events.amazonaws.com',
       FunctionName: { 'Fn::GetAtt': [reconcilerId, 'Arn'] },
     });
+  });
+});
+
+describe('takedowns', () => {
+  it('runs every minute, retried by EventBridge within the minute, never by Lambda', () => {
+    const takedownsId = functionIdOf(dev, dev.stack.workers.functions.takedowns);
+    const rules = resourcesOf(dev, 'AWS::Events::Rule').filter(([, rule]) =>
+      (rule.Properties.Targets ?? []).some((target: Json) => target.Arn?.['Fn::GetAtt']?.[0] === takedownsId),
+    );
+    expect(rules).toHaveLength(1);
+    const props = rules[0]![1].Properties;
+    expect(props.ScheduleExpression).toBe('rate(1 minute)');
+    expect(props.State).toBe('ENABLED');
+    expect(props.Targets[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 60 });
+    dev.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: takedownsId },
+      MaximumRetryAttempts: 0,
+    });
+    // Under a minute, so two runs never overlap: one invalidation request a minute at most.
+    expect(functionOf(dev, dev.stack.workers.functions.takedowns).Timeout).toBeLessThan(60);
+  });
+
+  it('may create invalidations on the one distribution only, and is the only function that may', () => {
+    const [[cdnId]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
+    const takedowns = dev.stack.workers.functions.takedowns;
+    const cloudfront = roleStatements(dev, takedowns).filter((statement) =>
+      String(statement.Action).includes('cloudfront:'),
+    );
+
+    expect(cloudfront).toHaveLength(1);
+    expect(cloudfront[0]!.Action).toBe('cloudfront:CreateInvalidation');
+    expect(cloudfront[0]!.Resource).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':cloudfront::',
+          { Ref: 'AWS::AccountId' },
+          ':distribution/',
+          { Ref: cdnId },
+        ],
+      ],
+    });
+    expect(functionOf(dev, takedowns).Environment.Variables.CDN__DISTRIBUTION_ID).toEqual({ Ref: cdnId });
+    const invalidating = allFunctions(dev)
+      .filter(([, fn]) =>
+        actionsOf(roleStatements(dev, fn)).some((action) => action.startsWith('cloudfront:')),
+      )
+      .map(([name]) => name);
+    expect(invalidating).toEqual(['takedowns']);
   });
 });
 

@@ -225,6 +225,20 @@ describe('data safety', () => {
     expect(NONCURRENT_VERSION_EXPIRY_DAYS).toBe(30);
   });
 
+  it('expires old versions under incoming/ after a day, and their expired delete markers', () => {
+    const rules = filesOf(prod).Properties.LifecycleConfiguration.Rules as Json[];
+
+    expect(rules).toContainEqual(
+      expect.objectContaining({
+        Prefix: PENDING_UPLOAD_PREFIX,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        ExpiredObjectDeleteMarker: true,
+        Status: 'Enabled',
+      }),
+    );
+    expect(PENDING_UPLOAD_PREFIX).toBe('incoming/');
+  });
+
   it('keeps dev buckets unversioned and empties them on destroy; prod buckets are never emptied', () => {
     expect(filesOf(dev).Properties.VersioningConfiguration).toBeUndefined();
     const emptied = (s: Synth) =>

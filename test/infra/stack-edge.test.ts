@@ -7,6 +7,7 @@ import { IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT } from '#infra/console.ts';
 import { IMAGE_KEY_FUNCTION, VIEWER_ADDRESS_FUNCTION } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { IMMUTABLE_CACHE_CONTROL } from '#lib/files/storage.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import {
   actionsOf,
@@ -33,7 +34,7 @@ beforeAll(() => {
 }, 60_000);
 
 describe('CDN', () => {
-  it('serves /i/* from the bucket through origin access control, with a long-lived cache', () => {
+  it('serves /i/* from the bucket through origin access control, cached at the edge for a day by default', () => {
     const [[, cdn]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
     const config = cdn.Properties.DistributionConfig;
     const images = config.CacheBehaviors.find(
@@ -43,10 +44,33 @@ describe('CDN', () => {
     expect(origin.S3OriginConfig).toBeDefined();
     expect(origin.OriginAccessControlId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'Id'] });
     const cachePolicy = dev.resources[images.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
-    expect(cachePolicy.DefaultTTL).toBeGreaterThanOrEqual(30 * 24 * 3600);
+    expect(cachePolicy.DefaultTTL).toBe(24 * 3600);
     dev.template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: { OriginAccessControlOriginType: 's3', SigningBehavior: 'always' },
     });
+  });
+
+  it("keeps /i/* at the edge no longer than the stage's cdn.deleted_max_age_seconds, while browsers keep it a year", () => {
+    const imageCacheOf = (s: Synth): Json => {
+      const images = distributionConfigOf(s).CacheBehaviors.find(
+        (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+      );
+      return s.resources[images.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+    };
+    const hourly = synth({
+      config: stageConfigFrom('dev', { ...DEV_FILE, cdn: { deleted_max_age_seconds: 3600 } }),
+    });
+
+    for (const [s, seconds] of [
+      [dev, 24 * 3600],
+      [prod, 24 * 3600],
+      [hourly, 3600],
+    ] as const) {
+      expect(imageCacheOf(s).MaxTTL).toBe(seconds);
+      expect(imageCacheOf(s).DefaultTTL).toBe(seconds);
+    }
+    // What browsers are told (lib/files/storage.ts): the edge's maximum caps CloudFront, not them.
+    expect(IMMUTABLE_CACHE_CONTROL).toBe('public, max-age=31536000, immutable');
   });
 
   it('maps /i/<key> to the object key at the edge and refuses anything that is not an image key', () => {

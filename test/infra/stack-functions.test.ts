@@ -204,28 +204,11 @@ describe('least privilege', () => {
     ).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
   });
 
-  it('lets the upload function invalidate in its own distribution only, and names it', () => {
-    const [[cdnId]] = resourcesOf(dev, 'AWS::CloudFront::Distribution') as [[string, Json]];
-    const cloudfront = roleStatements(dev, 'upload').filter((statement) =>
-      String(statement.Action).includes('cloudfront:'),
-    );
-
-    expect(cloudfront).toHaveLength(1);
-    expect(cloudfront[0]!.Action).toBe('cloudfront:CreateInvalidation');
-    expect(cloudfront[0]!.Resource).toEqual({
-      'Fn::Join': [
-        '',
-        [
-          'arn:',
-          { Ref: 'AWS::Partition' },
-          ':cloudfront::',
-          { Ref: 'AWS::AccountId' },
-          ':distribution/',
-          { Ref: cdnId },
-        ],
-      ],
-    });
-    expect(functionOf(dev, 'upload').Environment.Variables.CDN__DISTRIBUTION_ID).toEqual({ Ref: cdnId });
+  it('lets no API function invalidate in the CDN: deletes leave it by the edge maximum age or the takedowns worker', () => {
+    for (const group of FUNCTION_GROUPS) {
+      expect(actionsOf(roleStatements(dev, group)), group).not.toContain('cloudfront:CreateInvalidation');
+      expect(functionOf(dev, group).Environment.Variables.CDN__DISTRIBUTION_ID, group).toBeUndefined();
+    }
   });
 
   it('lets auth send mail as the configured SES identity only', () => {

@@ -19,6 +19,9 @@ import { needs as paymentsNeeds } from '#functions/payments/needs.ts';
 import { buildReconcilerDeps } from '#functions/reconciler/deps.ts';
 import { createReconcilerHandler } from '#functions/reconciler/handler.ts';
 import { needs as reconcilerNeeds } from '#functions/reconciler/needs.ts';
+import { buildTakedownsDeps } from '#functions/takedowns/deps.ts';
+import { createTakedownsHandler } from '#functions/takedowns/handler.ts';
+import { needs as takedownsNeeds } from '#functions/takedowns/needs.ts';
 import { buildUploadDeps } from '#functions/upload/deps.ts';
 import { createUploadHandler } from '#functions/upload/handler.ts';
 import { needs as uploadNeeds } from '#functions/upload/needs.ts';
@@ -45,7 +48,7 @@ export interface TestDepsOptions extends TestSettingsOverrides {
   limits?: Partial<AccountLimits>;
   /** Where the outbox drain publishes order.paid (default: the log, as locally without a bus). */
   events?: OrderEventPublisher;
-  /** The CDN invalidator deletes call (default: none, as locally); a recording fake shows what was called. */
+  /** The CDN invalidator the takedowns worker calls (default: none, as locally); a fake records the calls. */
   cdn?: Invalidator;
 }
 
@@ -85,6 +88,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     paymentCallback: buildPaymentCallbackDeps(resources('payment-callback', paymentCallbackNeeds)),
     reconciler: buildReconcilerDeps(resources('reconciler', reconcilerNeeds)),
     outboxDrain: buildOutboxDrainDeps(resources('outbox-drain', outboxDrainNeeds)),
+    takedowns: buildTakedownsDeps(resources('takedowns', takedownsNeeds)),
   };
   const handlers = {
     auth: createAuthHandler(() => groups.auth),
@@ -94,6 +98,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     paymentCallback: createPaymentCallbackHandler(() => groups.paymentCallback),
     reconciler: createReconcilerHandler(() => groups.reconciler),
     outboxDrain: createOutboxDrainHandler(() => groups.outboxDrain),
+    takedowns: createTakedownsHandler(() => groups.takedowns),
   };
   return {
     settings,

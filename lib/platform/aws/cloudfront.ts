@@ -1,5 +1,6 @@
 // The CloudFront client for the given settings, built once per container on first use: the SDK package is
-// loaded then (dynamic import), not at cold start (lib/platform/cdn/invalidator.ts).
+// loaded then (dynamic import), not at cold start. Only the takedowns worker reaches it
+// (lib/platform/cdn/invalidator.ts); no request path does.
 import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
@@ -21,7 +22,7 @@ export const cloudFrontClient = /* @__PURE__ */ memoByEndpoint(
         ),
       );
       client.catch(() => {
-        client = undefined; // a failed load is tried again on the next invalidation
+        client = undefined; // a failed load is tried again on the next run
       });
       return client;
     };

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 
-/** Removes cached copies of the given paths (e.g. `/i/<key>` of a deleted file) from the CDN. */
+/** Removes cached copies of the given paths (the `/i/<key>` of taken-down files) from the CDN. */
 export interface Invalidator {
   invalidate(paths: string[]): Promise<void>;
 }
@@ -13,10 +13,10 @@ export const noInvalidator: Invalidator = {
 };
 
 /**
- * One CreateInvalidation per call on the deployed distribution. The client comes from `client()` on the
- * first invalidation: the CloudFront SDK is the largest package of the functions that delete files, needed
- * only when one is deleted or replaced, so it stays out of their bundles and their cold starts
- * (infra/bundling.ts CLOUDFRONT_SDK).
+ * One CreateInvalidation per call on the deployed distribution: the takedowns worker's batch, once a
+ * minute at most (lib/platform/cdn/takedowns.ts). The client comes from `client()` on the first
+ * invalidation, so a run with nothing to send never loads the CloudFront SDK (infra/bundling.ts
+ * CLOUDFRONT_SDK, installed beside that worker's bundle only).
  */
 export function cloudFrontInvalidator(
   client: () => Promise<CloudFrontClient>,

@@ -1,11 +1,13 @@
-// Deleting a file takes /i/<key> out of the CDN's cache (docs/UPLOADS.md): the owner's and the back
-// office's deletes each invalidate exactly that path once, a failed invalidation never fails the delete,
-// and a delete that fails invalidates nothing.
+// Deletes and the CDN (docs/UPLOADS.md "Deleting"): an owner's delete creates no invalidation (the edge drops
+// its copy within cdn.deleted_max_age_seconds); the back office's takedowns are recorded and sent by the
+// takedowns worker, all pending paths (at most 1,000) in one invalidation per run; a run with nothing
+// pending sends nothing; a failed invalidation keeps the paths for the next run; a failed delete records
+// nothing.
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
-import { tapLogging } from '#lib/platform/log.ts';
+import { MAX_TAKEDOWN_PATHS, type TakedownRun } from '#lib/platform/cdn/takedowns.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -26,24 +28,33 @@ beforeAll(async () => {
   ]);
 });
 
-/** Records every invalidation; fails each one with `failWith` when given. */
-function recordingCdn(failWith?: Error): Invalidator & { calls: string[][] } {
-  const calls: string[][] = [];
-  return {
-    calls,
-    async invalidate(paths) {
-      calls.push(paths);
-      if (failWith) throw failWith;
+/** Records every invalidation; fails each one with `failWith` while it is set. */
+function recordingCdn(): Invalidator & { calls: string[][]; failWith: Error | undefined } {
+  const cdn = {
+    calls: [] as string[][],
+    failWith: undefined as Error | undefined,
+    async invalidate(paths: string[]) {
+      cdn.calls.push(paths);
+      if (cdn.failWith) throw cdn.failWith;
     },
   };
+  return cdn;
 }
 
+/** The upload API and one run of the takedowns worker over one set of dependencies. */
 function service(cdn: Invalidator) {
   const { handlers } = testDeps({ cdn });
-  return async <T = unknown>(input: EventInput) => {
+  const call = async <T = unknown>(input: EventInput) => {
     const result = await handlers.upload(apiEvent(input), lambdaContext as Context);
     return { status: result.statusCode ?? 0, body: parseBody(result) as { data: T } };
   };
+  const runWorker = (): Promise<TakedownRun> => handlers.takedowns({}, lambdaContext as Context);
+  return Object.assign(call, { runWorker });
+}
+
+/** Runs the worker until nothing is pending (other tests' takedowns share this file's table). */
+async function drainTakedowns(s: ReturnType<typeof service>): Promise<void> {
+  while ((await s.runWorker()).paths > 0);
 }
 
 async function upload(call: ReturnType<typeof service>, account: TestAccount): Promise<UploadRecord> {
@@ -63,54 +74,57 @@ const adminDelete = (id: string): EventInput => ({
   headers: admin.headers,
 });
 
-/** Every log line written while `work` runs (chained to the suite's secret-scan tap). */
-async function logsOf<T>(work: () => Promise<T>): Promise<{ result: T; lines: string[] }> {
-  const lines: string[] = [];
-  const previous = tapLogging((line) => {
-    lines.push(line);
-    previous?.(line);
-  });
-  try {
-    return { result: await work(), lines };
-  } finally {
-    tapLogging(previous);
-  }
-}
-
-describe('deleting a file invalidates /i/<key> in the CDN', () => {
-  it('invalidates exactly /i/<key> once when the owner deletes the file', async () => {
+describe('deletes and the CDN', () => {
+  it('creates no invalidation for an owner deleting a file, and the worker finds nothing to send', async () => {
     // Prepare
     const cdn = recordingCdn();
     const call = service(cdn);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
     const record = await upload(call, bob);
 
     // Act
     const deleted = await call(ownerDelete(record.id, bob));
+    const run = await call.runWorker();
 
     // Assess
     expect(deleted.status).toBe(200);
-    expect(cdn.calls).toEqual([[`/i/${record.key}`]]);
-    expect(new URL(record.url).pathname).toBe(`/i/${record.key}`);
+    expect(await bucketKeys(record.key)).toEqual([]);
+    expect(run).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(cdn.calls).toEqual([]);
   });
 
-  it("invalidates exactly /i/<key> once when the administrator deletes another account's file", async () => {
+  it('sends three takedowns in one invalidation with their three paths; a second run sends nothing', async () => {
     // Prepare
     const cdn = recordingCdn();
     const call = service(cdn);
-    const record = await upload(call, carol);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
+    const records = [await upload(call, carol), await upload(call, bob), await upload(call, carol)];
 
     // Act
-    const deleted = await call(adminDelete(record.id));
+    const deleted = await Promise.all(records.map((record) => call(adminDelete(record.id))));
+    const afterDeletes = [...cdn.calls];
+    const first = await call.runWorker();
+    const second = await call.runWorker();
 
     // Assess
-    expect(deleted.status).toBe(200);
-    expect(cdn.calls).toEqual([[`/i/${record.key}`]]);
+    expect(deleted.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(afterDeletes).toEqual([]);
+    expect(first).toEqual({ paths: 3, invalidations: 1, more: false });
+    expect(cdn.calls).toHaveLength(1);
+    expect([...cdn.calls[0]!].sort()).toEqual(records.map((record) => `/i/${record.key}`).sort());
+    expect(second).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(cdn.calls).toHaveLength(1);
+    expect(new URL(records[0]!.url).pathname).toBe(`/i/${records[0]!.key}`);
   });
 
-  it('of 50 concurrent deletes of one file, the one that succeeds is the one that invalidates', async () => {
+  it('of 50 concurrent deletes of one file, the one that succeeds is the one takedown sent', async () => {
     // Prepare
     const cdn = recordingCdn();
     const call = service(cdn);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
     const record = await upload(call, bob);
 
     // Act
@@ -119,53 +133,85 @@ describe('deleting a file invalidates /i/<key> in the CDN', () => {
         call(index % 2 === 0 ? ownerDelete(record.id, bob) : adminDelete(record.id)),
       ),
     );
+    await call.runWorker();
 
     // Assess
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     expect(answers.filter((answer) => answer.status === 404)).toHaveLength(49);
-    expect(cdn.calls).toEqual([[`/i/${record.key}`]]);
+    const adminWon = answers.findIndex((answer) => answer.status === 200) % 2 === 1;
+    expect(cdn.calls).toEqual(adminWon ? [[`/i/${record.key}`]] : []);
   });
 
-  it('still answers 200 with the file gone when the invalidation fails, and logs a warning', async () => {
-    // Prepare
-    const failure = Object.assign(new Error('User is not authorized to perform CreateInvalidation'), {
-      name: 'AccessDenied',
-    });
-    const cdn = recordingCdn(failure);
-    const call = service(cdn);
-    const record = await upload(call, bob);
+  it('sends at most 1,000 paths a run and leaves the rest for the next', async () => {
+    // Prepare: 1,003 takedowns recorded, as the back office's deletes record them.
+    const cdn = recordingCdn();
+    const { groups } = testDeps({ cdn });
+    const { takedowns } = groups.takedowns;
+    while ((await takedowns.send(cdn)).paths > 0);
+    cdn.calls.length = 0;
+    const paths = Array.from({ length: MAX_TAKEDOWN_PATHS + 3 }, (_, n) => `/i/2026/11/25/batch-${n}.png`);
+    for (let start = 0; start < paths.length; start += 50) {
+      await Promise.all(paths.slice(start, start + 50).map((path) => takedowns.record(path)));
+    }
 
     // Act
-    const { result: deleted, lines } = await logsOf(() => call(ownerDelete(record.id, bob)));
-    const again = await call(ownerDelete(record.id, bob));
+    const first = await takedowns.send(cdn);
+    const second = await takedowns.send(cdn);
+    const third = await takedowns.send(cdn);
 
     // Assess
-    expect(deleted.status).toBe(200);
-    expect(deleted.body.data).toEqual({ id: record.id, deleted: true });
-    expect(again.status).toBe(404);
-    expect(await bucketKeys(record.key)).toEqual([]);
-    expect(cdn.calls).toEqual([[`/i/${record.key}`]]);
-    const warnings = lines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((line) => line.level === 'warn' && String(line.message).includes('invalidate'));
-    expect(warnings).toEqual([
-      expect.objectContaining({ path: `/i/${record.key}`, error_name: 'AccessDenied' }),
-    ]);
+    expect(first).toEqual({ paths: MAX_TAKEDOWN_PATHS, invalidations: 1, more: true });
+    expect(second).toEqual({ paths: 3, invalidations: 1, more: false });
+    expect(third).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(cdn.calls.map((call) => call.length)).toEqual([MAX_TAKEDOWN_PATHS, 3]);
+    expect(new Set(cdn.calls.flat())).toEqual(new Set(paths));
   });
 
-  it('invalidates nothing when the delete fails: an unknown id, or a file of another account', async () => {
+  it('keeps the takedown when the invalidation fails, and sends it on the next run', async () => {
     // Prepare
     const cdn = recordingCdn();
     const call = service(cdn);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
+    const record = await upload(call, carol);
+    const deleted = await call(adminDelete(record.id));
+    cdn.failWith = Object.assign(new Error('User is not authorized to perform CreateInvalidation'), {
+      name: 'AccessDenied',
+    });
+
+    // Act
+    const failed = await call.runWorker().then(
+      () => undefined,
+      (error: Error) => error.name,
+    );
+    cdn.failWith = undefined;
+    const retried = await call.runWorker();
+
+    // Assess
+    expect(deleted.status).toBe(200);
+    expect(await bucketKeys(record.key)).toEqual([]);
+    expect(failed).toBe('AccessDenied');
+    expect(retried).toEqual({ paths: 1, invalidations: 1, more: false });
+    expect(cdn.calls).toEqual([[`/i/${record.key}`], [`/i/${record.key}`]]);
+  });
+
+  it('records nothing when the delete fails: an unknown id, or a file of another account', async () => {
+    // Prepare
+    const cdn = recordingCdn();
+    const call = service(cdn);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
     const carols = await upload(call, carol);
 
     // Act
     const unknown = await call(adminDelete('00000000-0000-4000-8000-000000000000'));
     const notOwn = await call(ownerDelete(carols.id, bob));
+    const run = await call.runWorker();
 
     // Assess
     expect(unknown.status).toBe(404);
     expect(notOwn.status).toBe(404);
+    expect(run.paths).toBe(0);
     expect(cdn.calls).toEqual([]);
   });
 });

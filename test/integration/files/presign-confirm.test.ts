@@ -288,6 +288,7 @@ describe('confirm refuses', () => {
       limits: { maxBytes: 1024, presignMaxBytes: 64, allowedTypes: ['png'], stripMetadata: true },
       quota: deps.quota,
       listingShards: config.listing_shards,
+      cdn: { deletedMaxAgeSeconds: config.cdn.deleted_max_age_seconds },
     });
     const grant = await small.presigns.presign(alice.account.id, { mime_type: 'image/png', size: 60 });
     await s3Client(config.aws).send(

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
 import type { OrderEventPublisher, OrderPaidDetail } from '#lib/billing/order-events.ts';
-import { usageKey } from '#lib/files/usage.ts';
+import { UsageRepository, usageKey } from '#lib/files/usage.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -85,7 +85,7 @@ export function capturingPublisher(): OrderEventPublisher & { details: OrderPaid
   };
 }
 
-/** The account's usage item as stored (undefined before its first write). */
+/** The account's single usage item as stored (undefined before its first write). */
 export function storedUsage(table: Table, accountId: string) {
   return table.get(usageKey(accountId));
 }
@@ -102,12 +102,15 @@ export async function recordsOf(accountId: string) {
   };
 }
 
-/** The usage counters equal the sum of the records, exactly. */
+/** The usage counters (every usage item of the account, summed as the service reads them) and the records. */
 export async function usageMatchesRecords(table: Table, accountId: string) {
-  const [usage, stored] = await Promise.all([storedUsage(table, accountId), recordsOf(accountId)]);
+  const [usage, stored] = await Promise.all([
+    new UsageRepository(table).read(accountId),
+    recordsOf(accountId),
+  ]);
   return {
-    used_bytes: usage?.used_bytes ?? 0,
-    file_count: usage?.file_count ?? 0,
+    used_bytes: usage.usedBytes,
+    file_count: usage.fileCount,
     record_bytes: stored.bytes,
     record_count: stored.count,
   };

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fileKey } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { usageKey } from '#lib/files/usage.ts';
+import { UsageRepository, usageKey } from '#lib/files/usage.ts';
 import { recountUsage } from '#lib/files/usage-recount.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -107,6 +107,44 @@ describe('usage recount', () => {
       used_bytes: file.body.data.size,
       file_count: 1,
     });
+  });
+
+  it("folds an administrator's usage shards into its single item when correcting, and deletes stay exact", async () => {
+    // Prepare: an account without a quota counts its files over shards; its single item then drifts.
+    const boss = await createTestAccount({ role: 'admin' });
+    const { handlers } = deps();
+    const files: UploadRecord[] = [];
+    for (const size of [600, 700, 800, 900, 1000]) {
+      const answer = await callHandler<UploadRecord>(
+        handlers.upload,
+        uploadEvent(boss.headers, noisePng(size)),
+      );
+      files.push(answer.body.data);
+    }
+    const shardsBefore = (await new UsageRepository(table).items(boss.account.id)).filter(
+      (item) => item.sk !== 'usage',
+    );
+    await table.update(usageKey(boss.account.id), {
+      UpdateExpression: 'SET used_bytes = :wrong',
+      ExpressionAttributeValues: { ':wrong': 5 },
+    });
+
+    // Act
+    const report = await recountUsage(table);
+    const itemsAfter = await new UsageRepository(table).items(boss.account.id);
+    const deleted = await callHandler(handlers.upload, {
+      method: 'DELETE',
+      path: `/api/v1/files/${files[0]!.id}`,
+      headers: boss.headers,
+    });
+
+    // Assess
+    expect(shardsBefore.length).toBeGreaterThan(1);
+    expect(report.corrected.map((fix) => fix.account_id)).toContain(boss.account.id);
+    expect(itemsAfter.map((item) => item.sk)).toEqual(['usage']);
+    expect(deleted.status).toBe(200);
+    const state = await usageMatchesRecords(table, boss.account.id);
+    expect(state).toMatchObject({ record_count: 4, file_count: 4, used_bytes: state.record_bytes });
   });
 
   it('stays exact while uploads and deletes run alongside it', async () => {

@@ -9,17 +9,23 @@ const STATIC_TOKEN = vi.hoisted(() => {
 });
 
 import { beforeAll, describe, expect, it } from 'vitest';
+import { fileKey } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
+import { UsageRepository } from '#lib/files/usage.ts';
+import type { Table } from '#lib/platform/db/table.ts';
 import { configureLogging } from '#lib/platform/log.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { makePng } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { bearer, callUpload, uniquePng, uploadInput } from './helpers.ts';
+import { recordsOf } from './quota-helpers.ts';
+
+let table: Table;
 
 beforeAll(async () => {
   // The 503 below is logged as an operator error; keep the test output clean.
   configureLogging({ level: 'silent' });
-  await provisionTestStack();
+  ({ table } = await provisionTestStack());
 });
 
 describe('the static upload token', () => {
@@ -59,5 +65,36 @@ describe('the static upload token', () => {
       uploadInput(bearer(`${STATIC_TOKEN}x`), { bytes: uniquePng(makePng).bytes }),
     );
     expect(status).toBe(401);
+  });
+
+  it('takes 40 concurrent uploads, counted over several usage items none of which takes a third, summed exactly', async () => {
+    // Prepare: an administrator owns the token (the first one, if an earlier test made one already).
+    await createTestAccount({ role: 'admin' });
+    const pngs = Array.from({ length: 40 }, () => uniquePng(makePng).bytes);
+
+    // Act
+    const answers = await Promise.all(
+      pngs.map((bytes) => callUpload<UploadRecord>(uploadInput(bearer(STATIC_TOKEN), { bytes }))),
+    );
+    const usage = await callUpload<{ used_bytes: number; file_count: number; quota_bytes: number | null }>({
+      path: '/api/v1/usage',
+      headers: bearer(STATIC_TOKEN),
+    });
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual(pngs.map(() => 200));
+    const ownerId = String((await table.get(fileKey(answers[0]!.body.data.id)))?.owner_id);
+    const items = await new UsageRepository(table).items(ownerId);
+    const written = items.filter((item) => (item.file_count ?? 0) > 0);
+    expect(written.length).toBeGreaterThanOrEqual(4);
+    for (const item of written) expect(item.file_count).toBeLessThanOrEqual(40 / 3);
+    const stored = await recordsOf(ownerId);
+    expect(stored.count).toBeGreaterThanOrEqual(40);
+    expect(usage.body.data).toEqual({
+      used_bytes: stored.bytes,
+      file_count: stored.count,
+      quota_bytes: null,
+      plan: null,
+    });
   });
 });

@@ -1,0 +1,35 @@
+// The takedowns worker's dependencies, built once per container from its needs and settings.
+
+import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
+import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { cdnOf } from '#lib/wiring/cdn.ts';
+import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { tableOf } from '#lib/wiring/table.ts';
+import { needs } from './needs.ts';
+
+export interface TakedownsDeps {
+  takedowns: Takedowns;
+  /** CloudFront where the deployment names a distribution; locally a no-op, so the batch is just cleared. */
+  cdn: Invalidator;
+}
+
+export function buildTakedownsDeps(resources: GroupResources): TakedownsDeps {
+  const { settings } = resources;
+  return {
+    takedowns: new Takedowns({
+      table: tableOf(resources),
+      shards: settings.listing_shards,
+      edgeMaxAgeSeconds: settings.cdn.deleted_max_age_seconds,
+      ...(resources.clock ? { clock: resources.clock } : {}),
+    }),
+    cdn: cdnOf(resources),
+  };
+}
+
+let deps: TakedownsDeps | undefined;
+
+export function takedownsDeps(): TakedownsDeps {
+  deps ??= buildTakedownsDeps(groupResources('takedowns', needs, config));
+  return deps;
+}

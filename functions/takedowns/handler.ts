@@ -1,0 +1,21 @@
+// Lambda entry of the `takedowns` worker: a schedule (every minute, infra/workers.ts) runs it; it sends every
+// path administrators took down since the last run in ONE CDN invalidation (at most MAX_TAKEDOWN_PATHS; the
+// rest next minute) and deletes what it sent (lib/platform/cdn/takedowns.ts). A run with nothing pending
+// makes no request. A failed invalidation throws, so Lambda counts the error; the paths stay pending and
+// the next minute's run sends them.
+import type { Context } from 'aws-lambda';
+import type { TakedownRun } from '#lib/platform/cdn/takedowns.ts';
+import { observeInvocation } from '#lib/platform/observability/invocation.ts';
+import { type TakedownsDeps, takedownsDeps } from './deps.ts';
+
+export type TakedownsHandler = (event: unknown, context: Context) => Promise<TakedownRun>;
+
+/** The worker over the given dependencies, as one observed invocation (the scheduled event is not read). */
+export function createTakedownsHandler(deps: () => TakedownsDeps): TakedownsHandler {
+  return observeInvocation('takedowns', async () => {
+    const { takedowns, cdn } = deps();
+    return takedowns.send(cdn);
+  });
+}
+
+export const handler = createTakedownsHandler(takedownsDeps);
