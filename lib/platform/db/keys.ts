@@ -60,6 +60,8 @@ const PLAN_FIELDS = [
   'created_at',
   'updated_at',
 ] as const;
+/** Items with an end (pending takedowns, delivered outbox events) are left out of a listing once past it. */
+const TABLE_TTL = 'expires_at';
 const unique = <T>(value: T, index: number, all: readonly T[]) => all.indexOf(value) === index;
 
 export const TABLE = {
@@ -87,9 +89,14 @@ export const TABLE = {
       name: 'listing',
       partitionKey: 'gsi2pk',
       sortKey: 'gsi2sk',
-      projected: [...FILE_FIELDS, ...ORDER_FIELDS, ...OUTBOX_FIELDS, ...CLAIM_FIELDS, ...PLAN_FIELDS].filter(
-        unique,
-      ),
+      projected: [
+        ...FILE_FIELDS,
+        ...ORDER_FIELDS,
+        ...OUTBOX_FIELDS,
+        ...CLAIM_FIELDS,
+        ...PLAN_FIELDS,
+        TABLE_TTL,
+      ].filter(unique),
     },
     // due: the payment reconciler's schedule (lib/billing/reconcile.ts), sparse: only pending channel orders
     // carry it, under `due#<n>` sorted by `<next check>#<order id>`. It holds what a run needs to decide
