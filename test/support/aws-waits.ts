@@ -1,0 +1,154 @@
+// Counts a request's critical-path WAITS on AWS: the times it goes from no AWS call in flight to one. Calls
+// sent together (Promise.all) are one wait, because on AWS they cost one round trip's latency, whatever the
+// stand-ins' own speed; calls sent one after another are a wait each. Shared by the tests (test/integration/
+// waits.test.ts) and the bench (test/perf), installed as a middleware on each SDK client's own stack.
+
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { eventBridgeClient } from '#lib/platform/aws/events.ts';
+import { kmsClient } from '#lib/platform/aws/kms.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { secretsManagerClient } from '#lib/platform/aws/secrets-manager.ts';
+import type { AwsSettings } from '#lib/platform/config/schema.ts';
+
+/** What the middleware needs of any SDK v3 client (the document client shares its client's stack). */
+export interface StackClient {
+  middlewareStack: {
+    add(
+      middleware: unknown,
+      options: { step: 'initialize' | 'deserialize'; name: string; priority?: 'high' | 'normal' | 'low' },
+    ): void;
+    remove(name: string): boolean;
+  };
+}
+
+export interface WaitCount {
+  /** Times the AWS calls in flight went from 0 to 1. */
+  waits: number;
+  /** Every `send`, whatever ran beside it (SDK retries of one send are one call). */
+  calls: number;
+  /** Calls by `<service>.<Operation>`, e.g. `dynamodb.BatchGetItem`. */
+  operations: Record<string, number>;
+  /** The waits in order, each the operations that ran inside it (for a readable failure message). */
+  steps: string[][];
+}
+
+let installs = 0;
+
+interface Call {
+  operation: string;
+  /** Order of events (not time): when the send began and when it settled. */
+  start: number;
+  end: number;
+  /** It reached the network: a presigned URL goes through the same stack but stops before sending. */
+  sent: boolean;
+}
+
+/**
+ * One counter over the clients it is installed on. A `send` starts when it enters the `initialize` step
+ * (before the SDK's retries and signing, so one send with its retries is one call) and ends when its promise
+ * settles; it counts only if it reached the `deserialize` step, where the request goes out (presigning a
+ * URL runs the same stack and stops before it). Waits are read from the order of those events.
+ */
+export class WaitCounter {
+  private sequence = 0;
+  private calls: Call[] = [];
+  private readonly installed: Array<{ client: StackClient; names: string[] }> = [];
+
+  /** Adds the middleware to one client's stack; `service` labels its calls (`dynamodb`, `s3`, `kms` ...). */
+  install(client: StackClient, service: string): this {
+    const id = ++installs;
+    const names = [`awsWaitCounter${id}`, `awsWaitCounterSent${id}`];
+    const current = new WeakMap<object, Call>();
+    client.middlewareStack.add(
+      (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
+        async (args: unknown) => {
+          const call: Call = {
+            operation: `${service}.${String(context.commandName ?? 'unknown').replace(/Command$/, '')}`,
+            start: ++this.sequence,
+            end: Number.POSITIVE_INFINITY,
+            sent: false,
+          };
+          current.set(context, call);
+          this.calls.push(call);
+          try {
+            return await next(args);
+          } finally {
+            call.end = ++this.sequence;
+          }
+        },
+      { step: 'initialize', name: names[0]!, priority: 'high' },
+    );
+    client.middlewareStack.add(
+      (next: (args: unknown) => Promise<unknown>, context: object) => async (args: unknown) => {
+        const call = current.get(context);
+        if (call) call.sent = true;
+        return next(args);
+      },
+      { step: 'deserialize', name: names[1]!, priority: 'low' },
+    );
+    this.installed.push({ client, names });
+    return this;
+  }
+
+  /**
+   * The counter on every client this process builds for these settings that a request may wait on:
+   * DynamoDB (the document client's stack is its client's), S3, KMS, Secrets Manager and EventBridge.
+   */
+  installOnAws(aws: AwsSettings): this {
+    return this.install(dynamoClient(aws) as unknown as StackClient, 'dynamodb')
+      .install(s3Client(aws) as unknown as StackClient, 's3')
+      .install(kmsClient(aws) as unknown as StackClient, 'kms')
+      .install(secretsManagerClient(aws) as unknown as StackClient, 'secretsmanager')
+      .install(eventBridgeClient(aws) as unknown as StackClient, 'events');
+  }
+
+  uninstall(): void {
+    for (const { client, names } of this.installed.splice(0)) {
+      for (const name of names) client.middlewareStack.remove(name);
+    }
+  }
+
+  /** The waits of `run` alone (run nothing else beside it: the counter is process-wide). */
+  async measure(run: () => Promise<unknown>): Promise<WaitCount> {
+    if (this.calls.some((call) => call.end === Number.POSITIVE_INFINITY)) {
+      throw new Error('AWS calls are still in flight: a wait count would mix requests');
+    }
+    this.calls = [];
+    await run();
+    const counted = countWaits(this.calls.filter((call) => call.sent));
+    this.calls = [];
+    return counted;
+  }
+}
+
+/** Sweeps the calls' start and end events in order: every time none was in flight and one starts is a wait. */
+function countWaits(calls: Call[]): WaitCount {
+  const events = calls
+    .flatMap((call) => [
+      { at: call.start, call, starts: true },
+      { at: call.end, call, starts: false },
+    ])
+    .sort((a, b) => a.at - b.at);
+  const count: WaitCount = { waits: 0, calls: calls.length, operations: {}, steps: [] };
+  let inFlight = 0;
+  for (const event of events) {
+    if (!event.starts) {
+      inFlight -= 1;
+      continue;
+    }
+    if (inFlight === 0) {
+      count.waits += 1;
+      count.steps.push([]);
+    }
+    inFlight += 1;
+    const { operation } = event.call;
+    count.operations[operation] = (count.operations[operation] ?? 0) + 1;
+    count.steps.at(-1)?.push(operation);
+  }
+  return count;
+}
+
+/** `dynamodb.GetItem ‖ dynamodb.UpdateItem → s3.PutObject`: the waits in order, calls sent together joined. */
+export function describeSteps(steps: string[][]): string {
+  return steps.map((step) => step.join(' ‖ ')).join(' → ');
+}
