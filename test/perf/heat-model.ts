@@ -43,10 +43,11 @@ export type KeyClass = 'per-entity' | 'shared';
  */
 export function classify(entry: Pick<KeyHeat, 'key' | 'callers'>, usernames: ReadonlySet<string>): KeyClass {
   const segments = entry.key.split('#').slice(1);
-  const named = segments.some(
-    (segment) =>
-      usernames.has(segment.toLowerCase()) || ENTITY_SEGMENT.some((pattern) => pattern.test(segment)),
-  );
+  const lower = entry.key.toLowerCase();
+  // A username may sit inside a segment (`user-<name>`), so it is looked for anywhere after the prefix.
+  const named =
+    segments.some((segment) => ENTITY_SEGMENT.some((pattern) => pattern.test(segment))) ||
+    [...usernames].some((name) => lower.includes(`#${name}`) || lower.includes(`-${name}`));
   return named && entry.callers.size <= 1 ? 'per-entity' : 'shared';
 }
 

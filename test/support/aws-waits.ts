@@ -30,12 +30,23 @@ export interface WaitCount {
   operations: Record<string, number>;
   /** The waits in order, each the operations that ran inside it (for a readable failure message). */
   steps: string[][];
+  /** The same waits with each call's input (only when the counter keeps inputs). */
+  sentSteps: SentCall[][];
 }
 
 let installs = 0;
 
+/** One call as it was sent (its input copied when it started), for a baseline to send again. */
+export interface SentCall {
+  service: string;
+  /** The operation, e.g. `PutItem`. */
+  name: string;
+  input: Record<string, unknown>;
+}
+
 interface Call {
   operation: string;
+  sent_: SentCall;
   /** Order of events (not time): when the send began and when it settled. */
   start: number;
   end: number;
@@ -50,6 +61,9 @@ interface Call {
  * URL runs the same stack and stops before it). Waits are read from the order of those events.
  */
 export class WaitCounter {
+  /** `keepInputs`: copy each call's input, so a baseline can send the same calls (the bench's CPU figure). */
+  constructor(private readonly keepInputs = false) {}
+
   private sequence = 0;
   private calls: Call[] = [];
   private readonly installed: Array<{ client: StackClient; names: string[] }> = [];
@@ -62,8 +76,11 @@ export class WaitCounter {
     client.middlewareStack.add(
       (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
         async (args: unknown) => {
+          const name = String(context.commandName ?? 'unknown').replace(/Command$/, '');
+          const input = (args as { input: Record<string, unknown> }).input;
           const call: Call = {
-            operation: `${service}.${String(context.commandName ?? 'unknown').replace(/Command$/, '')}`,
+            operation: `${service}.${name}`,
+            sent_: { service, name, input: this.keepInputs ? structuredClone(input) : {} },
             start: ++this.sequence,
             end: Number.POSITIVE_INFINITY,
             sent: false,
@@ -129,7 +146,7 @@ function countWaits(calls: Call[]): WaitCount {
       { at: call.end, call, starts: false },
     ])
     .sort((a, b) => a.at - b.at);
-  const count: WaitCount = { waits: 0, calls: calls.length, operations: {}, steps: [] };
+  const count: WaitCount = { waits: 0, calls: calls.length, operations: {}, steps: [], sentSteps: [] };
   let inFlight = 0;
   for (const event of events) {
     if (!event.starts) {
@@ -139,11 +156,13 @@ function countWaits(calls: Call[]): WaitCount {
     if (inFlight === 0) {
       count.waits += 1;
       count.steps.push([]);
+      count.sentSteps.push([]);
     }
     inFlight += 1;
     const { operation } = event.call;
     count.operations[operation] = (count.operations[operation] ?? 0) + 1;
     count.steps.at(-1)?.push(operation);
+    count.sentSteps.at(-1)?.push(event.call.sent_);
   }
   return count;
 }
