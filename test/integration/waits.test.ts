@@ -2,8 +2,10 @@
 // through its production handler, in process, with the wait counter on every AWS client; a path that waits
 // on AWS more often than its floor (test/perf/floors.ts) fails. A count, not a timing: on AWS every wait
 // costs a round trip however fast the stand-ins answer.
+import { tracingChannel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD_HASH_CHANNEL } from '#lib/accounts/passwords.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { documentedFloors, FLOORS, floorOf } from '#test/perf/floors.ts';
 import { describeSteps, WaitCounter } from '#test/support/aws-waits.ts';
@@ -50,6 +52,28 @@ describe('critical-path waits stay at each path’s floor', () => {
 
     expect(together.calls).toBe(apart.calls);
     expect(together.waits).toBe(apart.waits / 2);
+  });
+
+  it('counts no wait for a call sent while the password hash runs, and a wait for one sent after it', async () => {
+    const path = paths.me;
+    const [alone, during, after] = await Promise.all([path.prepare(), path.prepare(), path.prepare()]);
+    const hashing = tracingChannel(PASSWORD_HASH_CHANNEL);
+
+    const single = await counter.measure(() => path.request(alone));
+    // The channel lib/accounts/passwords.ts publishes each hash on, here around work that ends only once the
+    // call sent during it has answered: which call ran during the hash does not hang on either's speed.
+    const counted = await counter.measure(async () => {
+      await hashing.tracePromise(() => path.request(during), {});
+      await path.request(after);
+    });
+
+    expect(single.waits).toBe(1);
+    expect(counted.calls).toBe(2 * single.calls);
+    expect(counted.waits).toBe(1);
+    const [operations] = single.steps;
+    expect(describeSteps(counted.steps)).toBe(
+      `${operations!.map((operation) => `${operation} (beside the password hash)`).join(' ‖ ')} → ${operations!.join(' ‖ ')}`,
+    );
   });
 });
 

@@ -2,7 +2,17 @@
 // sent together (Promise.all) are one wait, because on AWS they cost one round trip's latency, whatever the
 // stand-ins' own speed; calls sent one after another are a wait each. Shared by the tests (test/integration/
 // waits.test.ts) and the bench (test/perf), installed as a middleware on each SDK client's own stack.
+//
+// The one other work it knows of is the password hash (argon2, published on the `service:password-hash`
+// tracing channel by lib/accounts/passwords.ts). A call made while the password hash runs is off the
+// critical path: on AWS the hash (tens of milliseconds at the function's memory) outlasts it (a few
+// milliseconds), so the request waits for the hash, not for the call. Such a call opens no wait and holds
+// none open (it is taken to end by the time the hash ends, as it does on AWS, however slow the stand-in);
+// it is listed as a step of its own, marked `(beside the password hash)`. Which calls those are is read
+// from when each was sent, not from how long anything took, so the count does not depend on the machine.
 
+import { tracingChannel } from 'node:diagnostics_channel';
+import { PASSWORD_HASH_CHANNEL } from '#lib/accounts/passwords.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { eventBridgeClient } from '#lib/platform/aws/events.ts';
 import { kmsClient } from '#lib/platform/aws/kms.ts';
@@ -28,9 +38,13 @@ export interface WaitCount {
   calls: number;
   /** Calls by `<service>.<Operation>`, e.g. `dynamodb.BatchGetItem`. */
   operations: Record<string, number>;
-  /** The waits in order, each the operations that ran inside it (for a readable failure message). */
+  /**
+   * The steps in order, each the operations that ran inside it (for a readable failure message): every wait,
+   * and every group of calls sent while a password hash ran, those marked `(beside the password hash)` and
+   * no wait (so there may be more steps than waits).
+   */
   steps: string[][];
-  /** The same waits with each call's input (only when the counter keeps inputs). */
+  /** The same steps with each call's input (only when the counter keeps inputs). */
   sentSteps: SentCall[][];
 }
 
@@ -52,7 +66,18 @@ interface Call {
   end: number;
   /** It reached the network: a presigned URL goes through the same stack but stops before sending. */
   sent: boolean;
+  /** When (in the same order) it reached the network: a call sent while a password hash runs is beside it. */
+  sentAt: number;
 }
+
+/** One password hash or verification, in the same order of events as the calls. */
+interface Hash {
+  start: number;
+  end: number;
+}
+
+/** The label of a call sent while a password hash ran. */
+const BESIDE_HASH = ' (beside the password hash)';
 
 /**
  * One counter over the clients it is installed on. A `send` starts when it enters the `initialize` step
@@ -66,10 +91,37 @@ export class WaitCounter {
 
   private sequence = 0;
   private calls: Call[] = [];
+  private hashes: Hash[] = [];
   private readonly installed: Array<{ client: StackClient; names: string[] }> = [];
+  private readonly hashing = tracingChannel<object, object>(PASSWORD_HASH_CHANNEL);
+  private readonly running = new WeakMap<object, Hash>();
+  private listening = false;
+  // The hash's start, and its end: when its promise settled, or, if it threw at once, its synchronous end.
+  private readonly hashEvents = {
+    start: (context: object) => {
+      const hash: Hash = { start: ++this.sequence, end: Number.POSITIVE_INFINITY };
+      this.running.set(context, hash);
+      this.hashes.push(hash);
+    },
+    end: (context: object) => {
+      if ((context as { error?: unknown }).error !== undefined) this.hashEnded(context);
+    },
+    asyncStart: () => {},
+    asyncEnd: (context: object) => this.hashEnded(context),
+    error: () => {},
+  };
+
+  private hashEnded(context: object): void {
+    const hash = this.running.get(context);
+    if (hash && hash.end === Number.POSITIVE_INFINITY) hash.end = ++this.sequence;
+  }
 
   /** Adds the middleware to one client's stack; `service` labels its calls (`dynamodb`, `s3`, `kms` ...). */
   install(client: StackClient, service: string): this {
+    if (!this.listening) {
+      this.hashing.subscribe(this.hashEvents);
+      this.listening = true;
+    }
     const id = ++installs;
     const names = [`awsWaitCounter${id}`, `awsWaitCounterSent${id}`];
     const current = new WeakMap<object, Call>();
@@ -84,6 +136,7 @@ export class WaitCounter {
             start: ++this.sequence,
             end: Number.POSITIVE_INFINITY,
             sent: false,
+            sentAt: Number.POSITIVE_INFINITY,
           };
           current.set(context, call);
           this.calls.push(call);
@@ -98,7 +151,10 @@ export class WaitCounter {
     client.middlewareStack.add(
       (next: (args: unknown) => Promise<unknown>, context: object) => async (args: unknown) => {
         const call = current.get(context);
-        if (call) call.sent = true;
+        if (call) {
+          call.sent = true;
+          call.sentAt = ++this.sequence;
+        }
         return next(args);
       },
       { step: 'deserialize', name: names[1]!, priority: 'low' },
@@ -123,6 +179,10 @@ export class WaitCounter {
     for (const { client, names } of this.installed.splice(0)) {
       for (const name of names) client.middlewareStack.remove(name);
     }
+    if (this.listening) {
+      this.hashing.unsubscribe(this.hashEvents);
+      this.listening = false;
+    }
   }
 
   /** The waits of `run` alone (run nothing else beside it: the counter is process-wide). */
@@ -131,15 +191,25 @@ export class WaitCounter {
       throw new Error('AWS calls are still in flight: a wait count would mix requests');
     }
     this.calls = [];
+    this.hashes = [];
     await run();
-    const counted = countWaits(this.calls.filter((call) => call.sent));
+    const counted = countWaits(
+      this.calls.filter((call) => call.sent),
+      this.hashes,
+    );
     this.calls = [];
+    this.hashes = [];
     return counted;
   }
 }
 
-/** Sweeps the calls' start and end events in order: every time none was in flight and one starts is a wait. */
-function countWaits(calls: Call[]): WaitCount {
+/**
+ * Sweeps the calls' start and end events in order: every time none was in flight and one starts is a wait.
+ * A call sent while a password hash ran is no call in flight: it joins the step of the calls sent beside
+ * that same hash.
+ */
+function countWaits(calls: Call[], hashes: Hash[]): WaitCount {
+  const hashOf = (call: Call) => hashes.find((hash) => hash.start < call.sentAt && call.sentAt < hash.end);
   const events = calls
     .flatMap((call) => [
       { at: call.start, call, starts: true },
@@ -147,22 +217,36 @@ function countWaits(calls: Call[]): WaitCount {
     ])
     .sort((a, b) => a.at - b.at);
   const count: WaitCount = { waits: 0, calls: calls.length, operations: {}, steps: [], sentSteps: [] };
+  const besideSteps = new Map<Hash, number>();
   let inFlight = 0;
+  let current = -1;
   for (const event of events) {
+    const { call } = event;
+    const hash = hashOf(call);
     if (!event.starts) {
-      inFlight -= 1;
+      if (!hash) inFlight -= 1;
+      continue;
+    }
+    count.operations[call.operation] = (count.operations[call.operation] ?? 0) + 1;
+    if (hash) {
+      let step = besideSteps.get(hash);
+      if (step === undefined) {
+        step = count.steps.push([]) - 1;
+        count.sentSteps.push([]);
+        besideSteps.set(hash, step);
+      }
+      count.steps[step]!.push(call.operation + BESIDE_HASH);
+      count.sentSteps[step]!.push(call.sent_);
       continue;
     }
     if (inFlight === 0) {
       count.waits += 1;
-      count.steps.push([]);
+      current = count.steps.push([]) - 1;
       count.sentSteps.push([]);
     }
     inFlight += 1;
-    const { operation } = event.call;
-    count.operations[operation] = (count.operations[operation] ?? 0) + 1;
-    count.steps.at(-1)?.push(operation);
-    count.sentSteps.at(-1)?.push(event.call.sent_);
+    count.steps[current]!.push(call.operation);
+    count.sentSteps[current]!.push(call.sent_);
   }
   return count;
 }
