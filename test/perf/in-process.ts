@@ -71,7 +71,7 @@ export interface InProcessReport {
 export const UPLOAD_BYTES = 4 * 1024 * 1024;
 const CHANNEL_C = { pid: '1001', key: 'bench-epay-merchant-key-0001' };
 
-function pngOf(size: number): Buffer {
+export function pngOf(size: number): Buffer {
   const u32 = (value: number) => {
     const out = Buffer.alloc(4);
     out.writeUInt32BE(value >>> 0);
@@ -93,7 +93,7 @@ function pngOf(size: number): Buffer {
 }
 
 /** Distinct bytes per iteration (a fresh upload, not a dedupe hit); the chunk CRC is not checked. */
-function varied(base: Buffer, iteration: number): Buffer {
+export function varied(base: Buffer, iteration: number): Buffer {
   const copy = Buffer.from(base);
   copy.writeUInt32BE(iteration, 33 + 8);
   copy.writeUInt32BE(process.pid, 33 + 12);

@@ -1,0 +1,67 @@
+// Partition heat under a load mix (docs/DESIGN.md 19): 50 accounts log in (each from its own address),
+// upload, read the gallery, order and pay through a verified channel callback, and delete, and a few
+// clients upload with the static token. No partition of the table or of an index may take more than a tenth
+// of its writes: one that does would take a write for every request of a kind at any scale, and DynamoDB
+// holds 1,000 WCU/s per partition. Counts, not timings.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classify, predict, TARGET_RATES } from '#test/perf/heat-model.ts';
+import { testDeps } from '#test/support/deps.ts';
+import { type LoadMixReport, runLoadMix } from '#test/support/load-mix.ts';
+import { HeatRecorder } from '#test/support/partition-heat.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
+
+const MAX_WRITE_SHARE = 0.1;
+const STATIC_TOKEN = 'load-mix-static-upload-token-0001';
+
+const recorder = new HeatRecorder();
+let report: LoadMixReport;
+
+beforeAll(async () => {
+  await provisionTestStack();
+  const deps = testDeps({ staticUploadToken: STATIC_TOKEN });
+  const { auth, upload, payments, paymentCallback } = deps.handlers;
+  report = await runLoadMix({
+    handlers: { auth, upload, payments, paymentCallback },
+    recorder,
+    startRecording: () => recorder.install(deps.table.client as never),
+    accounts: 50,
+    rounds: 2,
+    staticToken: STATIC_TOKEN,
+  });
+}, 240_000);
+
+afterAll(() => recorder.uninstall());
+
+/** The hottest partitions as a readable table, for the failure message. */
+function hottest(limit = 15): string {
+  const usernames = new Set(report.usernames);
+  const predicted = new Map(
+    predict(recorder.keys(), report.requests, usernames).map((entry) => [
+      `${entry.space} ${entry.key}`,
+      entry,
+    ]),
+  );
+  return recorder
+    .writeShares()
+    .slice(0, limit)
+    .map((entry) => {
+      const target = predicted.get(`${entry.space} ${entry.key}`);
+      return `${(entry.share * 100).toFixed(1).padStart(5)} %  ${entry.writes} writes  ${entry.space} ${entry.key}  [${classify(entry, usernames)}; ${target?.wcu_per_s ?? 0} WCU/s at target; ${Object.keys(entry.byPath).join(', ')}]`;
+    })
+    .join('\n');
+}
+
+describe('partition heat of a load mix of 50 accounts', () => {
+  it('ran every path of the mix', () => {
+    expect(Object.keys(report.requests).sort()).toEqual(Object.keys(TARGET_RATES).sort());
+  });
+
+  it('gives no partition of the table or of an index more than a tenth of its writes', () => {
+    const over = recorder.writeShares().filter((entry) => entry.share > MAX_WRITE_SHARE);
+
+    expect(
+      over.map((entry) => `${entry.space} ${entry.key}`),
+      `partitions over ${MAX_WRITE_SHARE * 100} % of their space's writes; the hottest:\n${hottest()}\n`,
+    ).toEqual([]);
+  });
+});

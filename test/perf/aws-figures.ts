@@ -1,0 +1,171 @@
+// The figures that hold on AWS, per main path: critical-path waits against each path's floor, and the CPU
+// of this process per request (the stand-ins run in processes of their own) against an SDK-only baseline
+// that sends the same calls, in the same steps, and does only the work no implementation can skip.
+// Imported only after bench.ts has pointed the configuration at the stand-ins.
+import { createHash } from 'node:crypto';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { verifyPassword } from '#lib/accounts/passwords.ts';
+import type { ApiEvent } from '#lib/http/event.ts';
+import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { type SentCall, WaitCounter } from '#test/support/aws-waits.ts';
+import { MAIN_PATHS, type MainPath, mainPaths } from '#test/support/main-paths.ts';
+import { floorOf } from './floors.ts';
+import { median, round } from './stats.ts';
+
+export interface PathAwsFigures {
+  waits: number;
+  floor: number | null;
+  steps: string;
+  calls: number;
+  /** Median CPU ms of this process per request, and of the baseline. */
+  cpu_ms: number;
+  baseline_cpu_ms: number;
+  cpu_ratio: number;
+}
+
+export interface AwsFigures {
+  paths: Record<MainPath, PathAwsFigures>;
+  /** Waits above the floors, summed over the paths. */
+  waits_over_floor: number;
+  cpu_ratio_max: number;
+  cpu_iterations: number;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: commands of many input shapes
+const DYNAMO_COMMANDS: Record<string, new (input: any) => any> = {
+  GetItem: GetCommand,
+  BatchGetItem: BatchGetCommand,
+  PutItem: PutCommand,
+  UpdateItem: UpdateCommand,
+  DeleteItem: DeleteCommand,
+  Query: QueryCommand,
+  TransactWriteItems: TransactWriteCommand,
+  BatchWriteItem: BatchWriteCommand,
+};
+// biome-ignore lint/suspicious/noExplicitAny: commands of many input shapes
+const S3_COMMANDS: Record<string, new (input: any) => any> = {
+  PutObject: PutObjectCommand,
+  GetObject: GetObjectCommand,
+  CopyObject: CopyObjectCommand,
+  DeleteObject: DeleteObjectCommand,
+  HeadObject: HeadObjectCommand,
+};
+
+/** Sends one recorded call again with the bare SDK client; a refused condition is still a round trip. */
+async function resend(call: SentCall): Promise<void> {
+  const dynamo = DYNAMO_COMMANDS[call.name];
+  const s3 = S3_COMMANDS[call.name];
+  try {
+    if (call.service === 'dynamodb' && dynamo) await dynamoClient(config.aws).send(new dynamo(call.input));
+    else if (call.service === 's3' && s3) {
+      const output = await s3Client(config.aws).send(new s3(call.input));
+      // Reading the bytes of an object is work no implementation skips.
+      const body = (output as { Body?: { transformToByteArray(): Promise<Uint8Array> } }).Body;
+      if (body) createHash('sha256').update(await body.transformToByteArray());
+    } else throw new Error(`no baseline command for ${call.service}.${call.name}`);
+  } catch (error) {
+    const name = (error as { name?: string }).name ?? '';
+    if (!/ConditionalCheckFailed|TransactionCanceled|NoSuchKey/.test(name)) throw error;
+  }
+}
+
+/** The work a path cannot skip besides its calls: API Gateway's base64 body decoded and hashed, or argon2. */
+function unskippable(path: MainPath, passwordHash: string, password: string) {
+  return async (event: ApiEvent) => {
+    if (path === 'login') {
+      if (!(await verifyPassword(passwordHash, password))) throw new Error('verify failed');
+    }
+    if (path === 'upload' && event.body) {
+      createHash('sha256').update(Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'));
+    }
+  };
+}
+
+async function cpuMs(run: () => Promise<unknown>): Promise<number> {
+  const started = process.cpuUsage();
+  await run();
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / 1000;
+}
+
+export async function measureAwsFigures(options: {
+  iterations: number;
+  loginIterations: number;
+  uploadBytes: () => Buffer;
+}): Promise<AwsFigures> {
+  const { paths, user } = await mainPaths({ uploadBytes: options.uploadBytes });
+  const passwordHash = (user.account as { password_hash?: string }).password_hash ?? '';
+  // Each path once first: a container's one-time work belongs to the cold path.
+  for (const name of MAIN_PATHS) await paths[name].request(await paths[name].prepare());
+
+  const counter = new WaitCounter(true).installOnAws(config.aws);
+  const figures = {} as Record<MainPath, PathAwsFigures>;
+  try {
+    for (const name of MAIN_PATHS) {
+      const path = paths[name];
+      const input = await path.prepare();
+      const counted = await counter.measure(() => path.request(input));
+      const floor = floorOf(name);
+      const extra = unskippable(name, passwordHash, user.password);
+      const subject: number[] = [];
+      const baseline: number[] = [];
+      const iterations = name === 'login' ? options.loginIterations : options.iterations;
+      for (let i = 0; i < iterations + 2; i++) {
+        const next = await path.prepare();
+        const ours = () => path.request(next);
+        const theirs = async () => {
+          await extra(next as unknown as ApiEvent);
+          for (const step of counted.sentSteps) await Promise.all(step.map(resend));
+        };
+        // Alternated, the order flipping every iteration; the first two are warm-up.
+        const [a, b] = i % 2 === 0 ? [ours, theirs] : [theirs, ours];
+        const first = await cpuMs(a);
+        const second = await cpuMs(b);
+        if (i < 2) continue;
+        subject.push(i % 2 === 0 ? first : second);
+        baseline.push(i % 2 === 0 ? second : first);
+      }
+      const cpu = median(subject);
+      const base = median(baseline);
+      figures[name] = {
+        waits: counted.waits,
+        floor,
+        steps: counted.steps.map((step) => step.join(' ‖ ')).join(' → '),
+        calls: counted.calls,
+        cpu_ms: round(cpu, 3),
+        baseline_cpu_ms: round(base, 3),
+        cpu_ratio: round(cpu / base, 2),
+      };
+    }
+  } finally {
+    counter.uninstall();
+  }
+  const all = Object.values(figures);
+  return {
+    paths: figures,
+    waits_over_floor: all.reduce(
+      (sum, entry) => sum + Math.max(0, entry.waits - (entry.floor ?? entry.waits)),
+      0,
+    ),
+    cpu_ratio_max: Math.max(...all.map((entry) => entry.cpu_ratio)),
+    cpu_iterations: options.iterations,
+  };
+}
