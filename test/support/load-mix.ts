@@ -33,6 +33,8 @@ export interface LoadMixOptions {
   startRecording: () => void;
   accounts: number;
   rounds: number;
+  /** Channel orders (each settled by its callback) per account and round (default 1). */
+  ordersPerRound?: number;
   /** The static upload token of these handlers' settings, when uploads with it are part of the mix. */
   staticToken?: string;
   /** Accounts working at once (default 10). */
@@ -127,18 +129,22 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       await track('gallery', caller, () =>
         call(handlers.upload, apiEvent({ path: '/api/v1/gallery?limit=20', sourceIp: person.address }), 200),
       );
-      const order = await track('order', caller, () =>
-        call(handlers.payments, orderEvent(person, planId, person.address), 201),
-      );
-      await track('callback', caller, async () => {
-        const result = await call(
-          handlers.paymentCallback,
-          callbackEvent(dataOf<{ id: string }>(order).id),
-          200,
+      // Orders are sampled more than once a round: each lands on one of the shards of the listings it
+      // joins, and a shard's share of a few dozen orders is mostly chance.
+      for (let k = 0; k < (options.ordersPerRound ?? 1); k++) {
+        const order = await track('order', caller, () =>
+          call(handlers.payments, orderEvent(person, planId, person.address), 201),
         );
-        if (result.body !== 'success') throw new Error(`callback not settled: ${result.body}`);
-        return result;
-      });
+        await track('callback', caller, async () => {
+          const result = await call(
+            handlers.paymentCallback,
+            callbackEvent(dataOf<{ id: string }>(order).id),
+            200,
+          );
+          if (result.body !== 'success') throw new Error(`callback not settled: ${result.body}`);
+          return result;
+        });
+      }
       if (round % 2 === 1) {
         const id = person.uploads.shift()!;
         await track('delete', caller, () =>

@@ -61,18 +61,15 @@ function indexPartitions(item: Item): Array<{ space: Space; key: string; size: n
   return TABLE.indexes.flatMap((index) => {
     const pk = item[index.partitionKey];
     if (typeof pk !== 'string' || item[index.sortKey] === undefined) return [];
-    const size =
-      index.projected === 'all'
-        ? itemSize(item)
-        : itemSize(
-            Object.fromEntries(
-              Object.entries(item).filter(
-                ([name]) =>
-                  ['pk', 'sk', index.partitionKey, index.sortKey].includes(name) ||
-                  (index.projected as readonly string[]).includes(name),
-              ),
-            ),
-          );
+    const size = itemSize(
+      Object.fromEntries(
+        Object.entries(item).filter(
+          ([name]) =>
+            ['pk', 'sk', index.partitionKey, index.sortKey].includes(name) ||
+            (index.projected as readonly string[]).includes(name),
+        ),
+      ),
+    );
     return [{ space: index.name as Space, key: pk, size }];
   });
 }
