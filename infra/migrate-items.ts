@@ -55,18 +55,22 @@ export async function migrateItems(
     let item = scanned;
     // Each migration sees the item as the previous one left it.
     for (const migration of migrations) {
-      const update = migration.plan(item, settings);
-      if (!update) continue;
-      const { Key, ...rest } = update;
+      const planned = migration.plan(item, settings);
+      if (!planned) continue;
       const counts = report.migrations[migration.name]!;
-      try {
-        item = await table.update(Key, rest);
-        counts.updated += 1;
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-        counts.skipped += 1;
-        return;
+      // Several updates are applied in order (an API token's id item listed, then its hash item unlisted);
+      // a failed condition leaves the rest to the request that changed the item.
+      for (const { Key, ...rest } of Array.isArray(planned) ? planned : [planned]) {
+        try {
+          const updated = await table.update(Key, rest);
+          if (Key.pk === item.pk && Key.sk === item.sk) item = updated;
+        } catch (error) {
+          if (!(error instanceof ConditionFailedError)) throw error;
+          counts.skipped += 1;
+          return;
+        }
       }
+      counts.updated += 1;
     }
   };
   await Promise.all(

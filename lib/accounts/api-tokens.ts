@@ -1,6 +1,8 @@
 // API tokens (docs/DESIGN.md 5): `ut_` + 43 base64url characters (32 random bytes), shown once; the table keeps
 // only their SHA-256. Two items per token: the secret's hash (what authentication looks up) and the id
-// (what revocation looks up), written and deleted together. Each token carries its account's token epoch
+// (what revocation and the account's listing look up), written and deleted together. Only the id item is in
+// the `owner` index: an index holds its items' table keys, and the hash item's key is the secret's hash
+// (docs/DESIGN.md 19: no credential in an index). Each token carries its account's token epoch
 // at creation: a password reset moves the epoch (in the reset's own transaction), and every older token
 // stops working at once (docs/ACCOUNTS.md).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -22,6 +24,11 @@ export const DISPLAY_PREFIX_LENGTH = 8;
 export const tokenHashKey = (hash: string) => ({ pk: `apitoken#${hash}`, sk: 'apitoken' });
 export const tokenIdKey = (id: string) => ({ pk: `apitokenid#${id}`, sk: 'apitokenid' });
 const accountIndex = (accountId: string) => `apitokens#${accountId}`;
+
+/** The `owner` index attributes of a token's id item: its account's listing, newest first. */
+export function listingOf(accountId: string, createdIso: string, id: string) {
+  return { gsi1pk: accountIndex(accountId), gsi1sk: `${createdIso}#${id}` };
+}
 
 export interface ApiTokenView {
   id: string;
@@ -114,15 +121,18 @@ export class ApiTokenService {
       prefix: token.slice(0, DISPLAY_PREFIX_LENGTH),
       created_at: isoWithOffset(now),
       token_epoch: epoch,
-      gsi1pk: accountIndex(accountId),
-      gsi1sk: `${now.toISOString()}#${id}`,
     };
     await this.table
       .transact([
         { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
         {
           Put: {
-            Item: { ...tokenIdKey(id), account_id: accountId, token_hash: hash },
+            Item: {
+              ...item,
+              ...tokenIdKey(id),
+              token_hash: hash,
+              ...listingOf(accountId, now.toISOString(), id),
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -187,11 +197,15 @@ export class ApiTokenService {
    * them): tidies the listing and the table. Best effort per token; a leftover is dead anyway.
    */
   async deleteAll(accountId: string): Promise<number> {
-    const items = await this.items(accountId);
+    const listed = await this.items(accountId);
+    // The index holds no hash: the id items themselves name their hash item.
+    const items = (
+      await this.table.getMany<TokenItem & { token_hash?: string }>(listed.map((item) => tokenIdKey(item.id)))
+    ).filter((item): item is TokenItem & { token_hash: string } => typeof item?.token_hash === 'string');
     const results = await Promise.allSettled(
       items.map((item) =>
         this.table.transact([
-          { Delete: { Key: { pk: item.pk, sk: item.sk } } },
+          { Delete: { Key: tokenHashKey(item.token_hash) } },
           { Delete: { Key: tokenIdKey(item.id) } },
         ]),
       ),
@@ -216,7 +230,7 @@ export class ApiTokenService {
     const [account] = await Promise.all([
       this.accounts.get(item.account_id),
       item.last_used_at === undefined || item.last_used_at <= minuteAgo
-        ? this.touch(key, isoWithOffset(now), minuteAgo)
+        ? this.touch(key, item.id, isoWithOffset(now), minuteAgo)
         : undefined,
     ]);
     // Read on every request, never cached: a disabled account or a reset password stops the token at once.
@@ -224,14 +238,33 @@ export class ApiTokenService {
     return { accountId: account.id, role: account.role, via: 'api_token', credentialId: item.id, account };
   }
 
-  private async touch(key: { pk: string; sk: string }, now: string, minuteAgo: string): Promise<void> {
+  /** Both items: the hash item's copy decides the next touch, the id item's is what the listing shows. */
+  private async touch(
+    key: { pk: string; sk: string },
+    id: string,
+    now: string,
+    minuteAgo: string,
+  ): Promise<void> {
     try {
-      await this.table.update(key, {
-        UpdateExpression: 'SET last_used_at = :now',
-        ConditionExpression:
-          'attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at <= :ago)',
-        ExpressionAttributeValues: { ':now': now, ':ago': minuteAgo },
-      });
+      await this.table.transact([
+        {
+          Update: {
+            Key: key,
+            UpdateExpression: 'SET last_used_at = :now',
+            ConditionExpression:
+              'attribute_exists(pk) AND (attribute_not_exists(last_used_at) OR last_used_at <= :ago)',
+            ExpressionAttributeValues: { ':now': now, ':ago': minuteAgo },
+          },
+        },
+        {
+          Update: {
+            Key: tokenIdKey(id),
+            UpdateExpression: 'SET last_used_at = :now',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':now': now },
+          },
+        },
+      ]);
     } catch (error) {
       if (error instanceof ConditionFailedError) return; // someone else recorded it this minute
       log.warn('could not record API token use', { error });

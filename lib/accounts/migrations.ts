@@ -6,6 +6,7 @@
 // Claims made before any search index are not listed: their account's next login lists them (login.ts).
 import type { ItemMigration } from '#lib/platform/db/migration.ts';
 import type { Item } from '#lib/platform/db/table.ts';
+import { listingOf, tokenIdKey } from './api-tokens.ts';
 import { identifierIndex } from './identifiers.ts';
 
 const CLAIM_PREFIX = 'ident#';
@@ -40,4 +41,52 @@ export const identifierListingShards: ItemMigration = {
   },
 };
 
-export const accountsMigrations: ItemMigration[] = [identifierListingShards];
+const TOKEN_HASH_PREFIX = 'apitoken#';
+
+/**
+ * An API token listed through its hash item (whose key, the secret's hash, the index then held): its id
+ * item takes the listing (what the listing shows, and the `owner` index attributes), then the hash item
+ * leaves the index. The first update may run twice harmlessly; the second holds only while the hash item
+ * is still listed as read.
+ */
+export const apiTokenListing: ItemMigration = {
+  name: 'accounts: API tokens listed by their id item',
+  plan(item: Item) {
+    const { pk, sk, id, account_id: accountId, gsi1pk, gsi1sk } = item;
+    if (typeof pk !== 'string' || !pk.startsWith(TOKEN_HASH_PREFIX) || sk !== 'apitoken') return undefined;
+    if (typeof gsi1pk !== 'string' || typeof gsi1sk !== 'string') return undefined;
+    if (typeof id !== 'string' || typeof accountId !== 'string') return undefined;
+    const created = gsi1sk.slice(0, gsi1sk.lastIndexOf('#'));
+    const shown: Record<string, unknown> = {
+      ':name': item.name,
+      ':prefix': item.prefix,
+      ':created': item.created_at,
+      ':epoch': item.token_epoch ?? 0,
+      ':used': item.last_used_at ?? null,
+    };
+    return [
+      {
+        Key: tokenIdKey(id),
+        UpdateExpression:
+          'SET id = :id, #name = :name, prefix = :prefix, created_at = :created, token_epoch = if_not_exists(token_epoch, :epoch), last_used_at = if_not_exists(last_used_at, :used), gsi1pk = :ipk, gsi1sk = :isk',
+        ConditionExpression: 'attribute_exists(pk) AND account_id = :account',
+        ExpressionAttributeNames: { '#name': 'name' },
+        ExpressionAttributeValues: {
+          ...shown,
+          ':account': accountId,
+          ':id': id,
+          ':ipk': listingOf(accountId, created, id).gsi1pk,
+          ':isk': listingOf(accountId, created, id).gsi1sk,
+        },
+      },
+      {
+        Key: { pk, sk },
+        UpdateExpression: 'REMOVE gsi1pk, gsi1sk',
+        ConditionExpression: 'gsi1pk = :old',
+        ExpressionAttributeValues: { ':old': gsi1pk },
+      },
+    ];
+  },
+};
+
+export const accountsMigrations: ItemMigration[] = [identifierListingShards, apiTokenListing];

@@ -21,6 +21,9 @@ export interface ItemUpdate {
 export interface ItemMigration {
   /** Names it in the script's report, e.g. `files: gallery shards`. */
   name: string;
-  /** The update bringing `item` to the current shape, or undefined when it has it already or is not its kind. */
-  plan(item: Item, settings: MigrationSettings): ItemUpdate | undefined;
+  /**
+   * The update bringing `item` to the current shape (or updates, applied in order, when a companion item
+   * moves with it), or undefined when it has it already or is not its kind.
+   */
+  plan(item: Item, settings: MigrationSettings): ItemUpdate | ItemUpdate[] | undefined;
 }

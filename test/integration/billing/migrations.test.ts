@@ -2,6 +2,7 @@
 // wrote them, brought to the current shape by each migration's conditional update (applied here with the
 // document client, as `npm run migrate:shards` applies them), then read through the current code: the
 // administrators' listing, the reconciler's schedule and the outbox re-drive.
+
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { billingMigrations } from '#lib/billing/migrations.ts';
@@ -10,6 +11,7 @@ import type { OrderPaidDetail } from '#lib/billing/order-events.ts';
 import { OrderRepository, orderKey } from '#lib/billing/orders.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
 import { config } from '#lib/platform/config/index.ts';
+import type { ItemUpdate } from '#lib/platform/db/migration.ts';
 import type { Item, Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDrainHandler } from '#test/support/outbox.ts';
@@ -84,9 +86,11 @@ async function migrate(key: { pk: string; sk: string }): Promise<string[]> {
   const item = (await table.get(key, { includeExpired: true }))!;
   const applied: string[] = [];
   for (const migration of billingMigrations) {
-    const update = migration.plan(item, SHARDS);
-    if (!update) continue;
-    await table.client.send(new UpdateCommand({ TableName: table.name, ...update }));
+    const planned = migration.plan(item, SHARDS);
+    if (!planned) continue;
+    for (const update of [planned].flat()) {
+      await table.client.send(new UpdateCommand({ TableName: table.name, ...update }));
+    }
     applied.push(migration.name);
   }
   return applied;
@@ -133,7 +137,7 @@ describe('billing migrations', () => {
     const schedule = billingMigrations.find((migration) => migration.name.includes('schedule'))!;
 
     // Act
-    const update = schedule.plan(read, SHARDS)!;
+    const update = schedule.plan(read, SHARDS) as ItemUpdate;
     const written = table.client.send(new UpdateCommand({ TableName: table.name, ...update }));
 
     // Assess

@@ -4,6 +4,7 @@
 // is brought to the current indexes and item shape by the local provisioning, after which every listing
 // reads it through the current code; the migration is idempotent, follows a change of listing_shards, and
 // loses to a request that changed an item meanwhile.
+
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +16,7 @@ import { fileListingShards } from '#lib/files/migrations.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTableInput } from '#lib/platform/db/keys.ts';
+import type { ItemUpdate } from '#lib/platform/db/migration.ts';
 import { ConditionFailedError, type Item, type Table } from '#lib/platform/db/table.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
@@ -35,6 +37,10 @@ function oldTableInput() {
     ],
     Projection: { ProjectionType: 'ALL' as const },
   }));
+  // Only the attributes those keys use (DynamoDB refuses a definition no key uses).
+  input.AttributeDefinitions = input.AttributeDefinitions?.filter(({ AttributeName }) =>
+    ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].includes(String(AttributeName)),
+  );
   return input;
 }
 
@@ -71,6 +77,8 @@ const people = PEOPLE.map((name) => ({
   username: `${name}_${OWNER.slice(0, 6)}`,
   email: `${name.toLowerCase()}_${OWNER.slice(0, 6)}@example.test`,
 }));
+
+const OLD_TOKEN = { id: randomUUID(), hash: 'f'.repeat(64) };
 
 let table: Table;
 
@@ -113,6 +121,27 @@ beforeAll(async () => {
       });
     }
   }
+
+  // An API token listed the old way: through its hash item, whose key (the secret's hash) the index held.
+  const tokenCreated = '2024-01-02T00:00:00.000Z';
+  await put({
+    pk: `apitoken#${OLD_TOKEN.hash}`,
+    sk: 'apitoken',
+    id: OLD_TOKEN.id,
+    account_id: people[0]!.id,
+    name: 'old uploader',
+    prefix: 'ut_abcde',
+    created_at: '2024-01-02T00:00:00+00:00',
+    last_used_at: '2024-01-03T00:00:00+00:00',
+    gsi1pk: `apitokens#${people[0]!.id}`,
+    gsi1sk: `${tokenCreated}#${OLD_TOKEN.id}`,
+  });
+  await put({
+    pk: `apitokenid#${OLD_TOKEN.id}`,
+    sk: 'apitokenid',
+    account_id: people[0]!.id,
+    token_hash: OLD_TOKEN.hash,
+  });
 
   // Act: the local provisioning finds it.
   ({ table } = await provisionTestStack());
@@ -179,6 +208,33 @@ describe('a table made the old way, provisioned again', () => {
     expect(Object.keys(Items![0]!).sort()).toEqual(['account_id', 'gsi2pk', 'gsi2sk', 'kind', 'pk', 'sk']);
   });
 
+  it('lists an old API token by its id item, and no index holds the hash item', async () => {
+    const { accounts } = testDeps();
+    const owner = people[0]!.id;
+
+    const listed = await accounts.apiTokens.list(owner);
+    const { Items } = await client.send(
+      new QueryCommand({
+        TableName: config.table_name,
+        IndexName: 'owner',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': `apitokens#${owner}` },
+      }),
+    );
+
+    expect(listed).toEqual([
+      {
+        id: OLD_TOKEN.id,
+        name: 'old uploader',
+        prefix: 'ut_abcde',
+        created_at: '2024-01-02T00:00:00+00:00',
+        last_used_at: '2024-01-03T00:00:00+00:00',
+      },
+    ]);
+    expect(Items?.map((item) => item.pk)).toEqual([`apitokenid#${OLD_TOKEN.id}`]);
+    expect(JSON.stringify(Items)).not.toContain(OLD_TOKEN.hash);
+  });
+
   it('has nothing left to do on a second run', async () => {
     const report = await migrateItems(table, { listingShards: config.listing_shards });
 
@@ -217,7 +273,7 @@ describe('a request changing an item while it is migrated', () => {
       new PutCommand({ TableName: config.table_name, Item: { ...file, permission: 'public' } }),
     );
     const scanned = (await table.get(fileKey(file.id)))!;
-    const update = fileListingShards.plan(scanned, { listingShards: config.listing_shards })!;
+    const update = fileListingShards.plan(scanned, { listingShards: config.listing_shards }) as ItemUpdate;
     const { uploads } = testDeps();
 
     // Act: the owner makes it private before the migration's update lands.
