@@ -144,8 +144,8 @@ export const configSchema = z.object({
     ),
   }),
   cdn: section({
-    // Set by the deployment: the distribution serving /i/*, whose cache a deleted file is invalidated
-    // in. Absent locally, where no CDN caches anything.
+    // Set by the deployment: the distribution serving /i/*, whose cache the takedowns worker invalidates
+    // paths in. Absent locally, where no CDN caches anything.
     distribution_id: optionalText,
     // How long the CDN's edge keeps an /i/ object (browsers keep it a year, immutably): a deleted file
     // leaves the edge within this, with no invalidation (docs/DESIGN.md 19). Takedowns are invalidated.
