@@ -23,15 +23,19 @@ import { accountKeyStatement } from './key-policy.ts';
 import type { StageConfig } from './stage-config.ts';
 import { TABLE_STREAM_VIEW } from './workers.ts';
 
-/** Presigned uploads land under this prefix until confirmed (lib/files/prefixes.ts); unconfirmed ones expire. */
+/**
+ * Presigned uploads land under this prefix (lib/files/prefixes.ts) and expire, confirmed or not: confirm
+ * stores the bytes under their record key and never reads the incoming object again.
+ */
 export const PENDING_UPLOAD_PREFIX = INCOMING_PREFIX;
 export const PENDING_UPLOAD_EXPIRY_DAYS = 1;
 /** Overwritten or deleted files stay recoverable this long where data is retained (versioned bucket). */
 export const NONCURRENT_VERSION_EXPIRY_DAYS = 30;
 /**
- * A presigned upload's bytes are copied to their record key on confirm and the incoming/ object deleted:
- * in a versioned bucket that delete only hides it, and the bytes would stay 30 days as a noncurrent
- * version. Under incoming/ old versions go after this (S3 applies the shortest of overlapping expirations).
+ * A presigned upload's bytes are stored under their record key on confirm, and its incoming/ object is
+ * deleted (a refused or duplicate upload) or expired (a confirmed one: nothing reads it again): in a
+ * versioned bucket either only hides it, and the bytes would stay 30 days as a noncurrent version. Under
+ * incoming/ old versions go after this (S3 applies the shortest of overlapping expirations).
  */
 export const INCOMING_NONCURRENT_EXPIRY_DAYS = 1;
 

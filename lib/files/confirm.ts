@@ -5,10 +5,10 @@ import { isExpired } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { DirectUploadDeps } from './direct-upload.ts';
 import { UploadError } from './errors.ts';
-import { type FileItem, newFileItem } from './files.ts';
+import { type CreateOutcome, type FileItem, newFileItem } from './files.ts';
 import { parseStorageKey } from './names.ts';
 import type { PendingItem, PendingUploads } from './pending.ts';
-import type { QuotaAccount } from './quota-service.ts';
+import type { QuotaAccount, Reservation } from './quota-service.ts';
 import { type InspectedIncoming, NotUploadedError, readIncoming } from './read-incoming.ts';
 import type { UploadRecord } from './record.ts';
 import { incomingKey, ObjectChangedError } from './storage.ts';
@@ -26,25 +26,31 @@ export class ConfirmService {
   /**
    * Idempotent: a key already confirmed answers its record again. Otherwise the pending upload must be the
    * caller's and unexpired; the object is read back, size and sniffed type re-checked (the local stand-in
-   * enforces neither), hash and dimensions computed, the bytes stored under the record key and the record
-   * written together with the pending item's confirmation and the reservation of its bytes in the owner's
-   * usage. A confirm that fails on the bytes deletes the object and the pending upload; one over the quota
-   * (507) leaves both (the object goes with the bucket's lifecycle rule, or is confirmed once room is made,
-   * while the grant lasts).
+   * enforces neither), hash and dimensions computed; then the bytes are stored under the record key while
+   * the record is written together with its hash claim, the pending item's confirmation and the
+   * reservation of its bytes in the owner's usage. A confirm that fails on the bytes deletes the object and
+   * the pending upload; one over the quota (507) leaves both (the object goes with the bucket's lifecycle
+   * rule, or is confirmed once room is made, while the grant lasts).
+   *
+   * Four waits on AWS after the caller's authentication: the record, the pending upload and the owner's
+   * usage read together; the object; the store and the record's transaction together (a public file's
+   * record after its bytes, as a direct upload's: the gallery shows it at once). The incoming object is
+   * left to the bucket's lifecycle rule for `incoming/`: once the grant is confirmed nothing reads it again
+   * (a repeated confirm answers the record, and `/i/` never serves `incoming/`).
    */
   async confirm(owner: QuotaAccount, key: string): Promise<UploadRecord> {
     const { files, storage } = this.deps;
     const ownerId = owner.id;
     const parsed = parseStorageKey(key);
     if (!parsed) throw notFound();
-    const settled = await this.confirmedRecord(ownerId, key, parsed.id, false);
-    if (settled) {
-      // The incoming object outlives its confirmation only if deleting it failed then: it goes now.
-      await storage.deleteQuietly(incomingKey(key));
-      return settled;
-    }
-
-    const pending = await this.deps.pending.read(key);
+    // The usage is read before the size is known, beside the look-up, rather than one wait later: the
+    // reservation's condition holds it to the usage as it is when the record is written.
+    const [[own, pending], usage] = await Promise.all([
+      this.deps.pending.recordAndPending(key, parsed.id),
+      this.deps.quota.stateFor(owner),
+    ]);
+    const settled = await this.settledRecord(ownerId, key, parsed.id, own, pending, false);
+    if (settled) return settled;
     if (!pending || pending.owner_id !== ownerId || pending.id !== parsed.id) throw notFound();
     if (isExpired(pending, this.deps.clock())) {
       await this.abandon(pending);
@@ -63,7 +69,7 @@ export class ConfirmService {
         },
       );
     } catch (error) {
-      // A concurrent confirm of the same key may have finished and removed the incoming object.
+      // A concurrent confirm of the same key may have finished (its record is the answer).
       const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
       if (resolved) return resolved;
       if (error instanceof NotUploadedError) {
@@ -75,13 +81,20 @@ export class ConfirmService {
     }
     const { facts } = inspected.upload;
 
-    const [existing, reservation] = await Promise.all([
-      files.findByHash(ownerId, facts.sha256),
-      this.deps.quota.prepareReservation(owner, facts.size, pending.id),
-    ]);
-    if (existing) return this.settleOnto(pending, existing);
-    // Refused before the copy: nothing to undo.
-    reservation.check();
+    const reservation = this.deps.quota.reservationOn(owner, usage, facts.size, pending.id);
+    if (!reservation.fits()) {
+      // Over the quota as read: a duplicate still costs nothing, and the usage may have moved since it was
+      // read (a delete), so both are asked before the 507. Refused here, nothing was stored: nothing to undo.
+      const [existing, refused] = await Promise.all([
+        files.findByHash(ownerId, facts.sha256),
+        reservation.refresh().then(
+          () => undefined,
+          (error: unknown) => ({ error }),
+        ),
+      ]);
+      if (existing) return this.settleOnto(pending, existing);
+      if (refused) throw refused.error;
+    }
 
     const now = this.deps.clock();
     const item = newFileItem({
@@ -96,39 +109,66 @@ export class ConfirmService {
       baseUrl: this.deps.baseUrl,
       listingShards: this.deps.files.listingShards,
     });
-    let copied = false;
-    try {
-      try {
-        await this.storeInspected(key, inspected);
-        copied = true;
-      } catch (error) {
-        if (!(error instanceof ObjectChangedError)) throw error;
-        // Another PUT to the presigned URL replaced the bytes after they were read: nothing is recorded,
-        // and the grant stays for a confirm of what is there now.
-        copied = error.landed;
-        throw errors.conflict('file: changed during confirm; confirm again');
-      }
-      const outcome = await files.createDeduped(item, {
-        reservation,
-        extra: [this.deps.pending.markConfirmed(pending, pending.id, now)],
-      });
-      if (!outcome.created) return await this.settleOnto(pending, outcome.item);
-    } catch (error) {
-      const resolved = await this.confirmedRecord(ownerId, key, parsed.id, true);
-      if (resolved) return resolved;
-      // Not recorded: the copy goes (nothing else would ever delete it); the grant and its incoming
-      // object stay, so the same confirm can be retried.
-      if (copied) await this.dropUnrecordedCopy(key, parsed.id, inspected);
-      throw error;
-    }
-    await storage.deleteQuietly(incomingKey(key));
-    return files.record(item);
+    return this.storeAndRecord(pending, item, inspected, reservation, now);
   }
 
   /**
-   * The record this key was confirmed into, if it was: the record under the key's own id, or (when the
-   * bytes were a duplicate) the existing file the pending item points to. `cleanUp` deletes a copy made
-   * under this key that no record will ever use (only a pending item still unconfirmed can be recorded).
+   * Stores the inspected bytes under the record key while the record's transaction runs (after the bytes,
+   * for a public file), then settles what happened. The dedupe look-up is the transaction's own condition
+   * on the hash claim: a duplicate cancels it and settles onto the existing file. Whoever does not keep its
+   * copy (a duplicate, a failed transaction) deletes it after the store has finished; a record whose bytes
+   * could not be stored is taken back out with its claim, its usage and the confirmation, so the grant
+   * stays open for a confirm of what is there now.
+   */
+  private async storeAndRecord(
+    pending: PendingItem,
+    item: FileItem,
+    inspected: InspectedIncoming,
+    reservation: Reservation,
+    now: Date,
+  ): Promise<UploadRecord> {
+    const { files } = this.deps;
+    const { key, id, owner_id: ownerId } = pending;
+    const stored = this.storeInspected(key, inspected).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    let outcome: CreateOutcome;
+    try {
+      if (pending.permission === 'public') {
+        const failed = await stored;
+        if (failed) throw failed.error;
+      }
+      outcome = await files.createDeduped(item, {
+        reservation,
+        extra: [this.deps.pending.markConfirmed(pending, id, now)],
+      });
+    } catch (error) {
+      const failed = await stored;
+      // A concurrent confirm of the same key may have recorded it: its record is the answer.
+      const resolved = await this.confirmedRecord(ownerId, key, id, true);
+      if (resolved) return resolved;
+      // Not recorded: a copy made goes (nothing else would ever delete it); the grant and its incoming
+      // object stay, so the same confirm can be retried.
+      if (madeCopy(failed)) await this.dropUnrecordedCopy(key, id, inspected);
+      throw failed ? storeFailure(failed.error) : error;
+    }
+    const failed = await stored;
+    // A duplicate: the owner's existing file is the answer, and the copy goes (settleOnto).
+    if (!outcome.created) return this.settleOnto(pending, outcome.item);
+    if (failed) {
+      // Recorded while the bytes could not be stored (a private record is seen only by its owner
+      // meanwhile): the record, its claim, its bytes in the usage and the confirmation go back together.
+      await files.removeUnstored(outcome.item, [this.deps.pending.reopen(pending, id)]);
+      if (madeCopy(failed)) await this.dropUnrecordedCopy(key, id, inspected);
+      throw storeFailure(failed.error);
+    }
+    return files.record(outcome.item);
+  }
+
+  /**
+   * The record this key was confirmed into, if it was (read again now): the record under the key's own
+   * id, or (when the bytes were a duplicate) the existing file the pending item points to.
    */
   private async confirmedRecord(
     ownerId: string,
@@ -136,23 +176,35 @@ export class ConfirmService {
     id: string,
     cleanUp: boolean,
   ): Promise<UploadRecord | undefined> {
-    const { files, storage } = this.deps;
     const [own, pending] = await this.deps.pending.recordAndPending(key, id);
+    return this.settledRecord(ownerId, key, id, own, pending, cleanUp);
+  }
+
+  /**
+   * The record of a key confirmed already, from the record under its own id and its pending item as read
+   * (a confirmation marker past its expiry counts as none). `cleanUp` deletes a copy made under this key
+   * that no record will ever use (only a pending item still unconfirmed can be recorded).
+   */
+  private async settledRecord(
+    ownerId: string,
+    key: string,
+    id: string,
+    own: FileItem | undefined,
+    pending: PendingItem | undefined,
+    cleanUp: boolean,
+  ): Promise<UploadRecord | undefined> {
+    const { files, storage } = this.deps;
     if (own) {
       if (own.owner_id !== ownerId || own.key !== key) throw notFound();
       return files.record(own);
     }
     const target = pending?.confirmed_file_id;
     if (!pending || pending.owner_id !== ownerId || typeof target !== 'string') return undefined;
-    if (cleanUp) {
-      // When the pending item points at its own id, `key` holds that record's bytes: a batch read is not
-      // isolated from the confirming transaction, so the record may simply not be visible yet. Only a key
-      // confirmed onto another (duplicate) file is ours to delete.
-      await Promise.all([
-        target === id ? undefined : storage.deleteQuietly(key),
-        storage.deleteQuietly(incomingKey(key)),
-      ]);
-    }
+    if (isExpired(pending, this.deps.clock())) return undefined;
+    // When the pending item points at its own id, `key` holds that record's bytes: a batch read is not
+    // isolated from the confirming transaction, so the record may simply not be visible yet. Only a key
+    // confirmed onto another (duplicate) file is ours to delete.
+    if (cleanUp && target !== id) await storage.deleteQuietly(key);
     const item = await files.getItem(target);
     if (!item || item.owner_id !== ownerId) throw notFound();
     return files.record(item);
@@ -208,6 +260,21 @@ export class ConfirmService {
     await this.deps.storage.deleteQuietly(incomingKey(pending.key));
     await this.deps.pending.removeUnconfirmed(pending.key);
   }
+}
+
+/** Whether a store that ended so left an object under the record key (a copy of other bytes, or ours). */
+function madeCopy(failed: { error: unknown } | undefined): boolean {
+  return !failed || (failed.error instanceof ObjectChangedError && failed.error.landed);
+}
+
+/**
+ * What a confirm whose store failed answers: another PUT to the presigned URL replaced the bytes after
+ * they were read is a 409 (nothing is recorded; the grant stays for a confirm of what is there now).
+ */
+function storeFailure(error: unknown): unknown {
+  return error instanceof ObjectChangedError
+    ? errors.conflict('file: changed during confirm; confirm again')
+    : error;
 }
 
 function notFound() {

@@ -239,10 +239,11 @@ export class FileRepository {
 
   /**
    * Takes back a record whose bytes could not be stored (its claim, and its bytes from the owner's usage),
-   * unless it changed meanwhile (deleted already: that deletion gave the bytes back).
+   * unless it changed meanwhile (deleted already: that deletion gave the bytes back); `extra` are undone
+   * in the same transaction (a presign's confirmation).
    */
-  async removeUnstored(item: FileItem): Promise<void> {
-    await this.table.transact(deletion(item)).catch(conditionFailedReturns(undefined));
+  async removeUnstored(item: FileItem, extra: TransactItem[] = []): Promise<void> {
+    await this.table.transact([...deletion(item), ...extra]).catch(conditionFailedReturns(undefined));
   }
 
   /** The owner's files, newest first: one partition of the `owner` index. */

@@ -42,15 +42,16 @@ export class PendingUploads {
     await this.deps.table.putNew(pending);
   }
 
-  /** The pending item as stored, expired or not: an expired one is abandoned, not merely unknown. */
-  async read(key: string): Promise<PendingItem | undefined> {
-    return this.deps.table.get<PendingItem>(pendingKey(key), { consistent: true, includeExpired: true });
-  }
-
-  /** The record under the key's own id and the pending item, in one batch read (not isolated from writes). */
-  async recordAndPending(key: string, id: string): Promise<[FileItem | undefined, Item | undefined]> {
-    const [own, pending] = await this.deps.table.getMany<Item>([fileKey(id), pendingKey(key)]);
-    return [own as FileItem | undefined, pending];
+  /**
+   * The record under the key's own id and the pending item, in one batch read (strongly consistent, but
+   * not isolated from a transaction writing both). The pending item comes as stored, expired or not: an
+   * expired one is abandoned, not merely unknown.
+   */
+  async recordAndPending(key: string, id: string): Promise<[FileItem | undefined, PendingItem | undefined]> {
+    const [own, pending] = await this.deps.table.getMany<Item>([fileKey(id), pendingKey(key)], {
+      includeExpired: true,
+    });
+    return [own as FileItem | undefined, pending as PendingItem | undefined];
   }
 
   /** The write that marks the pending upload confirmed into `fileId`, if it is still the owner's and open. */
@@ -66,6 +67,21 @@ export class PendingUploads {
           ':owner': pending.owner_id,
           ':expires': epochSeconds(now) + CONFIRMED_MARKER_TTL_SECONDS,
         },
+      },
+    };
+  }
+
+  /**
+   * Undoes `markConfirmed(pending, fileId)` in the transaction that takes back a record whose bytes could
+   * not be stored: the grant is open again until its own expiry, for a confirm of what is there now.
+   */
+  reopen(pending: PendingItem, fileId: string): TransactItem {
+    return {
+      Update: {
+        Key: pendingKey(pending.key),
+        UpdateExpression: 'SET expires_at = :expires REMOVE confirmed_file_id',
+        ConditionExpression: 'confirmed_file_id = :file',
+        ExpressionAttributeValues: { ':file': fileId, ':expires': pending.expires_at },
       },
     };
   }

@@ -37,11 +37,14 @@ export class Reservation {
     private quotaBytes: number | null,
   ) {}
 
-  check(): void {
+  /** Whether the bytes fit the usage as last read (no quota: always). */
+  fits(): boolean {
     const { quotaBytes, state, bytes } = this;
-    if (quotaBytes !== null && state.usedBytes + bytes > quotaBytes) {
-      throw errors.insufficientStorage(state.usedBytes, quotaBytes);
-    }
+    return quotaBytes === null || state.usedBytes + bytes <= quotaBytes;
+  }
+
+  check(): void {
+    if (!this.fits()) throw errors.insufficientStorage(this.state.usedBytes, this.quotaBytes!);
   }
 
   item(): TransactItem {
@@ -113,8 +116,20 @@ export class QuotaService {
    * (dedupe first).
    */
   async prepareReservation(account: QuotaAccount, bytes: number, fileId: string): Promise<Reservation> {
-    const { state, quotaBytes } = await this.stateFor(account);
-    return new Reservation(this, account, fileId, bytes, state, quotaBytes);
+    return this.reservationOn(account, await this.stateFor(account), bytes, fileId);
+  }
+
+  /**
+   * A reservation on usage read already (`stateFor`), e.g. read beside other reads before the size was
+   * known (confirm); the transaction's condition still holds it to the usage as it is when written.
+   */
+  reservationOn(
+    account: QuotaAccount,
+    read: { state: UsageState; quotaBytes: number | null },
+    bytes: number,
+    fileId: string,
+  ): Reservation {
+    return new Reservation(this, account, fileId, bytes, read.state, read.quotaBytes);
   }
 
   /**

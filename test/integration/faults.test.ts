@@ -249,7 +249,7 @@ async function ownState(owner: TestAccount, before: Set<string>) {
   };
 }
 
-// ---- confirm: confirmed look-up, read object, copy, record transaction, delete incoming ---------------
+// ---- confirm: look-ups (record and grant; usage), read object, copy and record transaction together -----
 
 describe('upload confirm under faults', () => {
   const confirm = (owner: TestAccount, key: string) =>
@@ -260,25 +260,40 @@ describe('upload confirm under faults', () => {
       headers: owner.headers,
     });
 
-  const steps: Array<{ step: string; fault: Omit<FaultOptions, 'error'>; s3?: true }> = [
-    { step: 'confirmed look-up', fault: { command: 'BatchGetItemCommand' } },
-    { step: 'grant read', fault: { command: 'GetItemCommand', when: mentions('pending#') } },
+  const steps: Array<{
+    step: string;
+    permission?: 'public';
+    fault: Omit<FaultOptions, 'error'>;
+    s3?: true;
+  }> = [
+    {
+      step: 'record and grant look-up',
+      fault: { command: 'BatchGetItemCommand', when: mentions('pending#') },
+    },
+    { step: 'usage read', fault: { command: 'QueryCommand', when: mentions('usage#') } },
     { step: 'object read', fault: { command: 'GetObjectCommand' }, s3: true },
-    { step: 'copy to the record key', fault: { command: 'CopyObjectCommand' }, s3: true },
-    { step: 'record transaction after the copy', fault: { command: 'TransactWriteItemsCommand' } },
+    { step: 'copy (the record written meanwhile)', fault: { command: 'CopyObjectCommand' }, s3: true },
+    { step: 'record transaction (beside the copy)', fault: { command: 'TransactWriteItemsCommand' } },
+    { step: 'copy (public)', permission: 'public', fault: { command: 'CopyObjectCommand' }, s3: true },
+    {
+      step: 'record transaction after the copy (public)',
+      permission: 'public',
+      fault: { command: 'TransactWriteItemsCommand' },
+    },
   ];
-  for (const { step, fault, s3: onS3 } of steps) {
+  for (const { step, permission, fault, s3: onS3 } of steps) {
     for (const kind of FAULT_KINDS) {
-      it(`${step} fails (${kind}): clean error, the grant still open, no copy; the retry confirms once`, async () => {
+      it(`${step} fails (${kind}): clean error, the grant still open, no copy, usage unchanged; the retry confirms once`, async () => {
         // Prepare
         const owner = await createTestAccount();
-        const key = await presignedUpload(owner.headers);
+        const key = await presignedUpload(owner.headers, permission);
         const injected = onS3 ? s3({ ...fault, error: kind }) : dynamo({ ...fault, error: kind });
 
         // Act
         const failed = await confirm(owner, key);
         const objectsAfterFailure = await listBucket();
         const grantAfterFailure = await table.get(pendingKey(key));
+        const usageAfterFailure = await table.get(usageKey(owner.account.id));
         const retried = await confirm(owner, key);
 
         // Assess
@@ -291,42 +306,40 @@ describe('upload confirm under faults', () => {
         expect(objectsAfterFailure).toContain(incomingKey(key));
         expect(objectsAfterFailure).not.toContain(key);
         expect(grantAfterFailure?.confirmed_file_id).toBeUndefined();
+        expect(usageAfterFailure?.used_bytes ?? 0).toBe(0);
         expect(retried.status).toBe(200);
         expect(retried.body.data.key).toBe(key);
-        const objects = await listBucket();
-        expect(objects).toContain(key);
-        expect(objects).not.toContain(incomingKey(key));
+        expect(await listBucket()).toContain(key);
         const records = (await scanTable()).filter(
           (item) => item.pk.startsWith('file#') && item.owner_id === owner.account.id,
         );
         expect(records).toHaveLength(1);
+        expect(await table.get(usageKey(owner.account.id))).toMatchObject({
+          used_bytes: retried.body.data.size,
+          file_count: 1,
+        });
         await expectNoOrphans();
       });
     }
   }
 
-  for (const kind of FAULT_KINDS) {
-    it(`deleting the incoming object fails (${kind}): the confirm still answers the record; confirming again removes it`, async () => {
-      // Prepare
-      const owner = await createTestAccount();
-      const key = await presignedUpload(owner.headers);
-      s3({ command: 'DeleteObjectCommand', error: kind, when: mentions('incoming/') });
+  it('sends no delete of the incoming object: it is left to the bucket lifecycle rule, and a repeat confirm answers the record', async () => {
+    // Prepare
+    const owner = await createTestAccount();
+    const key = await presignedUpload(owner.headers);
+    const deletes = s3({ command: 'DeleteObjectCommand', error: 'generic' });
 
-      // Act
-      const confirmed = await confirm(owner, key);
-      const leftover = (await listBucket()).includes(incomingKey(key));
-      const again = await confirm(owner, key);
+    // Act
+    const confirmed = await confirm(owner, key);
+    const again = await confirm(owner, key);
 
-      // Assess: the record is complete at once; the leftover is under incoming/ (never served, expired by
-      // the bucket's lifecycle rule in AWS) and goes with the next confirmation of the key.
-      expect(confirmed.status).toBe(200);
-      expect(leftover).toBe(true);
-      expect(again.status).toBe(200);
-      expect(again.body.data).toEqual(confirmed.body.data);
-      expect(await listBucket()).not.toContain(incomingKey(key));
-      await expectNoOrphans();
-    });
-  }
+    // Assess
+    expect(confirmed.status).toBe(200);
+    expect(deletes.seen).toBe(0);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toEqual(confirmed.body.data);
+    await expectNoOrphans();
+  });
 });
 
 // ---- settlement: order read, the settlement transaction (with the outbox event), the outbox drain --------

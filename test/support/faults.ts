@@ -166,7 +166,7 @@ const live = (item: TableItem) => typeof item.expires_at !== 'number' || item.ex
 /**
  * Everything in the table and bucket that breaks a storage rule: claims without their account, accounts
  * without their claims, records without their claim or object, claims without their record, objects
- * without a record, `incoming/` objects without an open grant, confirmed grants pointing nowhere, paid
+ * without a record, `incoming/` objects without an open or confirmed grant, confirmed grants pointing nowhere, paid
  * orders without `paid_at`, payment settings whose version item disagrees. Empty when all is well.
  */
 export async function findOrphans(): Promise<string[]> {
@@ -177,6 +177,9 @@ export async function findOrphans(): Promise<string[]> {
   const problems: string[] = [];
   const recordKeys = new Set<string>();
   const openGrants = new Set<string>();
+  // A confirmed grant's incoming object is left to the bucket's lifecycle rule for incoming/ (nothing reads
+  // it once confirmed), so it is no orphan; one whose grant is gone (abandoned, refused) is.
+  const confirmedGrants = new Set<string>();
 
   for (const item of items) {
     const { pk } = item;
@@ -206,6 +209,7 @@ export async function findOrphans(): Promise<string[]> {
         if (!get(`file#${item.confirmed_file_id}`, 'file')) {
           problems.push(`confirmed grant ${item.key} points to a missing record`);
         }
+        confirmedGrants.add(String(item.key));
       } else if (live(item)) {
         openGrants.add(String(item.key));
       }
@@ -229,8 +233,9 @@ export async function findOrphans(): Promise<string[]> {
   }
   for (const key of objects) {
     if (key.startsWith('incoming/')) {
-      if (!openGrants.has(key.slice('incoming/'.length)))
-        problems.push(`incoming object ${key} without an open grant`);
+      const grant = key.slice('incoming/'.length);
+      if (!openGrants.has(grant) && !confirmedGrants.has(grant))
+        problems.push(`incoming object ${key} without an open or confirmed grant`);
     } else if (!recordKeys.has(key)) {
       problems.push(`object ${key} without a record`);
     }

@@ -117,8 +117,14 @@ export class Table {
     return item as T;
   }
 
-  /** Several items in one round trip (strongly consistent), in the order of `keys`; absent or expired: undefined. */
-  async getMany<T extends Item = Item>(keys: Key[]): Promise<Array<T | undefined>> {
+  /**
+   * Several items in one round trip (strongly consistent), in the order of `keys`; absent or expired:
+   * undefined (`includeExpired` answers expired items as stored, as `get` does).
+   */
+  async getMany<T extends Item = Item>(
+    keys: Key[],
+    options: { includeExpired?: boolean } = {},
+  ): Promise<Array<T | undefined>> {
     const { Responses, UnprocessedKeys } = await this.client.send(
       new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keys, ConsistentRead: true } } }),
     );
@@ -126,12 +132,12 @@ export class Table {
     // DynamoDB may defer keys under load; ask again for those only.
     const deferred = UnprocessedKeys?.[this.name]?.Keys as Key[] | undefined;
     if (deferred && deferred.length > 0) {
-      found = [...found, ...((await this.getMany<T>(deferred)).filter(Boolean) as Item[])];
+      found = [...found, ...((await this.getMany<T>(deferred, options)).filter(Boolean) as Item[])];
     }
     const now = this.clock();
     return keys.map((key) => {
       const item = found.find((candidate) => candidate.pk === key.pk && candidate.sk === key.sk);
-      return item && !isExpired(item, now) ? (item as T) : undefined;
+      return item && (options.includeExpired || !isExpired(item, now)) ? (item as T) : undefined;
     });
   }
 

@@ -94,12 +94,15 @@ export function uniquePng(make: (w: number, h: number, rgb: [number, number, num
 }
 
 /** Presigns a fresh PNG for the owner and PUTs it as a client would; returns the key to confirm. */
-export async function presignedUpload(headers: Record<string, string>): Promise<string> {
+export async function presignedUpload(
+  headers: Record<string, string>,
+  permission: 'private' | 'public' = 'private',
+): Promise<string> {
   const { bytes } = uniquePng(makePng);
   const grant = await callUpload<PresignResult>({
     method: 'POST',
     path: '/api/v1/upload/presign',
-    body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
+    body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png', permission },
     headers,
   });
   const put = await fetch(grant.body.data.url, {

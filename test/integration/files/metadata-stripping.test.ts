@@ -101,7 +101,9 @@ describe('metadata stripping (upload.strip_metadata, on by default)', () => {
     expect(status).toBe(200);
     expect(body.data.key).toBe(key);
     await expectStrippedAndUpright(body.data, photo);
-    expect(await bucketKeys(`incoming/${key}`)).toEqual([]);
+    // The original (GPS and all) is never served; it stays under incoming/ until the bucket's lifecycle
+    // rule expires it.
+    expect((await callFiles({ path: `/i/incoming/${key}` })).statusCode).toBe(404);
   });
 
   it('dedupes two uploads of one photo that differ only in metadata, by either path', async () => {

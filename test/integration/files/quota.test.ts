@@ -301,6 +301,30 @@ describe('confirm and the quota', () => {
     });
     expect(await findOrphans()).toEqual([]);
   });
+
+  it('charges nothing for a confirm of bytes the owner has already, even at the quota', async () => {
+    // Prepare: one file that leaves no room for another of its size, then the same bytes presigned.
+    const s = service();
+    const user = await createTestAccount();
+    const bytes = noisePng(2000);
+    const first = await s.upload<UploadRecord>(uploadEvent(user.headers, bytes));
+    const key = await presignAndPut(s, user, bytes);
+
+    // Act
+    const confirmed = await s.upload<UploadRecord>({
+      method: 'POST',
+      path: '/api/v1/upload/confirm',
+      headers: user.headers,
+      body: { key },
+    });
+
+    // Assess
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.data).toEqual(first.body.data);
+    expect(await s.usage(user.headers)).toMatchObject({ used_bytes: first.body.data.size, file_count: 1 });
+    expect(await listBucket()).not.toContain(key);
+    expect(await findOrphans()).toEqual([]);
+  });
 });
 
 describe('plans that grant storage', () => {
