@@ -2,7 +2,7 @@
 // of this process per request (the stand-ins run in processes of their own) against an SDK-only baseline
 // that sends the same calls, in the same steps, and does only the work no implementation can skip.
 // Imported only after bench.ts has pointed the configuration at the stand-ins.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -20,7 +20,9 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { verifyPassword } from '#lib/accounts/passwords.ts';
+import { PRESIGN_TTL_SECONDS } from '#lib/files/pending.ts';
 import type { ApiEvent } from '#lib/http/event.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
@@ -87,11 +89,32 @@ async function resend(call: SentCall): Promise<void> {
   }
 }
 
-/** The work a path cannot skip besides its calls: API Gateway's base64 body decoded and hashed, or argon2. */
+/**
+ * The work a path cannot skip besides its calls: API Gateway's base64 body decoded and hashed, argon2, or
+ * the SigV4 signature of the presigned PUT (the URL is what presign answers; signing it sends nothing).
+ */
 function unskippable(path: MainPath, passwordHash: string, password: string) {
   return async (event: ApiEvent) => {
     if (path === 'login') {
       if (!(await verifyPassword(passwordHash, password))) throw new Error('verify failed');
+    }
+    if (path === 'presign' && event.body) {
+      const body = Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8').toString();
+      const { mime_type, size } = JSON.parse(body) as { mime_type: string; size: number };
+      await getSignedUrl(
+        s3Client(config.aws),
+        new PutObjectCommand({
+          Bucket: config.bucket_name,
+          Key: `incoming/${randomUUID()}.png`,
+          ContentType: mime_type,
+          ContentLength: size,
+        }),
+        {
+          expiresIn: PRESIGN_TTL_SECONDS,
+          signingDate: new Date(),
+          signableHeaders: new Set(['content-type', 'content-length']),
+        },
+      );
     }
     if (path === 'upload' && event.body) {
       createHash('sha256').update(Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'));
