@@ -36,7 +36,8 @@ export class ConfirmService {
    * usage read together; the object; the store and the record's transaction together (a public file's
    * record after its bytes, as a direct upload's: the gallery shows it at once). The incoming object is
    * left to the bucket's lifecycle rule for `incoming/`: once the grant is confirmed nothing reads it again
-   * (a repeated confirm answers the record, and `/i/` never serves `incoming/`).
+   * (a repeated confirm answers the record, and `/i/` never serves `incoming/`); an original whose metadata
+   * was stripped is deleted at once, so its GPS position is not kept for that day.
    */
   async confirm(owner: QuotaAccount, key: string): Promise<UploadRecord> {
     const { files, storage } = this.deps;
@@ -163,6 +164,9 @@ export class ConfirmService {
       if (madeCopy(failed)) await this.dropUnrecordedCopy(key, id, inspected);
       throw storeFailure(failed.error);
     }
+    // Stripping removed metadata (GPS among it) from what is stored: the original that still carries it
+    // does not wait a day for the lifecycle rule. One more wait, on such uploads only.
+    if (inspected.upload.rewritten) await this.deps.storage.deleteQuietly(incomingKey(key));
     return files.record(outcome.item);
   }
 

@@ -2,11 +2,15 @@
 // the served bytes carry no GPS and keep their orientation, the record describes the stored bytes, dedupe
 // compares stored bytes, and the setting turned off stores the bytes as sent.
 import { createHash } from 'node:crypto';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import exifr from 'exifr';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PresignResult } from '#lib/files/presign.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
+import { incomingKey } from '#lib/files/storage.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
+import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -101,9 +105,16 @@ describe('metadata stripping (upload.strip_metadata, on by default)', () => {
     expect(status).toBe(200);
     expect(body.data.key).toBe(key);
     await expectStrippedAndUpright(body.data, photo);
-    // The original (GPS and all) is never served; it stays under incoming/ until the bucket's lifecycle
-    // rule expires it.
+    // The original (GPS and all) is never served, and is deleted at once rather than left for a day to the
+    // bucket's lifecycle rule.
     expect((await callFiles({ path: `/i/incoming/${key}` })).statusCode).toBe(404);
+    const original = await s3Client(config.aws)
+      .send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: incomingKey(key) }))
+      .then(
+        () => 'kept',
+        (error: { name?: string }) => error.name,
+      );
+    expect(original).toBe('NotFound');
   });
 
   it('dedupes two uploads of one photo that differ only in metadata, by either path', async () => {
