@@ -67,6 +67,8 @@ export function buildBilling(input: BillingInput): Billing {
   const schedule = new ReconcileSchedule(payment.reconcile);
   const links = new CashierLinks(input.signer, baseUrl);
   const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
+  // One catalogue: the plans page and order creation share this container's copy of the active plans.
+  const catalog = new PlanCatalog({ plans: planRepository, clock });
   const settlement = new Settlement({
     orders: orderRepository,
     plans: planRepository,
@@ -74,10 +76,11 @@ export function buildBilling(input: BillingInput): Billing {
     clock,
   });
   return {
-    plans: new PlanCatalog({ plans: planRepository, clock }),
+    plans: catalog,
     orders: new OrderDesk({
       orders: orderRepository,
       plans: planRepository,
+      catalog,
       gateways,
       cashier: links,
       settlement,

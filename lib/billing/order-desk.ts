@@ -4,6 +4,7 @@
 
 import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import { errors } from '#lib/core/errors.ts';
+import type { Provider } from '#lib/platform/config/schema.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
@@ -22,14 +23,24 @@ import {
   type StoredOrder,
 } from './model.ts';
 import type { OrderRepository } from './orders.ts';
-import type { PlanRepository } from './plans.ts';
+import type { PlanCatalog } from './plan-catalog.ts';
+import { type PlanRepository, planOnSaleCheck, type SaleTerms, sameTerms } from './plans.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
-import { type GatewaySource, isChannel } from './registry.ts';
+import { type GatewayRegistry, type GatewaySource, isChannel } from './registry.ts';
 import { requireMockCashier, type Settlement } from './settlement.ts';
+
+/**
+ * Writes of one order at most: a plan check that fails is followed by a fresh read and another write (two
+ * orders for one plan may also hold its item at once and both be refused a moment).
+ */
+const MAX_ORDER_WRITES = 3;
 
 export interface OrderDeskDeps {
   orders: OrderRepository;
+  /** The plan as the table holds it: when this container holds none by that id, or its copy failed a check. */
   plans: PlanRepository;
+  /** The active plans as this container holds them: what an order is drafted from. */
+  catalog: PlanCatalog;
   gateways: GatewaySource;
   cashier: CashierLinks;
   settlement: Settlement;
@@ -51,23 +62,75 @@ export class OrderDesk {
     input: { plan_id: string; provider?: string | undefined },
     clientIp: string,
   ): Promise<OrderView> {
-    const { orders, plans, clock } = this.deps;
-    const plan = await plans.get(input.plan_id);
-    if (!plan?.active) throw errors.notFound('Plan not found');
+    // Both as this container holds them, as a rule without a read; when both are due, their reads go together.
     // A provider this container holds as off is checked against the table before it is refused.
-    const { registry } = await this.deps.gateways.confirmed(
-      (held) => input.provider === undefined || held.has(input.provider),
-    );
+    const [held, { registry }] = await Promise.all([
+      this.deps.catalog.held(input.plan_id),
+      this.deps.gateways.confirmed((held) => input.provider === undefined || held.has(input.provider)),
+    ]);
+    // A plan this container does not hold may be new (or its copy behind): the table decides.
+    let plan: SaleTerms = held ?? (await this.planOnSale(input.plan_id));
+    if (!held) this.deps.catalog.outdated();
     const provider = input.provider ?? registry.defaultProvider;
     if (!registry.has(provider)) {
       throw errors.validation([
         { field: 'provider', message: `${provider} is not available (see GET /api/v1/payment-gateways)` },
       ]);
     }
-    const now = clock();
-    const created = isoWithOffset(now);
-    let order: StoredOrder = {
-      id: newOrderId(now),
+    let draft = await this.draft(userId, plan, provider, registry, clientIp);
+    for (let write = 1; ; write += 1) {
+      try {
+        // One write: the order whole (with its channel's answer and its place on the reconciler's
+        // schedule), and only while its plan still says what it was drafted from.
+        await this.deps.orders.create(draft.order, draft.at, {
+          firstCheck: isChannel(provider) ? this.deps.schedule.firstCheck(draft.at) : undefined,
+          conditions: [planOnSaleCheck(plan)],
+        });
+        return this.present(draft.order);
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError) || error.failedItems.includes(0)) throw error;
+        if (write === MAX_ORDER_WRITES) {
+          throw errors.conflict('The plan changed while the order was placed; place it again');
+        }
+      }
+      // The plan changed since it was read here (or another write held it a moment): answer as a fresh read
+      // would: 404 when it is off or gone, else the order at its terms now.
+      this.deps.catalog.outdated();
+      const fresh = await this.planOnSale(plan.id);
+      if (!sameTerms(fresh, plan)) {
+        plan = fresh;
+        // A new order id: what the channel made for the old terms is never recorded, so never payable.
+        draft = await this.draft(userId, plan, provider, registry, clientIp);
+      }
+    }
+  }
+
+  /** The plan as the table holds it now, if it is on sale. */
+  private async planOnSale(id: string): Promise<SaleTerms> {
+    const plan = await this.deps.plans.get(id);
+    if (!plan?.active) throw errors.notFound('Plan not found');
+    return plan;
+  }
+
+  /**
+   * The order as it will be written; for a channel, with the channel's answer (its pay URL or QR code).
+   * The channel is asked BEFORE the order is written, so one write holds it whole. That is safe: nobody can
+   * pay an order before receiving its pay URL or QR code, which only our response carries, after the write.
+   * An order the channel made but we never recorded (the write failed, or the plan changed and it was
+   * drafted again) cannot be paid by anyone, and the reconciler never looks for it. A channel that fails
+   * leaves the order recorded as `failed` (one write), and the answer names it.
+   */
+  private async draft(
+    userId: string,
+    plan: SaleTerms,
+    provider: Provider,
+    registry: GatewayRegistry,
+    clientIp: string,
+  ): Promise<{ order: StoredOrder; at: Date }> {
+    const at = this.deps.clock();
+    const created = isoWithOffset(at);
+    const order: StoredOrder = {
+      id: newOrderId(at),
       user_id: userId,
       plan_id: plan.id,
       plan_name: plan.name,
@@ -77,53 +140,58 @@ export class OrderDesk {
       status: 'pending',
       created_at: created,
       updated_at: created,
-      deadline_ms: now.getTime() + this.deps.orderTtlMinutes * 60_000,
+      deadline_ms: at.getTime() + this.deps.orderTtlMinutes * 60_000,
       // What it buys is fixed now, like the price (docs/DESIGN.md 11: settlement grants it).
       quota_bytes: plan.quota_bytes,
       duration_days: plan.duration_days,
     };
-    // The order exists before the channel hears of it, so a callback can never outrun its record; a
-    // channel order is on the reconciler's schedule from the start, so no lost callback leaves it unasked.
-    const channel = isChannel(provider);
-    await orders.create(order, now, channel ? this.deps.schedule.firstCheck(now) : undefined);
-    if (channel) {
-      const adapter = registry.channel(provider)!;
-      let answer: Awaited<ReturnType<typeof adapter.createOrder>>;
-      try {
-        answer = await adapter.createOrder({
-          outTradeNo: order.id,
-          amountCents: order.amount_cents,
-          subject: plan.name,
-          notifyUrl: notifyUrl(this.deps.notifyBaseUrl, provider),
-          returnUrl: this.deps.returnUrl,
-          clientIp,
-          expiresAt: new Date(order.deadline_ms),
+    if (!isChannel(provider)) return { order, at };
+    const adapter = registry.channel(provider)!;
+    try {
+      const answer = await adapter.createOrder({
+        outTradeNo: order.id,
+        amountCents: order.amount_cents,
+        subject: plan.name,
+        notifyUrl: notifyUrl(this.deps.notifyBaseUrl, provider),
+        returnUrl: this.deps.returnUrl,
+        clientIp,
+        expiresAt: new Date(order.deadline_ms),
+      });
+      // Empty answers are not stored.
+      if (answer.qrCode) order.qr_code = answer.qrCode;
+      if (answer.payUrl) order.pay_url = answer.payUrl;
+      if (answer.tradeNo) order.trade_no = answer.tradeNo;
+      return { order, at };
+    } catch (error) {
+      await this.recordFailed(order, at, error);
+      if (error instanceof ChannelRequestError) {
+        // The gateway's own words stay in the log; the caller learns which order failed, and where.
+        log.warn('payment channel refused or failed an order', {
+          provider,
+          order_id: order.id,
+          problem: error.message,
+          detail: error.detail,
         });
-      } catch (error) {
-        // Not left half-made: the order is marked failed (kept, so a surprising later payment still lands).
-        const reason = error instanceof ChannelRequestError ? 'channel_unavailable' : 'internal_error';
-        await orders.markFailed(order.id, reason, isoWithOffset(clock())).catch((markError) => {
-          log.error('could not mark an order failed', { order_id: order.id, error: markError });
-        });
-        if (error instanceof ChannelRequestError) {
-          // The gateway's own words stay in the log; the caller learns which order failed, and where.
-          log.warn('payment channel refused or failed an order', {
-            provider,
-            order_id: order.id,
-            problem: error.message,
-            detail: error.detail,
-          });
-          throw errors.channelUnavailable(order.id, provider);
-        }
-        throw error;
+        throw errors.channelUnavailable(order.id, provider);
       }
-      order = await orders.attachChannelOrder(
-        order.id,
-        { qr_code: answer.qrCode, pay_url: answer.payUrl, trade_no: answer.tradeNo },
-        isoWithOffset(clock()),
-      );
+      throw error;
     }
-    return this.present(order);
+  }
+
+  /**
+   * Kept, as `failed` and off the reconciler's schedule, so a surprising later payment still lands (flagged).
+   * Not conditioned on the plan: it sells nothing.
+   */
+  private async recordFailed(order: StoredOrder, at: Date, error: unknown): Promise<void> {
+    const failed: StoredOrder = {
+      ...order,
+      status: 'failed',
+      failure_reason: error instanceof ChannelRequestError ? 'channel_unavailable' : 'internal_error',
+      updated_at: isoWithOffset(this.deps.clock()),
+    };
+    await this.deps.orders.create(failed, at).catch((writeError) => {
+      log.error('could not record a failed order', { order_id: order.id, error: writeError });
+    });
   }
 
   async present(order: StoredOrder): Promise<OrderView> {

@@ -4,7 +4,13 @@
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
-import { decodeCursor, encodeCursor, type Item, setFields, type Table } from '#lib/platform/db/table.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  type Item,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
@@ -83,20 +89,32 @@ export class OrderRepository {
   }
 
   /**
-   * `now` orders listings to the millisecond (created_at shows whole seconds). With `firstCheck` (a channel
-   * order) the order also enters the reconciler's schedule.
+   * Writes a new order whole, in one write. `now` orders listings to the millisecond (created_at shows whole
+   * seconds). With `firstCheck` (a pending channel order) it also enters the reconciler's schedule. With
+   * `conditions` (items of other records that must hold, such as its plan still on sale at its terms) it is
+   * one transaction: a ConditionFailedError then names the items that failed (0 is the order itself).
    */
-  async create(order: StoredOrder, now: Date, firstCheck?: Date): Promise<void> {
+  async create(
+    order: StoredOrder,
+    now: Date,
+    options: { firstCheck?: Date | undefined; conditions?: TransactItem[] } = {},
+  ): Promise<void> {
     const sortKey = listingSortKey(now, order.id);
-    await this.table.putNew({
+    const item = {
       ...orderKey(order.id),
       ...order,
       gsi1pk: userIndex(order.user_id),
       gsi1sk: sortKey,
       gsi2pk: shardPartition(this.all, order.id),
       gsi2sk: sortKey,
-      ...(firstCheck ? this.scheduleFields(order.id, firstCheck) : {}),
-    });
+      ...(options.firstCheck ? this.scheduleFields(order.id, options.firstCheck) : {}),
+    };
+    const conditions = options.conditions ?? [];
+    if (conditions.length === 0) return this.table.putNew(item);
+    await this.table.transact([
+      { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...conditions,
+    ]);
   }
 
   /** The attributes placing an order in the reconciler's schedule, first check at `checkAt`. */
@@ -185,32 +203,6 @@ export class OrderRepository {
       UpdateExpression: `SET reconcile_checks = :checks ${LEAVE_SCHEDULE}`,
       ConditionExpression: 'gsi3sk = :seen',
       ExpressionAttributeValues: { ':seen': order.due_key, ':checks': checks },
-    });
-  }
-
-  /** Stores what the channel answered (QR content, cashier link, its trade number) on a pending order. */
-  async attachChannelOrder(
-    id: string,
-    fields: { qr_code?: string; pay_url?: string; trade_no?: string },
-    now: string,
-  ): Promise<StoredOrder> {
-    // Empty answers are not stored; a trade number a callback already recorded is the authoritative one.
-    const answered = Object.fromEntries(Object.entries(fields).filter(([, value]) => value));
-    return fromItem(await this.table.update(orderKey(id), setFields(answered, now, ['trade_no'])))!;
-  }
-
-  /** The channel could not create its side of the order: it can never be paid through the normal path. */
-  async markFailed(id: string, reason: string, now: string): Promise<void> {
-    await this.table.update(orderKey(id), {
-      UpdateExpression: `SET #status = :failed, failure_reason = :reason, updated_at = :now ${LEAVE_SCHEDULE}`,
-      ConditionExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':failed': 'failed',
-        ':pending': 'pending',
-        ':reason': reason,
-        ':now': now,
-      },
     });
   }
 

@@ -1,6 +1,7 @@
 // The plan catalogue as the API shows it: public and admin listings, and the administrator's edits. The
-// public listing is kept per container for CATALOGUE_STALENESS_MS (the catalogue page is the hot read); the
-// administrator's listing, and the plan an order buys (lib/billing/order-desk.ts), are read from the table.
+// active plans are kept per container for CATALOGUE_STALENESS_MS (the catalogue page and order creation are
+// the hot reads); an order is written only while its plan still says what this copy says (its transaction
+// checks the plan item: lib/billing/order-desk.ts). The administrator's listing is read from the table.
 import { type Cached, cached } from '#lib/platform/cache.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import { planView } from './model.ts';
@@ -30,6 +31,19 @@ export class PlanCatalog {
   async list(activeOnly: boolean): Promise<PlanView[]> {
     if (activeOnly) return this.active.get();
     return (await this.deps.plans.list({ activeOnly })).map(planView);
+  }
+
+  /**
+   * The active plan `id` as this container holds it (up to CATALOGUE_STALENESS_MS old), or undefined when
+   * it holds none by that id: an order drafted from it must check it on write (`planOnSaleCheck`).
+   */
+  async held(id: string): Promise<PlanView | undefined> {
+    return (await this.active.get()).find((plan) => plan.id === id);
+  }
+
+  /** The table showed this container's copy behind (an order's check failed, or it lacked a plan). */
+  outdated(): void {
+    this.active.invalidate();
   }
 
   async create(input: NewPlan): Promise<PlanView> {

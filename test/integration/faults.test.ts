@@ -1,5 +1,5 @@
 // DynamoDB and S3 failures (throttling, timeouts, an unclassified error) injected at each step of every
-// multi-step operation: registration, direct upload, confirm, settlement, settings save. After each: a
+// multi-step operation: registration, direct upload, confirm, order creation, settlement, settings save. After each: a
 // clean error (503 + Retry-After for throttling and timeouts, the generic 500 otherwise, never internals),
 // no partial record, no orphan object, and the same request retried succeeds with exactly one effect.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -340,6 +340,46 @@ describe('upload confirm under faults', () => {
     expect(again.body.data).toEqual(confirmed.body.data);
     await expectNoOrphans();
   });
+});
+
+// ---- order creation: one transaction (the order whole, its plan's check) -------------------------------
+
+describe('order creation under faults', () => {
+  for (const provider of ['mock', 'channel_c']) {
+    for (const kind of FAULT_KINDS) {
+      it(`the order transaction fails (${kind}, ${provider}): clean error, no order; the retry places one`, async () => {
+        // Prepare
+        const buyer = await createTestAccount();
+        const place = () =>
+          callPayments('POST', '/api/v1/orders', {
+            headers: buyer.headers,
+            body: { plan_id: planId, provider },
+          });
+        const injected = dynamo({
+          command: 'TransactWriteItemsCommand',
+          when: mentions('order#'),
+          error: kind,
+        });
+        const listed = async () =>
+          (await callPayments('GET', '/api/v1/orders', { headers: buyer.headers })).json.data.items as Array<{
+            id: string;
+          }>;
+
+        // Act
+        const failed = await place();
+        const afterFailure = await listed();
+        const retried = await place();
+
+        // Assess
+        expect(injected.failed).toBe(1);
+        expectCleanFailure(kind, { status: failed.status, headers: failed.headers, raw: failed.text });
+        expect(afterFailure).toEqual([]);
+        expect(retried.status).toBe(201);
+        expect((await listed()).map((order) => order.id)).toEqual([retried.json.data.id]);
+        expect(await table.get(orderKey(retried.json.data.id))).toMatchObject({ status: 'pending' });
+      });
+    }
+  }
 });
 
 // ---- settlement: order read, the settlement transaction (with the outbox event), the outbox drain --------

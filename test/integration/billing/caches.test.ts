@@ -1,13 +1,16 @@
 // What a payments container keeps (docs/PAYMENTS-GUIDE.md, "Hot reload and its cost"): the public plan
-// catalogue for CATALOGUE_STALENESS_MS, seen at once by the container that changed it; the plan an order
-// buys is always read from the table, so a plan switched off can no longer be bought anywhere; a
-// container's first settings read failing is a clean refusal, and the next request loads them.
+// catalogue for CATALOGUE_STALENESS_MS, seen at once by the container that changed it; an order is drafted
+// from that copy but written only while the plan still says the same, so a plan switched off, repriced or
+// deleted elsewhere is never sold at its old terms; a container's first settings read failing is a clean
+// refusal, and the next request loads them.
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPaymentsDeps } from '#functions/payments/deps.ts';
 import { createPaymentsHandler } from '#functions/payments/handler.ts';
 import { needs } from '#functions/payments/needs.ts';
+import { orderKey } from '#lib/billing/orders.ts';
 import { CATALOGUE_STALENESS_MS } from '#lib/billing/plan-catalog.ts';
+import { planKey } from '#lib/billing/plans.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
@@ -16,15 +19,22 @@ import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { failNext, INJECTED_MARKER, mentions } from '#test/support/faults.ts';
 import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
-import { call, captureLog } from './helpers.ts';
+import { C_KEY, C_PID, call, captureLog } from './helpers.ts';
 
 captureLog();
+let table: Table;
 let admin: TestAccount;
 let buyer: TestAccount;
 
 beforeAll(async () => {
-  await provisionTestStack();
+  ({ table } = await provisionTestStack());
   [admin, buyer] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
+  // channel_c without an API address: its orders get a signed submit link, and no network is called.
+  const saved = await call('PUT', '/api/v1/admin/payment', {
+    headers: admin.headers,
+    body: { channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'http://127.0.0.1:9/' } },
+  });
+  expect(saved.status).toBe(200);
 });
 
 /** Another payments container, on a clock the test moves, counting its catalogue queries. */
@@ -122,6 +132,136 @@ describe('the public plan catalogue', () => {
     expect(off.status).toBe(200);
     expect(ids(listed)).toContain(planId);
     expect(order.status).toBe(404);
+  });
+});
+
+describe('an order placed in a container whose copy of the plan is behind the table', () => {
+  /** A plan this container's catalogue holds, then changed in the table directly (as another container would). */
+  async function planChangedBehindTheCatalogue(changes: Record<string, unknown>) {
+    const planId = await createPlan(`Changed elsewhere ${Math.random()}`);
+    const other = otherContainer();
+    const listed = await other.request('GET', '/api/v1/plans');
+    expect(listed.json.data.find((plan: { id: string }) => plan.id === planId)).toMatchObject({
+      amount_cents: 300,
+      active: true,
+    });
+    const names = Object.keys(changes);
+    await table.update(planKey(planId), {
+      UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name) => [`:${name}`, changes[name]])),
+    });
+    return { planId, other };
+  }
+
+  const ordersOf = async (account: TestAccount) =>
+    (await call('GET', '/api/v1/orders', { headers: account.headers })).json.data.items as Array<{
+      id: string;
+      amount_cents: number;
+    }>;
+
+  it.each(['manual', 'mock', 'channel_c'])(
+    'is sold at the new price, never the held one (%s)',
+    async (provider) => {
+      // Prepare
+      const payer = await createTestAccount();
+      const { planId, other } = await planChangedBehindTheCatalogue({
+        amount_cents: 450,
+        quota_bytes: 4096,
+        duration_days: 7,
+      });
+
+      // Act
+      const order = await other.request('POST', '/api/v1/orders', {
+        headers: payer.headers,
+        body: { plan_id: planId, provider },
+      });
+
+      // Assess: the answer, the stored order and every order the payer has are at the plan's terms now.
+      expect(order.status).toBe(201);
+      expect(order.json.data).toMatchObject({ plan_id: planId, amount_cents: 450, status: 'pending' });
+      expect(await table.get(orderKey(order.json.data.id))).toMatchObject({
+        amount_cents: 450,
+        quota_bytes: 4096,
+        duration_days: 7,
+      });
+      expect((await ordersOf(payer)).map((placed) => [placed.id, placed.amount_cents])).toEqual([
+        [order.json.data.id, 450],
+      ]);
+      if (provider === 'channel_c') {
+        // What the channel was given to collect is the new price, for the order that was recorded.
+        const payUrl = new URL(order.json.data.pay_url);
+        expect(payUrl.searchParams.get('money')).toBe('4.50');
+        expect(payUrl.searchParams.get('out_trade_no')).toBe(order.json.data.id);
+      }
+    },
+  );
+
+  it.each([
+    ['switched off', { active: false }],
+    ['deleted', undefined],
+  ] as const)('is refused 404 and nothing is recorded when the plan was %s', async (_change, changes) => {
+    // Prepare
+    const payer = await createTestAccount();
+    const { planId, other } = await planChangedBehindTheCatalogue(changes ?? { amount_cents: 300 });
+    if (!changes) await table.delete(planKey(planId));
+
+    // Act
+    const answers = await Promise.all(
+      ['manual', 'mock', 'channel_c'].map((provider) =>
+        other.request('POST', '/api/v1/orders', {
+          headers: payer.headers,
+          body: { plan_id: planId, provider },
+        }),
+      ),
+    );
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([404, 404, 404]);
+    expect(await ordersOf(payer)).toEqual([]);
+  });
+
+  it('sells a plan stored before quotas (no quota_bytes, no duration_days) at its terms', async () => {
+    // Prepare: the fields removed from the item, as plans stored before them are; a container loads it so.
+    const planId = await createPlan('Stored before quotas');
+    await table.update(planKey(planId), { UpdateExpression: 'REMOVE quota_bytes, duration_days' });
+    const other = otherContainer();
+
+    // Act
+    const order = await other.request('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'manual' },
+    });
+
+    // Assess
+    expect(order.status).toBe(201);
+    expect(await table.get(orderKey(order.json.data.id))).toMatchObject({
+      amount_cents: 300,
+      quota_bytes: null,
+      duration_days: 0,
+    });
+  });
+
+  it('learns the change once: the next order there reads the catalogue again, not the plan', async () => {
+    // Prepare
+    const { planId, other } = await planChangedBehindTheCatalogue({ amount_cents: 450 });
+    await other.request('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'manual' },
+    });
+    const queriesAfterChange = other.queries();
+
+    // Act
+    const next = await other.request('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'manual' },
+    });
+    const listed = await other.request('GET', '/api/v1/plans');
+
+    // Assess: one catalogue load after the change, and it shows the new price.
+    expect(next.json.data.amount_cents).toBe(450);
+    expect(other.queries()).toBe(queriesAfterChange + 1);
+    expect(listed.json.data.find((plan: { id: string }) => plan.id === planId)?.amount_cents).toBe(450);
   });
 });
 
