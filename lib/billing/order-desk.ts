@@ -24,16 +24,10 @@ import {
 } from './model.ts';
 import type { OrderRepository } from './orders.ts';
 import type { PlanCatalog } from './plan-catalog.ts';
-import { type PlanRepository, planOnSaleCheck, type SaleTerms, sameTerms } from './plans.ts';
+import type { PlanRepository, SaleTerms } from './plans.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
 import { type GatewayRegistry, type GatewaySource, isChannel } from './registry.ts';
 import { requireMockCashier, type Settlement } from './settlement.ts';
-
-/**
- * Writes of one order at most: a plan check that fails is followed by a fresh read and another write (two
- * orders for one plan may also hold its item at once and both be refused a moment).
- */
-const MAX_ORDER_WRITES = 3;
 
 export interface OrderDeskDeps {
   orders: OrderRepository;
@@ -68,8 +62,11 @@ export class OrderDesk {
       this.deps.catalog.held(input.plan_id),
       this.deps.gateways.confirmed((held) => input.provider === undefined || held.has(input.provider)),
     ]);
-    // A plan this container does not hold may be new (or its copy behind): the table decides.
-    let plan: SaleTerms = held ?? (await this.planOnSale(input.plan_id));
+    // A plan this container does not hold may be new: the table decides. A plan it holds is sold at the
+    // terms it holds, which are at most CATALOGUE_STALENESS_MS behind the table (docs/PAYMENTS-GUIDE.md,
+    // "Hot reload and its cost"): the terms the plans page showed the buyer. Checking the plan in the
+    // order's write instead would make the plan's item take a write for every order of it.
+    const plan: SaleTerms = held ?? (await this.planOnSale(input.plan_id));
     if (!held) this.deps.catalog.outdated();
     const provider = input.provider ?? registry.defaultProvider;
     if (!registry.has(provider)) {
@@ -77,32 +74,12 @@ export class OrderDesk {
         { field: 'provider', message: `${provider} is not available (see GET /api/v1/payment-gateways)` },
       ]);
     }
-    let draft = await this.draft(userId, plan, provider, registry, clientIp);
-    for (let write = 1; ; write += 1) {
-      try {
-        // One write: the order whole (with its channel's answer and its place on the reconciler's
-        // schedule), and only while its plan still says what it was drafted from.
-        await this.deps.orders.create(draft.order, draft.at, {
-          firstCheck: isChannel(provider) ? this.deps.schedule.firstCheck(draft.at) : undefined,
-          conditions: [planOnSaleCheck(plan)],
-        });
-        return this.present(draft.order);
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError) || error.failedItems.includes(0)) throw error;
-        if (write === MAX_ORDER_WRITES) {
-          throw errors.conflict('The plan changed while the order was placed; place it again');
-        }
-      }
-      // The plan changed since it was read here (or another write held it a moment): answer as a fresh read
-      // would: 404 when it is off or gone, else the order at its terms now.
-      this.deps.catalog.outdated();
-      const fresh = await this.planOnSale(plan.id);
-      if (!sameTerms(fresh, plan)) {
-        plan = fresh;
-        // A new order id: what the channel made for the old terms is never recorded, so never payable.
-        draft = await this.draft(userId, plan, provider, registry, clientIp);
-      }
-    }
+    const draft = await this.draft(userId, plan, provider, registry, clientIp);
+    // One write: the order whole, with its channel's answer and its place on the reconciler's schedule.
+    await this.deps.orders.create(draft.order, draft.at, {
+      firstCheck: isChannel(provider) ? this.deps.schedule.firstCheck(draft.at) : undefined,
+    });
+    return this.present(draft.order);
   }
 
   /** The plan as the table holds it now, if it is on sale. */

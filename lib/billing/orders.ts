@@ -4,13 +4,7 @@
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
-import {
-  decodeCursor,
-  encodeCursor,
-  type Item,
-  type Table,
-  type TransactItem,
-} from '#lib/platform/db/table.ts';
+import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
@@ -90,14 +84,12 @@ export class OrderRepository {
 
   /**
    * Writes a new order whole, in one write. `now` orders listings to the millisecond (created_at shows whole
-   * seconds). With `firstCheck` (a pending channel order) it also enters the reconciler's schedule. With
-   * `conditions` (items of other records that must hold, such as its plan still on sale at its terms) it is
-   * one transaction: a ConditionFailedError then names the items that failed (0 is the order itself).
+   * seconds). With `firstCheck` (a pending channel order) it also enters the reconciler's schedule.
    */
   async create(
     order: StoredOrder,
     now: Date,
-    options: { firstCheck?: Date | undefined; conditions?: TransactItem[] } = {},
+    options: { firstCheck?: Date | undefined } = {},
   ): Promise<void> {
     const sortKey = listingSortKey(now, order.id);
     const item = {
@@ -109,12 +101,7 @@ export class OrderRepository {
       gsi2sk: sortKey,
       ...(options.firstCheck ? this.scheduleFields(order.id, options.firstCheck) : {}),
     };
-    const conditions = options.conditions ?? [];
-    if (conditions.length === 0) return this.table.putNew(item);
-    await this.table.transact([
-      { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-      ...conditions,
-    ]);
+    await this.table.putNew(item);
   }
 
   /** The attributes placing an order in the reconciler's schedule, first check at `checkAt`. */

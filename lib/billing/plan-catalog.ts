@@ -1,7 +1,8 @@
 // The plan catalogue as the API shows it: public and admin listings, and the administrator's edits. The
 // active plans are kept per container for CATALOGUE_STALENESS_MS (the catalogue page and order creation are
-// the hot reads); an order is written only while its plan still says what this copy says (its transaction
-// checks the plan item: lib/billing/order-desk.ts). The administrator's listing is read from the table.
+// the hot reads); an order is sold at the terms this copy holds (lib/billing/order-desk.ts), so a change
+// made in another container applies here within that staleness. The administrator's listing is read from
+// the table.
 import { type Cached, cached } from '#lib/platform/cache.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import { planView } from './model.ts';
@@ -35,13 +36,13 @@ export class PlanCatalog {
 
   /**
    * The active plan `id` as this container holds it (up to CATALOGUE_STALENESS_MS old), or undefined when
-   * it holds none by that id: an order drafted from it must check it on write (`planOnSaleCheck`).
+   * it holds none by that id (then the table is asked: the plan may be newer than the copy).
    */
   async held(id: string): Promise<PlanView | undefined> {
     return (await this.active.get()).find((plan) => plan.id === id);
   }
 
-  /** The table showed this container's copy behind (an order's check failed, or it lacked a plan). */
+  /** The table showed this container's copy behind (it lacked a plan on sale). */
   outdated(): void {
     this.active.invalidate();
   }

@@ -1,7 +1,7 @@
 // The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import type { Item, Table, TransactItem } from '#lib/platform/db/table.ts';
+import type { Item, Table } from '#lib/platform/db/table.ts';
 import { conditionFailedAs, setFields } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { Plan } from './model.ts';
@@ -33,54 +33,6 @@ export type PlanChanges = Partial<
 
 /** What an order copies from its plan: the terms it is sold at. */
 export type SaleTerms = Pick<Plan, 'id' | 'name' | 'amount_cents' | 'quota_bytes' | 'duration_days'>;
-
-/** The same terms: an order drafted at `a` may be written against a plan read as `b`. */
-export function sameTerms(a: SaleTerms, b: SaleTerms): boolean {
-  return (
-    a.id === b.id &&
-    a.name === b.name &&
-    a.amount_cents === b.amount_cents &&
-    a.quota_bytes === b.quota_bytes &&
-    a.duration_days === b.duration_days
-  );
-}
-
-/**
- * One item of an order's transaction: the plan still exists, is active and offers exactly `terms`. An
- * order drafted from a per-container copy of the plan is written only with this, so a plan switched off,
- * repriced or deleted in another container is never sold at its old terms (lib/billing/order-desk.ts).
- * Plans stored before quotas (no `quota_bytes` / `duration_days`) read as null / 0, and are checked so.
- */
-export function planOnSaleCheck(terms: SaleTerms): TransactItem {
-  const values: Record<string, unknown> = {
-    ':true': true,
-    ':name': terms.name,
-    ':amount': terms.amount_cents,
-    ':duration': terms.duration_days,
-  };
-  const quota = terms.quota_bytes === null ? 'NOT attribute_type(#quota, :number)' : '#quota = :quota';
-  if (terms.quota_bytes !== null) values[':quota'] = terms.quota_bytes;
-  const duration =
-    terms.duration_days === 0
-      ? '(NOT attribute_type(#duration, :number) OR #duration = :duration)'
-      : '#duration = :duration';
-  // DynamoDB refuses a value the expression does not use.
-  if (terms.quota_bytes === null || terms.duration_days === 0) values[':number'] = 'N';
-  return {
-    ConditionCheck: {
-      Key: planKey(terms.id),
-      ConditionExpression: `attribute_exists(pk) AND #active = :true AND #name = :name AND #amount = :amount AND ${quota} AND ${duration}`,
-      ExpressionAttributeNames: {
-        '#active': 'active',
-        '#name': 'name',
-        '#amount': 'amount_cents',
-        '#quota': 'quota_bytes',
-        '#duration': 'duration_days',
-      },
-      ExpressionAttributeValues: values,
-    },
-  };
-}
 
 /** The largest quota a plan may grant: 1 PiB (beyond it a number is a typo, not a product). */
 export const MAX_PLAN_QUOTA_BYTES = 2 ** 50;

@@ -1,7 +1,7 @@
 // What a payments container keeps (docs/PAYMENTS-GUIDE.md, "Hot reload and its cost"): the public plan
-// catalogue for CATALOGUE_STALENESS_MS, seen at once by the container that changed it; an order is drafted
-// from that copy but written only while the plan still says the same, so a plan switched off, repriced or
-// deleted elsewhere is never sold at its old terms; a container's first settings read failing is a clean
+// catalogue for CATALOGUE_STALENESS_MS, seen at once by the container that changed it; an order is sold at
+// the terms its container holds, so a plan switched off, repriced or deleted elsewhere sells at its old
+// terms for at most that long, and never after; a container's first settings read failing is a clean
 // refusal, and the next request loads them.
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -111,7 +111,7 @@ describe('the public plan catalogue', () => {
     expect(other.queries()).toBe(2);
   });
 
-  it('never sells a plan switched off, even in a container whose catalogue still lists it', async () => {
+  it('stops selling a plan switched off elsewhere within the staleness, and at once where it was switched off', async () => {
     // Prepare
     const planId = await createPlan('Soon gone');
     const other = otherContainer();
@@ -122,16 +122,25 @@ describe('the public plan catalogue', () => {
       headers: admin.headers,
       body: { active: false },
     });
-    const listed = await other.request('GET', '/api/v1/plans');
-    const order = await other.request('POST', '/api/v1/orders', {
+    const here = await call('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'manual' },
+    });
+    const within = await other.request('POST', '/api/v1/orders', {
+      headers: buyer.headers,
+      body: { plan_id: planId, provider: 'manual' },
+    });
+    other.advance(CATALOGUE_STALENESS_MS + 1);
+    const after = await other.request('POST', '/api/v1/orders', {
       headers: buyer.headers,
       body: { plan_id: planId, provider: 'manual' },
     });
 
-    // Assess
+    // Assess: the stated staleness, no more.
     expect(off.status).toBe(200);
-    expect(ids(listed)).toContain(planId);
-    expect(order.status).toBe(404);
+    expect(here.status).toBe(404);
+    expect(within.status).toBe(201);
+    expect(after.status).toBe(404);
   });
 });
 
@@ -161,7 +170,7 @@ describe('an order placed in a container whose copy of the plan is behind the ta
     }>;
 
   it.each(['manual', 'mock', 'channel_c'])(
-    'is sold at the new price, never the held one (%s)',
+    'is sold at the new price once the staleness has passed (%s)',
     async (provider) => {
       // Prepare
       const payer = await createTestAccount();
@@ -170,12 +179,20 @@ describe('an order placed in a container whose copy of the plan is behind the ta
         quota_bytes: 4096,
         duration_days: 7,
       });
+      const held = await other.request('POST', '/api/v1/orders', {
+        headers: buyer.headers,
+        body: { plan_id: planId, provider },
+      });
+      other.advance(CATALOGUE_STALENESS_MS + 1);
 
       // Act
       const order = await other.request('POST', '/api/v1/orders', {
         headers: payer.headers,
         body: { plan_id: planId, provider },
       });
+
+      // Within the staleness: the terms the container (and its plans page) held.
+      expect(held.json.data).toMatchObject({ plan_id: planId, amount_cents: 300 });
 
       // Assess: the answer, the stored order and every order the payer has are at the plan's terms now.
       expect(order.status).toBe(201);
@@ -200,26 +217,30 @@ describe('an order placed in a container whose copy of the plan is behind the ta
   it.each([
     ['switched off', { active: false }],
     ['deleted', undefined],
-  ] as const)('is refused 404 and nothing is recorded when the plan was %s', async (_change, changes) => {
-    // Prepare
-    const payer = await createTestAccount();
-    const { planId, other } = await planChangedBehindTheCatalogue(changes ?? { amount_cents: 300 });
-    if (!changes) await table.delete(planKey(planId));
+  ] as const)(
+    'is refused 404 and nothing is recorded once the staleness has passed, when the plan was %s',
+    async (_change, changes) => {
+      // Prepare
+      const payer = await createTestAccount();
+      const { planId, other } = await planChangedBehindTheCatalogue(changes ?? { amount_cents: 300 });
+      if (!changes) await table.delete(planKey(planId));
+      other.advance(CATALOGUE_STALENESS_MS + 1);
 
-    // Act
-    const answers = await Promise.all(
-      ['manual', 'mock', 'channel_c'].map((provider) =>
-        other.request('POST', '/api/v1/orders', {
-          headers: payer.headers,
-          body: { plan_id: planId, provider },
-        }),
-      ),
-    );
+      // Act
+      const answers = await Promise.all(
+        ['manual', 'mock', 'channel_c'].map((provider) =>
+          other.request('POST', '/api/v1/orders', {
+            headers: payer.headers,
+            body: { plan_id: planId, provider },
+          }),
+        ),
+      );
 
-    // Assess
-    expect(answers.map((answer) => answer.status)).toEqual([404, 404, 404]);
-    expect(await ordersOf(payer)).toEqual([]);
-  });
+      // Assess
+      expect(answers.map((answer) => answer.status)).toEqual([404, 404, 404]);
+      expect(await ordersOf(payer)).toEqual([]);
+    },
+  );
 
   it('sells a plan stored before quotas (no quota_bytes, no duration_days) at its terms', async () => {
     // Prepare: the fields removed from the item, as plans stored before them are; a container loads it so.
@@ -242,25 +263,26 @@ describe('an order placed in a container whose copy of the plan is behind the ta
     });
   });
 
-  it('learns the change once: the next order there reads the catalogue again, not the plan', async () => {
+  it('learns the change with one catalogue load after the staleness, for its orders and its plans page', async () => {
     // Prepare
     const { planId, other } = await planChangedBehindTheCatalogue({ amount_cents: 450 });
-    await other.request('POST', '/api/v1/orders', {
+    other.advance(CATALOGUE_STALENESS_MS + 1);
+    const queriesBefore = other.queries();
+
+    // Act
+    const first = await other.request('POST', '/api/v1/orders', {
       headers: buyer.headers,
       body: { plan_id: planId, provider: 'manual' },
     });
-    const queriesAfterChange = other.queries();
-
-    // Act
     const next = await other.request('POST', '/api/v1/orders', {
       headers: buyer.headers,
       body: { plan_id: planId, provider: 'manual' },
     });
     const listed = await other.request('GET', '/api/v1/plans');
 
-    // Assess: one catalogue load after the change, and it shows the new price.
-    expect(next.json.data.amount_cents).toBe(450);
-    expect(other.queries()).toBe(queriesAfterChange + 1);
+    // Assess: one catalogue load after the staleness, and it shows the new price everywhere.
+    expect([first.json.data.amount_cents, next.json.data.amount_cents]).toEqual([450, 450]);
+    expect(other.queries()).toBe(queriesBefore + 1);
     expect(listed.json.data.find((plan: { id: string }) => plan.id === planId)?.amount_cents).toBe(450);
   });
 });
