@@ -5,6 +5,7 @@
 // table differs from the previous step's by one index, and the functions read an index only once an
 // earlier deploy built it (till then the old index with the same key attributes answers).
 import { type IndexName, projectionOf, TABLE } from '#lib/platform/db/keys.ts';
+import { NOT_BUILT } from '#lib/platform/db/table.ts';
 
 export interface TableIndex {
   name: string;
@@ -20,7 +21,7 @@ export const LEGACY_INDEXES: readonly TableIndex[] = [
 ];
 
 /** The older index that answers a current one's queries until it is built. */
-const STAND_IN: Partial<Record<IndexName, string>> = { owner: 'gsi1', listing: 'gsi2' };
+const STAND_IN: Partial<Record<IndexName, string>> = { owner: 'gsi1', listing: 'gsi2', due: NOT_BUILT };
 
 const CURRENT: readonly TableIndex[] = TABLE.indexes.map((index) => ({
   name: index.name,

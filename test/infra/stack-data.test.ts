@@ -147,8 +147,9 @@ describe('indexes', () => {
     LEGACY_INDEX_STEPS.forEach((step, n) => {
       const before = new Set(steps[n]!.map((index) => index.name));
       const queried = TABLE.indexes.map((index) => queriedIndexesAt(step)[index.name] ?? index.name);
+      // `none`: the index has no older stand-in and its listing reads as empty until it is built.
       expect(
-        queried.filter((name) => !before.has(name)),
+        queried.filter((name) => name !== 'none' && !before.has(name)),
         step,
       ).toEqual([]);
     });
@@ -173,8 +174,16 @@ describe('indexes', () => {
       ).sort(),
     );
     for (const group of FUNCTION_GROUPS) {
-      expect(appConfigOf(moving, group).table_indexes, group).toEqual({ owner: 'owner', listing: 'gsi2' });
-      expect(appConfigOf(dev, group).table_indexes, group).toEqual({ owner: 'owner', listing: 'listing' });
+      expect(appConfigOf(moving, group).table_indexes, group).toEqual({
+        owner: 'owner',
+        listing: 'gsi2',
+        due: 'none',
+      });
+      expect(appConfigOf(dev, group).table_indexes, group).toEqual({
+        owner: 'owner',
+        listing: 'listing',
+        due: 'due',
+      });
     }
     expect(() => stageConfigFrom('dev', { ...DEV_FILE, table_indexes: { owner: 'gsi1' } })).toThrow(
       /table_indexes: is set by the deployment/,

@@ -86,6 +86,9 @@ export const configSchema = z.object({
   table_indexes: section({
     owner: z._default(z.enum(['owner', 'gsi1']), 'owner'),
     listing: z._default(z.enum(['listing', 'gsi2']), 'listing'),
+    // The reconciler's schedule has no older index: until it is built its listing reads as empty (the
+    // migration then puts every pending channel order on it).
+    due: z._default(z.enum(['due', 'none']), 'due'),
   }),
   bucket_name: z._default(
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),

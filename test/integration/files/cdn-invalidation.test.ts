@@ -165,7 +165,8 @@ describe('deletes and the CDN', () => {
     expect(third).toEqual({ paths: 0, invalidations: 0, more: false });
     expect(cdn.calls.map((call) => call.length)).toEqual([MAX_TAKEDOWN_PATHS, 3]);
     expect(new Set(cdn.calls.flat())).toEqual(new Set(paths));
-  });
+    // A thousand writes and deletes against DynamoDB Local: more than the default time on a busy machine.
+  }, 90_000);
 
   it('keeps the takedown when the invalidation fails, and sends it on the next run', async () => {
     // Prepare
