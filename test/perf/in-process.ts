@@ -1,6 +1,7 @@
 // The in-process figures: each path through its group handler (as Lambda calls it) timed side by side
 // with the bare storage work it cannot avoid, and the DynamoDB calls each request makes.
 // Imported only after bench.ts has pointed the configuration at the stand-ins.
+
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -19,6 +20,7 @@ import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { buildEpayNotify, epayNotifyFields } from '#test/support/fake-gateways/index.ts';
 import { buildMultipart } from '#test/support/images.ts';
+import { CHANNEL_C as MAIN_PATHS_CHANNEL_C } from '#test/support/main-paths.ts';
 import { median, type PairedResult, paired, repeat, round } from './stats.ts';
 
 type Handler = (event: ApiEvent, context: typeof lambdaContext) => Promise<ApiResult>;
@@ -69,7 +71,9 @@ export interface InProcessReport {
 
 /** A file just at upload.max_bytes: a real PNG container and size, its image data random bytes. */
 export const UPLOAD_BYTES = 4 * 1024 * 1024;
-const CHANNEL_C = { pid: '1001', key: 'bench-epay-merchant-key-0001' };
+// The same merchant as the main paths' (test/support/main-paths.ts): the callback function caches the
+// payment settings for 30 s, so a second key saved later in this process would not reach it in time.
+const CHANNEL_C = MAIN_PATHS_CHANNEL_C;
 
 export function pngOf(size: number): Buffer {
   const u32 = (value: number) => {
