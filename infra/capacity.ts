@@ -171,7 +171,8 @@ export const PATHS: readonly PathLoad[] = [
     rate: 'target',
     p50Ms: 230,
     p99Ms: 1_600,
-    duration: "plan and settings reads, the order item, then the channel's own API (5 s timeout)",
+    duration:
+      "the caller read, the channel's own API (5 s timeout), then the order item (plan and settings from the container's cache)",
     rru: 4,
     wru: 6,
   },
