@@ -173,7 +173,7 @@ export const PATHS: readonly PathLoad[] = [
     p99Ms: 1_600,
     duration:
       "the caller read, the channel's own API (5 s timeout), then the order item (plan and settings from the container's cache)",
-    rru: 4,
+    rru: 2,
     wru: 6,
   },
   {
