@@ -1,7 +1,7 @@
 // POST /api/v1/upload/confirm: a presigned upload read back, checked, stripped and stored under its record
 // key as exactly the bytes inspected, then recorded with the per-owner dedupe and the owner's usage.
 import { errors } from '#lib/core/errors.ts';
-import { isExpired } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, isExpired } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { DirectUploadDeps } from './direct-upload.ts';
 import { UploadError } from './errors.ts';
@@ -19,6 +19,9 @@ export interface ConfirmDeps extends Omit<DirectUploadDeps, 'maxBytes'> {
   /** `upload.presign_max_bytes`, never above CONFIRM_MAX_BYTES. */
   presignMaxBytes: number;
 }
+
+/** Looks for a concurrent confirm's record after a refusal (about 100 ms in all, on that path only). */
+const RECORDED_MEANWHILE_LOOKS = 5;
 
 export class ConfirmService {
   constructor(private readonly deps: ConfirmDeps) {}
@@ -147,7 +150,7 @@ export class ConfirmService {
     } catch (error) {
       const failed = await stored;
       // A concurrent confirm of the same key may have recorded it: its record is the answer.
-      const resolved = await this.confirmedRecord(ownerId, key, id, true);
+      const resolved = await this.recordedMeanwhile(ownerId, key, id, error);
       if (resolved) return resolved;
       // Not recorded: a copy made goes (nothing else would ever delete it); the grant and its incoming
       // object stay, so the same confirm can be retried.
@@ -168,6 +171,25 @@ export class ConfirmService {
     // does not wait a day for the lifecycle rule. One more wait, on such uploads only.
     if (inspected.upload.rewritten) await this.deps.storage.deleteQuietly(incomingKey(key));
     return files.record(outcome.item);
+  }
+
+  /**
+   * The record a concurrent confirm of the same key made, when ours was refused. A refusal by a transaction
+   * still in flight (DynamoDB's TransactionConflict) comes before that transaction's writes are visible, so
+   * a refused confirm looks again a few times, a few milliseconds apart, before it gives up.
+   */
+  private async recordedMeanwhile(
+    ownerId: string,
+    key: string,
+    id: string,
+    refusal: unknown,
+  ): Promise<UploadRecord | undefined> {
+    const looks = refusal instanceof ConditionFailedError ? RECORDED_MEANWHILE_LOOKS : 1;
+    for (let look = 1; ; look += 1) {
+      const resolved = await this.confirmedRecord(ownerId, key, id, true);
+      if (resolved || look >= looks) return resolved;
+      await new Promise((resolve) => setTimeout(resolve, 10 * look));
+    }
   }
 
   /**
