@@ -5,6 +5,7 @@ import {
   CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -116,8 +117,23 @@ export class FileStorage {
       if (isPreconditionFailed(error)) throw new ObjectChangedError(false);
       throw error;
     }
-    if (copiedEtag !== undefined && unquoted(copiedEtag) !== unquoted(etag))
-      throw new ObjectChangedError(true);
+    if (copiedEtag !== undefined && unquoted(copiedEtag) !== unquoted(etag)) {
+      // Another copy of the same version may have landed on this key at the same moment (concurrent
+      // confirms of one key; the local stand-in then reports a mixed answer): the key holds the version
+      // read, whoever wrote it last, unless the source itself was replaced.
+      if (unquoted((await this.etagOf(toKey)) ?? '') !== unquoted(etag)) throw new ObjectChangedError(true);
+    }
+  }
+
+  /** The ETag of what the key holds now, or undefined when it holds nothing. */
+  private async etagOf(key: string): Promise<string | undefined> {
+    try {
+      const output = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return output.ETag;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NotFound') return undefined;
+      throw error;
+    }
   }
 
   /**
