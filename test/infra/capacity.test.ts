@@ -30,7 +30,7 @@ import {
   PROD_FILE,
   resourcesOf,
   type Synth,
-  synth,
+  synthDevAndProd,
 } from './stack-helpers.ts';
 
 const CAPACITY_DOC = readFileSync(join(PROJECT_ROOT, 'docs/CAPACITY.md'), 'utf8');
@@ -39,8 +39,7 @@ let dev: Synth;
 let prod: Synth;
 
 beforeAll(() => {
-  dev = synth({ stage: 'dev' });
-  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+  ({ dev, prod } = synthDevAndProd());
 }, 60_000);
 
 const stageThrottleOf = (s: Synth): Json =>

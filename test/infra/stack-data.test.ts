@@ -14,14 +14,14 @@ import {
   resourcesOf,
   type Synth,
   synth,
+  synthDevAndProd,
 } from './stack-helpers.ts';
 
 let dev: Synth;
 let prod: Synth;
 
 beforeAll(() => {
-  dev = synth({ stage: 'dev' });
-  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+  ({ dev, prod } = synthDevAndProd());
 }, 60_000);
 
 describe('storage', () => {

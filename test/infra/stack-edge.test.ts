@@ -23,14 +23,14 @@ import {
   roleStatements,
   type Synth,
   synth,
+  synthDevAndProd,
 } from './stack-helpers.ts';
 
 let dev: Synth;
 let prod: Synth;
 
 beforeAll(() => {
-  dev = synth({ stage: 'dev' });
-  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+  ({ dev, prod } = synthDevAndProd());
 }, 60_000);
 
 describe('CDN', () => {

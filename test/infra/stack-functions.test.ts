@@ -15,7 +15,6 @@ import { deployedVariablesOf } from '#lib/wiring/needs.ts';
 import {
   actionsOf,
   appConfigOf,
-  completedProd,
   DEV_FILE,
   functionIdOf,
   functionOf,
@@ -24,14 +23,14 @@ import {
   roleStatements,
   type Synth,
   synth,
+  synthDevAndProd,
 } from './stack-helpers.ts';
 
 let dev: Synth;
 let prod: Synth;
 
 beforeAll(() => {
-  dev = synth({ stage: 'dev' });
-  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+  ({ dev, prod } = synthDevAndProd());
 }, 60_000);
 
 describe('HTTP API', () => {

@@ -15,14 +15,14 @@ import {
   PROD_REGION,
   type Synth,
   synth,
+  synthDevAndProd,
 } from './stack-helpers.ts';
 
 let dev: Synth;
 let prod: Synth;
 
 beforeAll(() => {
-  dev = synth({ stage: 'dev' });
-  prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+  ({ dev, prod } = synthDevAndProd());
 }, 60_000);
 
 describe('cdk-nag', () => {

@@ -10,6 +10,7 @@ import { PROJECT_ROOT } from '#infra/bundling.ts';
 import { type BuildServiceAppOptions, buildServiceApp, type ServiceApp } from '#infra/service-app.ts';
 import type { ServiceFunction } from '#infra/service-function.ts';
 import type { ServiceStack } from '#infra/stack.ts';
+import { stageConfigFrom } from '#infra/stage-config.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { loadConfig } from '#lib/platform/config/load.ts';
 import { CDK_CONTEXT } from '#test/support/cdk-context.ts';
@@ -122,4 +123,9 @@ export function completedProd(overrides: { mail?: Json; infra?: Json } = {}): Js
     mail: { from: 'no-reply@mail.example.com', ...overrides.mail },
     infra: { ...PROD_FILE.infra, account: PROD_ACCOUNT, region: PROD_REGION, ...overrides.infra },
   };
+}
+
+/** The dev stage and a completed prod stage, each synthesized once: what most template tests read. */
+export function synthDevAndProd(): { dev: Synth; prod: Synth } {
+  return { dev: synth({ stage: 'dev' }), prod: synth({ config: stageConfigFrom('prod', completedProd()) }) };
 }
