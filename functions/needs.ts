@@ -6,6 +6,7 @@ import { needs as outboxDrain } from '#functions/outbox-drain/needs.ts';
 import { needs as paymentCallback } from '#functions/payment-callback/needs.ts';
 import { needs as payments } from '#functions/payments/needs.ts';
 import { needs as reconciler } from '#functions/reconciler/needs.ts';
+import { needs as render } from '#functions/render/needs.ts';
 import { needs as takedowns } from '#functions/takedowns/needs.ts';
 import { needs as upload } from '#functions/upload/needs.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
@@ -16,6 +17,7 @@ export const GROUP_NEEDS: Record<FunctionGroup, GroupNeeds> = {
   auth,
   upload,
   files,
+  render,
   payments,
   'payment-callback': paymentCallback,
 };

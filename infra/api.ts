@@ -41,6 +41,8 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   // API Gateway stops waiting after 30 s; confirm streams up to upload.presign_max_bytes from S3.
   upload: { functionClass: 'io', timeoutSeconds: 29 },
   files: { functionClass: 'light', timeoutSeconds: 10 },
+  // A first render of a 50-megapixel source (docs/IMAGES.md); API Gateway stops waiting after 30 s.
+  render: { functionClass: 'io', timeoutSeconds: 29 },
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
 };

@@ -78,6 +78,8 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   auth: { nativeArgon2: true, installed: [...TOTP_PACKAGES] },
   upload: { nativeArgon2: false, installed: [FILE_TYPE_PACKAGE] },
   files: { nativeArgon2: false, installed: [] },
+  // sharp and its libvips, built for the Lambda architecture (docs/IMAGES.md).
+  render: { nativeArgon2: false, installed: ['sharp'] },
   payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
   // urllib) are only named by the order-creation path, which this function never takes.

@@ -28,6 +28,7 @@ export const PROD_MEMORY_MB: Record<FunctionGroup, number> = {
   auth: 1769,
   upload: 512,
   files: 256,
+  render: 1769,
   payments: 512,
   'payment-callback': 512,
 };

@@ -12,10 +12,11 @@ export const API_INFO = {
 };
 
 export async function generateApiDocument(): Promise<Record<string, unknown>> {
-  const [auth, upload, files, payments, callback] = await Promise.all([
+  const [auth, upload, files, render, payments, callback] = await Promise.all([
     import('#functions/auth/handler.ts'),
     import('#functions/upload/handler.ts'),
     import('#functions/files/handler.ts'),
+    import('#functions/render/handler.ts'),
     import('#functions/payments/handler.ts'),
     import('#functions/payment-callback/handler.ts'),
   ]);
@@ -23,6 +24,7 @@ export async function generateApiDocument(): Promise<Record<string, unknown>> {
     auth: auth.handler.routes,
     upload: upload.handler.routes,
     files: files.handler.routes,
+    render: render.handler.routes,
     payments: payments.handler.routes,
     'payment-callback': callback.handler.routes,
   };

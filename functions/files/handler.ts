@@ -1,15 +1,13 @@
-// Lambda entry of the `files` group: health check, stored files (/i/...), the API document and its page,
-// and the 404 for unknown routes. Imports only what serving needs (the storage, no upload pipeline, no
-// session checks): every route of this group takes no credentials.
+// Lambda entry of the `files` group: health check, the API document and its page, and the 404 for unknown
+// routes. It reaches no resource at all (stored files are the render group's): every route of this group
+// takes no credentials.
 
 import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
-import { storedFileResult } from '#lib/http/stored-file.ts';
 import { config } from '#lib/platform/config/index.ts';
 import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
-import { type FilesDeps, filesDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
 // The generated document (npm run openapi), loaded on its first request rather than at cold start.
@@ -18,8 +16,8 @@ const apiDocument = () =>
     (loaded) => loaded.default as Record<string, unknown>,
   );
 
-/** The files group over the given dependencies. */
-export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOptions = {}) {
+/** The files group. */
+export function createFilesHandler(options: FrontDoorOptions = {}) {
   return createGroupHandler(
     'files',
     {
@@ -27,13 +25,6 @@ export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOpti
         summary: 'Health check: the ok envelope once the service is ready.',
         response: z.object({ status: z.literal('ok') }),
         run: async () => ok({ status: 'ok' }),
-      }),
-      // In AWS CloudFront serves /i/* from S3; this answers where the API itself is asked (docs/UPLOADS.md).
-      'GET /i/{key+}': defineRoute({
-        summary: 'The stored bytes of a file, with its Content-Type, to anyone who holds the URL.',
-        responseContentType: 'application/octet-stream',
-        responseDescription: 'The file, with the Content-Type of its sniffed type.',
-        run: async (request) => storedFileResult(deps().storage, request.params.key ?? ''),
       }),
       'GET /api/v1/openapi.json': defineRoute({
         summary: 'This document (OpenAPI 3.1).',
@@ -63,4 +54,4 @@ export function createFilesHandler(deps: () => FilesDeps, options: FrontDoorOpti
   );
 }
 
-export const handler = createFilesHandler(filesDeps, { frontDoor: groupFrontDoor('files', needs, config) });
+export const handler = createFilesHandler({ frontDoor: groupFrontDoor('files', needs, config) });

@@ -1,8 +1,8 @@
-// What the `files` function needs (lib/wiring/needs.ts): stored files only; no table, no credentials.
+// What the `files` function needs (lib/wiring/needs.ts): nothing but the front door; no table, no bucket,
+// no credentials.
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
-  bucket: 'read',
   // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
   // address the CDN names is believed only with it (lib/http/front-door.ts).
   frontDoor: true,

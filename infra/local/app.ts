@@ -33,6 +33,7 @@ const HANDLERS: Record<FunctionGroup, () => Promise<{ handler: GroupHandler }>> 
   auth: () => import('#functions/auth/handler.ts'),
   upload: () => import('#functions/upload/handler.ts'),
   files: () => import('#functions/files/handler.ts'),
+  render: () => import('#functions/render/handler.ts'),
   payments: () => import('#functions/payments/handler.ts'),
   'payment-callback': () => import('#functions/payment-callback/handler.ts'),
 };

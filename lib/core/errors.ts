@@ -13,6 +13,8 @@ export type ErrorName =
   | 'gone'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  /** Well-formed input the service will not process, e.g. an image over the renderer's pixel limit. */
+  | 'unprocessable'
   | 'too_many_requests'
   | 'internal'
   | 'not_implemented'
@@ -100,6 +102,7 @@ export const errors = {
       data: { limit_bytes: limitBytes },
     }),
   unsupportedMediaType: (message: string) => new AppError('unsupported_media_type', message),
+  unprocessable: (message: string, data?: unknown) => new AppError('unprocessable', message, { data }),
   tooManyRequests: (retryAfterSeconds: number, message = 'Too many requests') => {
     const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
     return new AppError('too_many_requests', message, {

@@ -4,6 +4,7 @@
 // office is recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes.
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { log } from '#lib/platform/log.ts';
+import { renditionPrefixOf } from './renditions/params.ts';
 import type { FileRepository } from './files.ts';
 import type { FileStorage } from './storage.ts';
 
@@ -21,9 +22,25 @@ export class FileDeletionService {
   async delete(ownerId: string | null, id: string): Promise<{ id: string; deleted: true }> {
     const item = await this.deps.files.deleteOwn(ownerId, id);
     // The record is gone first, so a failure here leaves an unlisted object, never a record without bytes.
-    await this.deps.storage.deleteQuietly(item.key);
+    // The original and its renditions at once: neither waits for the other.
+    await Promise.all([this.deps.storage.deleteQuietly(item.key), this.deleteRenditionsQuietly(item.key)]);
     if (ownerId === null) await this.recordTakedownQuietly(item.key);
     return { id: item.id, deleted: true };
+  }
+
+  /**
+   * The file's stored renditions (docs/IMAGES.md). Like the original's, a failure leaves unlisted objects
+   * behind (logged), never a record: the delete has happened.
+   */
+  private async deleteRenditionsQuietly(key: string): Promise<void> {
+    try {
+      await this.deps.storage.deletePrefix(renditionPrefixOf(key));
+    } catch (error) {
+      log.warn('could not delete the renditions of a deleted file', {
+        key,
+        error_name: (error as { name?: string } | undefined)?.name,
+      });
+    }
   }
 
   /**

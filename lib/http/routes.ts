@@ -2,7 +2,7 @@
 // stack (API Gateway routes) and by the local server (request routing). Keep it free of imports so
 // the infrastructure code can load it without pulling in any handler.
 
-export const FUNCTION_GROUPS = ['auth', 'upload', 'files', 'payments', 'payment-callback'] as const;
+export const FUNCTION_GROUPS = ['auth', 'upload', 'files', 'render', 'payments', 'payment-callback'] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
 /**
@@ -110,8 +110,11 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     // The API document (docs/openapi.json) and a page rendering it.
     ['GET', `${API_PREFIX}/openapi.json`, 'none', 'none'],
     ['GET', '/docs', 'none', 'none'],
-    ['GET', '/i/{key+}', 'none', 'none'],
   ]),
+
+  // Stored files and their renditions (docs/IMAGES.md): in AWS the CDN serves /i/<key> from the bucket and
+  // sends only requests with a query (renditions) here; the API answers both where it is asked directly.
+  ...rows('render', [['GET', '/i/{key+}', 'none', 'none']]),
 
   ...rows('payments', [
     ['GET', `${API_PREFIX}/plans`, 'none', 'none'],

@@ -79,7 +79,9 @@ export async function serveStoredFileLocally(
   url: URL,
 ): Promise<boolean> {
   const method = (request.method ?? 'GET').toUpperCase();
-  if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/')) return false;
+  // A query asks for a rendition: the render function's, through the route table (as the CDN sends it).
+  if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/') || url.search !== '')
+    return false;
   request.resume();
   const key = decodePath(url.pathname.slice(3));
   const object = key === undefined ? undefined : await openStoredFile(storage, key);

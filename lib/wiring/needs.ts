@@ -27,6 +27,11 @@ export interface GroupNeeds {
   notifyUrl?: boolean;
   /** Invalidating paths in the CDN (CloudFront CreateInvalidation on the one distribution). */
   cdn?: boolean;
+  /**
+   * Writing renditions: PutObject under the bucket's derived/ prefix only (lib/files/renditions/params.ts),
+   * beside `bucket: 'read'` for the originals. The render function's alone.
+   */
+  renditions?: boolean;
 }
 
 export type Need = keyof GroupNeeds;
@@ -40,6 +45,7 @@ export const NEEDS: readonly Need[] = [
   'frontDoor',
   'notifyUrl',
   'cdn',
+  'renditions',
 ];
 
 /** Where the master key lives: KMS in AWS, a key file in the data folder locally. */

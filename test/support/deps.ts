@@ -4,9 +4,7 @@
 import { buildAuthDeps } from '#functions/auth/deps.ts';
 import { createAuthHandler } from '#functions/auth/handler.ts';
 import { needs as authNeeds } from '#functions/auth/needs.ts';
-import { buildFilesDeps } from '#functions/files/deps.ts';
 import { createFilesHandler } from '#functions/files/handler.ts';
-import { needs as filesNeeds } from '#functions/files/needs.ts';
 import { buildOutboxDrainDeps } from '#functions/outbox-drain/deps.ts';
 import { createOutboxDrainHandler } from '#functions/outbox-drain/handler.ts';
 import { needs as outboxDrainNeeds } from '#functions/outbox-drain/needs.ts';
@@ -19,6 +17,9 @@ import { needs as paymentsNeeds } from '#functions/payments/needs.ts';
 import { buildReconcilerDeps } from '#functions/reconciler/deps.ts';
 import { createReconcilerHandler } from '#functions/reconciler/handler.ts';
 import { needs as reconcilerNeeds } from '#functions/reconciler/needs.ts';
+import { buildRenderDeps } from '#functions/render/deps.ts';
+import { createRenderHandler } from '#functions/render/handler.ts';
+import { needs as renderNeeds } from '#functions/render/needs.ts';
 import { buildTakedownsDeps } from '#functions/takedowns/deps.ts';
 import { createTakedownsHandler } from '#functions/takedowns/handler.ts';
 import { needs as takedownsNeeds } from '#functions/takedowns/needs.ts';
@@ -83,7 +84,7 @@ export function testDeps(options: TestDepsOptions = {}) {
   const groups = {
     auth: buildAuthDeps(authResources, { limits }),
     upload: buildUploadDeps(uploadResources),
-    files: buildFilesDeps(resources('files', filesNeeds)),
+    render: buildRenderDeps(resources('render', renderNeeds)),
     payments: buildPaymentsDeps(resources('payments', paymentsNeeds)),
     paymentCallback: buildPaymentCallbackDeps(resources('payment-callback', paymentCallbackNeeds)),
     reconciler: buildReconcilerDeps(resources('reconciler', reconcilerNeeds)),
@@ -93,7 +94,8 @@ export function testDeps(options: TestDepsOptions = {}) {
   const handlers = {
     auth: createAuthHandler(() => groups.auth),
     upload: createUploadHandler(() => groups.upload, { maxUploadBytes: settings.upload.max_bytes }),
-    files: createFilesHandler(() => groups.files),
+    files: createFilesHandler(),
+    render: createRenderHandler(() => groups.render),
     payments: createPaymentsHandler(() => groups.payments),
     paymentCallback: createPaymentCallbackHandler(() => groups.paymentCallback),
     reconciler: createReconcilerHandler(() => groups.reconciler),

@@ -4,6 +4,12 @@ import * as z from '#lib/platform/zod.ts';
 export const PROVIDERS = ['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
+/** docs/DESIGN.md 15: the widths (and heights) and qualities a rendition may ask for by default. */
+export const DEFAULT_IMAGE_WIDTHS = [
+  16, 32, 48, 64, 96, 128, 192, 256, 320, 384, 480, 640, 750, 828, 960, 1080, 1200, 1440, 1920, 2048, 2560, 3840,
+] as const;
+export const DEFAULT_IMAGE_QUALITIES = [50, 75, 90, 100] as const;
+
 export const UPLOAD_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
 
 /** docs/SPEC.md 8: the channel_b v3 key is exactly 32 bytes. */
@@ -153,6 +159,24 @@ export const configSchema = z.object({
     // How long the CDN's edge keeps an /i/ object (browsers keep it a year, immutably): a deleted file
     // leaves the edge within this, with no invalidation (docs/DESIGN.md 19). Takedowns are invalidated.
     deleted_max_age_seconds: wholeNumber(60, 365 * 24 * 60 * 60, 24 * 60 * 60),
+  }),
+  images: section({
+    // Renditions of /i/<key>?w=&h=&fit=&q=&f= (docs/DESIGN.md 15): the only widths and heights, and the
+    // only qualities, a query may name, so a file has a bounded set of renditions (docs/IMAGES.md).
+    widths: z._default(
+      z.array(z.number().check(z.int(), z.minimum(1), z.maximum(8192))).check(z.minLength(1)),
+      [...DEFAULT_IMAGE_WIDTHS],
+    ),
+    qualities: z._default(
+      z.array(z.number().check(z.int(), z.minimum(1), z.maximum(100))).check(z.minLength(1)),
+      [...DEFAULT_IMAGE_QUALITIES],
+    ),
+    // A source over this many pixels (all frames of an animation together) is 422, refused before decoding.
+    max_input_pixels: wholeNumber(1, 268_402_689, 50_000_000),
+    // An animation with more frames than this is 422 (a 1x1 GIF of 100,000 frames is tiny and still slow).
+    max_frames: wholeNumber(1, 100_000, 1000),
+    // A render that takes longer is abandoned with 422 (bounded time whatever the input).
+    render_timeout_seconds: wholeNumber(1, 60, 20),
   }),
   log: section({ level: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info') }),
   auth: section({

@@ -1,0 +1,40 @@
+// Lambda entry of the `render` group: GET /i/<key>, the stored bytes without a query and a rendition with
+// one (docs/IMAGES.md). In AWS the CDN serves query-less requests from the bucket itself and sends only
+// renditions here; every route of this group takes no credentials.
+
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
+import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { storedFileResult } from '#lib/http/stored-file.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import { type RenderDeps, renderDeps } from './deps.ts';
+import { needs } from './needs.ts';
+
+/** The render group over the given dependencies. */
+export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOptions = {}) {
+  return createGroupHandler(
+    'render',
+    {
+      'GET /i/{key+}': defineRoute({
+        summary:
+          'The stored bytes of a file, or with a query (w, h, fit, q, f) a rendition of it, to anyone who ' +
+          'holds the URL.',
+        responseContentType: 'application/octet-stream',
+        responseDescription:
+          'The file with the Content-Type of its sniffed type, or the rendition in its output format.',
+        run: async (request) => {
+          const key = request.params.key ?? '';
+          if (request.rawQuery === '') return storedFileResult(deps().storage, key);
+          return deps().renditions.serve({
+            key,
+            query: new URLSearchParams(request.rawQuery),
+            accept: request.headers.accept,
+          });
+        },
+      }),
+    },
+    { authenticate: noCredentials, frontDoor: options.frontDoor },
+  );
+}
+
+export const handler = createRenderHandler(renderDeps, { frontDoor: groupFrontDoor('render', needs, config) });

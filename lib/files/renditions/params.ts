@@ -1,0 +1,166 @@
+// The query of a rendition, `/i/<key>?w=&h=&fit=&q=&f=` (docs/IMAGES.md): parsed against the deployment's
+// bounded sets, normalized into one canonical form, and the output format it resolves to. Pure, free of
+// sharp, so the render function checks a query before it reads anything.
+import { errors } from '#lib/core/errors.ts';
+
+export const FITS = ['inside', 'cover', 'contain', 'outside', 'fill'] as const;
+export type Fit = (typeof FITS)[number];
+
+/** What `f` may name. */
+export const FORMAT_PARAMS = ['jpeg', 'png', 'webp', 'avif', 'auto'] as const;
+export type FormatParam = (typeof FORMAT_PARAMS)[number];
+
+/** What a rendition can be written as: the explicit formats, and GIF for a GIF kept in its own format. */
+export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif';
+
+/** Formats the renderer reads; any other source (BMP, ICO) is 415. */
+export const RENDERABLE_SOURCES = ['jpeg', 'png', 'gif', 'webp', 'avif'] as const;
+export type RenderableSource = (typeof RENDERABLE_SOURCES)[number];
+
+export const PARAM_NAMES = ['w', 'h', 'fit', 'q', 'f'] as const;
+export type ParamName = (typeof PARAM_NAMES)[number];
+
+export const DEFAULT_FIT: Fit = 'inside';
+export const DEFAULT_QUALITY = 75;
+
+/** A rendition as asked, normalized: absent sizes stay absent, fit and quality take their defaults. */
+export interface RenditionParams {
+  width?: number;
+  height?: number;
+  fit: Fit;
+  quality: number;
+  /** Absent: the original's format. */
+  format?: FormatParam;
+}
+
+export interface RenditionLimits {
+  /** `images.widths`: the sizes `w` and `h` may name. */
+  widths: readonly number[];
+  /** `images.qualities`: the values `q` may name. */
+  qualities: readonly number[];
+}
+
+/** What the viewer accepts, as far as `f=auto` cares; the CDN keys its cache by this class. */
+export type AcceptClass = 'avif' | 'webp' | 'other';
+
+// One rule for the render function and the CDN's viewer-request function (infra/edge.ts embeds these
+// sources), so the class the edge keys its cache by is the class the function renders.
+export const ACCEPTS_AVIF = /image\/avif/i;
+export const ACCEPTS_WEBP = /image\/webp/i;
+
+export function acceptClassOf(accept: string | undefined): AcceptClass {
+  if (accept === undefined) return 'other';
+  if (ACCEPTS_AVIF.test(accept)) return 'avif';
+  if (ACCEPTS_WEBP.test(accept)) return 'webp';
+  return 'other';
+}
+
+/** `name: must be one of a, b, c`: the 400 every bad parameter answers with. */
+function mustBeOneOf(name: string, allowed: readonly (string | number)[]): never {
+  throw errors.badRequest(`${name}: must be one of ${allowed.join(', ')}`, {
+    parameter: name,
+    allowed: [...allowed],
+  });
+}
+
+function pick<T extends string | number>(name: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((candidate) => String(candidate) === value);
+  if (found === undefined) mustBeOneOf(name, allowed);
+  return found;
+}
+
+/**
+ * The parameters of a rendition query, or a 400 naming the parameter at fault: an unknown name, a repeated
+ * one, or a value outside its set (exactly as written: `w=0480` is not `w=480`). An empty query is not a
+ * rendition; the caller serves the original.
+ */
+export function parseRenditionQuery(query: URLSearchParams, limits: RenditionLimits): RenditionParams {
+  const seen = new Set<string>();
+  for (const name of query.keys()) {
+    if (!(PARAM_NAMES as readonly string[]).includes(name)) {
+      throw errors.badRequest(`${name}: is not a rendition parameter; use ${PARAM_NAMES.join(', ')}`, {
+        parameter: name,
+        allowed: [...PARAM_NAMES],
+      });
+    }
+    if (seen.has(name)) {
+      throw errors.badRequest(`${name}: is given more than once`, { parameter: name });
+    }
+    seen.add(name);
+  }
+  const value = (name: ParamName) => query.get(name) ?? undefined;
+  const w = value('w');
+  const h = value('h');
+  const fit = value('fit');
+  const q = value('q');
+  const f = value('f');
+  return {
+    ...(w !== undefined ? { width: pick('w', w, limits.widths) } : {}),
+    ...(h !== undefined ? { height: pick('h', h, limits.widths) } : {}),
+    fit: fit !== undefined ? pick('fit', fit, FITS) : DEFAULT_FIT,
+    quality: q !== undefined ? pick('q', q, limits.qualities) : DEFAULT_QUALITY,
+    ...(f !== undefined ? { format: pick('f', f, FORMAT_PARAMS) } : {}),
+  };
+}
+
+/**
+ * The one spelling of a rendition: every parameter in a fixed order with its default filled in, so
+ * `?q=75&w=480` and `?w=480` name the same stored rendition. `f=auto` is written as the format it
+ * resolved to (the stored copy is that format's).
+ */
+export function canonicalQuery(params: RenditionParams, output: OutputFormat): string {
+  return [
+    `w=${params.width ?? 0}`,
+    `h=${params.height ?? 0}`,
+    `fit=${params.fit}`,
+    `q=${params.quality}`,
+    `f=${output}`,
+  ].join('&');
+}
+
+/** The format a rendition is written in: `f` itself; for `auto` the best the viewer accepts; else the source's. */
+export function outputFormatOf(
+  params: Pick<RenditionParams, 'format'>,
+  source: RenderableSource,
+  accept: AcceptClass,
+): OutputFormat {
+  const { format } = params;
+  if (format === undefined) return source;
+  if (format !== 'auto') return format;
+  return accept === 'other' ? source : accept;
+}
+
+export const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  gif: 'image/gif',
+};
+
+/** The source format of a record key from its extension (`.jpg` is JPEG), or undefined: not renderable. */
+export function renderableSourceOfKey(key: string): RenderableSource | undefined {
+  const ext = key.slice(key.lastIndexOf('.') + 1).toLowerCase();
+  const format = ext === 'jpg' ? 'jpeg' : ext;
+  return (RENDERABLE_SOURCES as readonly string[]).includes(format) ? (format as RenderableSource) : undefined;
+}
+
+/** Under this prefix of the bucket live the stored renditions, `derived/<record key>/<canonical query>`. */
+export const DERIVED_PREFIX = 'derived/';
+
+/** Where the rendition of `key` with these parameters is stored. */
+export function renditionKeyOf(key: string, params: RenditionParams, output: OutputFormat): string {
+  return `${DERIVED_PREFIX}${key}/${canonicalQuery(params, output)}`;
+}
+
+/** The prefix holding every rendition of `key` (deleted with the file). */
+export function renditionPrefixOf(key: string): string {
+  return `${DERIVED_PREFIX}${key}/`;
+}
+
+/** The record's `thumbnail`: the 480-wide WebP rendition every grid shows. */
+export const THUMBNAIL_QUERY = 'w=480&q=75&f=webp';
+
+export function thumbnailUrlOf(baseUrl: string, key: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/i/${key}?${THUMBNAIL_QUERY}`;
+}
