@@ -1,6 +1,6 @@
 // The render function's dependencies, built once per container from its needs and settings.
 
-import { Renditions } from '#lib/files/renditions/service.ts';
+import { Renditions } from '#lib/files/renditions.ts';
 import type { FileStorage } from '#lib/files/storage.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';

@@ -4,7 +4,7 @@
 
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
-import { storedFileResult } from '#lib/http/stored-file.ts';
+import { renditionResult, storedFileResult } from '#lib/http/stored-file.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type RenderDeps, renderDeps } from './deps.ts';
@@ -25,11 +25,12 @@ export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOp
         run: async (request) => {
           const key = request.params.key ?? '';
           if (request.rawQuery === '') return storedFileResult(deps().storage, key);
-          return deps().renditions.serve({
+          const answer = await deps().renditions.serve({
             key,
             query: new URLSearchParams(request.rawQuery),
             accept: request.headers.accept,
           });
+          return renditionResult(answer);
         },
       }),
     },
@@ -37,4 +38,6 @@ export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOp
   );
 }
 
-export const handler = createRenderHandler(renderDeps, { frontDoor: groupFrontDoor('render', needs, config) });
+export const handler = createRenderHandler(renderDeps, {
+  frontDoor: groupFrontDoor('render', needs, config),
+});

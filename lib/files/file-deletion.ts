@@ -4,8 +4,8 @@
 // office is recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes.
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { log } from '#lib/platform/log.ts';
-import { renditionPrefixOf } from './renditions/params.ts';
 import type { FileRepository } from './files.ts';
+import { renditionPrefixOf } from './rendition-query.ts';
 import type { FileStorage } from './storage.ts';
 
 export interface FileDeletionDeps {

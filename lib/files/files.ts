@@ -17,6 +17,7 @@ import {
 } from '#lib/platform/db/table.ts';
 import type { Reservation } from './quota-service.ts';
 import { buildUploadRecord, type Permission, type UploadFacts, type UploadRecord } from './record.ts';
+import { thumbnailOf } from './rendition-query.ts';
 import { releaseItem } from './usage.ts';
 
 export const fileKey = (id: string) => ({ pk: `file#${id}`, sk: 'file' });
@@ -98,7 +99,7 @@ export interface NewFileInput {
  */
 export function newFileItem(input: NewFileInput): FileItem {
   const { ownerId, listingShards, ...fields } = input;
-  const { url: _url, ...record } = buildUploadRecord(fields);
+  const { url: _url, thumbnail: _thumbnail, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
     ...fileKey(record.id),
@@ -150,6 +151,7 @@ export class FileRepository {
       id: item.id,
       key: item.key,
       url: `${this.baseUrl.replace(/\/+$/, '')}/i/${item.key}`,
+      thumbnail: thumbnailOf(this.baseUrl, item.key),
       original_name: item.original_name,
       filename: item.filename,
       hash: item.hash,

@@ -6,6 +6,7 @@ import * as z from '#lib/platform/zod.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { measureImage } from './measure.ts';
 import { sanitizeOriginalName } from './names.ts';
+import { thumbnailOf } from './rendition-query.ts';
 import { kindFromMimeType, notAllowedError, type SniffedType, sniffImage } from './sniff.ts';
 
 export const PERMISSIONS = ['private', 'public'] as const;
@@ -16,6 +17,8 @@ export const uploadRecordSchema = z.strictObject({
   id: z.string().check(z.minLength(1)),
   key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
   url: z.url(),
+  // The 480-wide WebP rendition grids show (docs/IMAGES.md); null for a type the renderer cannot read.
+  thumbnail: z.nullable(z.url()),
   original_name: z.string().check(z.minLength(1)),
   filename: z.string().check(z.minLength(1)),
   hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
@@ -125,6 +128,7 @@ export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
     id: input.id,
     key: input.key,
     url: `${input.baseUrl.replace(/\/+$/, '')}/i/${input.key}`,
+    thumbnail: thumbnailOf(input.baseUrl, input.key),
     original_name: sanitizeOriginalName(input.originalName),
     filename: input.filename,
     hash: facts.sha256,

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { errors } from '#lib/core/errors.ts';
 import { parseStorageKey } from '#lib/files/names.ts';
+import type { RenditionAnswer } from '#lib/files/renditions.ts';
 import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from '#lib/files/storage.ts';
 import { SECURITY_HEADERS } from './envelope.ts';
 import type { HttpResult } from './types.ts';
@@ -48,6 +49,33 @@ export async function storedFileResult(storage: FileStorage, key: string): Promi
   const chunks: Buffer[] = [];
   for await (const chunk of object.body as AsyncIterable<Buffer>) chunks.push(chunk);
   return { kind: 'raw', status: 200, body: Buffer.concat(chunks), headers: fileHeaders(object) };
+}
+
+/**
+ * A rendition's HTTP answer (docs/IMAGES.md): immutable for a year like the originals, nosniff (the
+ * envelope's security headers), `Vary: Accept` only for `f=auto`; a redirect is never cached.
+ */
+export function renditionResult(answer: RenditionAnswer): HttpResult {
+  const vary: Record<string, string> = answer.varyByAccept ? { vary: 'Accept' } : {};
+  if (answer.kind === 'redirect') {
+    return {
+      kind: 'raw',
+      status: 302,
+      body: '',
+      headers: { location: answer.location, 'cache-control': 'no-store', ...vary },
+    };
+  }
+  return {
+    kind: 'raw',
+    status: 200,
+    body: answer.body,
+    headers: {
+      'content-type': answer.contentType,
+      'cache-control': IMMUTABLE_CACHE_CONTROL,
+      etag: answer.etag,
+      ...vary,
+    },
+  };
 }
 
 function sendNotFound(response: ServerResponse): void {

@@ -28,7 +28,7 @@ export interface GroupNeeds {
   /** Invalidating paths in the CDN (CloudFront CreateInvalidation on the one distribution). */
   cdn?: boolean;
   /**
-   * Writing renditions: PutObject under the bucket's derived/ prefix only (lib/files/renditions/params.ts),
+   * Writing renditions: PutObject under the bucket's derived/ prefix only (lib/files/rendition-query.ts),
    * beside `bucket: 'read'` for the originals. The render function's alone.
    */
   renditions?: boolean;

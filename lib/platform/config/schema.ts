@@ -6,7 +6,8 @@ export type Provider = (typeof PROVIDERS)[number];
 
 /** docs/DESIGN.md 15: the widths (and heights) and qualities a rendition may ask for by default. */
 export const DEFAULT_IMAGE_WIDTHS = [
-  16, 32, 48, 64, 96, 128, 192, 256, 320, 384, 480, 640, 750, 828, 960, 1080, 1200, 1440, 1920, 2048, 2560, 3840,
+  16, 32, 48, 64, 96, 128, 192, 256, 320, 384, 480, 640, 750, 828, 960, 1080, 1200, 1440, 1920, 2048, 2560,
+  3840,
 ] as const;
 export const DEFAULT_IMAGE_QUALITIES = [50, 75, 90, 100] as const;
 

@@ -1070,7 +1070,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The stored bytes of a file, with its Content-Type, to anyone who holds the URL. */
+    /** The stored bytes of a file, or with a query (w, h, fit, q, f) a rendition of it, to anyone who holds the URL. */
     get: operations['getIKey'];
     put?: never;
     post?: never;
@@ -6408,6 +6408,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              thumbnail: string | null;
               original_name: string;
               filename: string;
               hash: string;
@@ -6653,6 +6654,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              thumbnail: string | null;
               original_name: string;
               filename: string;
               hash: string;
@@ -6788,6 +6790,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
+                thumbnail: string | null;
                 original_name: string;
                 filename: string;
                 hash: string;
@@ -6878,6 +6881,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              thumbnail: string | null;
               original_name: string;
               filename: string;
               hash: string;
@@ -7077,6 +7081,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              thumbnail: string | null;
               original_name: string;
               filename: string;
               hash: string;
@@ -7194,6 +7199,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
+                thumbnail: string | null;
                 original_name: string;
                 filename: string;
                 hash: string;
@@ -7604,6 +7610,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
+                thumbnail: string | null;
                 original_name: string;
                 filename: string;
                 hash: string;
@@ -7796,6 +7803,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              thumbnail: string | null;
               original_name: string;
               filename: string;
               hash: string;
@@ -8018,7 +8026,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The file, with the Content-Type of its sniffed type. */
+      /** @description The file with the Content-Type of its sniffed type, or the rendition in its output format. */
       200: {
         headers: {
           [name: string]: unknown;

@@ -1,7 +1,7 @@
 // The renderer: sharp (libvips) turns an original's bytes into one rendition (docs/IMAGES.md).
 // (Contract stub: the renderer lands in the next commit.)
 import { errors } from '#lib/core/errors.ts';
-import type { OutputFormat, RenderableSource, RenditionParams } from './params.ts';
+import type { OutputFormat, RenderableSource, RenditionParams } from './rendition-query.ts';
 
 export interface RenderLimits {
   /** `images.max_input_pixels`: over this (all frames together) the source is 422, before decoding. */

@@ -3,9 +3,8 @@
 // read, rendered and stored (three waits: the miss, the original, the store).
 import { createHash } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import { parseStorageKey } from '#lib/files/names.ts';
-import type { FileStorage, StoredObject } from '#lib/files/storage.ts';
-import type { HttpResult } from '#lib/http/types.ts';
+import { parseStorageKey } from './names.ts';
+import { type RenderLimits, renderRendition } from './render.ts';
 import {
   acceptClassOf,
   CONTENT_TYPES,
@@ -14,15 +13,21 @@ import {
   type RenditionLimits,
   renderableSourceOfKey,
   renditionKeyOf,
-} from './params.ts';
-import { type RenderLimits, renderRendition } from './render.ts';
+} from './rendition-query.ts';
+import type { FileStorage, StoredObject } from './storage.ts';
 
 /** Largest rendition the function returns in its body (6 MB invocation cap, base64 on top). */
 export const INLINE_RENDITION_MAX_BYTES = 4 * 1024 * 1024;
-/** Lifetime of the presigned GET a larger rendition is answered with (never cached: see the header). */
+/** Lifetime of the presigned GET a larger rendition is answered with (never cached). */
 export const RENDITION_REDIRECT_SECONDS = 300;
-/** What a rendition answers with: cached for a year by browsers (the edge caps it, docs/DEPLOYMENT.md). */
-export const RENDITION_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/**
+ * A rendition to answer with: its bytes, or (over INLINE_RENDITION_MAX_BYTES) a short presigned GET of
+ * the stored copy. `varyByAccept` for `f=auto`, whose output depends on the Accept header.
+ */
+export type RenditionAnswer =
+  | { kind: 'bytes'; body: Buffer; contentType: string; etag: string; varyByAccept: boolean }
+  | { kind: 'redirect'; location: string; varyByAccept: boolean };
 
 export interface RenditionsDeps {
   storage: FileStorage;
@@ -52,12 +57,11 @@ function etagOf(bytes: Buffer): string {
 export class Renditions {
   constructor(private readonly deps: RenditionsDeps) {}
 
-  async serve(request: RenditionRequest): Promise<HttpResult> {
+  async serve(request: RenditionRequest): Promise<RenditionAnswer> {
     const params = parseRenditionQuery(request.query, this.deps.limits);
     if (parseStorageKey(request.key) === undefined) throw errors.notFound('file: not found');
     const source = renderableSourceOfKey(request.key);
-    const auto = params.format === 'auto';
-    const vary: Record<string, string> = auto ? { vary: 'Accept' } : {};
+    const varyByAccept = params.format === 'auto';
     if (source === undefined) {
       // Still 404 for a key nobody stored; the type is named only for a file that exists.
       const original = await this.deps.storage.open(request.key);
@@ -74,39 +78,37 @@ export class Renditions {
     if (stored) {
       if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
         stored.body.destroy();
-        return this.redirectTo(renditionKey, vary);
+        return this.redirectTo(renditionKey, varyByAccept);
       }
       const body = await bytesOf(stored);
-      return this.answer(body, CONTENT_TYPES[output], stored.etag ?? etagOf(body), vary);
+      return {
+        kind: 'bytes',
+        body,
+        contentType: CONTENT_TYPES[output],
+        etag: stored.etag ?? etagOf(body),
+        varyByAccept,
+      };
     }
 
     const original = await this.deps.storage.open(request.key);
     if (!original) throw errors.notFound('file: not found');
     const rendered = await renderRendition(await bytesOf(original), source, params, output, this.deps.render);
     await this.deps.storage.put(renditionKey, rendered.body, rendered.contentType);
-    if (rendered.body.length > INLINE_RENDITION_MAX_BYTES) return this.redirectTo(renditionKey, vary);
-    return this.answer(rendered.body, rendered.contentType, etagOf(rendered.body), vary);
-  }
-
-  private answer(body: Buffer, contentType: string, etag: string, vary: Record<string, string>): HttpResult {
+    if (rendered.body.length > INLINE_RENDITION_MAX_BYTES) return this.redirectTo(renditionKey, varyByAccept);
     return {
-      kind: 'raw',
-      status: 200,
-      body,
-      headers: { 'content-type': contentType, 'cache-control': RENDITION_CACHE_CONTROL, etag, ...vary },
+      kind: 'bytes',
+      body: rendered.body,
+      contentType: rendered.contentType,
+      etag: etagOf(rendered.body),
+      varyByAccept,
     };
   }
 
-  private async redirectTo(renditionKey: string, vary: Record<string, string>): Promise<HttpResult> {
+  private async redirectTo(renditionKey: string, varyByAccept: boolean): Promise<RenditionAnswer> {
     return {
-      kind: 'raw',
-      status: 302,
-      body: '',
-      headers: {
-        location: await this.deps.storage.presignGet(renditionKey, RENDITION_REDIRECT_SECONDS),
-        'cache-control': 'no-store',
-        ...vary,
-      },
+      kind: 'redirect',
+      location: await this.deps.storage.presignGet(renditionKey, RENDITION_REDIRECT_SECONDS),
+      varyByAccept,
     };
   }
 }

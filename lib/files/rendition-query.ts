@@ -142,7 +142,9 @@ export const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
 export function renderableSourceOfKey(key: string): RenderableSource | undefined {
   const ext = key.slice(key.lastIndexOf('.') + 1).toLowerCase();
   const format = ext === 'jpg' ? 'jpeg' : ext;
-  return (RENDERABLE_SOURCES as readonly string[]).includes(format) ? (format as RenderableSource) : undefined;
+  return (RENDERABLE_SOURCES as readonly string[]).includes(format)
+    ? (format as RenderableSource)
+    : undefined;
 }
 
 /** Under this prefix of the bucket live the stored renditions, `derived/<record key>/<canonical query>`. */
@@ -161,6 +163,8 @@ export function renditionPrefixOf(key: string): string {
 /** The record's `thumbnail`: the 480-wide WebP rendition every grid shows. */
 export const THUMBNAIL_QUERY = 'w=480&q=75&f=webp';
 
-export function thumbnailUrlOf(baseUrl: string, key: string): string {
+/** The record's `thumbnail`: the rendition URL, or null for a source the renderer cannot read (BMP, ICO). */
+export function thumbnailOf(baseUrl: string, key: string): string | null {
+  if (renderableSourceOfKey(key) === undefined) return null;
   return `${baseUrl.replace(/\/+$/, '')}/i/${key}?${THUMBNAIL_QUERY}`;
 }
