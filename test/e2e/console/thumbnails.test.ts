@@ -4,10 +4,9 @@
 // back office's moderation grid, and on a high-density screen the 960-wide rendition. Shares harness.ts
 // with the other journeys; skips itself, saying why, when Chromium is absent.
 import type { Page, Response } from 'playwright-core';
-import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { browserMissing, openBrowser } from '#test/support/browser.ts';
-import { makeBmp } from '#test/support/images.ts';
+import { makeBmp, photoJpeg } from '#test/support/images.ts';
 import {
   ADMIN,
   apiCall,
@@ -39,77 +38,9 @@ const DIRECT_LIMIT = 4 * 1024 * 1024;
 /** What a grid of twenty photos may load in all (docs/IMAGES.md); the originals alone are about 45 MB. */
 const PAGE_IMAGE_BUDGET = 1_500_000;
 
-/** An sRGB colour from hue (degrees), saturation and lightness (0 to 1), as three bytes. */
-function hsl(hue: number, saturation: number, lightness: number): number[] {
-  const k = (n: number) => (n + hue / 30) % 12;
-  const a = saturation * Math.min(lightness, 1 - lightness);
-  return [0, 8, 4].map((n) =>
-    Math.round(255 * (lightness - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1)))),
-  );
-}
-
-/**
- * A photo-like 4000x3000 JPEG: a four-corner colour gradient of its own hue, soft blotches of random
- * colour, and sensor-like grain, so it compresses as a photo does (about 2 to 3 MB at quality 85, under
- * the direct limit) and its thumbnail weighs what a photo's does. Random noise makes each one distinct
- * (the same bytes twice would be one file: uploads are deduplicated).
- */
-async function photo(index: number, grain: Buffer): Promise<Buffer> {
-  const hue = (index * 37) % 360;
-  const corners = Buffer.from([
-    ...hsl(hue, 0.6, 0.75),
-    ...hsl(hue + 40, 0.5, 0.6),
-    ...hsl(hue + 180, 0.4, 0.35),
-    ...hsl(hue + 220, 0.5, 0.2),
-  ]);
-  const blotches = await sharp({
-    create: {
-      width: 64,
-      height: 48,
-      channels: 3,
-      background: '#808080',
-      noise: { type: 'gaussian', mean: 128, sigma: 60 },
-    },
-  })
-    .resize(400, 300, { kernel: 'cubic' })
-    .png()
-    .toBuffer();
-  // The scene is drawn small and enlarged: smooth at full size, as a photo's colours are.
-  const scene = await sharp(corners, { raw: { width: 2, height: 2, channels: 3 } })
-    .resize(400, 300, { kernel: 'cubic' })
-    .composite([{ input: blotches, blend: 'soft-light' }])
-    .png()
-    .toBuffer();
-  return sharp(scene)
-    .resize(WIDTH, HEIGHT, { kernel: 'cubic' })
-    .composite([{ input: grain, tile: true, blend: 'overlay' }])
-    .jpeg({ quality: 85 })
-    .toBuffer();
-}
-
-/** The twenty photos, made two at a time (the machine has two cores and npm start starts beside them). */
-async function makePhotos(): Promise<Buffer[]> {
-  const grain = await sharp({
-    create: {
-      width: 512,
-      height: 512,
-      channels: 3,
-      background: '#808080',
-      noise: { type: 'gaussian', mean: 128, sigma: 14 },
-    },
-  })
-    .png()
-    .toBuffer();
-  const photos: Buffer[] = new Array(PHOTOS);
-  let next = 0;
-  const worker = async () => {
-    while (next < PHOTOS) {
-      const index = next++;
-      photos[index] = await photo(index, grain);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  return photos;
+/** The twenty photos: photo-like 4000x3000 JPEGs (about 2 MB each, under the direct limit), each distinct. */
+function makePhotos(): Promise<Buffer[]> {
+  return Promise.all(Array.from({ length: PHOTOS }, (_, index) => photoJpeg(WIDTH, HEIGHT, index + 1)));
 }
 
 useConsoleService(MISSING);
@@ -285,6 +216,7 @@ describe('console thumbnails (npm start, Chromium)', () => {
     const bytes = await watch.bytes();
     expect(watch.unreadable).toEqual([]);
     expect(bytes, `${bytes} bytes of images for ${PHOTOS} photos`).toBeLessThanOrEqual(PAGE_IMAGE_BUDGET);
+    console.info(`files grid: ${bytes} bytes of images for ${PHOTOS} photos of ${WIDTH}x${HEIGHT}`);
     // The type tile too reads well (axe) and fits a phone.
     await checkPage('files-thumbnails');
   }, 300_000);
