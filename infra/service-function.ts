@@ -25,7 +25,6 @@ import type { FunctionGroup } from '#lib/http/routes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
 import {
-  ARGON2_PACKAGE,
   BUNDLE_MAIN_FIELDS,
   BUNDLE_MINIFY,
   BUNDLE_SOURCE_MAP,
@@ -35,6 +34,8 @@ import {
   externalModulesOf,
   functionEntry,
   GROUP_PACKAGES,
+  type LambdaCpu,
+  nativeChecks,
   nodeModulesOf,
   PROJECT_ROOT,
 } from './bundling.ts';
@@ -194,7 +195,8 @@ export class ServiceFunction extends Construct {
           beforeBundling: () => [],
           beforeInstall: () => [],
           afterBundling: (_inputDir: string, outputDir: string) => [
-            packages.nativeArgon2 ? argon2BinaryCheck(outputDir) : noArgon2Check(outputDir, props.group),
+            // Its native addons arrived built for Lambda; it imports none that it does not ship.
+            ...nativeChecks(outputDir, props.group, packages, npmCpuOf(ARCHITECTURE)),
             // The install needed the project's whole lock file; the function needs neither it nor the
             // generated package.json (the bundle is index.mjs, its packages sit in node_modules).
             ...(installed.length > 0
@@ -277,20 +279,6 @@ export class ServiceFunction extends Construct {
   }
 }
 
-function npmCpuOf(architecture: Architecture): string {
+function npmCpuOf(architecture: Architecture): LambdaCpu {
   return architecture === Architecture.ARM_64 ? 'arm64' : 'x64';
-}
-
-/** Fails the build when the addon for the Lambda architecture did not arrive (e.g. npm ignored the cpu). */
-function argon2BinaryCheck(outputDir: string): string {
-  const dir = `${outputDir}/node_modules/@node-rs/argon2-linux-${npmCpuOf(ARCHITECTURE)}-gnu`;
-  return `ls "${dir}"/*.node >/dev/null 2>&1 || { echo "missing ${dir}: argon2 not installed for Lambda" >&2; exit 1; }`;
-}
-
-/** Fails the build when a function without the addon imports it anyway: it would crash at cold start. */
-function noArgon2Check(outputDir: string, group: string): string {
-  return (
-    `! grep -q "${ARGON2_PACKAGE}" "${outputDir}/index.mjs" || ` +
-    `{ echo "${group} imports ${ARGON2_PACKAGE}; build it with nativeArgon2" >&2; exit 1; }`
-  );
 }
