@@ -16,6 +16,7 @@ import { type FunctionUrl, FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GROUP_NEEDS } from '#functions/needs.ts';
+import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,
@@ -111,8 +112,17 @@ export class ServiceApi {
         Validations.of(fn).acknowledge({
           id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(resources.bucket)}]`,
           reason:
-            'Object keys are minted per upload (<yyyy>/<mm>/<dd>/<uuid>..., incoming/...), so object actions ' +
-            'are granted on the key space of this one bucket; the actions themselves are listed one by one.',
+            'Object keys are minted per upload and per rendition (<yyyy>/<mm>/<dd>/<uuid>..., incoming/..., ' +
+            'derived/...), so object actions are granted on the key space of this one bucket; the actions ' +
+            'themselves are listed one by one.',
+        });
+      }
+      if (needs.renditions) {
+        Validations.of(fn).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(resources.bucket, DERIVED_PREFIX)}]`,
+          reason:
+            'A rendition is stored at derived/<record key>/<canonical query>, one key per file and query, so ' +
+            'PutObject (the only action) is granted on that prefix of this one bucket and nowhere else.',
         });
       }
     }

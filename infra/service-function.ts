@@ -21,6 +21,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
+import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
@@ -226,6 +227,10 @@ export class ServiceFunction extends Construct {
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
     if (needs.bucket) this.grantBucket(resources.bucket, needs.bucket);
+    // Renditions are written once under derived/ (lib/files/prefixes.ts) and never deleted by their
+    // writer: PutObject there only, so no query can overwrite an original or an upload in flight.
+    if (needs.renditions)
+      this.allow(['s3:PutObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
     // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
     if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);
     // PutEvents on the bus that carries `order.paid`.
