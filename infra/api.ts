@@ -42,8 +42,9 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   // API Gateway stops waiting after 30 s; confirm streams up to upload.presign_max_bytes from S3.
   upload: { functionClass: 'io', timeoutSeconds: 29 },
   files: { functionClass: 'light', timeoutSeconds: 10 },
-  // A first render of a 50-megapixel source (docs/IMAGES.md); API Gateway stops waiting after 30 s.
-  render: { functionClass: 'io', timeoutSeconds: 29 },
+  // A first render of up to images.max_input_pixels, abandoned by the renderer after
+  // images.render_timeout_seconds (20 s); API Gateway stops waiting after 30 s.
+  render: { functionClass: 'image-rendering', timeoutSeconds: 29 },
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
 };

@@ -46,10 +46,14 @@ export const RUNTIME = Runtime.NODEJS_22_X;
 export const ARCHITECTURE = Architecture.ARM_64;
 
 /** Memory follows what the function spends CPU on (Lambda gives CPU in proportion to memory). */
-export type FunctionClass = 'password-hashing' | 'io' | 'light';
+export type FunctionClass = 'password-hashing' | 'image-rendering' | 'io' | 'light';
 export const MEMORY_MB: Record<FunctionClass, number> = {
   // argon2id (m=19456 KiB, t=2) per login and registration: at 1024 MB a hash stays well under 100 ms.
   'password-hashing': 1024,
+  // libvips decoding up to images.max_input_pixels and encoding (docs/CAPACITY.md "The render function"):
+  // one full vCPU, as sharp runs one libvips thread per image on Lambda's glibc, so more memory buys no
+  // speed and less slows every render in proportion; the worst render measured peaks at 472 MiB.
+  'image-rendering': 1769,
   // SDK calls, streaming hashes of uploads, RSA signatures for payment channels.
   io: 512,
   light: 256,

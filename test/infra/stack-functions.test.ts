@@ -110,9 +110,12 @@ describe('functions', () => {
     }
   });
 
-  it('give the password-hashing auth function at least 1024 MB and the others 256 to 512', () => {
+  it('give the password-hashing auth function at least 1024 MB, render one full vCPU, the others 256 to 512', () => {
     expect(functionOf(dev, 'auth').MemorySize).toBeGreaterThanOrEqual(1024);
-    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+    // libvips renders on one thread: 1,769 MB is one full vCPU, and far above its measured peak.
+    expect(functionOf(dev, 'render').MemorySize).toBe(1769);
+    expect(functionOf(dev, 'render').Timeout).toBe(29);
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth' && name !== 'render')) {
       expect(functionOf(dev, group).MemorySize, group).toBeGreaterThanOrEqual(256);
       expect(functionOf(dev, group).MemorySize, group).toBeLessThanOrEqual(512);
     }
