@@ -21,7 +21,11 @@ export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOp
           'holds the URL.',
         responseContentType: 'application/octet-stream',
         responseDescription:
-          'The file with the Content-Type of its sniffed type, or the rendition in its output format.',
+          'The file with the Content-Type of its sniffed type; with a query, the rendition in its output ' +
+          'format (w and h from images.widths, fit inside|cover|contain|outside|fill, q from ' +
+          'images.qualities, f jpeg|png|webp|avif|auto; docs/IMAGES.md). 400 names a bad parameter, 415 a ' +
+          'source that cannot be rendered, 422 one over the pixel, frame or time limit.',
+        errors: [400, 404, 415, 422],
         run: async (request) => {
           const key = request.params.key ?? '';
           if (request.rawQuery === '') return storedFileResult(deps().storage, key);

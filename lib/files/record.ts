@@ -18,7 +18,14 @@ export const uploadRecordSchema = z.strictObject({
   key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
   url: z.url(),
   // The 480-wide WebP rendition grids show (docs/IMAGES.md); null for a type the renderer cannot read.
-  thumbnail: z.nullable(z.url()),
+  thumbnail: z
+    .nullable(z.url())
+    .check(
+      z.describe(
+        'The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes ' +
+          'w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO).',
+      ),
+    ),
   original_name: z.string().check(z.minLength(1)),
   filename: z.string().check(z.minLength(1)),
   hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),

@@ -60,8 +60,8 @@ export const FLOORS = [
   {
     path: 'rendition',
     request: '`GET /i/<key>?w=...` (first render)',
-    floor: null,
-    why: 'not built yet',
+    floor: 2,
+    why: 'the stored copy and the original are read together (a stored copy is served from the first read); the rendition is stored before it is answered, so the next request anywhere finds it',
   },
 ] as const satisfies readonly Floor[];
 

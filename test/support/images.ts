@@ -61,10 +61,26 @@ export function makePng(width: number, height: number, rgb: [number, number, num
  * grows and the code width stays 3 bits: valid for any decoder, trivially simple to write.
  */
 export function makeGif(width: number, height: number): Buffer {
+  return Buffer.concat([
+    Buffer.from('GIF89a', 'latin1'),
+    u16le(width),
+    u16le(height),
+    Buffer.from([0x80, 0, 0]), // global colour table of 2 entries, background 0, no aspect
+    Buffer.from([255, 0, 0, 255, 255, 255]),
+    gifFrame(width, height, 0),
+    Buffer.from([0x3b]),
+  ]);
+}
+
+/**
+ * One GIF image of `width` x `height` pixels of palette entry `colour` (0 or 1): its descriptor, then an LZW
+ * stream that sends a clear code before every pixel, so the code table never grows and codes stay 3 bits.
+ */
+function gifFrame(width: number, height: number, colour: 0 | 1): Buffer {
   const clear = 4;
   const end = 5;
   const codes: number[] = [];
-  for (let index = 0; index < width * height; index += 1) codes.push(clear, 0);
+  for (let index = 0; index < width * height; index += 1) codes.push(clear, colour);
   codes.push(end);
   const packed: number[] = [];
   let accumulator = 0;
@@ -85,11 +101,6 @@ export function makeGif(width: number, height: number): Buffer {
     blocks.push(Buffer.from([block.length, ...block]));
   }
   return Buffer.concat([
-    Buffer.from('GIF89a', 'latin1'),
-    u16le(width),
-    u16le(height),
-    Buffer.from([0x80, 0, 0]), // global colour table of 2 entries, background 0, no aspect
-    Buffer.from([255, 0, 0, 255, 255, 255]),
     Buffer.from([0x2c]),
     u16le(0),
     u16le(0),
@@ -97,7 +108,7 @@ export function makeGif(width: number, height: number): Buffer {
     u16le(height),
     Buffer.from([0, 2]), // no local table; LZW minimum code size 2
     ...blocks,
-    Buffer.from([0, 0x3b]),
+    Buffer.from([0]),
   ]);
 }
 
@@ -350,4 +361,337 @@ export function buildMultipart(
   }
   pieces.push(Buffer.from(`--${boundary}--\r\n`, 'latin1'));
   return { body: Buffer.concat(pieces), contentType: `multipart/form-data; boundary=${boundary}`, boundary };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Encoded images made with sharp, for the renderer's tests and benches: real encoders' output, decodable,
+// with the traits a rendition must handle (orientation, metadata, alpha, animation, colour spaces) and the
+// hostile shapes it must refuse. sharp is loaded on first use (most importers want only the hand-built bytes
+// above, and loading it costs about 100 ms), and each image is built once per test file.
+
+type SharpModule = typeof import('sharp').default;
+let sharpModule: Promise<SharpModule> | undefined;
+
+function loadSharp(): Promise<SharpModule> {
+  sharpModule ??= import('sharp').then((module) => module.default);
+  return sharpModule;
+}
+
+const built = new Map<string, Promise<Buffer>>();
+
+function once(key: string, build: () => Promise<Buffer>): Promise<Buffer> {
+  let found = built.get(key);
+  if (found === undefined) {
+    found = build();
+    built.set(key, found);
+  }
+  return found;
+}
+
+/** Photo-like RGB pixels: a diagonal gradient with per-pixel noise, so encoders give realistic sizes. */
+function photoPixels(width: number, height: number): Buffer {
+  const out = Buffer.allocUnsafe(width * height * 3);
+  let state = 0x9e3779b9;
+  let at = 0;
+  const clamp = (value: number) => (value < 0 ? 0 : value > 255 ? 255 : value);
+  for (let y = 0; y < height; y += 1) {
+    const gy = Math.floor((y * 200) / height);
+    for (let x = 0; x < width; x += 1) {
+      const gx = Math.floor((x * 255) / width);
+      state ^= state << 13; // xorshift32
+      state ^= state >>> 17;
+      state ^= state << 5;
+      out[at++] = clamp(gx + (state & 31) - 16);
+      out[at++] = clamp(gy + ((state >>> 5) & 31) - 16);
+      out[at++] = clamp(((gx + gy) >> 1) + ((state >>> 10) & 31) - 16);
+    }
+  }
+  return out;
+}
+
+function photo(format: 'jpeg' | 'webp' | 'avif', width: number, height: number): Promise<Buffer> {
+  return once(`photo ${format} ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    const image = sharp(photoPixels(width, height), { raw: { width, height, channels: 3 } });
+    if (format === 'jpeg') return image.jpeg({ quality: 85 }).toBuffer();
+    if (format === 'webp') return image.webp({ quality: 80 }).toBuffer();
+    return image.avif({ quality: 60, effort: 2 }).toBuffer();
+  });
+}
+
+/** A photo-like JPEG (quality 85): about 4 MB at 6000x4000 (24 megapixels), built in well under a second. */
+export function photoJpeg(width: number, height: number): Promise<Buffer> {
+  return photo('jpeg', width, height);
+}
+
+/** The photo-like image as a lossy WebP. */
+export function photoWebp(width: number, height: number): Promise<Buffer> {
+  return photo('webp', width, height);
+}
+
+/** The photo-like image as an AVIF (AV1 in HEIF), which sharp decodes; `avif` above is headers only. */
+export function photoAvif(width: number, height: number): Promise<Buffer> {
+  return photo('avif', width, height);
+}
+
+/** Red, the colour of the top quarter of jpegWithOrientation6AndGps's stored pixels; the rest is BLUE. */
+export const RED = { r: 255, g: 0, b: 0 } as const;
+export const BLUE = { r: 0, g: 0, b: 255 } as const;
+
+function solidRows(
+  width: number,
+  height: number,
+  colourOf: (y: number) => { r: number; g: number; b: number },
+) {
+  const out = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y += 1) {
+    const { r, g, b } = colourOf(y);
+    for (let x = 0; x < width; x += 1) out.set([r, g, b], (y * width + x) * 3);
+  }
+  return out;
+}
+
+/**
+ * A JPEG whose stored pixels are `width` x `height` (top quarter RED, the rest BLUE) with EXIF Orientation 6
+ * (shown rotated 90 degrees clockwise: `height` wide, `width` high, the red band on the right), a GPS IFD
+ * (48.8584 N, 2.2945 E) and an XMP packet; every metadata string holds SECRET (test/support/metadata-images.ts).
+ */
+export function jpegWithOrientation6AndGps(width: number, height: number): Promise<Buffer> {
+  return once(`orientation 6 ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    const { exifTiff, XMP_PACKET } = await import('./metadata-images.ts');
+    const band = Math.max(1, Math.floor(height / 4));
+    const pixels = solidRows(width, height, (y) => (y < band ? RED : BLUE));
+    const base = await sharp(pixels, { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: 95 })
+      .toBuffer();
+    const exif = jpegSegment(
+      0xe1,
+      Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), exifTiff({ orientation: 6, gps: true })]),
+    );
+    const xmp = jpegSegment(0xe1, Buffer.from(`http://ns.adobe.com/xap/1.0/\0${XMP_PACKET}`, 'utf8'));
+    // After the JFIF APP0 when there is one, as cameras write it; else right after SOI.
+    const at = base[3] === 0xe0 ? 4 + base.readUInt16BE(4) : 2;
+    return Buffer.concat([base.subarray(0, at), exif, xmp, base.subarray(at)]);
+  });
+}
+
+/** RGBA pixels: the left half opaque RED, the right half fully transparent. */
+function halfTransparent(width: number, height: number): Buffer {
+  const out = Buffer.alloc(width * height * 4);
+  const half = Math.ceil(width / 2);
+  for (let y = 0; y < height; y += 1) {
+    for (let x = 0; x < half; x += 1) out.set([RED.r, RED.g, RED.b, 255], (y * width + x) * 4);
+  }
+  return out;
+}
+
+/** A PNG with an alpha channel: the left half opaque red, the right half fully transparent. */
+export function pngWithAlpha(width: number, height: number): Promise<Buffer> {
+  return once(`png alpha ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    return sharp(halfTransparent(width, height), { raw: { width, height, channels: 4 } })
+      .png()
+      .toBuffer();
+  });
+}
+
+/** Frame colours of the animations, in turn; each frame's top-left quarter is transparent. */
+const FRAME_COLOURS = [
+  [255, 0, 0],
+  [0, 160, 0],
+  [0, 0, 255],
+  [255, 200, 0],
+] as const;
+
+/** `frames` frames of `width` x `height` stacked top to bottom, as sharp takes an animation's pixels. */
+function animationPixels(width: number, height: number, frames: number): Buffer {
+  const out = Buffer.alloc(width * height * frames * 4);
+  for (let frame = 0; frame < frames; frame += 1) {
+    const [r, g, b] = FRAME_COLOURS[frame % FRAME_COLOURS.length]!;
+    for (let y = 0; y < height; y += 1) {
+      for (let x = 0; x < width; x += 1) {
+        const transparent = x < width / 4 && y < height / 4;
+        out.set(transparent ? [0, 0, 0, 0] : [r, g, b, 255], ((frame * height + y) * width + x) * 4);
+      }
+    }
+  }
+  return out;
+}
+
+/** Delay of every frame of the animations, in milliseconds. */
+export const FRAME_DELAY_MS = 100;
+
+function animation(format: 'gif' | 'webp', width: number, height: number, frames: number): Promise<Buffer> {
+  return once(`animated ${format} ${width}x${height}x${frames}`, async () => {
+    const sharp = await loadSharp();
+    const image = sharp(animationPixels(width, height, frames), {
+      raw: { width, height: height * frames, channels: 4, pageHeight: height },
+    });
+    const delay = Array<number>(frames).fill(FRAME_DELAY_MS);
+    return format === 'gif'
+      ? image.gif({ delay, loop: 0, keepDuplicateFrames: true, effort: 1 }).toBuffer()
+      : image.webp({ delay, loop: 0, lossless: true }).toBuffer();
+  });
+}
+
+/** An animated GIF, looping: `frames` frames of changing colour, the top-left quarter of each transparent. */
+export function animatedGif(width: number, height: number, frames: number): Promise<Buffer> {
+  return animation('gif', width, height, frames);
+}
+
+/** The same animation as a lossless animated WebP. */
+export function animatedWebp(width: number, height: number, frames: number): Promise<Buffer> {
+  return animation('webp', width, height, frames);
+}
+
+/** A CMYK JPEG (no profile) of solid RED, as print workflows export. */
+export function cmykJpeg(width: number, height: number): Promise<Buffer> {
+  return once(`cmyk ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    return sharp({ create: { width, height, channels: 3, background: RED } })
+      .toColourspace('cmyk')
+      .jpeg({ quality: 95 })
+      .toBuffer();
+  });
+}
+
+/**
+ * A JPEG in Display P3 with its ICC profile, of sRGB RED converted to P3: its stored values are about
+ * (234, 51, 35); read through the profile they are sRGB red again.
+ */
+export function displayP3Jpeg(width: number, height: number): Promise<Buffer> {
+  return once(`p3 ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    return sharp({ create: { width, height, channels: 3, background: RED } })
+      .withIccProfile('p3')
+      .jpeg({ quality: 100 })
+      .toBuffer();
+  });
+}
+
+/** A 16-bit RGB PNG of solid RED. */
+export function png16Bit(width: number, height: number): Promise<Buffer> {
+  return once(`png16 ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    return sharp({ create: { width, height, channels: 3, background: RED } })
+      .toColourspace('rgb16')
+      .png()
+      .toBuffer();
+  });
+}
+
+// Hostile inputs: small files that claim or decode to far more than they weigh.
+
+/**
+ * A valid PNG of `side` x `side` black pixels (1-bit greyscale), a few tens of KB: 400 megapixels at the
+ * default 20000, over sharp's own limit; 16000 (256 megapixels) just under it.
+ */
+export function decompressionBombPng(side = 20_000): Promise<Buffer> {
+  return once(`bomb ${side}`, async () => {
+    const header = Buffer.concat([u32be(side), u32be(side), Buffer.from([1, 0, 0, 0, 0])]);
+    const rows = Buffer.alloc((1 + Math.ceil(side / 8)) * side); // filter 0, all black
+    return Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', deflateSync(rows, { level: 9 })),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
+  });
+}
+
+/**
+ * A valid `side` x `side` 1-bit PNG of noise whose rows repeat every 13 (so it deflates to about 250 KB):
+ * 256 megapixels at the default 16000, just under sharp's own limit, and seconds of work to render at
+ * 3840 x 3840 (about 9 s to WebP here): the input for a render timeout.
+ */
+export function slowToRenderPng(side = 16_000): Promise<Buffer> {
+  return once(`slow ${side}`, async () => {
+    const header = Buffer.concat([u32be(side), u32be(side), Buffer.from([1, 0, 0, 0, 0])]);
+    const rowBytes = 1 + Math.ceil(side / 8);
+    const period = 13;
+    const pattern = pseudoNoise(rowBytes * period);
+    for (let row = 0; row < period; row += 1) pattern[row * rowBytes] = 0; // filter type: none
+    const rows = Buffer.alloc(rowBytes * side);
+    for (let row = 0; row < side; row += period) pattern.copy(rows, row * rowBytes);
+    return Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', deflateSync(rows)),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
+  });
+}
+
+/** Deterministic noise bytes (xorshift32). */
+function pseudoNoise(length: number): Buffer {
+  const out = Buffer.alloc(length);
+  let state = 0x2545f491;
+  for (let at = 0; at < length; at += 1) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    out[at] = state & 0xff;
+  }
+  return out;
+}
+
+/**
+ * A file whose header claims a huge size over a few bytes of data: a PNG of 65535 x 65535 (valid chunks, a
+ * tiny IDAT) or a JPEG of 65500 x 65500, libjpeg's largest (makeJpeg's 8x8 with its frame header rewritten).
+ */
+export function hugeDimensionsHeader(format: 'png' | 'jpeg' = 'png'): Buffer {
+  if (format === 'png') {
+    const header = Buffer.concat([u32be(65535), u32be(65535), Buffer.from([8, 2, 0, 0, 0])]);
+    return Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', deflateSync(Buffer.alloc(64))),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
+  }
+  const jpeg = Buffer.from(makeJpeg(8, 8));
+  const sof = jpeg.indexOf(Buffer.from([0xff, 0xc0]));
+  jpeg.writeUInt16BE(65500, sof + 5); // height
+  jpeg.writeUInt16BE(65500, sof + 7); // width
+  return jpeg;
+}
+
+/** The first `fraction` of `bytes` (a copy): a file cut off in transit or by a failed upload. */
+export function truncated(bytes: Buffer, fraction = 0.5): Buffer {
+  return Buffer.from(bytes.subarray(0, Math.floor(bytes.length * fraction)));
+}
+
+/**
+ * A GIF (4x3) whose trailer is followed by a whole PNG: it reads as a GIF, whatever name it is stored under;
+ * named .png, it is a polyglot whose real format is not its name's.
+ */
+export function polyglot(): Buffer {
+  return Buffer.concat([makeGif(4, 3), makePng(4, 3)]);
+}
+
+/**
+ * An animated GIF of `frames` frames of `width` x `height` (default 1x1), alternating red and white, 10 ms
+ * each, looping: tiny on disk and slow to decode whole. Written byte by byte, so 5,000 frames take
+ * milliseconds to build.
+ */
+export function gifWithManyFrames(frames: number, width = 1, height = 1): Buffer {
+  const loop = Buffer.concat([
+    Buffer.from([0x21, 0xff, 11]),
+    Buffer.from('NETSCAPE2.0', 'latin1'),
+    Buffer.from([3, 1, 0, 0, 0]),
+  ]);
+  const control = Buffer.from([0x21, 0xf9, 4, 0, 1, 0, 0, 0]); // no transparency, 1/100 s
+  const red = Buffer.concat([control, gifFrame(width, height, 0)]);
+  const white = Buffer.concat([control, gifFrame(width, height, 1)]);
+  return Buffer.concat([
+    Buffer.from('GIF89a', 'latin1'),
+    u16le(width),
+    u16le(height),
+    Buffer.from([0x80, 0, 0]),
+    Buffer.from([255, 0, 0, 255, 255, 255]),
+    loop,
+    ...Array.from({ length: frames }, (_, frame) => (frame % 2 === 0 ? red : white)),
+    Buffer.from([0x3b]),
+  ]);
 }

@@ -1,12 +1,13 @@
 // The service's main paths as one request each, through the production group handlers in process (as
 // Lambda calls them, over this process's settings): login, me, direct upload, presign, confirm, channel
-// order creation and a channel callback settling a pending order. Shared by the waits test and the bench,
+// order creation, a channel callback settling a pending order and a rendition's first render. Shared by the waits test and the bench,
 // so the floors are checked and measured on the same requests. Import it after the settings point at the
 // stand-ins (the handlers read them at import).
 import type { Context } from 'aws-lambda';
 import { handler as authHandler } from '#functions/auth/handler.ts';
 import { handler as callbackHandler } from '#functions/payment-callback/handler.ts';
 import { handler as paymentsHandler } from '#functions/payments/handler.ts';
+import { handler as renderHandler } from '#functions/render/handler.ts';
 import { handler as uploadHandler } from '#functions/upload/handler.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { createTestAccount, type TestAccount } from './accounts.ts';
@@ -16,7 +17,16 @@ import { buildMultipart, makePng } from './images.ts';
 
 export type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 
-export const MAIN_PATHS = ['login', 'me', 'upload', 'presign', 'confirm', 'order', 'callback'] as const;
+export const MAIN_PATHS = [
+  'login',
+  'me',
+  'upload',
+  'presign',
+  'confirm',
+  'order',
+  'callback',
+  'rendition',
+] as const;
 export type MainPath = (typeof MAIN_PATHS)[number];
 
 /** One path: untimed preparation (what another request or the client does first), then the request. */
@@ -215,6 +225,16 @@ export async function mainPaths(options: MainPathsOptions = {}) {
         if (result.body !== 'success') throw new Error(`callback not settled: ${result.body}`);
         return result;
       },
+    } as PathRun<never>,
+    rendition: {
+      // A file uploaded first; its first rendition is the request measured (later ones are stored copies).
+      prepare: async () => {
+        const stored = dataOf<{ key: string }>(
+          await call(uploadHandler, uploadEvent(freshPng(), user.headers), 200),
+        );
+        return apiEvent({ path: `/i/${stored.key}?w=16&f=webp` }) as never;
+      },
+      request: (event: ApiEvent) => call(renderHandler, event, 200),
     } as PathRun<never>,
   };
   return { user, admin, planId, paths, createOrder };

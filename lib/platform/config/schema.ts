@@ -172,9 +172,11 @@ export const configSchema = z.object({
       z.array(z.number().check(z.int(), z.minimum(1), z.maximum(100))).check(z.minLength(1)),
       [...DEFAULT_IMAGE_QUALITIES],
     ),
-    // A source over this many pixels (all frames of an animation together) is 422, refused before decoding.
+    // A render that would decode more pixels than this (every frame of an animation kept as one) is 422,
+    // refused before decoding.
     max_input_pixels: wholeNumber(1, 268_402_689, 50_000_000),
-    // An animation with more frames than this is 422 (a 1x1 GIF of 100,000 frames is tiny and still slow).
+    // An animation kept as one (GIF or WebP output) with more frames than this is 422 (a 1x1 GIF of 100,000
+    // frames is tiny and still slow); a still taken from it decodes the first frame only.
     max_frames: wholeNumber(1, 100_000, 1000),
     // A render that takes longer is abandoned with 422 (bounded time whatever the input).
     render_timeout_seconds: wholeNumber(1, 60, 20),

@@ -106,7 +106,7 @@ describe('web console journeys (npm start, Chromium)', () => {
     });
     const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'cat.png' }) });
     await card.waitFor();
-    // The thumbnail is the stored image itself, decoded by the browser.
+    // The thumbnail is the stored image's rendition (never enlarged, so as wide), decoded by the browser.
     const thumbnail = card.getByRole('img', { name: 'cat.png' });
     await poll(() =>
       thumbnail.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth),

@@ -1,5 +1,6 @@
 // Uploads as a client sees them through the local HTTP server: a PicGo-style uploader, the bytes at the
 // returned url streamed from storage, the limits, the presigned round trip, tokens and the gallery.
+import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import type { RequestOptions } from '#test/support/http-client.ts';
@@ -102,6 +103,25 @@ describe('a PicGo-style client', () => {
 });
 
 describe('GET /i/<key> on the local server', () => {
+  it('streams the original without a query and renders the thumbnail with one (docs/IMAGES.md)', async () => {
+    const bytes = makePng(40, 30, [10, 200, 30]);
+    const { body } = await picgoUpload(user.token, bytes, 'green.png');
+    const record = body.data as { url: string; thumbnail: string };
+
+    const original = await fetch(`${app.url}${new URL(record.url).pathname}`);
+    const thumbnail = await fetch(
+      `${app.url}${new URL(record.thumbnail).pathname}${new URL(record.thumbnail).search}`,
+    );
+    const rendered = Buffer.from(await thumbnail.arrayBuffer());
+
+    expect(Buffer.from(await original.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(thumbnail.status).toBe(200);
+    expect(thumbnail.headers.get('content-type')).toBe('image/webp');
+    expect(thumbnail.headers.get('x-content-type-options')).toBe('nosniff');
+    // 40 wide: never enlarged to 480.
+    expect(await sharp(rendered).metadata()).toMatchObject({ format: 'webp', width: 40, height: 30 });
+  });
+
   it('answers 404 envelopes for unknown and malformed keys', async () => {
     for (const path of [
       '/i/2026/01/01/00000000-0000-4000-8000-000000000000-000000000000.png',

@@ -14,7 +14,7 @@ import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/suppo
 import { makePng } from '#test/support/images.ts';
 import { jpegWithMetadata, pngWithMetadata } from '#test/support/metadata-images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
-import { bucketKeys, callFiles, callUpload, type Envelope } from './helpers.ts';
+import { bucketKeys, callImage, callUpload, type Envelope } from './helpers.ts';
 
 let alice: TestAccount;
 
@@ -108,7 +108,7 @@ describe('POST /api/v1/upload/confirm while the object is replaced', () => {
     const again = await callUpload<UploadRecord>(confirmInput(key));
     expect(again.status).toBe(200);
     expect(again.body.data.hash).toBe(sha256(replacement));
-    const served = await callFiles({ path: `/i/${key}` });
+    const served = await callImage({ path: `/i/${key}` });
     expect(Buffer.from(served.body ?? '', 'base64').equals(replacement)).toBe(true);
   });
 
@@ -121,7 +121,7 @@ describe('POST /api/v1/upload/confirm while the object is replaced', () => {
     const { status, body } = await call<UploadRecord>(confirmInput(key));
 
     expect(status).toBe(200);
-    const served = await callFiles({ path: `/i/${key}` });
+    const served = await callImage({ path: `/i/${key}` });
     const bytes = Buffer.from(served.body ?? '', 'base64');
     expect(body.data.hash).toBe(sha256(bytes));
     expect(body.data.size).toBe(bytes.length);
@@ -137,7 +137,7 @@ describe('POST /api/v1/upload/confirm while the object is replaced', () => {
     const { status, body } = await callUpload<UploadRecord>(confirmInput(key));
 
     expect(status).toBe(200);
-    const served = await callFiles({ path: `/i/${key}` });
+    const served = await callImage({ path: `/i/${key}` });
     const bytes = Buffer.from(served.body ?? '', 'base64');
     const stripped = stripMetadata(photo, 'png');
     expect(stripped.kind === 'stripped' && bytes.equals(stripped.bytes)).toBe(true);
@@ -158,7 +158,7 @@ describe('POST /api/v1/upload/confirm while the object is replaced', () => {
     const { status, body } = await call<UploadRecord>(confirmInput(key));
 
     expect(status).toBe(200);
-    const served = await callFiles({ path: `/i/${key}` });
+    const served = await callImage({ path: `/i/${key}` });
     const bytes = Buffer.from(served.body ?? '', 'base64');
     const stripped = stripMetadata(photo, 'png');
     expect(stripped.kind === 'stripped' && bytes.equals(stripped.bytes)).toBe(true);

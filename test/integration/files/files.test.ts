@@ -1,4 +1,4 @@
-// File management and the public gallery through the upload handler, and GET /i/<key> through the files
+// File management and the public gallery through the upload handler, and GET /i/<key> through the render
 // handler: ownership (other people's files are 404), newest-first cursor pages, permission and deletion.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
@@ -6,7 +6,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { makePng } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
-import { bucketKeys, callFiles, callUpload, uniquePng, uploadInput } from './helpers.ts';
+import { bucketKeys, callImage, callUpload, uniquePng, uploadInput } from './helpers.ts';
 
 interface Page {
   items: UploadRecord[];
@@ -161,7 +161,7 @@ describe('one file', () => {
     expect(deleted.body.data).toEqual({ id: record.id, deleted: true });
     expect(again.status).toBe(404);
     expect(await bucketKeys(record.key)).toEqual([]);
-    expect((await callFiles({ path: `/i/${record.key}` })).statusCode).toBe(404);
+    expect((await callImage({ path: `/i/${record.key}` })).statusCode).toBe(404);
     expect((await callUpload({ path: `/api/v1/files/${record.id}`, headers: alice.headers })).status).toBe(
       404,
     );
@@ -200,12 +200,12 @@ describe('GET /api/v1/gallery', () => {
   });
 });
 
-describe('GET /i/<key> (files handler)', () => {
+describe('GET /i/<key> (render handler)', () => {
   it('answers the bytes with their type and long-lived cache headers, to anyone', async () => {
     const image = uniquePng(makePng);
     const { body } = await callUpload<UploadRecord>(uploadInput(alice.headers, { bytes: image.bytes }));
 
-    const result = await callFiles({ path: new URL(body.data.url).pathname });
+    const result = await callImage({ path: new URL(body.data.url).pathname });
 
     expect(result.statusCode).toBe(200);
     expect(result.isBase64Encoded).toBe(true);
@@ -236,7 +236,7 @@ describe('GET /i/<key> (files handler)', () => {
       `/i/incoming/${grant.body.data.key}`,
       `/i/${grant.body.data.key}`,
     ]) {
-      const result = await callFiles({ path });
+      const result = await callImage({ path });
       expect(result.statusCode, path).toBe(404);
     }
     expect(config.base_url).toBe('http://localhost:3000');

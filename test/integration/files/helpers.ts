@@ -2,7 +2,7 @@
 // counting what is in the bucket.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { handler as filesHandler } from '#functions/files/handler.ts';
+import { handler as renderHandler } from '#functions/render/handler.ts';
 import { handler as uploadHandler } from '#functions/upload/handler.ts';
 import type { PresignResult } from '#lib/files/presign.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
@@ -31,8 +31,9 @@ export async function callUpload<T = unknown>(input: EventInput): Promise<CallRe
   };
 }
 
-export async function callFiles(input: EventInput) {
-  return filesHandler(apiEvent(input), lambdaContext as Context);
+/** GET /i/<key>, with or without a rendition query: the render group's one route. */
+export async function callImage(input: EventInput) {
+  return renderHandler(apiEvent(input), lambdaContext as Context);
 }
 
 export function bearer(token: string): { authorization: string } {

@@ -1,9 +1,10 @@
-// Hostile input, upload and file routes (docs/UPLOADS.md) and the files group (/healthz, /i/{key+}, the
-// `$default` 404): random bodies, broken multipart, lying content-length, hostile keys and ids, no caller, a
+// Hostile input, upload and file routes (docs/UPLOADS.md), the files group (/healthz, the `$default` 404)
+// and the render group (/i/{key+} with and without a rendition query, docs/IMAGES.md): random bodies, broken multipart, lying content-length, hostile keys and ids, no caller, a
 // user and an administrator. No 5xx, envelopes only, and rejected requests change nothing (hostile-fuzz.ts).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as filesHandler } from '#functions/files/handler.ts';
+import { handler as renderHandler } from '#functions/render/handler.ts';
 import { handler as uploadHandler } from '#functions/upload/handler.ts';
 import { buildEvent } from '#infra/local/api-event.ts';
 import { routesOf } from '#lib/http/routes.ts';
@@ -37,7 +38,8 @@ const FIELDS: Record<string, readonly string[]> = {
   'GET /api/v1/gallery': ['limit', 'cursor'],
 };
 
-const ROUTES = [...routesOf('upload'), ...routesOf('files')];
+const ROUTES = [...routesOf('upload'), ...routesOf('files'), ...routesOf('render')];
+const HANDLERS = { upload: uploadHandler, files: filesHandler, render: renderHandler } as const;
 const stats: BatchStats = { compared: [], skipped: [] };
 let user: TestAccount;
 let admin: TestAccount;
@@ -60,7 +62,7 @@ describe(`hostile input to every upload and file route (seed ${SEED})`, () => {
     '%s as %s: no 5xx, envelopes only, no state change when rejected',
     async (_key, caller, route) => {
       const auth = bearerOf(caller, { user: () => user.token, admin: () => admin.token });
-      const handler = route.group === 'files' ? filesHandler : uploadHandler;
+      const handler = HANDLERS[route.group as keyof typeof HANDLERS];
       await fuzzRoute({ route, caller, auth, fields: fieldsOf(route, FIELDS), handler, stats });
     },
   );

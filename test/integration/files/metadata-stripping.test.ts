@@ -16,7 +16,7 @@ import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
 import { jpegWithMetadata, SECRET } from '#test/support/metadata-images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
-import { bucketKeys, callFiles, callUpload, type Envelope, uploadInput } from './helpers.ts';
+import { bucketKeys, callImage, callUpload, type Envelope, uploadInput } from './helpers.ts';
 
 beforeAll(async () => {
   await provisionTestStack();
@@ -39,7 +39,7 @@ function gpsPhoto(options: { gps?: boolean; comment?: boolean; width?: number; h
 }
 
 async function served(record: UploadRecord): Promise<Buffer> {
-  const result = await callFiles({ path: `/i/${record.key}` });
+  const result = await callImage({ path: `/i/${record.key}` });
   expect(result.statusCode).toBe(200);
   return Buffer.from(result.body ?? '', 'base64');
 }
@@ -107,7 +107,7 @@ describe('metadata stripping (upload.strip_metadata, on by default)', () => {
     await expectStrippedAndUpright(body.data, photo);
     // The original (GPS and all) is never served, and is deleted at once rather than left for a day to the
     // bucket's lifecycle rule.
-    expect((await callFiles({ path: `/i/incoming/${key}` })).statusCode).toBe(404);
+    expect((await callImage({ path: `/i/incoming/${key}` })).statusCode).toBe(404);
     const original = await s3Client(config.aws)
       .send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: incomingKey(key) }))
       .then(

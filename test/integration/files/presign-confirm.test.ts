@@ -11,7 +11,7 @@ import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { gif, jpeg, makePng, notAnImage } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
-import { bucketKeys, callFiles, callUpload, uniquePng, uploadInput } from './helpers.ts';
+import { bucketKeys, callImage, callUpload, uniquePng, uploadInput } from './helpers.ts';
 
 let alice: TestAccount;
 let bob: TestAccount;
@@ -131,11 +131,11 @@ describe('presign, PUT, confirm', () => {
     expect(record.hash).toBe(
       (await import('node:crypto')).createHash('sha256').update(image.bytes).digest('hex'),
     );
-    const served = await callFiles({ path: `/i/${grant.key}` });
+    const served = await callImage({ path: `/i/${grant.key}` });
     expect(served.statusCode).toBe(200);
     expect(Buffer.from(served.body ?? '', 'base64').equals(image.bytes)).toBe(true);
     // The uploaded object is left to the bucket's lifecycle rule for incoming/, and never served.
-    expect((await callFiles({ path: `/i/incoming/${grant.key}` })).statusCode).toBe(404);
+    expect((await callImage({ path: `/i/incoming/${grant.key}` })).statusCode).toBe(404);
   });
 
   it('is idempotent: confirming again answers the same record', async () => {

@@ -30,6 +30,7 @@ describe('buildUploadRecord', () => {
       id: ID,
       key: `2026/11/21/${ID}-abababababab.png`,
       url: `https://files.example.com/i/2026/11/21/${ID}-abababababab.png`,
+      thumbnail: `https://files.example.com/i/2026/11/21/${ID}-abababababab.png?w=480&q=75&f=webp`,
       original_name: 'cat.png',
       filename: `${ID}-abababababab.png`,
       hash: facts.sha256,
@@ -52,6 +53,7 @@ describe('buildUploadRecord', () => {
         'original_name',
         'permission',
         'size',
+        'thumbnail',
         'url',
         'width',
       ].sort(),
@@ -64,6 +66,7 @@ describe('buildUploadRecord', () => {
       id: ID,
       key: '2026/11/21/x.png',
       url: 'http://localhost:3000/i/2026/11/21/x.png',
+      thumbnail: 'http://localhost:3000/i/2026/11/21/x.png?w=480&q=75&f=webp',
       original_name: 'x.png',
       filename: 'x.png',
       hash: 'a'.repeat(64),
@@ -79,6 +82,26 @@ describe('buildUploadRecord', () => {
     expect(uploadRecordSchema.safeParse({ ...base, hash: 'A'.repeat(64) }).success).toBe(false);
     expect(uploadRecordSchema.safeParse({ ...base, created_at: '2026-11-21T08:00:00Z' }).success).toBe(false);
     expect(uploadRecordSchema.safeParse({ ...base, permission: 'secret' }).success).toBe(false);
+    // A BMP or ICO has no rendition: thumbnail is null, never absent.
+    expect(uploadRecordSchema.safeParse({ ...base, thumbnail: null }).success).toBe(true);
+    const { thumbnail: _thumbnail, ...withoutThumbnail } = base;
+    expect(uploadRecordSchema.safeParse(withoutThumbnail).success).toBe(false);
+  });
+
+  it('names no thumbnail for a type the renderer cannot read', async () => {
+    const facts = await inspectUpload(images.bmp.bytes, { allowed: IMAGE_KINDS, maxBytes: 4096 });
+    const filename = storedFilename(ID, '-abababababab', facts.ext);
+    const record = buildUploadRecord({
+      id: ID,
+      facts,
+      originalName: 'old.bmp',
+      permission: 'public',
+      baseUrl: 'https://files.example.com',
+      now: NOW,
+      filename,
+      key: storageKey(NOW, filename),
+    });
+    expect(record.thumbnail).toBeNull();
   });
 });
 

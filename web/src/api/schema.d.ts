@@ -6408,6 +6408,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -6654,6 +6655,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -6790,6 +6792,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
+                /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
                 thumbnail: string | null;
                 original_name: string;
                 filename: string;
@@ -6881,6 +6884,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -7081,6 +7085,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -7199,6 +7204,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
+                /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
                 thumbnail: string | null;
                 original_name: string;
                 filename: string;
@@ -7610,6 +7616,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
+                /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
                 thumbnail: string | null;
                 original_name: string;
                 filename: string;
@@ -7803,6 +7810,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
+              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -8026,7 +8034,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The file with the Content-Type of its sniffed type, or the rendition in its output format. */
+      /** @description The file with the Content-Type of its sniffed type; with a query, the rendition in its output format (w and h from images.widths, fit inside|cover|contain|outside|fill, q from images.qualities, f jpeg|png|webp|avif|auto; docs/IMAGES.md). 400 names a bad parameter, 415 a source that cannot be rendered, 422 one over the pixel, frame or time limit. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -8047,6 +8055,26 @@ export interface operations {
       };
       /** @description Unknown resource (including other accounts’) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Type not allowed */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Error */
+      422: {
         headers: {
           [name: string]: unknown;
         };

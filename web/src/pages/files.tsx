@@ -1,5 +1,5 @@
-// Upload (file picker, drag and drop, paste; progress per file) and my files: thumbnails from the stored
-// image, links in four formats, permission, delete.
+// Upload (file picker, drag and drop, paste; progress per file) and my files: thumbnails (renditions,
+// never the original), links in four formats, permission, delete.
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
@@ -128,6 +128,63 @@ export function Uploader({ onUploaded }: { onUploaded: () => void }) {
   );
 }
 
+/** What a grid needs of a record to draw it. */
+type Drawable = Pick<FileItem, 'url' | 'thumbnail' | 'key' | 'original_name'>;
+
+/**
+ * The record's thumbnail at twice its width (`w=480` -> `w=960`, both in the default `images.widths`), for
+ * screens of two device pixels per CSS pixel; built from the record's URL, so the base and the rest of the
+ * query stay the service's. Undefined when the URL names no width.
+ */
+export function doubleWidthOf(thumbnail: string): string | undefined {
+  const doubled = thumbnail.replace(
+    /([?&]w=)(\d+)(?=&|$)/,
+    (_, name: string, width: string) => `${name}${Number(width) * 2}`,
+  );
+  return doubled === thumbnail ? undefined : doubled;
+}
+
+/** The type a placeholder names, from the stored extension (`BMP`, `ICO`). */
+function typeLabel(file: Drawable): string {
+  return file.key.slice(file.key.lastIndexOf('.') + 1).toUpperCase();
+}
+
+/**
+ * A grid's picture of a file, linking to the original: the record's thumbnail (a small rendition, so a
+ * page of 12-megapixel photos loads kilobytes, not megabytes), lazily, or a tile naming the type when the
+ * renderer cannot read it (BMP, ICO: `thumbnail` is null). Never the original itself.
+ */
+export function Thumbnail({ file }: { file: Drawable }) {
+  if (file.thumbnail === null) {
+    return (
+      <a class="thumb" href={file.url}>
+        <span
+          class="thumb-placeholder"
+          role="img"
+          aria-label={`${file.original_name} (${typeLabel(file)}, no preview)`}
+        >
+          {typeLabel(file)}
+        </span>
+      </a>
+    );
+  }
+  const double = doubleWidthOf(file.thumbnail);
+  return (
+    <a class="thumb" href={file.url}>
+      {/* loading before the sources: a lazy image fetches nothing until it nears the viewport. */}
+      <img
+        loading="lazy"
+        decoding="async"
+        width={240}
+        height={160}
+        alt={file.original_name}
+        {...(double ? { srcset: `${file.thumbnail} 1x, ${double} 2x` } : {})}
+        src={file.thumbnail}
+      />
+    </a>
+  );
+}
+
 export function FileCard({
   file,
   onChange,
@@ -149,13 +206,7 @@ export function FileCard({
 
   return (
     <li class="card">
-      {file.mime_type.startsWith('image/') ? (
-        <img src={file.url} alt={file.original_name} loading="lazy" width={160} height={120} />
-      ) : (
-        <div class="thumb-placeholder" aria-hidden="true">
-          {file.mime_type}
-        </div>
-      )}
+      <Thumbnail file={file} />
       <h3 class="name" title={file.original_name}>
         {file.original_name}
       </h3>

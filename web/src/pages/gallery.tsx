@@ -1,6 +1,7 @@
 // The public gallery: everyone's public files, no login needed.
 import { api, call } from '../api/client.ts';
 import { CardGrid, formatTime, Page, usePages } from '../ui.tsx';
+import { Thumbnail } from './files.tsx';
 
 export function GalleryPage() {
   const gallery = usePages((cursor) =>
@@ -11,9 +12,7 @@ export function GalleryPage() {
       <CardGrid list={gallery} label="Public files" empty="Nothing public yet.">
         {(file) => (
           <li class="card" key={file.id}>
-            <a href={file.url}>
-              <img src={file.url} alt={file.original_name} loading="lazy" width={160} height={120} />
-            </a>
+            <Thumbnail file={file} />
             <p class="meta">{formatTime(file.created_at)}</p>
           </li>
         )}

@@ -1,0 +1,332 @@
+// The console's grids in a real Chromium against `npm start`: a page of twenty 12-megapixel photos loads
+// their thumbnails (480-wide WebP renditions, docs/IMAGES.md), never the originals, and stays well under
+// 1.5 MB of images; a BMP (no rendition) is a tile naming its type. The files grid, the gallery and the
+// back office's moderation grid, and on a high-density screen the 960-wide rendition. Shares harness.ts
+// with the other journeys; skips itself, saying why, when Chromium is absent.
+import type { Page, Response } from 'playwright-core';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { browserMissing, openBrowser } from '#test/support/browser.ts';
+import { makeBmp } from '#test/support/images.ts';
+import {
+  ADMIN,
+  apiCall,
+  checkPage,
+  consoleSessionToken,
+  heading,
+  logIn,
+  logOut,
+  page,
+  policyViolations,
+  poll,
+  registerAccount,
+  service,
+  useConsoleService,
+} from './harness.ts';
+
+const MISSING = browserMissing('the console thumbnails journey');
+const USER = {
+  username: `viewer${Date.now().toString(36)}`,
+  email: `viewer-${Date.now().toString(36)}@example.test`,
+  password: 'correct horse battery',
+};
+
+const PHOTOS = 20;
+const WIDTH = 4000;
+const HEIGHT = 3000;
+/** `upload.max_bytes` by default: the photos go up directly, as most phone photos do. */
+const DIRECT_LIMIT = 4 * 1024 * 1024;
+/** What a grid of twenty photos may load in all (docs/IMAGES.md); the originals alone are about 45 MB. */
+const PAGE_IMAGE_BUDGET = 1_500_000;
+
+/** An sRGB colour from hue (degrees), saturation and lightness (0 to 1), as three bytes. */
+function hsl(hue: number, saturation: number, lightness: number): number[] {
+  const k = (n: number) => (n + hue / 30) % 12;
+  const a = saturation * Math.min(lightness, 1 - lightness);
+  return [0, 8, 4].map((n) =>
+    Math.round(255 * (lightness - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1)))),
+  );
+}
+
+/**
+ * A photo-like 4000x3000 JPEG: a four-corner colour gradient of its own hue, soft blotches of random
+ * colour, and sensor-like grain, so it compresses as a photo does (about 2 to 3 MB at quality 85, under
+ * the direct limit) and its thumbnail weighs what a photo's does. Random noise makes each one distinct
+ * (the same bytes twice would be one file: uploads are deduplicated).
+ */
+async function photo(index: number, grain: Buffer): Promise<Buffer> {
+  const hue = (index * 37) % 360;
+  const corners = Buffer.from([
+    ...hsl(hue, 0.6, 0.75),
+    ...hsl(hue + 40, 0.5, 0.6),
+    ...hsl(hue + 180, 0.4, 0.35),
+    ...hsl(hue + 220, 0.5, 0.2),
+  ]);
+  const blotches = await sharp({
+    create: {
+      width: 64,
+      height: 48,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 60 },
+    },
+  })
+    .resize(400, 300, { kernel: 'cubic' })
+    .png()
+    .toBuffer();
+  // The scene is drawn small and enlarged: smooth at full size, as a photo's colours are.
+  const scene = await sharp(corners, { raw: { width: 2, height: 2, channels: 3 } })
+    .resize(400, 300, { kernel: 'cubic' })
+    .composite([{ input: blotches, blend: 'soft-light' }])
+    .png()
+    .toBuffer();
+  return sharp(scene)
+    .resize(WIDTH, HEIGHT, { kernel: 'cubic' })
+    .composite([{ input: grain, tile: true, blend: 'overlay' }])
+    .jpeg({ quality: 85 })
+    .toBuffer();
+}
+
+/** The twenty photos, made two at a time (the machine has two cores and npm start starts beside them). */
+async function makePhotos(): Promise<Buffer[]> {
+  const grain = await sharp({
+    create: {
+      width: 512,
+      height: 512,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 14 },
+    },
+  })
+    .png()
+    .toBuffer();
+  const photos: Buffer[] = new Array(PHOTOS);
+  let next = 0;
+  const worker = async () => {
+    while (next < PHOTOS) {
+      const index = next++;
+      photos[index] = await photo(index, grain);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return photos;
+}
+
+useConsoleService(MISSING);
+
+// Made while npm start starts (useConsoleService's beforeAll), once for the whole file.
+const photosMade = MISSING ? Promise.resolve([]) : makePhotos();
+
+const photoName = (index: number) => `photo-${String(index + 1).padStart(2, '0')}.jpg`;
+const BMP_NAME = 'scan.bmp';
+
+interface FileRecord {
+  url: string;
+  thumbnail: string | null;
+  original_name: string;
+}
+
+/** Every image the page asks for, the originals among them, and the bytes of the image answers. */
+function watchImages(target: Page) {
+  const requested: string[] = [];
+  const sizes: Promise<number>[] = [];
+  const unreadable: string[] = [];
+  target.on('request', (request) => {
+    if (new URL(request.url()).pathname.startsWith('/i/')) requested.push(request.url());
+  });
+  target.on('response', (response: Response) => {
+    if (response.request().resourceType() !== 'image') return;
+    sizes.push(
+      response.body().then(
+        (body) => body.length,
+        (error: unknown) => {
+          unreadable.push(`${response.url()}: ${String(error)}`);
+          return 0;
+        },
+      ),
+    );
+  });
+  return {
+    /** Requests under /i/ without a query: the originals, which no grid may draw. */
+    originals: () => requested.filter((url) => new URL(url).search === ''),
+    requested: () => [...requested],
+    responses: () => sizes.length,
+    bytes: async () => (await Promise.all(sizes)).reduce((sum, size) => sum + size, 0),
+    unreadable,
+  };
+}
+
+/** The grid's pictures, brought into view one by one (they load lazily), once all have loaded. */
+async function loadedGrid(target: Page, label: string, count: number) {
+  const grid = target.getByRole('list', { name: label });
+  const images = grid.locator('img');
+  await poll(() => images.count()).toBe(count);
+  for (const image of await images.all()) await image.scrollIntoViewIfNeeded();
+  await poll(() =>
+    images.evaluateAll((list) =>
+      list.every((image) => {
+        const img = image as unknown as { complete: boolean; naturalWidth: number };
+        return img.complete && img.naturalWidth > 0;
+      }),
+    ),
+  ).toBe(true);
+  return {
+    grid,
+    images: await images.evaluateAll((list) =>
+      list.map((image) => {
+        const img = image as unknown as {
+          alt: string;
+          currentSrc: string;
+          naturalWidth: number;
+          naturalHeight: number;
+          getAttribute(name: string): string | null;
+        };
+        return {
+          alt: img.alt,
+          src: img.getAttribute('src'),
+          srcset: img.getAttribute('srcset'),
+          currentSrc: img.currentSrc,
+          loading: img.getAttribute('loading'),
+          decoding: img.getAttribute('decoding'),
+          width: img.getAttribute('width'),
+          height: img.getAttribute('height'),
+          naturalWidth: img.naturalWidth,
+          naturalHeight: img.naturalHeight,
+        };
+      }),
+    ),
+  };
+}
+
+type GridImage = Awaited<ReturnType<typeof loadedGrid>>['images'][number];
+
+/** Each grid picture is its record's thumbnail (with the 960-wide one for 2x), none the original. */
+function expectThumbnails(images: GridImage[], records: Map<string, FileRecord>, density: 1 | 2) {
+  const rendition = new RegExp(
+    `^${service.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/i/\\d{4}/\\d{2}/\\d{2}/[^?]+\\.jpg\\?w=480&q=75&f=webp$`,
+  );
+  expect(images.map((image) => image.alt).sort()).toEqual(
+    Array.from({ length: PHOTOS }, (_, index) => photoName(index)),
+  );
+  for (const image of images) {
+    const record = records.get(image.alt)!;
+    expect(record.thumbnail, image.alt).toMatch(rendition);
+    const double = record.thumbnail!.replace('?w=480&', '?w=960&');
+    expect(image, image.alt).toMatchObject({
+      src: record.thumbnail,
+      srcset: `${record.thumbnail} 1x, ${double} 2x`,
+      currentSrc: density === 1 ? record.thumbnail : double,
+      loading: 'lazy',
+      decoding: 'async',
+      width: expect.stringMatching(/^\d+$/),
+      height: expect.stringMatching(/^\d+$/),
+      // In CSS pixels (a 2x candidate's pixels count half): the 4000x3000 original would be 4000 or 2000.
+      naturalWidth: 480,
+      naturalHeight: 360,
+    });
+    expect(image.currentSrc).not.toBe(record.url);
+  }
+}
+
+describe('console thumbnails (npm start, Chromium)', () => {
+  let records: Map<string, FileRecord>;
+
+  it('draws a page of twenty 12-megapixel photos from their thumbnails, in under 1.5 MB of images', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    const watch = watchImages(page);
+    await registerAccount(USER);
+    await page.goto(`${service.url}/`);
+    await logIn(USER.username, USER.password);
+    await heading('My files');
+
+    // Through the API beside the page (the journey is about the grid; journeys.test.ts drives the picker).
+    const token = await consoleSessionToken();
+    const photos = await photosMade;
+    for (const bytes of photos) expect(bytes.length).toBeLessThanOrEqual(DIRECT_LIMIT);
+    const uploads = [
+      ...photos.map((bytes, index) => ({ name: photoName(index), type: 'image/jpeg', bytes })),
+      { name: BMP_NAME, type: 'image/bmp', bytes: makeBmp(64, 48) },
+    ];
+    let next = 0;
+    const uploader = async () => {
+      while (next < uploads.length) {
+        const upload = uploads[next++]!;
+        const form = new FormData();
+        form.append('file', new Blob([upload.bytes], { type: upload.type }), upload.name);
+        form.append('permission', 'public');
+        const answer = await apiCall('POST', '/api/v1/upload', token, form);
+        expect(answer.status, `${upload.name}: ${JSON.stringify(answer)}`).toBe(200);
+      }
+    };
+    await Promise.all([uploader(), uploader(), uploader()]);
+    const listed = await apiCall('GET', '/api/v1/files?limit=60', token);
+    records = new Map(
+      (listed.data.items as FileRecord[]).map((record: FileRecord) => [record.original_name, record]),
+    );
+    expect(records.size).toBe(PHOTOS + 1);
+    expect(records.get(BMP_NAME)?.thumbnail).toBeNull();
+
+    await page.reload();
+    await heading('My files');
+    const { grid, images } = await loadedGrid(page, 'My files', PHOTOS);
+    expectThumbnails(images, records, 1);
+
+    // The BMP has no rendition: a tile naming its type, still linking to the original for opening.
+    const bmp = grid.getByRole('img', { name: `${BMP_NAME} (BMP, no preview)` });
+    expect(await bmp.textContent()).toBe('BMP');
+    expect(await bmp.locator('xpath=..').getAttribute('href')).toBe(records.get(BMP_NAME)!.url);
+    // Links still name the original.
+    expect(await grid.getByLabel(`URL link of ${photoName(0)}`).inputValue()).toBe(
+      records.get(photoName(0))!.url,
+    );
+
+    expect(watch.originals()).toEqual([]);
+    expect(watch.responses()).toBeGreaterThanOrEqual(PHOTOS);
+    const bytes = await watch.bytes();
+    expect(watch.unreadable).toEqual([]);
+    expect(bytes, `${bytes} bytes of images for ${PHOTOS} photos`).toBeLessThanOrEqual(PAGE_IMAGE_BUDGET);
+    // The type tile too reads well (axe) and fits a phone.
+    await checkPage('files-thumbnails');
+  }, 300_000);
+
+  it('draws the gallery and the moderation grid from thumbnails too, never an original', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    const watch = watchImages(page);
+    await page.getByRole('link', { name: 'Gallery' }).click();
+    await heading('Public gallery');
+    expectThumbnails((await loadedGrid(page, 'Public files', PHOTOS)).images, records, 1);
+    await page.getByRole('img', { name: `${BMP_NAME} (BMP, no preview)` }).waitFor();
+
+    await logOut();
+    await logIn(ADMIN.username, ADMIN.password, { admin: true });
+    await heading('Accounts');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Moderation' }).click();
+    await heading('Files moderation');
+    expectThumbnails((await loadedGrid(page, 'All files', PHOTOS)).images, records, 1);
+    await page.getByRole('img', { name: `${BMP_NAME} (BMP, no preview)` }).waitFor();
+    expect(watch.originals()).toEqual([]);
+  }, 180_000);
+
+  it('picks the 960-wide rendition on a screen of two device pixels per CSS pixel', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    const highDensity = await openBrowser({ deviceScaleFactor: 2 });
+    try {
+      const dense = await highDensity.context.newPage();
+      dense.setDefaultTimeout(60_000);
+      const watch = watchImages(dense);
+      await dense.goto(`${service.url}/#/gallery`);
+      await dense.getByRole('heading', { level: 1, name: 'Public gallery' }).waitFor();
+      expectThumbnails((await loadedGrid(dense, 'Public files', PHOTOS)).images, records, 2);
+      expect(watch.originals()).toEqual([]);
+      // Each photo once, at one size: the browser never fetched the 1x as well.
+      expect(watch.requested()).toHaveLength(PHOTOS);
+    } finally {
+      await highDensity.close();
+    }
+  }, 180_000);
+
+  it('ran under its Content-Security-Policy without a single violation', (context) => {
+    if (MISSING) context.skip(MISSING);
+    expect(policyViolations).toEqual([]);
+  });
+});
