@@ -61,10 +61,10 @@ export interface PathLoad {
 
 /**
  * Renders measured with the service's sharp (docs/CAPACITY.md "The render function"), each in a fresh
- * process on one core: a 50-megapixel JPEG (8660 x 5774 of noise) to a 480-wide WebP in about 320 ms, and
- * the worst peak of any render measured (the same source to a 3,840-wide AVIF).
+ * process on one core: a 50-megapixel JPEG (8660 x 5774 of noise) to a 480-wide WebP in about 300 ms, and
+ * the worst peak of any render measured (the same source to a 3,840-wide AVIF, through the renderer).
  */
-export const RENDER_MEASURED = { thumbnailMs: 320, thumbnailPeakRssMiB: 97, worstPeakRssMiB: 472 } as const;
+export const RENDER_MEASURED = { thumbnailMs: 300, thumbnailPeakRssMiB: 97, worstPeakRssMiB: 467 } as const;
 
 /**
  * First renders per upload: every new file's thumbnail in its owner's grid, 480 wide and 960 for
@@ -189,7 +189,7 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 300,
     p99Ms: 1_200,
     duration:
-      'the stored copy looked for (a miss), the original read (4 MiB: 60-250 ms), one render at one vCPU (100-220 ms for a 12 MP photo, 320 ms for 50 MP), the copy stored',
+      'the stored copy (a miss) and the original (4 MiB: 60-250 ms) read together, one render at one vCPU (100-220 ms for a 12 MP photo, 300 ms for 50 MP), the copy stored',
     rru: 0,
     wru: 0,
   },

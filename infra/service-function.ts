@@ -51,8 +51,8 @@ export const MEMORY_MB: Record<FunctionClass, number> = {
   // argon2id (m=19456 KiB, t=2) per login and registration: at 1024 MB a hash stays well under 100 ms.
   'password-hashing': 1024,
   // libvips decoding up to images.max_input_pixels and encoding (docs/CAPACITY.md "The render function"):
-  // one full vCPU, as sharp runs one libvips thread per image on Lambda's glibc, so more memory buys no
-  // speed and less slows every render in proportion; the worst render measured peaks at 472 MiB.
+  // one full vCPU, as sharp's default on glibc Linux is one libvips thread per image, so more memory buys
+  // no speed and less slows every render in proportion; the worst render measured peaked at 467 MiB.
   'image-rendering': 1769,
   // SDK calls, streaming hashes of uploads, RSA signatures for payment channels.
   io: 512,
