@@ -16,6 +16,7 @@ import { type FunctionUrl, FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GROUP_NEEDS } from '#functions/needs.ts';
+import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,
@@ -41,8 +42,9 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   // API Gateway stops waiting after 30 s; confirm streams up to upload.presign_max_bytes from S3.
   upload: { functionClass: 'io', timeoutSeconds: 29 },
   files: { functionClass: 'light', timeoutSeconds: 10 },
-  // A first render of a 50-megapixel source (docs/IMAGES.md); API Gateway stops waiting after 30 s.
-  render: { functionClass: 'io', timeoutSeconds: 29 },
+  // A first render of up to images.max_input_pixels, abandoned by the renderer after
+  // images.render_timeout_seconds (20 s); API Gateway stops waiting after 30 s.
+  render: { functionClass: 'image-rendering', timeoutSeconds: 29 },
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },
 };
@@ -111,8 +113,17 @@ export class ServiceApi {
         Validations.of(fn).acknowledge({
           id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(resources.bucket)}]`,
           reason:
-            'Object keys are minted per upload (<yyyy>/<mm>/<dd>/<uuid>..., incoming/...), so object actions ' +
-            'are granted on the key space of this one bucket; the actions themselves are listed one by one.',
+            'Object keys are minted per upload and per rendition (<yyyy>/<mm>/<dd>/<uuid>..., incoming/..., ' +
+            'derived/...), so object actions are granted on the key space of this one bucket; the actions ' +
+            'themselves are listed one by one.',
+        });
+      }
+      if (needs.renditions) {
+        Validations.of(fn).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(resources.bucket, DERIVED_PREFIX)}]`,
+          reason:
+            'A rendition is stored at derived/<record key>/<canonical query>, one key per file and query, so ' +
+            'PutObject (the only action) is granted on that prefix of this one bucket and nowhere else.',
         });
       }
     }

@@ -19,8 +19,46 @@ export const BUNDLE_SOURCES_CONTENT = false;
 /** NodejsFunction writes the bundle under this name; the handler is `index.handler`. */
 export const BUNDLE_FILE = 'index.mjs';
 
-/** The native addon that esbuild cannot bundle; it ships as a package built for the Lambda architecture. */
+/** The password hashing addon (auth only). */
 export const ARGON2_PACKAGE = '@node-rs/argon2';
+
+/** The image library of the render function: libvips behind a native addon (lib/files/render.ts). */
+export const SHARP_PACKAGE = 'sharp';
+
+/** The CPU names npm (npm_config_cpu) and these packages use for Lambda's two architectures. */
+export type LambdaCpu = 'arm64' | 'x64';
+
+/** A platform package that must arrive beside the bundle, and the files it must hold there. */
+export interface NativeBinary {
+  /** Under the asset's node_modules, e.g. `@img/sharp-linux-arm64`. */
+  dir: string;
+  /** A shell glob inside `dir`. */
+  files: string;
+}
+
+/**
+ * Native addons: esbuild cannot bundle them, so each ships as its package installed beside the bundle,
+ * and npm adds the prebuilt binaries as optional dependencies picked by npm_config_cpu, _os and _libc
+ * (Lambda's linux, glibc and architecture, not the build machine's). `binaries` are what must have arrived.
+ */
+export const NATIVE_ADDONS = {
+  argon2: {
+    package: ARGON2_PACKAGE,
+    binaries: (cpu: LambdaCpu): NativeBinary[] => [
+      { dir: `@node-rs/argon2-linux-${cpu}-gnu`, files: '*.node' },
+    ],
+  },
+  sharp: {
+    package: SHARP_PACKAGE,
+    // sharp's own addon and the libvips it links: two packages, both needed at the first require.
+    binaries: (cpu: LambdaCpu): NativeBinary[] => [
+      { dir: `@img/sharp-linux-${cpu}`, files: 'lib/*.node' },
+      { dir: `@img/sharp-libvips-linux-${cpu}`, files: 'lib/libvips-cpp.so.*' },
+    ],
+  },
+} as const;
+export type NativeAddon = keyof typeof NATIVE_ADDONS;
+export const NATIVE_ADDON_NAMES = Object.keys(NATIVE_ADDONS) as NativeAddon[];
 
 // channel_a's SDK brings its own HTTP stack (urllib, undici, mime-db: two thirds of a payments bundle);
 // installed beside the bundle, it is imported on the first channel_a order instead of at every cold start.
@@ -59,8 +97,11 @@ export const TRACER_PACKAGE = '@aws-lambda-powertools/tracer';
 export const TRACER_PACKAGES = [TRACER_PACKAGE, 'aws-xray-sdk-core'] as const;
 
 export interface GroupPackages {
-  /** Ship @node-rs/argon2 built for the Lambda architecture (only functions that hash passwords). */
-  nativeArgon2: boolean;
+  /**
+   * Native addons shipped built for the Lambda architecture (NATIVE_ADDONS): only the functions that load
+   * them. Every other bundle leaves them external too, and the build fails if it imports one.
+   */
+  native: NativeAddon[];
   /**
    * Packages left out of the bundle and installed beside it: CommonJS that breaks in strict ESM, or packages
    * only a few requests load (by a dynamic import on first use), kept out of the code every cold start compiles.
@@ -75,22 +116,22 @@ export interface GroupPackages {
 
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
-  auth: { nativeArgon2: true, installed: [...TOTP_PACKAGES] },
-  upload: { nativeArgon2: false, installed: [FILE_TYPE_PACKAGE] },
-  files: { nativeArgon2: false, installed: [] },
-  // sharp and its libvips, built for the Lambda architecture (docs/IMAGES.md).
-  render: { nativeArgon2: false, installed: ['sharp'] },
-  payments: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  auth: { native: ['argon2'], installed: [...TOTP_PACKAGES] },
+  upload: { native: [], installed: [FILE_TYPE_PACKAGE] },
+  files: { native: [], installed: [] },
+  // Every request renders or serves a rendition: sharp and its libvips, built for the Lambda architecture.
+  render: { native: ['sharp'], installed: [] },
+  payments: { native: [], installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
   // urllib) are only named by the order-creation path, which this function never takes.
-  'payment-callback': { nativeArgon2: false, installed: [], unreachable: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  'payment-callback': { native: [], installed: [], unreachable: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Workers (infra/workers.ts). The drain only writes the table and the bus.
-  'outbox-drain': { nativeArgon2: false, installed: [] },
+  'outbox-drain': { native: [], installed: [] },
   // Asks the channels about pending orders; the channels' code may reach their SDKs, so they ship as for
   // payments (installed beside the bundle, loaded only when a channel's query path needs them).
-  reconciler: { nativeArgon2: false, installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  reconciler: { native: [], installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Sends the administrators' takedowns to CloudFront once a minute.
-  takedowns: { nativeArgon2: false, installed: [CLOUDFRONT_SDK] },
+  takedowns: { native: [], installed: [CLOUDFRONT_SDK] },
 };
 
 /** functions/<group>/handler.ts, exporting `handler`. */
@@ -101,20 +142,20 @@ export function functionEntry(group: FunctionGroup | WorkerName): string {
 /** Packages installed beside the bundle (node_modules of the Lambda package); the tracer where traced. */
 export function nodeModulesOf(packages: GroupPackages, options: { tracing?: boolean } = {}): string[] {
   return [
-    ...(packages.nativeArgon2 ? [ARGON2_PACKAGE] : []),
+    ...packages.native.map((addon) => NATIVE_ADDONS[addon].package),
     ...packages.installed,
     ...(options.tracing ? [TRACER_PACKAGE] : []),
   ];
 }
 
 /**
- * Packages esbuild must not bundle. The addon is external for every group: one that does not ship it
- * must not import it either (the CDK construct checks the bundle after building).
+ * Packages esbuild must not bundle. Every native addon is external for every group: one that does not ship
+ * it must not import it either (nativeImportCheck, after each CDK build).
  */
 export function externalModulesOf(packages: GroupPackages): string[] {
   return [
     ...new Set([
-      ARGON2_PACKAGE,
+      ...NATIVE_ADDON_NAMES.map((addon) => NATIVE_ADDONS[addon].package),
       ...TRACER_PACKAGES,
       CLOUDFRONT_SDK,
       ...packages.installed,
@@ -148,4 +189,46 @@ export function esbuildOptions(input: {
     absWorkingDir: PROJECT_ROOT,
     logLevel: 'warning',
   };
+}
+
+/**
+ * A shell command for the CDK build's afterBundling hook: fails the build when a binary of the addon for
+ * `cpu` did not arrive beside the bundle (e.g. npm ignored npm_config_cpu and installed the build
+ * machine's), which would otherwise fail only at the function's first require in Lambda.
+ */
+export function nativeBinaryCheck(outputDir: string, addon: NativeAddon, cpu: LambdaCpu): string {
+  const { package: name, binaries } = NATIVE_ADDONS[addon];
+  return binaries(cpu)
+    .map(({ dir, files }) => {
+      const path = `${outputDir}/node_modules/${dir}`;
+      return `ls "${path}"/${files} >/dev/null 2>&1 || { echo "missing ${path}/${files}: ${name} not installed for Lambda (${cpu})" >&2; exit 1; }`;
+    })
+    .join(' && ');
+}
+
+/**
+ * A shell command for the afterBundling hook: fails the build when a bundle that does not ship the addon
+ * imports it anyway (it would crash at that import). esbuild writes every import path, static or dynamic,
+ * as a double-quoted string.
+ */
+export function nativeImportCheck(outputDir: string, addon: NativeAddon, group: string): string {
+  const name = NATIVE_ADDONS[addon].package;
+  return (
+    `! grep -qF '"${name}"' "${outputDir}/${BUNDLE_FILE}" || ` +
+    `{ echo "${group} imports ${name}; ship it (GROUP_PACKAGES native: ['${addon}'])" >&2; exit 1; }`
+  );
+}
+
+/** Every native addon's check for one group: its own arrived for `cpu`, the others are never imported. */
+export function nativeChecks(
+  outputDir: string,
+  group: string,
+  packages: GroupPackages,
+  cpu: LambdaCpu,
+): string[] {
+  return NATIVE_ADDON_NAMES.map((addon) =>
+    packages.native.includes(addon)
+      ? nativeBinaryCheck(outputDir, addon, cpu)
+      : nativeImportCheck(outputDir, addon, group),
+  );
 }

@@ -1,5 +1,6 @@
 // The account quotas a prod deploy needs at the target (docs/CAPACITY.md "Account quotas to request"): each
 // AWS default beside what the capacity model (infra/capacity.ts) needs of it with headroom.
+import { GROUP_NEEDS } from '#functions/needs.ts';
 import {
   API_GATEWAY_ACCOUNT_RPS,
   apiPerSecond,
@@ -54,7 +55,11 @@ export function accountQuotas(paths: readonly PathLoad[] = PATHS): QuotaRow[] {
   const cdnRequests = (TARGET.viralImageViewsPerSecond + apiPerSecond(paths)) * HEADROOM;
   const units = dynamoUnitsPerSecond(paths);
   const tableNeed = Math.max(units.rru, units.wru) * HEADROOM;
-  const kms = kmsDecryptPerSecond(new Set(paths.map((path) => path.group)).size) * HEADROOM;
+  // Only the functions that hold the master key unseal at start (render and files do not).
+  const kms =
+    kmsDecryptPerSecond(
+      new Set(paths.map((path) => path.group).filter((g) => GROUP_NEEDS[g].masterKey)).size,
+    ) * HEADROOM;
   const mails = roundUp(
     paths.reduce((sum, path) => sum + path.perSecond * (path.mails ?? 0), 0) * HEADROOM,
     10,

@@ -23,7 +23,10 @@ export const HEADROOM = 1.5;
 export const LAMBDA_UNRESERVED_MINIMUM = 100;
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 
-/** Memory per function in prod. auth at 1,769 MB has one full vCPU, so argon2id runs at full speed. */
+/**
+ * Memory per function in prod. auth at 1,769 MB has one full vCPU, so argon2id runs at full speed; so
+ * does render, whose class (infra/service-function.ts `image-rendering`) already is one full vCPU.
+ */
 export const PROD_MEMORY_MB: Record<FunctionGroup, number> = {
   auth: 1769,
   upload: 512,
@@ -55,6 +58,19 @@ export interface PathLoad {
   /** Channels notify the callback function's own URL (docs/DESIGN.md 1): not through API Gateway or the CDN. */
   functionUrl?: true;
 }
+
+/**
+ * Renders measured with the service's sharp (docs/CAPACITY.md "The render function"), each in a fresh
+ * process on one core: a 50-megapixel JPEG (8660 x 5774 of noise) to a 480-wide WebP in about 300 ms, and
+ * the worst peak of any render measured (the same source to a 3,840-wide AVIF, through the renderer).
+ */
+export const RENDER_MEASURED = { thumbnailMs: 300, thumbnailPeakRssMiB: 97, worstPeakRssMiB: 467 } as const;
+
+/**
+ * First renders per upload: every new file's thumbnail in its owner's grid, 480 wide and 960 for
+ * high-density screens. The CDN serves every later view, and other sizes are rarer.
+ */
+export const FIRST_RENDERS_PER_UPLOAD = 2;
 
 // The durations below count a DynamoDB call in the function's region ("several milliseconds",
 // docs/PERFORMANCE.md) as 5 ms at p50 and 20 ms at p99, and calls sent together as one wait.
@@ -162,6 +178,29 @@ export const PATHS: readonly PathLoad[] = [
     p50Ms: 5,
     p99Ms: 30,
     duration: 'no AWS call, or one',
+    rru: 0,
+    wru: 0,
+  },
+  {
+    name: 'GET /i/{key}?w= (first render)',
+    group: 'render',
+    perSecond: TARGET.uploadsPerSecond * FIRST_RENDERS_PER_UPLOAD,
+    rate: 'assumed',
+    p50Ms: 300,
+    p99Ms: 1_200,
+    duration:
+      'the stored copy (a miss) and the original (4 MiB: 60-250 ms) read together, one render at one vCPU (100-220 ms for a 12 MP photo, 300 ms for 50 MP), the copy stored',
+    rru: 0,
+    wru: 0,
+  },
+  {
+    name: 'GET /i/{key}?w= (stored rendition)',
+    group: 'render',
+    perSecond: (TARGET.uploadsPerSecond * FIRST_RENDERS_PER_UPLOAD) / 2,
+    rate: 'assumed',
+    p50Ms: 20,
+    p99Ms: 80,
+    duration: "another regional edge cache's miss: one GET of the stored copy",
     rru: 0,
     wru: 0,
   },

@@ -22,11 +22,14 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ORIGIN_VERIFY_HEADER } from '#lib/http/event.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT, deployConsole } from './console.ts';
-import { createEdgePolicies, createWebAcl } from './edge.ts';
+import { API_ORIGIN_ID, createEdgePolicies, createWebAcl } from './edge.ts';
 import type { DomainSettings } from './infra-settings.ts';
 import type { StageConfig } from './stage-config.ts';
 
-/** What CloudFront serves from the bucket; the rest of the URL space goes to the API. */
+/**
+ * Images: originals from the bucket, renditions (with a query) from the API; the rest of the URL space
+ * goes to the API.
+ */
 export const IMAGE_PATH_PATTERN = '/i/*';
 
 export interface CdnProps {
@@ -45,6 +48,8 @@ export interface CdnProps {
 export function createDistribution(stack: Stack, props: CdnProps): Distribution {
   const { config, bucket } = props;
   const apiOrigin = new HttpOrigin(Fn.select(2, Fn.split('/', props.api.apiEndpoint)), {
+    // Named, so the /i/* viewer-request function can send renditions here (IMAGE_KEY_FUNCTION).
+    originId: API_ORIGIN_ID,
     protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
     // One front door: the functions serve only requests carrying the origin secret. A dynamic reference,
     // resolved by CloudFormation at deploy time: the template names the secret, never its value.
@@ -56,8 +61,9 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
     },
   });
   const edge = createEdgePolicies(stack, bucket, config.settings.cdn.deleted_max_age_seconds);
-  // LIST makes a missing key a 404 instead of S3's 403; /i/* lets through image keys only, /console/*
-  // maps to the console/ prefix, and neither forwards a query string, so no request can list the bucket.
+  // LIST makes a missing key a 404 instead of S3's 403; /i/* lets through query-less image keys only (any
+  // query goes to the API), /console/* maps to the console/ prefix and forwards no query string, so no
+  // request can list the bucket.
   const bucketOrigin = S3BucketOrigin.withOriginAccessControl(bucket, {
     originAccessLevels: [AccessLevel.READ, AccessLevel.LIST],
   });
@@ -77,10 +83,13 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
       functionAssociations: [{ function: edge.viewerAddress, eventType: FunctionEventType.VIEWER_REQUEST }],
     },
     additionalBehaviors: {
+      // Originals from the bucket, renditions (any query) from the render function behind the API: the
+      // viewer-request function picks the origin, one cache policy keys both (infra/edge.ts).
       [IMAGE_PATH_PATTERN]: {
         origin: bucketOrigin,
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: edge.imageCache,
+        originRequestPolicy: edge.imageOriginRequest,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         responseHeadersPolicy: edge.securityHeaders,
         functionAssociations: [{ function: edge.imageKey, eventType: FunctionEventType.VIEWER_REQUEST }],
@@ -131,8 +140,10 @@ function acknowledgeFindings(distribution: Distribution, config: StageConfig): v
     {
       id: 'Annotation::@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
       reason:
-        'The LIST origin serves only /i/* and /console/*, never the root, without query strings; the ' +
-        '/i/* viewer-request function lets through nothing but image keys, so no request can list the bucket.',
+        'The LIST origin serves only /i/* and /console/*, never the root, and never with a query string: ' +
+        '/console/* forwards none, and the /i/* viewer-request function sends every request with a query ' +
+        'to the API origin and lets through to the bucket nothing but query-less image keys, so no request ' +
+        'can list the bucket.',
     },
     {
       id: 'AwsSolutions-CFR1',

@@ -39,9 +39,9 @@ export const NONCURRENT_VERSION_EXPIRY_DAYS = 30;
  */
 export const INCOMING_NONCURRENT_EXPIRY_DAYS = 1;
 
-/** How cdk-nag names the object key space of a bucket in a wildcard finding. */
-export function bucketObjectsFinding(bucket: IBucket): string {
-  return `<${Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/*`;
+/** How cdk-nag names the object key space of a bucket (or of one prefix of it) in a wildcard finding. */
+export function bucketObjectsFinding(bucket: IBucket, prefix = ''): string {
+  return `<${Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/${prefix}*`;
 }
 
 /**

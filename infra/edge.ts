@@ -2,31 +2,89 @@
 // response header policies (HSTS, the console's CSP) and the optional per-address web ACL.
 import { Duration, type Stack } from 'aws-cdk-lib';
 import {
+  CacheHeaderBehavior,
   CachePolicy,
+  CacheQueryStringBehavior,
   Function as CloudFrontFunction,
   FunctionCode,
   FunctionRuntime,
   HeadersFrameOption,
   HeadersReferrerPolicy,
+  OriginRequestCookieBehavior,
+  OriginRequestHeaderBehavior,
+  OriginRequestPolicy,
+  OriginRequestQueryStringBehavior,
   ResponseHeadersPolicy,
   type ResponseSecurityHeadersBehavior,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { ACCEPTS_AVIF, ACCEPTS_WEBP, type ParamName } from '#lib/files/rendition-query.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
 
 /** Browsers keep to https for this long once they have seen the header (one year). */
 export const HSTS_MAX_AGE = Duration.days(365);
 
-// Runs at the edge before the cache: `/i/<yyyy>/<mm>/<dd>/<file>` becomes the object key; anything else
-// under /i/ (e.g. the incoming/ area of unconfirmed uploads) is not an image and never reaches the bucket.
-export const IMAGE_KEY_FUNCTION = `function handler(event) {
+/** The API's origin id in the distribution: the /i/* viewer-request function selects it by this name. */
+export const API_ORIGIN_ID = 'api';
+
+/**
+ * What `f=auto` is rendered as for this viewer (`avif`, `webp` or `other`), set by the /i/* viewer-request
+ * function from the viewer's Accept: the one header in the /i/* cache key.
+ */
+export const ACCEPT_CLASS_HEADER = 'x-accept-class';
+
+/** A rendition's parameters in the order the cache key (and the query the API receives) lists them. */
+const RENDITION_PARAM_ORDER = ['w', 'h', 'fit', 'q', 'f'] as const satisfies readonly ParamName[];
+
+const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
+
+// Runs at the edge before the cache, on every /i/ request. Only `/i/<yyyy>/<mm>/<dd>/<file>` is served;
+// anything else under /i/ (e.g. the incoming/ area of unconfirmed uploads) is 404 and reaches no origin.
+// Without a query string the key becomes the object's and the bucket answers. With one it is a rendition:
+// the uri stays /i/<key> (the render function's route) and the request goes to the API origin, so the
+// bucket never sees a query. The query is normalized, so one rendition is one cache key however its
+// parameters were ordered: w, h, fit, q, f first, then any others sorted (kept, repeats too, so the
+// function answers them 400 under their own key). For f=auto the Accept header's class, by the same rules
+// the function renders by (lib/files/rendition-query.ts), is the cache key's header; any other request
+// has it removed, so a viewer cannot split the cache by sending one. First line as CloudFront requires.
+export const IMAGE_KEY_FUNCTION = `import cf from 'cloudfront';
+
+var RENDITION_PARAMS = ${JSON.stringify(RENDITION_PARAM_ORDER)};
+var ACCEPTS_AVIF = ${regexLiteral(ACCEPTS_AVIF)};
+var ACCEPTS_WEBP = ${regexLiteral(ACCEPTS_WEBP)};
+
+function acceptClassOf(accept) {
+  if (accept === undefined) return 'other';
+  if (ACCEPTS_AVIF.test(accept)) return 'avif';
+  if (ACCEPTS_WEBP.test(accept)) return 'webp';
+  return 'other';
+}
+
+function handler(event) {
   var request = event.request;
   var key = request.uri.substring(2);
   if (!/^\\/\\d{4}\\/\\d{2}\\/\\d{2}\\/[^\\/]+$/.test(key)) {
     return { statusCode: 404, statusDescription: 'Not Found' };
   }
-  request.uri = key;
+  delete request.headers['${ACCEPT_CLASS_HEADER}'];
+  var given = request.querystring;
+  var names = Object.keys(given);
+  if (names.length === 0) {
+    request.uri = key;
+    return request;
+  }
+  cf.selectRequestOriginById('${API_ORIGIN_ID}');
+  var others = names.filter(function (name) { return RENDITION_PARAMS.indexOf(name) < 0; }).sort();
+  var query = {};
+  RENDITION_PARAMS.concat(others).forEach(function (name) {
+    if (given[name] !== undefined) query[name] = given[name];
+  });
+  request.querystring = query;
+  if (query.f !== undefined && query.f.value === 'auto') {
+    var accept = request.headers.accept;
+    request.headers['${ACCEPT_CLASS_HEADER}'] = { value: acceptClassOf(accept ? accept.value : undefined) };
+  }
   return request;
 }`;
 
@@ -63,6 +121,7 @@ export interface EdgePolicies {
   viewerAddress: CloudFrontFunction;
   imageKey: CloudFrontFunction;
   imageCache: CachePolicy;
+  imageOriginRequest: OriginRequestPolicy;
   securityHeaders: ResponseHeadersPolicy;
   consoleHeaders: ResponseHeadersPolicy;
 }
@@ -78,7 +137,7 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
     runtime: FunctionRuntime.JS_2_0,
   });
   const imageKey = new CloudFrontFunction(stack, 'ImageKey', {
-    comment: 'Maps /i/<key> to the object key and refuses anything that is not an image key',
+    comment: 'Maps /i/<key> to the object key, sends renditions to the API, refuses any other /i/ path',
     code: FunctionCode.fromInline(IMAGE_KEY_FUNCTION),
     runtime: FunctionRuntime.JS_2_0,
   });
@@ -86,14 +145,28 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
   // objects' Cache-Control). The edge keeps them no longer than the stage's cdn.deleted_max_age_seconds:
   // CloudFront caps the object's max-age at the maximum TTL, and this is what lets a deleted file leave the
   // edge with no invalidation (docs/UPLOADS.md "Deleting"; takedowns are invalidated within minutes).
+  // Renditions are as immutable as their originals and leave the edge the same way. Their key is the whole
+  // (normalized) query, so an unknown parameter is its own entry holding the function's 400, and for f=auto
+  // the viewer's Accept class: the one header whose value changes the answer.
   const edgeMaxAge = Duration.seconds(deletedMaxAgeSeconds);
   const imageCache = new CachePolicy(stack, 'ImageCache', {
-    comment: 'Immutable image objects, kept at the edge for cdn.deleted_max_age_seconds',
+    comment: 'Immutable images and renditions, kept at the edge for cdn.deleted_max_age_seconds',
     defaultTtl: edgeMaxAge,
     maxTtl: edgeMaxAge,
     minTtl: Duration.seconds(0),
+    queryStringBehavior: CacheQueryStringBehavior.all(),
+    headerBehavior: CacheHeaderBehavior.allowList(ACCEPT_CLASS_HEADER),
     enableAcceptEncodingGzip: true,
     enableAcceptEncodingBrotli: true,
+  });
+  // What a rendition's request carries to the API besides the cache key: the query, and Accept (the render
+  // function picks f=auto's format from it). Never Host: API Gateway routes by its own host name. The
+  // bucket gets the same, but only query-less requests reach it (IMAGE_KEY_FUNCTION).
+  const imageOriginRequest = new OriginRequestPolicy(stack, 'ImageOriginRequest', {
+    comment: 'Renditions: the query string and Accept to the render function, never Host',
+    queryStringBehavior: OriginRequestQueryStringBehavior.all(),
+    headerBehavior: OriginRequestHeaderBehavior.allowList('accept'),
+    cookieBehavior: OriginRequestCookieBehavior.none(),
   });
 
   // One policy on every behaviour: HSTS (a year, subdomains too) plus the headers of the managed
@@ -117,7 +190,7 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
       },
     },
   });
-  return { viewerAddress, imageKey, imageCache, securityHeaders, consoleHeaders };
+  return { viewerAddress, imageKey, imageCache, imageOriginRequest, securityHeaders, consoleHeaders };
 }
 
 /**

@@ -21,11 +21,11 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
+import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
 import {
-  ARGON2_PACKAGE,
   BUNDLE_MAIN_FIELDS,
   BUNDLE_MINIFY,
   BUNDLE_SOURCE_MAP,
@@ -35,6 +35,8 @@ import {
   externalModulesOf,
   functionEntry,
   GROUP_PACKAGES,
+  type LambdaCpu,
+  nativeChecks,
   nodeModulesOf,
   PROJECT_ROOT,
 } from './bundling.ts';
@@ -44,10 +46,14 @@ export const RUNTIME = Runtime.NODEJS_22_X;
 export const ARCHITECTURE = Architecture.ARM_64;
 
 /** Memory follows what the function spends CPU on (Lambda gives CPU in proportion to memory). */
-export type FunctionClass = 'password-hashing' | 'io' | 'light';
+export type FunctionClass = 'password-hashing' | 'image-rendering' | 'io' | 'light';
 export const MEMORY_MB: Record<FunctionClass, number> = {
   // argon2id (m=19456 KiB, t=2) per login and registration: at 1024 MB a hash stays well under 100 ms.
   'password-hashing': 1024,
+  // libvips decoding up to images.max_input_pixels and encoding (docs/CAPACITY.md "The render function"):
+  // one full vCPU, as sharp's default on glibc Linux is one libvips thread per image, so more memory buys
+  // no speed and less slows every render in proportion; the worst render measured peaked at 467 MiB.
+  'image-rendering': 1769,
   // SDK calls, streaming hashes of uploads, RSA signatures for payment channels.
   io: 512,
   light: 256,
@@ -194,7 +200,8 @@ export class ServiceFunction extends Construct {
           beforeBundling: () => [],
           beforeInstall: () => [],
           afterBundling: (_inputDir: string, outputDir: string) => [
-            packages.nativeArgon2 ? argon2BinaryCheck(outputDir) : noArgon2Check(outputDir, props.group),
+            // Its native addons arrived built for Lambda; it imports none that it does not ship.
+            ...nativeChecks(outputDir, props.group, packages, npmCpuOf(ARCHITECTURE)),
             // The install needed the project's whole lock file; the function needs neither it nor the
             // generated package.json (the bundle is index.mjs, its packages sit in node_modules).
             ...(installed.length > 0
@@ -224,6 +231,10 @@ export class ServiceFunction extends Construct {
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
     if (needs.bucket) this.grantBucket(resources.bucket, needs.bucket);
+    // Renditions are written once under derived/ (lib/files/prefixes.ts) and never deleted by their
+    // writer: PutObject there only, so no query can overwrite an original or an upload in flight.
+    if (needs.renditions)
+      this.allow(['s3:PutObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
     // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
     if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);
     // PutEvents on the bus that carries `order.paid`.
@@ -277,20 +288,6 @@ export class ServiceFunction extends Construct {
   }
 }
 
-function npmCpuOf(architecture: Architecture): string {
+function npmCpuOf(architecture: Architecture): LambdaCpu {
   return architecture === Architecture.ARM_64 ? 'arm64' : 'x64';
-}
-
-/** Fails the build when the addon for the Lambda architecture did not arrive (e.g. npm ignored the cpu). */
-function argon2BinaryCheck(outputDir: string): string {
-  const dir = `${outputDir}/node_modules/@node-rs/argon2-linux-${npmCpuOf(ARCHITECTURE)}-gnu`;
-  return `ls "${dir}"/*.node >/dev/null 2>&1 || { echo "missing ${dir}: argon2 not installed for Lambda" >&2; exit 1; }`;
-}
-
-/** Fails the build when a function without the addon imports it anyway: it would crash at cold start. */
-function noArgon2Check(outputDir: string, group: string): string {
-  return (
-    `! grep -q "${ARGON2_PACKAGE}" "${outputDir}/index.mjs" || ` +
-    `{ echo "${group} imports ${ARGON2_PACKAGE}; build it with nativeArgon2" >&2; exit 1; }`
-  );
 }

@@ -1,7 +1,7 @@
 // `npm run build:functions`: each function group bundled as for Lambda into dist/<group>/index.mjs, with
-// the esbuild settings the CDK construct uses (infra/bundling.ts). Packages left external (argon2, the TOTP
-// packages, file-type, the CloudFront client, the channels' SDKs: infra/bundling.ts GROUP_PACKAGES) resolve
-// from this project's node_modules here; in AWS they ship beside the bundle.
+// the esbuild settings the CDK construct uses (infra/bundling.ts). Packages left external (argon2, sharp,
+// the TOTP packages, file-type, the CloudFront client, the channels' SDKs: infra/bundling.ts GROUP_PACKAGES)
+// resolve from this project's node_modules here; in AWS they ship beside the bundle.
 import { mkdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,8 +1,8 @@
-// Lambda entry of the `takedowns` worker: a schedule (every minute, infra/workers.ts) runs it; it sends every
-// path administrators took down since the last run in ONE CDN invalidation (at most MAX_TAKEDOWN_PATHS; the
-// rest next minute) and deletes what it sent (lib/platform/cdn/takedowns.ts). A run with nothing pending
-// makes no request. A failed invalidation throws, so Lambda counts the error; the paths stay pending and
-// the next minute's run sends them.
+// Lambda entry of the `takedowns` worker: a schedule (every minute, infra/workers.ts) runs it; it sends the
+// paths administrators took down since the last run in ONE CDN invalidation (at most MAX_TAKEDOWN_PATHS, of
+// which at most MAX_TAKEDOWN_WILDCARD_PATHS `/i/<key>*` wildcards; the rest next minute) and deletes what it
+// sent (lib/platform/cdn/takedowns.ts). A run with nothing pending makes no request. A failed invalidation
+// throws, so Lambda counts the error; the paths stay pending and the next minute's run sends them.
 import type { Context } from 'aws-lambda';
 import type { TakedownRun } from '#lib/platform/cdn/takedowns.ts';
 import { observeInvocation } from '#lib/platform/observability/invocation.ts';

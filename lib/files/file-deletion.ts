@@ -1,7 +1,8 @@
 // DELETE /api/v1/files/{id} and its back-office form: the record, its claim and its bytes in the usage, then
 // the object. No invalidation per delete: the CDN's edge drops a deleted file within
 // `cdn.deleted_max_age_seconds` (the /i/* cache policy's maximum, infra/edge.ts). A takedown by the back
-// office is recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes.
+// office is recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes,
+// renditions included.
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { log } from '#lib/platform/log.ts';
 import type { FileRepository } from './files.ts';
@@ -11,7 +12,7 @@ import type { FileStorage } from './storage.ts';
 export interface FileDeletionDeps {
   files: FileRepository;
   storage: FileStorage;
-  /** Where a takedown's `/i/<key>` waits for the takedowns worker's next invalidation. */
+  /** Where a takedown's `/i/<key>*` waits for the takedowns worker's next invalidation. */
   takedowns: Takedowns;
 }
 
@@ -44,12 +45,13 @@ export class FileDeletionService {
   }
 
   /**
-   * Records `/i/<key>` for the next batch. The record and object are already gone, so a failure cannot
-   * undo the takedown: it is logged (the edge then drops its copy within its maximum age, as for any
-   * delete) and the delete succeeds.
+   * Records `/i/<key>*` for the next batch: the file and, by CloudFront's wildcard (which covers query
+   * strings), every rendition of it. The record and object are already gone, so a failure cannot undo the
+   * takedown: it is logged (the edge then drops its copies within its maximum age, as for any delete) and
+   * the delete succeeds.
    */
   private async recordTakedownQuietly(key: string): Promise<void> {
-    const path = `/i/${key}`;
+    const path = `/i/${key}*`;
     try {
       await this.deps.takedowns.record(path);
     } catch (error) {

@@ -5,3 +5,9 @@
  * the bucket expires what was never confirmed.
  */
 export const INCOMING_PREFIX = 'incoming/';
+
+/**
+ * Stored renditions live under this prefix, `derived/<record key>/<canonical query>`
+ * (lib/files/rendition-query.ts): the only keys the render function may write.
+ */
+export const DERIVED_PREFIX = 'derived/';

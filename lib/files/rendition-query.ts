@@ -2,6 +2,11 @@
 // bounded sets, normalized into one canonical form, and the output format it resolves to. Pure, free of
 // sharp, so the render function checks a query before it reads anything.
 import { errors } from '#lib/core/errors.ts';
+import { DERIVED_PREFIX } from './prefixes.ts';
+
+// Where stored renditions live: defined import-free in lib/files/prefixes.ts, so the stack grants the
+// render function exactly this prefix.
+export { DERIVED_PREFIX };
 
 export const FITS = ['inside', 'cover', 'contain', 'outside', 'fill'] as const;
 export type Fit = (typeof FITS)[number];
@@ -146,9 +151,6 @@ export function renderableSourceOfKey(key: string): RenderableSource | undefined
     ? (format as RenderableSource)
     : undefined;
 }
-
-/** Under this prefix of the bucket live the stored renditions, `derived/<record key>/<canonical query>`. */
-export const DERIVED_PREFIX = 'derived/';
 
 /** Where the rendition of `key` with these parameters is stored. */
 export function renditionKeyOf(key: string, params: RenditionParams, output: OutputFormat): string {

@@ -2,7 +2,10 @@
 // own process with only the template's environment and a read-only code folder, requests follow the
 // template's routes, and every AWS call must be allowed by the calling function's synthesized policy.
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { generate } from 'otplib';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP_NEEDS, WORKER_NEEDS } from '#functions/needs.ts';
 import { LocalStreamPoller } from '#infra/local/outbox-drain.ts';
@@ -13,6 +16,7 @@ import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
 import { deployedVariablesOf } from '#lib/wiring/needs.ts';
+import { isAllowed } from '#test/support/deployed/iam.ts';
 import {
   type Answer,
   type DeployedStack,
@@ -128,6 +132,13 @@ describe('the deployed shape', () => {
     expect(shipped('takedowns')).toContain('@aws-sdk');
     expect(shipped('upload')).not.toContain('@node-rs');
     expect(shipped('files')).toEqual([]);
+    // sharp with its libvips built for Lambda's arm64 (infra/bundling.ts NATIVE_ADDONS), and what sharp's
+    // JavaScript requires, beside the render bundle only; no build of the machine that bundled it.
+    expect([...shipped('render')].sort()).toEqual(['@img', 'detect-libc', 'semver', 'sharp']);
+    const img = readdirSync(join(stack.functions.get('render')!.asset, 'node_modules', '@img')).sort();
+    expect(img).toEqual(['colour', 'sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
+    for (const group of ['auth', 'upload', 'files', 'payments', 'payment-callback', 'takedowns'])
+      expect(shipped(group), group).not.toContain('sharp');
   });
 
   it('runs every function and worker, each with exactly the variables its needs imply', () => {
@@ -218,6 +229,54 @@ describe('the deployed shape', () => {
     const served = await stack.api('GET', new URL(state.fileUrl).pathname);
     expect(served.status).toBe(200);
     expect(served.headers['content-type']).toBe('image/png');
+  });
+
+  it('renders a stored image through the render bundle: a 16-wide WebP, stored once under derived/', async () => {
+    const { body, contentType } = buildMultipart([
+      { name: 'file', filename: 'wide.png', contentType: 'image/png', data: makePng(64, 48, randomRgb()) },
+    ]);
+    const uploaded = expectOk(
+      await stack.api('POST', '/api/v1/upload', {
+        headers: { authorization: `Bearer ${state.user.token}`, 'content-type': contentType },
+        body,
+      }),
+    );
+    const { key } = uploaded.json.data as { key: string };
+    const render = stack.functions.get('render')!;
+    const callsBefore = render.gateway.calls.length;
+
+    // Through the CDN's API origin, as the /i/* viewer-request function sends a request with a query.
+    const first = await stack.api('GET', `/i/${key}?w=16&f=webp`);
+    // The same rendition asked in another order: the stored copy, not a second render.
+    const again = await stack.api('GET', `/i/${key}?f=webp&w=16`);
+
+    expect(first.group).toBe('render');
+    expect(first.status, `${first.text.slice(0, 300)}\n${stack.errorLog('render')}`).toBe(200);
+    expect(first.headers['content-type']).toBe('image/webp');
+    const decoded = await sharp(first.body).metadata();
+    expect({ format: decoded.format, width: decoded.width, height: decoded.height }).toEqual({
+      format: 'webp',
+      width: 16,
+      height: 12,
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.equals(first.body)).toBe(true);
+
+    // Its calls: the originals read, one PutObject, under derived/ only; every one allowed.
+    const bucket = `arn:aws:s3:::${stack.bucketName}`;
+    const calls = render.gateway.calls.slice(callsBefore).filter((call) => call.service === 's3');
+    expect(calls.filter((call) => call.action === 's3:PutObject').map((call) => call.resource)).toEqual([
+      `${bucket}/derived/${key}/w=16&h=0&fit=inside&q=75&f=webp`,
+    ]);
+    expect(new Set(calls.map((call) => call.action))).toEqual(new Set(['s3:GetObject', 's3:PutObject']));
+    expect(render.gateway.denials).toEqual([]);
+    // Its policy allows exactly that: writes under derived/ only, never over an original, never a delete.
+    expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/derived/${key}/w=32`)).toBe(true);
+    expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/${key}`)).toBe(false);
+    expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/incoming/${key}`)).toBe(false);
+    expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/derived/${key}/w=32`)).toBe(false);
+    expect(isAllowed(render.policy, 'dynamodb:GetItem', '*')).toBe(false);
+    expect(isAllowed(render.policy, 'kms:Decrypt', '*')).toBe(false);
   });
 
   it('presigns, takes the PUT, confirms, and lists the files', async () => {
@@ -438,8 +497,9 @@ describe('the deployed shape', () => {
     expect(run).toEqual({ paths: 1, invalidations: 1, more: false });
     expect(again).toEqual({ paths: 0, invalidations: 0, more: false });
     const made = stack.cloudfront.invalidations.slice(before);
+    // The file and every rendition of it: CloudFront's wildcard covers any query string.
     expect(made.map(({ distributionId, paths }) => ({ distributionId, paths }))).toEqual([
-      { distributionId: DISTRIBUTION_ID, paths: [`/i/${key}`] },
+      { distributionId: DISTRIBUTION_ID, paths: [`/i/${key}*`] },
     ]);
     expect(stack.errorLog('takedowns')).toBe('');
   });
@@ -460,6 +520,7 @@ describe('the deployed shape', () => {
       ['auth', 'GET', '/auth/me'],
       ['upload', 'GET', '/api/v1/usage'],
       ['files', 'GET', '/healthz'],
+      ['render', 'GET', '/i/2026/11/25/0f8fad5b-d9cb-469f-a165-70867728950e.png?w=16'],
       ['payments', 'GET', '/api/v1/plans'],
       ['files', 'GET', '/no/such/path'],
       ['payment-callback', 'POST', '/api/v1/payments/channel_c/callback'],
@@ -477,7 +538,7 @@ describe('the deployed shape', () => {
         expect(answer.text).not.toContain(stack.cdnHeaders['x-origin-verify']!);
       }
     }
-    for (const [group, method, path] of probes.slice(0, 4)) {
+    for (const [group, method, path] of probes.filter(([group]) => group !== 'render').slice(0, 4)) {
       const answer = await stack.api(method, path, { headers: json(state.user.token) });
       expect(answer.group).toBe(group);
       expect(answer.status, `${method} ${path} through the CDN: ${answer.text}`).toBe(200);
@@ -544,7 +605,10 @@ describe('the deployed shape', () => {
     expect(actions('upload')).toContain('kms:Decrypt');
     expect(actions('auth')).toContain('ses:SendEmail');
     expect(actions('payment-callback')).not.toContain('events:PutEvents');
-    expect(actions('files')).toContain('s3:GetObject');
+    expect(actions('files')).not.toContain('s3:GetObject');
+    expect(actions('render')).toEqual(
+      new Set(['secretsmanager:GetSecretValue', 's3:GetObject', 's3:PutObject']),
+    );
     expect(actions('takedowns')).toContain('cloudfront:CreateInvalidation');
     expect([...actions('upload')].filter((action) => action.startsWith('cloudfront:'))).toEqual([]);
     // Every function behind API Gateway read the origin secret (the callback function for the requests

@@ -1,22 +1,33 @@
 // What each bundle holds (infra/bundling.ts): the Tracer and the X-Ray SDK are never inside a bundle; they
 // ship beside it only on traced stages, so an untraced function neither parses nor ships them. Zod is there
 // as zod/mini with the English locale only (lib/platform/zod.ts), never classic zod. TOTP's packages and file-type,
-// which only a few requests load, ship beside the one bundle that loads them and are in none.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// which only a few requests load, ship beside the one bundle that loads them and are in none. The native
+// addons (argon2, sharp) are external to every bundle, ship built for Lambda beside the one that loads each,
+// and the build fails when one did not arrive or a bundle that does not ship it imports it.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import {
+  ARGON2_PACKAGE,
+  BUNDLE_FILE,
   CLOUDFRONT_SDK,
   esbuildOptions,
   externalModulesOf,
   FILE_TYPE_PACKAGE,
   functionEntry,
   GROUP_PACKAGES,
+  NATIVE_ADDON_NAMES,
+  NATIVE_ADDONS,
+  nativeBinaryCheck,
+  nativeChecks,
+  nativeImportCheck,
   nodeModulesOf,
   PROJECT_ROOT,
+  SHARP_PACKAGE,
   TOTP_PACKAGES,
   TRACER_PACKAGE,
   TRACER_PACKAGES,
@@ -98,9 +109,11 @@ describe('bundles and the packages only some requests load', () => {
       const external = output.imports.filter(
         (entry) => entry.external && !entry.path.startsWith('node:') && !builtins.has(entry.path),
       );
-      // Never a static import: that would load them at every cold start, the cost this avoids.
+      // Never a static import: that would load them at every cold start, the cost this avoids. A native
+      // addon the group ships may be: every request of that group loads it anyway (sharp for render).
+      const ownAddons = new Set<string>(packages.native.map((addon) => NATIVE_ADDONS[addon].package));
       expect(
-        external.filter((entry) => entry.kind !== 'dynamic-import'),
+        external.filter((entry) => entry.kind !== 'dynamic-import' && !ownAddons.has(entry.path)),
         group,
       ).toEqual([]);
       // Whatever the bundle loads ships beside it (the tracer where traced), or is declared never reached.
@@ -119,6 +132,136 @@ describe('bundles and the packages only some requests load', () => {
       expect(named.has(`${FILE_TYPE_PACKAGE}/core`), group).toBe(group === 'upload');
     }
   }, 120_000);
+});
+
+/** Runs one afterBundling command as the CDK build does (bash -c); its exit status and what it said. */
+function runHook(command: string): { status: number | null; stderr: string } {
+  const run = spawnSync('bash', ['-c', command], { encoding: 'utf8' });
+  return { status: run.status, stderr: run.stderr };
+}
+
+/** An empty file at `path` (under `root`), its folders made. */
+function touch(root: string, path: string): void {
+  mkdirSync(join(root, path, '..'), { recursive: true });
+  writeFileSync(join(root, path), '');
+}
+
+describe('bundles and the native addons', () => {
+  it('leaves argon2 and sharp out of every bundle, installed beside auth and render only', () => {
+    expect(NATIVE_ADDON_NAMES.map((addon) => NATIVE_ADDONS[addon].package).sort()).toEqual(
+      [ARGON2_PACKAGE, SHARP_PACKAGE].sort(),
+    );
+    for (const [group, packages] of Object.entries(GROUP_PACKAGES)) {
+      expect(externalModulesOf(packages), group).toEqual(
+        expect.arrayContaining([ARGON2_PACKAGE, SHARP_PACKAGE]),
+      );
+      expect(nodeModulesOf(packages).includes(ARGON2_PACKAGE), group).toBe(group === 'auth');
+      expect(nodeModulesOf(packages).includes(SHARP_PACKAGE), group).toBe(group === 'render');
+    }
+  });
+
+  it("passes every real bundle's import checks, and fails one that imports sharp without shipping it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-native-'));
+    try {
+      for (const [group, packages] of Object.entries(GROUP_PACKAGES)) {
+        const outDir = join(dir, group);
+        await build({
+          ...esbuildOptions({
+            entry: functionEntry(group as FunctionGroup),
+            outfile: join(outDir, BUNDLE_FILE),
+            packages,
+          }),
+          sourcemap: false,
+          logLevel: 'silent',
+        });
+        for (const addon of NATIVE_ADDON_NAMES.filter((name) => !packages.native.includes(name))) {
+          expect(runHook(nativeImportCheck(outDir, addon, group)), `${group} ${addon}`).toEqual({
+            status: 0,
+            stderr: '',
+          });
+        }
+      }
+      // Shared code that reached sharp from a bundle that does not ship it, by either kind of import.
+      const imports = {
+        dynamic: "export const load = () => import('sharp');",
+        static: "import sharp from 'sharp';\nexport const load = () => sharp;",
+      };
+      for (const [kind, code] of Object.entries(imports)) {
+        const outDir = join(dir, `stray-${kind}`);
+        mkdirSync(outDir);
+        writeFileSync(join(outDir, 'entry.ts'), code);
+        await build({
+          ...esbuildOptions({
+            entry: join(outDir, 'entry.ts'),
+            outfile: join(outDir, BUNDLE_FILE),
+            packages: GROUP_PACKAGES.files,
+          }),
+          sourcemap: false,
+          logLevel: 'silent',
+        });
+        const checks = nativeChecks(outDir, 'files', GROUP_PACKAGES.files, 'arm64');
+
+        const failed = checks.map(runHook).filter((run) => run.status !== 0);
+        expect(
+          failed.map((run) => run.status),
+          kind,
+        ).toEqual([1]);
+        expect(failed[0]!.stderr, kind).toContain(
+          "files imports sharp; ship it (GROUP_PACKAGES native: ['sharp'])",
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('fails the build unless sharp and its libvips arrived beside the render bundle built for arm64', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-sharp-'));
+    const asset = (name: string, files: string[]) => {
+      const root = join(dir, name);
+      for (const file of files) touch(root, `node_modules/${file}`);
+      return root;
+    };
+    const arm64 = [
+      '@img/sharp-linux-arm64/lib/sharp-linux-arm64-0.35.5.node',
+      '@img/sharp-libvips-linux-arm64/lib/libvips-cpp.so.8.18.7',
+    ];
+    const x64 = [
+      '@img/sharp-linux-x64/lib/sharp-linux-x64-0.35.5.node',
+      '@img/sharp-libvips-linux-x64/lib/libvips-cpp.so.8.18.7',
+    ];
+    try {
+      // The render build runs this check, and argon2's import check (it ships no argon2).
+      expect(nativeChecks('OUT', 'render', GROUP_PACKAGES.render, 'arm64')).toEqual([
+        nativeImportCheck('OUT', 'argon2', 'render'),
+        nativeBinaryCheck('OUT', 'sharp', 'arm64'),
+      ]);
+
+      const complete = runHook(nativeBinaryCheck(asset('complete', arm64), 'sharp', 'arm64'));
+      // npm ignored npm_config_cpu: the build machine's packages came instead.
+      const buildMachines = runHook(nativeBinaryCheck(asset('x64', x64), 'sharp', 'arm64'));
+      const withoutLibvips = runHook(nativeBinaryCheck(asset('no-libvips', [arm64[0]!]), 'sharp', 'arm64'));
+
+      expect(complete).toEqual({ status: 0, stderr: '' });
+      expect(buildMachines.status).toBe(1);
+      expect(buildMachines.stderr).toMatch(
+        /missing .*@img\/sharp-linux-arm64\/lib\/\*\.node: sharp not installed for Lambda \(arm64\)/,
+      );
+      expect(withoutLibvips.status).toBe(1);
+      expect(withoutLibvips.stderr).toContain('@img/sharp-libvips-linux-arm64/lib/libvips-cpp.so.*');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("names the files each addon's real packages hold: this machine's installs pass their own checks", () => {
+    // The project's node_modules holds the packages npm chose for this machine (x64 here); the globs the
+    // Lambda build is checked with must match how those packages are laid out.
+    const cpu = process.arch === 'arm64' ? 'arm64' : 'x64';
+    for (const addon of NATIVE_ADDON_NAMES) {
+      expect(runHook(nativeBinaryCheck(PROJECT_ROOT, addon, cpu)), addon).toEqual({ status: 0, stderr: '' });
+    }
+  });
 });
 
 describe('bundles and the tracer', () => {

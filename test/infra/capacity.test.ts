@@ -9,6 +9,7 @@ import {
   apiPerSecond,
   concurrencyOf,
   dynamoUnitsPerSecond,
+  FIRST_RENDERS_PER_UPLOAD,
   groupCapacity,
   LAMBDA_UNRESERVED_MINIMUM,
   lambdaQuotaToRequest,
@@ -16,6 +17,9 @@ import {
   PROD_MEMORY_MB,
   prodCapacitySettings,
   prodThrottle,
+  RENDER_MEASURED,
+  TARGET,
+  vcpuOf,
 } from '#infra/capacity.ts';
 import { CALLS, costPerMillion } from '#infra/capacity-cost.ts';
 import { accountQuotas } from '#infra/capacity-quotas.ts';
@@ -104,6 +108,21 @@ describe('the synthesized prod template', () => {
 });
 
 describe('the model', () => {
+  it('sizes render from its measured renders: one full vCPU on every stage, the worst peak a quarter of it', () => {
+    expect(vcpuOf(PROD_MEMORY_MB.render)).toBe(1);
+    // Its class, not a prod override: dev renders the same sources within the same memory.
+    expect(MEMORY_MB['image-rendering']).toBe(PROD_MEMORY_MB.render);
+    expect(PROD_FILE.infra.memory_mb.render).toBeUndefined();
+    expect(RENDER_MEASURED.worstPeakRssMiB * 3).toBeLessThanOrEqual(PROD_MEMORY_MB.render);
+    expect(CAPACITY_DOC).toContain(
+      `| w=480 WebP | 280-335 ms | ${RENDER_MEASURED.thumbnailPeakRssMiB} MiB |`,
+    );
+    expect(CAPACITY_DOC).toContain(`(${RENDER_MEASURED.worstPeakRssMiB} through the renderer) |`);
+    // First renders only (the CDN serves repeats): each direct upload's two thumbnails.
+    const first = PATHS.find((path) => path.name === 'GET /i/{key}?w= (first render)')!;
+    expect(first.perSecond).toBe(TARGET.uploadsPerSecond * FIRST_RENDERS_PER_UPLOAD);
+  });
+
   it('reserves every function at least its Little-law concurrency with headroom', () => {
     expect(new Set(groupCapacity().map((row) => row.group))).toEqual(new Set(FUNCTION_GROUPS));
     for (const row of groupCapacity()) {
@@ -126,7 +145,7 @@ describe('docs/CAPACITY.md', () => {
 
   it("shows each function's rate, concurrency, memory and reservation as the model derives them", () => {
     for (const row of groupCapacity()) {
-      const line = `| \`${row.group}\` | ${number(row.perSecond)} | ${number(row.concurrency)} | ${number(row.memoryMb)} | ${row.reserved} |`;
+      const line = `| \`${row.group}\` | ${number(row.perSecond)} | ${number(row.concurrency)} | ${number(row.memoryMb)} | ${number(row.reserved)} |`;
       expect(CAPACITY_DOC, row.group).toContain(line);
     }
   });

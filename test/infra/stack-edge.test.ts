@@ -1,12 +1,19 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runInNewContext } from 'node:vm';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
 import { IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT } from '#infra/console.ts';
-import { IMAGE_KEY_FUNCTION, VIEWER_ADDRESS_FUNCTION } from '#infra/edge.ts';
+import {
+  ACCEPT_CLASS_HEADER,
+  API_ORIGIN_ID,
+  IMAGE_KEY_FUNCTION,
+  VIEWER_ADDRESS_FUNCTION,
+} from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { acceptClassOf } from '#lib/files/rendition-query.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '#lib/files/storage.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import {
@@ -32,6 +39,53 @@ let prod: Synth;
 beforeAll(() => {
   ({ dev, prod } = synthDevAndProd());
 }, 60_000);
+
+const KEY = '2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png';
+/** CloudFront requires the origin helpers' import as a function's first line. */
+const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';\n";
+
+/**
+ * The /i/* viewer-request function as CloudFront runs it: its code in a fresh context, the `cloudfront`
+ * module's origin helper recorded instead of applied.
+ */
+function imageKeyFunction(code: string = IMAGE_KEY_FUNCTION) {
+  expect(code.startsWith(CLOUDFRONT_IMPORT)).toBe(true);
+  const selected: string[] = [];
+  const cf = { selectRequestOriginById: (id: string) => void selected.push(id) };
+  const handler = runInNewContext(`${code.slice(CLOUDFRONT_IMPORT.length)}\nhandler;`, { cf }) as (
+    event: Json,
+  ) => Json;
+  return { handler, selected };
+}
+
+/** A viewer-request event as CloudFront builds it: the query string parsed, repeats in multiValue. */
+function viewerEvent(uri: string, query = '', headers: Json = {}): Json {
+  const querystring: Json = {};
+  for (const [name, value] of new URLSearchParams(query)) {
+    const entry = querystring[name];
+    if (!entry) querystring[name] = { value };
+    else entry.multiValue = [...(entry.multiValue ?? [{ value: entry.value }]), { value }];
+  }
+  return {
+    version: '1.0',
+    context: { eventType: 'viewer-request' },
+    viewer: { ip: '203.0.113.9' },
+    request: { method: 'GET', uri, querystring, headers: { ...headers }, cookies: {} },
+  };
+}
+
+/** The query string CloudFront forwards for a request the function returned, in its order. */
+const queryOf = (request: Json): string =>
+  Object.entries(request.querystring as Json)
+    .flatMap(([name, entry]) =>
+      ((entry.multiValue ?? [entry]) as Json[]).map(({ value }) => `${name}=${value}`),
+    )
+    .join('&');
+
+const imageBehaviourOf = (s: Synth): Json =>
+  distributionConfigOf(s).CacheBehaviors.find(
+    (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+  );
 
 describe('CDN', () => {
   it('serves /i/* from the bucket through origin access control, cached at the edge for a day by default', () => {
@@ -74,15 +128,108 @@ describe('CDN', () => {
   });
 
   it('maps /i/<key> to the object key at the edge and refuses anything that is not an image key', () => {
-    const handler = new Function(`${IMAGE_KEY_FUNCTION}; return handler;`)() as (event: Json) => Json;
-    const viewerRequest = (uri: string) => handler({ request: { uri } });
+    const { handler, selected } = imageKeyFunction();
+    const viewerRequest = (uri: string, query = '') => handler(viewerEvent(uri, query));
 
-    expect(viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png')).toEqual({
-      uri: '/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png',
-    });
+    expect(viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png').uri).toBe(
+      '/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png',
+    );
     for (const uri of ['/i/', '/i/incoming/2026/11/21/x.png', '/i/2026/11/21/a/b.png', '/i/../secret']) {
       expect(viewerRequest(uri).statusCode, uri).toBe(404);
+      // A rendition of a key that is no image is refused the same way, before any origin is chosen.
+      expect(viewerRequest(uri, 'w=480').statusCode, `${uri}?w=480`).toBe(404);
     }
+    expect(selected).toEqual([]);
+  });
+
+  it('sends a request with a query to the API origin, its uri kept, its query in one order', () => {
+    const uri = `/i/${KEY}`;
+    const cases: Array<[given: string, forwarded: string]> = [
+      ['q=75&w=480', 'w=480&q=75'],
+      ['w=480&q=75', 'w=480&q=75'],
+      ['f=webp&zz=1&fit=cover&aa=2&h=320&w=480&q=90', 'w=480&h=320&fit=cover&q=90&f=webp&aa=2&zz=1'],
+      // Repeats are kept, so the function refuses them (400) rather than the edge picking one.
+      ['w=960&f=jpeg&w=480', 'w=960&w=480&f=jpeg'],
+      ['W=480', 'W=480'],
+    ];
+    for (const [given, forwarded] of cases) {
+      const { handler, selected } = imageKeyFunction();
+      const request = handler(viewerEvent(uri, given, { 'x-accept-class': { value: 'avif' } }));
+
+      expect(selected, given).toEqual([API_ORIGIN_ID]);
+      expect(request.uri, given).toBe(uri);
+      expect(queryOf(request), given).toBe(forwarded);
+      // Not f=auto: whatever the viewer sent as the class is gone, so it cannot split the cache.
+      expect(request.headers[ACCEPT_CLASS_HEADER], given).toBeUndefined();
+    }
+    // Without a query: the bucket (the behaviour's own origin), no class header either.
+    const { handler, selected } = imageKeyFunction();
+    const original = handler(viewerEvent(uri, '', { 'x-accept-class': { value: 'avif' } }));
+    expect(selected).toEqual([]);
+    expect(original.headers[ACCEPT_CLASS_HEADER]).toBeUndefined();
+  });
+
+  it("names f=auto's Accept class at the edge by the render function's own rule", () => {
+    const accepts: Array<[accept: string | undefined, expected: string]> = [
+      ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif'],
+      ['image/webp,*/*', 'webp'],
+      ['IMAGE/AVIF', 'avif'],
+      ['image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5', 'other'],
+      ['*/*', 'other'],
+      ['', 'other'],
+      [undefined, 'other'],
+    ];
+    for (const [accept, expected] of accepts) {
+      const { handler } = imageKeyFunction();
+      const headers = accept === undefined ? {} : { accept: { value: accept } };
+      const request = handler(viewerEvent(`/i/${KEY}`, 'f=auto&w=480', headers));
+
+      expect(request.headers[ACCEPT_CLASS_HEADER], String(accept)).toEqual({ value: expected });
+      expect(request.headers[ACCEPT_CLASS_HEADER].value, String(accept)).toBe(acceptClassOf(accept));
+    }
+  });
+
+  it('routes /i/* through the image-key function, keyed by the query and the Accept class, forwarding Accept, never Host', () => {
+    const images = imageBehaviourOf(dev);
+    const [association] = images.FunctionAssociations as Json[];
+    expect(images.FunctionAssociations).toHaveLength(1);
+    expect(association!.EventType).toBe('viewer-request');
+    const fn = dev.resources[association!.FunctionARN['Fn::GetAtt'][0]]!.Properties;
+    expect(fn.FunctionCode).toBe(IMAGE_KEY_FUNCTION);
+    expect(fn.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
+
+    const cache = dev.resources[images.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+    expect(cache.ParametersInCacheKeyAndForwardedToOrigin).toMatchObject({
+      QueryStringsConfig: { QueryStringBehavior: 'all' },
+      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: [ACCEPT_CLASS_HEADER] },
+      CookiesConfig: { CookieBehavior: 'none' },
+    });
+    expect([cache.MinTTL, cache.DefaultTTL, cache.MaxTTL]).toEqual([0, 24 * 3600, 24 * 3600]);
+
+    const forwarded = dev.resources[images.OriginRequestPolicyId.Ref]!.Properties.OriginRequestPolicyConfig;
+    expect(forwarded).toMatchObject({
+      QueryStringsConfig: { QueryStringBehavior: 'all' },
+      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['accept'] },
+      CookiesConfig: { CookieBehavior: 'none' },
+    });
+    // Exactly Accept: not every viewer header, so never Host (API Gateway routes by its own host name).
+    expect(forwarded.HeadersConfig.Headers).toEqual(['accept']);
+  });
+
+  it("selects the distribution's API origin by its id: the one carrying the origin secret, the default behaviour's", () => {
+    const config = distributionConfigOf(dev);
+    const { handler, selected } = imageKeyFunction(
+      dev.resources[imageBehaviourOf(dev).FunctionAssociations[0].FunctionARN['Fn::GetAtt'][0]]!.Properties
+        .FunctionCode,
+    );
+    handler(viewerEvent(`/i/${KEY}`, 'w=480'));
+    const [id] = selected;
+    const origin = (config.Origins as Json[]).find((candidate) => candidate.Id === id);
+
+    expect(id).toBe(config.DefaultCacheBehavior.TargetOriginId);
+    expect(origin?.CustomOriginConfig?.OriginProtocolPolicy).toBe('https-only');
+    expect(origin?.OriginCustomHeaders.map((header: Json) => header.HeaderName)).toEqual(['x-origin-verify']);
+    expect(imageBehaviourOf(dev).TargetOriginId).not.toBe(id);
   });
 
   it('sends everything else to the API uncached, with every viewer header but Host', () => {

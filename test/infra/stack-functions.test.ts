@@ -4,6 +4,7 @@ import { GROUP_NEEDS } from '#functions/needs.ts';
 import { PRODUCTION_RESERVED_CONCURRENCY } from '#infra/infra-settings.ts';
 import { OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
+import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,
@@ -19,6 +20,7 @@ import {
   functionIdOf,
   functionOf,
   type Json,
+  logicalIdOf,
   resourcesOf,
   roleStatements,
   type Synth,
@@ -108,9 +110,12 @@ describe('functions', () => {
     }
   });
 
-  it('give the password-hashing auth function at least 1024 MB and the others 256 to 512', () => {
+  it('give the password-hashing auth function at least 1024 MB, render one full vCPU, the others 256 to 512', () => {
     expect(functionOf(dev, 'auth').MemorySize).toBeGreaterThanOrEqual(1024);
-    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+    // libvips renders on one thread: 1,769 MB is one full vCPU, and far above its measured peak.
+    expect(functionOf(dev, 'render').MemorySize).toBe(1769);
+    expect(functionOf(dev, 'render').Timeout).toBe(29);
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth' && name !== 'render')) {
       expect(functionOf(dev, group).MemorySize, group).toBeGreaterThanOrEqual(256);
       expect(functionOf(dev, group).MemorySize, group).toBeLessThanOrEqual(512);
     }
@@ -188,7 +193,10 @@ describe('least privilege', () => {
       expect(has(group, 'dynamodb:GetItem'), group).toBe(grants.table !== undefined);
       expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite');
       expect(has(group, 's3:GetObject'), group).toBe(grants.bucket !== undefined);
-      expect(has(group, 's3:PutObject'), group).toBe(grants.bucket === 'readwrite');
+      expect(has(group, 's3:PutObject'), group).toBe(
+        grants.bucket === 'readwrite' || grants.renditions === true,
+      );
+      expect(has(group, 's3:DeleteObject'), group).toBe(grants.bucket === 'readwrite');
       expect(has(group, 'kms:'), group).toBe(grants.masterKey === true);
       expect(has(group, 'events:PutEvents'), group).toBe(grants.events === true);
       expect(has(group, 'cloudfront:'), group).toBe(grants.cdn === true);
@@ -201,6 +209,33 @@ describe('least privilege', () => {
         .filter((action) => action.startsWith('kms:'))
         .sort(),
     ).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+  });
+
+  it('lets the render function read the originals and write under derived/ only; the files function no S3', () => {
+    const bucketArn = { 'Fn::GetAtt': [logicalIdOf(dev, dev.stack.bucket), 'Arn'] };
+    const objectsUnder = (prefix: string) => ({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
+    const s3Of = (group: FunctionGroup) =>
+      roleStatements(dev, group)
+        .filter((statement) => actionsOf([statement]).some((action) => action.startsWith('s3:')))
+        .map(({ Action, Resource }) => ({ Action, Resource }));
+
+    expect(s3Of('render')).toEqual([
+      { Action: 's3:GetObject', Resource: objectsUnder('') },
+      { Action: 's3:ListBucket', Resource: bucketArn },
+      { Action: 's3:PutObject', Resource: objectsUnder(DERIVED_PREFIX) },
+    ]);
+    // Nothing else: no delete, no table, no key; only its logs and the origin secret beside the bucket.
+    expect(actionsOf(roleStatements(dev, 'render')).sort()).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+      'secretsmanager:GetSecretValue',
+    ]);
+    expect(DERIVED_PREFIX).toBe('derived/');
+    expect(s3Of('files')).toEqual([]);
+    expect(functionOf(dev, 'files').Environment.Variables.BUCKET_NAME).toBeUndefined();
   });
 
   it('lets no API function invalidate in the CDN: deletes leave it by the edge maximum age or the takedowns worker', () => {

@@ -132,7 +132,7 @@ async function buildBaseline(name: string, packages: string[]): Promise<string> 
   lines.push('export const handler = async () => ({ statusCode: 200 });');
   writeFileSync(entry, `${lines.join('\n')}\n`);
   const outfile = join(dir, BUNDLE_FILE);
-  await build(esbuildOptions({ entry, outfile, packages: { nativeArgon2: false, installed: [] } }));
+  await build(esbuildOptions({ entry, outfile, packages: { native: [], installed: [] } }));
   return outfile;
 }
 
@@ -148,7 +148,7 @@ async function buildPowertoolsOnly(imports: string[]): Promise<string> {
   lines.push('export const handler = async () => ({ statusCode: 200 });');
   writeFileSync(entry, `${lines.join('\n')}\n`);
   const outfile = join(dir, BUNDLE_FILE);
-  await build(esbuildOptions({ entry, outfile, packages: { nativeArgon2: false, installed: [] } }));
+  await build(esbuildOptions({ entry, outfile, packages: { native: [], installed: [] } }));
   return outfile;
 }
 

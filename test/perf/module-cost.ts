@@ -86,7 +86,7 @@ export async function moduleCosts(runs: number) {
     const entry = join(dir, 'entry.mjs');
     writeFileSync(entry, `${source}\n`);
     const outfile = join(dir, BUNDLE_FILE);
-    await build(esbuildOptions({ entry, outfile, packages: { nativeArgon2: false, installed: [] } }));
+    await build(esbuildOptions({ entry, outfile, packages: { native: [], installed: [] } }));
     files.push({ name, file: outfile, kb: round(statSync(outfile).size / 1024, 0) });
   }
   const results = [];

@@ -67,7 +67,7 @@ async function bundle(name: string, source: string): Promise<{ file: string; kb:
   const entry = join(dir, 'entry.mjs');
   writeFileSync(entry, source);
   const file = join(dir, BUNDLE_FILE);
-  await build(esbuildOptions({ entry, outfile: file, packages: { nativeArgon2: false, installed: [] } }));
+  await build(esbuildOptions({ entry, outfile: file, packages: { native: [], installed: [] } }));
   return { file, kb: round(statSync(file).size / 1024, 0) };
 }
 

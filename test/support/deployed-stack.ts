@@ -17,7 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { ARGON2_PACKAGE, PROJECT_ROOT } from '#infra/bundling.ts';
+import { type LambdaCpu, NATIVE_ADDON_NAMES, NATIVE_ADDONS, PROJECT_ROOT } from '#infra/bundling.ts';
 import { buildEvent } from '#infra/local/api-event.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
 import { buildServiceApp } from '#infra/service-app.ts';
@@ -59,7 +59,8 @@ export interface DeployedFunction {
   process: FunctionProcess;
   /** Everything the function wrote to stdout and stderr. */
   output: string[];
-  /** The asset's top-level entries, and the packages shipped in its node_modules (what the zip holds). */
+  /** The asset folder as built (cdk.out), its top-level entries, and the packages in its node_modules. */
+  asset: string;
   assetEntries: string[];
   shippedPackages: string[];
   invocations: number;
@@ -70,6 +71,8 @@ export interface Answer {
   group: string;
   status: number;
   headers: Record<string, string>;
+  /** The body as sent (an image's bytes), and as UTF-8 text. */
+  body: Buffer;
   text: string;
   // biome-ignore lint/suspicious/noExplicitAny: tests read response data of many shapes
   json: any;
@@ -100,7 +103,7 @@ export interface DeployedStack {
   redeployCdn(): void;
   tableName: string;
   bucketName: string;
-  /** What the x64 machine did to run the arm64 auth asset, if anything. */
+  /** What the x64 machine did to run the arm64 assets with native addons (auth, render), if anything. */
   notes: string[];
   /** The error lines a function has logged: what a failed assertion shows, as CloudWatch would. */
   errorLog(group: string): string;
@@ -263,12 +266,11 @@ function routesOf(template: Json, resolver: IntrinsicResolver) {
 }
 
 function toAnswer(group: string, result: ApiResult): Answer {
-  const text =
+  const body =
     result.body === undefined
-      ? ''
-      : result.isBase64Encoded
-        ? Buffer.from(result.body, 'base64').toString('utf8')
-        : result.body;
+      ? Buffer.alloc(0)
+      : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  const text = body.toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -279,6 +281,7 @@ function toAnswer(group: string, result: ApiResult): Answer {
     group,
     status: result.statusCode ?? 200,
     headers: (result.headers ?? {}) as Record<string, string>,
+    body,
     text,
     json,
   };
@@ -392,19 +395,24 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
         const asset = join(outdir, String(resource.Metadata['aws:asset:path']));
         const [moduleName, exportName] = String(props.Handler).split('.') as [string, string];
 
-        // The code folder: a copy of the asset, read-only; with the build machine's argon2 beside the
-        // Lambda architecture's when they differ (the only native addon; docs/CONTRIBUTING.md).
+        // The code folder: a copy of the asset, read-only; beside each native addon built for Lambda's
+        // arm64 (argon2, sharp with its libvips), this machine's build of the same version when they differ
+        // (infra/bundling.ts NATIVE_ADDONS; docs/CONTRIBUTING.md).
         const code = join(root, group, 'code');
         mkdirSync(join(root, group), { recursive: true, mode: 0o755 });
         cpSync(asset, code, { recursive: true });
-        const lambdaArgon2 = join(code, 'node_modules', '@node-rs', 'argon2-linux-arm64-gnu');
-        if (existsSync(lambdaArgon2) && process.arch !== 'arm64') {
-          const local = join(PROJECT_ROOT, 'node_modules', '@node-rs', `argon2-linux-${process.arch}-gnu`);
-          cpSync(local, join(code, 'node_modules', '@node-rs', `argon2-linux-${process.arch}-gnu`), {
-            recursive: true,
-          });
+        const here: LambdaCpu = process.arch === 'arm64' ? 'arm64' : 'x64';
+        for (const addon of NATIVE_ADDON_NAMES) {
+          const { package: name, binaries } = NATIVE_ADDONS[addon];
+          const shipped = binaries('arm64').every(({ dir }) => existsSync(join(code, 'node_modules', dir)));
+          if (!shipped || here === 'arm64') continue;
+          for (const { dir } of binaries(here)) {
+            cpSync(join(PROJECT_ROOT, 'node_modules', dir), join(code, 'node_modules', dir), {
+              recursive: true,
+            });
+          }
           notes.push(
-            `${group}: the asset ships ${ARGON2_PACKAGE} for arm64 (checked present); the same version's ${process.arch} binary was placed beside it to run here`,
+            `${group}: the asset ships ${name} for arm64 (checked present); the same version's ${here} build was placed beside it to run here`,
           );
         }
         makeReadOnly(code);
@@ -478,6 +486,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
         const deployed: DeployedFunction = {
           group,
           logicalId,
+          asset,
           assetEntries: readdirSync(asset).sort(),
           shippedPackages: existsSync(join(asset, 'node_modules'))
             ? readdirSync(join(asset, 'node_modules')).filter((name) => !name.startsWith('.'))

@@ -1,8 +1,9 @@
 // Paths to take out of the CDN soon, sent in batches (docs/UPLOADS.md "Deleting"): a takedown records its
-// path here, and the takedowns worker (functions/takedowns) sends every path pending in ONE invalidation a
-// minute. An ordinary delete records nothing: the edge drops its copy within `cdn.deleted_max_age_seconds`
-// (the /i/* cache policy's maximum), and an invalidation per delete would cost $5 per 1,000 paths past the
-// free 1,000 a month and fail outright past 3,000 paths in flight.
+// path here (`/i/<key>*`: the file and every rendition of it), and the takedowns worker (functions/takedowns)
+// sends the paths pending in ONE invalidation a minute. An ordinary delete records nothing: the edge drops
+// its copy within `cdn.deleted_max_age_seconds` (the /i/* cache policy's maximum), and an invalidation per
+// delete would cost $5 per 1,000 paths past the free 1,000 a month and fail outright past 3,000 paths (15
+// wildcard paths) in flight.
 //
 // Pending items are spread over the `listing` index's shards (lib/platform/db/shards.ts), so no partition
 // takes every takedown, and expire with the edge's own maximum age: past it the edge holds nothing to take
@@ -20,6 +21,18 @@ export const TAKEDOWN_LISTING_NAME = 'takedown';
  * for the next minute.
  */
 export const MAX_TAKEDOWN_PATHS = 1000;
+
+/**
+ * Wildcard paths per invalidation: CloudFront allows only 15 in flight at once, so a run sends at most
+ * this many of them (a takedown's `/i/<key>*`; the rest wait for the next minute).
+ */
+export const MAX_TAKEDOWN_WILDCARD_PATHS = 15;
+
+/** CloudFront's answer while the wildcard (or path) allowance in flight is used up by earlier batches. */
+const TOO_MANY_IN_FLIGHT = 'TooManyInvalidationsInProgress';
+
+/** A path CloudFront reads as a wildcard: `*` may only end it, and then it covers every query string too. */
+export const isWildcardPath = (path: string): boolean => path.endsWith('*');
 
 const KEY_PREFIX = 'takedown#';
 /** Deletes of sent items in flight at once. */
@@ -90,14 +103,29 @@ export class Takedowns {
   }
 
   /**
-   * One batch: every pending path (at most MAX_TAKEDOWN_PATHS) in one invalidation, then the items sent
-   * are deleted. A failed invalidation throws and deletes nothing: the next run sends them again.
+   * One batch: the pending paths, oldest first, in one invalidation (at most MAX_TAKEDOWN_PATHS, of which at
+   * most MAX_TAKEDOWN_WILDCARD_PATHS wildcards), then the items sent are deleted. A failed invalidation
+   * throws and deletes nothing: the next run sends them again. While earlier batches still hold CloudFront's
+   * allowance in flight it refuses the batch; that is no failure: nothing is sent and everything waits.
    */
   async send(invalidator: Invalidator): Promise<TakedownRun> {
-    const { items, more } = await this.pending();
-    if (items.length === 0) return { paths: 0, invalidations: 0, more: false };
+    const { items: pending, more } = await this.pending();
+    if (pending.length === 0) return { paths: 0, invalidations: 0, more: false };
+    let wildcards = 0;
+    const items = pending.filter((item) => {
+      if (!isWildcardPath(takedownPathOf(item))) return true;
+      wildcards += 1;
+      return wildcards <= MAX_TAKEDOWN_WILDCARD_PATHS;
+    });
+    const left = more || items.length < pending.length;
     const paths = [...new Set(items.map(takedownPathOf))];
-    await invalidator.invalidate(paths);
+    try {
+      await invalidator.invalidate(paths);
+    } catch (error) {
+      if ((error as { name?: string } | undefined)?.name === TOO_MANY_IN_FLIGHT)
+        return { paths: 0, invalidations: 0, more: true };
+      throw error;
+    }
     for (let start = 0; start < items.length; start += PARALLEL_DELETES) {
       await Promise.all(
         items
@@ -105,6 +133,6 @@ export class Takedowns {
           .map((item) => this.deps.table.delete({ pk: item.pk, sk: item.sk })),
       );
     }
-    return { paths: paths.length, invalidations: 1, more };
+    return { paths: paths.length, invalidations: 1, more: left };
   }
 }

@@ -1,13 +1,18 @@
 // Deletes and the CDN (docs/UPLOADS.md "Deleting"): an owner's delete creates no invalidation (the edge drops
-// its copy within cdn.deleted_max_age_seconds); the back office's takedowns are recorded and sent by the
-// takedowns worker, all pending paths (at most 1,000) in one invalidation per run; a run with nothing
-// pending sends nothing; a failed invalidation keeps the paths for the next run; a failed delete records
-// nothing.
+// its copy within cdn.deleted_max_age_seconds); the back office's takedowns are recorded as `/i/<key>*` (the
+// file and its renditions) and sent by the takedowns worker, the pending paths in one invalidation per run
+// (at most 1,000, of which at most 15 wildcards: CloudFront's limit in flight); a run with nothing pending
+// sends nothing; a failed invalidation keeps the paths for the next run, and so does one CloudFront refuses
+// while earlier batches are in flight, without failing; a failed delete records nothing.
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
-import { MAX_TAKEDOWN_PATHS, type TakedownRun } from '#lib/platform/cdn/takedowns.ts';
+import {
+  MAX_TAKEDOWN_PATHS,
+  MAX_TAKEDOWN_WILDCARD_PATHS,
+  type TakedownRun,
+} from '#lib/platform/cdn/takedowns.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -113,10 +118,33 @@ describe('deletes and the CDN', () => {
     expect(afterDeletes).toEqual([]);
     expect(first).toEqual({ paths: 3, invalidations: 1, more: false });
     expect(cdn.calls).toHaveLength(1);
-    expect([...cdn.calls[0]!].sort()).toEqual(records.map((record) => `/i/${record.key}`).sort());
+    expect([...cdn.calls[0]!].sort()).toEqual(records.map((record) => `/i/${record.key}*`).sort());
     expect(second).toEqual({ paths: 0, invalidations: 0, more: false });
     expect(cdn.calls).toHaveLength(1);
     expect(new URL(records[0]!.url).pathname).toBe(`/i/${records[0]!.key}`);
+  });
+
+  it("takes a file's renditions out with it: the one wildcard path covers its URL and every rendition URL", async () => {
+    // Prepare
+    const cdn = recordingCdn();
+    const call = service(cdn);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
+    const record = await upload(call, carol);
+
+    // Act
+    await call(adminDelete(record.id));
+    await call.runWorker();
+
+    // Assess: CloudFront's `*` ends a path and covers whatever follows it, query strings included.
+    expect(cdn.calls).toEqual([[`/i/${record.key}*`]]);
+    const [path] = cdn.calls[0]!;
+    const covered = (url: string) =>
+      `${new URL(url).pathname}${new URL(url).search}`.startsWith(path!.slice(0, -1));
+    expect(record.thumbnail).toMatch(/\?w=480&q=75&f=webp$/);
+    for (const url of [record.url, record.thumbnail!, `${record.url}?w=1920&f=auto`]) {
+      expect(covered(url), url).toBe(true);
+    }
   });
 
   it('of 50 concurrent deletes of one file, the one that succeeds is the one takedown sent', async () => {
@@ -139,10 +167,61 @@ describe('deletes and the CDN', () => {
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     expect(answers.filter((answer) => answer.status === 404)).toHaveLength(49);
     const adminWon = answers.findIndex((answer) => answer.status === 200) % 2 === 1;
-    expect(cdn.calls).toEqual(adminWon ? [[`/i/${record.key}`]] : []);
+    expect(cdn.calls).toEqual(adminWon ? [[`/i/${record.key}*`]] : []);
   });
 
-  it('sends at most 1,000 paths a run and leaves the rest for the next', async () => {
+  it('sends at most 15 wildcard paths a run beside every plain one, the rest the next run', async () => {
+    // Prepare: 20 takedowns as the back office records them (wildcards), and 3 plain paths (recorded before
+    // takedowns covered renditions).
+    const cdn = recordingCdn();
+    const { groups } = testDeps({ cdn });
+    const { takedowns } = groups.takedowns;
+    while ((await takedowns.send(cdn)).paths > 0);
+    cdn.calls.length = 0;
+    const wildcards = Array.from({ length: 20 }, (_, n) => `/i/2026/11/25/wild-${n}.png*`);
+    const plain = Array.from({ length: 3 }, (_, n) => `/i/2026/11/25/plain-${n}.png`);
+    await Promise.all([...wildcards, ...plain].map((path) => takedowns.record(path)));
+
+    // Act
+    const first = await takedowns.send(cdn);
+    const second = await takedowns.send(cdn);
+    const third = await takedowns.send(cdn);
+
+    // Assess
+    const wildcardsIn = (paths: string[]) => paths.filter((path) => path.endsWith('*')).length;
+    expect(MAX_TAKEDOWN_WILDCARD_PATHS).toBe(15);
+    expect(first).toEqual({ paths: 18, invalidations: 1, more: true });
+    expect(second).toEqual({ paths: 5, invalidations: 1, more: false });
+    expect(third).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(cdn.calls.map(wildcardsIn)).toEqual([15, 5]);
+    expect(cdn.calls[0]).toEqual(expect.arrayContaining(plain));
+    expect(new Set(cdn.calls.flat())).toEqual(new Set([...wildcards, ...plain]));
+  });
+
+  it('keeps the batch, without failing, while CloudFront still has earlier invalidations in flight', async () => {
+    // Prepare
+    const cdn = recordingCdn();
+    const call = service(cdn);
+    await drainTakedowns(call);
+    cdn.calls.length = 0;
+    const record = await upload(call, bob);
+    await call(adminDelete(record.id));
+    cdn.failWith = Object.assign(new Error('Your request contains too many invalidations in progress'), {
+      name: 'TooManyInvalidationsInProgress',
+    });
+
+    // Act
+    const refused = await call.runWorker();
+    cdn.failWith = undefined;
+    const sent = await call.runWorker();
+
+    // Assess
+    expect(refused).toEqual({ paths: 0, invalidations: 0, more: true });
+    expect(sent).toEqual({ paths: 1, invalidations: 1, more: false });
+    expect(cdn.calls).toEqual([[`/i/${record.key}*`], [`/i/${record.key}*`]]);
+  });
+
+  it('sends at most 1,000 plain paths a run and leaves the rest for the next', async () => {
     // Prepare: 1,003 takedowns recorded, as the back office's deletes record them.
     const cdn = recordingCdn();
     const { groups } = testDeps({ cdn });
@@ -193,7 +272,7 @@ describe('deletes and the CDN', () => {
     expect(await bucketKeys(record.key)).toEqual([]);
     expect(failed).toBe('AccessDenied');
     expect(retried).toEqual({ paths: 1, invalidations: 1, more: false });
-    expect(cdn.calls).toEqual([[`/i/${record.key}`], [`/i/${record.key}`]]);
+    expect(cdn.calls).toEqual([[`/i/${record.key}*`], [`/i/${record.key}*`]]);
   });
 
   it('records nothing when the delete fails: an unknown id, or a file of another account', async () => {

@@ -21,6 +21,8 @@ export interface FakeCloudFront {
 }
 
 const XMLNS = 'http://cloudfront.amazonaws.com/doc/2020-05-31/';
+/** CloudFront's limit on wildcard paths in invalidations in progress, per distribution. */
+const MAX_WILDCARD_PATHS_IN_FLIGHT = 15;
 
 function xmlEscape(text: string): string {
   return text.replace(/[<>&'"]/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -79,6 +81,18 @@ export function createFakeCloudFront(options: { distributionIds: string[] }): Fa
     }
     if (paths.some((path) => !path.startsWith('/'))) {
       return cloudFrontError(400, 'InvalidArgument', 'Every path must begin with a slash.');
+    }
+    // CloudFront's `*` may only end a path, and 15 wildcard paths at most are in flight per distribution
+    // (this stand-in completes each batch at once, so one batch is all that is in flight).
+    if (paths.some((path) => path.slice(0, -1).includes('*'))) {
+      return cloudFrontError(400, 'InvalidArgument', 'A wildcard (*) may only end a path.');
+    }
+    if (paths.filter((path) => path.endsWith('*')).length > MAX_WILDCARD_PATHS_IN_FLIGHT) {
+      return cloudFrontError(
+        400,
+        'TooManyInvalidationsInProgress',
+        'You have exceeded the maximum number of allowable InProgress wildcard invalidation batch requests.',
+      );
     }
     const earlier = invalidations.find(
       (item) => item.distributionId === distributionId && item.callerReference === callerReference,
