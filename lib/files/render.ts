@@ -20,7 +20,8 @@ function loadSharp(): Promise<typeof SharpModule> {
     ({ default: sharp }) => {
       // A render function reads each original once and stores what it writes, so libvips' operation cache
       // would only hold memory between invocations that never reuse it. The thread count stays sharp's
-      // default, the cores the function was given (one below 1,769 MB on Lambda, more above).
+      // default: one libvips thread on glibc (Lambda's), where more threads fragment glibc's allocator; the
+      // function is sized for that one core (1,769 MB, one full vCPU: docs/CAPACITY.md).
       sharp.cache(false);
       return sharp;
     },
