@@ -23,6 +23,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { verifyPassword } from '#lib/accounts/passwords.ts';
 import { PRESIGN_TTL_SECONDS } from '#lib/files/pending.ts';
+import { DEFAULT_QUALITY } from '#lib/files/rendition-query.ts';
 import type { ApiEvent } from '#lib/http/event.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
@@ -30,6 +31,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { awsRoundTrips, type SentCall, WaitCounter } from '#test/support/aws-waits.ts';
 import { MAIN_PATHS, type MainPath, mainPaths } from '#test/support/main-paths.ts';
 import { floorOf } from './floors.ts';
+import { sharpAloneWebp } from './sharp-alone.ts';
 import { median, round } from './stats.ts';
 
 export interface PathAwsFigures {
@@ -71,8 +73,11 @@ const S3_COMMANDS: Record<string, new (input: any) => any> = {
   HeadObject: HeadObjectCommand,
 };
 
-/** Sends one recorded call again with the bare SDK client; a refused condition is still a round trip. */
-async function resend(call: SentCall): Promise<void> {
+/**
+ * Sends one recorded call again with the bare SDK client; a refused condition is still a round trip.
+ * Answers the bytes of an object it read (a GetObject), for the work done on them after the calls.
+ */
+async function resend(call: SentCall): Promise<Uint8Array | undefined> {
   const dynamo = DYNAMO_COMMANDS[call.name];
   const s3 = S3_COMMANDS[call.name];
   try {
@@ -81,20 +86,42 @@ async function resend(call: SentCall): Promise<void> {
       const output = await s3Client(config.aws).send(new s3(call.input));
       // Reading the bytes of an object is work no implementation skips.
       const body = (output as { Body?: { transformToByteArray(): Promise<Uint8Array> } }).Body;
-      if (body) createHash('sha256').update(await body.transformToByteArray());
+      if (body) {
+        const bytes = await body.transformToByteArray();
+        createHash('sha256').update(bytes);
+        return bytes;
+      }
     } else throw new Error(`no baseline command for ${call.service}.${call.name}`);
   } catch (error) {
     const name = (error as { name?: string }).name ?? '';
     if (!/ConditionalCheckFailed|TransactionCanceled|NoSuchKey/.test(name)) throw error;
   }
+  return undefined;
 }
 
 /**
- * The work a path cannot skip besides its calls: API Gateway's base64 body decoded and hashed, argon2, or
- * the SigV4 signature of the presigned PUT (the URL is what presign answers; signing it sends nothing).
+ * The work a path cannot skip besides its calls: API Gateway's base64 body decoded and hashed, argon2, the
+ * SigV4 signature of the presigned PUT (the URL is what presign answers; signing it sends nothing), or a
+ * rendition's render of the original (`read`: the bytes the baseline's GetObjects read; the largest is the
+ * original, the stored copy a first render looks for being missing) with sharp alone, as the render
+ * function's pipeline does it.
  */
 function unskippable(path: MainPath, passwordHash: string, password: string) {
-  return async (event: ApiEvent) => {
+  return async (event: ApiEvent, read: readonly Uint8Array[]) => {
+    if (path === 'rendition') {
+      const query = new URLSearchParams(event.rawQueryString ?? '');
+      if (query.get('f') !== 'webp') throw new Error('the rendition baseline renders WebP only');
+      const original = read.reduce<Uint8Array | undefined>(
+        (largest, bytes) => (largest === undefined || bytes.length > largest.length ? bytes : largest),
+        undefined,
+      );
+      if (!original) throw new Error('the rendition baseline read no original');
+      await sharpAloneWebp(original, {
+        width: Number(query.get('w')),
+        quality: Number(query.get('q') ?? DEFAULT_QUALITY),
+        maxInputPixels: config.images.max_input_pixels,
+      });
+    }
     if (path === 'login') {
       if (!(await verifyPassword(passwordHash, password))) throw new Error('verify failed');
     }
@@ -158,8 +185,13 @@ export async function measureAwsFigures(options: {
         const next = await path.prepare();
         const ours = () => path.request(next);
         const theirs = async () => {
-          await extra(next as unknown as ApiEvent);
-          for (const step of counted.sentSteps) await Promise.all(step.map(resend));
+          const read: Uint8Array[] = [];
+          for (const step of counted.sentSteps) {
+            for (const bytes of await Promise.all(step.map(resend))) if (bytes) read.push(bytes);
+          }
+          // After the calls, as a render needs the bytes read; what is counted is CPU, which the order of
+          // this work against the calls does not change.
+          await extra(next as unknown as ApiEvent, read);
         };
         // Alternated, the order flipping every iteration; the first two are warm-up.
         const [a, b] = i % 2 === 0 ? [ours, theirs] : [theirs, ours];

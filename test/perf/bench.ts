@@ -8,18 +8,25 @@
 //
 // Options (environment): BENCH_ROUNDS (3), BENCH_LOAD_SECONDS (20), BENCH_CONNECTIONS (32),
 // BENCH_IMPORT_RUNS (9 per round), BENCH_ME_ITERATIONS (1000 per round), BENCH_LOGIN_ITERATIONS (40),
-// BENCH_UPLOAD_ITERATIONS (30), BENCH_ORDER_ITERATIONS (100), BENCH_MEMORY (1; 0 skips the memory run),
+// BENCH_UPLOAD_ITERATIONS (30), BENCH_ORDER_ITERATIONS (100), BENCH_MEMORY (1; 0 skips the memory runs),
 // BENCH_NODE_OPTIONS ('' as the functions run in AWS; '--enable-source-maps' to see what the maps cost),
-// BENCH_CPU_ITERATIONS (30 per path; logins 10), BENCH_MIX_ACCOUNTS (50), BENCH_MIX_ROUNDS (2).
+// BENCH_CPU_ITERATIONS (30 per path; logins 10), BENCH_MIX_ACCOUNTS (50), BENCH_MIX_ROUNDS (2),
+// BENCH_RENDITION_RUNS (7 first renders per side), BENCH_RENDITION_STORED_ITERATIONS (30).
+//
+// `npm run bench -- --only renditions` runs the rendition figures alone (renditions.ts), on the same
+// stand-ins, with their goals.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
 import { startS3LocalProcess } from '#infra/local/s3-local.ts';
+import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { runColdImport } from './cold-import.ts';
 import { coldPaths, ONE_TIME_WAIT_MS } from './cold-path.ts';
 import { heatFigures, PARTITION_LIMITS, predict, TARGET_RATES } from './heat-model.ts';
+// Types only: renditions.ts imports the render handler, which reads the settings at import.
+import type { RenditionReport } from './renditions.ts';
 import { ms, table } from './stats.ts';
 
 function option(name: string, fallback: number): number {
@@ -40,12 +47,25 @@ const GOALS = {
   cold_path_ratio_max: 1.6,
   bundle_kb_max: 1024,
   confirm_peak_rss_mib: 384,
+  // A first render over sharp alone making the same storage calls (renditions.ts), and a stored rendition
+  // served over an original of the same bytes: our code around sharp and around the read.
+  rendition_ratio: 1.3,
+  stored_ratio: 1.2,
 } as const;
 
 /** The static upload token of the bench's settings: the load mix includes uploads made with it. */
 const STATIC_TOKEN = 'bench-static-upload-token-0001';
 
-const CHECK = process.argv.slice(2).includes('--check');
+const ARGS = process.argv.slice(2);
+const CHECK = ARGS.includes('--check');
+/** `--only renditions` (or `--only=renditions`): one part of the bench alone. */
+const ONLY = (() => {
+  const at = ARGS.findIndex((arg) => arg === '--only' || arg.startsWith('--only='));
+  if (at < 0) return undefined;
+  const value = ARGS[at]!.includes('=') ? ARGS[at]!.slice('--only='.length) : ARGS[at + 1];
+  if (value !== 'renditions') throw new Error(`--only: the part to run alone is renditions, not ${value}`);
+  return value;
+})();
 
 interface MemoryReport {
   object_mib: number;
@@ -71,6 +91,179 @@ function runMemory(): MemoryReport {
 
 const verdict = (value: number, goal: number) => (value <= goal ? 'met' : 'MISSED');
 
+interface StandIns {
+  /** This run's directory (s3rver's files, the rendition figures' JPEG), removed by stop(). */
+  scratch: string;
+  stop(): Promise<void>;
+}
+
+/** DynamoDB Local and s3rver started, the settings pointed at them, the table and bucket provisioned. */
+async function startStandIns(): Promise<StandIns> {
+  const scratch = mkdtempSync(join(tmpdir(), 'service-bench-'));
+  const [dynamo, s3] = await Promise.all([
+    startDynamoLocal(),
+    // Its own process, as S3 is remote in AWS: its request handling must not share our thread.
+    startS3LocalProcess({ directory: join(scratch, 's3') }),
+  ]);
+  const stop = async () => {
+    await Promise.allSettled([dynamo.stop(), s3.stop()]);
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  try {
+    // The configuration is read once, at the first import of lib/platform/config: set it before importing any.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    process.env.APP_CONFIG_JSON = JSON.stringify({
+      stage: 'bench',
+      base_url: 'http://localhost:3000',
+      log: { level: 'silent' },
+      upload: { api_token: STATIC_TOKEN },
+    });
+    process.env.LOG__LEVEL = 'silent';
+    process.env.BASE_URL = 'http://localhost:3000';
+    process.env.AWS__DYNAMODB_ENDPOINT = dynamo.endpoint;
+    process.env.AWS__S3_ENDPOINT = s3.endpoint;
+    process.env.TABLE_NAME = 'bench';
+    process.env.BUCKET_NAME = 'bench';
+    process.env.DATA_DIR = join(scratch, 'data');
+    const { provisionTestStack } = await import('#test/support/stack.ts');
+    await provisionTestStack();
+    return { scratch, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The rendition figures (renditions.ts), printed; run after startStandIns. */
+async function renditionFigures(
+  settings: { renditionRuns: number; renditionStoredIterations: number; memory: boolean },
+  scratch: string,
+): Promise<RenditionReport> {
+  console.log(
+    `\nrenditions: a 24-megapixel photo-like JPEG (6000x4000) to w=480 webp, ${settings.renditionRuns} first renders per side; a stored rendition served ${settings.renditionStoredIterations} times beside an original of its bytes${settings.memory ? '; peak RSS of one render of the largest source accepted, in processes of their own' : ''} ...`,
+  );
+  const { measureRenditions } = await import('./renditions.ts');
+  const report = await measureRenditions({
+    runs: settings.renditionRuns,
+    storedIterations: settings.renditionStoredIterations,
+    memory: settings.memory,
+    scratch,
+  });
+  const vips =
+    report.vipsthumbnail_ms === null
+      ? 'not measured (not installed, see above)'
+      : `${ms(report.vipsthumbnail_ms)} (start-up alone ${ms(report.vipsthumbnail_start_ms ?? 0)})`;
+  console.log(
+    table(
+      ['rendition (wall clock, median)', 'figure', 'ms'],
+      [
+        [
+          'first render: GET /i/<key>?w=480&f=webp through the handler (both reads, render, store)',
+          'rendition_first_ms',
+          ms(report.rendition_first_ms),
+        ],
+        [
+          'sharp alone, the same pipeline, GetObject read whole and PutObject on the bare SDK',
+          'sharp_alone_ms',
+          ms(report.sharp_alone_ms),
+        ],
+        [
+          `${report.vipsthumbnail_version ?? 'vipsthumbnail'}: vipsthumbnail -s 480x -o out.webp[Q=75,strip], a process each`,
+          'vipsthumbnail_ms',
+          vips,
+        ],
+        ['first render over sharp alone', 'rendition_ratio', report.rendition_ratio.toFixed(2)],
+        [
+          'the same query again: the stored rendition served',
+          'rendition_stored_ms',
+          ms(report.rendition_stored_ms),
+        ],
+        [
+          'the same bytes as an original, GET /i/<key> without a query',
+          'original_ms',
+          ms(report.original_ms),
+        ],
+        ['stored rendition over the original', 'stored_ratio', report.stored_ratio.toFixed(2)],
+        [
+          "the stored rendition's calls alone, bare SDK (stored copy read, original's GetObject dropped)",
+          'stored_calls_ms',
+          ms(report.stored_calls_ms),
+        ],
+      ],
+    ),
+  );
+  console.log(
+    `source ${(report.source_bytes / 1024 / 1024).toFixed(2)} MiB, rendition ${report.rendition_bytes} bytes; sharp's libvips ${report.sharp_libvips_version}, ${report.vips_concurrency} thread(s) per image on both sides; first renders ${report.samples.first_ms.join(' ')}; sharp alone ${report.samples.sharp_alone_ms.join(' ')}${report.samples.vipsthumbnail_ms.length > 0 ? `; vipsthumbnail ${report.samples.vipsthumbnail_ms.join(' ')}` : ''}`,
+  );
+  if (report.memory) {
+    const memory = report.memory;
+    console.log(
+      `render_peak_rss_mib: ${memory.peak_rss_mib} MiB, one render of a ${memory.source_width}x${memory.source_height} JPEG (${(memory.source_bytes / 1024 / 1024).toFixed(1)} MiB, the largest 3:2 source images.max_input_pixels accepts) to w=480 webp; the highest VmHWM of ${memory.peak_rss_samples_mib.length} processes of their own (${memory.peak_rss_samples_mib.join(', ')}; sampled ${memory.sampled_peak_rss_mib}; ${memory.before_render_rss_mib} before the render); the function has ${memory.function_memory_mb} MB`,
+    );
+  }
+  return report;
+}
+
+/** The figures of the JSON line from a rendition report. */
+function renditionJson(report: RenditionReport) {
+  return {
+    rendition_first_ms: report.rendition_first_ms,
+    vipsthumbnail_ms: report.vipsthumbnail_ms,
+    sharp_alone_ms: report.sharp_alone_ms,
+    rendition_ratio: report.rendition_ratio,
+    rendition_stored_ms: report.rendition_stored_ms,
+    original_ms: report.original_ms,
+    stored_ratio: report.stored_ratio,
+    render_peak_rss_mib: report.memory?.peak_rss_mib ?? null,
+  };
+}
+
+function renditionGoals(report: RenditionReport) {
+  return [
+    ['rendition_ratio', report.rendition_ratio, GOALS.rendition_ratio],
+    ['stored_ratio', report.stored_ratio, GOALS.stored_ratio],
+  ] as const;
+}
+
+function printGoals(summary: ReadonlyArray<readonly [string, number, number]>): void {
+  console.log('\ngoals:');
+  console.log(
+    table(
+      ['figure', 'value', 'goal'],
+      summary.map(([name, value, goal]) => [name, value, `<= ${goal} ${verdict(value, goal)}`]),
+    ),
+  );
+}
+
+function checkGoals(summary: ReadonlyArray<readonly [string, number, number]>): void {
+  const missed = summary.filter(([, value, goal]) => value > goal).map(([name]) => name);
+  if (CHECK && missed.length > 0) {
+    console.error(`bench --check: goals missed: ${missed.join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+/** `--only renditions`: the stand-ins and the rendition figures, nothing else. */
+async function onlyRenditions(
+  settings: Parameters<typeof renditionFigures>[0],
+  machine: Record<string, unknown>,
+  started: number,
+): Promise<void> {
+  const standIns = await startStandIns();
+  try {
+    const report = await renditionFigures(settings, standIns.scratch);
+    const summary = renditionGoals(report);
+    printGoals(summary);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`\n(${seconds.toFixed(0)} s in all)`);
+    const bench = { ...renditionJson(report), renditions: report, machine, seconds: Math.round(seconds) };
+    console.log(`BENCH ${JSON.stringify(bench)}`);
+    checkGoals(summary);
+  } finally {
+    await standIns.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const settings = {
     rounds: option('BENCH_ROUNDS', 3),
@@ -86,6 +279,8 @@ async function main(): Promise<void> {
     cpuIterations: option('BENCH_CPU_ITERATIONS', 30),
     mixAccounts: option('BENCH_MIX_ACCOUNTS', 50),
     mixRounds: option('BENCH_MIX_ROUNDS', 2),
+    renditionRuns: option('BENCH_RENDITION_RUNS', 7),
+    renditionStoredIterations: option('BENCH_RENDITION_STORED_ITERATIONS', 30),
   };
   const started = performance.now();
   const machine = {
@@ -100,9 +295,11 @@ async function main(): Promise<void> {
     `machine: ${machine.cpus} x ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node} (${machine.platform})`,
   );
 
+  if (ONLY === 'renditions') return onlyRenditions(settings, machine, started);
+
   // Cold import first, before the stand-ins compete for the two cores.
   console.log(
-    `\ncold import: bundling the 5 groups, ${settings.rounds} rounds of ${settings.importRuns} fresh processes each ...`,
+    `\ncold import: bundling the ${FUNCTION_GROUPS.length} groups, ${settings.rounds} rounds of ${settings.importRuns} fresh processes each ...`,
   );
   const coldImport = await runColdImport({
     runs: settings.importRuns,
@@ -153,30 +350,8 @@ async function main(): Promise<void> {
       .join(', ')}`,
   );
 
-  const scratch = mkdtempSync(join(tmpdir(), 'service-bench-'));
-  const [dynamo, s3] = await Promise.all([
-    startDynamoLocal(),
-    // Its own process, as S3 is remote in AWS: its request handling must not share our thread.
-    startS3LocalProcess({ directory: join(scratch, 's3') }),
-  ]);
+  const standIns = await startStandIns();
   try {
-    // The configuration is read once, at the first import of lib/platform/config: set it before importing any.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-    process.env.APP_CONFIG_JSON = JSON.stringify({
-      stage: 'bench',
-      base_url: 'http://localhost:3000',
-      log: { level: 'silent' },
-      upload: { api_token: STATIC_TOKEN },
-    });
-    process.env.LOG__LEVEL = 'silent';
-    process.env.BASE_URL = 'http://localhost:3000';
-    process.env.AWS__DYNAMODB_ENDPOINT = dynamo.endpoint;
-    process.env.AWS__S3_ENDPOINT = s3.endpoint;
-    process.env.TABLE_NAME = 'bench';
-    process.env.BUCKET_NAME = 'bench';
-    process.env.DATA_DIR = join(scratch, 'data');
-    const { provisionTestStack } = await import('#test/support/stack.ts');
-    await provisionTestStack();
     const { runInProcess } = await import('./in-process.ts');
     const { runLoad } = await import('./load.ts');
 
@@ -250,6 +425,8 @@ async function main(): Promise<void> {
         ]),
       ),
     );
+
+    const renditions = await renditionFigures(settings, standIns.scratch);
 
     console.log(
       `\npartition heat: a load mix of ${settings.mixAccounts} accounts, ${settings.mixRounds} rounds, predicted at the target load ...`,
@@ -340,14 +517,9 @@ async function main(): Promise<void> {
       ...(memory
         ? ([['confirm_peak_rss_mib', memory.confirm_peak_rss_mib, GOALS.confirm_peak_rss_mib]] as const)
         : []),
+      ...renditionGoals(renditions),
     ] as const;
-    console.log('\ngoals:');
-    console.log(
-      table(
-        ['figure', 'value', 'goal'],
-        summary.map(([name, value, goal]) => [name, value, `<= ${goal} ${verdict(value, goal)}`]),
-      ),
-    );
+    printGoals(summary);
     const seconds = (performance.now() - started) / 1000;
     console.log(`\n(${seconds.toFixed(0)} s in all)`);
 
@@ -369,6 +541,7 @@ async function main(): Promise<void> {
       upload_cpu_ms: inProcess.upload.cpu_ms,
       direct_upload_peak_rss_mib: memory?.direct_upload_peak_rss_mib ?? null,
       powertools_import_p50_ms: coldImport.powertools?.import_p50_ms ?? null,
+      ...renditionJson(renditions),
       round_trips,
       paths: {
         me: inProcess.me,
@@ -390,19 +563,15 @@ async function main(): Promise<void> {
       cold_import: coldImport,
       cold_path: coldPath.groups,
       memory,
+      renditions,
       load,
       machine,
       seconds: Math.round(seconds),
     };
     console.log(`BENCH ${JSON.stringify(bench)}`);
-    const missed = summary.filter(([, value, goal]) => value > goal).map(([name]) => name);
-    if (CHECK && missed.length > 0) {
-      console.error(`bench --check: goals missed: ${missed.join(', ')}`);
-      process.exitCode = 1;
-    }
+    checkGoals(summary);
   } finally {
-    await Promise.allSettled([dynamo.stop(), s3.stop()]);
-    rmSync(scratch, { recursive: true, force: true });
+    await standIns.stop();
   }
 }
 
