@@ -231,10 +231,11 @@ export class ServiceFunction extends Construct {
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
     if (needs.bucket) this.grantBucket(resources.bucket, needs.bucket);
-    // Renditions are written once under derived/ (lib/files/prefixes.ts) and never deleted by their
-    // writer: PutObject there only, so no query can overwrite an original or an upload in flight.
+    // Renditions are written once under derived/ (lib/files/prefixes.ts), and taken back only when their
+    // file was deleted while they rendered: Put and Delete there only, so no query can touch an original or
+    // an upload in flight.
     if (needs.renditions)
-      this.allow(['s3:PutObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
+      this.allow(['s3:PutObject', 's3:DeleteObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
     // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
     if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);
     // PutEvents on the bus that carries `order.paid`.

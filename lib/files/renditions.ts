@@ -1,6 +1,6 @@
 // GET /i/<key>?<query>: a rendition, rendered once and stored (docs/IMAGES.md). The query is checked before
-// anything is read; then the stored rendition is served when there is one (one wait), else the original is
-// rendered and stored (two waits: the reads, the store).
+// anything is read; then the stored rendition is served when there is one (one wait, as an original), else
+// the original is read, rendered and stored (three waits: the stored copy missed, the original, the store).
 import { createHash } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import { parseStorageKey } from './names.ts';
@@ -74,21 +74,10 @@ export class Renditions {
     const output = outputFormatOf(params, source, acceptClassOf(request.accept));
     const renditionKey = renditionKeyOf(request.key, params, output);
 
-    // The stored copy and the original are asked for together: a first render then waits twice (both reads,
-    // then the store), not three times. On a hit the original's stream is dropped unread; the CDN in front
-    // answers most repeats, so a hit here is an edge miss and the extra GET request is the cheaper cost.
-    const [stored, original] = await Promise.all([
-      this.deps.storage.open(renditionKey),
-      this.deps.storage.open(request.key),
-    ]);
-    // No original, no rendition: a deleted file's renditions are never served, even one stored by a render
-    // that was running while the file was deleted.
-    if (!original) {
-      stored?.body.destroy();
-      throw errors.notFound('file: not found');
-    }
+    // The stored copy first, alone: serving it (every edge miss of a rendition) costs what serving an
+    // original costs, one read. A first render then reads the original and stores its rendition.
+    const stored = await this.deps.storage.open(renditionKey);
     if (stored) {
-      original.body.destroy();
       if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
         stored.body.destroy();
         return this.redirectTo(renditionKey, varyByAccept);
@@ -102,8 +91,19 @@ export class Renditions {
         varyByAccept,
       };
     }
+    const original = await this.deps.storage.open(request.key);
+    if (!original) throw errors.notFound('file: not found');
     const rendered = await renderRendition(await bytesOf(original), source, params, output, this.deps.render);
-    await this.deps.storage.put(renditionKey, rendered.body, rendered.contentType);
+    // The original is looked for again as the rendition is stored (no extra wait): a file deleted while it
+    // was rendering had its renditions swept before this one landed, so this one is taken back.
+    const [, stillStored] = await Promise.all([
+      this.deps.storage.put(renditionKey, rendered.body, rendered.contentType),
+      this.deps.storage.exists(request.key),
+    ]);
+    if (!stillStored) {
+      await this.deps.storage.deleteQuietly(renditionKey);
+      throw errors.notFound('file: not found');
+    }
     if (rendered.body.length > INLINE_RENDITION_MAX_BYTES) return this.redirectTo(renditionKey, varyByAccept);
     return {
       kind: 'bytes',

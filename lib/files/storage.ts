@@ -165,6 +165,11 @@ export class FileStorage {
     }
   }
 
+  /** Whether an object is stored at `key` (a HEAD: no bytes move). */
+  async exists(key: string): Promise<boolean> {
+    return (await this.etagOf(key)) !== undefined;
+  }
+
   /** Idempotent: deleting a missing key succeeds. */
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));

@@ -270,11 +270,13 @@ describe('the deployed shape', () => {
     ]);
     expect(new Set(calls.map((call) => call.action))).toEqual(new Set(['s3:GetObject', 's3:PutObject']));
     expect(render.gateway.denials).toEqual([]);
-    // Its policy allows exactly that: writes under derived/ only, never over an original, never a delete.
+    // Its policy allows exactly that: writes (and taking back its own) under derived/ only, never over or of
+    // an original or an upload in flight.
     expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/derived/${key}/w=32`)).toBe(true);
     expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/${key}`)).toBe(false);
     expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/incoming/${key}`)).toBe(false);
-    expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/derived/${key}/w=32`)).toBe(false);
+    expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/derived/${key}/w=32`)).toBe(true);
+    expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/${key}`)).toBe(false);
     expect(isAllowed(render.policy, 'dynamodb:GetItem', '*')).toBe(false);
     expect(isAllowed(render.policy, 'kms:Decrypt', '*')).toBe(false);
   });

@@ -196,7 +196,9 @@ describe('least privilege', () => {
       expect(has(group, 's3:PutObject'), group).toBe(
         grants.bucket === 'readwrite' || grants.renditions === true,
       );
-      expect(has(group, 's3:DeleteObject'), group).toBe(grants.bucket === 'readwrite');
+      expect(has(group, 's3:DeleteObject'), group).toBe(
+        grants.bucket === 'readwrite' || grants.renditions === true,
+      );
       expect(has(group, 'kms:'), group).toBe(grants.masterKey === true);
       expect(has(group, 'events:PutEvents'), group).toBe(grants.events === true);
       expect(has(group, 'cloudfront:'), group).toBe(grants.cdn === true);
@@ -222,12 +224,13 @@ describe('least privilege', () => {
     expect(s3Of('render')).toEqual([
       { Action: 's3:GetObject', Resource: objectsUnder('') },
       { Action: 's3:ListBucket', Resource: bucketArn },
-      { Action: 's3:PutObject', Resource: objectsUnder(DERIVED_PREFIX) },
+      { Action: ['s3:DeleteObject', 's3:PutObject'], Resource: objectsUnder(DERIVED_PREFIX) },
     ]);
-    // Nothing else: no delete, no table, no key; only its logs and the origin secret beside the bucket.
+    // Nothing else: no delete outside derived/, no table, no key; only its logs and the origin secret.
     expect(actionsOf(roleStatements(dev, 'render')).sort()).toEqual([
       'logs:CreateLogStream',
       'logs:PutLogEvents',
+      's3:DeleteObject',
       's3:GetObject',
       's3:ListBucket',
       's3:PutObject',

@@ -60,8 +60,8 @@ export const FLOORS = [
   {
     path: 'rendition',
     request: '`GET /i/<key>?w=...` (first render)',
-    floor: 2,
-    why: 'the stored copy and the original are read together (a stored copy is served from the first read); the rendition is stored before it is answered, so the next request anywhere finds it',
+    floor: 3,
+    why: 'the stored copy is looked for alone first, so serving it (every edge miss) costs one read as an original does; then the original; the rendition is stored before it is answered (the original looked for again beside it), so the next request anywhere finds it',
   },
 ] as const satisfies readonly Floor[];
 

@@ -14,8 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { handler as renderHandler } from '#functions/render/handler.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from '#lib/files/names.ts';
 import { DEFAULT_FIT, renditionKeyOf } from '#lib/files/rendition-query.ts';
@@ -117,6 +116,13 @@ const getObject = (key: string) => s3().send(new GetObjectCommand({ Bucket: conf
 
 /** The baseline: GetObject of the original read whole, sharp alone, PutObject of the output. */
 async function sharpAlone(key: string): Promise<Buffer> {
+  // The same calls as a first render: the stored copy looked for (missing), the original read whole, then
+  // the output stored beside a HEAD of the original.
+  const missing = await getObject(`derived/bench-baseline/${randomUUID()}.webp`).catch((error: Error) => {
+    if (error.name !== 'NoSuchKey') throw error;
+    return undefined;
+  });
+  if (missing) throw new Error('the baseline looked for a stored copy that exists');
   const got = await getObject(key);
   const bytes = await got.Body!.transformToByteArray();
   const output = await sharpAloneWebp(bytes, {
@@ -124,7 +130,10 @@ async function sharpAlone(key: string): Promise<Buffer> {
     quality: QUALITY,
     maxInputPixels: config.images.max_input_pixels,
   });
-  await putObject(`derived/bench-baseline/${randomUUID()}.webp`, output, 'image/webp');
+  await Promise.all([
+    putObject(`derived/bench-baseline/${randomUUID()}.webp`, output, 'image/webp'),
+    s3Client(config.aws).send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: key })),
+  ]);
   return output;
 }
 
@@ -262,9 +271,8 @@ export async function measureRenditions(options: RenditionOptions): Promise<Rend
   );
 
   // A stored rendition (the warm-up's, the same query again) beside the same bytes stored as an original
-  // and served without a query: both are a read and an answer of the same size. Beside them, the calls the
-  // stored rendition's answer makes, alone on the bare SDK: the stored copy read whole and, sent with it,
-  // the original's GetObject dropped once it answers (it only shows that the original still exists).
+  // and served without a query: both are a read and an answer of the same size. Beside them, the call the
+  // stored rendition's answer makes, alone on the bare SDK: the stored copy read whole.
   const storedEvent = apiEvent({ path: `/i/${warm}?${QUERY}` });
   const plainKey = recordKey('webp');
   await putObject(plainKey, rendition, 'image/webp');
@@ -281,8 +289,7 @@ export async function measureRenditions(options: RenditionOptions): Promise<Rend
       if (!bodyOf(await render(plainEvent)).equals(rendition)) throw new Error('original differs');
     },
     async () => {
-      const [copy, source] = await Promise.all([getObject(storedKey), getObject(warm)]);
-      (source.Body as Readable).destroy();
+      const copy = await getObject(storedKey);
       if (!Buffer.from(await copy.Body!.transformToByteArray()).equals(rendition)) {
         throw new Error(`${storedKey} is not the stored rendition`);
       }
