@@ -91,7 +91,7 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
         cachePolicy: edge.imageCache,
         originRequestPolicy: edge.imageOriginRequest,
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-        responseHeadersPolicy: edge.securityHeaders,
+        responseHeadersPolicy: edge.imageHeaders,
         functionAssociations: [{ function: edge.imageKey, eventType: FunctionEventType.VIEWER_REQUEST }],
       },
       // The web console from the bucket's console/ prefix (hashed assets cached long, the page revalidated

@@ -1,5 +1,5 @@
 // What runs or applies at CloudFront's edge: the viewer-request functions, the image cache policy, the
-// response header policies (HSTS, the console's CSP) and the optional per-address web ACL.
+// response header policies (HSTS, the stored files' and the console's CSP) and the optional per-address web ACL.
 import { Duration, type Stack } from 'aws-cdk-lib';
 import {
   CacheHeaderBehavior,
@@ -20,6 +20,7 @@ import {
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { ACCEPTS_AVIF, ACCEPTS_WEBP, type ParamName } from '#lib/files/rendition-query.ts';
+import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
 
 /** Browsers keep to https for this long once they have seen the header (one year). */
@@ -123,6 +124,7 @@ export interface EdgePolicies {
   imageCache: CachePolicy;
   imageOriginRequest: OriginRequestPolicy;
   securityHeaders: ResponseHeadersPolicy;
+  imageHeaders: ResponseHeadersPolicy;
   consoleHeaders: ResponseHeadersPolicy;
 }
 
@@ -175,6 +177,16 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
     comment: 'HSTS and security headers on every response of the CDN',
     securityHeadersBehavior: securityHeadersOf(HeadersFrameOption.SAMEORIGIN, false),
   });
+  // /i/*: a user's bytes, from the bucket (which sends no CSP) or the render function. The same headers,
+  // and the raw-content policy over anything an origin sent: nothing served there runs script or loads
+  // anything as this origin, even a file a browser renders as a document.
+  const imageHeaders = new ResponseHeadersPolicy(stack, 'ImageHeaders', {
+    comment: 'HSTS, security headers and a sandboxing Content-Security-Policy for stored files',
+    securityHeadersBehavior: {
+      ...securityHeadersOf(HeadersFrameOption.SAMEORIGIN, false),
+      contentSecurityPolicy: { contentSecurityPolicy: RAW_CONTENT_CSP, override: true },
+    },
+  });
   // The console's pages: the same HSTS and headers, with a strict CSP and no framing at all.
   const consoleHeaders = new ResponseHeadersPolicy(stack, 'ConsoleHeaders', {
     comment: 'HSTS, a strict Content-Security-Policy and security headers for the web console',
@@ -190,7 +202,15 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
       },
     },
   });
-  return { viewerAddress, imageKey, imageCache, imageOriginRequest, securityHeaders, consoleHeaders };
+  return {
+    viewerAddress,
+    imageKey,
+    imageCache,
+    imageOriginRequest,
+    securityHeaders,
+    imageHeaders,
+    consoleHeaders,
+  };
 }
 
 /**

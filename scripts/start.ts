@@ -1,4 +1,5 @@
-// `npm start`: the whole API on http://localhost:PORT, on DynamoDB Local and s3rver that it starts itself.
+// `npm start`: the whole API on http://localhost:PORT (loopback only unless HOST says otherwise), on
+// DynamoDB Local and s3rver that it starts itself.
 import { join, resolve } from 'node:path';
 import { freePort, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local.ts';
 import { startS3Local } from '#infra/local/s3-local.ts';
@@ -70,7 +71,14 @@ async function main(): Promise<void> {
     await stopAll();
     throw error;
   }
-  console.log(firstHour(app.url, config, { dataDir, dynamo: dynamo.value.endpoint, s3: s3.value.endpoint }));
+  console.log(
+    firstHour(
+      app.url,
+      config,
+      { dataDir, dynamo: dynamo.value.endpoint, s3: s3.value.endpoint },
+      local.localListenHost(),
+    ),
+  );
 }
 
 /** What a newcomer needs to try the API: where it is, how to log in, where codes and mails appear. */
@@ -78,11 +86,15 @@ function firstHour(
   url: string,
   settings: Readonly<AppConfig>,
   where: { dataDir: string; dynamo: string; s3: string },
+  listenHost: string,
 ): string {
   const admin = settings.admin.bootstrap;
   const source = process.env.APP_CONFIG ?? 'infra/config/local.json';
   return [
     `API listening on ${url}  (try: curl ${url}/healthz)`,
+    /^(127\.|::1$|localhost$)/.test(listenHost)
+      ? `  on ${listenHost}: this machine only (HOST=0.0.0.0 npm start opens it to the network)`
+      : `  on ${listenHost}: other machines can reach it, and the administrator and token below`,
     `  web console: ${url}/`,
     `  API document: ${url}/docs  (OpenAPI 3.1: ${url}/api/v1/openapi.json)`,
     ...(admin.username && admin.password

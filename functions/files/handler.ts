@@ -45,8 +45,9 @@ export function createFilesHandler(options: FrontDoorOptions = {}) {
         responseContentType: 'text/html',
         responseDescription: 'A self-contained HTML page.',
         run: async () => {
-          const { renderDocsPage } = await import('#lib/http/docs-page.ts');
-          return html(renderDocsPage(await apiDocument()));
+          const { DOCS_PAGE_CSP, renderDocsPage } = await import('#lib/http/docs-page.ts');
+          const page = html(renderDocsPage(await apiDocument()));
+          return { ...page, headers: { ...page.headers, 'content-security-policy': DOCS_PAGE_CSP } };
         },
       }),
     },

@@ -143,8 +143,19 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
+/**
+ * The address the local server listens on: loopback unless `HOST` says otherwise (e.g. HOST=0.0.0.0 to be
+ * reached from another machine). It holds a well-known administrator password, the static upload token
+ * and the mock cashier (infra/config/local.json), so it is never on the network by default.
+ */
+export function localListenHost(env: Record<string, string | undefined> = process.env): string {
+  return env.HOST?.trim() || '127.0.0.1';
+}
+
 export interface LocalAppOptions {
   port?: number;
+  /** The interface to listen on; localListenHost() when absent. */
+  host?: string;
   /** The groups already running in their own processes (startLocalFunctions); absent: in this process. */
   functions?: Map<FunctionGroup | WorkerName, FunctionProcess>;
 }
@@ -185,7 +196,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
   const port = options.port ?? config.port;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => resolve());
+    server.listen(port, options.host ?? localListenHost(), () => resolve());
   });
   const address = server.address() as AddressInfo;
   // order.paid leaves the outbox as in AWS: the table's stream feeds the outbox-drain function.

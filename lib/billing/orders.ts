@@ -4,7 +4,7 @@
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
-import { decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
+import { ANY_KEY_VALUE, decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
@@ -119,7 +119,14 @@ export class OrderRepository {
 
   /** Newest first. */
   async listByUser(userId: string, limit: number, cursor?: string): Promise<Page<StoredOrder>> {
-    const startKey = decodeCursor(cursor);
+    // The owner index's key of one of this buyer's orders, nothing else: another buyer's would be
+    // DynamoDB's ValidationException (a start key outside the queried partition), a 500.
+    const startKey = decodeCursor(cursor, {
+      pk: /^order#/,
+      sk: 'order',
+      gsi1pk: userIndex(userId),
+      gsi1sk: ANY_KEY_VALUE,
+    });
     const { items, lastKey } = await this.table.query({
       IndexName: 'owner',
       KeyConditionExpression: '#pk = :value',

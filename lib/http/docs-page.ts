@@ -1,9 +1,30 @@
 // GET /docs: the API document rendered on the server as one self-contained page (no script, no CDN).
+import { createHash } from 'node:crypto';
 import { escapeHtml } from '#lib/platform/html.ts';
 
 type Json = Record<string, unknown>;
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+// The page's one style sheet, inline; the policy below allows exactly it (by its hash) and nothing else.
+const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+pre{background:#f5f5f5;padding:.5rem;overflow:auto;font-size:13px}
+section{border-top:1px solid #ddd;padding:.5rem 0}
+.m{padding:0 .3rem;border-radius:3px;color:#fff;background:#555}.get{background:#2b7}.post{background:#37c}
+.put,.patch{background:#c80}.delete{background:#c33}
+`;
+
+/**
+ * The page's Content-Security-Policy: no script, no image, no frame, no form, nothing fetched; its own
+ * style sheet only. The document's text is escaped, and this holds even if an escape were missed.
+ */
+export const DOCS_PAGE_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 function pretty(value: unknown): string {
   return `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
@@ -70,13 +91,7 @@ export function renderDocsPage(document: Json): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(String(info.title ?? 'API'))}</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-pre{background:#f5f5f5;padding:.5rem;overflow:auto;font-size:13px}
-section{border-top:1px solid #ddd;padding:.5rem 0}
-.m{padding:0 .3rem;border-radius:3px;color:#fff;background:#555}.get{background:#2b7}.post{background:#37c}
-.put,.patch{background:#c80}.delete{background:#c33}
-</style></head><body>
+<style>${STYLE}</style></head><body>
 <h1>${escapeHtml(String(info.title ?? 'API'))} <small>${escapeHtml(String(info.version ?? ''))}</small></h1>
 <p>${escapeHtml(String(info.description ?? ''))}</p>
 <p>The machine-readable document: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1).</p>

@@ -16,6 +16,16 @@ export const INLINE_MAX_BYTES = 4 * 1024 * 1024;
 export const REDIRECT_URL_SECONDS = 300;
 
 /**
+ * The policy of every /i/* answer (here and at the CDN, infra/edge.ts), as raw-content hosts send it: the
+ * bytes are a user's, so a browser that renders one (an SVG or HTML sniffed past nosniff, a PDF viewer)
+ * runs no script, loads nothing and gets an opaque origin, never this service's.
+ */
+export const RAW_CONTENT_CSP = "default-src 'none'; sandbox";
+
+/** Headers every /i/* answer carries besides its own. */
+const RAW_CONTENT_HEADERS = { 'content-security-policy': RAW_CONTENT_CSP } as const;
+
+/**
  * The object of a record key, or undefined. Only keys of the record form (`yyyy/mm/dd/<uuid>-<hex>.<ext>`)
  * are looked up, so nothing under `incoming/` (unconfirmed presigned uploads) is ever served.
  */
@@ -28,6 +38,7 @@ function fileHeaders(object: StoredObject): Record<string, string> {
   return {
     'content-type': object.contentType ?? 'application/octet-stream',
     'cache-control': IMMUTABLE_CACHE_CONTROL,
+    ...RAW_CONTENT_HEADERS,
     ...(object.etag ? { etag: object.etag } : {}),
     ...(object.lastModified ? { 'last-modified': object.lastModified.toUTCString() } : {}),
   };
@@ -43,7 +54,11 @@ export async function storedFileResult(storage: FileStorage, key: string): Promi
       kind: 'raw',
       status: 302,
       body: '',
-      headers: { location: await storage.presignGet(key, REDIRECT_URL_SECONDS), 'cache-control': 'no-store' },
+      headers: {
+        location: await storage.presignGet(key, REDIRECT_URL_SECONDS),
+        'cache-control': 'no-store',
+        ...RAW_CONTENT_HEADERS,
+      },
     };
   }
   const chunks: Buffer[] = [];
@@ -62,7 +77,7 @@ export function renditionResult(answer: RenditionAnswer): HttpResult {
       kind: 'raw',
       status: 302,
       body: '',
-      headers: { location: answer.location, 'cache-control': 'no-store', ...vary },
+      headers: { location: answer.location, 'cache-control': 'no-store', ...RAW_CONTENT_HEADERS, ...vary },
     };
   }
   return {
@@ -73,6 +88,7 @@ export function renditionResult(answer: RenditionAnswer): HttpResult {
       'content-type': answer.contentType,
       'cache-control': IMMUTABLE_CACHE_CONTROL,
       etag: answer.etag,
+      ...RAW_CONTENT_HEADERS,
       ...vary,
     },
   };
@@ -82,6 +98,7 @@ function sendNotFound(response: ServerResponse): void {
   const body = JSON.stringify({ code: 404, message: 'file: not found', data: null });
   response.writeHead(404, {
     ...SECURITY_HEADERS,
+    ...RAW_CONTENT_HEADERS,
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(body)),
   });

@@ -1,5 +1,10 @@
-// The local HTTP server's own answers: health, unknown routes, the payload limit and CORS.
+// The local HTTP server's own answers: health, unknown routes, the payload limit and CORS; the API page's
+// policy; and where it listens (loopback unless HOST says otherwise).
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { startLocalApp } from '#infra/local/app.ts';
 import { useLocalApp } from '#test/support/local-app.ts';
 
 const app = useLocalApp();
@@ -54,5 +59,84 @@ describe('local HTTP server', () => {
     });
     expect(stranger.status).toBe(403);
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('GET /docs', () => {
+  it('runs no script and allows exactly its own style sheet', async () => {
+    const response = await fetch(`${app.url}/docs`);
+    const page = await response.text();
+    const policy = response.headers.get('content-security-policy') ?? '';
+    const style = /<style>([\s\S]*?)<\/style>/.exec(page)?.[1] ?? '';
+    const styleHash = createHash('sha256').update(style, 'utf8').digest('base64');
+
+    expect(response.status).toBe(200);
+    expect(policy.split('; ')).toEqual([
+      "default-src 'none'",
+      `style-src 'sha256-${styleHash}'`,
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ]);
+    // What the policy allows is all the page needs: no script, no inline style attribute, nothing loaded.
+    expect(page).not.toMatch(/<script|\sstyle=|<img|<link|<iframe|<form/i);
+  });
+});
+
+/** This machine's first address other than loopback, if it has one. */
+function outsideAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+}
+
+/** Whether the server answers /healthz at this address. */
+async function answersAt(host: string, port: number): Promise<boolean> {
+  try {
+    return (await fetch(`http://${host}:${port}/healthz`, { signal: AbortSignal.timeout(5000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+describe('where npm start listens', () => {
+  const outside = outsideAddress();
+
+  async function withHost<T>(
+    host: string | undefined,
+    run: (port: number, url: string, address: string) => Promise<T>,
+  ) {
+    const before = process.env.HOST;
+    if (host === undefined) delete process.env.HOST;
+    else process.env.HOST = host;
+    try {
+      const started = await startLocalApp({ port: 0 });
+      try {
+        const address = started.server.address() as AddressInfo;
+        return await run(address.port, started.url, address.address);
+      } finally {
+        await started.close();
+      }
+    } finally {
+      if (before === undefined) delete process.env.HOST;
+      else process.env.HOST = before;
+    }
+  }
+
+  it('is loopback by default: the printed localhost URL answers, another interface does not', async () => {
+    await withHost(undefined, async (port, url, address) => {
+      expect(address).toBe('127.0.0.1');
+      expect(url).toBe(`http://localhost:${port}`);
+      expect(await answersAt('127.0.0.1', port)).toBe(true);
+      expect((await fetch(`${url}/healthz`)).ok).toBe(true);
+      if (outside) expect(await answersAt(outside, port)).toBe(false);
+    });
+  });
+
+  it.skipIf(outside === undefined)('answers on every interface when HOST=0.0.0.0', async () => {
+    await withHost('0.0.0.0', async (port, url) => {
+      expect(url).toBe(`http://localhost:${port}`);
+      expect(await answersAt(outside!, port)).toBe(true);
+    });
   });
 });

@@ -298,6 +298,24 @@ describe('HSTS', () => {
       expect(headers.ContentTypeOptions, name).toEqual({ Override: true });
     }
   });
+
+  it("sandboxes every /i/* answer with the raw-content Content-Security-Policy, over the origin's", () => {
+    const config = distributionConfigOf(dev);
+    const images = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+    );
+    const policyOf = (behavior: Json) =>
+      dev.resources[behavior.ResponseHeadersPolicyId.Ref as string]!.Properties.ResponseHeadersPolicyConfig
+        .SecurityHeadersConfig;
+
+    // The bucket sends no policy, so the edge must: a stored SVG or HTML opened directly runs nothing.
+    expect(policyOf(images).ContentSecurityPolicy).toEqual({
+      ContentSecurityPolicy: "default-src 'none'; sandbox",
+      Override: true,
+    });
+    // The API's own answers (and its pages' own policies) are not overridden by it.
+    expect(policyOf(config.DefaultCacheBehavior).ContentSecurityPolicy).toBeUndefined();
+  });
 });
 
 describe('custom domain', () => {

@@ -70,10 +70,20 @@ describe('repository base on DynamoDB Local', () => {
   });
 
   it('round-trips pagination cursors and rejects forged ones with a 400', () => {
+    const shape = { pk: 'a', sk: /^b/ };
     const lastKey = { pk: 'a', sk: 'b' };
-    expect(decodeCursor(encodeCursor(lastKey) ?? undefined)).toEqual(lastKey);
-    expect(() => decodeCursor('not-a-cursor')).toThrowError(
-      expect.objectContaining({ errorName: 'bad_request' }),
-    );
+    expect(decodeCursor(encodeCursor(lastKey) ?? undefined, shape)).toEqual(lastKey);
+    for (const forged of [
+      'not-a-cursor',
+      encodeCursor({ pk: 'a' }),
+      encodeCursor({ pk: 'other', sk: 'b' }),
+      encodeCursor({ pk: 'a', sk: 'c' }),
+      encodeCursor({ pk: 'a', sk: 'b', extra: 'x' }),
+      encodeCursor({ pk: 'a', sk: `b${'é'.repeat(600)}` }),
+    ]) {
+      expect(() => decodeCursor(forged ?? undefined, shape), String(forged)).toThrowError(
+        expect.objectContaining({ errorName: 'bad_request' }),
+      );
+    }
   });
 });

@@ -9,9 +9,8 @@
 // end. A query asks for the boundary inclusively (DynamoDB's BETWEEN has no exclusive form) and the item
 // at the boundary is left out.
 
-import { errors } from '#lib/core/errors.ts';
 import { type IndexName, TABLE } from './keys.ts';
-import type { Item, Table } from './table.ts';
+import { type Item, invalidCursor, isKeyValue, type Table } from './table.ts';
 
 /** Shards of each listing of everything unless the settings say otherwise (`table.listing_shards`). */
 export const DEFAULT_SHARD_COUNT = 16;
@@ -180,8 +179,6 @@ function encodeShardCursor(cursor: ShardCursor): string {
   );
 }
 
-const invalidCursor = () => errors.badRequest('query.cursor: is not a valid cursor');
-
 /** A cursor of this listing and shard count, or a 400 naming the problem. */
 function decodeShardCursor(
   value: string | undefined,
@@ -198,9 +195,8 @@ function decodeShardCursor(
     Array.isArray(parsed) &&
     parsed.length === 3 &&
     parsed[0] === listing.name &&
-    typeof parsed[1] === 'string' &&
-    parsed[1].length > 0 &&
-    parsed[1].length <= 1024 &&
+    // A sort key DynamoDB takes in a key condition (no more than 1,024 bytes, well-formed).
+    isKeyValue(parsed[1]) &&
     Array.isArray(parsed[2]) &&
     parsed[2].length < listing.count &&
     parsed[2].every(

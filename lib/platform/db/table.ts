@@ -15,7 +15,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { AppError } from '#lib/core/errors.ts';
+import { AppError, errors } from '#lib/core/errors.ts';
 import { type IndexName, TABLE } from './keys.ts';
 
 export type Item = Record<string, unknown>;
@@ -244,18 +244,61 @@ export function encodeCursor(lastKey: Record<string, unknown> | undefined): stri
   return lastKey ? Buffer.from(JSON.stringify(lastKey), 'utf8').toString('base64url') : null;
 }
 
-export function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
+/**
+ * What one listing's cursor holds: every key attribute of the table and of the index it reads, each an
+ * exact value (the listing's partition, a fixed sort key) or a pattern the value matches.
+ */
+export type CursorShape = Readonly<Record<string, string | RegExp>>;
+
+/** A key value with no constraint beyond every key value's (a cursor's sort key position). */
+export const ANY_KEY_VALUE = /^/;
+
+/**
+ * DynamoDB refuses a key value over 1,024 bytes (a sort key's limit, the lower one) or an empty one, and
+ * a string that is not well-formed UTF-16 cannot become UTF-8: each would be its ValidationException, a
+ * 500, if it reached a query.
+ */
+export function isKeyValue(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length > 0 &&
+    Buffer.byteLength(value, 'utf8') <= 1024 &&
+    Buffer.from(value, 'utf8').toString('utf8') === value
+  );
+}
+
+/** The 400 of every cursor that is not one this listing gave out. */
+export const invalidCursor = () => errors.badRequest('query.cursor: is not a valid cursor');
+
+/**
+ * The start key a cursor of this listing names, or a 400: a cursor is the listing's own last key and
+ * nothing else, so a forged one (other attributes, another listing's, another account's partition, a
+ * value DynamoDB would refuse) never reaches DynamoDB, whose ValidationException would be a 500.
+ */
+export function decodeCursor(
+  cursor: string | undefined,
+  shape: CursorShape,
+): Record<string, string> | undefined {
   if (!cursor) return undefined;
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      const entries = Object.entries(value);
-      if (entries.every(([, item]) => typeof item === 'string') && entries.length <= 6) {
-        return value as Record<string, unknown>;
-      }
-    }
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    // fall through
+    throw invalidCursor();
   }
-  throw new AppError('bad_request', 'query.cursor: is not a valid cursor');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidCursor();
+  const key = value as Record<string, unknown>;
+  const names = Object.keys(key);
+  const expected = Object.keys(shape);
+  if (names.length !== expected.length || !expected.every((name) => Object.hasOwn(key, name))) {
+    throw invalidCursor();
+  }
+  for (const name of expected) {
+    const item = key[name];
+    const rule = shape[name]!;
+    if (!isKeyValue(item) || (typeof rule === 'string' ? item !== rule : !rule.test(item))) {
+      throw invalidCursor();
+    }
+  }
+  return key as Record<string, string>;
 }

@@ -115,6 +115,9 @@ describe('GET /i/<key> on the local server', () => {
     const rendered = Buffer.from(await thumbnail.arrayBuffer());
 
     expect(Buffer.from(await original.arrayBuffer()).equals(bytes)).toBe(true);
+    // A user's bytes never run as this origin's page: no script, no loads, an opaque origin.
+    expect(original.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    expect(thumbnail.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
     expect(thumbnail.status).toBe(200);
     expect(thumbnail.headers.get('content-type')).toBe('image/webp');
     expect(thumbnail.headers.get('x-content-type-options')).toBe('nosniff');
@@ -130,6 +133,7 @@ describe('GET /i/<key> on the local server', () => {
     ]) {
       const response = await fetch(`${app.url}${path}`);
       expect(response.status, path).toBe(404);
+      expect(response.headers.get('content-security-policy'), path).toBe("default-src 'none'; sandbox");
       expect(await response.json()).toMatchObject({ code: 404, data: null });
     }
   });

@@ -82,6 +82,7 @@ describe('a rendition', () => {
     expect(answer.headers['content-type']).toBe('image/webp');
     expect(answer.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
     expect(answer.headers.etag).toMatch(/^"[0-9a-f]{32}"$/);
     expect(answer.headers.vary).toBeUndefined();
     const decoded = await sharp(answer.bytes).metadata();
@@ -243,7 +244,9 @@ describe('what is refused', () => {
 
     expect(answer.status).toBe(415);
     expect(answer.json?.message).toContain('image/bmp');
-    expect((await get(record.key, '')).status).toBe(200);
+    const original = await get(record.key, '');
+    expect(original.status).toBe(200);
+    expect(original.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
   });
 
   it('answers 422 for a decompression bomb, before decoding it', async () => {

@@ -56,8 +56,17 @@ describe('the static upload token', () => {
     expect(viaToken.body.data.items.map((item) => item.id)).toEqual([uploaded.body.data.id]);
   });
 
-  it('is no session: it does not open session routes', async () => {
+  it('is no session: it does not open session routes, nor the back office (docs/UPLOADS.md)', async () => {
     expect((await callUpload({ path: '/api/v1/tokens', headers: bearer(STATIC_TOKEN) })).status).toBe(401);
+    // It acts as the first administrator on the upload and file routes only: everyone's files take a session.
+    for (const [method, path] of [
+      ['GET', '/api/v1/admin/files'],
+      ['PATCH', '/api/v1/admin/files/00000000-0000-4000-8000-000000000000'],
+      ['DELETE', '/api/v1/admin/files/00000000-0000-4000-8000-000000000000'],
+    ] as const) {
+      const answer = await callUpload({ method, path, headers: bearer(STATIC_TOKEN), body: {} });
+      expect(answer.status, `${method} ${path}`).toBe(401);
+    }
   });
 
   it('must match exactly', async () => {
