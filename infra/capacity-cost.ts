@@ -142,12 +142,12 @@ export const CALLS: readonly CallShape[] = [
   {
     ...none,
     name: 'rendition first render (40 KiB WebP)',
-    // Through the CDN and API Gateway to the render function: the stored copy and the original read
-    // together (two GETs, the first a miss), the rendition stored and answered. No table.
+    // Through the CDN and API Gateway to the render function: the stored copy looked for (a miss), the
+    // original read, the rendition stored beside a HEAD of the original (billed as a GET), answered. No table.
     ...apiCall(),
     ...paths('GET /i/{key}?w= (first render)'),
     bytesToViewers: 40 * KIB,
-    s3Gets: 2,
+    s3Gets: 3,
     s3Puts: 1,
     events: 0,
   },
