@@ -52,7 +52,7 @@ export class GatewaySettings {
     const live = await this.deps.gateways.fresh();
     const next = mergeSettings(live.settings, patch);
     validateSettings(next, this.deps.stage);
-    const { keys, urls } = sensitiveChanges(live.settings, next);
+    const { keys, urls } = sensitiveChanges(live.settings, patch, next);
     if (keys.length > 0 || urls.length > 0) {
       if (!this.deps.security) throw errors.forbidden('Payment keys and gateways are not changed here');
       await this.deps.security.requirePassword(actor.account, patch.current_password);

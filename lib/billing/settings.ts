@@ -170,17 +170,20 @@ export function mergeSettings(current: PaymentSettings, patch: SettingsPatch): P
 }
 
 /**
- * The fields (`channel_c.gateway_url`, `channel_b.api_v3_key`) whose value differs between two settings, for
- * the keys and for the gateway URLs: what only a re-entered password may change.
+ * What only a re-entered password may change (`channel_c.gateway_url`, `channel_b.api_v3_key`): every key
+ * the patch sets, even to its stored value (answering otherwise would tell a stolen session whether its
+ * guess is the stored key), and every gateway URL whose value differs.
  */
-export function sensitiveChanges(current: PaymentSettings, next: PaymentSettings) {
+export function sensitiveChanges(current: PaymentSettings, patch: SettingsPatch, next: PaymentSettings) {
   const keys: string[] = [];
   const urls: string[] = [];
   for (const name of CHANNELS) {
     const before = current[name] as unknown as Record<string, string | boolean | undefined>;
     const after = next[name] as unknown as Record<string, string | boolean | undefined>;
+    const sent = (patch[name] ?? {}) as Record<string, unknown>;
     for (const field of SECRET_FIELDS[name]) {
-      if (before[field] !== after[field]) keys.push(`${name}.${field}`);
+      const value = sent[field];
+      if (typeof value === 'string' && value.trim() !== '') keys.push(`${name}.${field}`);
     }
     for (const field of PLAIN_FIELDS[name]) {
       if (URL_FIELDS.has(field) && before[field] !== after[field]) urls.push(`${name}.${field}`);

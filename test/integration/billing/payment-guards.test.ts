@@ -100,12 +100,18 @@ describe('changing a key or a gateway URL', () => {
     expect(await channelC()).toEqual(before);
   });
 
-  it('takes no password for other fields, nor for a key or URL sent unchanged', async () => {
+  it('takes no password for other fields nor a URL sent unchanged; a key sent unchanged still needs it', async () => {
     const pid = await put({ channel_c: { pay_type: 'alipay', gateway_url: epayUrl } });
     expect(pid.status).toBe(200);
     expect(pid.json.data.channel_c).toMatchObject({ pay_type: 'alipay', gateway_url: epayUrl });
+    // Otherwise the answer would tell whether a guess is the stored key.
     const sameKey = await put({ channel_c: { key: C_KEY, pay_type: 'wxpay' } });
-    expect(sameKey.status).toBe(200);
+    const otherKey = await put({ channel_c: { key: 'a-guess-at-the-key', pay_type: 'wxpay' } });
+    for (const answer of [sameKey, otherKey]) {
+      expect(answer.status).toBe(400);
+      expect(answer.json.message).toMatch(/^current_password:/);
+    }
+    expect((await put({ channel_c: { key: '', pay_type: 'wxpay' } })).status).toBe(200);
   });
 
   it('is a security event, and a notice to every administrator naming the new host and no key', async () => {
