@@ -190,16 +190,19 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
     run: async (req) => ok(await accounts().admin.list(req.query)),
   });
   routes[`PATCH ${API_PREFIX}/admin/accounts/{id}`] = defineRoute({
-    summary: 'Enable or disable an account',
+    summary: 'Enable or disable an account (an administrator: needs current_password; never the last one)',
+    errors: [409],
     body: schemas.adminStatus,
     response: responses.adminAccount,
     run: async (req) => ok(await accounts().admin.setStatus(accountOf(req), req.params.id ?? '', req.body)),
   });
   routes[`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`] = defineRoute({
-    summary: "Turn an account's TOTP off and end its sessions",
-    body: schemas.empty,
+    summary:
+      "Turn an account's TOTP off and end its sessions (another administrator's: needs current_password)",
+    body: schemas.adminTotpReset,
     response: responses.adminAccount,
-    run: async (req) => ok(await accounts().admin.resetTotp(req.params.id ?? '', clientOf(req))),
+    run: async (req) =>
+      ok(await accounts().admin.resetTotp(accountOf(req), req.params.id ?? '', req.body, clientOf(req))),
   });
   return routes;
 }

@@ -6,6 +6,7 @@ import { buildQuota } from '#lib/files/quota-service.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
@@ -33,6 +34,8 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     baseUrl: settings.base_url,
     payment: settings.payment,
     listingShards: settings.listing_shards,
+    // A gateway URL change is told to every administrator.
+    mailer: mailerOf(resources),
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
   return {

@@ -1,6 +1,7 @@
 // Lambda entry of the `payments` group: plans, gateways, orders, confirmation paths, payment settings and
 // the hosted mock cashier (docs/SPEC.md 2.4, 2.5, 4.3; docs/DESIGN.md 7).
 
+import { clientOf } from '#lib/accounts/client.ts';
 import { CASHIER_PAGE_HEADERS } from '#lib/billing/cashier.ts';
 import type { PageResult } from '#lib/billing/mock-cashier.ts';
 import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans.ts';
@@ -13,6 +14,7 @@ import {
   planView,
   settingsView,
 } from '#lib/billing/views.ts';
+import { errors } from '#lib/core/errors.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
@@ -159,9 +161,16 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
       }),
       'PUT /api/v1/admin/payment': defineRoute({
         body: settingsPatchSchema,
-        summary: 'Saves any subset of the settings; empty or absent secrets keep the stored ones.',
         response: settingsView,
-        run: async (request) => ok(await deps().settings.updateSettings(request.body)),
+        summary:
+          'Saves any subset of the settings; empty or absent secrets keep the stored ones. Changing a key or a gateway URL needs current_password.',
+        run: async (request) => {
+          const { account } = requirePrincipal(request);
+          if (!account) throw errors.unauthorized();
+          return ok(
+            await deps().settings.updateSettings(request.body, { account, client: clientOf(request) }),
+          );
+        },
       }),
 
       'GET /pay/mock/{id}': defineRoute({

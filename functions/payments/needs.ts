@@ -9,6 +9,8 @@ export const needs = {
   masterKey: true,
   // Orders tell channels where to notify; settings show the notify URLs.
   notifyUrl: true,
+  // A payment gateway address change is told to every administrator by mail.
+  mail: true,
   // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
   // address the CDN names is believed only with it (lib/http/front-door.ts).
   frontDoor: true,

@@ -123,25 +123,82 @@ export class BackOffice {
   }
 
   /**
-   * PATCH /api/v1/admin/accounts/{id} `{status}`. A disabled account's sessions and API tokens are refused
-   * on their next request (both read the account every time); disabling also ends its sessions for good.
+   * PATCH /api/v1/admin/accounts/{id} `{status, current_password?}`. A disabled account's sessions and API
+   * tokens are refused on their next request (both read the account every time); disabling also ends its
+   * sessions for good. Disabling an administrator needs the acting administrator's password, and never
+   * leaves no active administrator (409).
    */
-  async setStatus(actor: Account, id: string, input: { status: Account['status'] }) {
+  async setStatus(
+    actor: Account,
+    id: string,
+    input: { status: Account['status']; current_password?: string },
+  ) {
     if (id === actor.id && input.status === 'disabled') {
       throw errors.badRequest('status: an administrator cannot disable their own account');
     }
-    await this.accountById(id);
+    const target = await this.accountById(id);
+    if (input.status === 'disabled' && target.role === 'admin') {
+      await this.requireActorPassword(actor, input.current_password, 'disable an administrator');
+      return this.view(await this.disableAdministrator(actor, target));
+    }
     const updated = await this.deps.accounts.setStatus(id, input.status);
     if (!updated) throw notFound();
     return this.view(updated);
   }
 
   /**
-   * POST /api/v1/admin/accounts/{id}/totp/reset: TOTP off, recovery codes gone, every session ended, and a
-   * notice to the owner naming the administrator's address.
+   * One transaction: the administrator is disabled only while the acting administrator is still active
+   * and an administrator, so whatever races (two administrators disabling each other at the same instant),
+   * the last write leaves its actor active: never zero active administrators. The loser is 409.
    */
-  async resetTotp(id: string, client: ClientInfo) {
-    await this.accountById(id);
+  private async disableAdministrator(actor: Account, target: Account): Promise<Account> {
+    const now = this.deps.table.clock().toISOString();
+    await this.deps.table
+      .transact([
+        {
+          Update: {
+            Key: accountKey(target.id),
+            UpdateExpression: 'SET #status = :disabled, updated_at = :now ADD session_epoch :one',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':disabled': 'disabled', ':now': now, ':one': 1 },
+          },
+        },
+        {
+          ConditionCheck: {
+            Key: accountKey(actor.id),
+            ConditionExpression: '#status = :active AND #role = :admin',
+            ExpressionAttributeNames: { '#status': 'status', '#role': 'role' },
+            ExpressionAttributeValues: { ':active': 'active', ':admin': 'admin' },
+          },
+        },
+      ])
+      .catch(
+        conditionFailedAs(() => errors.conflict('status: the last active administrator cannot be disabled')),
+      );
+    const updated = await this.deps.accounts.get(target.id);
+    if (!updated) throw notFound();
+    return updated;
+  }
+
+  /** Re-authentication for acting on another administrator: 400 naming `current_password`. */
+  private async requireActorPassword(actor: Account, password: string | undefined, what: string) {
+    if (password === undefined || password === '') {
+      throw errors.badRequest(`current_password: is required to ${what}`);
+    }
+    await this.deps.requestLimits.requirePassword(actor, password, 'current_password');
+  }
+
+  /**
+   * POST /api/v1/admin/accounts/{id}/totp/reset `{current_password?}`: TOTP off, recovery codes gone, every
+   * session ended, and a notice to the owner naming the administrator's address. Another administrator's
+   * needs the acting administrator's password.
+   */
+  async resetTotp(actor: Account, id: string, input: { current_password?: string }, client: ClientInfo) {
+    const target = await this.accountById(id);
+    if (target.role === 'admin' && target.id !== actor.id) {
+      await this.requireActorPassword(actor, input.current_password, "reset another administrator's TOTP");
+    }
     const updated = await this.deps.secondFactorWrites
       .adminReset(id)
       .catch(conditionFailedAs(() => errors.conflict('TOTP is not enabled for this account')));

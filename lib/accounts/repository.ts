@@ -209,6 +209,28 @@ export class AccountRepository extends AccountWrites {
     return first ? fromAccountItem(await this.table.get({ pk: first.pk, sk: first.sk })) : undefined;
   }
 
+  /** Every administrator, active or not, oldest first (notices to all of them: lib/billing). */
+  async administrators(): Promise<Account[]> {
+    const keys: Array<{ pk: string; sk: string }> = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.table.query<{ pk: string; sk: string }>({
+        IndexName: 'listing',
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': ADMIN_LISTING },
+        ScanIndexForward: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      });
+      keys.push(...page.items.map((item) => ({ pk: item.pk, sk: item.sk })));
+      startKey = page.lastKey;
+    } while (startKey);
+    if (keys.length === 0) return [];
+    return (await this.table.getMany(keys)).flatMap((item) => {
+      const account = fromAccountItem(item);
+      return account ? [account] : [];
+    });
+  }
+
   async anyAdmin(): Promise<boolean> {
     return (await this.firstAdmin()) !== undefined;
   }

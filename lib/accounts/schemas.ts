@@ -72,7 +72,11 @@ export const schemas = {
     status: z.enum(['active', 'disabled'], {
       error: (issue) => (issue.input === undefined ? 'is required' : 'must be "active" or "disabled"'),
     }),
+    // The acting administrator's password: required to disable an administrator (lib/accounts/back-office.ts).
+    current_password: z.optional(passwordField),
   }),
+  /** Resetting another administrator's TOTP needs the acting administrator's password. */
+  adminTotpReset: z.object({ current_password: z.optional(passwordField) }),
 };
 
 export const queries = {

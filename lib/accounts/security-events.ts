@@ -21,6 +21,7 @@ export const SECURITY_EVENT_TYPES = [
   'session_revoked',
   'token_created',
   'token_revoked',
+  'payment_gateway_changed',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

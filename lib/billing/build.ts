@@ -1,17 +1,21 @@
 // The billing domain's one builder: shared pieces (repositories, settings store, live gateways, cashier
 // links, settlement) made once, and the named services handlers call. Production (functions/*/deps.ts)
 // and tests call the same builder.
+import { AccountRepository } from '#lib/accounts/repository.ts';
+import { SecurityEvents } from '#lib/accounts/security-events.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { CallbackReceiver } from './callbacks.ts';
 import { CashierLinks } from './cashier.ts';
 import { GatewaySettings } from './gateway-settings.ts';
 import { MockCashier } from './mock-cashier.ts';
 import { OrderDesk } from './order-desk.ts';
 import { OrderRepository } from './orders.ts';
+import { PaymentSecurity } from './payment-security.ts';
 import { PlanCatalog } from './plan-catalog.ts';
 import { PlanRepository } from './plans.ts';
 import { Reconciler } from './reconcile.ts';
@@ -40,6 +44,11 @@ export interface BillingInput {
   payment: AppConfig['payment'];
   /** `listing_shards`: the all-orders listing, the pending outbox and the reconciler's schedule spread over them. */
   listingShards: number;
+  /**
+   * Notices of a payment gateway change to every administrator. Only the group whose routes change the
+   * settings has it; without it, a change to a key or a gateway URL is refused.
+   */
+  mailer?: Mailer;
   clock?: Clock;
 }
 
@@ -93,7 +102,20 @@ export function buildBilling(input: BillingInput): Billing {
     settlement,
     callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement }),
     cashier: new MockCashier({ orders: orderRepository, gateways, cashier: links, settlement, clock }),
-    settings: new GatewaySettings({ store, gateways, stage, notifyBaseUrl }),
+    settings: new GatewaySettings({
+      store,
+      gateways,
+      stage,
+      notifyBaseUrl,
+      security: input.mailer
+        ? new PaymentSecurity({
+            table,
+            accounts: new AccountRepository(table, input.listingShards),
+            events: new SecurityEvents(table),
+            mailer: input.mailer,
+          })
+        : undefined,
+    }),
     gateways,
     reconciler: new Reconciler({
       orders: orderRepository,

@@ -63,6 +63,11 @@ export interface StoredOrder extends OrderTerms {
   duration_days?: number;
   /** The account's grant as this order's settlement wrote it (absent: the plan grants no storage). */
   grant?: Grant;
+  /**
+   * A channel order: the origin its channel's queries went to when it was placed (ChannelAdapter.queryOrigin).
+   * Reconciliation asks about it there only (lib/billing/reconcile.ts).
+   */
+  gateway_origin?: string;
 }
 
 export interface OrderView extends OrderTerms {

@@ -124,6 +124,8 @@ export class OrderDesk {
     };
     if (!isChannel(provider)) return { order, at };
     const adapter = registry.channel(provider)!;
+    // Where this order may later be asked about: a gateway changed afterwards is never sent its key for it.
+    order.gateway_origin = adapter.queryOrigin;
     try {
       const answer = await adapter.createOrder({
         outTradeNo: order.id,

@@ -4,7 +4,8 @@
 // settlement write (paid_via reconciliation). Each such order has its own schedule (the `due` index,
 // lib/billing/reconcile-schedule.ts): a run takes the orders whose check is due, most overdue first, and
 // moves each to its next check or out of the schedule. A channel that cannot be asked changes nothing but
-// the order's next check: a warning, a metric, and a later run asks again.
+// the order's next check: a warning, a metric, and a later run asks again. An order is asked about only at
+// the gateway it was placed with (StoredOrder.gateway_origin).
 
 import type { ChannelAdapter, QueryVerdict } from '#lib/billing/channels/types.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
@@ -195,6 +196,19 @@ export class Reconciler {
 
   private async reconcileOrder(order: DueOrder, provider: ChannelName, adapter: ChannelAdapter) {
     recordMetric('ReconcileChecked', { dimensions: { provider } });
+    // Asked only where it was placed: after a gateway change (or for an order placed before the gateway was
+    // recorded) the new host is never sent the merchant key for it, and its answer could settle nothing.
+    // Its callback still settles it.
+    let placedAt: string | undefined;
+    try {
+      placedAt = (await this.deps.orders.get(order.id))?.gateway_origin;
+    } catch (error) {
+      log.error('payment reconciliation could not read an order', { order_id: order.id, error });
+      return this.failed(order, provider, 'read_error');
+    }
+    if (placedAt !== adapter.queryOrigin) {
+      return this.failed(order, provider, 'gateway_changed', placedAt ? undefined : 'no gateway recorded');
+    }
     let verdict: QueryVerdict;
     try {
       verdict = await adapter.queryOrder(order.id);

@@ -42,7 +42,13 @@ export interface PaymentSettings {
 export const SETTINGS_KEY = { pk: 'settings#payment', sk: 'settings' };
 export const SETTINGS_VERSION_KEY = { pk: 'settings#payment', sk: 'version' };
 
-const URL_FIELDS = new Set(['gateway_url', 'api_base_url', 'api_url', 'submit_url']);
+/** Where a channel is reached: changing one redirects the merchant's keys and its payers (docs/PAYMENTS-GUIDE.md). */
+export const URL_FIELDS: ReadonlySet<string> = new Set([
+  'gateway_url',
+  'api_base_url',
+  'api_url',
+  'submit_url',
+]);
 
 /** Stages where the mock cashier can never be switched on (docs/DESIGN.md 3 **fix**). */
 export function isProductionStage(stage: string): boolean {
@@ -129,6 +135,8 @@ export const settingsPatchSchema = z.object({
       key: text(512),
     }),
   ),
+  // The acting administrator's password: required when a key or a gateway URL changes (gateway-settings.ts).
+  current_password: z.optional(z.string().check(z.maxLength(1024))),
 });
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 
@@ -161,6 +169,29 @@ export function mergeSettings(current: PaymentSettings, patch: SettingsPatch): P
   return next;
 }
 
+/**
+ * What only a re-entered password may change (`channel_c.gateway_url`, `channel_b.api_v3_key`): every key
+ * the patch sets, even to its stored value (answering otherwise would tell a stolen session whether its
+ * guess is the stored key), and every gateway URL whose value differs.
+ */
+export function sensitiveChanges(current: PaymentSettings, patch: SettingsPatch, next: PaymentSettings) {
+  const keys: string[] = [];
+  const urls: string[] = [];
+  for (const name of CHANNELS) {
+    const before = current[name] as unknown as Record<string, string | boolean | undefined>;
+    const after = next[name] as unknown as Record<string, string | boolean | undefined>;
+    const sent = (patch[name] ?? {}) as Record<string, unknown>;
+    for (const field of SECRET_FIELDS[name]) {
+      const value = sent[field];
+      if (typeof value === 'string' && value.trim() !== '') keys.push(`${name}.${field}`);
+    }
+    for (const field of PLAIN_FIELDS[name]) {
+      if (URL_FIELDS.has(field) && before[field] !== after[field]) urls.push(`${name}.${field}`);
+    }
+  }
+  return { keys, urls };
+}
+
 // ---- validation ----------------------------------------------------------------------------------
 
 /** `apiV3Key` -> `api_v3_key`: adapters name settings in camelCase, the interface in snake_case. */
@@ -178,7 +209,7 @@ export function inChannelSettings(channel: ChannelName, error: ChannelConfigErro
 
 /**
  * Format checks on every value that is set, enabled or not: keys parse, the APIv3 key is 32 bytes, URLs
- * are http(s). Completeness of enabled channels is checked by building their adapters (registry.ts).
+ * are http(s) (https only in production). Completeness of enabled channels is checked by building their adapters (registry.ts).
  */
 export function checkSettingFormats(settings: PaymentSettings, stage: string): void {
   if (settings.mock.enabled && isProductionStage(stage)) {
@@ -191,7 +222,13 @@ export function checkSettingFormats(settings: PaymentSettings, stage: string): v
     try {
       for (const [field, value] of Object.entries(section)) {
         if (typeof value !== 'string') continue;
-        if (URL_FIELDS.has(field)) optionalHttpUrl(field, value);
+        if (URL_FIELDS.has(field)) {
+          optionalHttpUrl(field, value);
+          // In production a plain-http gateway would carry keys and payment answers readable on the way.
+          if (isProductionStage(stage) && new URL(value.trim()).protocol !== 'https:') {
+            throw new ChannelConfigError(field, 'must be an https URL in production');
+          }
+        }
         if (field === 'private_key') loadPrivateKey(field, value);
         if (field === 'public_key' || field === 'platform_public_key') loadPublicKey(field, value);
         if (field === 'api_v3_key' && Buffer.byteLength(value, 'utf8') !== 32) {

@@ -353,7 +353,7 @@ describe('the deployed shape', () => {
     expectOk(
       await stack.api('PUT', '/api/v1/admin/payment', {
         headers: json(state.admin),
-        body: channels.settings,
+        body: { ...channels.settings, current_password: OPS.password },
       }),
     );
     const gateways = expectOk(await stack.api('GET', '/api/v1/payment-gateways'));

@@ -248,17 +248,19 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets auth send mail as the configured SES identity only', () => {
+  it('lets auth and payments (a gateway change notice) send mail as the configured SES identity only', () => {
     const withMail = synth({
       config: stageConfigFrom('dev', { ...DEV_FILE, mail: { from: 'no-reply@mail.example.com' } }),
     });
 
-    const ses = roleStatements(withMail, 'auth').filter((statement) =>
-      String(statement.Action).includes('ses:'),
-    );
-    expect(ses).toHaveLength(1);
-    expect(JSON.stringify(ses[0]!.Resource)).toContain(':identity/mail.example.com');
-    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth')) {
+    for (const sender of ['auth', 'payments'] as const) {
+      const ses = roleStatements(withMail, sender).filter((statement) =>
+        String(statement.Action).includes('ses:'),
+      );
+      expect(ses, sender).toHaveLength(1);
+      expect(JSON.stringify(ses[0]!.Resource), sender).toContain(':identity/mail.example.com');
+    }
+    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth' && name !== 'payments')) {
       expect(
         actionsOf(roleStatements(withMail, group)).some((action) => action.startsWith('ses:')),
         group,

@@ -182,6 +182,7 @@ describe(`${N} concurrent duplicates`, () => {
       headers: admin.headers,
       body: {
         channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' },
+        current_password: admin.password,
       },
     });
     expect(saved.status).toBe(200);

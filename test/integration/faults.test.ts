@@ -61,7 +61,10 @@ beforeAll(async () => {
   admin = await createTestAccount({ role: 'admin' });
   const saved = await callPayments('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: { channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' } },
+    body: {
+      channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' },
+      current_password: admin.password,
+    },
   });
   expect(saved.status).toBe(200);
   const plan = await callPayments('POST', '/api/v1/admin/plans', {

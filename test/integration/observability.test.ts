@@ -165,6 +165,7 @@ describe('over HTTP through the local server', () => {
       headers: admin.headers,
       body: {
         channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' },
+        current_password: admin.password,
       },
     });
     const forged = buildEpayNotify({

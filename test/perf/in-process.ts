@@ -211,6 +211,7 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
           key: CHANNEL_C.key,
           gateway_url: 'http://127.0.0.1:9/',
         },
+        current_password: admin.password,
       },
     }),
     200,

@@ -109,6 +109,7 @@ export async function billingFixtures(admin: TestAccount): Promise<BillingFixtur
           key: CHANNEL_C.key,
           gateway_url: 'http://127.0.0.1:9/',
         },
+        current_password: admin.password,
       },
     }),
     200,

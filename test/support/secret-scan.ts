@@ -101,7 +101,9 @@ const SECRET_BODY_FIELDS: Record<string, RegExp> = {
   'POST /auth/password': /^(current_password|new_password)$/,
   'POST /auth/password/reset': /^new_password$/,
   [`POST ${API_PREFIX}/admin/accounts`]: /^(password|current_password)$/,
-  [`PUT ${API_PREFIX}/admin/payment`]: /^(private_key|api_v3_key|key)$/,
+  [`PUT ${API_PREFIX}/admin/payment`]: /^(private_key|api_v3_key|key|current_password)$/,
+  [`PATCH ${API_PREFIX}/admin/accounts/{id}`]: /^current_password$/,
+  [`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`]: /^current_password$/,
 };
 
 // ---- capture (runs in each test file's worker, from setup-env.ts) ----------------------------------------

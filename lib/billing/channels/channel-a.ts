@@ -182,7 +182,12 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     return paidVerdict(outTradeNo, amountCents, text(answer.trade_no));
   }
 
-  return plainTextChannel(PROVIDER, { createOrder, verifyCallback, queryOrder });
+  return plainTextChannel(PROVIDER, {
+    createOrder,
+    verifyCallback,
+    queryOrder,
+    queryOrigin: new URL(gatewayUrl).origin,
+  });
 }
 
 /**

@@ -259,6 +259,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     verifyCallback,
     acknowledge: acknowledgeWechatpay,
     queryOrder,
+    queryOrigin: new URL(apiBaseUrl).origin,
   };
 }
 

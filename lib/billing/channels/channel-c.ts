@@ -132,6 +132,8 @@ export function createChannelC(settings: ChannelCSettings) {
     try {
       const response = await fetch(`${queryUrl}?${query.toString()}`, {
         signal: AbortSignal.timeout(timeoutMs),
+        // The answer is unsigned: only the configured host's own answer counts, never one it redirects to.
+        redirect: 'manual',
       });
       status = response.status;
       answerText = await response.text();
@@ -171,7 +173,12 @@ export function createChannelC(settings: ChannelCSettings) {
     return paidVerdict(outTradeNo, amountCents, typeof tradeNo === 'number' ? String(tradeNo) : tradeNo);
   }
 
-  return plainTextChannel(PROVIDER, { createOrder, verifyCallback, queryOrder });
+  return plainTextChannel(PROVIDER, {
+    createOrder,
+    verifyCallback,
+    queryOrder,
+    queryOrigin: new URL(queryUrl).origin,
+  });
 }
 
 /**

@@ -33,7 +33,7 @@ export function signedFormParams(
 /** An adapter of a channel that is answered with the bare word `success`, or `fail` (channel_a, channel_c). */
 export function plainTextChannel(
   provider: SynchronousChannelAdapter['provider'],
-  calls: Pick<SynchronousChannelAdapter, 'createOrder' | 'verifyCallback' | 'queryOrder'>,
+  calls: Pick<SynchronousChannelAdapter, 'createOrder' | 'verifyCallback' | 'queryOrder' | 'queryOrigin'>,
 ): SynchronousChannelAdapter {
   const acknowledge = (verdict: CallbackVerdict): CallbackReply => {
     const rejected = verdict.kind === 'rejected';

@@ -79,6 +79,12 @@ export interface CallbackReply {
 
 export interface ChannelAdapter {
   readonly provider: ChannelProvider;
+  /**
+   * The origin (`https://host:port`) this adapter's order queries go to, and the only one whose answer they
+   * read: recorded on each order when it is placed, so reconciliation never asks another host about it
+   * (lib/billing/reconcile.ts).
+   */
+  readonly queryOrigin: string;
   createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder>;
   verifyCallback(request: CallbackRequest, now?: Date): Promise<CallbackVerdict> | CallbackVerdict;
   /** The exact reply the channel expects for this verdict. */

@@ -107,6 +107,29 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
   }
 }
 
+/**
+ * To every administrator: a payment channel's gateway address changed (docs/PAYMENTS-GUIDE.md). It names the
+ * fields and the host they now point to, never a key; an administrator who did not expect it acts at once.
+ */
+export function paymentGatewayNoticeMail(
+  to: string,
+  facts: { actor: string; changes: Array<{ field: string; host: string | null }>; at: Date; ip: string },
+): Mail {
+  const when = `${facts.at.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const lines = [
+    `The administrator "${facts.actor}" changed where a payment channel is reached:`,
+    ...facts.changes.map(({ field, host }) => `${field}: now ${host ?? 'cleared (the channel default)'}`),
+    `When: ${when}. From address: ${facts.ip || 'unknown'}.`,
+    'Order queries send the merchant key to this address. If the change was not expected, restore the address and replace the channel keys now.',
+  ];
+  return {
+    to,
+    subject: 'A payment gateway address was changed',
+    text: `${lines.join('\n\n')}\n`,
+    html: page(lines),
+  };
+}
+
 /** A notice of a security change: what happened, when (UTC) and from which address. */
 export function securityNoticeMail(kind: SecurityNoticeKind, to: string, facts: NoticeFacts): Mail {
   const when = `${facts.at.toISOString().slice(0, 19).replace('T', ' ')} UTC`;

@@ -257,6 +257,8 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     await channel.getByLabel('pid', { exact: true }).fill('10042');
     await channel.getByLabel('gateway url', { exact: true }).fill('https://pay.example.test');
     await channel.getByLabel('key (not set)').fill(CHANNEL_C_KEY);
+    // A key or a gateway URL changes only with the administrator's password (docs/PAYMENTS-GUIDE.md).
+    await channel.getByLabel('Your password (to change a key or a gateway URL)').fill(ADMIN.password);
     await channel.getByRole('button', { name: 'Save channel_c' }).click();
     await channel.getByText('channel_c saved').waitFor();
     const keyField = channel.getByLabel('key (set; empty keeps it)');

@@ -32,7 +32,10 @@ beforeAll(async () => {
   // channel_c without an API address: its orders get a signed submit link, and no network is called.
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: { channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'http://127.0.0.1:9/' } },
+    body: {
+      channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'http://127.0.0.1:9/' },
+      current_password: admin.password,
+    },
   });
   expect(saved.status).toBe(200);
 });

@@ -67,7 +67,7 @@ beforeAll(async () => {
   ({ alipay, wechatpay, epay } = channels);
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: channels.settings,
+    body: { ...channels.settings, current_password: admin.password },
   });
   expect(saved.status).toBe(200);
   const plan = await call('POST', '/api/v1/admin/plans', {
@@ -462,7 +462,7 @@ describe('gateway failures', () => {
     }));
     await call('PUT', '/api/v1/admin/payment', {
       headers: admin.headers,
-      body: { channel_c: { api_url: `${broken.baseUrl}/mapi.php` } },
+      body: { channel_c: { api_url: `${broken.baseUrl}/mapi.php` }, current_password: admin.password },
     });
 
     // Act
@@ -489,7 +489,7 @@ describe('gateway failures', () => {
   it('falls back to a signed submit.php link when api_url is cleared', async () => {
     await call('PUT', '/api/v1/admin/payment', {
       headers: admin.headers,
-      body: { channel_c: { api_url: '' } },
+      body: { channel_c: { api_url: '' }, current_password: admin.password },
     });
     const answer = await placeOrder('channel_c');
     expect(answer.status).toBe(201);

@@ -64,7 +64,7 @@ beforeAll(async () => {
   gateways = [channels.alipay, channels.wechatpay, channels.epay];
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: channels.settings,
+    body: { ...channels.settings, current_password: admin.password },
   });
   expect(saved.status).toBe(200);
   const plan = await call('POST', '/api/v1/admin/plans', {

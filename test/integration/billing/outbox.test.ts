@@ -31,7 +31,10 @@ beforeAll(async () => {
   // channel_c without api_url: its orders get a signed submit link, no network.
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
-    body: { channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' } },
+    body: {
+      channel_c: { enabled: true, pid: C_PID, key: C_KEY, gateway_url: 'https://pay.example.test/' },
+      current_password: admin.password,
+    },
   });
   expect(saved.status).toBe(200);
   const [plain, storage] = await Promise.all([

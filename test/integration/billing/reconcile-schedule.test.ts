@@ -112,7 +112,7 @@ describe('the schedule of a channel order', () => {
     }));
     const saved = await call('PUT', '/api/v1/admin/payment', {
       headers: admin.headers,
-      body: { channel_c: { api_url: `${broken.baseUrl}/mapi.php` } },
+      body: { channel_c: { api_url: `${broken.baseUrl}/mapi.php` }, current_password: admin.password },
     });
     expect(saved.status).toBe(200);
 
@@ -134,7 +134,7 @@ describe('the schedule of a channel order', () => {
       await broken.close();
       await call('PUT', '/api/v1/admin/payment', {
         headers: admin.headers,
-        body: { channel_c: { api_url: apiUrl } },
+        body: { channel_c: { api_url: apiUrl }, current_password: admin.password },
       });
     }
   });

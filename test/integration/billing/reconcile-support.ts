@@ -65,7 +65,11 @@ export async function startChannels(admin: TestAccount): Promise<ChannelHarness>
   const saved = await call('PUT', '/api/v1/admin/payment', {
     headers: admin.headers,
     // With seller_id set, an answer naming another seller is refused (the fake names ours by default).
-    body: { ...body, channel_a: { ...body.channel_a, seller_id: A_SELLER_ID } },
+    body: {
+      ...body,
+      channel_a: { ...body.channel_a, seller_id: A_SELLER_ID },
+      current_password: admin.password,
+    },
   });
   expect(saved.status).toBe(200);
 

@@ -45,8 +45,12 @@ const completeChannelB = {
   platform_public_key: platformKeys.publicKeyPem,
 };
 
+/** A save with the administrator's password, which a key or gateway URL change needs. */
 function put(body: object) {
-  return call('PUT', '/api/v1/admin/payment', { headers: admin.headers, body });
+  return call('PUT', '/api/v1/admin/payment', {
+    headers: admin.headers,
+    body: { current_password: admin.password, ...body },
+  });
 }
 
 function read() {

@@ -790,7 +790,7 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Enable or disable an account
+     * Enable or disable an account (an administrator: needs current_password; never the last one)
      * @description An administrator session; a user session is 403.
      */
     patch: operations['patchApiV1AdminAccountsId'];
@@ -806,7 +806,7 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Turn an account's TOTP off and end its sessions
+     * Turn an account's TOTP off and end its sessions (another administrator's: needs current_password)
      * @description An administrator session; a user session is 403.
      */
     post: operations['postApiV1AdminAccountsIdTotpReset'];
@@ -1268,7 +1268,7 @@ export interface paths {
      */
     get: operations['getApiV1AdminPayment'];
     /**
-     * Saves any subset of the settings; empty or absent secrets keep the stored ones.
+     * Saves any subset of the settings; empty or absent secrets keep the stored ones. Changing a key or a gateway URL needs current_password.
      * @description An administrator session; a user session is 403.
      */
     put: operations['putApiV1AdminPayment'];
@@ -3557,7 +3557,8 @@ export interface operations {
                   | 'email_changed'
                   | 'session_revoked'
                   | 'token_created'
-                  | 'token_revoked';
+                  | 'token_revoked'
+                  | 'payment_gateway_changed';
                 at: string;
                 ip: string | null;
                 user_agent: string | null;
@@ -5832,7 +5833,8 @@ export interface operations {
                   | 'email_changed'
                   | 'session_revoked'
                   | 'token_created'
-                  | 'token_revoked';
+                  | 'token_revoked'
+                  | 'payment_gateway_changed';
                 at: string;
                 ip: string | null;
                 user_agent: string | null;
@@ -6132,6 +6134,7 @@ export interface operations {
         'application/json': {
           /** @enum {string} */
           status: 'active' | 'disabled';
+          current_password?: string;
         };
       };
     };
@@ -6261,7 +6264,9 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': Record<string, never>;
+        'application/json': {
+          current_password?: string;
+        };
       };
     };
     responses: {
@@ -9515,6 +9520,7 @@ export interface operations {
             pay_type?: string | null;
             key?: string | null;
           };
+          current_password?: string;
         };
       };
     };

@@ -1,5 +1,6 @@
 // The back office's accounts: search, enable or disable, reset two-factor authentication, and new
-// administrators. Every call needs an administrator session; the API refuses anyone else.
+// administrators. Every call needs an administrator session; the API refuses anyone else. Disabling an
+// administrator or resetting another administrator's TOTP takes the acting administrator's password again.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call } from '../api/client.ts';
@@ -19,6 +20,10 @@ export function AdminAccounts() {
     [search],
   );
   const action = useAction(accounts.reload);
+  // Sent with the actions on another administrator's account (the API answers 400 without it).
+  const confirm = useForm({ current_password: '' });
+  const withPassword = () =>
+    confirm.values.current_password ? { current_password: confirm.values.current_password } : {};
   const create = useForm({ username: '', email: '', password: '', current_password: '' });
   const [created, setCreated] = useState('');
   const submitCreate = create.submit(async (values) => {
@@ -37,6 +42,17 @@ export function AdminAccounts() {
       >
         <Field form={query} name="q" label="Username or e-mail" type="search" />
         <Submit form={query}>Search</Submit>
+      </form>
+      <form
+        class="inline"
+        aria-label="Confirm administrator actions"
+        onSubmit={(event) => event.preventDefault()}
+      >
+        <PasswordField
+          form={confirm}
+          name="current_password"
+          label="Your password (to disable an administrator or reset their TOTP)"
+        />
       </form>
       {accounts.error && <FormError message={accounts.error} />}
       {action.view}
@@ -59,7 +75,15 @@ export function AdminAccounts() {
                 <ActionButton
                   action={action}
                   work={() =>
-                    call(api.PATCH('/api/v1/admin/accounts/{id}', { ...path, body: { status: next } }))
+                    call(
+                      api.PATCH('/api/v1/admin/accounts/{id}', {
+                        ...path,
+                        body: {
+                          status: next,
+                          ...(account.role === 'admin' && next === 'disabled' ? withPassword() : {}),
+                        },
+                      }),
+                    )
                   }
                   done={`${account.username} is now ${next}`}
                 >
@@ -70,7 +94,12 @@ export function AdminAccounts() {
                   <ActionButton
                     action={action}
                     work={() =>
-                      call(api.POST('/api/v1/admin/accounts/{id}/totp/reset', { ...path, body: {} }))
+                      call(
+                        api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
+                          ...path,
+                          body: account.role === 'admin' ? withPassword() : {},
+                        }),
+                      )
                     }
                     done={`Two-factor authentication of ${account.username} reset`}
                   >

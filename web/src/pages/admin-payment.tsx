@@ -1,9 +1,10 @@
 // The back office's payment settings: the default channel, the mock cashier's switch, and each channel's
-// fields (secrets write-only).
+// fields (secrets write-only). Changing a key or a gateway URL takes the administrator's password again
+// (docs/PAYMENTS-GUIDE.md): a stolen session alone cannot point a channel elsewhere.
 import { useState } from 'preact/hooks';
 import { useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
-import { Field, Submit, useForm } from '../form.tsx';
+import { Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { FormError, Page, Status, useLoad } from '../ui.tsx';
 
 type PaymentSettings = DataOf<'/api/v1/admin/payment', 'get'>;
@@ -33,6 +34,7 @@ function ChannelForm({
   const initial: Record<string, string> = { enabled: settings.enabled ? 'true' : '' };
   for (const name of fields.plain) initial[name] = (settings[name] as string | null) ?? '';
   for (const name of fields.secret) initial[name] = '';
+  initial.current_password = '';
   const form = useForm(initial);
   const [saved, setSaved] = useState('');
   const save = form.submit(async (values) => {
@@ -40,8 +42,13 @@ function ChannelForm({
     for (const name of fields.plain) body[name] = values[name] || null;
     // An empty secret keeps the stored one (docs/SPEC.md 4.3).
     for (const name of fields.secret) if (values[name]) body[name] = values[name];
-    await call(api.PUT('/api/v1/admin/payment', { body: { [channel]: body } }));
-    form.reset({ ...values, ...Object.fromEntries(fields.secret.map((name) => [name, ''])) });
+    const password = values.current_password ? { current_password: values.current_password } : {};
+    await call(api.PUT('/api/v1/admin/payment', { body: { [channel]: body, ...password } }));
+    form.reset({
+      ...values,
+      ...Object.fromEntries(fields.secret.map((name) => [name, ''])),
+      current_password: '',
+    });
     setSaved(`${channel} saved`);
     onSaved();
   });
@@ -70,6 +77,11 @@ function ChannelForm({
           autoComplete="off"
         />
       ))}
+      <PasswordField
+        form={form}
+        name="current_password"
+        label="Your password (to change a key or a gateway URL)"
+      />
       <Submit form={form}>Save {channel}</Submit>
       {saved && <Status message={saved} />}
     </form>
