@@ -102,7 +102,7 @@ export function createUploadHandler(
         summary: 'A presigned PUT for a larger file, to be confirmed once the bytes are stored.',
         response: presignResponse,
         errors: [415],
-        run: async (request) => ok(await uploadServices().presigns.presign(callerOf(request), request.body)),
+        run: async (request) => ok(await uploadServices().presigns.presign(ownerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
         body: z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),

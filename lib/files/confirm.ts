@@ -96,7 +96,7 @@ export class ConfirmService {
           (error: unknown) => ({ error }),
         ),
       ]);
-      if (existing) return this.settleOnto(pending, existing);
+      if (existing) return this.released(pending, await this.settleOnto(pending, existing));
       if (refused) throw refused.error;
     }
 
@@ -113,7 +113,13 @@ export class ConfirmService {
       baseUrl: this.deps.baseUrl,
       listingShards: this.deps.files.listingShards,
     });
-    return this.storeAndRecord(pending, item, inspected, reservation, now);
+    return this.released(pending, await this.storeAndRecord(pending, item, inspected, reservation, now));
+  }
+
+  /** `record`, once the presign's hold on the quota is given back (its bytes are now counted, or were). */
+  private async released(pending: PendingItem, record: UploadRecord): Promise<UploadRecord> {
+    await this.deps.quota.releasePresigned(pending.owner_id, pending.id, pending.size);
+    return record;
   }
 
   /**
@@ -285,6 +291,7 @@ export class ConfirmService {
   private async abandon(pending: PendingItem): Promise<void> {
     await this.deps.storage.deleteQuietly(incomingKey(pending.key));
     await this.deps.pending.removeUnconfirmed(pending.key);
+    await this.deps.quota.releasePresigned(pending.owner_id, pending.id, pending.size);
   }
 }
 

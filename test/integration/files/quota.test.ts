@@ -271,8 +271,9 @@ describe('confirm and the quota', () => {
     // Prepare
     const s = service();
     const user = await createTestAccount();
-    const kept = await s.upload<UploadRecord>(uploadEvent(user.headers, noisePng(2000)));
+    // Presigned while there was room; a direct upload took it before the confirm.
     const key = await presignAndPut(s, user, noisePng(1500));
+    const kept = await s.upload<UploadRecord>(uploadEvent(user.headers, noisePng(2000)));
     const confirm = () =>
       s.upload<UploadRecord>({
         method: 'POST',
@@ -303,12 +304,12 @@ describe('confirm and the quota', () => {
   });
 
   it('charges nothing for a confirm of bytes the owner has already, even at the quota', async () => {
-    // Prepare: one file that leaves no room for another of its size, then the same bytes presigned.
+    // Prepare: the bytes presigned, then uploaded directly: the file leaves no room for another of its size.
     const s = service();
     const user = await createTestAccount();
     const bytes = noisePng(2000);
-    const first = await s.upload<UploadRecord>(uploadEvent(user.headers, bytes));
     const key = await presignAndPut(s, user, bytes);
+    const first = await s.upload<UploadRecord>(uploadEvent(user.headers, bytes));
 
     // Act
     const confirmed = await s.upload<UploadRecord>({
