@@ -6,15 +6,7 @@
 // unstated length, outside mdat and idat) is refused, never stored as it is. Orientation in AVIF is the
 // irot/imir properties, not EXIF, so nothing of it is lost.
 import { type Box, eachBox, readBox, readCString, readUint } from './isobmff.ts';
-import {
-  code,
-  countPiece,
-  MalformedImage,
-  readerWork,
-  refused,
-  type StripResult,
-  unchanged,
-} from './types.ts';
+import { code, countPiece, MalformedImage, readerWork, refused, type StripResult } from './types.ts';
 
 type MetadataKind = 'Exif' | 'XMP' | 'mime' | 'URI';
 
@@ -243,7 +235,8 @@ function topLevel(bytes: Buffer): TopLevel | StripResult {
     pieces = countPiece(pieces);
     const box = readBox(bytes, at, bytes.length);
     if (at === 0 && box.type !== FTYP) return refused('AVIF: no ftyp box first');
-    if (box.type === MINI) return unchanged('AVIF: the low-overhead (mini) container is not rewritten');
+    // Its Exif and XMP sit behind a bit-packed header this stripper does not read: refused, not kept.
+    if (box.type === MINI) return refused('AVIF: the low-overhead (mini) container is not supported');
     if (box.type === MDAT) found.mdats.push(box);
     if (box.type === UUID) found.uuids.push(box);
     if (box.type === META) {

@@ -61,10 +61,10 @@ describe('stripMetadata on an AVIF with Exif and XMP items', () => {
     expect(result.removed).toEqual([]);
   });
 
-  it('leaves the low-overhead (mini) container as it is', () => {
+  it('refuses the low-overhead (mini) container, whose metadata it cannot remove', () => {
     const mini = Buffer.concat([avif.bytes.subarray(0, 28), Buffer.from('\0\0\0\x08mini', 'latin1')]);
     expect(stripMetadata(mini, 'avif')).toMatchObject({
-      kind: 'unchanged',
+      kind: 'refused',
       reason: expect.stringContaining('mini'),
     });
   });
