@@ -76,7 +76,7 @@ export class PresignService {
     try {
       await this.deps.pending.create(pending);
     } catch (error) {
-      await this.deps.quota.releasePresigned(ownerId, id, input.size);
+      await this.deps.quota.releasePresigned(owner, id, input.size);
       throw error;
     }
     const url = await this.deps.storage.presignPut(incomingKey(key), {
