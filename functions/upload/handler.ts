@@ -99,10 +99,11 @@ export function createUploadHandler(
       }),
       'POST /api/v1/upload/presign': defineRoute({
         body: presignBody,
-        summary: 'A presigned PUT for a larger file, to be confirmed once the bytes are stored.',
+        summary:
+          'A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past 100 presigns not yet confirmed).',
         response: presignResponse,
-        errors: [415],
-        run: async (request) => ok(await uploadServices().presigns.presign(callerOf(request), request.body)),
+        errors: [415, 429, 507],
+        run: async (request) => ok(await uploadServices().presigns.presign(ownerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
         body: z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),

@@ -85,7 +85,7 @@ export function buildFiles(input: FilesInput): Files {
       stripMetadata,
       baseUrl,
     }),
-    presigns: new PresignService({ pending, storage, clock, presignMaxBytes, allowedTypes }),
+    presigns: new PresignService({ pending, storage, quota, clock, presignMaxBytes, allowedTypes }),
     confirms: new ConfirmService({
       files,
       pending,

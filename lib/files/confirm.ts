@@ -57,7 +57,7 @@ export class ConfirmService {
     if (settled) return settled;
     if (!pending || pending.owner_id !== ownerId || pending.id !== parsed.id) throw notFound();
     if (isExpired(pending, this.deps.clock())) {
-      await this.abandon(pending);
+      await this.abandon(owner, pending);
       throw errors.gone('key: the presigned upload expired; ask for a new one');
     }
 
@@ -80,7 +80,7 @@ export class ConfirmService {
         throw errors.badRequest('key: nothing was uploaded yet; PUT the file to the presigned url first');
       }
       // Bytes that can never be accepted: the presign is spent (its object and pending item go).
-      if (error instanceof UploadError) await this.abandon(pending);
+      if (error instanceof UploadError) await this.abandon(owner, pending);
       throw error;
     }
     const { facts } = inspected.upload;
@@ -96,7 +96,7 @@ export class ConfirmService {
           (error: unknown) => ({ error }),
         ),
       ]);
-      if (existing) return this.settleOnto(pending, existing);
+      if (existing) return this.released(owner, pending, await this.settleOnto(pending, existing));
       if (refused) throw refused.error;
     }
 
@@ -113,7 +113,21 @@ export class ConfirmService {
       baseUrl: this.deps.baseUrl,
       listingShards: this.deps.files.listingShards,
     });
-    return this.storeAndRecord(pending, item, inspected, reservation, now);
+    return this.released(
+      owner,
+      pending,
+      await this.storeAndRecord(pending, item, inspected, reservation, now),
+    );
+  }
+
+  /** `record`, once the presign's hold on the quota is given back (its bytes are now counted, or were). */
+  private async released(
+    owner: QuotaAccount,
+    pending: PendingItem,
+    record: UploadRecord,
+  ): Promise<UploadRecord> {
+    await this.deps.quota.releasePresigned(owner, pending.id, pending.size);
+    return record;
   }
 
   /**
@@ -282,9 +296,10 @@ export class ConfirmService {
   }
 
   /** A failed or expired presign: its object and its pending item go (never a confirmed one's). */
-  private async abandon(pending: PendingItem): Promise<void> {
+  private async abandon(owner: QuotaAccount, pending: PendingItem): Promise<void> {
     await this.deps.storage.deleteQuietly(incomingKey(pending.key));
     await this.deps.pending.removeUnconfirmed(pending.key);
+    await this.deps.quota.releasePresigned(owner, pending.id, pending.size);
   }
 }
 

@@ -1,11 +1,13 @@
 // POST /api/v1/upload/presign: a pending upload in the table and a signed PUT of exactly its declared type
-// and size to `incoming/<key>`, where unchecked bytes are never served.
+// and size to `incoming/<key>`, where unchecked bytes are never served. The declared size is held against
+// the owner's quota until the upload is confirmed or the presign expires (lib/files/quota-presign.ts).
 import { randomUUID } from 'node:crypto';
 import { type Clock, epochSeconds } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { fileTooLarge } from './errors.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
+import type { QuotaAccount, QuotaService } from './quota-service.ts';
 import { parsePermission } from './record.ts';
 import { KIND_INFO, kindFromMimeType, normalizeAllowed, notAllowedError } from './sniff.ts';
 import { type FileStorage, incomingKey } from './storage.ts';
@@ -28,6 +30,7 @@ export interface PresignResult {
 export interface PresignDeps {
   pending: PendingUploads;
   storage: FileStorage;
+  quota: QuotaService;
   clock: Clock;
   /** The presign limit in force (`upload.presign_max_bytes`, never above what confirm can read). */
   presignMaxBytes: number;
@@ -37,8 +40,13 @@ export interface PresignDeps {
 export class PresignService {
   constructor(private readonly deps: PresignDeps) {}
 
-  /** Records a pending upload (owner, key, declared type and size; expires in 15 minutes) and signs its PUT. */
-  async presign(ownerId: string, input: PresignInput): Promise<PresignResult> {
+  /**
+   * Holds the declared size against the owner's quota (507 when the usage and the presigns outstanding
+   * leave no room), records a pending upload (owner, key, declared type and size; expires in 15 minutes)
+   * and signs its PUT.
+   */
+  async presign(owner: QuotaAccount, input: PresignInput): Promise<PresignResult> {
+    const ownerId = owner.id;
     const { allowedTypes, presignMaxBytes } = this.deps;
     const kind = kindFromMimeType(input.mime_type);
     if (kind === undefined || !normalizeAllowed(allowedTypes).includes(kind)) {
@@ -64,7 +72,13 @@ export class PresignService {
       created_at: isoWithOffset(now),
       expires_at: epochSeconds(expiresAt),
     };
-    await this.deps.pending.create(pending);
+    await this.deps.quota.holdPresigned(owner, { id, bytes: input.size, expiresAt: pending.expires_at });
+    try {
+      await this.deps.pending.create(pending);
+    } catch (error) {
+      await this.deps.quota.releasePresigned(owner, id, input.size);
+      throw error;
+    }
     const url = await this.deps.storage.presignPut(incomingKey(key), {
       contentType: mimeType,
       size: input.size,

@@ -3,7 +3,15 @@
 
 import type { Role } from '#lib/accounts/model.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { Clock, Table, TransactItem } from '#lib/platform/db/table.ts';
+import {
+  type Clock,
+  ConditionFailedError,
+  conditionFailedReturns,
+  epochSeconds,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
 import {
   effectiveQuota,
   type Grant,
@@ -13,7 +21,11 @@ import {
   type UsageView,
   usageView,
 } from './quota-model.ts';
-import { grantItem, reserveItem, USAGE_SK, UsageRepository, type UsageSlot } from './usage.ts';
+import { type HoldRequest, holdsMapUpdate, holdUpdate, releaseUpdate } from './quota-presign.ts';
+import { grantItem, reserveItem, USAGE_SK, UsageRepository, type UsageSlot, usageStateOf } from './usage.ts';
+
+/** How often a presign's hold is read and written again after losing a race, before that answers 409. */
+const HOLD_ATTEMPTS = 5;
 
 /** Whose usage: the account and its role (administrators have no quota). */
 export interface QuotaAccount {
@@ -109,6 +121,52 @@ export class QuotaService {
     }
     const state = await this.deps.usage.read(account.id);
     return { state, quotaBytes: effectiveQuota(state.grant, this.deps.clock(), this.deps, account.role) };
+  }
+
+  /**
+   * Holds a presign's declared bytes against the account's quota until `releasePresigned` or the hold's
+   * expiry (lib/files/quota-presign.ts): 507 when the usage and the presigned bytes outstanding leave no
+   * room for them. No quota (administrators): nothing is held or written.
+   */
+  async holdPresigned(account: QuotaAccount, request: HoldRequest): Promise<void> {
+    if (account.role === 'admin') return;
+    const { table } = this.deps.usage;
+    for (let attempt = 1; ; attempt += 1) {
+      const items = await this.deps.usage.items(account.id);
+      const state = usageStateOf(account.id, items);
+      const now = this.deps.clock();
+      const quotaBytes = effectiveQuota(state.grant, now, this.deps, account.role);
+      if (quotaBytes === null) return;
+      const single = items.find((item) => item.sk === USAGE_SK);
+      const { Key, ...update } = holdUpdate(state, single, quotaBytes, request, epochSeconds(now));
+      try {
+        if (single?.presigned === undefined) {
+          const { Key: mapKey, ...create } = holdsMapUpdate(account.id);
+          await table.update(mapKey, create);
+        }
+        await table.update(Key, update);
+        return;
+      } catch (error) {
+        // The usage grew, a grant was written or another presign pruned the same hold: decide again.
+        if (!(error instanceof ConditionFailedError) || attempt >= HOLD_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /**
+   * Gives back a presign's hold once it is confirmed or abandoned; one already gone is left as it is. An
+   * administrator's presigns held nothing: no write (the static token's uploads would all hit one item).
+   */
+  async releasePresigned(account: QuotaAccount, id: string, bytes: number): Promise<void> {
+    if (account.role === 'admin') return;
+    const accountId = account.id;
+    const { Key, ...update } = releaseUpdate(accountId, id, bytes);
+    try {
+      await this.deps.usage.table.update(Key, update).catch(conditionFailedReturns(undefined));
+    } catch (error) {
+      // The hold lapses with the presign (15 minutes): a failed release only delays that room.
+      log.warn('could not release a presign hold', { accountId, id, error });
+    }
   }
 
   /**

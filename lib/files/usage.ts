@@ -39,6 +39,19 @@ export interface UsageItem extends Item {
   file_count?: number;
   rev?: number;
   grant?: Grant;
+  /**
+   * Presigned uploads not yet confirmed, by pending id (single item only; lib/files/quota-presign.ts), and
+   * the sum of their bytes, expired entries included until a presign prunes them.
+   */
+  presigned?: Record<string, PresignHold>;
+  presigned_bytes?: number;
+}
+
+/** One presigned upload's bytes, held against the quota until it is confirmed or expires. */
+export interface PresignHold {
+  bytes: number;
+  /** epoch seconds: the presign's own expiry; a hold past it counts for nothing */
+  expires_at: number;
 }
 
 /** Accounts' usage queried at once by `readMany` (each is one Query). */
@@ -98,7 +111,7 @@ export class UsageRepository {
 }
 
 /** The condition that the account's grant is still the one `state` holds (none, or the same order's). */
-function sameGrant(state: UsageState): { expression: string; values: Record<string, unknown> } {
+export function sameGrant(state: UsageState): { expression: string; values: Record<string, unknown> } {
   return state.grant
     ? { expression: '#grant.order_id = :grantOrder', values: { ':grantOrder': state.grant.order_id } }
     : { expression: 'attribute_not_exists(#grant)', values: {} };

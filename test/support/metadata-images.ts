@@ -1,7 +1,7 @@
 // Images carrying metadata (EXIF with GPS, XMP, IPTC, comments, text chunks), built in code for the
 // metadata stripper's tests: every secret string contains SECRET, so "gone" is checkable on the bytes.
 import { deflateSync } from 'node:zlib';
-import { makeJpeg, makePng, makeWebp, pngChunk, u16be, u32be, u32le } from './images.ts';
+import { makeGif, makeJpeg, makePng, makeWebp, pngChunk, u16be, u32be, u32le } from './images.ts';
 
 // Tests import the PNG chunk writer from here with the metadata builders.
 export { pngChunk };
@@ -340,4 +340,142 @@ export function avifItemBytes(bytes: Buffer, itemId: number): Buffer {
     }
   }
   throw new Error(`no item ${itemId}`);
+}
+
+// Hostile files (issue 29, finding 5): each hides a position where an earlier stripper left it.
+
+/** A GIF sub-block chain of `data` (255-byte blocks and a 0 terminator). */
+function gifSubBlocks(data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  for (let at = 0; at < data.length; at += 255) {
+    const piece = data.subarray(at, at + 255);
+    parts.push(Buffer.from([piece.length]), piece);
+  }
+  return Buffer.concat([...parts, Buffer.from([0])]);
+}
+
+/**
+ * makeGif's GIF with an XMP application extension (GPS in the packet, written raw as XMP's GIF embedding
+ * does, with its 258-byte "magic trailer"), a comment and a private application extension, then a Netscape
+ * loop extension the stripper keeps, and a second XMP packet after the trailer.
+ */
+export function gifWithMetadata(width = 4, height = 3): Buffer {
+  const base = makeGif(width, height);
+  const afterTable = 13 + 6; // signature, screen descriptor, 2-entry global colour table
+  const magic = Buffer.concat([
+    Buffer.from([1]),
+    Buffer.from(Array.from({ length: 256 }, (_, index) => 255 - index)),
+    Buffer.from([0]),
+  ]);
+  const xmp = Buffer.concat([
+    Buffer.from([0x21, 0xff, 11]),
+    Buffer.from('XMP DataXMP', 'latin1'),
+    Buffer.from(XMP_PACKET, 'utf8'),
+    magic,
+  ]);
+  const comment = Buffer.concat([
+    Buffer.from([0x21, 0xfe]),
+    gifSubBlocks(Buffer.from(`${SECRET} GPS 48.8584 N 2.2945 E`, 'latin1')),
+  ]);
+  const privateApp = Buffer.concat([
+    Buffer.from([0x21, 0xff, 11]),
+    Buffer.from('SECRETAPP10', 'latin1'),
+    gifSubBlocks(Buffer.from(`${SECRET} lat=48.8584`, 'latin1')),
+  ]);
+  const loop = Buffer.from([0x21, 0xff, 11, ...Buffer.from('NETSCAPE2.0', 'latin1'), 3, 1, 0, 0, 0]);
+  return Buffer.concat([
+    base.subarray(0, afterTable),
+    loop,
+    xmp,
+    comment,
+    privateApp,
+    base.subarray(afterTable),
+    Buffer.from(XMP_PACKET, 'utf8'),
+  ]);
+}
+
+/**
+ * makePng's PNG with a C2PA manifest chunk (caBX: a JUMBF box holding an assertion with a position) and an
+ * unknown private ancillary chunk holding an XMP packet with GPS.
+ */
+export function pngWithC2pa(width = 4, height = 3): Buffer {
+  const base = makePng(width, height, [10, 200, 30]);
+  const afterIhdr = 8 + 25;
+  const assertion = Buffer.from(
+    JSON.stringify({ label: 'stds.exif', data: { 'exif:GPSLatitude': '48,51.504N', note: SECRET } }),
+    'utf8',
+  );
+  const box = (type: string, ...content: Buffer[]) => {
+    const body = Buffer.concat(content);
+    return Buffer.concat([u32be(8 + body.length), Buffer.from(type, 'latin1'), body]);
+  };
+  // A JUMBF superbox: its description (the C2PA type UUID, toggles "label present", the label) and a JSON
+  // content box holding an EXIF assertion.
+  const c2paUuid = Buffer.from('6332706100110010800000aa00389b71', 'hex');
+  const jumbf = box(
+    'jumb',
+    box('jumd', c2paUuid, Buffer.from([3]), Buffer.from('c2pa\0', 'latin1')),
+    box('json', assertion),
+  );
+  return Buffer.concat([
+    base.subarray(0, afterIhdr),
+    pngChunk('caBX', jumbf),
+    pngChunk('gpSx', Buffer.from(XMP_PACKET, 'utf8')),
+    base.subarray(afterIhdr),
+  ]);
+}
+
+/** An ICO whose one image is pngWithMetadata's PNG (EXIF with GPS, text, XMP). */
+export function icoWithPngMetadata(width = 4, height = 3): Buffer {
+  const png = pngWithMetadata({ width, height });
+  const entry = Buffer.concat([
+    Buffer.from([width, height, 0, 0]),
+    Buffer.from([1, 0, 32, 0]), // planes, bits per pixel (little-endian)
+    u32le(png.length),
+    u32le(6 + 16),
+  ]);
+  return Buffer.concat([Buffer.from([0, 0, 1, 0, 1, 0]), entry, png]);
+}
+
+/** The PNG of an ICO's first entry. */
+export function icoFirstImage(ico: Buffer): Buffer {
+  return ico.subarray(ico.readUInt32LE(18), ico.readUInt32LE(18) + ico.readUInt32LE(14));
+}
+
+/**
+ * makeJpeg's JPEG (no metadata) without its EOI, followed by an EXIF APP1 with GPS after the scan
+ * (`after: 'segment'`) or a whole second JPEG with GPS (`after: 'image'`).
+ */
+export function jpegWithoutEoi(after: 'segment' | 'image', width = 5, height = 3): Buffer {
+  const base = makeJpeg(width, height);
+  const exif = jpegSegment(0xe1, Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), exifTiff({ gps: true })]));
+  return Buffer.concat([base.subarray(0, -2), after === 'segment' ? exif : jpegWithMetadata()]);
+}
+
+/**
+ * `avif` with the data_reference_index of every item but `keepItem` set to `reference` (1: the items
+ * claim to live in "another file" while their offsets point into this one). Walks a version 0-2 iloc.
+ */
+export function withDataReference(avif: Buffer, keepItem = 1, reference = 1): Buffer {
+  const out = Buffer.from(avif);
+  const iloc = out.indexOf('iloc', 0, 'latin1') + 4;
+  const version = out[iloc]!;
+  let at = iloc + 4;
+  const offsetSize = out[at]! >> 4;
+  const lengthSize = out[at]! & 15;
+  const baseSize = out[at + 1]! >> 4;
+  const indexSize = version >= 1 ? out[at + 1]! & 15 : 0;
+  at += 2;
+  const idSize = version < 2 ? 2 : 4;
+  const count = out.readUIntBE(at, idSize);
+  at += idSize;
+  for (let item = 0; item < count; item += 1) {
+    const id = out.readUIntBE(at, idSize);
+    at += idSize + (version >= 1 ? 2 : 0);
+    if (id !== keepItem) out.writeUInt16BE(reference, at);
+    at += 2 + baseSize;
+    const extents = out.readUInt16BE(at);
+    at += 2 + extents * (indexSize + offsetSize + lengthSize);
+  }
+  return out;
 }

@@ -1,18 +1,14 @@
-// AVIF: blanks the payload of Exif and XMP items in place (same sizes, so no offset moves and no box is
-// rebuilt); the image items and every box stay byte for byte. Orientation in AVIF is the irot/imir
-// properties, not EXIF, so nothing of it is lost.
+// AVIF: blanks the payload of metadata items (Exif, every `mime` item, XMP among them, and `uri ` items)
+// in place, same sizes, so no offset moves and no box is rebuilt, and the payload of top-level `uuid` boxes
+// (where XMP also travels); the image items and every box stay byte for byte. An item is blanked wherever
+// iloc puts it, whatever data reference it names: a reference to "another file" whose offsets land in this
+// one still points at bytes stored here. A metadata item this cannot blank (built from other items, of
+// unstated length, outside mdat and idat) is refused, never stored as it is. Orientation in AVIF is the
+// irot/imir properties, not EXIF, so nothing of it is lost.
 import { type Box, eachBox, readBox, readCString, readUint } from './isobmff.ts';
-import {
-  code,
-  countPiece,
-  MalformedImage,
-  readerWork,
-  refused,
-  type StripResult,
-  unchanged,
-} from './types.ts';
+import { code, countPiece, MalformedImage, readerWork, refused, type StripResult } from './types.ts';
 
-type MetadataKind = 'Exif' | 'XMP';
+type MetadataKind = 'Exif' | 'XMP' | 'mime' | 'URI';
 
 interface Extent {
   start: number;
@@ -35,6 +31,7 @@ function blankPayload(kind: MetadataKind, size: number): Buffer {
     if (size >= EMPTY_EXIF.length) EMPTY_EXIF.copy(out);
     return out;
   }
+  if (kind !== 'XMP') return Buffer.alloc(size);
   // XMP packets may be padded with whitespace before their closing processing instruction.
   if (size < XMP_OPEN.length + XMP_CLOSE.length) return Buffer.alloc(size, 0x20);
   const out = Buffer.alloc(size, 0x20);
@@ -53,6 +50,8 @@ const IDAT = code('idat');
 const INFE = code('infe');
 const EXIF_ITEM = code('Exif');
 const MIME_ITEM = code('mime');
+const URI_ITEM = code('uri ');
+const UUID = code('uuid');
 
 /** The one box of each wanted type among the children of bytes[start, end); a second one is malformed. */
 function children(bytes: Buffer, start: number, end: number, wanted: number[]): Map<number, Box> {
@@ -65,7 +64,16 @@ function children(bytes: Buffer, start: number, end: number, wanted: number[]): 
   return found;
 }
 
-/** Item ids of Exif items and of XMP (`mime` application/rdf+xml) items, from iinf. */
+/** What a `mime` item of this content type is: XMP (blanked to an empty packet) or other metadata. */
+function mimeKind(contentType: string): MetadataKind {
+  return contentType.trim().toLowerCase().startsWith('application/rdf+xml') ? 'XMP' : 'mime';
+}
+
+/**
+ * Item ids of metadata items, from iinf: Exif, `mime` (XMP is application/rdf+xml) and `uri ` items of
+ * version 2 and 3 entries, and items of version 0 and 1 entries (which have no item type, only a content
+ * type) that name any content type.
+ */
 function metadataItems(bytes: Buffer, iinf: Box): Map<number, MetadataKind> {
   const items = new Map<number, MetadataKind>();
   const version = readUint(bytes, iinf.payload, 1, iinf.end);
@@ -73,7 +81,14 @@ function metadataItems(bytes: Buffer, iinf: Box): Map<number, MetadataKind> {
   eachBox(bytes, iinf.payload + 4 + countSize, iinf.end, (infe) => {
     if (infe.type !== INFE) return;
     const infeVersion = readUint(bytes, infe.payload, 1, infe.end);
-    if (infeVersion < 2) return; // versions 0 and 1 have no item type
+    if (infeVersion < 2) {
+      // item_ID, item_protection_index, item_name, content_type: an item with a content type is MIME data.
+      const name = readCString(bytes, infe.payload + 8, infe.end);
+      const contentType = readCString(bytes, name.next, infe.end).text;
+      if (contentType.length > 0)
+        items.set(readUint(bytes, infe.payload + 4, 2, infe.end), mimeKind(contentType));
+      return;
+    }
     const idSize = infeVersion === 2 ? 2 : 4;
     const id = readUint(bytes, infe.payload + 4, idSize, infe.end);
     const typeAt = infe.payload + 4 + idSize + 2; // after item_protection_index
@@ -81,9 +96,8 @@ function metadataItems(bytes: Buffer, iinf: Box): Map<number, MetadataKind> {
     if (itemType === EXIF_ITEM) items.set(id, 'Exif');
     else if (itemType === MIME_ITEM) {
       const name = readCString(bytes, typeAt + 4, infe.end);
-      const contentType = readCString(bytes, name.next, infe.end).text.trim().toLowerCase();
-      if (contentType.startsWith('application/rdf+xml')) items.set(id, 'XMP');
-    }
+      items.set(id, mimeKind(readCString(bytes, name.next, infe.end).text));
+    } else if (itemType === URI_ITEM) items.set(id, 'URI');
   });
   return items;
 }
@@ -132,8 +146,10 @@ function locate(bytes: Buffer, iloc: Box, idat: Box | undefined, wanted: Readonl
     const isWanted = wanted.has(id);
     const extents: Extent[] = [];
     let unsupported: string | undefined;
-    if (dataReference !== 0) unsupported = 'AVIF: an item stored in another file';
-    else if (method === 2) unsupported = 'AVIF: an item built from other items';
+    // An item said to be in another file is not this file's to check, unless it is metadata: its offsets
+    // are then read as this file's, and blanked if they land here (else the file is refused).
+    const elsewhere = dataReference !== 0 && !isWanted;
+    if (method === 2) unsupported = 'AVIF: a metadata item built from other items';
     else if (method > 2) throw new MalformedImage(`iloc construction method ${method}`);
     // Extents whose fields are all 0 bytes wide read as offset 0, length 0 without moving: walking 65,535
     // of them per item (6 bytes each) took seconds on a file of kilobytes. They need no walk; any other
@@ -147,7 +163,7 @@ function locate(bytes: Buffer, iloc: Box, idat: Box | undefined, wanted: Readonl
         const offset = readUint(bytes, at, offsetSize, limit);
         const length = readUint(bytes, at + offsetSize, lengthSize, limit);
         at += offsetSize + lengthSize;
-        if (unsupported !== undefined) continue;
+        if (unsupported !== undefined || elsewhere) continue;
         if (length === 0) {
           unsupported = 'AVIF: an extent of unstated length';
           continue;
@@ -206,19 +222,23 @@ function inside(extents: Extent[], boxes: Box[]): boolean {
 interface TopLevel {
   meta: Box | undefined;
   mdats: Box[];
+  /** top-level `uuid` boxes: vendor extensions, XMP among them; nothing a decoder needs */
+  uuids: Box[];
 }
 
 /** The top-level meta box (at most one) and the mdat boxes; every top-level box is checked, none kept. */
 function topLevel(bytes: Buffer): TopLevel | StripResult {
-  const found: TopLevel = { meta: undefined, mdats: [] };
+  const found: TopLevel = { meta: undefined, mdats: [], uuids: [] };
   let at = 0;
   let pieces = 0;
   while (at < bytes.length) {
     pieces = countPiece(pieces);
     const box = readBox(bytes, at, bytes.length);
     if (at === 0 && box.type !== FTYP) return refused('AVIF: no ftyp box first');
-    if (box.type === MINI) return unchanged('AVIF: the low-overhead (mini) container is not rewritten');
+    // Its Exif and XMP sit behind a bit-packed header this stripper does not read: refused, not kept.
+    if (box.type === MINI) return refused('AVIF: the low-overhead (mini) container is not supported');
     if (box.type === MDAT) found.mdats.push(box);
+    if (box.type === UUID) found.uuids.push(box);
     if (box.type === META) {
       if (found.meta !== undefined) throw new MalformedImage('more than one meta box');
       found.meta = box;
@@ -232,42 +252,57 @@ function topLevel(bytes: Buffer): TopLevel | StripResult {
 export function stripAvif(bytes: Buffer): StripResult {
   const top = topLevel(bytes);
   if ('kind' in top) return top;
+  const items = metadataExtents(bytes, top);
+  if ('kind' in items) return items;
+  let out: Buffer | undefined;
+  const removed = new Set<string>();
+  const blank = (start: number, piece: Buffer, label: string) => {
+    if ((out ?? bytes).subarray(start, start + piece.length).equals(piece)) return;
+    out ??= Buffer.from(bytes);
+    piece.copy(out, start);
+    removed.add(label);
+  };
+  for (const { kind, extents } of items) {
+    const total = extents.reduce((sum, extent) => sum + extent.end - extent.start, 0);
+    const payload = blankPayload(kind, total);
+    let consumed = 0;
+    for (const { start, end } of extents) {
+      blank(start, payload.subarray(consumed, consumed + end - start), `${kind} item`);
+      consumed += end - start;
+    }
+  }
+  for (const uuid of top.uuids) blank(uuid.payload, Buffer.alloc(uuid.end - uuid.payload), 'uuid box');
+  return { kind: 'stripped', bytes: out ?? bytes, removed: [...removed] };
+}
+
+/** Each metadata item and where its bytes are, or why the file is refused. */
+function metadataExtents(
+  bytes: Buffer,
+  top: TopLevel,
+): Array<{ kind: MetadataKind; extents: Extent[] }> | StripResult {
   const { meta } = top;
-  if (meta === undefined) return { kind: 'stripped', bytes, removed: [] };
+  if (meta === undefined) return [];
   const boxes = children(bytes, meta.payload + 4, meta.end, [IINF, ILOC, IDAT]);
   const iinf = boxes.get(IINF);
   const items = iinf === undefined ? new Map<number, MetadataKind>() : metadataItems(bytes, iinf);
-  if (items.size === 0) return { kind: 'stripped', bytes, removed: [] };
+  if (items.size === 0) return [];
   const iloc = boxes.get(ILOC);
   if (iloc === undefined) return refused('AVIF: items without an iloc box');
   const idat = boxes.get(IDAT);
   const located = locate(bytes, iloc, idat, new Set(items.keys()));
-  const metadataExtents: Extent[] = [];
-  for (const location of located.wanted.values()) {
-    if ('unsupported' in location) return unchanged(location.unsupported);
-    metadataExtents.push(...location.extents);
-  }
-  // Blanking rewrites bytes in place: only item data, never a box header or another item's bytes.
-  if (!inside(metadataExtents, idat === undefined ? top.mdats : [...top.mdats, idat])) {
-    return refused('AVIF: a metadata item outside mdat and idat');
-  }
-  if (overlaps(metadataExtents, located.others)) return refused('AVIF: a metadata item overlaps other data');
-  let out: Buffer | undefined;
-  const removed = new Set<string>();
+  const all: Extent[] = [];
+  const found: Array<{ kind: MetadataKind; extents: Extent[] }> = [];
   for (const [id, kind] of items) {
     const location = located.wanted.get(id);
-    if (location === undefined || 'unsupported' in location) continue; // no data: nothing to blank
-    const total = location.extents.reduce((sum, extent) => sum + extent.end - extent.start, 0);
-    const blank = blankPayload(kind, total);
-    let consumed = 0;
-    for (const { start, end } of location.extents) {
-      const piece = blank.subarray(consumed, consumed + end - start);
-      consumed += end - start;
-      if ((out ?? bytes).subarray(start, end).equals(piece)) continue;
-      out ??= Buffer.from(bytes);
-      piece.copy(out, start);
-      removed.add(`${kind} item`);
-    }
+    if (location === undefined) continue; // no data: nothing to blank
+    if ('unsupported' in location) return refused(location.unsupported);
+    all.push(...location.extents);
+    found.push({ kind, extents: location.extents });
   }
-  return { kind: 'stripped', bytes: out ?? bytes, removed: [...removed] };
+  // Blanking rewrites bytes in place: only item data, never a box header or another item's bytes.
+  if (!inside(all, idat === undefined ? top.mdats : [...top.mdats, idat])) {
+    return refused('AVIF: a metadata item outside mdat and idat');
+  }
+  if (overlaps(all, located.others)) return refused('AVIF: a metadata item overlaps other data');
+  return found;
 }

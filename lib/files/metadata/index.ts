@@ -2,6 +2,8 @@
 // its pixels: one entry point, one stripper per container.
 
 import { stripAvif } from './avif.ts';
+import { stripGif } from './gif.ts';
+import { stripIco } from './ico.ts';
 import { stripJpeg } from './jpeg.ts';
 import { stripPng } from './png.ts';
 import { type ImageKind, MalformedImage, refused, type StripResult, unchanged } from './types.ts';
@@ -33,11 +35,11 @@ export function stripMetadata(bytes: Buffer, kind: ImageKind): StripResult {
       case 'avif':
         return stripAvif(bytes);
       case 'gif':
-        return unchanged('GIF is not rewritten: it has no EXIF or GPS; comment and XMP extensions stay');
+        return stripGif(bytes);
       case 'bmp':
         return unchanged('BMP is not rewritten: it has no metadata container');
       case 'ico':
-        return unchanged('ICO is not rewritten: its embedded images stay as they are');
+        return stripIco(bytes);
       default:
         return unchanged(`${String(kind)} is not rewritten`);
     }

@@ -102,13 +102,16 @@ function decide(bytes: Buffer, seg: JpegSegment, state: HeaderState): Decision {
   return drop(APP_LABELS[marker - 0xe0]!);
 }
 
-/** The first marker (not FF 00, not RSTn, not fill) at or after `from` in entropy-coded data, or -1. */
-function nextMarker(bytes: Buffer, from: number): number {
+/**
+ * The first marker (not stuffing, not RSTn, not fill) at or after `from` in entropy-coded data, or -1. DCT
+ * and lossless scans stuff 0xFF as FF 00; JPEG-LS scans follow 0xFF with a byte below 0x80 instead.
+ */
+function nextMarker(bytes: Buffer, from: number, jpegLs: boolean): number {
   const last = bytes.length - 1;
   for (let at = from; at < last; at += 1) {
     if (bytes[at] !== 0xff) continue;
     const next = bytes[at + 1]!;
-    if (next === 0x00 || (next >= 0xd0 && next <= 0xd7)) at += 1;
+    if ((jpegLs ? next < 0x80 : next === 0x00) || (next >= 0xd0 && next <= 0xd7)) at += 1;
     else if (next !== 0xff) {
       readerWork.bytes += at - from;
       return at;
@@ -118,18 +121,29 @@ function nextMarker(bytes: Buffer, from: number): number {
   return -1;
 }
 
+const END_OF_IMAGE = Buffer.from([0xff, EOI]);
+
 /**
  * From the first SOS: every scan and table kept byte for byte, metadata segments between scans dropped,
- * and the end of the image (after EOI) found. Undefined when the scans are not a structure this walk
- * understands (no EOI, JPEG-LS, a broken segment): the caller then keeps the rest verbatim.
+ * and the image ended at its EOI. A file without one (truncated, or with something that is not a segment
+ * after a scan, such as a second image) ends where its last scan or segment does and gets an EOI: what
+ * follows is never kept unread, which is how a position hid behind a scan that had no end marker.
  */
-function walkScans(bytes: Buffer, sos: number, out: Splice): number | undefined {
+function walkScans(bytes: Buffer, sos: number, out: Splice, jpegLs: boolean): void {
   const length = bytes.length;
   let at = sos;
   let kept = sos; // first byte not yet handed to `out`
-  // Metadata segments between scans, as [start, end) pairs and labels; applied only once EOI is found.
+  // Metadata segments between scans, as [start, end) pairs and labels, applied once the end is found.
   const drops: number[] = [];
   const labels: string[] = [];
+  const finish = (end: number) => {
+    for (let index = 0; index < labels.length; index += 1) {
+      out.keep(kept, drops[2 * index]!);
+      out.note(labels[index]!);
+      kept = drops[2 * index + 1]!;
+    }
+    out.keep(kept, end);
+  };
   let pieces = 0;
   const seg = segmentCursor();
   for (;;) {
@@ -139,16 +153,15 @@ function walkScans(bytes: Buffer, sos: number, out: Splice): number | undefined 
       let marker = at;
       while (marker + 1 < length && bytes[marker + 1] === 0xff) marker += 1;
       readerWork.bytes += marker - at;
-      if (bytes[at] === 0xff && bytes[marker + 1] === EOI) {
-        for (let index = 0; index < labels.length; index += 1) {
-          out.keep(kept, drops[2 * index]!);
-          out.note(labels[index]!);
-          kept = drops[2 * index + 1]!;
-        }
-        out.keep(kept, marker + 2);
-        return marker + 2;
+      if (at < length && bytes[at] === 0xff && bytes[marker + 1] === EOI) {
+        finish(marker + 2);
+        if (marker + 2 < length) out.note('data after EOI');
+        return;
       }
-      return undefined;
+      finish(at);
+      out.insert(END_OF_IMAGE);
+      if (at < length) out.note('data after the last scan');
+      return;
     }
     if (seg.marker === COM || isAppMarker(seg.marker)) {
       drops.push(seg.fill, seg.end);
@@ -156,10 +169,15 @@ function walkScans(bytes: Buffer, sos: number, out: Splice): number | undefined 
     }
     at = seg.end;
     if (seg.marker !== SOS) continue;
-    // Entropy-coded data: 0xFF appears only as FF 00 (a stuffed byte), FF D0-D7 (restart) or fill before
-    // the next marker. A plain loop: indexOf would be one native call per stuffed byte (millions, crafted).
-    const marker = nextMarker(bytes, at);
-    if (marker < 0) return undefined;
+    // Entropy-coded data: 0xFF appears only stuffed, as a restart marker or as fill before the next marker.
+    // A plain loop: indexOf would be one native call per stuffed byte (millions, crafted).
+    const marker = nextMarker(bytes, at, jpegLs);
+    if (marker < 0) {
+      // The scan runs to the end of the file: truncated, its data kept as far as it goes.
+      finish(length);
+      out.insert(END_OF_IMAGE);
+      return;
+    }
     at = marker;
   }
 }
@@ -203,9 +221,6 @@ export function stripJpeg(bytes: Buffer): StripResult {
     }
     at = seg.end;
   }
-  const imageEnd = usesByteStuffing(frame) ? walkScans(bytes, at, out) : undefined;
-  // Scans this walk does not understand stay exactly as they came, whatever follows them included.
-  if (imageEnd === undefined) out.keep(at, bytes.length);
-  else if (imageEnd < bytes.length) out.note('data after EOI');
+  walkScans(bytes, at, out, !usesByteStuffing(frame));
   return { kind: 'stripped', bytes: out.build(), removed: out.removed };
 }

@@ -1,5 +1,7 @@
-// PNG: drops the text, time and EXIF chunks whole (keeping the orientation in a minimal eXIf), so every
-// chunk left keeps its own CRC; critical, colour, physical and animation chunks stay as they are.
+// PNG: drops the text, time and EXIF chunks whole (keeping the orientation in a minimal eXIf), and every
+// ancillary chunk it does not know (C2PA's caBX, private chunks: any of them can carry a position), so
+// every chunk left keeps its own CRC; critical, colour, physical and animation chunks stay as they are. An
+// unknown critical chunk is refused: no decoder shows such a file, and its content would be stored unread.
 import { crc32 } from 'node:zlib';
 import { keepsOrientation, orientationTiff, readOrientation } from './exif.ts';
 import { Splice } from './splice.ts';
@@ -17,6 +19,33 @@ const EXIF = code('eXIf');
 // eXIf is the registered EXIF chunk; exIf and zxIf are the names of the drafts some tools still write.
 const EXIF_CHUNKS = new Map(['eXIf', 'exIf', 'zxIf'].map((type) => [code(type), type]));
 const TEXT_CHUNKS = new Map(['tEXt', 'zTXt', 'iTXt', 'tIME'].map((type) => [code(type), type]));
+// Ancillary chunks that decide how the pixels show (transparency, colour, size, animation, HDR): kept.
+const KEPT_ANCILLARY = new Set(
+  [
+    'tRNS',
+    'gAMA',
+    'cHRM',
+    'sRGB',
+    'iCCP',
+    'sBIT',
+    'bKGD',
+    'hIST',
+    'pHYs',
+    'sPLT',
+    'acTL',
+    'fcTL',
+    'fdAT',
+    'cICP',
+    'mDCV',
+    'mDCv',
+    'cLLI',
+    'cLLi',
+  ].map(code),
+);
+const CRITICAL = new Set(['IHDR', 'PLTE', 'IDAT', 'IEND', 'CgBI'].map(code));
+const C2PA = code('caBX');
+/** Bit 5 of a chunk type's first byte: set (lower case) on ancillary chunks. */
+const ANCILLARY_BIT = 0x20_00_00_00;
 
 function pngChunk(type: string, data: Buffer): Buffer {
   const out = Buffer.alloc(12 + data.length);
@@ -83,7 +112,11 @@ export function stripPng(bytes: Buffer): StripResult {
           out.note(exif);
         }
       } else out.note(exif);
-    } else out.keep(at, end);
+    } else if ((type & ANCILLARY_BIT) === 0) {
+      if (!CRITICAL.has(type)) return refused(`PNG: unknown critical chunk at byte ${at}`);
+      out.keep(at, end);
+    } else if (KEPT_ANCILLARY.has(type)) out.keep(at, end);
+    else out.note(type === C2PA ? 'caBX (C2PA)' : 'unknown ancillary chunk');
     at = end;
   }
 }

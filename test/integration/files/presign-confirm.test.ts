@@ -293,7 +293,7 @@ describe('confirm refuses', () => {
       listingShards: config.listing_shards,
       cdn: { deletedMaxAgeSeconds: config.cdn.deleted_max_age_seconds },
     });
-    const grant = await small.presigns.presign(alice.account.id, { mime_type: 'image/png', size: 60 });
+    const grant = await small.presigns.presign(alice.account, { mime_type: 'image/png', size: 60 });
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
@@ -314,7 +314,7 @@ describe('confirm refuses', () => {
     const past = new Date(Date.now() - 16 * 60_000);
     const then = testDeps({ clock: () => past }).uploads;
     const image = uniquePng(makePng);
-    const grant = await then.presigns.presign(alice.account.id, {
+    const grant = await then.presigns.presign(alice.account, {
       mime_type: 'image/png',
       size: image.bytes.length,
     });

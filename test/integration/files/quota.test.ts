@@ -5,7 +5,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { orderKey } from '#lib/billing/orders.ts';
 import { planKey } from '#lib/billing/plans.ts';
-import { pendingKey } from '#lib/files/pending.ts';
+import { PRESIGN_TTL_SECONDS, pendingKey } from '#lib/files/pending.ts';
 import type { PresignResult } from '#lib/files/presign.ts';
 import { DAY_MS } from '#lib/files/quota-model.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
@@ -271,8 +271,9 @@ describe('confirm and the quota', () => {
     // Prepare
     const s = service();
     const user = await createTestAccount();
-    const kept = await s.upload<UploadRecord>(uploadEvent(user.headers, noisePng(2000)));
+    // Presigned while there was room; a direct upload took it before the confirm.
     const key = await presignAndPut(s, user, noisePng(1500));
+    const kept = await s.upload<UploadRecord>(uploadEvent(user.headers, noisePng(2000)));
     const confirm = () =>
       s.upload<UploadRecord>({
         method: 'POST',
@@ -303,12 +304,12 @@ describe('confirm and the quota', () => {
   });
 
   it('charges nothing for a confirm of bytes the owner has already, even at the quota', async () => {
-    // Prepare: one file that leaves no room for another of its size, then the same bytes presigned.
+    // Prepare: the bytes presigned, then uploaded directly: the file leaves no room for another of its size.
     const s = service();
     const user = await createTestAccount();
     const bytes = noisePng(2000);
-    const first = await s.upload<UploadRecord>(uploadEvent(user.headers, bytes));
     const key = await presignAndPut(s, user, bytes);
+    const first = await s.upload<UploadRecord>(uploadEvent(user.headers, bytes));
 
     // Act
     const confirmed = await s.upload<UploadRecord>({
@@ -667,5 +668,110 @@ describe('contention as DynamoDB reports it', () => {
     await s.deps.drainOutbox();
     expect(s.events.details.filter((event) => event.order_id === order.body.data.id)).toHaveLength(1);
     expect(await findOrphans()).toEqual([]);
+  });
+});
+
+describe('presign and the quota (issue 29, finding 8)', () => {
+  const presign = (s: ReturnType<typeof service>, user: TestAccount, size: number) =>
+    s.upload<PresignResult>({
+      method: 'POST',
+      path: '/api/v1/upload/presign',
+      headers: user.headers,
+      body: { mime_type: 'image/png', size, filename: 'big.png' },
+    });
+
+  it('refuses a presign over the remaining quota with 507, holding nothing for it', async () => {
+    // Prepare: part of the quota used by a direct upload
+    const s = service();
+    const user = await createTestAccount();
+    const kept = await s.upload<UploadRecord>(uploadEvent(user.headers, noisePng(1000)));
+    const room = DEFAULT_QUOTA - kept.body.data.size;
+
+    // Act
+    const over = await presign(s, user, room + 1);
+    const huge = await presign(s, user, 100 * 1024 * 1024);
+    const exact = await presign(s, user, room);
+
+    // Assess
+    expect(over.status).toBe(507);
+    expect(over.body.data).toEqual({ used_bytes: kept.body.data.size, quota_bytes: DEFAULT_QUOTA });
+    expect([413, 507]).toContain(huge.status);
+    expect(exact.status).toBe(200);
+    expect((await storedUsage(table, user.account.id))?.presigned_bytes).toBe(room);
+  });
+
+  it('lets thirty concurrent presigns hold no more than the quota', async () => {
+    // Prepare
+    const s = service();
+    const user = await createTestAccount();
+
+    // Act: thirty presigns of a third of the quota at once
+    const answers = await Promise.all(Array.from({ length: 30 }, () => presign(s, user, DEFAULT_QUOTA / 3)));
+
+    // Assess: three hold the quota, the others are 507 (no 5xx, no 409)
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 507)).toHaveLength(27);
+    const item = await storedUsage(table, user.account.id);
+    expect(item?.presigned_bytes).toBe(DEFAULT_QUOTA);
+    expect(Object.keys(item?.presigned ?? {})).toHaveLength(3);
+  });
+
+  it('gives the hold back when the upload is confirmed', async () => {
+    // Prepare: a presigned upload of about a third of the quota, PUT
+    const s = service();
+    const user = await createTestAccount();
+    const bytes = noisePng(1000);
+    const grant = await presign(s, user, bytes.length);
+    await s3Client(config.aws).send(
+      new PutObjectCommand({
+        Bucket: config.bucket_name,
+        Key: incomingKey(grant.body.data.key),
+        Body: bytes,
+        ContentType: 'image/png',
+      }),
+    );
+
+    // Act
+    const confirmed = await s.upload<UploadRecord>({
+      method: 'POST',
+      path: '/api/v1/upload/confirm',
+      headers: user.headers,
+      body: { key: grant.body.data.key },
+    });
+    const rest = await presign(s, user, DEFAULT_QUOTA - confirmed.body.data.size);
+
+    // Assess: the rest of the quota could be presigned, so the confirmed bytes count once (as usage)
+    expect(confirmed.status).toBe(200);
+    expect(rest.status).toBe(200);
+    const item = await storedUsage(table, user.account.id);
+    expect(item?.presigned_bytes).toBe(DEFAULT_QUOTA - confirmed.body.data.size);
+    expect(item?.used_bytes).toBe(confirmed.body.data.size);
+  });
+
+  it('counts an expired presign for nothing, and the next presign removes it', async () => {
+    // Prepare: the whole quota presigned
+    const s = service();
+    const user = await createTestAccount();
+    expect((await presign(s, user, DEFAULT_QUOTA)).status).toBe(200);
+    const whileHeld = await presign(s, user, 1);
+
+    // Act: fifteen minutes and a second later (the presign's own expiry)
+    s.clock.advance(PRESIGN_TTL_SECONDS * 1000 + 1000);
+    const afterExpiry = await presign(s, user, DEFAULT_QUOTA);
+
+    // Assess
+    expect(whileHeld.status).toBe(507);
+    expect(afterExpiry.status).toBe(200);
+    const item = await storedUsage(table, user.account.id);
+    expect(Object.keys(item?.presigned ?? {})).toHaveLength(1);
+    expect(item?.presigned_bytes).toBe(DEFAULT_QUOTA);
+  });
+
+  it('holds nothing for an administrator (no quota, no write)', async () => {
+    const s = service();
+    const answer = await presign(s, admin, 50_000);
+    expect(answer.status).toBe(200);
+    expect((await storedUsage(table, admin.account.id))?.presigned).toBeUndefined();
   });
 });

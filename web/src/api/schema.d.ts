@@ -842,7 +842,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A presigned PUT for a larger file, to be confirmed once the bytes are stored. */
+    /** A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past 100 presigns not yet confirmed). */
     post: operations['postApiV1UploadPresign'];
     delete?: never;
     options?: never;
@@ -6609,6 +6609,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -6620,6 +6629,15 @@ export interface operations {
       };
       /** @description A dependency is busy or unreachable; retry (Retry-After) */
       503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Storage quota exceeded */
+      507: {
         headers: {
           [name: string]: unknown;
         };
