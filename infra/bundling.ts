@@ -121,7 +121,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   files: { native: [], installed: [] },
   // Every request renders or serves a rendition: sharp and its libvips, built for the Lambda architecture.
   render: { native: ['sharp'], installed: [] },
-  payments: { native: [], installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
+  // argon2 for the administrator's password a key or gateway change asks for (lib/billing/payment-security.ts),
+  // loaded on that first check only, never at cold start.
+  payments: { native: ['argon2'], installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Verifies notifications with node:crypto and never creates orders: the channels' SDKs (axios, undici,
   // urllib) are only named by the order-creation path, which this function never takes.
   'payment-callback': { native: [], installed: [], unreachable: [CHANNEL_A_SDK, CHANNEL_B_SDK] },

@@ -1,6 +1,9 @@
 // The payments function's dependencies, built once per container from its needs and settings.
 
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { DEFAULT_LIMITS } from '#lib/accounts/limits.ts';
+import { RequestLimits } from '#lib/accounts/request-limits.ts';
+import { Throttle } from '#lib/accounts/throttle.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
@@ -34,8 +37,11 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     baseUrl: settings.base_url,
     payment: settings.payment,
     listingShards: settings.listing_shards,
-    // A gateway URL change is told to every administrator.
-    mailer: mailerOf(resources),
+    // A key or gateway URL change needs the administrator's password, and is told to every administrator.
+    settingsChanges: {
+      mailer: mailerOf(resources),
+      passwords: new RequestLimits({ throttle: new Throttle(table), limits: DEFAULT_LIMITS }),
+    },
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
   return {

@@ -15,7 +15,7 @@ import { GatewaySettings } from './gateway-settings.ts';
 import { MockCashier } from './mock-cashier.ts';
 import { OrderDesk } from './order-desk.ts';
 import { OrderRepository } from './orders.ts';
-import { PaymentSecurity } from './payment-security.ts';
+import { PaymentSecurity, type PaymentSecurityDeps } from './payment-security.ts';
 import { PlanCatalog } from './plan-catalog.ts';
 import { PlanRepository } from './plans.ts';
 import { Reconciler } from './reconcile.ts';
@@ -45,10 +45,11 @@ export interface BillingInput {
   /** `listing_shards`: the all-orders listing, the pending outbox and the reconciler's schedule spread over them. */
   listingShards: number;
   /**
-   * Notices of a payment gateway change to every administrator. Only the group whose routes change the
-   * settings has it; without it, a change to a key or a gateway URL is refused.
+   * What a change to a key or a gateway URL needs: the actor's password checked (the account domain's
+   * RequestLimits, which hashes with argon2) and a notice mailed to every administrator. Only the group
+   * whose routes change the settings has them; without them, such a change is refused.
    */
-  mailer?: Mailer;
+  settingsChanges?: { mailer: Mailer; passwords: PaymentSecurityDeps['passwords'] };
   clock?: Clock;
 }
 
@@ -107,12 +108,12 @@ export function buildBilling(input: BillingInput): Billing {
       gateways,
       stage,
       notifyBaseUrl,
-      security: input.mailer
+      security: input.settingsChanges
         ? new PaymentSecurity({
             table,
             accounts: new AccountRepository(table, input.listingShards),
             events: new SecurityEvents(table),
-            mailer: input.mailer,
+            ...input.settingsChanges,
           })
         : undefined,
     }),

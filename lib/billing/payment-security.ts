@@ -4,12 +4,10 @@
 // administrator, so a hijacked session cannot quietly point a channel, and the merchant key its queries
 // carry, at a host of its choosing.
 import type { ClientInfo } from '#lib/accounts/client.ts';
-import { DEFAULT_LIMITS } from '#lib/accounts/limits.ts';
 import type { Account } from '#lib/accounts/model.ts';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
-import { RequestLimits } from '#lib/accounts/request-limits.ts';
+import type { RequestLimits } from '#lib/accounts/request-limits.ts';
 import type { SecurityEvents } from '#lib/accounts/security-events.ts';
-import { Throttle } from '#lib/accounts/throttle.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
@@ -33,22 +31,23 @@ export interface PaymentSecurityDeps {
   accounts: Pick<AccountRepository, 'administrators'>;
   events: Pick<SecurityEvents, 'record'>;
   mailer: Mailer;
+  /**
+   * The account domain's password check, with its per-account budget, given by the one function that
+   * changes settings (functions/payments/deps.ts): it hashes with argon2, which the functions that only
+   * settle (callbacks, the reconciler) neither ship nor name.
+   */
+  passwords: Pick<RequestLimits, 'requirePassword'>;
 }
 
 export class PaymentSecurity {
-  private readonly limits: RequestLimits;
-
-  constructor(private readonly deps: PaymentSecurityDeps) {
-    // The same per-account budget as every other password check (lib/accounts/request-limits.ts).
-    this.limits = new RequestLimits({ throttle: new Throttle(deps.table), limits: DEFAULT_LIMITS });
-  }
+  constructor(private readonly deps: PaymentSecurityDeps) {}
 
   /** 400 naming `current_password` when it is absent or not the actor's password (throttled per account). */
   async requirePassword(actor: Account, password: string | undefined): Promise<void> {
     if (password === undefined || password === '') {
       throw errors.badRequest('current_password: is required to change a key or a gateway URL');
     }
-    await this.limits.requirePassword(actor, password, 'current_password');
+    await this.deps.passwords.requirePassword(actor, password, 'current_password');
   }
 
   /**

@@ -147,7 +147,7 @@ function touch(root: string, path: string): void {
 }
 
 describe('bundles and the native addons', () => {
-  it('leaves argon2 and sharp out of every bundle, installed beside auth and render only', () => {
+  it('leaves argon2 and sharp out of every bundle, installed beside auth, payments and render only', () => {
     expect(NATIVE_ADDON_NAMES.map((addon) => NATIVE_ADDONS[addon].package).sort()).toEqual(
       [ARGON2_PACKAGE, SHARP_PACKAGE].sort(),
     );
@@ -155,7 +155,9 @@ describe('bundles and the native addons', () => {
       expect(externalModulesOf(packages), group).toEqual(
         expect.arrayContaining([ARGON2_PACKAGE, SHARP_PACKAGE]),
       );
-      expect(nodeModulesOf(packages).includes(ARGON2_PACKAGE), group).toBe(group === 'auth');
+      expect(nodeModulesOf(packages).includes(ARGON2_PACKAGE), group).toBe(
+        group === 'auth' || group === 'payments',
+      );
       expect(nodeModulesOf(packages).includes(SHARP_PACKAGE), group).toBe(group === 'render');
     }
   });
