@@ -121,7 +121,9 @@ describe('the deployed shape', () => {
     const shipped = (group: string) => stack.functions.get(group)!.shippedPackages;
     // Callbacks are verified with node:crypto: none of the channels' SDKs (axios, undici, urllib) ship.
     expect(shipped('payment-callback')).toEqual([]);
-    expect(shipped('payments')).toEqual(expect.arrayContaining(['alipay-sdk', 'wechatpay-axios-plugin']));
+    expect(shipped('payments')).toEqual(
+      expect.arrayContaining(['alipay-sdk', 'wechatpay-axios-plugin', '@node-rs']),
+    );
     // argon2, and TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
     // request (infra/bundling.ts TOTP_PACKAGES).
     expect([...shipped('auth')].sort()).toEqual(['@noble', '@node-rs', '@otplib', '@scure', 'otplib', 'uqr']);
