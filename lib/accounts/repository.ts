@@ -20,6 +20,7 @@ import {
   type LoginCopy,
   loginCopyUpdate,
 } from './identifiers.ts';
+import { guardKey, guardSubject } from './login-guard.ts';
 import type { Account, Role } from './model.ts';
 
 /** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
@@ -143,6 +144,9 @@ export class AccountRepository extends AccountWrites {
       this.claimItem(input.username, account.id, 'username', account),
       ...(input.email ? [this.claimItem(input.email, account.id, 'email', account)] : []),
       ...extra,
+      // Failures counted against the name while nobody held it are not the new owner's: whoever locked
+      // the name in advance does not lock its first login (docs/ACCOUNTS.md "Password guessing").
+      { Delete: { Key: guardKey(guardSubject(input.username, input.username)) } },
     ];
     await this.table.transact(items).catch(
       conditionFailedAs((error) => {
