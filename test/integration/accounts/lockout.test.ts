@@ -264,7 +264,10 @@ describe('the second factor after a device-token login', () => {
       const challenge = (
         await h.call('POST', '/auth/login', { username: user.username, password: user.password })
       ).body.data.challenge_token;
-      statuses.push((await verify(challenge, '000000')).status, (await verify(challenge, 'aaaaa-aaaaa')).status);
+      statuses.push(
+        (await verify(challenge, '000000')).status,
+        (await verify(challenge, 'aaaaa-aaaaa')).status,
+      );
     }
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
     // Assess: the owner, with the device token, gets in by TOTP code, then by recovery code.
