@@ -1548,6 +1548,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -1579,6 +1580,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -1675,6 +1677,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -1706,6 +1709,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -1832,6 +1836,7 @@ export interface operations {
                 totp_enabled: boolean;
                 created_at: string;
               };
+              device_token: string;
             };
           };
         };
@@ -2944,9 +2949,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          token?: string;
           /** Format: email */
-          email: string;
-          code: string;
+          email?: string;
+          code?: string;
           new_password: string;
         };
       };
@@ -3823,6 +3829,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -3854,6 +3861,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -3950,6 +3958,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -3981,6 +3990,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -4107,6 +4117,7 @@ export interface operations {
                 totp_enabled: boolean;
                 created_at: string;
               };
+              device_token: string;
             };
           };
         };
@@ -5219,9 +5230,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          token?: string;
           /** Format: email */
-          email: string;
-          code: string;
+          email?: string;
+          code?: string;
           new_password: string;
         };
       };
