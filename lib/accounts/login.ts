@@ -53,6 +53,9 @@ export async function loginAnswer(
   return { ...issued, device_token: device.token, user: publicAccount(account) };
 }
 
+/** The account id whose device tokens a login naming nobody tries: no account has it. */
+const NOBODY = 'decoy';
+
 export class Login {
   constructor(private readonly deps: LoginDeps) {}
 
@@ -98,9 +101,10 @@ export class Login {
     if (presented !== undefined) {
       // The token decides which guard holds this login, so the account is read first (the decoy for
       // nobody: the same wait), beside the token's own slot.
+      // For nobody the same conditional update, on a partition no account has: the same wait either way.
       const [account, taken] = await Promise.all([
         accountRead,
-        claim ? devices.take(claim.account_id, presented) : undefined,
+        devices.take(claim ? claim.account_id : NOBODY, presented),
       ]);
       if (taken && devices.belongsTo(taken, account)) device = taken;
       if (account) {
