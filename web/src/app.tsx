@@ -67,7 +67,7 @@ export function App() {
   if (path === '/login') content = <LoginPage />;
   else if (path === '/register') content = <RegisterPage />;
   // A reset link opens `#/reset?token=…` (docs/ACCOUNTS.md "Password reset"), logged in or not.
-  else if (pagePath(path) === '/reset') content = <ResetPage token={routeParam(path, 'token')} />;
+  else if (pagePath(path) === '/reset') content = <ResetPage key={path} token={routeParam(path, 'token')} />;
   else {
     const route = ROUTES.find((candidate) => candidate.path === path);
     if (route && allowed(route)) content = <route.page />;
