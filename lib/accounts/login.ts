@@ -69,6 +69,11 @@ export class Login {
    * status, role, session epoch, and the hash itself, verified again when the copy differs). After the hash
    * one write: the guard's reset, the session and the `login` event in one batch; or, for a failure, the
    * `login_failed` event (or the unknown identifier's guard).
+   *
+   * With `device_token` (docs/ACCOUNTS.md "Device tokens") the guard's slot waits for the token: the claim,
+   * then the account (the decoy for nobody) beside the token's own slot, then the guard's slot only if the
+   * token is not a live one of this account. A live token's login leaves the account's guard untouched and
+   * its answer replaces the token.
    */
   async login(
     door: Role,
