@@ -18,7 +18,7 @@ vi.mock('#lib/accounts/passwords.ts', async (importOriginal) => {
 });
 
 import { deviceDigest, deviceKey } from '#lib/accounts/device-tokens.ts';
-import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { authHarness, createTestAccount, movableClock } from '#test/support/accounts.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
 beforeAll(async () => {
@@ -237,6 +237,26 @@ describe('device tokens against a lockout', () => {
     await h.accounts.repository.setStatus(user.id, 'active');
     await lockAccount(h, user.username);
     expect((await login(device, 'reset-pw-123')).status).toBe(429);
+  });
+
+  it('holds for administrators too, at their door', async () => {
+    const h = authHarness();
+    const admin = await createTestAccount({ role: 'admin' });
+    const username = admin.account.username;
+    const first = await h.call('POST', '/admin/auth/login', { username, password: admin.password });
+    expect(first.status).toBe(200);
+    for (let n = 0; n < 10; n++) {
+      await h.call('POST', '/admin/auth/login', { username, password: `wrong-${n}` }, { ip: addressN(n) });
+    }
+    const locked = await h.call('POST', '/admin/auth/login', { username, password: admin.password });
+    expect(locked.status).toBe(429);
+    const withDevice = await h.call('POST', '/admin/auth/login', {
+      username: username.toUpperCase(),
+      password: admin.password,
+      device_token: first.body.data.device_token,
+    });
+    expect(withDevice.status).toBe(200);
+    expect(withDevice.body.data.user.role).toBe('admin');
   });
 
   it('clears what a name collected while nobody held it: a pre-locked name does not lock its new owner', async () => {
