@@ -45,6 +45,7 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
       signer,
       limits: { ipPerMinute: settings.auth.ip_limit_per_minute, ...overrides.limits },
       totpIssuer: settings.auth.totp_issuer,
+      baseUrl: settings.base_url,
       // The back office lists each account's storage use (docs/DESIGN.md 11).
       usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
       listingShards: settings.listing_shards,

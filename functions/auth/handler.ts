@@ -65,7 +65,7 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
       // 401: a bad, used or expired challenge or code.
       errors: [401],
       body: schemas.totpVerify,
-      response: responses.session,
+      response: responses.loginSession,
       run: async (req) => ok(await accounts().challenges.verify(req.body, clientOf(req))),
     }),
     'GET /auth/me': defineRoute({

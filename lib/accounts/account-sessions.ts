@@ -2,12 +2,15 @@
 // Session ids are looked up only inside the caller's partition, so another account's id is simply absent.
 import { errors } from '#lib/core/errors.ts';
 import type { ClientInfo } from './client.ts';
+import type { DeviceTokens } from './device-tokens.ts';
 import type { Account } from './model.ts';
 import type { SecurityEvents } from './security-events.ts';
 import type { SessionService } from './sessions.ts';
 
 export class AccountSessions {
-  constructor(private readonly deps: { sessions: SessionService; events: SecurityEvents }) {}
+  constructor(
+    private readonly deps: { sessions: SessionService; devices: DeviceTokens; events: SecurityEvents },
+  ) {}
 
   /** GET /auth/sessions: live sessions, newest first, the caller's own marked `current`. */
   async list(account: Account, currentJti: string | undefined) {
@@ -24,11 +27,17 @@ export class AccountSessions {
     return { id, revoked: true };
   }
 
-  /** POST /auth/sessions/revoke-others: ends every live session of the account but the caller's. */
+  /**
+   * POST /auth/sessions/revoke-others: ends every live session of the account but the caller's, and every
+   * device token but the one issued with the caller's session (docs/ACCOUNTS.md "Device tokens").
+   */
   async revokeOthers(account: Account, currentJti: string | undefined, client: ClientInfo) {
-    const { sessions, events } = this.deps;
+    const { sessions, devices, events } = this.deps;
     const others = (await sessions.list(account, currentJti)).filter((session) => !session.current);
-    const ended = await Promise.all(others.map((session) => sessions.revoke(account, session.id)));
+    const [ended] = await Promise.all([
+      Promise.all(others.map((session) => sessions.revoke(account, session.id))),
+      devices.endOthers(account.id, currentJti),
+    ]);
     const revoked = ended.filter(Boolean).length;
     if (revoked > 0) await events.record(account.id, 'session_revoked', client);
     return { revoked };

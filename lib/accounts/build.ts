@@ -11,6 +11,7 @@ import { Challenges } from './challenge.ts';
 import { CodeMail } from './code-mail.ts';
 import { CodeStore } from './codes.ts';
 import { DecoyAccount } from './decoy.ts';
+import { DeviceTokens } from './device-tokens.ts';
 import { EmailBinding } from './email.ts';
 import { type AccountLimits, DEFAULT_LIMITS } from './limits.ts';
 import { Login } from './login.ts';
@@ -41,6 +42,8 @@ export interface AccountsInput {
   totpIssuer?: string;
   /** Storage use for the back-office listing; without it listings answer `usage: null`. */
   usage?: AccountUsageReader;
+  /** `base_url`: reset links open the console there. */
+  baseUrl?: string;
   /** `listing_shards`: identifier claims are listed over this many shards (lib/platform/db/shards.ts). */
   listingShards: number;
 }
@@ -57,6 +60,7 @@ export function buildAccounts(input: AccountsInput) {
   const recoveryCodes = new RecoveryCodeHasher(sealedKey(table, masterKey, 'recovery-code-pepper'));
   const apiTokens = new ApiTokenService(table);
   const decoy = new DecoyAccount(table);
+  const devices = new DeviceTokens(table);
   const requestLimits = new RequestLimits({ throttle, limits });
   const changes = new SecurityChanges({ events, mailer, clock: table.clock });
   const codeMail = new CodeMail({ codes, throttle, mailer, limits });
@@ -71,6 +75,7 @@ export function buildAccounts(input: AccountsInput) {
     secondFactorWrites,
     recoveryCodes,
     sessions,
+    devices,
     events,
     changes,
     limits,
@@ -87,6 +92,7 @@ export function buildAccounts(input: AccountsInput) {
       requestLimits,
       events,
       sessions,
+      devices,
       challenges,
     }),
     challenges,
@@ -112,8 +118,9 @@ export function buildAccounts(input: AccountsInput) {
       apiTokens,
       changes,
       limits,
+      baseUrl: input.baseUrl ?? 'http://localhost:3000',
     }),
-    sessions: new AccountSessions({ sessions, events }),
+    sessions: new AccountSessions({ sessions, devices, events }),
     securityEvents: events,
     admin: new BackOffice({
       table,

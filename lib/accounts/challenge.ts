@@ -8,7 +8,9 @@ import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { conditionFailedAs, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
+import type { DeviceTokens } from './device-tokens.ts';
 import type { AccountLimits } from './limits.ts';
+import { loginAnswer } from './login.ts';
 import type { Account } from './model.ts';
 import { normalizeRecoveryCode, type RecoveryCodeHasher } from './recovery-codes.ts';
 import type { AccountRepository } from './repository.ts';
@@ -16,7 +18,7 @@ import type { RequestLimits } from './request-limits.ts';
 import type { SecondFactorWrites } from './second-factor-writes.ts';
 import type { SecurityChanges } from './security-changes.ts';
 import type { SecurityEvents } from './security-events.ts';
-import { type SessionService, sessionAnswer } from './sessions.ts';
+import type { SessionService } from './sessions.ts';
 import type { Throttle } from './throttle.ts';
 import { TokenError, type TokenSigner } from './tokens.ts';
 import { checkTotp, openTotpSecret, totpRefusal } from './totp.ts';
@@ -37,6 +39,7 @@ export interface ChallengesDeps {
   secondFactorWrites: SecondFactorWrites;
   recoveryCodes: RecoveryCodeHasher;
   sessions: SessionService;
+  devices: DeviceTokens;
   events: SecurityEvents;
   changes: SecurityChanges;
   limits: Pick<AccountLimits, 'challengeTtlSeconds' | 'challengeAttempts' | 'totpLogin'>;
@@ -45,7 +48,11 @@ export interface ChallengesDeps {
 export class Challenges {
   constructor(private readonly deps: ChallengesDeps) {}
 
-  async issue(account: Account) {
+  /**
+   * `device` names the live device token the login presented (its digest): the challenge is then
+   * answered against that device's own TOTP budget, and a session replaces the token with a new one.
+   */
+  async issue(account: Account, device?: string) {
     const { table, signer, limits } = this.deps;
     const now = table.clock();
     const signed = await signer.sign(
@@ -57,6 +64,7 @@ export class Challenges {
       ...challengeKey(signed.jti),
       account_id: account.id,
       attempts: 0,
+      ...(device ? { device } : {}),
       created_at: now.toISOString(),
       expires_at: epochSeconds(signed.expiresAt),
     });
@@ -72,7 +80,7 @@ export class Challenges {
    * TOTP code (each time step once) or a recovery code (`xxxxx-xxxxx`, hyphen and case optional; each once).
    */
   async verify(input: { challenge_token: string; code: string }, client: ClientInfo) {
-    const { table, signer, limits, throttle, accounts, events, sessions } = this.deps;
+    const { table, signer, limits, throttle, accounts, events } = this.deps;
     await this.deps.requestLimits.limitIp(client.ip);
     const now = table.clock();
     let claims: Awaited<ReturnType<TokenSigner['verify']>>;
@@ -83,8 +91,8 @@ export class Challenges {
       throw error;
     }
     // One attempt spent on this challenge, whatever the outcome; a dead or used challenge stops here.
-    await table
-      .update(challengeKey(claims.jti), {
+    const challenge = await table
+      .update<{ pk: string; sk: string; device?: string }>(challengeKey(claims.jti), {
         UpdateExpression: 'ADD attempts :one',
         ConditionExpression:
           'attribute_exists(pk) AND account_id = :sub AND attempts < :max AND #expires > :now',
@@ -97,8 +105,11 @@ export class Challenges {
         },
       })
       .catch(conditionFailedAs(badChallenge));
+    // A challenge of a login that presented a live device token spends that device's budget, not the
+    // account's: whoever holds the password elsewhere can spend the account's, and only that
+    // (docs/ACCOUNTS.md "Second factor at login").
     await throttle.consume(
-      `totp-login#${claims.sub}`,
+      challenge.device ? `totp-login#${claims.sub}#device#${challenge.device}` : `totp-login#${claims.sub}`,
       limits.totpLogin,
       'Too many attempts; try again later',
     );
@@ -112,7 +123,7 @@ export class Challenges {
       throw badChallenge();
     }
     const recovery = normalizeRecoveryCode(input.code);
-    if (recovery) return this.useRecoveryCode(account, claims.jti, recovery, client);
+    if (recovery) return this.useRecoveryCode(account, claims.jti, recovery, client, challenge.device);
 
     const secret = await openTotpSecret(this.deps.masterKey, account.id, account.totp_secret_enc);
     const checked = await checkTotp(secret, input.code, now, account.totp_last_step);
@@ -131,15 +142,19 @@ export class Challenges {
           error.failedItems.includes(0) ? badChallenge() : totpRefusal('used', 401),
         ),
       );
-    const [session] = await Promise.all([
-      sessionAnswer(sessions, { ...account, totp_last_step: checked.step }, client),
-      events.record(account.id, 'login', client),
-    ]);
-    return session;
+    return loginAnswer(this.deps, { ...account, totp_last_step: checked.step }, client, {
+      replaces: challenge.device,
+    });
   }
 
-  private async useRecoveryCode(account: Account, challengeJti: string, code: string, client: ClientInfo) {
-    const { table, events, sessions } = this.deps;
+  private async useRecoveryCode(
+    account: Account,
+    challengeJti: string,
+    code: string,
+    client: ClientInfo,
+    device: string | undefined,
+  ) {
+    const { table, events } = this.deps;
     const digest = await this.deps.recoveryCodes.digest(account.id, code);
     if (!account.recovery_code_digests?.has(digest)) {
       await events.record(account.id, 'login_failed', client);
@@ -156,8 +171,7 @@ export class Challenges {
       );
     const remaining = Math.max(0, (account.recovery_code_digests?.size ?? 1) - 1);
     const [session] = await Promise.all([
-      sessionAnswer(sessions, account, client),
-      events.record(account.id, 'login', client),
+      loginAnswer(this.deps, account, client, { replaces: device }),
       this.deps.changes.record(account, 'recovery_code_used', client, {
         kind: 'recovery_code_used',
         remaining,

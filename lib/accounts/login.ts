@@ -4,19 +4,20 @@
 // one write after a failure (the account's `login_failed` event, or the unknown identifier's guard).
 
 import { errors } from '#lib/core/errors.ts';
-import { conditionFailedReturns, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, type Key, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { writeBatch } from './batch-write.ts';
 import type { Challenges } from './challenge.ts';
 import type { ClientInfo } from './client.ts';
 import type { DecoyAccount } from './decoy.ts';
+import { type DeviceTokens, deviceKey, type PresentedDevice } from './device-tokens.ts';
 import { guardKey, guardSubject, type LoginGuard } from './login-guard.ts';
 import type { Account, Role } from './model.ts';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { type AccountRepository, publicAccount } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
 import type { SecurityEvents } from './security-events.ts';
-import type { SessionService } from './sessions.ts';
+import { SESSION_PREFIX, type SessionService } from './sessions.ts';
 
 export interface LoginDeps {
   /** The batch of the session, the event and the guard's reset. */
@@ -24,11 +25,36 @@ export interface LoginDeps {
   accounts: AccountRepository;
   decoy: DecoyAccount;
   guard: LoginGuard;
+  devices: DeviceTokens;
   requestLimits: RequestLimits;
   events: SecurityEvents;
   sessions: SessionService;
   challenges: Pick<Challenges, 'issue'>;
 }
+
+/**
+ * A successful login's answer (docs/DESIGN.md 5, docs/ACCOUNTS.md "Device tokens"): a session and a new
+ * device token, written in one batch with the `login` event; `replaces` names the device token the login
+ * presented, which the new one replaces.
+ */
+export async function loginAnswer(
+  deps: Pick<LoginDeps, 'table' | 'sessions' | 'events' | 'devices'>,
+  account: Account,
+  client: ClientInfo,
+  options: { replaces?: string | undefined; alsoDelete?: Key[] } = {},
+) {
+  const { issued, item } = await deps.sessions.prepare(account, client);
+  const device = deps.devices.prepare(account, item.sk.slice(SESSION_PREFIX.length));
+  await writeBatch(
+    deps.table,
+    [item, device.item, deps.events.item(account.id, 'login', client)],
+    [...(options.replaces ? [deviceKey(account.id, options.replaces)] : []), ...(options.alsoDelete ?? [])],
+  );
+  return { ...issued, device_token: device.token, user: publicAccount(account) };
+}
+
+/** The account id whose device tokens a login naming nobody tries: no account has it. */
+const NOBODY = 'decoy';
 
 export class Login {
   constructor(private readonly deps: LoginDeps) {}
@@ -43,12 +69,25 @@ export class Login {
    * status, role, session epoch, and the hash itself, verified again when the copy differs). After the hash
    * one write: the guard's reset, the session and the `login` event in one batch; or, for a failure, the
    * `login_failed` event (or the unknown identifier's guard).
+   *
+   * With `device_token` (docs/ACCOUNTS.md "Device tokens") the guard's slot waits for the token: the claim,
+   * then the account (the decoy for nobody) beside the token's own slot, then the guard's slot only if the
+   * token is not a live one of this account. A live token's login leaves the account's guard untouched and
+   * its answer replaces the token.
    */
-  async login(door: Role, input: { username: string; password: string }, client: ClientInfo) {
-    const { accounts, decoy, guard, events } = this.deps;
+  async login(
+    door: Role,
+    input: { username: string; password: string; device_token?: string | undefined },
+    client: ClientInfo,
+  ) {
+    const { accounts, decoy, guard, devices, events } = this.deps;
     const identifier = input.username;
+    const presented = input.device_token;
     const byUsername = !identifier.includes('@');
-    const earlySubject = byUsername ? guardSubject(undefined, identifier) : undefined;
+    // A login that presents a device token takes no slot of the account's guard before it knows whether
+    // the token is live: its own guard may hold it instead.
+    const earlySubject =
+      byUsername && presented === undefined ? guardSubject(undefined, identifier) : undefined;
     // A refusal of the per-address limit still stops the login before any hash work.
     const [, claim, earlyAdmission] = await Promise.all([
       this.deps.requestLimits.limitIp(client.ip),
@@ -63,20 +102,36 @@ export class Login {
     accountRead.catch(() => {});
     let username = claim?.username;
     let copy = claim?.password_hash;
-    if (claim && (username === undefined || copy === undefined)) {
+    let device: PresentedDevice | undefined;
+    if (presented !== undefined) {
+      // The token decides which guard holds this login, so the account is read first (the decoy for
+      // nobody: the same wait), beside the token's own slot.
+      // For nobody the same conditional update, on a partition no account has: the same wait either way.
+      const [account, taken] = await Promise.all([
+        accountRead,
+        devices.take(claim ? claim.account_id : NOBODY, presented),
+      ]);
+      if (taken && devices.belongsTo(taken, account)) device = taken;
+      if (account) {
+        username = account.username;
+        copy = account.password_hash;
+      }
+    } else if (claim && (username === undefined || copy === undefined)) {
       // A claim from before the copy existed: the account first (it gets the copy on success).
       const account = await accountRead;
       username = account?.username;
       copy = account?.password_hash;
     }
     const subject = guardSubject(username, identifier);
-    const admission =
-      earlyAdmission && subject === earlySubject ? earlyAdmission : await guard.admit(subject);
-    if (!admission.admitted) {
-      throw errors.tooManyRequests(
-        admission.retryAfterSeconds,
-        'Too many failed logins for this account; try again later',
-      );
+    if (!device) {
+      const admission =
+        earlyAdmission && subject === earlySubject ? earlyAdmission : await guard.admit(subject);
+      if (!admission.admitted) {
+        throw errors.tooManyRequests(
+          admission.retryAfterSeconds,
+          'Too many failed logins for this account; try again later',
+        );
+      }
     }
     // Always one full verification of a stored hash (the decoy's for nobody; lib/accounts/passwords.ts's dummy
     // if even that is missing).
@@ -87,7 +142,8 @@ export class Login {
     // The copy is behind the account (a password changed since): the account's own hash decides.
     if (account && account.password_hash !== hash)
       valid = await verifyPassword(account.password_hash, input.password);
-    // The wrong door is a failure like a wrong password, in every respect.
+    // The wrong door is a failure like a wrong password, in every respect. A device token keeps the slot
+    // it took: that failure is counted against it.
     if (!account || !valid || account.role !== door) {
       await (account
         ? events.record(account.id, 'login_failed', client)
@@ -96,7 +152,7 @@ export class Login {
     }
     // Only a caller who knows the password learns that the account is disabled.
     if (account.status !== 'active') {
-      await guard.reset(subject);
+      if (!device) await guard.reset(subject);
       throw errors.forbidden('account disabled');
     }
     const stale = claim!.username !== account.username || claim!.password_hash !== account.password_hash;
@@ -108,14 +164,21 @@ export class Login {
         ? accounts.syncLoginCopies(account, account, [identifier])
         : undefined,
     ]);
+    // A login held by its device token leaves the account's guard as it is: whoever is guessing stays
+    // held there, and the owner's login does not open it for them again.
     if (account.totp_enabled) {
-      const [, challenge] = await Promise.all([guard.reset(subject), this.deps.challenges.issue(account)]);
+      const [, , challenge] = await Promise.all([
+        device ? undefined : guard.reset(subject),
+        device ? devices.passed(account.id, device.digest) : undefined,
+        this.deps.challenges.issue(account, device?.digest),
+      ]);
       return challenge;
     }
     // The session is written only after the password verified: a wrong guess never costs a session write.
-    const { issued, item } = await this.deps.sessions.prepare(account, client);
-    await writeBatch(this.deps.table, [item, events.item(account.id, 'login', client)], [guardKey(subject)]);
-    return { ...issued, user: publicAccount(account) };
+    return loginAnswer(this.deps, account, client, {
+      replaces: device?.digest,
+      alsoDelete: device ? [] : [guardKey(subject)],
+    });
   }
 
   /** Re-hashes with the current parameters; only if nobody changed the password meanwhile. */

@@ -22,6 +22,8 @@ export interface Account {
   recovery_code_digests?: Set<string>;
   /** Bumped by a password reset: API tokens stamped with an older epoch stop working. */
   token_epoch?: number;
+  /** Bumped by a password reset and by disabling: device tokens of an older epoch stop working. */
+  device_epoch?: number;
   /** Set once the account's identifier claims carry the back-office search index. */
   ident_indexed?: boolean;
   created_at: string;

@@ -1,10 +1,11 @@
 // Password change (authenticated) and reset by e-mail code (docs/SPEC.md 4.1 rules 3-4, docs/DESIGN.md 10). Both
 // end every session of the account (the session epoch moves in the same update as the hash); a reset
 // also revokes every API token (the token epoch moves too). Both send a notice mail.
+import { createHash, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '#lib/core/errors.ts';
-import { conditionFailedAs } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, epochSeconds, type Item } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { codeMail } from '#lib/platform/mail/templates.ts';
@@ -12,7 +13,7 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ApiTokenService } from './api-tokens.ts';
 import type { ClientInfo } from './client.ts';
 import type { CodeFlowDeps } from './code-mail.ts';
-import { CODE_TTL_SECONDS, invalidCode } from './codes.ts';
+import { CODE_TTL_SECONDS, codeKey, invalidCode } from './codes.ts';
 import type { DecoyAccount } from './decoy.ts';
 import { sameAddress } from './identifiers.ts';
 import type { AccountLimits } from './limits.ts';
@@ -25,6 +26,23 @@ import { type SessionService, sessionAnswer } from './sessions.ts';
 /** The one error of /auth/password/reset for an unknown address and a wrong code alike (docs/SPEC.md 4.1 rule 4). */
 export const resetRefused = () => invalidCode('email or code is invalid or expired');
 
+/** Reset links: `{base_url}/#/reset?token=…`, one random token per mail, stored as a digest. */
+export const resetLinkKey = (token: string) => ({
+  pk: `reset-link#${createHash('sha256').update(token).digest('hex')}`,
+  sk: 'link',
+});
+
+interface ResetLinkItem extends Item {
+  pk: string;
+  sk: string;
+  /** The address the link went to (lower-case). */
+  target: string;
+  account_id?: string;
+  /** The account's session epoch when mailed: any reset (or password change) moves it, ending every link. */
+  sep?: number;
+  expires_at: number;
+}
+
 export interface PasswordChangesDeps extends CodeFlowDeps {
   mailer: Mailer;
   decoy: DecoyAccount;
@@ -32,6 +50,8 @@ export interface PasswordChangesDeps extends CodeFlowDeps {
   apiTokens: Pick<ApiTokenService, 'deleteAll'>;
   changes: SecurityChanges;
   limits: Pick<AccountLimits, 'resetCodeMinMs'>;
+  /** `base_url`: the console's address, which reset links open. */
+  baseUrl: string;
 }
 
 export class PasswordChanges {
@@ -60,8 +80,10 @@ export class PasswordChanges {
 
   /**
    * POST /auth/password/reset/code `{email}`: the same answer, after the same table work, whether or not
-   * the address belongs to a verified account; a code is mailed only when it does (otherwise an unusable
-   * code bound to no account is stored, as a real one would be). The answer waits until `resetCodeMinMs`
+   * the address belongs to a verified account; a code and a link are mailed only when it does (otherwise
+   * an unusable code and link bound to no account are stored, as real ones would be). Each mail's link
+   * works for 10 minutes, until any reset of the account: a later send replaces the code, never the
+   * links, so whoever asks for codes to burn them only delivers working links to the owner. The answer waits until `resetCodeMinMs`
    * has passed, so the mail round trip does not show either. The per-address throttle applies to every
    * address, so a 429 does not tell.
    */
@@ -83,12 +105,25 @@ export class PasswordChanges {
       found.status === 'active' &&
       found.email_verified &&
       sameAddress(found.email, input.email);
-    const { code } = await codes.issue('reset', input.email, {
-      target: input.email,
-      ...(eligible ? { accountId: found.id } : {}),
-    });
+    const linkToken = randomBytes(32).toString('base64url');
+    const link: ResetLinkItem = {
+      ...resetLinkKey(linkToken),
+      target: input.email.trim().toLowerCase(),
+      ...(eligible ? { account_id: found.id, sep: found.session_epoch } : {}),
+      expires_at: epochSeconds(table.clock()) + CODE_TTL_SECONDS,
+    };
+    const [{ code }] = await Promise.all([
+      codes.issue('reset', input.email, {
+        target: input.email,
+        ...(eligible ? { accountId: found.id } : {}),
+      }),
+      table.put(link),
+    ]);
     try {
-      if (eligible) await mailer.send(codeMail('reset', found.email!, code, CODE_TTL_SECONDS / 60));
+      if (eligible) {
+        const url = `${this.deps.baseUrl}/#/reset?token=${linkToken}`;
+        await mailer.send(codeMail('reset', found.email!, code, CODE_TTL_SECONDS / 60, url));
+      }
     } finally {
       // Also when the mail fails: the 503 then comes no sooner than any other answer.
       const wait = limits.resetCodeMinMs - (performance.now() - started);
@@ -97,21 +132,58 @@ export class PasswordChanges {
     return answer;
   }
 
-  /** POST /auth/password/reset `{email, code, new_password}`. */
-  async reset(input: { email: string; code: string; new_password: string }, client: ClientInfo) {
+  /**
+   * POST /auth/password/reset `{email, code, new_password}` or `{token, new_password}` (a mailed link). Of
+   * concurrent resets of one account exactly one succeeds: each is a transaction conditioned on the code
+   * or on the account's session epoch the link was mailed at, which every reset moves.
+   */
+  async reset(
+    input: {
+      email?: string | undefined;
+      code?: string | undefined;
+      token?: string | undefined;
+      new_password: string;
+    },
+    client: ClientInfo,
+  ) {
     const { table, accounts } = this.deps;
     await this.deps.requestLimits.limitIp(client.ip);
     // Hashed first, so known and unknown addresses cost the same work.
     const passwordHash = await hashPassword(input.new_password);
-    const checked = await this.deps.codes.check('reset', input.email, input.code, {
-      target: input.email,
-      error: resetRefused,
-    });
-    const account = checked.item.account_id ? await accounts.get(checked.item.account_id) : undefined;
-    if (!account?.email || !sameAddress(account.email, input.email)) throw resetRefused();
-    await table
-      .transact([accounts.resetPasswordItem(account, passwordHash), checked.consume])
-      .catch(conditionFailedAs(resetRefused));
+    let account: Account | undefined;
+    if (input.token !== undefined) {
+      const key = resetLinkKey(input.token);
+      const link = await table.get<ResetLinkItem>(key);
+      account = link?.account_id ? await accounts.get(link.account_id) : undefined;
+      if (
+        !link ||
+        !account?.email ||
+        !sameAddress(account.email, link.target) ||
+        account.session_epoch !== link.sep
+      ) {
+        throw resetRefused();
+      }
+      await table
+        .transact([
+          accounts.resetPasswordItem(account, passwordHash, link.sep),
+          { Delete: { Key: key, ConditionExpression: 'attribute_exists(pk)' } },
+          // The live code ends with the links.
+          { Delete: { Key: codeKey('reset', account.email) } },
+        ])
+        .catch(conditionFailedAs(resetRefused));
+    } else {
+      const email = input.email ?? '';
+      const checked = await this.deps.codes.check('reset', email, input.code ?? '', {
+        target: email,
+        error: resetRefused,
+      });
+      account = checked.item.account_id ? await accounts.get(checked.item.account_id) : undefined;
+      if (!account?.email || !sameAddress(account.email, email)) throw resetRefused();
+      // The session epoch moves with it: every link mailed so far stops working.
+      await table
+        .transact([accounts.resetPasswordItem(account, passwordHash), checked.consume])
+        .catch(conditionFailedAs(resetRefused));
+    }
     await accounts.syncLoginCopies(account, { username: account.username, password_hash: passwordHash });
     // The token epoch moved with the password: every token is already refused. Deleting the items tidies
     // the token list.

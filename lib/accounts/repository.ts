@@ -20,6 +20,7 @@ import {
   type LoginCopy,
   loginCopyUpdate,
 } from './identifiers.ts';
+import { guardKey, guardSubject } from './login-guard.ts';
 import type { Account, Role } from './model.ts';
 
 /** What clients see of an account (docs/DESIGN.md 5): never the hash, secrets or internal counters. */
@@ -143,6 +144,9 @@ export class AccountRepository extends AccountWrites {
       this.claimItem(input.username, account.id, 'username', account),
       ...(input.email ? [this.claimItem(input.email, account.id, 'email', account)] : []),
       ...extra,
+      // Failures counted against the name while nobody held it are not the new owner's: whoever locked
+      // the name in advance does not lock its first login (docs/ACCOUNTS.md "Password guessing").
+      { Delete: { Key: guardKey(guardSubject(input.username, input.username)) } },
     ];
     await this.table.transact(items).catch(
       conditionFailedAs((error) => {
@@ -257,17 +261,17 @@ export class AccountRepository extends AccountWrites {
 
   /**
    * The account half of a password reset: new hash, session epoch bump (every session ends) and token
-   * epoch bump (every API token stops working), provided `account.email` is still its verified address
-   * and it is active. Joins the reset code's consumption.
+   * epoch bump (every API token stops working) and device epoch bump (every device token too), provided `account.email` is still its verified address
+   * and it is active; with `sessionEpoch` (a reset link), only while the account is still at that epoch.
+   * Joins the reset code's or link's consumption.
    */
-  resetPasswordItem(account: Account, passwordHash: string): TransactItem {
+  resetPasswordItem(account: Account, passwordHash: string, sessionEpoch?: number): TransactItem {
     return {
       Update: {
         Key: accountKey(account.id),
         UpdateExpression:
-          'SET password_hash = :hash, updated_at = :now ADD session_epoch :one, token_epoch :one',
-        ConditionExpression:
-          'attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email',
+          'SET password_hash = :hash, updated_at = :now ADD session_epoch :one, token_epoch :one, device_epoch :one',
+        ConditionExpression: `attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email${sessionEpoch === undefined ? '' : ' AND session_epoch = :sep'}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':hash': passwordHash,
@@ -276,6 +280,7 @@ export class AccountRepository extends AccountWrites {
           ':true': true,
           ':active': 'active',
           ':email': account.email,
+          ...(sessionEpoch === undefined ? {} : { ':sep': sessionEpoch }),
         },
       },
     };
@@ -322,12 +327,12 @@ export class AccountRepository extends AccountWrites {
   }
 
   /**
-   * Back office: enables or disables the account. Disabling also ends every session for good (epoch
-   * bump), so enabling it again does not bring a stolen session back.
+   * Back office: enables or disables the account. Disabling also ends every session and device token for
+   * good (epoch bumps), so enabling it again does not bring a stolen session or device token back.
    */
   async setStatus(accountId: string, status: Account['status']): Promise<Account | undefined> {
     return this.updated(accountId, {
-      UpdateExpression: `SET #status = :status, updated_at = :now${status === 'disabled' ? ' ADD session_epoch :one' : ''}`,
+      UpdateExpression: `SET #status = :status, updated_at = :now${status === 'disabled' ? ' ADD session_epoch :one, device_epoch :one' : ''}`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

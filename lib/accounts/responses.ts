@@ -22,6 +22,9 @@ const sessionData = z.object({
   user: userData,
 });
 
+/** A login's session: with the device token the client keeps for its next login (docs/ACCOUNTS.md). */
+const loginSessionData = z.extend(sessionData, { device_token: z.string() });
+
 const challengeData = z.object({
   totp_required: z.literal(true),
   challenge_token: z.string(),
@@ -53,7 +56,8 @@ export const responses = {
   codeSent: z.object({ expires_at: timestamp }),
   user: userData,
   session: sessionData,
-  sessionOrChallenge: z.union([sessionData, challengeData]),
+  loginSession: loginSessionData,
+  sessionOrChallenge: z.union([loginSessionData, challengeData]),
   security: securityData,
   totpSetup: z.object({
     secret: z.string(),

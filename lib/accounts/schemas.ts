@@ -31,6 +31,13 @@ export const secondFactorCodeField = text().check(
   z.regex(/^(\d{6}|[A-Za-z2-7]{5}-?[A-Za-z2-7]{5})$/, 'must be 6 digits or a recovery code (xxxxx-xxxxx)'),
 );
 
+/**
+ * A device token (lib/accounts/device-tokens.ts) or a reset link's token: 32 bytes in base64url. At login a
+ * token of another shape is simply nobody's (the login goes on without one); it is bounded all the same.
+ */
+const deviceTokenField = text().check(z.maxLength(256, 'must be at most 256 characters'));
+export const resetTokenField = text().check(z.regex(/^[A-Za-z0-9_-]{43}$/, 'must be a reset link token'));
+
 export const schemas = {
   emailOnly: z.object({ email: emailField }),
   register: z.object({
@@ -42,6 +49,8 @@ export const schemas = {
   login: z.object({
     username: text().check(z.minLength(1, 'is required'), z.maxLength(254, 'must be at most 254 characters')),
     password: passwordField,
+    /** What an earlier login on this device answered: its login is then not held by the account's guard. */
+    device_token: z.optional(deviceTokenField),
   }),
   totpVerify: z.object({
     challenge_token: text().check(
@@ -60,7 +69,24 @@ export const schemas = {
   emailVerify: z.object({ email: emailField, code: codeField, password: passwordField }),
   passwordOnly: z.object({ password: passwordField }),
   passwordChange: z.object({ current_password: passwordField, new_password: newPasswordField }),
-  passwordReset: z.object({ email: emailField, code: codeField, new_password: newPasswordField }),
+  /** By the mailed code (`email`, `code`), or by the link mailed beside it (its `token`). */
+  passwordReset: z
+    .object({
+      token: z.optional(resetTokenField),
+      email: z.optional(emailField),
+      code: z.optional(codeField),
+      new_password: newPasswordField,
+    })
+    .check(
+      z.refine((body) => body.token !== undefined || body.email !== undefined, {
+        message: 'is required',
+        path: ['email'],
+      }),
+      z.refine((body) => body.token !== undefined || body.code !== undefined, {
+        message: 'is required',
+        path: ['code'],
+      }),
+    ),
   empty: z.object({}),
   adminCreate: z.object({
     username: usernameField,

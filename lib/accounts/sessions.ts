@@ -22,7 +22,7 @@ function credentialCheckFailed(cause: unknown): unknown {
   return errors.serviceUnavailable('Credentials cannot be checked right now; try again shortly', cause);
 }
 
-const SESSION_PREFIX = 'session#';
+export const SESSION_PREFIX = 'session#';
 export const sessionKey = (accountId: string, jti: string) => ({
   pk: `account#${accountId}`,
   sk: `${SESSION_PREFIX}${jti}`,

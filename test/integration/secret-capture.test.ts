@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { configureLogging, log, tapLogging } from '#lib/platform/log.ts';
-import { captureFileName, SCAN_FOLDER } from '#test/support/secret-scan.ts';
+import { authHarness } from '#test/support/accounts.ts';
+import { captureFileName, SCAN_FOLDER, type ScanRecord, scanRecords } from '#test/support/secret-scan.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
 
 describe('the capture feeding the scan', () => {
   const captured = () =>
@@ -43,5 +45,46 @@ describe('the capture feeding the scan', () => {
     }
     expect(mine.join('\n')).toContain('scan-probe-chained');
     expect(captured()).toContain('scan-probe-chained');
+  });
+
+  it('records the device token a login issues and the reset token a reset submits, and the scan knows them', async () => {
+    // Prepare
+    await provisionTestStack();
+    const h = authHarness();
+    const user = await h.registerUser();
+    await h.call('POST', '/auth/password/reset/code', { email: user.email });
+    const token = /#\/reset\?token=([A-Za-z0-9_-]{43})/.exec(h.mail.to(user.email).at(-1)!.text ?? '')![1]!;
+
+    // Act
+    const reset = await h.call('POST', '/auth/password/reset', { token, new_password: 'reset-pw-123' });
+
+    // Assess
+    expect(reset.status).toBe(200);
+    const records = captured()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as ScanRecord);
+    const issued = records.find(
+      (record) =>
+        record.t === 'response' &&
+        record.route === 'POST /auth/login' &&
+        record.body.includes(user.deviceToken),
+    );
+    expect(issued).toBeDefined();
+    const used = records.find(
+      (record) => record.t === 'response' && record.route === 'POST /auth/password/reset',
+    );
+    expect(used).toMatchObject({ submitted: [{ kind: 'key', value: token }, { kind: 'password' }] });
+    // Clean as captured; the same tokens planted in a log line (not logged for real: the run's scan would
+    // fail) are found.
+    expect(scanRecords(records)).toEqual([]);
+    const file = issued!.file;
+    const planted: ScanRecord[] = [
+      { t: 'log', file, line: JSON.stringify({ message: 'x', leaked: user.deviceToken }) },
+      { t: 'log', file, line: JSON.stringify({ message: 'y', leaked: token }) },
+      { t: 'log', file, line: JSON.stringify({ message: 'mail', text: `/#/reset?token=${token}` }) },
+    ];
+    const rules = scanRecords([...records, ...planted]).map((found) => found.rule);
+    expect(new Set(rules)).toEqual(new Set(['device token', 'submitted key echoed', 'reset link']));
   });
 });

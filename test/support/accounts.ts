@@ -151,6 +151,8 @@ export function authHarness(options: HarnessOptions = {}) {
       email,
       password,
       token: login.body.data.token as string,
+      /** What the login answered for this device's next login (docs/ACCOUNTS.md "Device tokens"). */
+      deviceToken: login.body.data.device_token as string,
     };
   }
   /**

@@ -89,8 +89,9 @@ const SECRET_ENV =
  */
 const SECRET_BODY_FIELDS: Record<string, RegExp> = {
   'POST /auth/register': /^password$/,
-  'POST /auth/login': /^password$/,
-  'POST /admin/auth/login': /^password$/,
+  // A device token a login presents (docs/ACCOUNTS.md "Device tokens").
+  'POST /auth/login': /^(password|device_token)$/,
+  'POST /admin/auth/login': /^(password|device_token)$/,
   'POST /auth/totp/disable': /^password$/,
   'POST /auth/totp/setup': /^password$/,
   'POST /auth/totp/recovery-codes': /^password$/,
@@ -99,7 +100,8 @@ const SECRET_BODY_FIELDS: Record<string, RegExp> = {
   'POST /auth/email/verify': /^password$/,
   'POST /auth/email/unbind': /^password$/,
   'POST /auth/password': /^(current_password|new_password)$/,
-  'POST /auth/password/reset': /^new_password$/,
+  // `token`: a reset link's.
+  'POST /auth/password/reset': /^(new_password|token)$/,
   [`POST ${API_PREFIX}/admin/accounts`]: /^(password|current_password)$/,
   [`PUT ${API_PREFIX}/admin/payment`]: /^(private_key|api_v3_key|key|current_password)$/,
   [`PATCH ${API_PREFIX}/admin/accounts/{id}`]: /^current_password$/,
@@ -245,6 +247,16 @@ function issues(record: Extract<ScanRecord, { t: 'response' }>, what: Issued): b
   return route === ISSUES_TOTP_SECRET;
 }
 
+/** The device token a login's response issued (`data.device_token`). */
+function deviceTokenIn(record: Extract<ScanRecord, { t: 'response' }>): string | undefined {
+  try {
+    const token = (JSON.parse(record.body) as { data?: { device_token?: unknown } }).data?.device_token;
+    return typeof token === 'string' && token.length >= 32 ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The recovery codes an issuing response showed (`data.recovery_codes`). */
 function recoveryCodesIn(record: Extract<ScanRecord, { t: 'response' }>): string[] {
   try {
@@ -276,6 +288,8 @@ const PATTERNS: Array<{ rule: string; pattern: RegExp }> = [
   },
 ];
 const API_TOKEN = /\but_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
+/** A reset link (docs/ACCOUNTS.md "Password reset by code or link"): only ever in the mail itself. */
+const RESET_LINK = /#\/reset\?token=[A-Za-z0-9_-]{20,}/;
 const OTPAUTH = /otpauth:\/\/[^\s"'<>]*secret=/i;
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}/g;
 /** A six-digit run that is not part of a longer number, word, time or path. */
@@ -369,6 +383,8 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
     if (!found.has(value)) found.set(value, { kind, from });
   };
   const totpSecrets = new Set<string>();
+  // Device tokens by file, with the position of the response that issued them.
+  const deviceTokens = new Map<string, Map<string, number>>();
   // Recovery codes by file, with the position of the response that issued them.
   const recoveryCodes = new Map<string, Map<string, number>>();
   for (const [index, record] of records.entries()) {
@@ -386,6 +402,12 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
       for (const code of recoveryCodesIn(record)) {
         for (const form of recoveryCodeForms(code)) if (!found.has(form)) found.set(form, index);
       }
+    }
+    const device = issues(record, 'session') ? deviceTokenIn(record) : undefined;
+    if (device) {
+      const found = deviceTokens.get(record.file) ?? new Map<string, number>();
+      deviceTokens.set(record.file, found);
+      if (!found.has(device)) found.set(device, index);
     }
     if (issues(record, 'totp')) {
       try {
@@ -446,6 +468,15 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
       const index = lowered.indexOf(form);
       if (index >= 0) hit('recovery code', record.file, where, text, index, form.length);
     }
+    // A device token appears in the response that issued it and nowhere else (its use is a request).
+    for (const [token, issuedAt] of deviceTokens.get(record.file) ?? []) {
+      if (position === issuedAt) continue;
+      const index = text.indexOf(token);
+      if (index >= 0) hit('device token', record.file, where, text, index, token.length);
+    }
+    // A reset link goes to the owner's mailbox only: no response, no log line (the no-mail fallback too).
+    const link = RESET_LINK.exec(text);
+    if (link) hit('reset link', record.file, where, text, link.index, link[0].length);
     // Responses never carry the stored internals of an account (hash, sealed secrets, code digests).
     if (!isLog) {
       const internal = /password_hash|totp_secret_enc|totp_pending_enc|recovery_code_digests/.exec(text);

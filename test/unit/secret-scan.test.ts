@@ -20,6 +20,8 @@ const API_TOKEN = `ut_${'A1b2C3d4E5'.repeat(4)}xyz`;
 const TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 const PASSWORD = 'my-own-Passw0rd!';
 const STATIC_BEARER = 'static-bearer-token-0001';
+const DEVICE_TOKEN = 'Zk3uQ9w-Lr5tYb2nVx8cPq1sDf4gHj6kMa0oEi7uWz3';
+const RESET_TOKEN = 'Rq8v-Tn2bXc5mLk9pZs1dFg4hJw7yAe0uIo3tGr6eNb';
 const PKCS8_DER = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7';
 
 function response(route: string, status: number, data: unknown, extra: Partial<ScanRecord> = {}): ScanRecord {
@@ -44,8 +46,11 @@ function logLine(fields: Record<string, unknown>): ScanRecord {
 
 /** What a clean run looks like: every secret only where it is shown by design. */
 const CLEAN: ScanRecord[] = [
-  response('POST /auth/login', 200, { token: SESSION, token_type: 'Bearer' }, {
+  response('POST /auth/login', 200, { token: SESSION, token_type: 'Bearer', device_token: DEVICE_TOKEN }, {
     submitted: [{ kind: 'password', value: PASSWORD }],
+  } as Partial<ScanRecord>),
+  response('POST /auth/password/reset', 200, null, {
+    submitted: [{ kind: 'key', value: RESET_TOKEN }],
   } as Partial<ScanRecord>),
   response('POST /api/v1/auth/totp/verify', 200, { token: SESSION }),
   response('POST /auth/totp/setup', 200, {
@@ -133,6 +138,33 @@ describe('the secret scan', () => {
     ],
     ['a numeric code field in a log line', logLine({ message: 'sent', code: 654321 }), 'six-digit'],
     [
+      'a device token outside the login that issued it',
+      response('GET /auth/sessions', 200, { d: DEVICE_TOKEN }),
+      'device token',
+    ],
+    ['a device token in a log line', logLine({ message: 'login', d: DEVICE_TOKEN }), 'device token'],
+    [
+      'a reset link in the no-mail log line',
+      logLine({
+        message: 'mail',
+        to: 'a@example.test',
+        text: 'open http://h/#/reset?token=aBcDeFgHiJkLmNoPqRsTuVwXyZ',
+      }),
+      'reset link',
+    ],
+    [
+      'a reset link in a response',
+      response('POST /auth/password/reset/code', 200, {
+        u: 'http://h/#/reset?token=aBcDeFgHiJkLmNoPqRsTuVwXyZ',
+      }),
+      'reset link',
+    ],
+    [
+      "a used reset link's token in a later log line",
+      logLine({ message: 'reset', t: RESET_TOKEN }),
+      'submitted key',
+    ],
+    [
       'a secret the file set through the environment',
       logLine({ message: 'cfg', value: 'env-static-token-XYZ' }),
       'submitted key',
@@ -154,7 +186,16 @@ describe('the secret scan', () => {
     expect(hits[0]!.rule).toContain(rule);
     expect(hits[0]!.file).toBe(FILE);
     expect(hits[0]!.where).toBe(record.t === 'log' ? 'log' : `${(record as { route: string }).route} -> 200`);
-    for (const secret of [SESSION, API_TOKEN, TOTP_SECRET, PASSWORD, TEST_PASSWORD, STATIC_BEARER])
+    for (const secret of [
+      SESSION,
+      API_TOKEN,
+      TOTP_SECRET,
+      PASSWORD,
+      TEST_PASSWORD,
+      STATIC_BEARER,
+      DEVICE_TOKEN,
+      RESET_TOKEN,
+    ])
       expect(formatHits(hits)).not.toContain(secret);
   });
 

@@ -10,11 +10,11 @@ import { AdminPayment } from './pages/admin-payment.tsx';
 import { AdminPlans } from './pages/admin-plans.tsx';
 import { FilesPage } from './pages/files.tsx';
 import { GalleryPage } from './pages/gallery.tsx';
-import { LoginForm, LoginPage, RegisterPage } from './pages/login.tsx';
+import { LoginForm, LoginPage, RegisterPage, ResetPage } from './pages/login.tsx';
 import { PlansPage } from './pages/plans.tsx';
 import { SecurityPage } from './pages/security.tsx';
 import { TokensPage } from './pages/tokens.tsx';
-import { navigate, useRoute } from './router.ts';
+import { navigate, pagePath, routeParam, useRoute } from './router.ts';
 import { session } from './session.ts';
 
 interface RouteDef {
@@ -58,7 +58,7 @@ export function App() {
   const expired = session.expired();
 
   useEffect(() => {
-    if (path === '/' || (!user && !['/login', '/register', '/gallery'].includes(path))) {
+    if (path === '/' || (!user && !['/login', '/register', '/gallery', '/reset'].includes(pagePath(path)))) {
       navigate(user ? (session.isAdmin() ? '/admin/accounts' : '/files') : '/login');
     }
   }, [path, user]);
@@ -66,6 +66,8 @@ export function App() {
   let content = null;
   if (path === '/login') content = <LoginPage />;
   else if (path === '/register') content = <RegisterPage />;
+  // A reset link opens `#/reset?token=…` (docs/ACCOUNTS.md "Password reset"), logged in or not.
+  else if (pagePath(path) === '/reset') content = <ResetPage key={path} token={routeParam(path, 'token')} />;
   else {
     const route = ROUTES.find((candidate) => candidate.path === path);
     if (route && allowed(route)) content = <route.page />;

@@ -20,3 +20,14 @@ export function useRoute(): string {
 export function navigate(route: string): void {
   location.hash = route;
 }
+
+/** The route without its query: `/reset?token=x` is the page `/reset`. */
+export function pagePath(route: string): string {
+  return route.split('?')[0] ?? route;
+}
+
+/** One query parameter of the route (`#/reset?token=…`). */
+export function routeParam(route: string, name: string): string | undefined {
+  const query = route.split('?')[1];
+  return query ? (new URLSearchParams(query).get(name) ?? undefined) : undefined;
+}

@@ -55,3 +55,44 @@ export const session = {
     return () => listeners.delete(listener);
   },
 };
+
+// Device tokens (docs/ACCOUNTS.md "Device tokens"): what each login on this browser answered, kept past
+// logout and session expiry, so that this browser's next login of that account is not held by the
+// account's guessing guard. One per account, found by the username or e-mail typed at login.
+interface DeviceEntry {
+  username: string;
+  email: string | null;
+  token: string;
+}
+
+const DEVICES_KEY = 'console.devices';
+
+function loadDevices(): DeviceEntry[] {
+  try {
+    const stored = JSON.parse(localStorage.getItem(DEVICES_KEY) ?? '[]') as DeviceEntry[];
+    return Array.isArray(stored) ? stored.filter((entry) => typeof entry?.token === 'string') : [];
+  } catch {
+    // A damaged entry is no token: the login goes on without one.
+    return [];
+  }
+}
+
+export const devices = {
+  /** The token kept for the account named by `identifier` (its username or e-mail, any case). */
+  tokenFor(identifier: string): string | undefined {
+    const wanted = identifier.trim().toLowerCase();
+    return loadDevices().find(
+      (entry) => entry.username.toLowerCase() === wanted || entry.email?.toLowerCase() === wanted,
+    )?.token;
+  },
+  /** Keeps the token a login answered, replacing the account's earlier one. */
+  keep(token: string, user: SessionUser): void {
+    const others = loadDevices().filter(
+      (entry) => entry.username.toLowerCase() !== user.username.toLowerCase(),
+    );
+    localStorage.setItem(
+      DEVICES_KEY,
+      JSON.stringify([...others, { username: user.username, email: user.email, token }]),
+    );
+  },
+};

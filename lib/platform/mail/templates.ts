@@ -21,10 +21,24 @@ function page(paragraphs: string[]): string {
   return `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${body}\n</body></html>\n`;
 }
 
-export function codeMail(purpose: CodePurposeText, to: string, code: string, validMinutes: number): Mail {
+/**
+ * A code mail; `link` (a reset link) is offered beside the code. The link is in the text and HTML only, not
+ * in `code`, so the no-mail fallback, which logs `code`, never writes a link to the log.
+ */
+export function codeMail(
+  purpose: CodePurposeText,
+  to: string,
+  code: string,
+  validMinutes: number,
+  link?: string,
+): Mail {
   const closing = `The code is valid for ${validMinutes} minutes and can be used once. If you did not ask for it, ignore this message.`;
-  const text = `${INTROS[purpose]}\n\n    ${code}\n\n${closing}\n`;
-  const html = `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n<p>${escapeHtml(INTROS[purpose])}</p>\n<p style="font-size: 1.6em; letter-spacing: 0.2em"><strong>${escapeHtml(code)}</strong></p>\n<p>${escapeHtml(closing)}</p>\n</body></html>\n`;
+  const linkText = 'Or open this link to set a new password (valid as long as the code):';
+  const text = `${INTROS[purpose]}\n\n    ${code}\n\n${link ? `${linkText}\n\n    ${link}\n\n` : ''}${closing}\n`;
+  const linkHtml = link
+    ? `<p>${escapeHtml(linkText)}</p>\n<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>\n`
+    : '';
+  const html = `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n<p>${escapeHtml(INTROS[purpose])}</p>\n<p style="font-size: 1.6em; letter-spacing: 0.2em"><strong>${escapeHtml(code)}</strong></p>\n${linkHtml}<p>${escapeHtml(closing)}</p>\n</body></html>\n`;
   return { to, subject: SUBJECTS[purpose], text, html, code };
 }
 

@@ -92,6 +92,27 @@ describe('timing of account look-ups', () => {
     expectIndistinguishable(result, 1);
   });
 
+  it('login presenting a device token takes as long for a known account as for an unknown one', async () => {
+    // A token of the right shape that is nobody's: the known side tries the account's, the unknown side
+    // a stand-in's; both then take the guard's slot.
+    const h = authHarness({ limits: OPEN_LIMITS });
+    const user = await h.registerUser();
+    const other = await h.registerUser();
+    const attempt = (username: string) => () =>
+      h
+        .call('POST', '/auth/login', {
+          username,
+          password: 'wrong-password-1',
+          device_token: other.deviceToken,
+        })
+        .then((answer) => {
+          if (answer.status !== 401) throw new Error(`login answered ${answer.status}`);
+        });
+    const result = await medians(attempt(user.username), attempt('nobody_by_this_name'));
+    report('login with a device token', result);
+    expectIndistinguishable(result, 1);
+  });
+
   it('the reset-code request does the same table work for a known address as for an unknown one', async () => {
     const h = authHarness({ limits: { ...OPEN_LIMITS, resetCodeMinMs: 0 } });
     const user = await h.registerUser();

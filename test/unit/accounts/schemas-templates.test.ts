@@ -48,6 +48,32 @@ describe('mail templates', () => {
     expect(mail.text).toContain('10 minutes');
   });
 
+  it('carry a reset link beside the code in text and HTML, never in the field the no-mail log writes', () => {
+    const link = 'https://pics.example.test/#/reset?token=Rq8v-Tn2bXc5mLk9pZs1dFg4hJw7yAe0uIo3tGr6eNb';
+    const mail = codeMail('reset', 'a@b.test', '012345', 10, link);
+    expect(mail.text).toContain(link);
+    expect(mail.html).toContain(`<a href="${link}">`);
+    expect(JSON.stringify({ to: mail.to, subject: mail.subject, code: mail.code })).not.toContain('token=');
+  });
+
+  it('take a device token at login and a reset by code or by link, naming what is missing', () => {
+    const login = { username: 'ann', password: 'pw' };
+    expect(schemas.login.parse({ ...login, device_token: 'x'.repeat(43) }).device_token).toHaveLength(43);
+    expect(schemas.login.safeParse({ ...login, device_token: 'x'.repeat(257) }).success).toBe(false);
+    const token = 'A'.repeat(43);
+    expect(schemas.passwordReset.safeParse({ token, new_password: 'long enough' }).success).toBe(true);
+    expect(schemas.passwordReset.safeParse({ token: 'short', new_password: 'long enough' }).success).toBe(
+      false,
+    );
+    const neither = schemas.passwordReset.safeParse({ new_password: 'long enough' });
+    expect(neither.success).toBe(false);
+    expect(neither.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['email', 'code']);
+    expect(
+      schemas.passwordReset.safeParse({ email: 'a@b.test', code: '123456', new_password: 'long enough' })
+        .success,
+    ).toBe(true);
+  });
+
   it('escape HTML and mask the new address in a change notice', () => {
     expect(escapeHtml(`<a href="x">'&`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;');
     expect(maskEmail('alice@example.test')).toBe('a***@example.test');

@@ -1548,6 +1548,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -1579,6 +1580,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -1675,6 +1677,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -1706,6 +1709,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -1832,6 +1836,7 @@ export interface operations {
                 totp_enabled: boolean;
                 created_at: string;
               };
+              device_token: string;
             };
           };
         };
@@ -2944,9 +2949,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          token?: string;
           /** Format: email */
-          email: string;
-          code: string;
+          email?: string;
+          code?: string;
           new_password: string;
         };
       };
@@ -3824,6 +3830,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -3855,6 +3862,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -3951,6 +3959,7 @@ export interface operations {
         'application/json': {
           username: string;
           password: string;
+          device_token?: string;
         };
       };
     };
@@ -3982,6 +3991,7 @@ export interface operations {
                     totp_enabled: boolean;
                     created_at: string;
                   };
+                  device_token: string;
                 }
               | {
                   /** @constant */
@@ -4108,6 +4118,7 @@ export interface operations {
                 totp_enabled: boolean;
                 created_at: string;
               };
+              device_token: string;
             };
           };
         };
@@ -5220,9 +5231,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          token?: string;
           /** Format: email */
-          email: string;
-          code: string;
+          email?: string;
+          code?: string;
           new_password: string;
         };
       };

@@ -1,10 +1,11 @@
-// Log in (user or administrator), the TOTP challenge (a 6-digit code or a recovery code), and register
-// with the e-mail code (docs/SPEC.md 3.2, 4.1).
+// Log in (user or administrator), the TOTP challenge (a 6-digit code or a recovery code), register with the
+// e-mail code, and reset a forgotten password by the mailed code or link (docs/SPEC.md 3.2, 4.1). Every
+// login sends the device token this browser kept for the account and keeps the one it answers.
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
 import { navigate } from '../router.ts';
-import { session } from '../session.ts';
+import { devices, session } from '../session.ts';
 import { FormError, Page, Status } from '../ui.tsx';
 
 interface LoginFormProps {
@@ -22,11 +23,15 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
 
   const login = form.submit(async ({ username, password }) => {
     const path = asAdmin ? '/api/v1/admin/auth/login' : '/api/v1/auth/login';
-    const data = await call(api.POST(path, { body: { username, password } }));
+    const device_token = devices.tokenFor(username);
+    const data = await call(
+      api.POST(path, { body: { username, password, ...(device_token ? { device_token } : {}) } }),
+    );
     if ('totp_required' in data) {
       setChallengeToken(data.challenge_token);
       return;
     }
+    devices.keep(data.device_token, data.user);
     session.start(data.token, data.user);
     onDone();
   });
@@ -35,6 +40,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
     const data = await call(
       api.POST('/api/v1/auth/totp/verify', { body: { challenge_token: challengeToken, code: code.trim() } }),
     );
+    devices.keep(data.device_token, data.user);
     session.start(data.token, data.user);
     onDone();
   });
@@ -100,6 +106,9 @@ export function LoginPage() {
       <div class="narrow">
         <LoginForm onDone={() => navigate(session.isAdmin() ? '/admin/accounts' : '/files')} />
         <p>
+          <a href="#/reset">Forgot your password?</a>
+        </p>
+        <p>
           No account yet? <a href="#/register">Register</a>. Or browse the{' '}
           <a href="#/gallery">public gallery</a>.
         </p>
@@ -123,6 +132,7 @@ export function RegisterPage() {
     await call(api.POST('/api/v1/auth/register', { body: { email, code: code.trim(), username, password } }));
     const data = await call(api.POST('/api/v1/auth/login', { body: { username, password } }));
     if ('totp_required' in data) return navigate('/login');
+    devices.keep(data.device_token, data.user);
     session.start(data.token, data.user);
     navigate('/files');
   });
@@ -167,6 +177,72 @@ export function RegisterPage() {
         </form>
         <p>
           Already registered? <a href="#/login">Log in</a>.
+        </p>
+      </div>
+    </Page>
+  );
+}
+
+/**
+ * A forgotten password: `#/reset` mails a code and a link; the code is typed here, or the link opens
+ * `#/reset?token=…`, which asks only for the new password. Every session and API token ends.
+ */
+export function ResetPage({ token }: { token?: string | undefined }) {
+  const form = useForm({ email: '', code: '', new_password: '' });
+  const [codeSent, setCodeSent] = useState('');
+  const [done, setDone] = useState(false);
+
+  const sendCode = form.submit(async ({ email }) => {
+    const data = await call(api.POST('/api/v1/auth/password/reset/code', { body: { email } }));
+    setCodeSent(
+      `If ${email} belongs to an account, a code and a link were sent to it; they are valid until ${new Date(data.expires_at).toLocaleTimeString()}.`,
+    );
+  });
+
+  const reset = form.submit(async ({ email, code, new_password }) => {
+    const body = token ? { token, new_password } : { email, code: code.trim(), new_password };
+    await call(api.POST('/api/v1/auth/password/reset', { body }));
+    setDone(true);
+  });
+
+  const newPassword = (
+    <PasswordField
+      form={form}
+      name="new_password"
+      label="New password"
+      autoComplete="new-password"
+      hint="At least 8 characters."
+      required
+    />
+  );
+
+  return (
+    <Page title="Reset your password">
+      <div class="narrow">
+        {done ? (
+          <Status message="Your password was changed: every session and API token has ended. Log in with the new password." />
+        ) : (
+          <form onSubmit={token || codeSent ? reset : sendCode} noValidate>
+            {!token && (
+              <Field form={form} name="email" label="E-mail" type="email" autoComplete="email" required />
+            )}
+            {!token && codeSent && (
+              <>
+                <Status message={codeSent} />
+                <CodeField form={form} label="E-mail code" required />
+              </>
+            )}
+            {(token || codeSent) && newPassword}
+            {form.formError && <FormError message={form.formError} />}
+            <div class="actions">
+              <button type="submit" disabled={form.busy}>
+                {token || codeSent ? 'Set the new password' : 'Send code'}
+              </button>
+            </div>
+          </form>
+        )}
+        <p>
+          <a href="#/login">Log in</a>
         </p>
       </div>
     </Page>
