@@ -158,7 +158,8 @@ export class BackOffice {
         {
           Update: {
             Key: accountKey(target.id),
-            UpdateExpression: 'SET #status = :disabled, updated_at = :now ADD session_epoch :one, device_epoch :one',
+            UpdateExpression:
+              'SET #status = :disabled, updated_at = :now ADD session_epoch :one, device_epoch :one',
             ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: { ':disabled': 'disabled', ':now': now, ':one': 1 },
