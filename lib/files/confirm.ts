@@ -113,11 +113,13 @@ export class ConfirmService {
       baseUrl: this.deps.baseUrl,
       listingShards: this.deps.files.listingShards,
     });
-    return this.released(
-      owner,
-      pending,
-      await this.storeAndRecord(pending, item, inspected, reservation, now),
-    );
+    // The hold is given back beside the store and the record (no wait of its own): the record's transaction
+    // holds the upload to the quota by itself, and a hold not given back (a conflict) lapses with the presign.
+    const [record] = await Promise.all([
+      this.storeAndRecord(pending, item, inspected, reservation, now),
+      this.deps.quota.releasePresigned(owner, pending.id, pending.size),
+    ]);
+    return record;
   }
 
   /** `record`, once the presign's hold on the quota is given back (its bytes are now counted, or were). */

@@ -72,13 +72,14 @@ export class PresignService {
       created_at: isoWithOffset(now),
       expires_at: epochSeconds(expiresAt),
     };
-    await this.deps.quota.holdPresigned(owner, { id, bytes: input.size, expiresAt: pending.expires_at });
-    try {
-      await this.deps.pending.create(pending);
-    } catch (error) {
-      await this.deps.quota.releasePresigned(owner, id, input.size);
-      throw error;
-    }
+    // The hold and the pending upload in one transaction (one wait, nothing half-written); an account
+    // without a quota holds nothing and only records the pending upload.
+    const held = await this.deps.quota.holdPresigned(
+      owner,
+      { id, bytes: input.size, expiresAt: pending.expires_at },
+      [{ Put: { Item: pending, ConditionExpression: 'attribute_not_exists(pk)' } }],
+    );
+    if (!held) await this.deps.pending.create(pending);
     const url = await this.deps.storage.presignPut(incomingKey(key), {
       contentType: mimeType,
       size: input.size,

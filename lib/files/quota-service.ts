@@ -126,17 +126,22 @@ export class QuotaService {
   /**
    * Holds a presign's declared bytes against the account's quota until `releasePresigned` or the hold's
    * expiry (lib/files/quota-presign.ts): 507 when the usage and the presigned bytes outstanding leave no
-   * room for them. No quota (administrators): nothing is held or written.
+   * room for them. No quota (administrators): nothing is held or written. `together` (the pending upload)
+   * is written in the hold's transaction, so a presign waits once for both; true when it was written here.
    */
-  async holdPresigned(account: QuotaAccount, request: HoldRequest): Promise<void> {
-    if (account.role === 'admin') return;
+  async holdPresigned(
+    account: QuotaAccount,
+    request: HoldRequest,
+    together: TransactItem[] = [],
+  ): Promise<boolean> {
+    if (account.role === 'admin') return false;
     const { table } = this.deps.usage;
     for (let attempt = 1; ; attempt += 1) {
       const items = await this.deps.usage.items(account.id);
       const state = usageStateOf(account.id, items);
       const now = this.deps.clock();
       const quotaBytes = effectiveQuota(state.grant, now, this.deps, account.role);
-      if (quotaBytes === null) return;
+      if (quotaBytes === null) return false;
       const single = items.find((item) => item.sk === USAGE_SK);
       const { Key, ...update } = holdUpdate(state, single, quotaBytes, request, epochSeconds(now));
       try {
@@ -144,8 +149,8 @@ export class QuotaService {
           const { Key: mapKey, ...create } = holdsMapUpdate(account.id);
           await table.update(mapKey, create);
         }
-        await table.update(Key, update);
-        return;
+        await table.transact([{ Update: { Key, ...update } }, ...together]);
+        return true;
       } catch (error) {
         // The usage grew, a grant was written or another presign pruned the same hold: decide again.
         if (!(error instanceof ConditionFailedError) || attempt >= HOLD_ATTEMPTS) throw error;

@@ -36,8 +36,8 @@ export const FLOORS = [
   {
     path: 'presign',
     request: '`POST /api/v1/upload/presign`',
-    floor: 2,
-    why: 'the caller is known before the pending upload (owner, declared size) is recorded; the URL is signed without a call',
+    floor: 3,
+    why: 'the caller is known before anything else is read; the declared size is held against the quota, which needs the usage read first (a condition cannot add), then the hold and the pending upload in one transaction; the URL is signed without a call',
   },
   {
     path: 'confirm',
