@@ -1,12 +1,29 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: tests that touch no I/O (unit, template checks) start nothing, so `vitest run test/unit`
-// is quick; the rest share one DynamoDB Local and one s3rver started by the global setup.
+// Files that measure time or start whole processes (npm start, Chromium, every bundle): they run last and
+// alone, one at a time, so no other file's load skews what they measure or starves what they start.
+const ALONE = [
+  'test/integration/accounts/timing.test.ts',
+  'test/integration/scale/**/*.test.ts',
+  'test/e2e/**/*.test.ts',
+  'test/deployed/**/*.test.ts',
+];
+
+// Three projects: tests that touch no I/O (unit, template checks) start nothing, so `vitest run test/unit`
+// is quick; the integration tests share one DynamoDB Local and one s3rver started by the global setup, two
+// files at a time (the machine's two cores: about a quarter off the run); then the ALONE files, one by one,
+// on stand-ins of their own.
+const standIns = {
+  globalSetup: ['test/support/global-setup.ts'],
+  setupFiles: ['test/support/setup-env.ts'],
+};
+
 export default defineConfig({
   test: {
     // The SDK's notice that releases after January 2027 need Node 22; the lock file pins today's versions.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     pool: 'forks',
+    maxWorkers: 2,
     testTimeout: 20_000,
     hookTimeout: 60_000,
     projects: [
@@ -22,9 +39,19 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'stand-ins',
-          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/deployed/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
-          setupFiles: ['test/support/setup-env.ts'],
+          include: ['test/integration/**/*.test.ts'],
+          exclude: ALONE,
+          ...standIns,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'stand-ins-alone',
+          include: ALONE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+          ...standIns,
         },
       },
     ],
