@@ -4,12 +4,13 @@
 // one write after a failure (the account's `login_failed` event, or the unknown identifier's guard).
 
 import { errors } from '#lib/core/errors.ts';
+import { shardOf } from '#lib/platform/db/shards.ts';
 import { conditionFailedReturns, type Key, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { writeBatch } from './batch-write.ts';
 import type { Challenges } from './challenge.ts';
 import type { ClientInfo } from './client.ts';
-import type { DecoyAccount } from './decoy.ts';
+import { DECOY_COPIES, type DecoyAccount } from './decoy.ts';
 import { type DeviceTokens, deviceKey, type PresentedDevice } from './device-tokens.ts';
 import { guardKey, guardSubject, type LoginGuard } from './login-guard.ts';
 import type { Account, Role } from './model.ts';
@@ -53,8 +54,12 @@ export async function loginAnswer(
   return { ...issued, device_token: device.token, user: publicAccount(account) };
 }
 
-/** The account id whose device tokens a login naming nobody tries: no account has it. */
-const NOBODY = 'decoy';
+/**
+ * The account id whose device tokens a login naming nobody tries: no account has it. One of DECOY_COPIES
+ * by the token presented, so a flood of unknown names with tokens spreads over as many partitions as the
+ * decoy's own reads do, never one.
+ */
+const nobodyFor = (token: string): string => `decoy#${shardOf(token, DECOY_COPIES)}`;
 
 export class Login {
   constructor(private readonly deps: LoginDeps) {}
@@ -109,7 +114,7 @@ export class Login {
       // For nobody the same conditional update, on a partition no account has: the same wait either way.
       const [account, taken] = await Promise.all([
         accountRead,
-        devices.take(claim ? claim.account_id : NOBODY, presented),
+        devices.take(claim ? claim.account_id : nobodyFor(presented), presented),
       ]);
       if (taken && devices.belongsTo(taken, account)) device = taken;
       if (account) {
