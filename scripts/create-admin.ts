@@ -53,8 +53,6 @@ function readWithoutEcho(stdin: NodeJS.ReadStream): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  // The SDK's notice that its 2027 releases need Node 22: the lock file pins today's, which run on 20.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { values } = parseArgs({
     options: { username: { type: 'string' }, email: { type: 'string' } },
     strict: true,

@@ -6,6 +6,7 @@ import { startS3Local } from '#infra/local/s3-local.ts';
 import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { ensureWebBuild } from './build-web.ts';
+import { recordRunningStack } from './running-stack.ts';
 
 async function main(): Promise<void> {
   // The SDK's notice that its 2027 releases need Node 22: the lock file pins today's, which run on 20.
@@ -52,11 +53,13 @@ async function main(): Promise<void> {
   }
 
   let app: Awaited<ReturnType<typeof import('#infra/local/app.ts').startLocalApp>> | undefined;
+  let forgetRunningStack = () => {};
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping`);
+    forgetRunningStack();
     await app?.close();
     await stopAll();
     process.exit(0);
@@ -71,6 +74,15 @@ async function main(): Promise<void> {
     await stopAll();
     throw error;
   }
+  // For the one-off scripts (usage:recount, admin:create, migrate:shards, tour): where this stack answers.
+  forgetRunningStack = recordRunningStack(dataDir, {
+    pid: process.pid,
+    api_url: app.url,
+    dynamodb_endpoint: dynamo.value.endpoint,
+    s3_endpoint: s3.value.endpoint,
+    table_name: config.table_name,
+    bucket_name: config.bucket_name,
+  });
   console.log(
     firstHour(
       app.url,

@@ -1,15 +1,30 @@
 // `npm run tour`: the README's tour against a running `npm start`, step by step, with nothing to copy by
 // hand: register (the code from the local outbox), log in, an API token, an upload and its URL, a plan
-// bought with the mock cashier. `TOUR_BASE_URL` points it elsewhere (default http://localhost:$PORT).
+// bought with the mock cashier. It finds the running `npm start` by itself (its data folder records where it
+// answers); `TOUR_BASE_URL` points it elsewhere. A failed step ends it with one line, not a stack trace.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { OUTBOX_FILE } from '#infra/local/app.ts';
+import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
+import { readRunningStack } from './running-stack.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { loadConfig } = await import('#lib/platform/config/load.ts');
-const settings = loadConfig();
-const base = (process.env.TOUR_BASE_URL ?? `http://localhost:${settings.port}`).replace(/\/+$/, '');
+class TourError extends Error {}
+
+const settings = (() => {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+})();
+const base = (
+  process.env.TOUR_BASE_URL ??
+  readRunningStack(settings.data_dir)?.api_url ??
+  `http://localhost:${settings.port}`
+).replace(/\/+$/, '');
 
 // biome-ignore lint/suspicious/noExplicitAny: the tour prints whatever comes back
 type Answer = { status: number; body: { code?: number; message?: string; data?: any } };
@@ -28,11 +43,17 @@ async function call(
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.json);
   } else if (options.form) body = options.form;
-  const response = await fetch(`${base}${path}`, { method, headers, ...(body ? { body } : {}) });
+  const response = await fetch(`${base}${path}`, { method, headers, ...(body ? { body } : {}) }).catch(
+    (error: unknown) => {
+      throw new TourError(
+        `${base} does not answer (${(error as Error).cause ?? error}): is npm start running?`,
+      );
+    },
+  );
   const answer: Answer = { status: response.status, body: (await response.json()) as Answer['body'] };
   const summary = JSON.stringify(answer.body.data ?? answer.body.message)?.slice(0, 110);
   console.log(`${String(step).padStart(2)}. ${method} ${path} -> ${answer.status} ${summary}`);
-  if (answer.status >= 400) throw new Error(`step ${step} failed: ${answer.body.message}`);
+  if (answer.status >= 400) throw new TourError(`step ${step} failed: ${answer.body.message}`);
   return answer.body.data;
 }
 
@@ -53,7 +74,7 @@ async function codeFor(to: string): Promise<string> {
     if (mail?.code) return mail.code;
     await new Promise((done) => setTimeout(done, 100));
   }
-  throw new Error(`no code for ${to} in ${outbox}: is npm start running with this DATA_DIR?`);
+  throw new TourError(`no code for ${to} in ${outbox}: is npm start running with this DATA_DIR?`);
 }
 
 /** A tiny PNG of one random colour, so every run uploads new bytes. */
@@ -89,39 +110,52 @@ function png(): Buffer {
   ]);
 }
 
-const suffix = Date.now().toString(36);
-const user = { username: `tour_${suffix}`, email: `tour_${suffix}@example.com`, password: 'a-good-password' };
-console.log(`Tour of ${base}`);
-await call('GET', '/healthz');
-await call('POST', '/auth/register/code', { json: { email: user.email } });
-const code = await codeFor(user.email);
-await call('POST', '/auth/register', { json: { ...user, code } });
-const session = await call('POST', '/auth/login', {
-  json: { username: user.email, password: user.password },
-});
-await call('GET', '/auth/me', { token: session.token });
-const apiToken = await call('POST', '/api/v1/tokens', { token: session.token, json: { name: 'tour' } });
-const form = new FormData();
-form.append('file', new Blob([png()], { type: 'image/png' }), 'tour.png');
-const record = await call('POST', '/api/v1/upload', { token: apiToken.token, form });
-const served = await fetch(record.url);
-console.log(`    GET ${record.url} -> ${served.status} ${served.headers.get('content-type')}`);
-const admin = settings.admin.bootstrap;
-if (admin.username && admin.password) {
-  const adminSession = await call('POST', '/admin/auth/login', {
-    json: { username: admin.username, password: admin.password },
+async function tour(): Promise<void> {
+  const suffix = Date.now().toString(36);
+  const user = {
+    username: `tour_${suffix}`,
+    email: `tour_${suffix}@example.com`,
+    password: 'a-good-password',
+  };
+  console.log(`Tour of ${base}`);
+  await call('GET', '/healthz');
+  await call('POST', '/auth/register/code', { json: { email: user.email } });
+  const code = await codeFor(user.email);
+  await call('POST', '/auth/register', { json: { ...user, code } });
+  const session = await call('POST', '/auth/login', {
+    json: { username: user.email, password: user.password },
   });
-  const plan = await call('POST', '/api/v1/admin/plans', {
-    token: adminSession.token,
-    json: { name: `Tour plan ${suffix}`, amount_cents: 1230 },
+  await call('GET', '/auth/me', { token: session.token });
+  const apiToken = await call('POST', '/api/v1/tokens', { token: session.token, json: { name: 'tour' } });
+  const form = new FormData();
+  form.append('file', new Blob([png()], { type: 'image/png' }), 'tour.png');
+  const record = await call('POST', '/api/v1/upload', { token: apiToken.token, form });
+  const served = await fetch(record.url).catch((error: unknown) => {
+    throw new TourError(`${record.url} does not answer (${(error as Error).cause ?? error})`);
   });
-  const order = await call('POST', '/api/v1/orders', {
-    token: session.token,
-    json: { plan_id: plan.id, provider: 'mock' },
-  });
-  console.log(`    (a browser would open ${order.pay_url} and press Pay)`);
-  await call('POST', `/api/v1/orders/${order.id}/pay`, { token: session.token });
-} else {
-  console.log('    (no admin.bootstrap in the config: the plan and order steps are skipped)');
+  console.log(`    GET ${record.url} -> ${served.status} ${served.headers.get('content-type')}`);
+  const admin = settings.admin.bootstrap;
+  if (admin.username && admin.password) {
+    const adminSession = await call('POST', '/admin/auth/login', {
+      json: { username: admin.username, password: admin.password },
+    });
+    const plan = await call('POST', '/api/v1/admin/plans', {
+      token: adminSession.token,
+      json: { name: `Tour plan ${suffix}`, amount_cents: 1230 },
+    });
+    const order = await call('POST', '/api/v1/orders', {
+      token: session.token,
+      json: { plan_id: plan.id, provider: 'mock' },
+    });
+    console.log(`    (a browser would open ${order.pay_url} and press Pay)`);
+    await call('POST', `/api/v1/orders/${order.id}/pay`, { token: session.token });
+  } else {
+    console.log('    (no admin.bootstrap in the config: the plan and order steps are skipped)');
+  }
+  console.log(`Done. The API document: ${base}/docs`);
 }
-console.log(`Done. The API document: ${base}/docs`);
+
+await tour().catch((error: unknown) => {
+  console.error(error instanceof TourError ? error.message : `The tour failed: ${(error as Error).message}`);
+  process.exit(1);
+});
