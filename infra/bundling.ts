@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import type { WorkerName } from '#functions/needs.ts';
+import { REFERENCE_RENDERER } from '#lib/http/docs-page.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -118,7 +119,9 @@ export interface GroupPackages {
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
   auth: { native: ['argon2'], installed: [...TOTP_PACKAGES] },
   upload: { native: [], installed: [FILE_TYPE_PACKAGE] },
-  files: { native: [], installed: [] },
+  // The API reference's renderer (lib/http/docs-page.ts): files the page loads, read from the package on
+  // their first request; never imported, so not bundled.
+  files: { native: [], installed: [REFERENCE_RENDERER] },
   // Every request renders or serves a rendition: sharp and its libvips, built for the Lambda architecture.
   render: { native: ['sharp'], installed: [] },
   // argon2 for the administrator's password a key or gateway change asks for (lib/billing/payment-security.ts),

@@ -2,6 +2,7 @@
 // routes. It reaches no resource at all (stored files are the render group's): every route of this group
 // takes no credentials.
 
+import { errors } from '#lib/core/errors.ts';
 import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
@@ -41,13 +42,25 @@ export function createFilesHandler(options: FrontDoorOptions = {}) {
         }),
       }),
       'GET /docs': defineRoute({
-        summary: 'The API document rendered as a page.',
+        summary: 'The API reference: this document rendered by Swagger UI, every file from this origin.',
         responseContentType: 'text/html',
-        responseDescription: 'A self-contained HTML page.',
+        responseDescription: 'An HTML page; its script and style sheets are under /docs/assets/.',
         run: async () => {
           const { DOCS_PAGE_CSP, renderDocsPage } = await import('#lib/http/docs-page.ts');
           const page = html(renderDocsPage(await apiDocument()));
           return { ...page, headers: { ...page.headers, 'content-security-policy': DOCS_PAGE_CSP } };
+        },
+      }),
+      'GET /docs/assets/{name}': defineRoute({
+        summary: "One of the reference page's files (its renderer's script and style sheet, and its own).",
+        responseContentType: 'text/javascript',
+        responseDescription: 'A script or style sheet, gzip-compressed when the client accepts it.',
+        errors: [404],
+        run: async (request) => {
+          const { docsAsset, isDocsAsset } = await import('#lib/http/docs-page.ts');
+          const name = request.params.name ?? '';
+          if (!isDocsAsset(name)) throw errors.notFound('no such file of the reference page');
+          return docsAsset(name, request.headers['accept-encoding']);
         },
       }),
     },

@@ -52,6 +52,72 @@ const SECURITY: Record<AuthKind, Array<Record<string, string[]>>> = {
   uploader: [{ session: [] }, { apiToken: [] }],
 };
 
+/**
+ * The reference's sections, in reading order, each with the routes it holds (the first match wins). What a
+ * reader looks for, not which function serves it.
+ */
+const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
+  {
+    name: 'Accounts',
+    description: 'Registration, login (both doors), the second-factor challenge, logout and password reset.',
+    match: /^\/(admin\/)?auth\/(register|login|totp\/verify|me|logout|password\/reset)/,
+  },
+  {
+    name: 'Passkeys',
+    description: 'WebAuthn passkeys: registration, passwordless login, and a passkey as the second factor.',
+    match: /^\/(admin\/)?auth\/passkeys/,
+  },
+  {
+    name: 'Account security',
+    description: 'TOTP, recovery codes, e-mail binding, password change, sessions and security events.',
+    match: /^\/auth\//,
+  },
+  {
+    name: 'Uploads',
+    description: 'Direct upload (multipart) and presigned upload with its confirmation.',
+    match: /^\/api\/v1\/upload/,
+  },
+  {
+    name: 'Files',
+    description: "The caller's files, storage usage and the public gallery.",
+    match: /^\/api\/v1\/(files|usage|gallery)/,
+  },
+  {
+    name: 'Albums and shares',
+    description: 'Albums, and share links with their public pages.',
+    match: /^\/(api\/v1\/(albums|shares)|s\/)/,
+  },
+  { name: 'API tokens', description: 'Tokens for uploaders and scripts.', match: /^\/api\/v1\/tokens/ },
+  { name: 'Images', description: 'Stored files and their renditions (resized, converted).', match: /^\/i\// },
+  {
+    name: 'Plans and orders',
+    description: 'Plans, payment gateways, orders, coupons, and the hosted mock cashier.',
+    match: /^\/(api\/v1\/(plans|payment-gateways|orders|coupons)|pay\/)/,
+  },
+  {
+    name: 'Payment callbacks',
+    description: "The channels' signed notifications.",
+    match: /^\/api\/v1\/payments\//,
+  },
+  {
+    name: 'Back office',
+    description: 'Administrators: accounts, files, plans, orders, coupons and payment settings.',
+    match: /^\/api\/v1\/admin\//,
+  },
+  {
+    name: 'Service',
+    description: 'Health, this document and its page.',
+    match: /^\/(healthz|docs|api\/v1\/openapi)/,
+  },
+];
+
+/** The reference section a route belongs to. */
+export function tagOf(path: string): string {
+  const tag = TAGS.find((candidate) => candidate.match.test(path));
+  if (!tag) throw new Error(`no reference section holds ${path}: add it to TAGS in lib/http/openapi.ts`);
+  return tag.name;
+}
+
 /** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) of a zod schema, without the `$schema` header. */
 function jsonSchema(schema: Schema, io: 'input' | 'output'): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
@@ -134,7 +200,7 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
 
   const operation: JsonSchema = {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_all, next?: string) => (next ? next.toUpperCase() : ''))}`,
-    tags: [route.group],
+    tags: [tagOf(route.path)],
     ...(impl?.summary ? { summary: impl.summary } : {}),
     security: SECURITY[route.auth],
     ...(route.auth === 'admin' ? { description: 'An administrator session; a user session is 403.' } : {}),
@@ -155,21 +221,37 @@ function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): Js
   return operation;
 }
 
+const SERVICE_SERVER = { url: '/', description: 'The service address ({base_url})' };
+
+/** A route's path as the document names it (`{key+}`, API Gateway's greedy parameter, is `{key}`). */
+export function documentedPath(path: string): string {
+  return path.replace(/\{(\w+)\+\}/g, '{$1}');
+}
+
 /** The whole document, from each group's route implementations. */
 export function buildOpenApiDocument(
   groups: Record<FunctionGroup, RouteImpls>,
   info: OpenApiInfo,
 ): Record<string, unknown> {
-  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const paths: Record<string, Record<string, unknown>> = {};
   for (const route of ROUTES) {
-    const path = route.path.replace(/\{(\w+)\+\}/g, '{$1}');
+    const path = documentedPath(route.aliasOf ?? route.path);
     paths[path] ??= {};
+    if (route.aliasOf) {
+      // An alias is the same operation under another prefix: one entry, reachable from both servers.
+      const prefix = route.path.slice(0, route.path.length - route.aliasOf.length);
+      paths[path].servers = [SERVICE_SERVER, { url: prefix, description: `The same route under ${prefix}` }];
+      continue;
+    }
     paths[path][route.method.toLowerCase()] = operationOf(route, groups[route.group][routeKeyOf(route)]);
   }
   return {
     openapi: '3.1.0',
     info,
-    servers: [{ url: '/', description: 'The service address ({base_url})' }],
+    servers: [SERVICE_SERVER],
+    tags: TAGS.filter((tag) => ROUTES.some((route) => tagOf(route.aliasOf ?? route.path) === tag.name)).map(
+      ({ name, description }) => ({ name, description }),
+    ),
     paths,
     components: {
       securitySchemes: {

@@ -27,6 +27,8 @@ export interface RouteSpec {
   group: FunctionGroup;
   auth: AuthKind;
   body: BodyKind;
+  /** The path this route repeats under another prefix (the account routes under /api/v1): documented once. */
+  aliasOf?: string;
 }
 
 /** `METHOD path`, the same string API Gateway gives as `routeKey`. */
@@ -72,11 +74,15 @@ const ACCOUNT_ROUTES: RouteRow[] = [
 
 export const ROUTES: readonly RouteSpec[] = Object.freeze([
   ...rows('auth', ACCOUNT_ROUTES),
-  ...rows(
-    'auth',
-    ACCOUNT_ROUTES.map(
-      ([method, path, auth, body]) => [method, `${API_PREFIX}${path}`, auth, body] as RouteRow,
-    ),
+  ...ACCOUNT_ROUTES.map(
+    ([method, path, auth, body]): RouteSpec => ({
+      method,
+      path: `${API_PREFIX}${path}`,
+      group: 'auth',
+      auth,
+      body,
+      aliasOf: path,
+    }),
   ),
   ...rows('auth', [
     ['POST', `${API_PREFIX}/admin/accounts`, 'admin', 'json'],
@@ -110,6 +116,8 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     // The API document (docs/openapi.json) and a page rendering it.
     ['GET', `${API_PREFIX}/openapi.json`, 'none', 'none'],
     ['GET', '/docs', 'none', 'none'],
+    // The page's script and style sheets (the reference renderer), served from this origin.
+    ['GET', '/docs/assets/{name}', 'none', 'none'],
   ]),
 
   // Stored files and their renditions (docs/IMAGES.md): in AWS the CDN serves /i/<key> from the bucket and

@@ -386,13 +386,17 @@ describe('the deployed shape', () => {
     expect(listed.json.data.items[0].usage).toMatchObject({ quota_bytes: 5 * 1024 ** 3 });
   });
 
-  it('serves the API document and its page from the files function', async () => {
+  it('serves the API document, its page and the page\'s renderer from the files function', async () => {
     const document = await stack.api('GET', '/api/v1/openapi.json');
     expect(document.status).toBe(200);
     expect(document.json.openapi).toBe('3.1.0');
     const page = await stack.api('GET', '/docs');
     expect(page.status).toBe(200);
-    expect(page.text).toContain('/api/v1/upload');
+    expect(page.text).toContain('<script src="/docs/assets/swagger-ui-bundle.js"></script>');
+    // The renderer arrived beside the bundle (installed, never bundled) and is read from there.
+    const renderer = await stack.api('GET', '/docs/assets/swagger-ui-bundle.js');
+    expect(renderer.status).toBe(200);
+    expect(renderer.text).toContain('SwaggerUIBundle');
   });
 
   it('settles an order of each channel from its signed callback through the function URL', async () => {

@@ -29,6 +29,20 @@ export function loadApiDocument(): Json {
   return JSON.parse(readFileSync(DOCUMENT_FILE, 'utf8')) as Json;
 }
 
+/**
+ * The document's entry for a path: its own, or the entry it is an alias of (an entry whose `servers` name
+ * the prefix, as the account routes under /api/v1 are documented once).
+ */
+export function pathItemOf(document: Json, path: string): Json | undefined {
+  const own = document.paths?.[path] as Json | undefined;
+  if (own) return own;
+  for (const [documented, item] of Object.entries((document.paths ?? {}) as Record<string, Json>)) {
+    const prefixes = ((item.servers ?? []) as Array<{ url: string }>).map((server) => server.url);
+    if (prefixes.some((prefix) => prefix !== '/' && `${prefix}${documented}` === path)) return item;
+  }
+  return undefined;
+}
+
 export function createContract(document: Json = loadApiDocument()): Contract {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
@@ -62,7 +76,7 @@ export function createContract(document: Json = loadApiDocument()): Contract {
         return isEnvelope && errorEnvelope(parsed()) ? [] : [`${where} without the error envelope`];
       }
       const [method, path] = routeKey.split(' ') as [string, string];
-      const operation = document.paths?.[path.replace(/\{(\w+)\+\}/g, '{$1}')]?.[method.toLowerCase()] as
+      const operation = pathItemOf(document, path.replace(/\{(\w+)\+\}/g, '{$1}'))?.[method.toLowerCase()] as
         | Json
         | undefined;
       if (!operation) return [`${routeKey} is not in the document`];

@@ -75,7 +75,7 @@ export function App() {
   }
 
   const logout = async () => {
-    await call(api.POST('/api/v1/auth/logout', { body: {} })).catch(() => undefined);
+    await call(api.POST('/auth/logout', { body: {} })).catch(() => undefined);
     session.end();
     navigate('/login');
   };

@@ -22,7 +22,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
   const [challengeToken, setChallengeToken] = useState('');
 
   const login = form.submit(async ({ username, password }) => {
-    const path = asAdmin ? '/api/v1/admin/auth/login' : '/api/v1/auth/login';
+    const path = asAdmin ? '/admin/auth/login' : '/auth/login';
     const device_token = devices.tokenFor(username);
     const data = await call(
       api.POST(path, { body: { username, password, ...(device_token ? { device_token } : {}) } }),
@@ -38,7 +38,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
 
   const verify = challenge.submit(async ({ code }) => {
     const data = await call(
-      api.POST('/api/v1/auth/totp/verify', { body: { challenge_token: challengeToken, code: code.trim() } }),
+      api.POST('/auth/totp/verify', { body: { challenge_token: challengeToken, code: code.trim() } }),
     );
     devices.keep(data.device_token, data.user);
     session.start(data.token, data.user);
@@ -122,15 +122,15 @@ export function RegisterPage() {
   const [codeSent, setCodeSent] = useState('');
 
   const sendCode = form.submit(async ({ email }) => {
-    const data = await call(api.POST('/api/v1/auth/register/code', { body: { email } }));
+    const data = await call(api.POST('/auth/register/code', { body: { email } }));
     setCodeSent(
       `A code was sent to ${email}; it is valid until ${new Date(data.expires_at).toLocaleTimeString()}.`,
     );
   });
 
   const register = form.submit(async ({ email, code, username, password }) => {
-    await call(api.POST('/api/v1/auth/register', { body: { email, code: code.trim(), username, password } }));
-    const data = await call(api.POST('/api/v1/auth/login', { body: { username, password } }));
+    await call(api.POST('/auth/register', { body: { email, code: code.trim(), username, password } }));
+    const data = await call(api.POST('/auth/login', { body: { username, password } }));
     if ('totp_required' in data) return navigate('/login');
     devices.keep(data.device_token, data.user);
     session.start(data.token, data.user);
@@ -193,7 +193,7 @@ export function ResetPage({ token }: { token?: string | undefined }) {
   const [done, setDone] = useState(false);
 
   const sendCode = form.submit(async ({ email }) => {
-    const data = await call(api.POST('/api/v1/auth/password/reset/code', { body: { email } }));
+    const data = await call(api.POST('/auth/password/reset/code', { body: { email } }));
     setCodeSent(
       `If ${email} belongs to an account, a code and a link were sent to it; they are valid until ${new Date(data.expires_at).toLocaleTimeString()}.`,
     );
@@ -201,7 +201,7 @@ export function ResetPage({ token }: { token?: string | undefined }) {
 
   const reset = form.submit(async ({ email, code, new_password }) => {
     const body = token ? { token, new_password } : { email, code: code.trim(), new_password };
-    await call(api.POST('/api/v1/auth/password/reset', { body }));
+    await call(api.POST('/auth/password/reset', { body }));
     setDone(true);
   });
 

@@ -8,7 +8,7 @@ import { QrCode } from '../qr.tsx';
 import { session } from '../session.ts';
 import { FormError, formatTime, Page, Status, useLoad } from '../ui.tsx';
 
-type Setup = DataOf<'/api/v1/auth/totp/setup', 'post'>;
+type Setup = DataOf<'/auth/totp/setup', 'post'>;
 
 function RecoveryCodes({ codes }: { codes: string[] }) {
   return (
@@ -37,11 +37,11 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
   const [codes, setCodes] = useState<string[]>([]);
 
   const start = setupForm.submit(async ({ password }) => {
-    setSetup(await call(api.POST('/api/v1/auth/totp/setup', { body: { password } })));
+    setSetup(await call(api.POST('/auth/totp/setup', { body: { password } })));
     setupForm.reset();
   });
   const enable = enableForm.submit(async ({ code }) => {
-    const result = await call(api.POST('/api/v1/auth/totp/enable', { body: { code: code.trim() } }));
+    const result = await call(api.POST('/auth/totp/enable', { body: { code: code.trim() } }));
     setCodes(result.recovery_codes);
     setSetup(null);
     enableForm.reset();
@@ -49,7 +49,7 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
   });
   const disable = disableForm.submit(async ({ code, password }) => {
     await call(
-      api.POST('/api/v1/auth/totp/disable', {
+      api.POST('/auth/totp/disable', {
         body: { ...(code ? { code: code.trim() } : {}), ...(password ? { password } : {}) },
       }),
     );
@@ -59,7 +59,7 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
   });
   const regenerate = regenerateForm.submit(async ({ password }) => {
     setCodes(
-      (await call(api.POST('/api/v1/auth/totp/recovery-codes', { body: { password } }))).recovery_codes,
+      (await call(api.POST('/auth/totp/recovery-codes', { body: { password } }))).recovery_codes,
     );
     regenerateForm.reset();
     onChange();
@@ -116,7 +116,7 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
 }
 
 function Sessions() {
-  const sessions = useLoad(() => call(api.GET('/api/v1/auth/sessions')));
+  const sessions = useLoad(() => call(api.GET('/auth/sessions')));
   const action = useAction(sessions.reload);
   return (
     <section aria-labelledby="sessions-title">
@@ -134,7 +134,7 @@ function Sessions() {
               <ActionButton
                 action={action}
                 work={() =>
-                  call(api.DELETE('/api/v1/auth/sessions/{id}', { params: { path: { id: row.id } } }))
+                  call(api.DELETE('/auth/sessions/{id}', { params: { path: { id: row.id } } }))
                 }
               >
                 Revoke<span class="visually-hidden"> session since {formatTime(row.created_at)}</span>
@@ -145,7 +145,7 @@ function Sessions() {
       </ul>
       <ActionButton
         action={action}
-        work={() => call(api.POST('/api/v1/auth/sessions/revoke-others', { body: {} }))}
+        work={() => call(api.POST('/auth/sessions/revoke-others', { body: {} }))}
       >
         Log out every other session
       </ActionButton>
@@ -154,7 +154,7 @@ function Sessions() {
 }
 
 function Events() {
-  const events = useLoad(() => call(api.GET('/api/v1/auth/security/events')));
+  const events = useLoad(() => call(api.GET('/auth/security/events')));
   return (
     <section aria-labelledby="events-title">
       <h2 id="events-title">Security events</h2>
@@ -183,19 +183,19 @@ function Email({
   const unbindForm = useForm({ password: '' });
   const [sent, setSent] = useState('');
   const send = form.submit(async ({ email: target }) => {
-    await call(api.POST('/api/v1/auth/email/code', { body: { email: target } }));
+    await call(api.POST('/auth/email/code', { body: { email: target } }));
     setSent(`A code was sent to ${target}.`);
   });
   const verify = form.submit(async ({ email: target, code, password }) => {
     await call(
-      api.POST('/api/v1/auth/email/verify', { body: { email: target, code: code.trim(), password } }),
+      api.POST('/auth/email/verify', { body: { email: target, code: code.trim(), password } }),
     );
     setSent('');
     form.reset();
     onChange();
   });
   const unbind = unbindForm.submit(async ({ password }) => {
-    await call(api.POST('/api/v1/auth/email/unbind', { body: { password } }));
+    await call(api.POST('/auth/email/unbind', { body: { password } }));
     unbindForm.reset();
     onChange();
   });
@@ -233,7 +233,7 @@ function Password() {
   const [done, setDone] = useState('');
   const change = form.submit(async (values) => {
     // The change ends every session, this one too, and answers a fresh one: keep using that.
-    const fresh = await call(api.POST('/api/v1/auth/password', { body: values }));
+    const fresh = await call(api.POST('/auth/password', { body: values }));
     session.start(fresh.token, fresh.user);
     form.reset();
     setDone('Password changed. Every other session is logged out.');
@@ -258,7 +258,7 @@ function Password() {
 }
 
 export function SecurityPage() {
-  const state = useLoad(() => call(api.GET('/api/v1/auth/security')));
+  const state = useLoad(() => call(api.GET('/auth/security')));
   const user = session.user();
   return (
     <Page title="Security">
