@@ -263,8 +263,15 @@ export function plainMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === 'too_big' || issue.code === 'too_small') {
     const bound = String(issue.code === 'too_big' ? issue.maximum : issue.minimum);
     const side = issue.code === 'too_big' ? 'at most' : 'at least';
-    if (issue.origin === 'string') return `must be ${side} ${bound} characters`;
-    if (issue.origin === 'array' || issue.origin === 'set') return `must have ${side} ${bound} items`;
+    const one = bound === '1';
+    if (issue.origin === 'string') {
+      if (one && issue.code === 'too_small') return 'must not be empty';
+      return `must be ${side} ${bound} ${one ? 'character' : 'characters'}`;
+    }
+    if (issue.origin === 'array' || issue.origin === 'set') {
+      if (one && issue.code === 'too_small') return 'must not be empty';
+      return `must have ${side} ${bound} ${one ? 'item' : 'items'}`;
+    }
     return `must be ${side} ${bound}`;
   }
   return message;

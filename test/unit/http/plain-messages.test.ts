@@ -41,6 +41,27 @@ describe('validation messages', () => {
     });
   });
 
+  it('says "must not be empty" for a minimum of one, and counts one character or item in the singular', () => {
+    const bounded = z.object({
+      title: z.string().check(z.minLength(1)),
+      initial: z.string().check(z.maxLength(1)),
+      ids: z.array(z.string()).check(z.minLength(1)),
+      only: z.array(z.string()).check(z.maxLength(1)),
+    });
+    const parsed = bounded.safeParse({ title: '', initial: 'ab', ids: [], only: ['a', 'b'] });
+    expect(parsed.success).toBe(false);
+    expect(
+      Object.fromEntries(
+        (parsed.error?.issues ?? []).map((issue) => [issue.path.join('.'), plainMessage(issue)]),
+      ),
+    ).toEqual({
+      title: 'must not be empty',
+      initial: 'must be at most 1 character',
+      ids: 'must not be empty',
+      only: 'must have at most 1 item',
+    });
+  });
+
   it('says a missing field is required', () => {
     expect(messagesFor({})).toMatchObject({
       permission: 'must be one of private, public',
