@@ -97,26 +97,51 @@ interface FieldProps<V extends Values> {
   name: keyof V & string;
   label: string;
   hint?: string;
+  /** Several lines (a textarea): for text whose line breaks matter. */
+  multiline?: boolean;
 }
 
-export function Field<V extends Values>({ form, name, label, hint, type = 'text', ...input }: FieldProps<V>) {
+export function Field<V extends Values>({
+  form,
+  name,
+  label,
+  hint,
+  type = 'text',
+  multiline = false,
+  ...input
+}: FieldProps<V>) {
   const id = useId();
   const error = form.errors[name];
   const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input
-        // Preact types each input type apart; these five share every attribute used here.
-        type={type as 'text'}
-        id={id}
-        name={name}
-        value={form.values[name]}
-        onInput={(event) => form.set(name, (event.target as HTMLInputElement).value)}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={describedBy || undefined}
-        {...input}
-      />
+      {multiline ? (
+        // Text that keeps its line breaks (a pasted PEM key): a one-line input would join them.
+        <textarea
+          id={id}
+          name={name}
+          rows={4}
+          spellcheck={false}
+          autoComplete={input.autoComplete}
+          value={form.values[name]}
+          onInput={(event) => form.set(name, (event.target as HTMLTextAreaElement).value)}
+          aria-invalid={error ? 'true' : undefined}
+          aria-describedby={describedBy || undefined}
+        />
+      ) : (
+        <input
+          // Preact types each input type apart; these five share every attribute used here.
+          type={type as 'text'}
+          id={id}
+          name={name}
+          value={form.values[name]}
+          onInput={(event) => form.set(name, (event.target as HTMLInputElement).value)}
+          aria-invalid={error ? 'true' : undefined}
+          aria-describedby={describedBy || undefined}
+          {...input}
+        />
+      )}
       {hint && (
         <p class="hint" id={`${id}-hint`}>
           {hint}

@@ -4,6 +4,7 @@
 // editing a plan, and saving payment settings whose secrets are write-only. Each form is driven by its labels
 // and buttons; plain HTTP only sets up state or checks what the page cannot show (the API's view, another
 // session's token). Skips itself, saying why, when Chromium is absent.
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
@@ -298,6 +299,28 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     await reopened.getByText('channel_c saved').waitFor();
     const kept = await apiCall('GET', '/api/v1/admin/payment', token);
     expect(kept.data.channel_c).toMatchObject({ pid: '10043', key_set: true });
+  }, 180_000);
+
+  it('takes a pasted PEM key with its line breaks, and shows the address each channel notifies', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    await page.reload();
+    await heading('Payment settings');
+    const channel = page.getByRole('form', { name: 'channel_a', exact: true });
+    // The address to give the channel, as the service builds it.
+    await channel.getByText(`${service.url}/api/v1/payments/channel_a/callback`).waitFor();
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = (key: KeyObject, type: 'pkcs8' | 'spki') => key.export({ type, format: 'pem' }).toString();
+    await channel.getByLabel('app id', { exact: true }).fill('2021000000000001');
+    await channel.getByLabel('gateway url', { exact: true }).fill('https://openapi.example.test/gateway.do');
+    // Pasted whole, line breaks included (a one-line field would join the lines and the API would refuse it).
+    await channel.getByLabel('private key (not set)').fill(pem(privateKey, 'pkcs8'));
+    await channel.getByLabel('public key (not set)').fill(pem(publicKey, 'spki'));
+    await channel.getByLabel('Your password (to change a key or a gateway URL)').fill(ADMIN.password);
+    await channel.getByRole('button', { name: 'Save channel_a' }).click();
+    await channel.getByText('channel_a saved').waitFor();
+    const settings = await apiCall('GET', '/api/v1/admin/payment', await adminToken());
+    expect(settings.data.channel_a).toMatchObject({ private_key_set: true, public_key_set: true });
+    await checkPage('admin-payment-pem');
   }, 180_000);
 
   it('ran under its Content-Security-Policy without a single violation', (context) => {

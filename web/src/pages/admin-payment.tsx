@@ -10,6 +10,9 @@ import { FormError, Page, Status, useLoad } from '../ui.tsx';
 type PaymentSettings = DataOf<'/api/v1/admin/payment', 'get'>;
 type Channel = 'channel_a' | 'channel_b' | 'channel_c';
 
+/** Secrets pasted as PEM text: their line breaks matter, so they are text areas, not one-line inputs. */
+const PEM_FIELDS = new Set(['private_key', 'public_key', 'platform_public_key']);
+
 /** Plain fields shown with their value; secrets are write-only (the API says only whether one is set). */
 const CHANNEL_FIELDS: Record<Channel, { plain: string[]; secret: string[] }> = {
   channel_a: { plain: ['app_id', 'seller_id', 'gateway_url'], secret: ['private_key', 'public_key'] },
@@ -55,6 +58,9 @@ function ChannelForm({
   return (
     <form onSubmit={save} noValidate class="channel" aria-labelledby={`${channel}-title`}>
       <h2 id={`${channel}-title`}>{channel}</h2>
+      <p>
+        Notification address to give the channel: <code class="wrap">{current.notify_urls[channel]}</code>
+      </p>
       <div class="check">
         <input
           id={`${channel}-enabled`}
@@ -74,6 +80,8 @@ function ChannelForm({
           name={name}
           label={`${name.replace(/_/g, ' ')} (${settings[`${name}_set`] ? 'set; empty keeps it' : 'not set'})`}
           type="password"
+          multiline={PEM_FIELDS.has(name)}
+          hint={PEM_FIELDS.has(name) ? 'PEM text, pasted whole with its BEGIN and END lines.' : undefined}
           autoComplete="off"
         />
       ))}

@@ -58,9 +58,7 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
     onChange();
   });
   const regenerate = regenerateForm.submit(async ({ password }) => {
-    setCodes(
-      (await call(api.POST('/auth/totp/recovery-codes', { body: { password } }))).recovery_codes,
-    );
+    setCodes((await call(api.POST('/auth/totp/recovery-codes', { body: { password } }))).recovery_codes);
     regenerateForm.reset();
     onChange();
   });
@@ -133,9 +131,7 @@ function Sessions() {
             {!row.current && (
               <ActionButton
                 action={action}
-                work={() =>
-                  call(api.DELETE('/auth/sessions/{id}', { params: { path: { id: row.id } } }))
-                }
+                work={() => call(api.DELETE('/auth/sessions/{id}', { params: { path: { id: row.id } } }))}
               >
                 Revoke<span class="visually-hidden"> session since {formatTime(row.created_at)}</span>
               </ActionButton>
@@ -143,10 +139,7 @@ function Sessions() {
           </li>
         ))}
       </ul>
-      <ActionButton
-        action={action}
-        work={() => call(api.POST('/auth/sessions/revoke-others', { body: {} }))}
-      >
+      <ActionButton action={action} work={() => call(api.POST('/auth/sessions/revoke-others', { body: {} }))}>
         Log out every other session
       </ActionButton>
     </section>
@@ -187,9 +180,7 @@ function Email({
     setSent(`A code was sent to ${target}.`);
   });
   const verify = form.submit(async ({ email: target, code, password }) => {
-    await call(
-      api.POST('/auth/email/verify', { body: { email: target, code: code.trim(), password } }),
-    );
+    await call(api.POST('/auth/email/verify', { body: { email: target, code: code.trim(), password } }));
     setSent('');
     form.reset();
     onChange();
