@@ -1,6 +1,6 @@
 // Shared pieces: the page frame, a status line and an alert, a table, a grid of cards, loading, and formatters.
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api/client.ts';
 
 export function FormError({ message }: { message: string }) {
@@ -21,8 +21,9 @@ export function Status({ message }: { message: string }) {
 }
 
 /**
- * A list as a table that scrolls inside its own box on a phone: named columns, and an unnamed last column
- * (named for screen readers) when the rows carry action buttons. `children` are the rows.
+ * A list as a table: named columns, and an unnamed last column (named for screen readers) when the rows carry
+ * action buttons. `children` are the rows. On a phone each row becomes a card of labelled lines (style.css),
+ * so its actions stay on screen rather than past a sideways scroll: each cell is given its column's name.
  */
 export function DataTable({
   columns,
@@ -33,8 +34,18 @@ export function DataTable({
   actions?: boolean;
   children: ComponentChildren;
 }) {
+  const wrap = useRef<HTMLDivElement>(null);
+  // After every render: the rows are the caller's, so their cells learn their column's name here.
+  useLayoutEffect(() => {
+    for (const row of wrap.current?.querySelectorAll('tbody tr') ?? []) {
+      [...row.children].forEach((cell, index) => {
+        const label = columns[index] ?? '';
+        if ((cell as HTMLElement).dataset.label !== label) (cell as HTMLElement).dataset.label = label;
+      });
+    }
+  });
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" ref={wrap}>
       <table>
         <thead>
           <tr>

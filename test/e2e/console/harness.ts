@@ -111,11 +111,27 @@ export async function registerAccount(user: { username: string; email: string; p
   expect(registered.status, JSON.stringify(registered)).toBeLessThan(300);
 }
 
+/** The tables (and any box) on the page whose content is wider than they are, named by class. */
+function innerSidewaysScroll(on: Page): Promise<string[]> {
+  return on
+    .locator('.table-wrap')
+    .evaluateAll((boxes) =>
+      boxes
+        .filter((box) => box.scrollWidth > box.clientWidth + 1)
+        .map((box) => `${box.className}: ${box.scrollWidth} px in ${box.clientWidth}`),
+    );
+}
+
 /** Screenshots at both widths, no sideways scrolling at 360 px, and no serious axe finding. */
 export async function checkPage(name: string): Promise<void> {
   await screenshots(page, name);
   await page.setViewportSize({ width: 360, height: 740 });
   expect(await horizontalOverflow(page), `${name} scrolls sideways at 360 px`).toEqual([]);
+  // Nor does any box inside it: a table's actions past an inner sideways scroll are as good as gone.
+  expect(
+    await innerSidewaysScroll(page),
+    `${name} hides content past an inner sideways scroll at 360 px`,
+  ).toEqual([]);
   await page.setViewportSize({ width: 1280, height: 800 });
   expect(await seriousAccessibilityViolations(page), `axe on ${name}`).toEqual([]);
 }
