@@ -41,6 +41,7 @@ import {
 import { buildMultipart, makePng } from '#test/support/images.ts';
 import { startSesStandIn } from '#test/support/mail.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
+import { SoftAuthenticator } from '#test/support/webauthn.ts';
 
 const STATIC_TOKEN = 'deployed-shape-static-upload-token';
 const OPS = { username: 'ops', email: 'ops@example.test', password: 'ops-password-0123' };
@@ -204,6 +205,57 @@ describe('the deployed shape', () => {
       }),
     );
     state.user.token = verified.json.data.token;
+  });
+
+  it('adds a passkey and logs in with it, passwordless and as the challenge answer (docs/DESIGN.md 18)', async () => {
+    // The relying party is the deployment's public address (BASE_URL): the browser's origin there.
+    const origin = new URL(stack.functions.get('auth')!.templateEnvironment.BASE_URL!).origin;
+    const device = new SoftAuthenticator(origin);
+    const options = expectOk(
+      await stack.api('POST', '/auth/passkeys/register/options', {
+        headers: json(state.user.token),
+        body: { password: state.user.password },
+      }),
+    );
+    expect(options.json.data.rp.id).toBe(new URL(origin).hostname);
+    expectOk(
+      await stack.api('POST', '/auth/passkeys/register/verify', {
+        headers: json(state.user.token),
+        body: { response: device.register(options.json.data), name: 'deployed' },
+      }),
+      201,
+    );
+    const loginOptions = expectOk(
+      await stack.api('POST', '/auth/passkeys/login/options', { headers: json(), body: {} }),
+    );
+    const session = expectOk(
+      await stack.api('POST', '/auth/passkeys/login/verify', {
+        headers: json(),
+        body: { response: device.authenticate(loginOptions.json.data) },
+      }),
+    );
+    expect(session.json.data.user.username).toBe(state.user.username);
+    const login = expectOk(
+      await stack.api('POST', '/auth/login', {
+        headers: json(),
+        body: { username: state.user.username, password: state.user.password },
+      }),
+    );
+    expect(login.json.data.methods).toContain('passkey');
+    const challenge_token = login.json.data.challenge_token;
+    const challengeOptions = expectOk(
+      await stack.api('POST', '/auth/passkeys/challenge/options', {
+        headers: json(),
+        body: { challenge_token },
+      }),
+    );
+    const answered = expectOk(
+      await stack.api('POST', '/auth/passkeys/challenge/verify', {
+        headers: json(),
+        body: { challenge_token, response: device.authenticate(challengeOptions.json.data) },
+      }),
+    );
+    state.user.token = answered.json.data.token;
   });
 
   it('issues an API token on a session route of the upload function', async () => {
