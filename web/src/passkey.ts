@@ -1,0 +1,42 @@
+// The browser's side of passkeys (docs/DESIGN.md 18): the service's options handed to the browser's own
+// WebAuthn (through @simplewebauthn/browser), its answer handed back. A refusal or a cancelled prompt is
+// an Error with words for the form.
+import {
+  browserSupportsWebAuthn,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  startAuthentication,
+  startRegistration,
+} from '@simplewebauthn/browser';
+
+export const passkeysSupported = (): boolean => browserSupportsWebAuthn();
+
+function wording(error: unknown): Error {
+  const name = (error as { name?: string })?.name;
+  if (name === 'NotAllowedError' || name === 'AbortError')
+    return new Error('The passkey prompt was cancelled or timed out');
+  if (name === 'InvalidStateError') return new Error('This device already holds a passkey for the account');
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Creates a credential for the options /auth/passkeys/register/options answered. */
+export async function createPasskey(options: { challenge: string }) {
+  try {
+    return await startRegistration({
+      optionsJSON: options as unknown as PublicKeyCredentialCreationOptionsJSON,
+    });
+  } catch (error) {
+    throw wording(error);
+  }
+}
+
+/** Signs the challenge of request options (a login, or a login challenge's answer). */
+export async function usePasskey(options: { challenge: string }) {
+  try {
+    return await startAuthentication({
+      optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON,
+    });
+  } catch (error) {
+    throw wording(error);
+  }
+}
