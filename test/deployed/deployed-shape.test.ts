@@ -125,9 +125,27 @@ describe('the deployed shape', () => {
     expect(shipped('payments')).toEqual(
       expect.arrayContaining(['alipay-sdk', 'wechatpay-axios-plugin', '@node-rs']),
     );
-    // argon2, and TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
-    // request (infra/bundling.ts TOTP_PACKAGES).
-    expect([...shipped('auth')].sort()).toEqual(['@noble', '@node-rs', '@otplib', '@scure', 'otplib', 'uqr']);
+    // argon2, TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
+    // request (infra/bundling.ts TOTP_PACKAGES), and @simplewebauthn/server with its ASN.1, CBOR and base64
+    // modules, loaded on the first passkey request (PASSKEY_PACKAGE).
+    expect([...shipped('auth')].sort()).toEqual([
+      '@hexagon',
+      '@levischuck',
+      '@noble',
+      '@node-rs',
+      '@otplib',
+      '@peculiar',
+      '@scure',
+      '@simplewebauthn',
+      'asn1js',
+      'otplib',
+      'pvtsutils',
+      'pvutils',
+      'reflect-metadata',
+      'tslib',
+      'tsyringe',
+      'uqr',
+    ]);
     // file-type, loaded on the first sniff (FILE_TYPE_PACKAGE); the CloudFront client (CLOUDFRONT_SDK) ships
     // with the takedowns worker only, loaded on a run with paths to send.
     expect(shipped('upload')).not.toContain('@aws-sdk');
