@@ -50,7 +50,10 @@ async function addPasskey(name: string, password: string): Promise<void> {
   await form.getByLabel('Current password').fill(password);
   await form.getByRole('button', { name: 'Add a passkey' }).click();
   await page.getByText(`Passkey "${name}" added.`).waitFor();
-  await page.getByRole('list', { name: 'Your passkeys' }).getByText(name).waitFor();
+  await page
+    .getByRole('list', { name: 'Your passkeys' })
+    .getByRole('button', { name: `Remove passkey ${name}` })
+    .waitFor();
 }
 
 describe('passkeys in the console (npm start, Chromium virtual authenticator)', () => {
