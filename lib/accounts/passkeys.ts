@@ -9,7 +9,7 @@ import type { Account } from './model.ts';
 import {
   MAX_PASSKEYS,
   PASSKEY_CHALLENGE_SECONDS,
-  type PasskeyItem,
+  type PasskeyFields,
   type PasskeyStore,
 } from './passkey-store.ts';
 import type { RequestLimits } from './request-limits.ts';
@@ -37,7 +37,7 @@ export interface PasskeysDeps {
   clock: Clock;
 }
 
-export function passkeyView(item: PasskeyItem) {
+export function passkeyView(item: PasskeyFields) {
   return {
     id: item.credential_id,
     name: item.name,
@@ -121,7 +121,7 @@ export class Passkeys {
         ),
       );
     await this.deps.changes.record(account, 'passkey_added', client, { kind: 'passkey_added' });
-    return passkeyView({ pk: '', sk: '', ...passkey });
+    return passkeyView(passkey);
   }
 
   /** GET /auth/passkeys: the caller's passkeys, oldest first. */

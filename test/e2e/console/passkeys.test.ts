@@ -85,7 +85,7 @@ describe('passkeys in the console (npm start, Chromium virtual authenticator)', 
     await logOut();
   }, 180_000);
 
-  it("signs an administrator in with a passkey at the administrators' door, and refuses a user's there", async (context) => {
+  it("signs an administrator in with a passkey at the administrators' door, refuses a user's there, and removes one", async (context) => {
     if (MISSING) context.skip(MISSING);
     await page.goto(`${service.url}/#/login`);
     await logIn(ADMIN.username, ADMIN.password, { admin: true });
@@ -104,6 +104,22 @@ describe('passkeys in the console (npm start, Chromium virtual authenticator)', 
     await page.getByLabel('Administrator').check();
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByRole('alert').getByText('Passkey not accepted').waitFor();
+
+    // The user removes the passkey on the security page, with the password (the passkey answers the TOTP
+    // step of this login once more).
+    await page.getByLabel('Administrator').uncheck();
+    await logIn(USER.username, USER.password);
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await heading('My files');
+    await page.getByRole('link', { name: 'Security' }).click();
+    await heading('Security');
+    await page.getByRole('button', { name: 'Remove passkey Laptop' }).click();
+    const removal = page.getByRole('form', { name: 'Remove the passkey Laptop' });
+    await removal.getByLabel('Current password').fill(USER.password);
+    await removal.getByRole('button', { name: 'Remove passkey Laptop' }).click();
+    await page.getByText('Passkey "Laptop" removed.').waitFor();
+    const left = await apiCall('GET', '/auth/passkeys', await consoleSessionToken());
+    expect(left.data).toEqual([]);
     expect(policyViolations).toEqual([]);
   }, 180_000);
 });
