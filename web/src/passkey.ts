@@ -1,15 +1,16 @@
 // The browser's side of passkeys (docs/DESIGN.md 18): the service's options handed to the browser's own
-// WebAuthn (through @simplewebauthn/browser), its answer handed back. A refusal or a cancelled prompt is
-// an Error with words for the form.
-import {
-  browserSupportsWebAuthn,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  startAuthentication,
-  startRegistration,
+// WebAuthn (through @simplewebauthn/browser, loaded on the first passkey ceremony, not with the page), its
+// answer handed back. A refusal or a cancelled prompt is an Error with words for the form.
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/browser';
 
-export const passkeysSupported = (): boolean => browserSupportsWebAuthn();
+/** Whether this browser has WebAuthn at all (the passkey buttons are hidden otherwise). */
+export const passkeysSupported = (): boolean =>
+  typeof (globalThis as { PublicKeyCredential?: unknown }).PublicKeyCredential === 'function';
+
+const library = () => import('@simplewebauthn/browser');
 
 function wording(error: unknown): Error {
   const name = (error as { name?: string })?.name;
@@ -21,6 +22,7 @@ function wording(error: unknown): Error {
 
 /** Creates a credential for the options /auth/passkeys/register/options answered. */
 export async function createPasskey(options: { challenge: string }) {
+  const { startRegistration } = await library();
   try {
     return await startRegistration({
       optionsJSON: options as unknown as PublicKeyCredentialCreationOptionsJSON,
@@ -31,7 +33,8 @@ export async function createPasskey(options: { challenge: string }) {
 }
 
 /** Signs the challenge of request options (a login, or a login challenge's answer). */
-export async function usePasskey(options: { challenge: string }) {
+export async function signWithPasskey(options: { challenge: string }) {
+  const { startAuthentication } = await library();
   try {
     return await startAuthentication({
       optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON,

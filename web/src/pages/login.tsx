@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
-import { passkeysSupported, usePasskey } from '../passkey.ts';
+import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { navigate } from '../router.ts';
 import { devices, session } from '../session.ts';
 import { FormError, Page, Status } from '../ui.tsx';
@@ -56,7 +56,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
         body: name ? { username: name } : {},
       }),
     );
-    const response = await usePasskey(options);
+    const response = await signWithPasskey(options);
     signedIn(
       await call(api.POST(`${door}/verify` as '/api/v1/auth/passkeys/login/verify', { body: { response } })),
     );
@@ -66,7 +66,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
     const options = await call(
       api.POST('/api/v1/auth/passkeys/challenge/options', { body: { challenge_token: challengeToken } }),
     );
-    const response = await usePasskey(options);
+    const response = await signWithPasskey(options);
     signedIn(
       await call(
         api.POST('/api/v1/auth/passkeys/challenge/verify', {
