@@ -274,6 +274,23 @@ describe('passwordless login', () => {
     expect(answers.filter((answer) => answer.status === 401)).toHaveLength(7);
   });
 
+  it('accepts one counter value once: four assertions signing the same counter, sent together, sign in once', async () => {
+    const h = authHarness();
+    const user = await h.registerUser();
+    const device = new SoftAuthenticator();
+    await addPasskey(h, user, device);
+    // A cloned authenticator: two fresh challenges, both signed with counter 7.
+    const responses = [];
+    for (let n = 0; n < 4; n++) {
+      const options = await h.call('POST', '/auth/passkeys/login/options', { username: user.username });
+      responses.push(device.authenticate(options.body.data, { counter: 7 }));
+    }
+    const answers = await Promise.all(
+      responses.map((response) => h.call('POST', '/auth/passkeys/login/verify', { response })),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401, 401, 401]);
+  });
+
   it("accepts only administrators at the administrators' door, and only users at the users'", async () => {
     const h = authHarness();
     const user = await h.registerUser();
