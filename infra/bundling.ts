@@ -80,6 +80,10 @@ export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 // check a code (lib/accounts/totp.ts, lib/accounts/qr.ts load them then). Installed beside the auth bundle.
 export const TOTP_PACKAGES = ['otplib', 'uqr'] as const;
 
+// @simplewebauthn/server and what it brings (@peculiar/asn1-*, @levischuck/tiny-cbor, @hexagon/base64...):
+// loaded by the passkey requests only (lib/accounts/webauthn.ts). Installed beside the auth bundle.
+export const PASSKEY_PACKAGE = '@simplewebauthn/server';
+
 // file-type and what it brings (strtok3, @tokenizer/*, token-types, debug): about 70 KiB of the upload
 // bundle, needed only once an upload's bytes are sniffed (lib/files/sniff.ts loads it then; it imports the
 // `file-type/core` subpath, which esbuild leaves external with the package). Installed beside the bundle.
@@ -117,7 +121,7 @@ export interface GroupPackages {
 
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
-  auth: { native: ['argon2'], installed: [...TOTP_PACKAGES] },
+  auth: { native: ['argon2'], installed: [...TOTP_PACKAGES, PASSKEY_PACKAGE] },
   upload: { native: [], installed: [FILE_TYPE_PACKAGE] },
   // The API reference's renderer (lib/http/docs-page.ts): files the page loads, read from the package on
   // their first request; never imported, so not bundled.

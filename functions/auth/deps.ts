@@ -5,6 +5,7 @@ import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
+import type { RelyingParty } from '#lib/accounts/webauthn.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -46,6 +47,7 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
       limits: { ipPerMinute: settings.auth.ip_limit_per_minute, ...overrides.limits },
       totpIssuer: settings.auth.totp_issuer,
       baseUrl: settings.base_url,
+      relyingParty: relyingPartyOf(settings),
       // The back office lists each account's storage use (docs/DESIGN.md 11).
       usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
       listingShards: settings.listing_shards,
@@ -54,6 +56,19 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
     bootstrap: settings.admin.bootstrap,
     sessions,
     signer,
+  };
+}
+
+/**
+ * The relying party of passkeys (docs/DESIGN.md 18): `auth.passkeys.rp_id`, else the host of `base_url`;
+ * origins `base_url`'s and any `auth.passkeys.origins`.
+ */
+export function relyingPartyOf(settings: AppConfig): RelyingParty {
+  const base = new URL(settings.base_url);
+  return {
+    id: settings.auth.passkeys.rp_id ?? base.hostname,
+    name: settings.auth.totp_issuer,
+    origins: [...new Set([base.origin, ...settings.auth.passkeys.origins])],
   };
 }
 

@@ -162,6 +162,74 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
       run: async (req) =>
         ok(await accounts().sessions.revoke(accountOf(req), req.params.id ?? '', clientOf(req))),
     }),
+    'POST /auth/passkeys/register/options': defineRoute({
+      summary: 'Start adding a passkey (needs the password): WebAuthn creation options',
+      body: schemas.passwordOnly,
+      response: responses.webauthnOptions,
+      run: async (req) => ok(await accounts().passkeys.registerOptions(accountOf(req), req.body)),
+    }),
+    'POST /auth/passkeys/register/verify': defineRoute({
+      summary: "Add the passkey from the authenticator's answer",
+      body: schemas.passkeyRegister,
+      response: responses.passkey,
+      successStatus: 201,
+      run: async (req) =>
+        created(await accounts().passkeys.registerVerify(accountOf(req), req.body, clientOf(req))),
+    }),
+    'GET /auth/passkeys': defineRoute({
+      summary: "The caller's passkeys",
+      response: responses.passkeys,
+      run: async (req) => ok(await accounts().passkeys.list(accountOf(req))),
+    }),
+    'DELETE /auth/passkeys/{id}': defineRoute({
+      summary: 'Remove a passkey (needs the password)',
+      errors: [404],
+      body: schemas.passwordOnly,
+      response: responses.passkeyRemoved,
+      run: async (req) =>
+        ok(await accounts().passkeys.remove(accountOf(req), req.params.id ?? '', req.body, clientOf(req))),
+    }),
+    'POST /auth/passkeys/login/options': defineRoute({
+      summary: 'Start a passwordless login: WebAuthn request options (by username, or discoverable)',
+      body: schemas.passkeyLoginOptions,
+      response: responses.webauthnOptions,
+      run: async (req) => ok(await accounts().passkeyLogin.options('user', req.body, clientOf(req))),
+    }),
+    'POST /auth/passkeys/login/verify': defineRoute({
+      summary: 'Log in with a passkey: a session (no TOTP challenge follows)',
+      // 401: any refused passkey, one message; 403 `account disabled`, only once the passkey is right.
+      errors: [401, 403],
+      body: schemas.passkeyLogin,
+      response: responses.loginSession,
+      run: async (req) => ok(await accounts().passkeyLogin.verify('user', req.body, clientOf(req))),
+    }),
+    'POST /admin/auth/passkeys/login/options': defineRoute({
+      summary: "Start an administrators' passwordless login: WebAuthn request options",
+      body: schemas.passkeyLoginOptions,
+      response: responses.webauthnOptions,
+      run: async (req) => ok(await accounts().passkeyLogin.options('admin', req.body, clientOf(req))),
+    }),
+    'POST /admin/auth/passkeys/login/verify': defineRoute({
+      summary: "Administrators' login with a passkey",
+      errors: [401, 403],
+      body: schemas.passkeyLogin,
+      response: responses.loginSession,
+      run: async (req) => ok(await accounts().passkeyLogin.verify('admin', req.body, clientOf(req))),
+    }),
+    'POST /auth/passkeys/challenge/options': defineRoute({
+      summary: 'Answer a login challenge with a passkey: WebAuthn request options',
+      errors: [401],
+      body: schemas.passkeyChallengeOptions,
+      response: responses.webauthnOptions,
+      run: async (req) => ok(await accounts().passkeyLogin.challengeOptions(req.body, clientOf(req))),
+    }),
+    'POST /auth/passkeys/challenge/verify': defineRoute({
+      summary: 'Answer a login challenge with a passkey: a session',
+      errors: [401],
+      body: schemas.passkeyChallenge,
+      response: responses.loginSession,
+      run: async (req) => ok(await accounts().passkeyLogin.challengeVerify(req.body, clientOf(req))),
+    }),
     'POST /auth/sessions/revoke-others': defineRoute({
       summary: 'End every session but the current one',
       body: schemas.empty,

@@ -4,10 +4,11 @@
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards } from '#lib/platform/db/shards.ts';
-import { conditionFailedAs, type Item, type Table } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, conditionFailedAs, type Item, type Table } from '#lib/platform/db/table.ts';
 import type { ClientInfo } from './client.ts';
 import { type IdentifierKind, identifierListing } from './identifiers.ts';
 import type { Account } from './model.ts';
+import type { PasskeyStore } from './passkey-store.ts';
 import type { Registration } from './registration.ts';
 import {
   type AccountRepository,
@@ -51,6 +52,8 @@ export interface BackOfficeDeps {
   registration: Pick<Registration, 'createAdministrator'>;
   requestLimits: RequestLimits;
   secondFactorWrites: SecondFactorWrites;
+  /** The reset removes the account's passkeys too (docs/DESIGN.md 18). */
+  passkeys: Pick<PasskeyStore, 'removeAll'>;
   changes: SecurityChanges;
   /** Storage use for the listing; without it listings answer `usage: null`. */
   usage: AccountUsageReader | undefined;
@@ -200,9 +203,17 @@ export class BackOffice {
     if (target.role === 'admin' && target.id !== actor.id) {
       await this.requireActorPassword(actor, input.current_password, "reset another administrator's TOTP");
     }
-    const updated = await this.deps.secondFactorWrites
-      .adminReset(id)
-      .catch(conditionFailedAs(() => errors.conflict('TOTP is not enabled for this account')));
+    // Passkeys are a second factor too (docs/DESIGN.md 18): the reset removes them, then turns TOTP off.
+    const removed = await this.deps.passkeys.removeAll(id);
+    let updated: Account;
+    try {
+      updated = await this.deps.secondFactorWrites.adminReset(id);
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      if (removed === 0) throw errors.conflict('TOTP is not enabled for this account');
+      // TOTP was off: the passkeys were the second factor; their sessions end all the same.
+      updated = await this.deps.secondFactorWrites.endSessions(id);
+    }
     await this.deps.changes.record(updated, 'totp_reset', client, { kind: 'totp_reset' });
     return this.view(updated);
   }

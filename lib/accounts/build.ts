@@ -16,6 +16,9 @@ import { EmailBinding } from './email.ts';
 import { type AccountLimits, DEFAULT_LIMITS } from './limits.ts';
 import { Login } from './login.ts';
 import { LoginGuard } from './login-guard.ts';
+import { PasskeyLogin } from './passkey-login.ts';
+import { PasskeyStore } from './passkey-store.ts';
+import { Passkeys } from './passkeys.ts';
 import { PasswordChanges } from './password-changes.ts';
 import { RecoveryCodeHasher } from './recovery-codes.ts';
 import { Registration } from './registration.ts';
@@ -30,6 +33,7 @@ import type { SessionService } from './sessions.ts';
 import { Throttle } from './throttle.ts';
 import type { TokenSigner } from './tokens.ts';
 import type { AccountUsageReader } from './usage.ts';
+import type { RelyingParty } from './webauthn.ts';
 
 export interface AccountsInput {
   table: Table;
@@ -44,6 +48,8 @@ export interface AccountsInput {
   usage?: AccountUsageReader;
   /** `base_url`: reset links open the console there. */
   baseUrl?: string;
+  /** Passkeys' relying party (`auth.passkeys`, docs/DESIGN.md 18). */
+  relyingParty?: RelyingParty;
   /** `listing_shards`: identifier claims are listed over this many shards (lib/platform/db/shards.ts). */
   listingShards: number;
 }
@@ -62,6 +68,13 @@ export function buildAccounts(input: AccountsInput) {
   const decoy = new DecoyAccount(table);
   const devices = new DeviceTokens(table);
   const requestLimits = new RequestLimits({ throttle, limits });
+  const guard = new LoginGuard(table, limits.passwordGuessing);
+  const passkeyStore = new PasskeyStore(table);
+  const relyingParty: RelyingParty = input.relyingParty ?? {
+    id: 'localhost',
+    name: input.totpIssuer ?? 'Account Service',
+    origins: [new URL(input.baseUrl ?? 'http://localhost:3000').origin],
+  };
   const changes = new SecurityChanges({ events, mailer, clock: table.clock });
   const codeMail = new CodeMail({ codes, throttle, mailer, limits });
   const registration = new Registration({ table, accounts, codes, codeMail, requestLimits });
@@ -88,7 +101,7 @@ export function buildAccounts(input: AccountsInput) {
       table,
       accounts,
       decoy,
-      guard: new LoginGuard(table, limits.passwordGuessing),
+      guard,
       requestLimits,
       events,
       sessions,
@@ -96,6 +109,25 @@ export function buildAccounts(input: AccountsInput) {
       challenges,
     }),
     challenges,
+    passkeys: new Passkeys({
+      store: passkeyStore,
+      requestLimits,
+      changes,
+      relyingParty,
+      clock: table.clock,
+    }),
+    passkeyLogin: new PasskeyLogin({
+      table,
+      store: passkeyStore,
+      accounts,
+      guard,
+      requestLimits,
+      signer,
+      sessions,
+      devices,
+      events,
+      relyingParty,
+    }),
     totp: new SecondFactor({
       masterKey,
       writes: secondFactorWrites,
@@ -129,6 +161,7 @@ export function buildAccounts(input: AccountsInput) {
       registration,
       requestLimits,
       secondFactorWrites,
+      passkeys: passkeyStore,
       changes,
       usage: input.usage,
     }),

@@ -72,6 +72,12 @@ export class Challenges {
       totp_required: true as const,
       challenge_token: signed.token,
       expires_at: isoWithOffset(signed.expiresAt),
+      // How the challenge may be answered (docs/DESIGN.md 18): a passkey when the account holds one.
+      methods: [
+        'totp' as const,
+        'recovery_code' as const,
+        ...((account.passkey_count ?? 0) > 0 ? ['passkey' as const] : []),
+      ],
     };
   }
 
@@ -144,6 +150,7 @@ export class Challenges {
       );
     return loginAnswer(this.deps, { ...account, totp_last_step: checked.step }, client, {
       replaces: challenge.device,
+      method: 'totp',
     });
   }
 
@@ -171,7 +178,7 @@ export class Challenges {
       );
     const remaining = Math.max(0, (account.recovery_code_digests?.size ?? 1) - 1);
     const [session] = await Promise.all([
-      loginAnswer(this.deps, account, client, { replaces: device }),
+      loginAnswer(this.deps, account, client, { replaces: device, method: 'recovery_code' }),
       this.deps.changes.record(account, 'recovery_code_used', client, {
         kind: 'recovery_code_used',
         remaining,

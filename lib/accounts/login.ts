@@ -17,7 +17,7 @@ import type { Account, Role } from './model.ts';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { type AccountRepository, publicAccount } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
-import type { SecurityEvents } from './security-events.ts';
+import type { LoginMethod, SecurityEvents } from './security-events.ts';
 import { SESSION_PREFIX, type SessionService } from './sessions.ts';
 
 export interface LoginDeps {
@@ -42,13 +42,17 @@ export async function loginAnswer(
   deps: Pick<LoginDeps, 'table' | 'sessions' | 'events' | 'devices'>,
   account: Account,
   client: ClientInfo,
-  options: { replaces?: string | undefined; alsoDelete?: Key[] } = {},
+  options: { replaces?: string | undefined; alsoDelete?: Key[]; method?: LoginMethod } = {},
 ) {
   const { issued, item } = await deps.sessions.prepare(account, client);
   const device = deps.devices.prepare(account, item.sk.slice(SESSION_PREFIX.length));
   await writeBatch(
     deps.table,
-    [item, device.item, deps.events.item(account.id, 'login', client)],
+    [
+      item,
+      device.item,
+      deps.events.item(account.id, 'login', client, { method: options.method ?? 'password' }),
+    ],
     [...(options.replaces ? [deviceKey(account.id, options.replaces)] : []), ...(options.alsoDelete ?? [])],
   );
   return { ...issued, device_token: device.token, user: publicAccount(account) };

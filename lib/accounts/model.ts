@@ -24,6 +24,8 @@ export interface Account {
   token_epoch?: number;
   /** Bumped by a password reset and by disabling: device tokens of an older epoch stop working. */
   device_epoch?: number;
+  /** How many passkeys the account holds (lib/accounts/passkey-store.ts keeps it with them). */
+  passkey_count?: number;
   /** Set once the account's identifier claims carry the back-office search index. */
   ident_indexed?: boolean;
   created_at: string;

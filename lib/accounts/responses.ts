@@ -1,7 +1,7 @@
 // The `data` of each account endpoint's success envelope, as zod schemas: the API document is generated
 // from them and the end-to-end tests check answers against them (docs/ACCOUNTS.md has the same shapes).
 import * as z from '#lib/platform/zod.ts';
-import { SECURITY_EVENT_TYPES } from './security-events.ts';
+import { LOGIN_METHODS, SECURITY_EVENT_TYPES } from './security-events.ts';
 
 const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/));
 
@@ -29,6 +29,7 @@ const challengeData = z.object({
   totp_required: z.literal(true),
   challenge_token: z.string(),
   expires_at: timestamp,
+  methods: z.array(z.enum(['totp', 'recovery_code', 'passkey'])),
 });
 
 const securityData = z.object({
@@ -37,7 +38,18 @@ const securityData = z.object({
   email: z.nullable(z.string()),
   email_verified: z.boolean(),
   recovery_codes_remaining: z.number().check(z.int(), z.minimum(0)),
+  passkeys: z.number().check(z.int(), z.minimum(0)),
 });
+
+const passkeyData = z.object({
+  id: z.string(),
+  name: z.string(),
+  created_at: timestamp,
+  last_used_at: z.nullable(timestamp),
+});
+
+/** Options for the browser's WebAuthn call (@simplewebauthn/browser reads them as they are). */
+const webauthnOptions = z.looseObject({ challenge: z.string() });
 
 const recoveryCodes = z.array(z.string().check(z.regex(/^[a-z2-7]{5}-[a-z2-7]{5}$/))).check(z.length(10));
 
@@ -89,10 +101,15 @@ export const responses = {
         at: timestamp,
         ip: z.nullable(z.string()),
         user_agent: z.nullable(z.string()),
+        method: z.optional(z.enum(LOGIN_METHODS)),
       }),
     ),
     next_cursor: z.nullable(z.string()),
   }),
+  passkey: passkeyData,
+  passkeys: z.array(passkeyData),
+  passkeyRemoved: z.object({ id: z.string(), removed: z.literal(true) }),
+  webauthnOptions,
   adminAccount: adminAccountData,
   adminAccounts: z.object({ items: z.array(adminAccountData), next_cursor: z.nullable(z.string()) }),
 };

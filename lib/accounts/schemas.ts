@@ -38,6 +38,45 @@ export const secondFactorCodeField = text().check(
 const deviceTokenField = text().check(z.maxLength(256, 'must be at most 256 characters'));
 export const resetTokenField = text().check(z.regex(/^[A-Za-z0-9_-]{43}$/, 'must be a reset link token'));
 
+/** A base64url field of a WebAuthn answer, bounded (an attestation object is the largest, a few KiB). */
+const base64url = (max: number) =>
+  text().check(
+    z.minLength(1, 'is required'),
+    z.maxLength(max, `must be at most ${max} characters`),
+    z.regex(/^[A-Za-z0-9_-]+$/, 'must be base64url'),
+  );
+const credentialFields = {
+  id: base64url(1400),
+  rawId: base64url(1400),
+  type: z.literal('public-key', { error: () => 'must be "public-key"' }),
+  authenticatorAttachment: z.optional(z.enum(['platform', 'cross-platform'])),
+};
+/** What @simplewebauthn/browser's startRegistration answers (docs/DESIGN.md 18). */
+const registrationAnswer = z.object({
+  ...credentialFields,
+  response: z.object({
+    clientDataJSON: base64url(4096),
+    attestationObject: base64url(16_384),
+    transports: z.optional(
+      z.array(text().check(z.maxLength(32, 'must be at most 32 characters'))).check(z.maxLength(8)),
+    ),
+  }),
+});
+/** What @simplewebauthn/browser's startAuthentication answers. */
+const assertionAnswer = z.object({
+  ...credentialFields,
+  response: z.object({
+    clientDataJSON: base64url(4096),
+    authenticatorData: base64url(4096),
+    signature: base64url(1024),
+    userHandle: z.optional(base64url(128)),
+  }),
+});
+const challengeTokenField = text().check(
+  z.minLength(1, 'is required'),
+  z.maxLength(4096, 'must be at most 4096 characters'),
+);
+
 export const schemas = {
   emailOnly: z.object({ email: emailField }),
   register: z.object({
@@ -88,6 +127,20 @@ export const schemas = {
       }),
     ),
   empty: z.object({}),
+  passkeyRegister: z.object({
+    response: registrationAnswer,
+    name: z.optional(
+      text().check(z.trim(), z.minLength(1, 'is required'), z.maxLength(64, 'must be at most 64 characters')),
+    ),
+  }),
+  passkeyLoginOptions: z.object({
+    username: z.optional(
+      text().check(z.minLength(1, 'is required'), z.maxLength(254, 'must be at most 254 characters')),
+    ),
+  }),
+  passkeyLogin: z.object({ response: assertionAnswer }),
+  passkeyChallengeOptions: z.object({ challenge_token: challengeTokenField }),
+  passkeyChallenge: z.object({ challenge_token: challengeTokenField, response: assertionAnswer }),
   adminCreate: z.object({
     username: usernameField,
     email: emailField,

@@ -75,6 +75,15 @@ export class SecondFactorWrites extends AccountWrites {
     });
   }
 
+  /** Ends every session of the account (an administrator's reset of an account whose factor was passkeys). */
+  async endSessions(accountId: string): Promise<Account> {
+    return this.updated(accountId, {
+      UpdateExpression: 'SET updated_at = :now ADD session_epoch :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':one': 1, ':now': this.now() },
+    });
+  }
+
   /** A new set of recovery codes replaces the old one, while TOTP is on with the secret the caller read. */
   async replaceRecoveryCodes(account: Account, digests: Set<string>): Promise<Account> {
     return this.updated(account.id, {

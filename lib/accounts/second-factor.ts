@@ -22,6 +22,7 @@ export function securityState(account: Account) {
     email: account.email,
     email_verified: account.email_verified,
     recovery_codes_remaining: account.totp_enabled ? (account.recovery_code_digests?.size ?? 0) : 0,
+    passkeys: account.passkey_count ?? 0,
   };
 }
 

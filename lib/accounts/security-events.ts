@@ -22,7 +22,13 @@ export const SECURITY_EVENT_TYPES = [
   'token_created',
   'token_revoked',
   'payment_gateway_changed',
+  'passkey_added',
+  'passkey_removed',
 ] as const;
+
+/** How a `login` event's session was earned. */
+export const LOGIN_METHODS = ['password', 'totp', 'recovery_code', 'passkey'] as const;
+export type LoginMethod = (typeof LOGIN_METHODS)[number];
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
@@ -35,6 +41,8 @@ export interface SecurityEventView {
   at: string;
   ip: string | null;
   user_agent: string | null;
+  /** `login` events: how the session was earned. */
+  method?: LoginMethod;
 }
 
 interface EventItem extends Item {
@@ -44,6 +52,7 @@ interface EventItem extends Item {
   at: string;
   ip?: string;
   user_agent?: string;
+  method?: LoginMethod;
 }
 
 const partitionOf = (accountId: string) => `account#${accountId}`;
@@ -52,7 +61,12 @@ export class SecurityEvents {
   constructor(private readonly table: Table) {}
 
   /** The item of one event, for callers that write it inside their own transaction. */
-  item(accountId: string, type: SecurityEventType, client: ClientInfo): EventItem & { expires_at: number } {
+  item(
+    accountId: string,
+    type: SecurityEventType,
+    client: ClientInfo,
+    details: { method?: LoginMethod } = {},
+  ): EventItem & { expires_at: number } {
     const now = this.table.clock();
     // Time first so the sort key orders events; within one millisecond this process's monotonic clock
     // keeps them in order, and the random tail keeps two containers' events apart.
@@ -64,6 +78,7 @@ export class SecurityEvents {
       at: now.toISOString(),
       ...(client.ip ? { ip: client.ip } : {}),
       ...(client.userAgent ? { user_agent: client.userAgent } : {}),
+      ...(details.method ? { method: details.method } : {}),
       expires_at: epochSeconds(now) + 90 * 86_400,
     };
   }
@@ -105,6 +120,7 @@ export class SecurityEvents {
         at: isoWithOffset(new Date(item.at)),
         ip: item.ip ?? null,
         user_agent: item.user_agent ?? null,
+        ...(item.method ? { method: item.method } : {}),
       })),
       next_cursor: encodeCursor(lastKey),
     };

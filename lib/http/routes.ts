@@ -70,6 +70,17 @@ const ACCOUNT_ROUTES: RouteRow[] = [
   ['DELETE', '/auth/sessions/{id}', 'session', 'none'],
   ['POST', '/auth/sessions/revoke-others', 'session', 'json'],
   ['GET', '/auth/security/events', 'session', 'none'],
+  // Passkeys (docs/DESIGN.md 18): the owner's, passwordless login at both doors, the login challenge's answer.
+  ['POST', '/auth/passkeys/register/options', 'session', 'json'],
+  ['POST', '/auth/passkeys/register/verify', 'session', 'json'],
+  ['GET', '/auth/passkeys', 'session', 'none'],
+  ['DELETE', '/auth/passkeys/{id}', 'session', 'json'],
+  ['POST', '/auth/passkeys/login/options', 'none', 'json'],
+  ['POST', '/auth/passkeys/login/verify', 'none', 'json'],
+  ['POST', '/admin/auth/passkeys/login/options', 'none', 'json'],
+  ['POST', '/admin/auth/passkeys/login/verify', 'none', 'json'],
+  ['POST', '/auth/passkeys/challenge/options', 'none', 'json'],
+  ['POST', '/auth/passkeys/challenge/verify', 'none', 'json'],
 ];
 
 export const ROUTES: readonly RouteSpec[] = Object.freeze([

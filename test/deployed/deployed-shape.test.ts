@@ -41,6 +41,7 @@ import {
 import { buildMultipart, makePng } from '#test/support/images.ts';
 import { startSesStandIn } from '#test/support/mail.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
+import { SoftAuthenticator } from '#test/support/webauthn.ts';
 
 const STATIC_TOKEN = 'deployed-shape-static-upload-token';
 const OPS = { username: 'ops', email: 'ops@example.test', password: 'ops-password-0123' };
@@ -124,9 +125,27 @@ describe('the deployed shape', () => {
     expect(shipped('payments')).toEqual(
       expect.arrayContaining(['alipay-sdk', 'wechatpay-axios-plugin', '@node-rs']),
     );
-    // argon2, and TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
-    // request (infra/bundling.ts TOTP_PACKAGES).
-    expect([...shipped('auth')].sort()).toEqual(['@noble', '@node-rs', '@otplib', '@scure', 'otplib', 'uqr']);
+    // argon2, TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
+    // request (infra/bundling.ts TOTP_PACKAGES), and @simplewebauthn/server with its ASN.1, CBOR and base64
+    // modules, loaded on the first passkey request (PASSKEY_PACKAGE).
+    expect([...shipped('auth')].sort()).toEqual([
+      '@hexagon',
+      '@levischuck',
+      '@noble',
+      '@node-rs',
+      '@otplib',
+      '@peculiar',
+      '@scure',
+      '@simplewebauthn',
+      'asn1js',
+      'otplib',
+      'pvtsutils',
+      'pvutils',
+      'reflect-metadata',
+      'tslib',
+      'tsyringe',
+      'uqr',
+    ]);
     // file-type, loaded on the first sniff (FILE_TYPE_PACKAGE); the CloudFront client (CLOUDFRONT_SDK) ships
     // with the takedowns worker only, loaded on a run with paths to send.
     expect(shipped('upload')).not.toContain('@aws-sdk');
@@ -204,6 +223,57 @@ describe('the deployed shape', () => {
       }),
     );
     state.user.token = verified.json.data.token;
+  });
+
+  it('adds a passkey and logs in with it, passwordless and as the challenge answer (docs/DESIGN.md 18)', async () => {
+    // The relying party is the deployment's public address (BASE_URL): the browser's origin there.
+    const origin = new URL(stack.functions.get('auth')!.templateEnvironment.BASE_URL!).origin;
+    const device = new SoftAuthenticator(origin);
+    const options = expectOk(
+      await stack.api('POST', '/auth/passkeys/register/options', {
+        headers: json(state.user.token),
+        body: { password: state.user.password },
+      }),
+    );
+    expect(options.json.data.rp.id).toBe(new URL(origin).hostname);
+    expectOk(
+      await stack.api('POST', '/auth/passkeys/register/verify', {
+        headers: json(state.user.token),
+        body: { response: device.register(options.json.data), name: 'deployed' },
+      }),
+      201,
+    );
+    const loginOptions = expectOk(
+      await stack.api('POST', '/auth/passkeys/login/options', { headers: json(), body: {} }),
+    );
+    const session = expectOk(
+      await stack.api('POST', '/auth/passkeys/login/verify', {
+        headers: json(),
+        body: { response: device.authenticate(loginOptions.json.data) },
+      }),
+    );
+    expect(session.json.data.user.username).toBe(state.user.username);
+    const login = expectOk(
+      await stack.api('POST', '/auth/login', {
+        headers: json(),
+        body: { username: state.user.username, password: state.user.password },
+      }),
+    );
+    expect(login.json.data.methods).toContain('passkey');
+    const challenge_token = login.json.data.challenge_token;
+    const challengeOptions = expectOk(
+      await stack.api('POST', '/auth/passkeys/challenge/options', {
+        headers: json(),
+        body: { challenge_token },
+      }),
+    );
+    const answered = expectOk(
+      await stack.api('POST', '/auth/passkeys/challenge/verify', {
+        headers: json(),
+        body: { challenge_token, response: device.authenticate(challengeOptions.json.data) },
+      }),
+    );
+    state.user.token = answered.json.data.token;
   });
 
   it('issues an API token on a session route of the upload function', async () => {
@@ -386,7 +456,7 @@ describe('the deployed shape', () => {
     expect(listed.json.data.items[0].usage).toMatchObject({ quota_bytes: 5 * 1024 ** 3 });
   });
 
-  it('serves the API document, its page and the page\'s renderer from the files function', async () => {
+  it("serves the API document, its page and the page's renderer from the files function", async () => {
     const document = await stack.api('GET', '/api/v1/openapi.json');
     expect(document.status).toBe(200);
     expect(document.json.openapi).toBe('3.1.0');

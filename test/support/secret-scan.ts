@@ -98,6 +98,8 @@ const SECRET_BODY_FIELDS: Record<string, RegExp> = {
   // A recovery code used to log in (a TOTP code is too short to count as a literal).
   'POST /auth/totp/verify': /^code$/,
   'POST /auth/email/verify': /^password$/,
+  'POST /auth/passkeys/register/options': /^password$/,
+  'DELETE /auth/passkeys/{id}': /^password$/,
   'POST /auth/email/unbind': /^password$/,
   'POST /auth/password': /^(current_password|new_password)$/,
   // `token`: a reset link's.
@@ -232,6 +234,10 @@ const ISSUES_SESSION = new Set([
   'POST /admin/auth/login',
   'POST /auth/totp/verify',
   'POST /auth/password',
+  // Passkey logins (docs/DESIGN.md 18).
+  'POST /auth/passkeys/login/verify',
+  'POST /admin/auth/passkeys/login/verify',
+  'POST /auth/passkeys/challenge/verify',
 ]);
 /** The response that shows an API token, once (docs/DESIGN.md 5). */
 const ISSUES_API_TOKEN = `POST ${API_PREFIX}/tokens`;

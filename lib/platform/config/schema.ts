@@ -187,6 +187,28 @@ export const configSchema = z.object({
     ip_limit_per_minute: wholeNumber(0, 100_000, 60),
     // The issuer authenticator apps show next to the account (the otpauth link of /auth/totp/setup).
     totp_issuer: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(64)), 'Account Service'),
+    // Passkeys (docs/DESIGN.md 18): the relying party's id (default: the host of base_url) and the origins a
+    // ceremony may run at besides base_url's own (the console's, where it is served from elsewhere).
+    passkeys: section({
+      rp_id: z.optional(
+        z
+          .string()
+          .check(z.regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a host name like example.com')),
+      ),
+      origins: z._default(
+        z.array(
+          z
+            .string()
+            .check(
+              z.regex(
+                /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/,
+                'must be an origin like https://console.example.com',
+              ),
+            ),
+        ),
+        [],
+      ),
+    }),
   }),
   admin: section({
     bootstrap: section({

@@ -184,6 +184,22 @@ export class Table {
     );
   }
 
+  /**
+   * Deletes the item and answers it as it was: a single-use item taken once (a concurrent taker's
+   * condition fails). `condition` must require the item to exist.
+   */
+  async take<T extends Item = Item>(
+    key: Key,
+    condition: Omit<DeleteCommandInput, 'TableName' | 'Key' | 'ReturnValues'>,
+  ): Promise<T> {
+    const { Attributes } = await this.conditional(() =>
+      this.client.send(
+        new DeleteCommand({ TableName: this.name, Key: key, ReturnValues: 'ALL_OLD', ...condition }),
+      ),
+    );
+    return Attributes as T;
+  }
+
   /** One conditional write: a failed condition becomes ConditionFailedError. */
   private async conditional<T>(write: () => Promise<T>): Promise<T> {
     try {

@@ -59,7 +59,9 @@ export type SecurityNoticeKind =
   | 'totp_reset'
   | 'recovery_code_used'
   | 'recovery_codes_regenerated'
-  | 'email_changed';
+  | 'email_changed'
+  | 'passkey_added'
+  | 'passkey_removed';
 
 export interface NoticeFacts {
   username: string;
@@ -82,6 +84,8 @@ const NOTICE_SUBJECTS: Record<SecurityNoticeKind, string> = {
   recovery_code_used: 'A recovery code was used to sign in',
   recovery_codes_regenerated: 'New recovery codes were created',
   email_changed: 'Your account e-mail address was changed',
+  passkey_added: 'A passkey was added to your account',
+  passkey_removed: 'A passkey was removed from your account',
 };
 
 function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
@@ -103,7 +107,7 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
       return [`Two-step verification was turned off for ${account}. Signing in now needs the password only.`];
     case 'totp_reset':
       return [
-        `An administrator turned two-step verification off for ${account} and removed its recovery codes.`,
+        `An administrator turned two-step verification off for ${account} and removed its recovery codes and passkeys.`,
         'Every session of the account was signed out. Turn two-step verification on again after you sign in.',
       ];
     case 'recovery_code_used':
@@ -112,6 +116,13 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
       ];
     case 'recovery_codes_regenerated':
       return [`New recovery codes were created for ${account}. The previous codes no longer work.`];
+    case 'passkey_added':
+      return [
+        `A passkey was added to ${account}. It signs in without the password, and answers the second step.`,
+        'If you did not add it, remove it on the security page and change your password.',
+      ];
+    case 'passkey_removed':
+      return [`A passkey was removed from ${account}. It no longer signs in.`];
     case 'email_changed':
       return [
         facts.newEmail

@@ -114,6 +114,7 @@ describe('login', () => {
       email: user.email,
       email_verified: true,
       recovery_codes_remaining: 0,
+      passkeys: 0,
     });
     expect((await h.call('POST', '/auth/logout', {}, { token: user.token })).status).toBe(200);
     expect((await h.call('GET', '/auth/me', undefined, { token: user.token })).status).toBe(401);
@@ -207,7 +208,12 @@ describe('TOTP', () => {
     clock.advance(30_000);
     const login = await h.call('POST', '/auth/login', { username: user.username, password: user.password });
     expect(login.status).toBe(200);
-    expect(Object.keys(login.body.data).sort()).toEqual(['challenge_token', 'expires_at', 'totp_required']);
+    expect(Object.keys(login.body.data).sort()).toEqual([
+      'challenge_token',
+      'expires_at',
+      'methods',
+      'totp_required',
+    ]);
     expect(login.body.data.totp_required).toBe(true);
     const challenge = login.body.data.challenge_token;
     // Not a session: 403 on session endpoints.

@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
+import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { navigate } from '../router.ts';
 import { devices, session } from '../session.ts';
 import { FormError, Page, Status } from '../ui.tsx';
@@ -20,6 +21,7 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
   const challenge = useForm({ code: '' });
   const [asAdmin, setAsAdmin] = useState(admin);
   const [challengeToken, setChallengeToken] = useState('');
+  const [methods, setMethods] = useState<string[]>([]);
 
   const login = form.submit(async ({ username, password }) => {
     const path = asAdmin ? '/admin/auth/login' : '/auth/login';
@@ -29,20 +31,54 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
     );
     if ('totp_required' in data) {
       setChallengeToken(data.challenge_token);
+      setMethods(data.methods);
       return;
     }
+    signedIn(data);
+  });
+
+  const signedIn = (data: {
+    token: string;
+    device_token: string;
+    user: Parameters<typeof session.start>[1];
+  }) => {
     devices.keep(data.device_token, data.user);
     session.start(data.token, data.user);
     onDone();
+  };
+
+  // Passwordless (docs/DESIGN.md 18): the typed name's passkeys, or any this device holds for the site.
+  const withPasskey = form.submit(async ({ username }) => {
+    const door = asAdmin ? '/admin/auth/passkeys/login' : '/auth/passkeys/login';
+    const name = username.trim();
+    const options = await call(
+      api.POST(`${door}/options` as '/auth/passkeys/login/options', {
+        body: name ? { username: name } : {},
+      }),
+    );
+    const response = await signWithPasskey(options);
+    signedIn(await call(api.POST(`${door}/verify` as '/auth/passkeys/login/verify', { body: { response } })));
+  });
+
+  const challengeWithPasskey = challenge.submit(async () => {
+    const options = await call(
+      api.POST('/auth/passkeys/challenge/options', { body: { challenge_token: challengeToken } }),
+    );
+    const response = await signWithPasskey(options);
+    signedIn(
+      await call(
+        api.POST('/auth/passkeys/challenge/verify', {
+          body: { challenge_token: challengeToken, response },
+        }),
+      ),
+    );
   });
 
   const verify = challenge.submit(async ({ code }) => {
     const data = await call(
       api.POST('/auth/totp/verify', { body: { challenge_token: challengeToken, code: code.trim() } }),
     );
-    devices.keep(data.device_token, data.user);
-    session.start(data.token, data.user);
-    onDone();
+    signedIn(data);
   });
 
   if (challengeToken) {
@@ -62,6 +98,11 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
           <button type="submit" disabled={challenge.busy}>
             Verify
           </button>
+          {methods.includes('passkey') && passkeysSupported() && (
+            <button type="button" class="secondary" onClick={challengeWithPasskey} disabled={challenge.busy}>
+              Use a passkey
+            </button>
+          )}
           <button type="button" class="secondary" onClick={() => setChallengeToken('')}>
             Back
           </button>
@@ -95,6 +136,11 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
         <button type="submit" disabled={form.busy}>
           Log in
         </button>
+        {passkeysSupported() && (
+          <button type="button" class="secondary" onClick={withPasskey} disabled={form.busy}>
+            Sign in with a passkey
+          </button>
+        )}
       </div>
     </form>
   );

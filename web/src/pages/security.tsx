@@ -1,9 +1,10 @@
 // Security: TOTP (setup with the QR code, enable, disable, recovery codes), sessions, security events,
-// e-mail binding and password change (docs/ACCOUNTS.md).
+// passkeys, e-mail binding and password change (docs/ACCOUNTS.md).
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { CodeField, Field, PasswordField, Submit, useForm } from '../form.tsx';
+import { createPasskey, passkeysSupported } from '../passkey.ts';
 import { QrCode } from '../qr.tsx';
 import { session } from '../session.ts';
 import { FormError, formatTime, Page, Status, useLoad } from '../ui.tsx';
@@ -108,6 +109,87 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
             </Submit>
           </form>
         </>
+      )}
+    </section>
+  );
+}
+
+/** One passkey's removal: its own password field, asked for once the owner chose to remove it. */
+function RemovePasskey({ id, name, onDone }: { id: string; name: string; onDone: () => void }) {
+  const form = useForm({ password: '' });
+  const remove = form.submit(async ({ password }) => {
+    await call(api.DELETE('/auth/passkeys/{id}', { params: { path: { id } }, body: { password } }));
+    onDone();
+  });
+  return (
+    <form onSubmit={remove} noValidate class="inline" aria-label={`Remove the passkey ${name}`}>
+      <PasswordField form={form} />
+      <Submit form={form} secondary>
+        Remove<span class="visually-hidden"> passkey {name}</span>
+      </Submit>
+    </form>
+  );
+}
+
+function Passkeys({ onChange }: { onChange: () => void }) {
+  const list = useLoad(() => call(api.GET('/auth/passkeys')));
+  const form = useForm({ name: '', password: '' });
+  const [removing, setRemoving] = useState('');
+  const [done, setDone] = useState('');
+  const changed = async (message: string) => {
+    setDone(message);
+    setRemoving('');
+    await list.reload();
+    onChange();
+  };
+  const add = form.submit(async ({ name, password }) => {
+    setDone('');
+    const options = await call(api.POST('/auth/passkeys/register/options', { body: { password } }));
+    const response = await createPasskey(options);
+    const created = await call(
+      api.POST('/auth/passkeys/register/verify', {
+        body: { response, ...(name.trim() ? { name: name.trim() } : {}) },
+      }),
+    );
+    form.reset();
+    await changed(`Passkey "${created.name}" added.`);
+  });
+  return (
+    <section aria-labelledby="passkeys-title">
+      <h2 id="passkeys-title">Passkeys</h2>
+      <p>A passkey signs you in without the password, and answers the two-factor step.</p>
+      {list.error && <FormError message={list.error} />}
+      {done && <Status message={done} />}
+      <ul class="rows" aria-label="Your passkeys">
+        {list.data?.map((row) => (
+          <li key={row.id}>
+            <span>
+              {row.name} · added {formatTime(row.created_at)} · last used{' '}
+              {row.last_used_at ? formatTime(row.last_used_at) : 'never'}
+            </span>
+            {removing === row.id ? (
+              <RemovePasskey
+                id={row.id}
+                name={row.name}
+                onDone={() => changed(`Passkey "${row.name}" removed.`)}
+              />
+            ) : (
+              <button type="button" class="secondary" onClick={() => setRemoving(row.id)}>
+                Remove<span class="visually-hidden"> passkey {row.name}</span>
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {list.data?.length === 0 && <p>No passkeys yet.</p>}
+      {passkeysSupported() ? (
+        <form onSubmit={add} noValidate aria-label="Add a passkey">
+          <Field form={form} name="name" label="Passkey name" hint="Optional, e.g. Laptop." maxLength={64} />
+          <PasswordField form={form} />
+          <Submit form={form}>Add a passkey</Submit>
+        </form>
+      ) : (
+        <p>This browser cannot use passkeys.</p>
       )}
     </section>
   );
@@ -258,6 +340,7 @@ export function SecurityPage() {
         <>
           <Totp enabled={state.data.totp_enabled} onChange={state.reload} />
           {state.data.totp_enabled && <p>{state.data.recovery_codes_remaining} recovery codes left.</p>}
+          <Passkeys onChange={state.reload} />
           <Email email={state.data.email} verified={state.data.email_verified} onChange={state.reload} />
         </>
       )}
