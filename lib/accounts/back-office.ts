@@ -210,7 +210,7 @@ export class BackOffice {
       updated = await this.deps.secondFactorWrites.adminReset(id);
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
-      if (removed === 0) throw errors.conflict('TOTP is not enabled for this account');
+      if (removed === 0) throw errors.conflict('This account has no second factor to reset');
       // TOTP was off: the passkeys were the second factor; their sessions end all the same.
       updated = await this.deps.secondFactorWrites.endSessions(id);
     }

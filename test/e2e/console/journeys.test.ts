@@ -396,9 +396,9 @@ describe('web console journeys (npm start, Chromium)', () => {
     const row = page.getByRole('row', { name: new RegExp(USER.username) });
     await poll(() => row.getByRole('cell', { name: 'disabled', exact: true }).count()).toBe(1);
     await checkPage('admin-accounts');
-    await page.getByRole('button', { name: `Reset TOTP of ${USER.username}` }).click();
+    await page.getByRole('button', { name: `Reset second factor of ${USER.username}` }).click();
     await page.getByText(`Two-factor authentication of ${USER.username} reset`).waitFor();
-    await poll(() => page.getByRole('button', { name: `Reset TOTP of ${USER.username}` }).count()).toBe(0);
+    await poll(() => page.getByRole('button', { name: `Reset second factor of ${USER.username}` }).count()).toBe(0);
 
     const login = await apiCall('POST', '/auth/login', undefined, {
       username: USER.username,

@@ -51,7 +51,7 @@ export function AdminAccounts() {
         <PasswordField
           form={confirm}
           name="current_password"
-          label="Your password (to disable an administrator or reset their TOTP)"
+          label="Your password (to disable an administrator or reset their second factor)"
         />
       </form>
       {accounts.error && <FormError message={accounts.error} />}
@@ -103,7 +103,7 @@ export function AdminAccounts() {
                     }
                     done={`Two-factor authentication of ${account.username} reset`}
                   >
-                    Reset TOTP<span class="visually-hidden"> of {account.username}</span>
+                    Reset second factor<span class="visually-hidden"> of {account.username}</span>
                   </ActionButton>
                 )}
               </td>
