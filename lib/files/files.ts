@@ -16,6 +16,7 @@ import {
   type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
+import { albumFilesPartition, albumIndexKeys, albumKey } from './album-keys.ts';
 import type { Reservation } from './quota-service.ts';
 import { buildUploadRecord, type Permission, type UploadFacts, type UploadRecord } from './record.ts';
 import { thumbnailOf } from './rendition-query.ts';
@@ -70,6 +71,11 @@ export interface FileItem {
   /** `gallery#public#<n>` while public, `files#private#<n>` while private, n the shard of the id */
   gsi2pk?: string;
   gsi2sk?: string;
+  /** The album it is in (docs/DESIGN.md 16); a deleted album's id is read as none. */
+  album_id?: string;
+  /** `album#<album id>` while in an album: the album's listing (the sparse `due` index). */
+  gsi3pk?: string;
+  gsi3sk?: string;
   /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
   usage_counted?: boolean;
   /** The usage item that counted them when not the owner's single one (lib/files/usage.ts shards). */
@@ -92,6 +98,8 @@ export interface NewFileInput {
   baseUrl: string;
   /** `listing_shards`: the gallery and private listings are spread over this many shards. */
   listingShards: number;
+  /** The caller's album it goes into (already checked), if any. */
+  albumId?: string | null | undefined;
 }
 
 /**
@@ -100,15 +108,17 @@ export interface NewFileInput {
  */
 export function newFileItem(input: NewFileInput): FileItem {
   const { ownerId, listingShards, ...fields } = input;
-  const { url: _url, thumbnail: _thumbnail, ...record } = buildUploadRecord(fields);
+  const { url: _url, thumbnail: _thumbnail, album_id: albumId, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
     ...fileKey(record.id),
     ...record,
+    ...(albumId ? { album_id: albumId } : {}),
     owner_id: ownerId,
     gsi1pk: ownerIndex(ownerId),
     gsi1sk: sortKey,
     ...fileListingKeys({ id: record.id, permission: record.permission, gsi1sk: sortKey }, listingShards),
+    ...albumIndexKeys(albumId, sortKey),
   };
 }
 
@@ -146,7 +156,10 @@ export class FileRepository {
     this.listingShards = deps.listingShards;
   }
 
-  /** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
+  /**
+   * The wire record; `url` follows the configured base URL rather than being frozen in the item.
+   * `album_id` as stored: callers that may hold a deleted album's id read it through `records`.
+   */
   record(item: FileItem): UploadRecord {
     return {
       id: item.id,
@@ -157,12 +170,34 @@ export class FileRepository {
       filename: item.filename,
       hash: item.hash,
       permission: item.permission,
+      album_id: item.album_id ?? null,
       size: item.size,
       mime_type: item.mime_type,
       width: item.width,
       height: item.height,
       created_at: item.created_at,
     };
+  }
+
+  /**
+   * Wire records of stored items, with `album_id` null where the album was deleted since (deleting an
+   * album leaves its files' pointers behind; docs/DESIGN.md 16): one read of the page's albums at most.
+   */
+  async records(items: FileItem[]): Promise<UploadRecord[]> {
+    const albumIds = [...new Set(items.flatMap((item) => (item.album_id ? [item.album_id] : [])))];
+    if (albumIds.length === 0) return items.map((item) => this.record(item));
+    const found = await this.table.getMany(albumIds.map(albumKey));
+    const live = new Set(albumIds.filter((_id, index) => found[index] !== undefined));
+    return items.map((item) => {
+      const record = this.record(item);
+      return record.album_id && !live.has(record.album_id) ? { ...record, album_id: null } : record;
+    });
+  }
+
+  /** One stored item's wire record, its album checked as `records` does. */
+  async recordOf(item: FileItem): Promise<UploadRecord> {
+    const [record] = await this.records([item]);
+    return record!;
   }
 
   async getItem(id: string): Promise<FileItem | undefined> {
@@ -267,7 +302,67 @@ export class FileRepository {
       Limit: options.limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
-    return { items: items.map((item) => this.record(item)), next_cursor: encodeCursor(lastKey) };
+    return { items: await this.records(items), next_cursor: encodeCursor(lastKey) };
+  }
+
+  /**
+   * One page of an album's file items, newest first: one partition of the sparse `due` index
+   * (`album#<id>`), whose projection holds keys only, then the page's items in one batch read. The caller
+   * checked the album.
+   */
+  async albumPage(
+    albumId: string,
+    options: { limit: number; cursor?: string | undefined },
+  ): Promise<{ items: FileItem[]; next_cursor: string | null }> {
+    const partition = albumFilesPartition(albumId);
+    const startKey = decodeCursor(options.cursor, {
+      pk: /^file#/,
+      sk: 'file',
+      gsi3pk: partition,
+      gsi3sk: ANY_KEY_VALUE,
+    });
+    const { items: keys, lastKey } = await this.table.query<{ pk: string; sk: string }>({
+      IndexName: 'due',
+      KeyConditionExpression: 'gsi3pk = :partition',
+      ExpressionAttributeValues: { ':partition': partition },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    const items =
+      keys.length === 0 ? [] : await this.table.getMany<FileItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
+    // A file deleted or moved out between the two reads is left out.
+    const present = items.filter((item): item is FileItem => item !== undefined && item.album_id === albumId);
+    return { items: present, next_cursor: encodeCursor(lastKey) };
+  }
+
+  /** How many files an album holds: a count over its partition of the `due` index (keys only). */
+  async countAlbum(albumId: string): Promise<number> {
+    return this.table.count({
+      IndexName: 'due',
+      KeyConditionExpression: 'gsi3pk = :partition',
+      ExpressionAttributeValues: { ':partition': albumFilesPartition(albumId) },
+    });
+  }
+
+  /**
+   * Puts the caller's file into an album (checked by the caller) or takes it out (null): its pointer and
+   * its place in the album's listing, in one conditional update.
+   */
+  async setAlbum(ownerId: string, id: string, albumId: string | null): Promise<FileItem> {
+    if (!UUID.test(id)) throw errors.notFound('file: not found');
+    return this.table
+      .update<FileItem>(fileKey(id), {
+        ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner',
+        UpdateExpression: albumId
+          ? 'SET album_id = :album, gsi3pk = :partition, gsi3sk = gsi1sk'
+          : 'REMOVE album_id, gsi3pk, gsi3sk',
+        ExpressionAttributeValues: {
+          ':owner': ownerId,
+          ...(albumId ? { ':album': albumId, ':partition': albumFilesPartition(albumId) } : {}),
+        },
+      })
+      .catch(conditionFailedAs(() => errors.notFound('file: not found')));
   }
 
   /** Public files, newest first: the gallery's shards read at once and merged. */
@@ -277,7 +372,7 @@ export class FileRepository {
       cursor: options.cursor,
       order: 'newest-first',
     });
-    return { items: page.items.map((item) => this.record(item)), next_cursor: page.next_cursor };
+    return { items: await this.records(page.items), next_cursor: page.next_cursor };
   }
 
   /**
@@ -299,7 +394,7 @@ export class FileRepository {
         },
       })
       .catch(conditionFailedAs(() => errors.notFound('file: not found')));
-    return this.record(item);
+    return this.recordOf(item);
   }
 
   /**

@@ -30,6 +30,8 @@ export const uploadRecordSchema = z.strictObject({
   filename: z.string().check(z.minLength(1)),
   hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
   permission: z.enum(PERMISSIONS),
+  // The album the file is in (docs/DESIGN.md 16): at most one; null outside any.
+  album_id: z.nullable(z.string()),
   size: z.number().check(z.int(), z.minimum(1)),
   mime_type: z.string().check(z.minLength(1)),
   width: z.number().check(z.int(), z.minimum(0)),
@@ -126,6 +128,8 @@ export interface BuildUploadRecordInput {
   /** where the bytes live: from storedFilename/storageKey (or the presigned key on confirm) */
   filename: string;
   key: string;
+  /** the caller's album it goes into (checked by the caller), else none */
+  albumId?: string | null | undefined;
 }
 
 /** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
@@ -140,6 +144,7 @@ export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
     filename: input.filename,
     hash: facts.sha256,
     permission: input.permission,
+    album_id: input.albumId ?? null,
     size: facts.size,
     mime_type: facts.mimeType,
     width: facts.width,

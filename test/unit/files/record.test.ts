@@ -35,6 +35,7 @@ describe('buildUploadRecord', () => {
       filename: `${ID}-abababababab.png`,
       hash: facts.sha256,
       permission: 'private',
+      album_id: null,
       size: images.png.bytes.length,
       mime_type: 'image/png',
       width: 3,
@@ -43,6 +44,7 @@ describe('buildUploadRecord', () => {
     });
     expect(Object.keys(record).sort()).toEqual(
       [
+        'album_id',
         'created_at',
         'filename',
         'hash',
@@ -71,6 +73,7 @@ describe('buildUploadRecord', () => {
       filename: 'x.png',
       hash: 'a'.repeat(64),
       permission: 'public',
+      album_id: null,
       size: 1,
       mime_type: 'image/png',
       width: 0,
