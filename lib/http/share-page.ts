@@ -98,7 +98,7 @@ ${state.wrong ? '<p class="error" role="alert">That password is wrong.</p>' : ''
       ? '<p class="lead">This album is empty.</p>'
       : `<ul class="grid">${state.items.map(itemHtml).join('')}</ul>`;
   const limits = [
-    `Viewed ${state.views}${state.maxViews === null ? '' : ` of ${state.maxViews}`} times`,
+    `Views: ${state.views}${state.maxViews === null ? '' : ` of ${state.maxViews}`}`,
     ...(state.expiresAt ? [`available until ${state.expiresAt}`] : []),
   ].join('; ');
   return {
