@@ -18,7 +18,8 @@ import {
 } from '#lib/platform/db/table.ts';
 import { albumFilesPartition, albumIndexKeys, albumKey } from './album-keys.ts';
 import type { Reservation } from './quota-service.ts';
-import { buildUploadRecord, type Permission, type UploadFacts, type UploadRecord } from './record.ts';
+import type { Permission, UploadFacts, UploadRecord } from './record.ts';
+import { buildUploadRecord } from './record-build.ts';
 import { thumbnailOf } from './rendition-query.ts';
 import { releaseItem } from './usage.ts';
 

@@ -4,7 +4,8 @@ import { UploadError } from '#lib/files/errors.ts';
 import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from '#lib/files/names.ts';
-import { buildUploadRecord, inspectUpload, parsePermission, uploadRecordSchema } from '#lib/files/record.ts';
+import { inspectUpload, parsePermission, uploadRecordSchema } from '#lib/files/record.ts';
+import { buildUploadRecord } from '#lib/files/record-build.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images } from '#test/support/images.ts';
 
