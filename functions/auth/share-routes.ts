@@ -181,6 +181,7 @@ export function shareRoutes(shares: () => ShareService): RouteImpls {
       summary: 'The share as a page without script; a password share shows its form (401).',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the password form, or why it cannot be shown.',
+      errors: [401, 410, 429],
       run: async (request) => openPage(shares(), request.params.id ?? '', undefined),
     }),
     'POST /s/{id}': defineRoute({
@@ -188,14 +189,15 @@ export function shareRoutes(shares: () => ShareService): RouteImpls {
       requestContentType: 'application/x-www-form-urlencoded',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the form again (401) or why it cannot be shown.',
+      errors: [401, 410, 429],
       maxBodyBytes: 4096,
       run: async (request) => openPage(shares(), request.params.id ?? '', formPassword(request.rawBody)),
     }),
     'GET /s/{id}/random': defineRoute({
       summary:
         'A 302 to one random image of a shared album (or the shared file), counted as a view; 401 for a share with a password.',
-      responseContentType: 'text/plain',
-      responseDescription: 'A redirect (302, Cache-Control: no-store) to the image URL.',
+      successStatus: 302,
+      responseDescription: 'A redirect (Cache-Control: no-store) to the image URL.',
       errors: [401, 404, 410],
       run: async (request) => ({
         kind: 'raw',

@@ -7007,8 +7007,28 @@ export interface operations {
           'text/html': unknown;
         };
       };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
+      /** @description Gone (an expired grant) */
+      410: {
         headers: {
           [name: string]: unknown;
         };
@@ -7081,6 +7101,16 @@ export interface operations {
           'text/html': unknown;
         };
       };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -7093,6 +7123,16 @@ export interface operations {
       };
       /** @description Conflict */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
+      /** @description Gone (an expired grant) */
+      410: {
         headers: {
           [name: string]: unknown;
         };
@@ -7152,14 +7192,12 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A redirect (302, Cache-Control: no-store) to the image URL. */
-      200: {
+      /** @description A redirect (Cache-Control: no-store) to the image URL. */
+      302: {
         headers: {
           [name: string]: unknown;
         };
-        content: {
-          'text/plain': unknown;
-        };
+        content?: never;
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
@@ -7168,7 +7206,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
-          'text/plain': unknown;
         };
       };
       /** @description Missing, invalid or expired credentials */
@@ -7178,7 +7215,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
-          'text/plain': unknown;
         };
       };
       /** @description Unknown resource (including other accounts’) */
@@ -7188,7 +7224,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
-          'text/plain': unknown;
         };
       };
       /** @description Gone (an expired grant) */
@@ -7198,7 +7233,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
-          'text/plain': unknown;
         };
       };
       /** @description Throttled (Retry-After) */
@@ -7208,7 +7242,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
-          'text/plain': unknown;
         };
       };
       /** @description A bug (never for bad input) */
