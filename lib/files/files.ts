@@ -303,7 +303,18 @@ export class FileRepository {
       Limit: options.limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
-    return { items: await this.records(items), next_cursor: encodeCursor(lastKey) };
+    return { items: await this.records(await this.fullItems(items)), next_cursor: encodeCursor(lastKey) };
+  }
+
+  /**
+   * The stored items of a page read from an index: the indexes do not project `album_id` (an index's
+   * projection cannot change in place on a deployed table; docs/DESIGN.md 16), so listings that show it
+   * read the page's items in one batch. An item deleted in between is left out.
+   */
+  async fullItems(items: FileItem[]): Promise<FileItem[]> {
+    if (items.length === 0) return items;
+    const full = await this.table.getMany<FileItem>(items.map((item) => fileKey(item.id)));
+    return full.filter((item): item is FileItem => item !== undefined);
   }
 
   /**
@@ -366,14 +377,17 @@ export class FileRepository {
       .catch(conditionFailedAs(() => errors.notFound('file: not found')));
   }
 
-  /** Public files, newest first: the gallery's shards read at once and merged. */
+  /**
+   * Public files, newest first: the gallery's shards read at once and merged. Records as the index holds
+   * them: which album a file is in is its owner's business, so the gallery's `album_id` is null.
+   */
   async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
     const page = await readShards<FileItem>(this.table, fileListing('public', this.listingShards), {
       limit: options.limit,
       cursor: options.cursor,
       order: 'newest-first',
     });
-    return { items: await this.records(page.items), next_cursor: page.next_cursor };
+    return { items: page.items.map((item) => this.record(item)), next_cursor: page.next_cursor };
   }
 
   /**

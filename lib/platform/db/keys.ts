@@ -10,7 +10,6 @@ const FILE_FIELDS = [
   'filename',
   'hash',
   'permission',
-  'album_id',
   'size',
   'mime_type',
   'width',
@@ -73,7 +72,7 @@ export const TABLE = {
   // Each index carries only what its listings return, never a credential (docs/CAPACITY.md, "Indexes"):
   // `projected` names the non-key attributes an index holds (the table's and the index's keys always are).
   // DynamoDB allows 100 such names across all indexes of a table (a name in two indexes counts twice);
-  // these take 76. A listing that needs more reads keys and then the items (Table.getMany): the
+  // these take 74. A listing that needs more reads keys and then the items (Table.getMany): the
   // administrators do, so no account attribute is listed here.
   indexes: [
     // owner: look-ups by a second identity (a file's owner, an order's buyer, an API token's account).

@@ -107,6 +107,12 @@ describe('albums', () => {
     const listed = await albumFiles(alice, album.id);
     expect(listed.status).toBe(200);
     expect(listed.body.data.items.map((file) => file.id)).toEqual([second.id, first.id]);
+    const all = await callUpload<{ items: UploadRecord[] }>({
+      path: '/api/v1/files?limit=100',
+      headers: alice.headers,
+    });
+    expect(all.body.data.items.find((item) => item.id === first.id)?.album_id).toBe(album.id);
+    expect(all.body.data.items.find((item) => item.id === outside.id)?.album_id).toBeNull();
     const got = await callUpload<Album>({ path: `/api/v1/albums/${album.id}`, headers: alice.headers });
     expect(got.body.data.file_count).toBe(2);
     expect(got.body.data.cover_url).toBe(second.thumbnail);
