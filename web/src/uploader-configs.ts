@@ -1,4 +1,4 @@
-// Ready configurations for uploader tools (docs/UPLOADS.md "Uploader configurations"), built from the
+// Ready configurations for uploader tools (docs/ALBUMS.md "Uploader configurations"), built from the
 // service's address and a new API token: PicGo's web-uploader, a ShareX custom uploader (.sxcu), and a
 // Flameshot or curl command. Pure, so the console and the tests build exactly the same text.
 

@@ -1,4 +1,4 @@
-// Uploader configurations (docs/UPLOADS.md "Uploader configurations") as the tools use them, through the local
+// Uploader configurations (docs/ALBUMS.md "Uploader configurations") as the tools use them, through the local
 // HTTP server: the ShareX .sxcu the console offers, read field by field as ShareX reads it, uploads a file
 // and its URL expression resolves to the file's URL; an API token deletes a file, as clients that sync
 // deletions do; the curl and Flameshot commands name the same upload.
