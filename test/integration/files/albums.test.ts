@@ -2,6 +2,7 @@
 // rename, delete (files stay, outside any album), album_id by upload form, presign and PATCH, the album's
 // listing, and another account's album as 404.
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { PresignResult } from '#lib/files/presign.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { makePng } from '#test/support/images.ts';
@@ -88,7 +89,7 @@ describe('albums', () => {
     expect(JSON.stringify(answer)).toContain(field);
   });
 
-  it('takes uploads by the form field and by presign, lists them newest first, counts them and shows the newest as cover', async () => {
+  it('takes uploads by the form field and by presign and confirm, lists them newest first, counts them and shows the newest as cover', async () => {
     const album = await createAlbum(alice);
     const first = await upload(alice, album.id);
     const second = await upload(alice, album.id);
@@ -96,17 +97,36 @@ describe('albums', () => {
     expect(first.album_id).toBe(album.id);
     expect(outside.album_id).toBeNull();
 
-    const presign = await callUpload<{ key: string }>({
+    // Presigned into the album: the confirmed record lands in it.
+    const bytes = freshPng();
+    const presign = await callUpload<PresignResult>({
       method: 'POST',
       path: '/api/v1/upload/presign',
       headers: alice.headers,
-      body: { mime_type: 'image/png', size: 100, album_id: album.id },
+      body: { mime_type: 'image/png', size: bytes.length, album_id: album.id },
     });
     expect(presign.status).toBe(200);
+    const put = await fetch(presign.body.data.url, {
+      method: 'PUT',
+      body: bytes,
+      headers: { 'Content-Type': 'image/png' },
+    });
+    expect(put.ok).toBe(true);
+    const confirmed = await callUpload<UploadRecord>({
+      method: 'POST',
+      path: '/api/v1/upload/confirm',
+      headers: alice.headers,
+      body: { key: presign.body.data.key },
+    });
+    expect(confirmed.body.data.album_id).toBe(album.id);
 
     const listed = await albumFiles(alice, album.id);
     expect(listed.status).toBe(200);
-    expect(listed.body.data.items.map((file) => file.id)).toEqual([second.id, first.id]);
+    expect(listed.body.data.items.map((file) => file.id)).toEqual([
+      confirmed.body.data.id,
+      second.id,
+      first.id,
+    ]);
     const all = await callUpload<{ items: UploadRecord[] }>({
       path: '/api/v1/files?limit=100',
       headers: alice.headers,
@@ -114,8 +134,8 @@ describe('albums', () => {
     expect(all.body.data.items.find((item) => item.id === first.id)?.album_id).toBe(album.id);
     expect(all.body.data.items.find((item) => item.id === outside.id)?.album_id).toBeNull();
     const got = await callUpload<Album>({ path: `/api/v1/albums/${album.id}`, headers: alice.headers });
-    expect(got.body.data.file_count).toBe(2);
-    expect(got.body.data.cover_url).toBe(second.thumbnail);
+    expect(got.body.data.file_count).toBe(3);
+    expect(got.body.data.cover_url).toBe(confirmed.body.data.thumbnail);
   });
 
   it('moves a file in and out with PATCH {album_id}, and between albums', async () => {
