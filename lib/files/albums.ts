@@ -15,6 +15,7 @@ import {
   type Table,
 } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import type { AlbumFiles } from './album-files.ts';
 import { ALBUM_ID, albumKey } from './album-keys.ts';
 import type { FileItem, FilePage, FileRepository } from './files.ts';
 import { thumbnailOf } from './rendition-query.ts';
@@ -51,6 +52,8 @@ const ownerAlbums = (ownerId: string) => `albums#${ownerId}`;
 export interface AlbumServiceDeps {
   table: Table;
   files: FileRepository;
+  /** The albums' file listings and memberships. */
+  members: AlbumFiles;
   clock: Clock;
   baseUrl: string;
 }
@@ -162,13 +165,13 @@ export class AlbumService {
   /** The caller's album's files, newest first (GET /api/v1/files?album_id=). */
   async files(ownerId: string, id: string, options: { limit: number; cursor?: string }): Promise<FilePage> {
     await this.getOwn(ownerId, id);
-    const page = await this.deps.files.albumPage(id, options);
+    const page = await this.deps.members.albumPage(id, options);
     return { items: page.items.map((item) => this.deps.files.record(item)), next_cursor: page.next_cursor };
   }
 
   /** An album's newest files, at most `limit` (a share shows them). */
   async newestFiles(id: string, limit: number): Promise<FileItem[]> {
-    return (await this.deps.files.albumPage(id, { limit })).items;
+    return (await this.deps.members.albumPage(id, { limit })).items;
   }
 
   /** Checks an album given in an upload, a presign or a move is the caller's (404 otherwise). */
@@ -180,13 +183,13 @@ export class AlbumService {
   /** Puts the caller's file into the caller's album, or takes it out (null). */
   async moveFile(ownerId: string, fileId: string, albumId: string | null): Promise<FileItem> {
     const target = await this.requireOwn(ownerId, albumId);
-    return this.deps.files.setAlbum(ownerId, fileId, target);
+    return this.deps.members.setAlbum(ownerId, fileId, target);
   }
 
   private async view(album: AlbumItem): Promise<AlbumView> {
     const [count, newest] = await Promise.all([
-      this.deps.files.countAlbum(album.id),
-      this.deps.files.albumPage(album.id, { limit: 1 }),
+      this.deps.members.countAlbum(album.id),
+      this.deps.members.albumPage(album.id, { limit: 1 }),
     ]);
     const cover = newest.items[0];
     return {

@@ -7,6 +7,7 @@ import {
   type PasswordGuessLimit,
 } from '#lib/accounts/login-guard.ts';
 import type { Table } from '#lib/platform/db/table.ts';
+import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
 import { FileRepository } from './files.ts';
 import { ShareService } from './shares.ts';
@@ -27,7 +28,13 @@ export function buildShares(input: SharesInput): ShareService {
   return new ShareService({
     table,
     files,
-    albums: new AlbumService({ table, files, clock: table.clock, baseUrl }),
+    albums: new AlbumService({
+      table,
+      files,
+      members: new AlbumFiles({ table }),
+      clock: table.clock,
+      baseUrl,
+    }),
     guard: new LoginGuard(table, input.guessLimit ?? DEFAULT_PASSWORD_GUESS_LIMIT),
     clock: table.clock,
     baseUrl,

@@ -9,6 +9,7 @@ import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import { AdminFiles } from './admin-files.ts';
+import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
 import { ConfirmService } from './confirm.ts';
 import { DirectUploadService } from './direct-upload.ts';
@@ -75,7 +76,7 @@ export function buildFiles(input: FilesInput): Files {
   // Confirm holds the object in memory: the limit never exceeds what the function can hold.
   const presignMaxBytes = Math.min(limits.presignMaxBytes, CONFIRM_MAX_BYTES);
   const { stripMetadata } = limits;
-  const albums = new AlbumService({ table, files, clock, baseUrl });
+  const albums = new AlbumService({ table, files, members: new AlbumFiles({ table }), clock, baseUrl });
   return {
     files,
     albums,

@@ -16,7 +16,7 @@ import {
   type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
-import { albumFilesPartition, albumIndexKeys, albumKey } from './album-keys.ts';
+import { albumIndexKeys, albumKey } from './album-keys.ts';
 import type { Reservation } from './quota-service.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { buildUploadRecord } from './record-build.ts';
@@ -315,66 +315,6 @@ export class FileRepository {
     if (items.length === 0) return items;
     const full = await this.table.getMany<FileItem>(items.map((item) => fileKey(item.id)));
     return full.filter((item): item is FileItem => item !== undefined);
-  }
-
-  /**
-   * One page of an album's file items, newest first: one partition of the sparse `due` index
-   * (`album#<id>`), whose projection holds keys only, then the page's items in one batch read. The caller
-   * checked the album.
-   */
-  async albumPage(
-    albumId: string,
-    options: { limit: number; cursor?: string | undefined },
-  ): Promise<{ items: FileItem[]; next_cursor: string | null }> {
-    const partition = albumFilesPartition(albumId);
-    const startKey = decodeCursor(options.cursor, {
-      pk: /^file#/,
-      sk: 'file',
-      gsi3pk: partition,
-      gsi3sk: ANY_KEY_VALUE,
-    });
-    const { items: keys, lastKey } = await this.table.query<{ pk: string; sk: string }>({
-      IndexName: 'due',
-      KeyConditionExpression: 'gsi3pk = :partition',
-      ExpressionAttributeValues: { ':partition': partition },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
-    const items =
-      keys.length === 0 ? [] : await this.table.getMany<FileItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
-    // A file deleted or moved out between the two reads is left out.
-    const present = items.filter((item): item is FileItem => item !== undefined && item.album_id === albumId);
-    return { items: present, next_cursor: encodeCursor(lastKey) };
-  }
-
-  /** How many files an album holds: a count over its partition of the `due` index (keys only). */
-  async countAlbum(albumId: string): Promise<number> {
-    return this.table.count({
-      IndexName: 'due',
-      KeyConditionExpression: 'gsi3pk = :partition',
-      ExpressionAttributeValues: { ':partition': albumFilesPartition(albumId) },
-    });
-  }
-
-  /**
-   * Puts the caller's file into an album (checked by the caller) or takes it out (null): its pointer and
-   * its place in the album's listing, in one conditional update.
-   */
-  async setAlbum(ownerId: string, id: string, albumId: string | null): Promise<FileItem> {
-    if (!UUID.test(id)) throw errors.notFound('file: not found');
-    return this.table
-      .update<FileItem>(fileKey(id), {
-        ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner',
-        UpdateExpression: albumId
-          ? 'SET album_id = :album, gsi3pk = :partition, gsi3sk = gsi1sk'
-          : 'REMOVE album_id, gsi3pk, gsi3sk',
-        ExpressionAttributeValues: {
-          ':owner': ownerId,
-          ...(albumId ? { ':album': albumId, ':partition': albumFilesPartition(albumId) } : {}),
-        },
-      })
-      .catch(conditionFailedAs(() => errors.notFound('file: not found')));
   }
 
   /**
