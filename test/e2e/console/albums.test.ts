@@ -96,13 +96,14 @@ describe('albums and share links in the console (npm start, Chromium)', () => {
 
   it('shares the album with a password and a view limit of 2, and copies the link', async (context) => {
     if (MISSING) context.skip(MISSING);
-    await page.getByLabel('Password (optional)').fill(SHARE_PASSWORD);
-    await page.getByLabel('View limit (optional)').fill('2');
-    await page.getByRole('button', { name: 'Create share link' }).click();
-    const link = page.getByLabel('Share link');
+    const form = page.getByRole('region', { name: 'Share this album' });
+    await form.getByLabel('Password (optional)').fill(SHARE_PASSWORD);
+    await form.getByLabel('View limit (optional)').fill('2');
+    await form.getByRole('button', { name: 'Create share link' }).click();
+    const link = form.getByLabel('Share link');
     await poll(() => link.inputValue()).toMatch(/\/s\/[A-Za-z0-9_-]{32}$/);
     sharePath = new URL(await link.inputValue()).pathname;
-    await page.getByRole('button', { name: 'Copy link' }).click();
+    await form.getByRole('button', { name: 'Copy link' }).click();
     await page
       .getByRole('status')
       .filter({ hasText: /Link copied|Select the link/ })
@@ -173,6 +174,22 @@ describe('albums and share links in the console (npm start, Chromium)', () => {
       password: SHARE_PASSWORD,
     });
     expect(opened.status).toBe(410);
+  }, 60_000);
+
+  it('shares one file from its card', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    await page.getByRole('link', { name: 'My files' }).click();
+    await heading('My files');
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'beach.png' }) });
+    await card.getByText('Share…').click();
+    const form = card.getByRole('region', { name: 'Share beach.png' });
+    await form.getByRole('button', { name: 'Create share link' }).click();
+    const link = form.getByLabel('Share link');
+    await poll(() => link.inputValue()).toMatch(/\/s\/[A-Za-z0-9_-]{32}$/);
+    const opened = await apiCall('POST', `/api/v1/shares/${(await link.inputValue()).split('/s/')[1]}/open`);
+    expect(opened.status).toBe(200);
+    expect(opened.data.album).toBeNull();
+    await checkPage('file-share');
     expect(policyViolations).toEqual([]);
   }, 60_000);
 });

@@ -15,6 +15,7 @@ import {
   useLoad,
   usePages,
 } from '../ui.tsx';
+import { ShareForm } from './shares.tsx';
 
 type FileItem = DataOf<'/api/v1/files', 'get'>['items'][number];
 
@@ -206,6 +207,7 @@ export function FileCard({
   const [format, setFormat] = useState<LinkFormat>('URL');
   const action = useAction(onChange);
   const [confirming, setConfirming] = useState(false);
+  const [sharing, setSharing] = useState(false);
   const link = LINK_FORMATS[format](file);
 
   const path = admin ? '/api/v1/admin/files/{id}' : '/api/v1/files/{id}';
@@ -302,6 +304,18 @@ export function FileCard({
           </button>
         )}
       </div>
+      {!admin && (
+        // The form is drawn only while open: a page of cards holds no hidden password fields.
+        <details
+          class="share"
+          onToggle={(event) => setSharing((event.currentTarget as HTMLDetailsElement).open)}
+        >
+          <summary>Share…</summary>
+          {sharing && (
+            <ShareForm target={{ file_id: file.id }} label={`Share ${file.original_name}`} level={4} />
+          )}
+        </details>
+      )}
       {action.view}
     </li>
   );

@@ -11,10 +11,14 @@ type Share = DataOf<'/api/v1/shares', 'post', 201>;
 export function ShareForm({
   target,
   label,
+  level = 2,
 }: {
   target: { album_id: string } | { file_id: string };
   label: string;
+  /** The heading's level where the form sits (a card's is under its file's h3). */
+  level?: 2 | 4;
 }) {
+  const Heading = level === 2 ? 'h2' : 'h4';
   const id = useId();
   const [password, setPassword] = useState('');
   const [expires, setExpires] = useState('');
@@ -45,7 +49,7 @@ export function ShareForm({
 
   return (
     <section class="share-form" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{label}</h2>
+      <Heading id={`${id}-title`}>{label}</Heading>
       <form onSubmit={submit} noValidate>
         <div class="field">
           <label for={`${id}-password`}>Password (optional)</label>
