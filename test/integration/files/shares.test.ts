@@ -3,11 +3,13 @@
 // opens with max_views k, passwords (401, then 429 after 10 wrong), and every 410: expired, revoked, out of
 // views, file deleted, album deleted, file taken down by an administrator. Also the page and the redirect.
 import type { Context } from 'aws-lambda';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
+import { jsonBody, RUNS, rawBody, SEED } from '#test/support/hostile-fuzz.ts';
 import { buildMultipart, makePng } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
@@ -472,5 +474,37 @@ describe('GET /s/{id}/random', () => {
     const once = await share(alice, { file_id: file.id, max_views: 1 });
     expect((await call('auth', { path: `/s/${once.id}/random` })).headers.location).toBe(file.url);
     expect((await call('auth', { path: `/s/${once.id}/random` })).status).toBe(410);
+  });
+});
+
+describe('hostile input to a real share', () => {
+  it('answers random and malformed bodies to its open and its page with no 5xx, and never opens it', async () => {
+    const file = await upload(alice);
+    const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
+    const routes = [`/api/v1/shares/${created.id}/open`, `/s/${created.id}`];
+
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...routes),
+        fc.oneof(jsonBody(['password']), rawBody),
+        async (path, body) => {
+          const answer = await call('auth', {
+            method: 'POST',
+            path,
+            body: body.bytes,
+            headers: body.contentType ? { 'content-type': body.contentType } : {},
+          });
+          expect(answer.status, `${path} ${answer.text.slice(0, 200)}`).toBeLessThan(500);
+          expect([400, 401, 413, 415, 429]).toContain(answer.status);
+        },
+      ),
+      { numRuns: RUNS * 2, seed: SEED },
+    );
+    // Nothing opened it: no view was counted.
+    const listed = await call<{ items: Share[] }>('auth', {
+      path: '/api/v1/shares?limit=100',
+      headers: alice.headers,
+    });
+    expect(listed.body.data.items.find((item) => item.id === created.id)?.views).toBe(0);
   });
 });
