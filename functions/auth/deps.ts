@@ -6,6 +6,8 @@ import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { RelyingParty } from '#lib/accounts/webauthn.ts';
+import { buildShares } from '#lib/files/build-shares.ts';
+import type { ShareService } from '#lib/files/shares.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -19,6 +21,8 @@ import { needs } from './needs.ts';
 
 export interface AuthDeps {
   accounts: Accounts;
+  /** Share links (docs/DESIGN.md 16): their passwords are argon2id hashes, like accounts'. */
+  shares: ShareService;
   authenticate: Authenticator;
   /** `admin.bootstrap`: the first administrator, created once before the first request. */
   bootstrap: AppConfig['admin']['bootstrap'];
@@ -51,6 +55,12 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
       // The back office lists each account's storage use (docs/DESIGN.md 11).
       usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
       listingShards: settings.listing_shards,
+    }),
+    shares: buildShares({
+      table,
+      baseUrl: settings.base_url,
+      listingShards: settings.listing_shards,
+      ...(overrides.limits?.passwordGuessing ? { guessLimit: overrides.limits.passwordGuessing } : {}),
     }),
     authenticate: createAuthenticator({ sessions }),
     bootstrap: settings.admin.bootstrap,

@@ -19,6 +19,7 @@ import { log } from '#lib/platform/log.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type AuthDeps, authDeps } from './deps.ts';
 import { needs } from './needs.ts';
+import { shareRoutes } from './share-routes.ts';
 
 function accountOf(request: HttpRequest<unknown, unknown>) {
   const { account } = requirePrincipal(request);
@@ -279,7 +280,7 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
 export function createAuthHandler(deps: () => AuthDeps, options: FrontDoorOptions = {}) {
   return createGroupHandler(
     'auth',
-    authRoutes(() => deps().accounts),
+    { ...authRoutes(() => deps().accounts), ...shareRoutes(() => deps().shares) },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
       // Only through the CDN, which also names the viewer's address the per-IP limit counts.

@@ -3,8 +3,10 @@
 // `uploader` routes.
 
 import { clientOf } from '#lib/accounts/client.ts';
+import { errors } from '#lib/core/errors.ts';
+import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
 import { directUploadBodyLimit } from '#lib/files/build.ts';
-import { PERMISSIONS, uploadRecordSchema } from '#lib/files/record.ts';
+import { PERMISSIONS, type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
@@ -65,9 +67,34 @@ const presignBody = z.object({
   size: z.number().check(z.int(), z.minimum(1)),
   filename: z.optional(z.string().check(z.maxLength(1024))),
   permission: z.optional(z.string().check(z.maxLength(32))),
+  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
 });
 
 const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });
+/** The owner's PATCH: the permission, the album (null takes the file out), or both. */
+const filePatchBody = z.object({
+  permission: z.optional(z.enum(PERMISSIONS)),
+  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+});
+const filesQuery = z.pipe(
+  z.extend(pageQueryFields, { album_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))) }),
+  z.transform(({ album_id, limit, cursor }) => ({
+    albumId: album_id,
+    limit: limit ?? DEFAULT_PAGE_SIZE,
+    ...(cursor ? { cursor } : {}),
+  })),
+);
+const albumName = z.string().check(z.trim(), z.minLength(1), z.maxLength(ALBUM_NAME_MAX));
+const albumDescription = z.string().check(z.trim(), z.maxLength(ALBUM_DESCRIPTION_MAX));
+const albumView = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  file_count: z.number().check(z.int(), z.minimum(0)),
+  cover_url: z.nullable(z.url()),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
 const deletedView = z.object({ id: z.string(), deleted: z.literal(true) });
 
 /** The upload group over the given dependencies (tests build theirs with the same builders). */
@@ -115,29 +142,45 @@ export function createUploadHandler(
           ok(await uploadServices().confirms.confirm(ownerOf(request), request.body.key)),
       }),
       'GET /api/v1/files': defineRoute({
-        summary: "The caller's files, newest first.",
-        query: pageQuery,
+        summary: "The caller's files, newest first; `album_id` lists one of the caller's albums.",
+        query: filesQuery,
         response: filePage,
-        run: async (request) => ok(await uploadServices().files.list(callerOf(request), request.query)),
+        run: async (request) => {
+          const { albumId, ...page } = request.query;
+          const services = uploadServices();
+          return ok(
+            albumId === undefined
+              ? await services.files.list(callerOf(request), page)
+              : await services.albums.files(callerOf(request), albumId, page),
+          );
+        },
       }),
       'GET /api/v1/files/{id}': defineRoute({
         response: uploadRecordSchema,
         run: async (request) => {
           const { files } = uploadServices();
-          return ok(files.record(await files.getOwn(callerOf(request), request.params.id ?? '')));
+          return ok(await files.recordOf(await files.getOwn(callerOf(request), request.params.id ?? '')));
         },
       }),
       'PATCH /api/v1/files/{id}': defineRoute({
-        body: permissionBody,
+        summary:
+          "Sets the permission and/or the album of the caller's file (`album_id` null takes it out of its album).",
+        body: filePatchBody,
         response: uploadRecordSchema,
-        run: async (request) =>
-          ok(
-            await uploadServices().files.setPermission(
-              callerOf(request),
-              request.params.id ?? '',
-              request.body.permission,
-            ),
-          ),
+        run: async (request) => {
+          const { files, albums } = uploadServices();
+          const caller = callerOf(request);
+          const id = request.params.id ?? '';
+          const { permission, album_id: albumId } = request.body;
+          if (permission === undefined && albumId === undefined) {
+            throw errors.validation([{ field: 'body', message: 'give permission or album_id' }]);
+          }
+          let record: UploadRecord | undefined;
+          if (albumId !== undefined)
+            record = await files.recordOf(await albums.moveFile(caller, id, albumId));
+          if (permission !== undefined) record = await files.setPermission(caller, id, permission);
+          return ok(record);
+        },
       }),
       'DELETE /api/v1/files/{id}': defineRoute({
         summary: 'Deletes the record and its object.',
@@ -169,6 +212,38 @@ export function createUploadHandler(
           "Deletes any account's file: record, object, and the owner's usage given back (administrators).",
         response: deletedView,
         run: async (request) => ok(await uploadServices().deletions.delete(null, request.params.id ?? '')),
+      }),
+      'POST /api/v1/albums': defineRoute({
+        summary: 'Creates an album (`name` 1 to 100 characters, `description` up to 1,000).',
+        body: z.object({ name: albumName, description: z.optional(albumDescription) }),
+        response: albumView,
+        successStatus: 201,
+        run: async (request) =>
+          created(await uploadServices().albums.create(callerOf(request), request.body)),
+      }),
+      'GET /api/v1/albums': defineRoute({
+        summary: "The caller's albums, newest first.",
+        query: pageQuery,
+        response: z.object({ items: z.array(albumView), next_cursor: z.nullable(z.string()) }),
+        run: async (request) => ok(await uploadServices().albums.list(callerOf(request), request.query)),
+      }),
+      'GET /api/v1/albums/{id}': defineRoute({
+        response: albumView,
+        run: async (request) =>
+          ok(await uploadServices().albums.get(callerOf(request), request.params.id ?? '')),
+      }),
+      'PATCH /api/v1/albums/{id}': defineRoute({
+        summary: 'Renames an album or changes its description.',
+        body: z.object({ name: z.optional(albumName), description: z.optional(albumDescription) }),
+        response: albumView,
+        run: async (request) =>
+          ok(await uploadServices().albums.update(callerOf(request), request.params.id ?? '', request.body)),
+      }),
+      'DELETE /api/v1/albums/{id}': defineRoute({
+        summary: 'Deletes an album; its files stay, outside any album.',
+        response: deletedView,
+        run: async (request) =>
+          ok(await uploadServices().albums.delete(callerOf(request), request.params.id ?? '')),
       }),
       'GET /api/v1/gallery': defineRoute({
         summary: 'Public files of everyone, newest first.',

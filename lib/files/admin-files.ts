@@ -38,6 +38,9 @@ export class AdminFiles {
       { index: 'listing', names: [GALLERY_LISTING, PRIVATE_LISTING], count: files.listingShards },
       { limit, cursor, order: 'newest-first' },
     );
-    return { items: page.items.map((item) => files.record(item)), next_cursor: page.next_cursor };
+    return {
+      items: await files.records(await files.fullItems(page.items)),
+      next_cursor: page.next_cursor,
+    };
   }
 }

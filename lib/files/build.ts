@@ -9,6 +9,8 @@ import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import { AdminFiles } from './admin-files.ts';
+import { AlbumFiles } from './album-files.ts';
+import { AlbumService } from './albums.ts';
 import { ConfirmService } from './confirm.ts';
 import { DirectUploadService } from './direct-upload.ts';
 import { FileDeletionService } from './file-deletion.ts';
@@ -48,6 +50,8 @@ export interface FilesInput {
 
 export interface Files {
   files: FileRepository;
+  /** Albums (docs/DESIGN.md 16). */
+  albums: AlbumService;
   /** The back office's view of everyone's files. */
   adminFiles: AdminFiles;
   directUploads: DirectUploadService;
@@ -72,8 +76,10 @@ export function buildFiles(input: FilesInput): Files {
   // Confirm holds the object in memory: the limit never exceeds what the function can hold.
   const presignMaxBytes = Math.min(limits.presignMaxBytes, CONFIRM_MAX_BYTES);
   const { stripMetadata } = limits;
+  const albums = new AlbumService({ table, files, members: new AlbumFiles({ table }), clock, baseUrl });
   return {
     files,
+    albums,
     adminFiles: new AdminFiles({ table, files }),
     directUploads: new DirectUploadService({
       files,
@@ -84,8 +90,9 @@ export function buildFiles(input: FilesInput): Files {
       allowedTypes,
       stripMetadata,
       baseUrl,
+      albums,
     }),
-    presigns: new PresignService({ pending, storage, quota, clock, presignMaxBytes, allowedTypes }),
+    presigns: new PresignService({ pending, storage, quota, clock, presignMaxBytes, allowedTypes, albums }),
     confirms: new ConfirmService({
       files,
       pending,

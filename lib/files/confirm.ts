@@ -14,7 +14,7 @@ import type { UploadRecord } from './record.ts';
 import { incomingKey, ObjectChangedError } from './storage.ts';
 
 /** What a direct upload uses, but the presign limit in force in place of `upload.max_bytes`. */
-export interface ConfirmDeps extends Omit<DirectUploadDeps, 'maxBytes'> {
+export interface ConfirmDeps extends Omit<DirectUploadDeps, 'maxBytes' | 'albums'> {
   pending: PendingUploads;
   /** `upload.presign_max_bytes`, never above CONFIRM_MAX_BYTES. */
   presignMaxBytes: number;
@@ -107,6 +107,7 @@ export class ConfirmService {
       filename: parsed.filename,
       facts,
       permission: pending.permission,
+      albumId: pending.album_id ?? null,
       ownerId,
       now,
       originalName: pending.original_name,

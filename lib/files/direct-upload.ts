@@ -28,6 +28,13 @@ export interface DirectUploadDeps {
   stripMetadata: boolean;
   /** `base_url`. */
   baseUrl: string;
+  /** Checks the album an upload names is the caller's (docs/DESIGN.md 16). */
+  albums: AlbumCheck;
+}
+
+/** The album an upload or presign names, checked as the caller's (404 otherwise); null for none. */
+export interface AlbumCheck {
+  requireOwn(ownerId: string, id: string | null | undefined): Promise<string | null>;
 }
 
 export class DirectUploadService {
@@ -50,6 +57,7 @@ export class DirectUploadService {
     });
     const file = form.file;
     const permission = parsePermission(form.fields.permission);
+    const albumId = await this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim());
     // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
@@ -68,6 +76,7 @@ export class DirectUploadService {
       filename,
       facts,
       permission,
+      albumId,
       ownerId: owner.id,
       now,
       originalName: file.originalName,

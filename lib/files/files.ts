@@ -16,8 +16,10 @@ import {
   type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
+import { albumIndexKeys, albumKey } from './album-keys.ts';
 import type { Reservation } from './quota-service.ts';
-import { buildUploadRecord, type Permission, type UploadFacts, type UploadRecord } from './record.ts';
+import type { Permission, UploadFacts, UploadRecord } from './record.ts';
+import { buildUploadRecord } from './record-build.ts';
 import { thumbnailOf } from './rendition-query.ts';
 import { releaseItem } from './usage.ts';
 
@@ -70,6 +72,11 @@ export interface FileItem {
   /** `gallery#public#<n>` while public, `files#private#<n>` while private, n the shard of the id */
   gsi2pk?: string;
   gsi2sk?: string;
+  /** The album it is in (docs/DESIGN.md 16); a deleted album's id is read as none. */
+  album_id?: string;
+  /** `album#<album id>` while in an album: the album's listing (the sparse `due` index). */
+  gsi3pk?: string;
+  gsi3sk?: string;
   /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
   usage_counted?: boolean;
   /** The usage item that counted them when not the owner's single one (lib/files/usage.ts shards). */
@@ -92,6 +99,8 @@ export interface NewFileInput {
   baseUrl: string;
   /** `listing_shards`: the gallery and private listings are spread over this many shards. */
   listingShards: number;
+  /** The caller's album it goes into (already checked), if any. */
+  albumId?: string | null | undefined;
 }
 
 /**
@@ -100,15 +109,17 @@ export interface NewFileInput {
  */
 export function newFileItem(input: NewFileInput): FileItem {
   const { ownerId, listingShards, ...fields } = input;
-  const { url: _url, thumbnail: _thumbnail, ...record } = buildUploadRecord(fields);
+  const { url: _url, thumbnail: _thumbnail, album_id: albumId, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
     ...fileKey(record.id),
     ...record,
+    ...(albumId ? { album_id: albumId } : {}),
     owner_id: ownerId,
     gsi1pk: ownerIndex(ownerId),
     gsi1sk: sortKey,
     ...fileListingKeys({ id: record.id, permission: record.permission, gsi1sk: sortKey }, listingShards),
+    ...albumIndexKeys(albumId, sortKey),
   };
 }
 
@@ -146,7 +157,10 @@ export class FileRepository {
     this.listingShards = deps.listingShards;
   }
 
-  /** The wire record; `url` follows the configured base URL rather than being frozen in the item. */
+  /**
+   * The wire record; `url` follows the configured base URL rather than being frozen in the item.
+   * `album_id` as stored: callers that may hold a deleted album's id read it through `records`.
+   */
   record(item: FileItem): UploadRecord {
     return {
       id: item.id,
@@ -157,12 +171,34 @@ export class FileRepository {
       filename: item.filename,
       hash: item.hash,
       permission: item.permission,
+      album_id: item.album_id ?? null,
       size: item.size,
       mime_type: item.mime_type,
       width: item.width,
       height: item.height,
       created_at: item.created_at,
     };
+  }
+
+  /**
+   * Wire records of stored items, with `album_id` null where the album was deleted since (deleting an
+   * album leaves its files' pointers behind; docs/DESIGN.md 16): one read of the page's albums at most.
+   */
+  async records(items: FileItem[]): Promise<UploadRecord[]> {
+    const albumIds = [...new Set(items.flatMap((item) => (item.album_id ? [item.album_id] : [])))];
+    if (albumIds.length === 0) return items.map((item) => this.record(item));
+    const found = await this.table.getMany(albumIds.map(albumKey));
+    const live = new Set(albumIds.filter((_id, index) => found[index] !== undefined));
+    return items.map((item) => {
+      const record = this.record(item);
+      return record.album_id && !live.has(record.album_id) ? { ...record, album_id: null } : record;
+    });
+  }
+
+  /** One stored item's wire record, its album checked as `records` does. */
+  async recordOf(item: FileItem): Promise<UploadRecord> {
+    const [record] = await this.records([item]);
+    return record!;
   }
 
   async getItem(id: string): Promise<FileItem | undefined> {
@@ -267,10 +303,24 @@ export class FileRepository {
       Limit: options.limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
-    return { items: items.map((item) => this.record(item)), next_cursor: encodeCursor(lastKey) };
+    return { items: await this.records(await this.fullItems(items)), next_cursor: encodeCursor(lastKey) };
   }
 
-  /** Public files, newest first: the gallery's shards read at once and merged. */
+  /**
+   * The stored items of a page read from an index: the indexes do not project `album_id` (an index's
+   * projection cannot change in place on a deployed table; docs/DESIGN.md 16), so listings that show it
+   * read the page's items in one batch. An item deleted in between is left out.
+   */
+  async fullItems(items: FileItem[]): Promise<FileItem[]> {
+    if (items.length === 0) return items;
+    const full = await this.table.getMany<FileItem>(items.map((item) => fileKey(item.id)));
+    return full.filter((item): item is FileItem => item !== undefined);
+  }
+
+  /**
+   * Public files, newest first: the gallery's shards read at once and merged. Records as the index holds
+   * them: which album a file is in is its owner's business, so the gallery's `album_id` is null.
+   */
   async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
     const page = await readShards<FileItem>(this.table, fileListing('public', this.listingShards), {
       limit: options.limit,
@@ -299,7 +349,7 @@ export class FileRepository {
         },
       })
       .catch(conditionFailedAs(() => errors.notFound('file: not found')));
-    return this.record(item);
+    return this.recordOf(item);
   }
 
   /**

@@ -30,6 +30,8 @@ export interface PendingItem extends Item {
   size: number;
   original_name: string;
   permission: Permission;
+  /** The caller's album named at presign (docs/DESIGN.md 16), if any. */
+  album_id?: string;
   created_at: string;
   expires_at: number;
   confirmed_file_id?: string;

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, epochSeconds } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
@@ -17,6 +18,7 @@ export interface PresignInput {
   size: number;
   filename?: string | undefined;
   permission?: string | undefined;
+  album_id?: string | null | undefined;
 }
 
 export interface PresignResult {
@@ -35,6 +37,8 @@ export interface PresignDeps {
   /** The presign limit in force (`upload.presign_max_bytes`, never above what confirm can read). */
   presignMaxBytes: number;
   allowedTypes: readonly string[];
+  /** Checks the album a presign names is the caller's (docs/DESIGN.md 16). */
+  albums: AlbumCheck;
 }
 
 export class PresignService {
@@ -54,6 +58,7 @@ export class PresignService {
     }
     if (input.size > presignMaxBytes) throw fileTooLarge(presignMaxBytes);
     const permission = parsePermission(input.permission);
+    const albumId = await this.deps.albums.requireOwn(ownerId, input.album_id);
     const { mimeType, ext } = KIND_INFO[kind];
     const now = this.deps.clock();
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
@@ -69,6 +74,7 @@ export class PresignService {
       size: input.size,
       original_name: sanitizeOriginalName(input.filename),
       permission,
+      ...(albumId ? { album_id: albumId } : {}),
       created_at: isoWithOffset(now),
       expires_at: epochSeconds(expiresAt),
     };

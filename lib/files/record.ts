@@ -1,12 +1,9 @@
 // The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
 import { createHash } from 'node:crypto';
 import type { ImageKind } from '#lib/files/metadata/types.ts';
-import { isoWithOffset } from '#lib/platform/time.ts';
 import * as z from '#lib/platform/zod.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { measureImage } from './measure.ts';
-import { sanitizeOriginalName } from './names.ts';
-import { thumbnailOf } from './rendition-query.ts';
 import { kindFromMimeType, notAllowedError, type SniffedType, sniffImage } from './sniff.ts';
 
 export const PERMISSIONS = ['private', 'public'] as const;
@@ -30,6 +27,8 @@ export const uploadRecordSchema = z.strictObject({
   filename: z.string().check(z.minLength(1)),
   hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
   permission: z.enum(PERMISSIONS),
+  // The album the file is in (docs/DESIGN.md 16): at most one; null outside any.
+  album_id: z.nullable(z.string()),
   size: z.number().check(z.int(), z.minimum(1)),
   mime_type: z.string().check(z.minLength(1)),
   width: z.number().check(z.int(), z.minimum(0)),
@@ -111,39 +110,4 @@ export async function checkAndSniff(
     }
   }
   return sniffed;
-}
-
-export interface BuildUploadRecordInput {
-  id: string;
-  facts: UploadFacts;
-  /** the client's name; sanitised again here (idempotent), `file` when absent */
-  originalName: string | undefined;
-  permission: Permission;
-  /** the service's public base URL, e.g. https://files.example.com (a trailing slash is dropped) */
-  baseUrl: string;
-  /** when the record is created; created_at is its UTC form */
-  now: Date;
-  /** where the bytes live: from storedFilename/storageKey (or the presigned key on confirm) */
-  filename: string;
-  key: string;
-}
-
-/** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
-export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
-  const { facts } = input;
-  return {
-    id: input.id,
-    key: input.key,
-    url: `${input.baseUrl.replace(/\/+$/, '')}/i/${input.key}`,
-    thumbnail: thumbnailOf(input.baseUrl, input.key),
-    original_name: sanitizeOriginalName(input.originalName),
-    filename: input.filename,
-    hash: facts.sha256,
-    permission: input.permission,
-    size: facts.size,
-    mime_type: facts.mimeType,
-    width: facts.width,
-    height: facts.height,
-    created_at: isoWithOffset(input.now),
-  };
 }

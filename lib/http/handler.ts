@@ -32,8 +32,8 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
    * it and the contract tests validate answers against it); routes that answer text or HTML have none.
    */
   response?: Schema;
-  /** What a success answers (default 200; creations 201). */
-  successStatus?: 200 | 201;
+  /** What a success answers (default 200; creations 201; a redirect 302). */
+  successStatus?: 200 | 201 | 302;
   /** One line for the API document. */
   summary?: string;
   /** Error statuses this route answers beyond those its auth kind and input imply (lib/http/openapi.ts). */

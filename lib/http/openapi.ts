@@ -29,6 +29,7 @@ const ERROR_ENVELOPE: JsonSchema = {
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',
+  302: 'Found: a redirect (Location)',
   400: 'Malformed or invalid input (the message names the field)',
   401: 'Missing, invalid or expired credentials',
   403: 'Authenticated but not allowed',

@@ -101,6 +101,18 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['PATCH', `${API_PREFIX}/admin/accounts/{id}`, 'admin', 'json'],
     ['POST', `${API_PREFIX}/admin/accounts/{id}/totp/reset`, 'admin', 'json'],
   ]),
+  // Share links (docs/DESIGN.md 16): served by the auth function, which already ships argon2 (share
+  // passwords are hashed like account passwords) and the password-guessing guard.
+  ...rows('auth', [
+    ['POST', `${API_PREFIX}/shares`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/shares`, 'session', 'none'],
+    ['DELETE', `${API_PREFIX}/shares/{id}`, 'session', 'none'],
+    ['POST', `${API_PREFIX}/shares/{id}/open`, 'none', 'json'],
+    // The share as a page without script, its password form posting to itself, and a random image.
+    ['GET', '/s/{id}', 'none', 'none'],
+    ['POST', '/s/{id}', 'none', 'raw'],
+    ['GET', '/s/{id}/random', 'none', 'none'],
+  ]),
 
   ...rows('upload', [
     ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],
@@ -120,6 +132,12 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['GET', `${API_PREFIX}/admin/files`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/files/{id}`, 'admin', 'json'],
     ['DELETE', `${API_PREFIX}/admin/files/{id}`, 'admin', 'none'],
+    // Albums (docs/DESIGN.md 16).
+    ['POST', `${API_PREFIX}/albums`, 'uploader', 'json'],
+    ['GET', `${API_PREFIX}/albums`, 'uploader', 'none'],
+    ['GET', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
+    ['PATCH', `${API_PREFIX}/albums/{id}`, 'uploader', 'json'],
+    ['DELETE', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
   ]),
 
   ...rows('files', [

@@ -383,6 +383,55 @@ describe('the deployed shape', () => {
     expect(expectOk(await stack.api('GET', '/api/v1/gallery')).json.data.items).toEqual(expect.any(Array));
   });
 
+  it('keeps an album, uploads into it, and shares it: the page, the open with its password, the random image', async () => {
+    const album = expectOk(
+      await stack.api('POST', '/api/v1/albums', { headers: json(state.apiToken), body: { name: 'Banners' } }),
+      201,
+    );
+    const { body, contentType } = buildMultipart([
+      { name: 'album_id', data: album.json.data.id },
+      { name: 'file', filename: 'banner.png', contentType: 'image/png', data: makePng(5, 3, randomRgb()) },
+    ]);
+    const uploaded = expectOk(
+      await stack.api('POST', '/api/v1/upload', {
+        headers: { authorization: `Bearer ${state.apiToken}`, 'content-type': contentType },
+        body,
+      }),
+    );
+    const listed = expectOk(
+      await stack.api('GET', `/api/v1/files?album_id=${album.json.data.id}`, {
+        headers: json(state.user.token),
+      }),
+    );
+    expect(listed.json.data.items.map((item: { id: string }) => item.id)).toEqual([uploaded.json.data.id]);
+    const share = expectOk(
+      await stack.api('POST', '/api/v1/shares', {
+        headers: json(state.user.token),
+        body: { album_id: album.json.data.id, password: 'deployed-share-pass' },
+      }),
+      201,
+    );
+    const path = new URL(share.json.data.url).pathname;
+    expect((await stack.api('GET', path)).status).toBe(401);
+    const opened = expectOk(
+      await stack.api('POST', `/api/v1/shares/${share.json.data.id}/open`, {
+        headers: json(),
+        body: { password: 'deployed-share-pass' },
+      }),
+    );
+    expect(opened.json.data.items.map((item: { url: string }) => item.url)).toEqual([uploaded.json.data.url]);
+    const open = expectOk(
+      await stack.api('POST', '/api/v1/shares', {
+        headers: json(state.user.token),
+        body: { album_id: album.json.data.id },
+      }),
+      201,
+    );
+    const random = await stack.api('GET', `${new URL(open.json.data.url).pathname}/random`);
+    expect(random.status).toBe(302);
+    expect(random.headers.location).toBe(uploaded.json.data.url);
+  });
+
   it('deletes a file without an invalidation: the edge drops it within cdn.deleted_max_age_seconds', async () => {
     const { body, contentType } = buildMultipart([
       { name: 'file', filename: 'gone.png', contentType: 'image/png', data: makePng(2, 2, randomRgb()) },

@@ -52,10 +52,20 @@ const LISTINGS: Listing[] = [
   { listing: 'accounts', path: '/api/v1/admin/accounts?q=user_', caller: () => admin },
   { listing: 'events:alice', path: '/auth/security/events', caller: () => alice },
   { listing: 'events:bob', path: '/auth/security/events', caller: () => bob },
+  // Albums and share links (docs/DESIGN.md 16).
+  { listing: 'albums:alice', path: '/api/v1/albums', caller: () => alice },
+  { listing: 'album-files:alice', path: '/api/v1/files?album_id={album}', caller: () => alice },
+  { listing: 'shares:alice', path: '/api/v1/shares', caller: () => alice },
 ];
 
+/** Alice's album holding her two files. */
+let albumId = '';
+
 function pathOf(row: Listing, query: Record<string, string>): string {
-  const url = new URL(row.path.replace('{bob}', bob.account.id), 'http://localhost');
+  const url = new URL(
+    row.path.replace('{bob}', bob.account.id).replace('{album}', albumId),
+    'http://localhost',
+  );
   for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
   return `${url.pathname}${url.search}`;
 }
@@ -106,6 +116,34 @@ beforeAll(async () => {
     });
     expect(order.status, JSON.stringify(order.body)).toBe(201);
   }
+  // Two albums of alice's, her two files in the first, and two share links.
+  for (const name of ['Second', 'First']) {
+    const album = await send({
+      method: 'POST',
+      path: '/api/v1/albums',
+      headers: alice.headers,
+      body: { name },
+    });
+    expect(album.status).toBe(201);
+    albumId = (album.body.data as unknown as { id: string }).id;
+  }
+  const mine = await send({ method: 'GET', path: '/api/v1/files', headers: alice.headers });
+  for (const file of (mine.body.data as unknown as { items: Array<{ id: string }> }).items) {
+    const moved = await send({
+      method: 'PATCH',
+      path: `/api/v1/files/${file.id}`,
+      headers: alice.headers,
+      body: { album_id: albumId },
+    });
+    expect(moved.status).toBe(200);
+    const shared = await send({
+      method: 'POST',
+      path: '/api/v1/shares',
+      headers: alice.headers,
+      body: { file_id: file.id },
+    });
+    expect(shared.status).toBe(201);
+  }
   for (const row of LISTINGS) {
     if (given.has(row.listing) || row.listing.startsWith('events:')) continue;
     const page = await read(row, { limit: '1' });
@@ -140,8 +178,8 @@ function nearMisses(cursor: string): Array<[string, string]> {
     ];
   }
   const key = value as Record<string, string>;
-  const position = 'gsi1sk' in key ? 'gsi1sk' : 'sk';
-  const partition = 'gsi1pk' in key ? 'gsi1pk' : 'pk';
+  const position = ['gsi1sk', 'gsi3sk'].find((name) => name in key) ?? 'sk';
+  const partition = ['gsi1pk', 'gsi3pk'].find((name) => name in key) ?? 'pk';
   return [
     ['an extra attribute', b64({ ...key, extra: 'x' })],
     ['a missing attribute', b64(Object.fromEntries(Object.entries(key).slice(1)))],

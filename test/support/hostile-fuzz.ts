@@ -401,7 +401,8 @@ export function expectWellFormed(route: RouteSpec, result: ApiResult): void {
   expect(headerOf(result, 'x-content-type-options'), context).toBe('nosniff');
   const contentType = headerOf(result, 'content-type');
   const callback = route.group === 'payment-callback';
-  const page = route.path.startsWith('/pay/mock/');
+  // Pages answer their refusals as pages: the cashier's and a share's (docs/DESIGN.md 16).
+  const page = route.path.startsWith('/pay/mock/') || /^\/s\/\{id\}$/.test(route.path);
   if (status >= 400 && !callback && !page) expect(contentType, context).toMatch(/^application\/json/);
   if (!/^application\/json/.test(contentType)) return;
   const text = result.isBase64Encoded

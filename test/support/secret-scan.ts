@@ -71,6 +71,9 @@ export const KNOWN_TEST_SECRETS: readonly string[] = [
   'race-password',
   'ses-password-1',
   'ses-e2e-password',
+  // share passwords (docs/DESIGN.md 16) of the share tests and journeys
+  'share-pass-1',
+  'share-e2e-pass',
   'static-upload-token-for-tests-0001', // upload.api_token of static-token.test.ts
   'epay-merchant-key-abc123', // channel_c key
   'epay-merchant-key-concurrency',
@@ -108,6 +111,10 @@ const SECRET_BODY_FIELDS: Record<string, RegExp> = {
   [`PUT ${API_PREFIX}/admin/payment`]: /^(private_key|api_v3_key|key|current_password)$/,
   [`PATCH ${API_PREFIX}/admin/accounts/{id}`]: /^current_password$/,
   [`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`]: /^current_password$/,
+  // A share's password, set at creation and presented to open it (docs/DESIGN.md 16).
+  [`POST ${API_PREFIX}/shares`]: /^password$/,
+  [`POST ${API_PREFIX}/shares/{id}/open`]: /^password$/,
+  'POST /s/{id}': /^password$/,
 };
 
 // ---- capture (runs in each test file's worker, from setup-env.ts) ----------------------------------------
@@ -159,7 +166,9 @@ export function submittedSecrets(event: ApiEvent): Submitted[] {
   try {
     parsed = JSON.parse(text);
   } catch {
-    return found;
+    // A page's form (the share page's password): urlencoded fields.
+    if (!/=/.test(text)) return found;
+    parsed = Object.fromEntries(new URLSearchParams(text));
   }
   const walk = (value: unknown, depth: number): void => {
     if (depth > 6 || value === null || typeof value !== 'object') return;

@@ -2,12 +2,14 @@
 // snippets never repeat a secret (test/integration/secret-capture.test.ts checks the capture feeding it).
 import { describe, expect, it } from 'vitest';
 import { TEST_PASSWORD } from '#test/support/accounts.ts';
+import { apiEvent } from '#test/support/events.ts';
 import {
   formatHits,
   KNOWN_TEST_SECRETS,
   redactedSnippet,
   type ScanRecord,
   scanRecords,
+  submittedSecrets,
 } from '#test/support/secret-scan.ts';
 
 const FILE = 'test/x.test.ts';
@@ -226,5 +228,36 @@ describe('the secret scan', () => {
     const text = `before the secret ${SESSION} and after`;
     const snippet = redactedSnippet(text, text.indexOf(SESSION), SESSION.length);
     expect(snippet).toBe(`before the secret eyJh…[${SESSION.length} chars] and after`);
+  });
+});
+
+describe('share passwords in the secret scan (docs/DESIGN.md 16)', () => {
+  const event = (method: string, path: string, body: string, contentType: string) =>
+    apiEvent({ method, path, body, headers: { 'content-type': contentType } });
+
+  it('takes the password a share is created or opened with as a secret, JSON or the page form', () => {
+    const created = submittedSecrets(
+      event(
+        'POST',
+        '/api/v1/shares',
+        JSON.stringify({ file_id: 'f', password: 'share-secret-9' }),
+        'application/json',
+      ),
+    );
+    const opened = submittedSecrets(
+      event(
+        'POST',
+        '/api/v1/shares/abc/open',
+        JSON.stringify({ password: 'share-secret-9' }),
+        'application/json',
+      ),
+    );
+    const form = submittedSecrets(
+      event('POST', '/s/abc', 'password=share-secret-9', 'application/x-www-form-urlencoded'),
+    );
+
+    for (const found of [created, opened, form]) {
+      expect(found).toContainEqual({ kind: 'password', value: 'share-secret-9' });
+    }
   });
 });

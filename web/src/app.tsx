@@ -8,11 +8,13 @@ import { AdminFiles } from './pages/admin-files.tsx';
 import { AdminOrders } from './pages/admin-orders.tsx';
 import { AdminPayment } from './pages/admin-payment.tsx';
 import { AdminPlans } from './pages/admin-plans.tsx';
+import { AlbumsPage } from './pages/albums.tsx';
 import { FilesPage } from './pages/files.tsx';
 import { GalleryPage } from './pages/gallery.tsx';
 import { LoginForm, LoginPage, RegisterPage, ResetPage } from './pages/login.tsx';
 import { PlansPage } from './pages/plans.tsx';
 import { SecurityPage } from './pages/security.tsx';
+import { SharesPage } from './pages/shares.tsx';
 import { TokensPage } from './pages/tokens.tsx';
 import { navigate, pagePath, routeParam, useRoute } from './router.ts';
 import { session } from './session.ts';
@@ -26,6 +28,8 @@ interface RouteDef {
 
 const ROUTES: RouteDef[] = [
   { path: '/files', label: 'My files', page: FilesPage, access: 'any' },
+  { path: '/albums', label: 'Albums', page: AlbumsPage, access: 'any' },
+  { path: '/shares', label: 'Share links', page: SharesPage, access: 'any' },
   { path: '/gallery', label: 'Gallery', page: GalleryPage, access: 'public' },
   { path: '/tokens', label: 'API tokens', page: TokensPage, access: 'any' },
   { path: '/plans', label: 'Plans & usage', page: PlansPage, access: 'user' },
@@ -69,7 +73,8 @@ export function App() {
   // A reset link opens `#/reset?token=…` (docs/ACCOUNTS.md "Password reset"), logged in or not.
   else if (pagePath(path) === '/reset') content = <ResetPage key={path} token={routeParam(path, 'token')} />;
   else {
-    const route = ROUTES.find((candidate) => candidate.path === path);
+    // A page may take a query (`#/albums?id=…`).
+    const route = ROUTES.find((candidate) => candidate.path === pagePath(path));
     if (route && allowed(route)) content = <route.page />;
     else if (user) content = <p>This page does not exist or is not yours to see.</p>;
   }
@@ -94,7 +99,7 @@ export function App() {
           <ul>
             {ROUTES.filter(allowed).map((route) => (
               <li key={route.path}>
-                <a href={`#${route.path}`} aria-current={route.path === path ? 'page' : undefined}>
+                <a href={`#${route.path}`} aria-current={route.path === pagePath(path) ? 'page' : undefined}>
                   {route.label}
                 </a>
               </li>

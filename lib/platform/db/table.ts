@@ -253,6 +253,28 @@ export class Table {
       ...(LastEvaluatedKey ? { lastKey: LastEvaluatedKey } : {}),
     };
   }
+
+  /** How many items a query matches, every page read (Select COUNT: keys only, nothing returned). */
+  async count(input: Omit<QueryCommandInput, 'TableName' | 'Select' | 'ExclusiveStartKey'>): Promise<number> {
+    const index = input.IndexName && this.indexNames[input.IndexName as IndexName];
+    if (index === NOT_BUILT) return 0;
+    let total = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const output = await this.client.send(
+        new QueryCommand({
+          TableName: this.name,
+          ...input,
+          ...(index ? { IndexName: index } : {}),
+          Select: 'COUNT',
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      total += output.Count ?? 0;
+      startKey = output.LastEvaluatedKey;
+    } while (startKey);
+    return total;
+  }
 }
 
 /** Opaque pagination cursors: the last evaluated key, base64url JSON. */

@@ -398,7 +398,9 @@ describe('web console journeys (npm start, Chromium)', () => {
     await checkPage('admin-accounts');
     await page.getByRole('button', { name: `Reset second factor of ${USER.username}` }).click();
     await page.getByText(`Two-factor authentication of ${USER.username} reset`).waitFor();
-    await poll(() => page.getByRole('button', { name: `Reset second factor of ${USER.username}` }).count()).toBe(0);
+    await poll(() =>
+      page.getByRole('button', { name: `Reset second factor of ${USER.username}` }).count(),
+    ).toBe(0);
 
     const login = await apiCall('POST', '/auth/login', undefined, {
       username: USER.username,

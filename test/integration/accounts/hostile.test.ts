@@ -46,6 +46,11 @@ const FIELDS: Record<string, readonly string[]> = {
   'GET /api/v1/admin/accounts': ['q', 'limit', 'cursor'],
   'PATCH /api/v1/admin/accounts/{id}': ['status'],
   'POST /api/v1/admin/accounts/{id}/totp/reset': [],
+  // Share links (docs/DESIGN.md 16), served by this group.
+  'POST /api/v1/shares': ['file_id', 'album_id', 'password', 'expires_at', 'max_views'],
+  'GET /api/v1/shares': ['limit', 'cursor'],
+  'POST /api/v1/shares/{id}/open': ['password'],
+  'POST /s/{id}': ['password'],
 };
 
 const ROUTES = routesOf('auth');

@@ -59,6 +59,7 @@ describe('POST /api/v1/upload', () => {
     expect(body.message).toBe('ok');
     const record = uploadRecordSchema.parse(body.data);
     expect(Object.keys(body.data as object).sort()).toEqual([
+      'album_id',
       'created_at',
       'filename',
       'hash',

@@ -30,11 +30,15 @@ import { provisionTestStack } from '#test/support/stack.ts';
 import { bearer, callUpload, uploadInput } from './helpers.ts';
 
 const FIELDS: Record<string, readonly string[]> = {
-  'POST /api/v1/upload/presign': ['mime_type', 'size', 'filename', 'permission'],
+  'POST /api/v1/upload/presign': ['mime_type', 'size', 'filename', 'permission', 'album_id'],
   'POST /api/v1/upload/confirm': ['key'],
-  'PATCH /api/v1/files/{id}': ['permission'],
+  'PATCH /api/v1/files/{id}': ['permission', 'album_id'],
   'POST /api/v1/tokens': ['name'],
-  'GET /api/v1/files': ['limit', 'cursor'],
+  'GET /api/v1/files': ['limit', 'cursor', 'album_id'],
+  // Albums (docs/DESIGN.md 16).
+  'POST /api/v1/albums': ['name', 'description'],
+  'PATCH /api/v1/albums/{id}': ['name', 'description'],
+  'GET /api/v1/albums': ['limit', 'cursor'],
   'GET /api/v1/gallery': ['limit', 'cursor'],
 };
 

@@ -4,7 +4,8 @@ import { UploadError } from '#lib/files/errors.ts';
 import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from '#lib/files/names.ts';
-import { buildUploadRecord, inspectUpload, parsePermission, uploadRecordSchema } from '#lib/files/record.ts';
+import { inspectUpload, parsePermission, uploadRecordSchema } from '#lib/files/record.ts';
+import { buildUploadRecord } from '#lib/files/record-build.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images } from '#test/support/images.ts';
 
@@ -35,6 +36,7 @@ describe('buildUploadRecord', () => {
       filename: `${ID}-abababababab.png`,
       hash: facts.sha256,
       permission: 'private',
+      album_id: null,
       size: images.png.bytes.length,
       mime_type: 'image/png',
       width: 3,
@@ -43,6 +45,7 @@ describe('buildUploadRecord', () => {
     });
     expect(Object.keys(record).sort()).toEqual(
       [
+        'album_id',
         'created_at',
         'filename',
         'hash',
@@ -71,6 +74,7 @@ describe('buildUploadRecord', () => {
       filename: 'x.png',
       hash: 'a'.repeat(64),
       permission: 'public',
+      album_id: null,
       size: 1,
       mime_type: 'image/png',
       width: 0,

@@ -37,8 +37,13 @@ function envelopeOf(request: XMLHttpRequest): { message?: string; data?: unknown
   }
 }
 
-async function direct(file: File, onProgress: (fraction: number) => void): Promise<FileRecord> {
+async function direct(
+  file: File,
+  onProgress: (fraction: number) => void,
+  albumId: string | undefined,
+): Promise<FileRecord> {
   const form = new FormData();
+  if (albumId) form.append('album_id', albumId);
   form.append('file', file, file.name);
   const token = session.token();
   const request = await send(
@@ -54,10 +59,19 @@ async function direct(file: File, onProgress: (fraction: number) => void): Promi
   throw toApiError(request.status, body as never, request.getResponseHeader('retry-after'));
 }
 
-async function presigned(file: File, onProgress: (fraction: number) => void): Promise<FileRecord> {
+async function presigned(
+  file: File,
+  onProgress: (fraction: number) => void,
+  albumId: string | undefined,
+): Promise<FileRecord> {
   const ticket = await call(
     api.POST('/api/v1/upload/presign', {
-      body: { mime_type: file.type || 'application/octet-stream', size: file.size, filename: file.name },
+      body: {
+        mime_type: file.type || 'application/octet-stream',
+        size: file.size,
+        filename: file.name,
+        ...(albumId ? { album_id: albumId } : {}),
+      },
     }),
   );
   const stored = await send(ticket.method, ticket.url, file, ticket.headers, (fraction) =>
@@ -71,13 +85,18 @@ async function presigned(file: File, onProgress: (fraction: number) => void): Pr
   return record;
 }
 
-export async function uploadFile(file: File, onProgress: (fraction: number) => void): Promise<FileRecord> {
-  if (file.size > DIRECT_UPLOAD_LIMIT) return presigned(file, onProgress);
+/** Uploads a file, into one of the caller's albums when `albumId` is given (docs/DESIGN.md 16). */
+export async function uploadFile(
+  file: File,
+  onProgress: (fraction: number) => void,
+  albumId?: string,
+): Promise<FileRecord> {
+  if (file.size > DIRECT_UPLOAD_LIMIT) return presigned(file, onProgress, albumId);
   try {
-    return await direct(file, onProgress);
+    return await direct(file, onProgress, albumId);
   } catch (error) {
     // A stage configured with a smaller direct limit says 413: the presigned way takes larger files.
-    if (error instanceof ApiError && error.status === 413) return presigned(file, onProgress);
+    if (error instanceof ApiError && error.status === 413) return presigned(file, onProgress, albumId);
     throw error;
   }
 }

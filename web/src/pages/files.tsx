@@ -15,6 +15,7 @@ import {
   useLoad,
   usePages,
 } from '../ui.tsx';
+import { ShareForm } from './shares.tsx';
 
 type FileItem = DataOf<'/api/v1/files', 'get'>['items'][number];
 
@@ -38,7 +39,7 @@ export const LINK_FORMATS = {
 } as const;
 type LinkFormat = keyof typeof LINK_FORMATS;
 
-export function Uploader({ onUploaded }: { onUploaded: () => void }) {
+export function Uploader({ onUploaded, albumId }: { onUploaded: () => void; albumId?: string }) {
   const [transfers, setTransfers] = useState<Transfer[]>([]);
   const [dragging, setDragging] = useState(false);
 
@@ -52,7 +53,7 @@ export function Uploader({ onUploaded }: { onUploaded: () => void }) {
         { id, name: file.name, progress: 0, state: 'uploading', message: '' },
         ...list,
       ]);
-      uploadFile(file, (progress) => update(id, { progress }))
+      uploadFile(file, (progress) => update(id, { progress }), albumId)
         .then(() => {
           update(id, { progress: 1, state: 'done', message: 'Uploaded' });
           onUploaded();
@@ -185,24 +186,41 @@ export function Thumbnail({ file }: { file: Drawable }) {
   );
 }
 
+/** An album a file can be moved into (the caller's). */
+export interface AlbumChoice {
+  id: string;
+  name: string;
+}
+
 export function FileCard({
   file,
   onChange,
   admin = false,
+  albums,
 }: {
   file: FileItem;
   onChange: () => void;
   admin?: boolean;
+  /** The caller's albums: the card then offers to move the file into one, or out of its own. */
+  albums?: AlbumChoice[] | undefined;
 }) {
   const [format, setFormat] = useState<LinkFormat>('URL');
   const action = useAction(onChange);
   const [confirming, setConfirming] = useState(false);
+  const [sharing, setSharing] = useState(false);
   const link = LINK_FORMATS[format](file);
 
   const path = admin ? '/api/v1/admin/files/{id}' : '/api/v1/files/{id}';
   const params = { path: { id: file.id } };
   const setPermission = (permission: 'private' | 'public') =>
     action.run(() => call(api.PATCH(path, { params, body: { permission } })), `Now ${permission}`);
+  const moveTo = (albumId: string) =>
+    action.run(
+      () => call(api.PATCH('/api/v1/files/{id}', { params, body: { album_id: albumId || null } })),
+      albumId
+        ? `Moved to ${albums?.find((album) => album.id === albumId)?.name ?? 'the album'}`
+        : 'Taken out of its album',
+    );
 
   return (
     <li class="card">
@@ -227,6 +245,23 @@ export function FileCard({
           <option value="public">Public (in the gallery)</option>
         </select>
       </div>
+      {albums && (
+        <div class="field">
+          <label for={`album-${file.id}`}>Album</label>
+          <select
+            id={`album-${file.id}`}
+            value={file.album_id ?? ''}
+            onChange={(event) => moveTo((event.target as HTMLSelectElement).value)}
+          >
+            <option value="">No album</option>
+            {albums.map((album) => (
+              <option key={album.id} value={album.id}>
+                {album.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       <div class="field">
         <label for={`format-${file.id}`}>Link as</label>
         <select
@@ -269,6 +304,18 @@ export function FileCard({
           </button>
         )}
       </div>
+      {!admin && (
+        // The form is drawn only while open: a page of cards holds no hidden password fields.
+        <details
+          class="share"
+          onToggle={(event) => setSharing((event.currentTarget as HTMLDetailsElement).open)}
+        >
+          <summary>Share…</summary>
+          {sharing && (
+            <ShareForm target={{ file_id: file.id }} label={`Share ${file.original_name}`} level={4} />
+          )}
+        </details>
+      )}
       {action.view}
     </li>
   );
@@ -300,13 +347,16 @@ export function FilesPage() {
   const files = usePages((cursor) =>
     call(api.GET('/api/v1/files', { params: { query: { limit: '60', ...(cursor ? { cursor } : {}) } } })),
   );
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
   return (
     <Page title="My files">
       <Usage key={files.version} />
       <Uploader onUploaded={files.refresh} />
       <h2>Files</h2>
       <CardGrid list={files} label="My files" empty="No files yet.">
-        {(file) => <FileCard key={file.id} file={file} onChange={files.refresh} />}
+        {(file) => (
+          <FileCard key={file.id} file={file} onChange={files.refresh} albums={albums.data?.items} />
+        )}
       </CardGrid>
     </Page>
   );

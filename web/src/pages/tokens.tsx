@@ -1,33 +1,19 @@
-// API tokens: create (the secret is shown once, with a ready PicGo configuration), list, revoke.
+// API tokens: create (the secret is shown once, with ready configurations for PicGo, ShareX, Flameshot and
+// curl), list, revoke.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { Field, Submit, useForm } from '../form.tsx';
 import { copyText, DataTable, FormError, formatTime, Page, useLoad } from '../ui.tsx';
+import {
+  curlCommand,
+  curlDeleteCommand,
+  flameshotCommand,
+  picgoConfig,
+  sharexFile,
+} from '../uploader-configs.ts';
 
 type CreatedToken = DataOf<'/api/v1/tokens', 'post', 201>;
-
-/** PicGo's configuration for its web-uploader plugin, pointed at this service with the new token. */
-export function picgoConfig(token: string, origin: string): string {
-  return JSON.stringify(
-    {
-      picBed: {
-        uploader: 'web-uploader',
-        current: 'web-uploader',
-        'web-uploader': {
-          url: `${origin}/api/v1/upload`,
-          paramName: 'file',
-          jsonPath: 'data.url',
-          customHeader: JSON.stringify({ Authorization: `Bearer ${token}` }),
-          customBody: '',
-        },
-      },
-      picgoPlugins: { 'picgo-plugin-web-uploader': true },
-    },
-    null,
-    2,
-  );
-}
 
 export function TokensPage() {
   const tokens = useLoad(() => call(api.GET('/api/v1/tokens')));
@@ -45,8 +31,8 @@ export function TokensPage() {
   return (
     <Page title="API tokens">
       <p>
-        Tokens upload and list files on your behalf (Authorization: Bearer &lt;token&gt;), for tools like
-        PicGo.
+        Tokens upload, list and delete files on your behalf (Authorization: Bearer &lt;token&gt;), for tools
+        like PicGo, ShareX and Flameshot: a new token comes with a ready configuration for each.
       </p>
       <form onSubmit={create} noValidate class="inline">
         <Field form={form} name="name" label="Token name" required maxLength={64} />
@@ -78,6 +64,7 @@ export function TokensPage() {
             rows={14}
             value={picgoConfig(created.token, location.origin)}
           />
+          <UploaderConfigs token={created.token} origin={location.origin} />
           <button type="button" class="secondary" onClick={() => setCreated(null)}>
             I have saved it
           </button>
@@ -111,5 +98,28 @@ export function TokensPage() {
         </DataTable>
       )}
     </Page>
+  );
+}
+
+/** The ShareX, Flameshot and curl configurations of a new token (PicGo's is shown above them). */
+function UploaderConfigs({ token, origin }: { token: string; origin: string }) {
+  const sxcu = sharexFile(token, origin);
+  const href = `data:application/json;charset=utf-8,${encodeURIComponent(sxcu.text)}`;
+  return (
+    <>
+      <p>
+        ShareX:{' '}
+        <a href={href} download={sxcu.name}>
+          download {sxcu.name}
+        </a>{' '}
+        and open it (ShareX adds it as a custom uploader).
+      </p>
+      <label for="flameshot-command">Flameshot (a capture uploaded, its link printed and copied)</label>
+      <textarea id="flameshot-command" readOnly rows={3} value={flameshotCommand(token, origin)} />
+      <label for="curl-command">curl, or any uploader that posts a form</label>
+      <textarea id="curl-command" readOnly rows={3} value={curlCommand(token, origin)} />
+      <label for="curl-delete-command">Deleting a file by its id (clients that sync deletions do this)</label>
+      <textarea id="curl-delete-command" readOnly rows={2} value={curlDeleteCommand(token, origin)} />
+    </>
   );
 }

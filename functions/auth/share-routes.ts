@@ -1,0 +1,210 @@
+// The share-link routes of the `auth` group (docs/DESIGN.md 16): the owner's shares (create, list, revoke),
+// opening one without a login, its page without script and its random image. Thin: validate, call the
+// share service, shape the envelope or the page.
+import { AppError } from '#lib/core/errors.ts';
+import { MAX_SHARE_VIEWS, SHARE_PASSWORD_MAX, type ShareService } from '#lib/files/shares.ts';
+import { created, html, ok } from '#lib/http/envelope.ts';
+import { statusOf } from '#lib/http/errors.ts';
+import { defineRoute, type RouteImpls } from '#lib/http/handler.ts';
+import { requirePrincipal } from '#lib/http/principal.ts';
+import { renderSharePage, type SharePageState, sharePageCsp } from '#lib/http/share-page.ts';
+import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
+import { pageQuery } from '#lib/platform/db/paging.ts';
+import * as z from '#lib/platform/zod.ts';
+
+const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
+const sharePassword = z.string().check(z.minLength(1), z.maxLength(SHARE_PASSWORD_MAX));
+
+const createBody = z.object({
+  file_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+  password: z.optional(sharePassword),
+  expires_at: z.optional(
+    z
+      .string()
+      .check(
+        z.regex(
+          /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/,
+          'must be an ISO 8601 time with offset',
+        ),
+      ),
+  ),
+  max_views: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_SHARE_VIEWS))),
+});
+
+const shareView = z.object({
+  id: z.string(),
+  url: z.url(),
+  file_id: z.nullable(z.string()),
+  album_id: z.nullable(z.string()),
+  has_password: z.boolean(),
+  expires_at: z.nullable(timestamp),
+  max_views: z.nullable(z.number().check(z.int())),
+  views: z.number().check(z.int(), z.minimum(0)),
+  created_at: timestamp,
+});
+
+const openedView = z.object({
+  share: z.object({
+    id: z.string(),
+    has_password: z.boolean(),
+    expires_at: z.nullable(timestamp),
+    max_views: z.nullable(z.number().check(z.int())),
+    views: z.number().check(z.int(), z.minimum(1)),
+  }),
+  album: z.nullable(z.object({ name: z.string(), description: z.string() })),
+  items: z.array(
+    z.object({
+      url: z.url(),
+      thumbnail: z.nullable(z.url()),
+      original_name: z.string(),
+      mime_type: z.string(),
+      size: z.number().check(z.int()),
+      width: z.number().check(z.int()),
+      height: z.number().check(z.int()),
+    }),
+  ),
+});
+
+const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
+
+/** The page's answer: never cached (each open is a view), with its own policy. */
+function page(
+  shares: ShareService,
+  state: SharePageState,
+  status: number,
+  extra: Record<string, string> = {},
+) {
+  const result = html(renderSharePage(state), status);
+  return {
+    ...result,
+    headers: {
+      ...result.headers,
+      'content-security-policy': sharePageCsp(shares.imageOrigin),
+      'cache-control': 'no-store',
+      ...extra,
+    },
+  } satisfies HttpResult;
+}
+
+/** Opens the share for the page; refusals become the page's own states, with the API's statuses. */
+async function openPage(shares: ShareService, id: string, password: string | undefined): Promise<HttpResult> {
+  try {
+    if (password === undefined && (await shares.needsPassword(id))) {
+      return page(shares, { kind: 'password', id, wrong: false }, 401);
+    }
+    const opened = await shares.open(id, password);
+    return page(
+      shares,
+      {
+        kind: 'open',
+        album: opened.album,
+        items: opened.items,
+        views: opened.share.views,
+        maxViews: opened.share.max_views,
+        expiresAt: opened.share.expires_at,
+      },
+      200,
+    );
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const status = statusOf(error);
+    if (status === 401) return page(shares, { kind: 'password', id, wrong: password !== undefined }, 401);
+    if (status === 404) {
+      return page(
+        shares,
+        { kind: 'refused', title: 'Not found', message: 'There is no share at this address.' },
+        404,
+      );
+    }
+    if (status === 410) {
+      return page(
+        shares,
+        { kind: 'refused', title: 'No longer available', message: 'This share is no longer available.' },
+        410,
+      );
+    }
+    if (status === 429) {
+      const wait = error.retryAfterSeconds ?? 60;
+      return page(
+        shares,
+        {
+          kind: 'refused',
+          title: 'Too many attempts',
+          message: `Too many wrong passwords; try again in ${wait} seconds.`,
+        },
+        429,
+        { 'retry-after': String(wait) },
+      );
+    }
+    throw error;
+  }
+}
+
+/** `password` of the page's urlencoded form; absent or empty is none. */
+function formPassword(raw: Buffer): string | undefined {
+  const value = new URLSearchParams(raw.toString('utf8')).get('password');
+  return value === null || value === '' ? undefined : value.slice(0, SHARE_PASSWORD_MAX + 1);
+}
+
+export function shareRoutes(shares: () => ShareService): RouteImpls {
+  return {
+    'POST /api/v1/shares': defineRoute({
+      summary:
+        "A share link for one of the caller's files or albums (`file_id` or `album_id`), with an optional password, expiry (`expires_at`) and view limit (`max_views`).",
+      body: createBody,
+      response: shareView,
+      successStatus: 201,
+      run: async (request) => created(await shares().create(callerOf(request), request.body)),
+    }),
+    'GET /api/v1/shares': defineRoute({
+      summary: "The caller's share links, newest first (revoked ones leave the list).",
+      query: pageQuery,
+      response: z.object({ items: z.array(shareView), next_cursor: z.nullable(z.string()) }),
+      run: async (request) => ok(await shares().list(callerOf(request), request.query)),
+    }),
+    'DELETE /api/v1/shares/{id}': defineRoute({
+      summary: 'Revokes a share link: its opens answer 410 from now on.',
+      response: z.object({ id: z.string(), revoked: z.literal(true) }),
+      run: async (request) => ok(await shares().revoke(callerOf(request), request.params.id ?? '')),
+    }),
+    'POST /api/v1/shares/{id}/open': defineRoute({
+      summary:
+        'Opens a share (no login), counting one view: the file or the album\'s current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available".',
+      body: z.object({ password: z.optional(z.string().check(z.maxLength(SHARE_PASSWORD_MAX))) }),
+      response: openedView,
+      errors: [401, 404, 410, 429],
+      run: async (request) =>
+        ok(await shares().open(request.params.id ?? '', request.body.password || undefined)),
+    }),
+    'GET /s/{id}': defineRoute({
+      summary: 'The share as a page without script; a password share shows its form (401).',
+      responseContentType: 'text/html',
+      responseDescription: 'The shared file or album, or the password form, or why it cannot be shown.',
+      errors: [401, 410, 429],
+      run: async (request) => openPage(shares(), request.params.id ?? '', undefined),
+    }),
+    'POST /s/{id}': defineRoute({
+      summary: "The share page's password form.",
+      requestContentType: 'application/x-www-form-urlencoded',
+      responseContentType: 'text/html',
+      responseDescription: 'The shared file or album, or the form again (401) or why it cannot be shown.',
+      errors: [401, 410, 429],
+      maxBodyBytes: 4096,
+      run: async (request) => openPage(shares(), request.params.id ?? '', formPassword(request.rawBody)),
+    }),
+    'GET /s/{id}/random': defineRoute({
+      summary:
+        'A 302 to one random image of a shared album (or the shared file), counted as a view; 401 for a share with a password.',
+      successStatus: 302,
+      responseDescription: 'A redirect (Cache-Control: no-store) to the image URL.',
+      errors: [401, 404, 410],
+      run: async (request) => ({
+        kind: 'raw',
+        status: 302,
+        body: '',
+        headers: { location: await shares().random(request.params.id ?? ''), 'cache-control': 'no-store' },
+      }),
+    }),
+  };
+}

@@ -1,0 +1,81 @@
+// An album's files (docs/DESIGN.md 16): the sparse `due` index's partition `album#<album id>`, read by key
+// (a page of keys, then the items in one batch; a count), and a file's membership, set or removed in one
+// conditional update of its record.
+import { errors } from '#lib/core/errors.ts';
+import {
+  ANY_KEY_VALUE,
+  conditionFailedAs,
+  decodeCursor,
+  encodeCursor,
+  type Table,
+} from '#lib/platform/db/table.ts';
+import { albumFilesPartition } from './album-keys.ts';
+import { type FileItem, fileKey } from './files.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export class AlbumFiles {
+  constructor(private readonly deps: { table: Table }) {}
+
+  /**
+   * One page of an album's file items, newest first: one partition of the sparse `due` index
+   * (`album#<id>`), whose projection holds keys only, then the page's items in one batch read. The caller
+   * checked the album.
+   */
+  async albumPage(
+    albumId: string,
+    options: { limit: number; cursor?: string | undefined },
+  ): Promise<{ items: FileItem[]; next_cursor: string | null }> {
+    const partition = albumFilesPartition(albumId);
+    const startKey = decodeCursor(options.cursor, {
+      pk: /^file#/,
+      sk: 'file',
+      gsi3pk: partition,
+      gsi3sk: ANY_KEY_VALUE,
+    });
+    const { items: keys, lastKey } = await this.deps.table.query<{ pk: string; sk: string }>({
+      IndexName: 'due',
+      KeyConditionExpression: 'gsi3pk = :partition',
+      ExpressionAttributeValues: { ':partition': partition },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    const items =
+      keys.length === 0
+        ? []
+        : await this.deps.table.getMany<FileItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
+    // A file deleted or moved out between the two reads is left out.
+    const present = items.filter((item): item is FileItem => item !== undefined && item.album_id === albumId);
+    return { items: present, next_cursor: encodeCursor(lastKey) };
+  }
+
+  /** How many files an album holds: a count over its partition of the `due` index (keys only). */
+  async countAlbum(albumId: string): Promise<number> {
+    return this.deps.table.count({
+      IndexName: 'due',
+      KeyConditionExpression: 'gsi3pk = :partition',
+      ExpressionAttributeValues: { ':partition': albumFilesPartition(albumId) },
+    });
+  }
+
+  /**
+   * Puts the caller's file into an album (checked by the caller) or takes it out (null): its pointer and
+   * its place in the album's listing, in one conditional update.
+   */
+  async setAlbum(ownerId: string, id: string, albumId: string | null): Promise<FileItem> {
+    if (!UUID.test(id)) throw errors.notFound('file: not found');
+    return this.deps.table
+      .update<FileItem>(fileKey(id), {
+        ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner',
+        UpdateExpression: albumId
+          ? 'SET album_id = :album, gsi3pk = :partition, gsi3sk = gsi1sk'
+          : 'REMOVE album_id, gsi3pk, gsi3sk',
+        ExpressionAttributeValues: {
+          ':owner': ownerId,
+          ...(albumId ? { ':album': albumId, ':partition': albumFilesPartition(albumId) } : {}),
+        },
+      })
+      .catch(conditionFailedAs(() => errors.notFound('file: not found')));
+  }
+}

@@ -1,0 +1,42 @@
+// Builds the share links' service (docs/DESIGN.md 16) from the table and settings alone: what the function
+// that serves shares needs of the files domain (records and albums, no storage), kept apart from
+// buildFiles so that function does not bundle the upload pipeline.
+import {
+  DEFAULT_PASSWORD_GUESS_LIMIT,
+  LoginGuard,
+  type PasswordGuessLimit,
+} from '#lib/accounts/login-guard.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { AlbumFiles } from './album-files.ts';
+import { AlbumService } from './albums.ts';
+import { FileRepository } from './files.ts';
+import { ShareService } from './shares.ts';
+
+export interface SharesInput {
+  table: Table;
+  /** `base_url`: share pages and file URLs. */
+  baseUrl: string;
+  /** `listing_shards` (file records carry their listing keys). */
+  listingShards: number;
+  /** Wrong share passwords before the back-off: the accounts' rule (lib/accounts/login-guard.ts). */
+  guessLimit?: PasswordGuessLimit;
+}
+
+export function buildShares(input: SharesInput): ShareService {
+  const { table, baseUrl } = input;
+  const files = new FileRepository({ table, baseUrl, listingShards: input.listingShards });
+  return new ShareService({
+    table,
+    files,
+    albums: new AlbumService({
+      table,
+      files,
+      members: new AlbumFiles({ table }),
+      clock: table.clock,
+      baseUrl,
+    }),
+    guard: new LoginGuard(table, input.guessLimit ?? DEFAULT_PASSWORD_GUESS_LIMIT),
+    clock: table.clock,
+    baseUrl,
+  });
+}

@@ -1,0 +1,336 @@
+// Share links (docs/DESIGN.md 16): one file or one album behind an unguessable id, with an optional password
+// (argon2id, like account passwords; guessing bounded by the login guard), expiry and view limit. Each
+// successful open counts one view in one conditional update, so with `max_views` k exactly k opens succeed
+// however many arrive at once. The owner's shares are listed by key (the `owner` index, `shares#<owner>`).
+import { randomBytes } from 'node:crypto';
+import { guardKey, type LoginGuard } from '#lib/accounts/login-guard.ts';
+import { hashPassword, verifyPassword } from '#lib/accounts/passwords.ts';
+import { errors } from '#lib/core/errors.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
+import {
+  ANY_KEY_VALUE,
+  type Clock,
+  conditionFailedAs,
+  decodeCursor,
+  encodeCursor,
+  type Table,
+} from '#lib/platform/db/table.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import type { AlbumService } from './albums.ts';
+import type { FileItem, FileRepository } from './files.ts';
+import { thumbnailOf } from './rendition-query.ts';
+
+/** At most this many of an album's files (the newest) are shown by one open. */
+export const MAX_SHARE_ITEMS = 100;
+export const MAX_SHARE_VIEWS = 1_000_000;
+export const SHARE_PASSWORD_MAX = 128;
+
+/** 24 random bytes, base64url: 192 bits (DESIGN 16 asks for at least 128). */
+const newShareId = () => randomBytes(24).toString('base64url');
+const SHARE_ID = /^[A-Za-z0-9_-]{32}$/;
+
+export const shareKey = (id: string) => ({ pk: `share#${id}`, sk: 'share' });
+const ownerShares = (ownerId: string) => `shares#${ownerId}`;
+/** The guard of a share's password: its own subject beside the accounts' (`user-`, `unknown-`). */
+const guardSubjectOf = (id: string) => `share-${id}`;
+
+export const SHARE_GONE = 'share is no longer available';
+
+interface ShareItem {
+  pk: string;
+  sk: string;
+  id: string;
+  owner_id: string;
+  file_id?: string;
+  album_id?: string;
+  /** argon2id PHC string; never in an index, never answered. */
+  password_hash?: string;
+  /** The share's end as given (ISO with offset) and in epoch milliseconds, for the condition. Not the
+   * table's TTL attribute (`expires_at`): an ended share answers 410, not 404. */
+  ends_at?: string;
+  ends_at_ms?: number;
+  max_views?: number;
+  views: number;
+  revoked_at?: string;
+  created_at: string;
+  gsi1pk?: string;
+  gsi1sk?: string;
+  [attribute: string]: unknown;
+}
+
+export interface ShareView {
+  id: string;
+  url: string;
+  file_id: string | null;
+  album_id: string | null;
+  has_password: boolean;
+  expires_at: string | null;
+  max_views: number | null;
+  views: number;
+  created_at: string;
+}
+
+export interface ShareItemView {
+  url: string;
+  thumbnail: string | null;
+  original_name: string;
+  mime_type: string;
+  size: number;
+  width: number;
+  height: number;
+}
+
+export interface OpenedShare {
+  share: {
+    id: string;
+    has_password: boolean;
+    expires_at: string | null;
+    max_views: number | null;
+    views: number;
+  };
+  album: { name: string; description: string } | null;
+  items: ShareItemView[];
+}
+
+export interface CreateShareInput {
+  file_id?: string | null | undefined;
+  album_id?: string | null | undefined;
+  password?: string | undefined;
+  expires_at?: string | undefined;
+  max_views?: number | undefined;
+}
+
+export interface ShareServiceDeps {
+  table: Table;
+  files: FileRepository;
+  albums: AlbumService;
+  /** The login guard's rules (10 failures, then back-off), under a subject of the share's own. */
+  guard: LoginGuard;
+  clock: Clock;
+  /** `base_url`: a share's page is `{base_url}/s/<id>`. */
+  baseUrl: string;
+}
+
+export class ShareService {
+  constructor(private readonly deps: ShareServiceDeps) {}
+
+  /** Where the images a share shows come from (the page's policy allows it). */
+  get imageOrigin(): string {
+    return new URL(this.deps.baseUrl).origin;
+  }
+
+  async create(ownerId: string, input: CreateShareInput): Promise<ShareView> {
+    const fileId = input.file_id ?? undefined;
+    const albumId = input.album_id ?? undefined;
+    if ((fileId === undefined) === (albumId === undefined)) {
+      throw errors.validation([{ field: 'file_id', message: 'give exactly one of file_id and album_id' }]);
+    }
+    const now = this.deps.clock();
+    let endsAtMs: number | undefined;
+    if (input.expires_at !== undefined) {
+      endsAtMs = Date.parse(input.expires_at);
+      if (!Number.isFinite(endsAtMs)) {
+        throw errors.validation([{ field: 'expires_at', message: 'must be an ISO 8601 time with offset' }]);
+      }
+      if (endsAtMs <= now.getTime()) {
+        throw errors.validation([{ field: 'expires_at', message: 'must be in the future' }]);
+      }
+    }
+    // The target must be the caller's: 404 otherwise, as for any other account's file or album.
+    if (fileId !== undefined) await this.deps.files.getOwn(ownerId, fileId);
+    if (albumId !== undefined) await this.deps.albums.getOwn(ownerId, albumId);
+    const id = newShareId();
+    const item: ShareItem = {
+      ...shareKey(id),
+      id,
+      owner_id: ownerId,
+      ...(fileId !== undefined ? { file_id: fileId } : {}),
+      ...(albumId !== undefined ? { album_id: albumId } : {}),
+      ...(input.password !== undefined ? { password_hash: await hashPassword(input.password) } : {}),
+      ...(endsAtMs !== undefined ? { ends_at: isoWithOffset(new Date(endsAtMs)), ends_at_ms: endsAtMs } : {}),
+      ...(input.max_views !== undefined ? { max_views: input.max_views } : {}),
+      views: 0,
+      created_at: isoWithOffset(now),
+      gsi1pk: ownerShares(ownerId),
+      gsi1sk: `${now.toISOString()}#${id}`,
+    };
+    await this.deps.table.put(item, { ConditionExpression: 'attribute_not_exists(pk)' });
+    return this.view(item);
+  }
+
+  /** The caller's live shares (revoked ones leave the listing), newest first. */
+  async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<Page<ShareView>> {
+    const partition = ownerShares(ownerId);
+    const startKey = decodeCursor(options.cursor, {
+      pk: /^share#/,
+      sk: 'share',
+      gsi1pk: partition,
+      gsi1sk: ANY_KEY_VALUE,
+    });
+    const { items: keys, lastKey } = await this.deps.table.query<{ pk: string; sk: string }>({
+      IndexName: 'owner',
+      KeyConditionExpression: 'gsi1pk = :partition',
+      ExpressionAttributeValues: { ':partition': partition },
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    const shares =
+      keys.length === 0
+        ? []
+        : await this.deps.table.getMany<ShareItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
+    return {
+      items: shares
+        .filter((share): share is ShareItem => share !== undefined && share.revoked_at === undefined)
+        .map((share) => this.view(share)),
+      next_cursor: encodeCursor(lastKey),
+    };
+  }
+
+  /** Ends the caller's share: its opens answer 410 from now on, and it leaves the caller's listing. */
+  async revoke(ownerId: string, id: string): Promise<{ id: string; revoked: true }> {
+    if (!SHARE_ID.test(id)) throw errors.notFound('share: not found');
+    await this.deps.table
+      .update(shareKey(id), {
+        UpdateExpression: 'SET revoked_at = :now REMOVE gsi1pk, gsi1sk',
+        ConditionExpression:
+          'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(revoked_at)',
+        ExpressionAttributeValues: { ':now': isoWithOffset(this.deps.clock()), ':owner': ownerId },
+      })
+      .catch(conditionFailedAs(() => errors.notFound('share: not found')));
+    return { id, revoked: true };
+  }
+
+  /**
+   * Opens a share (no login): 404 unknown; 410 ended (expired, revoked, out of views, its file or album
+   * deleted); 401 a missing or wrong password, 429 after 10 wrong ones (the login guard's back-off). A
+   * successful open counts one view, conditionally: of concurrent opens only those the limit allows
+   * succeed, the rest are 410.
+   */
+  async open(id: string, password: string | undefined): Promise<OpenedShare> {
+    const share = await this.live(id);
+    await this.checkPassword(share, password);
+    const target = await this.target(share);
+    const counted = await this.countView(share);
+    return {
+      share: {
+        id: counted.id,
+        has_password: counted.password_hash !== undefined,
+        expires_at: counted.ends_at ?? null,
+        max_views: counted.max_views ?? null,
+        views: counted.views,
+      },
+      album: target.album,
+      items: target.files.map((file) => this.itemView(file)),
+    };
+  }
+
+  /**
+   * One random image of the share (GET /s/{id}/random), counted as a view. A share with a password
+   * answers 401 (the address carries none); one with no image left answers 410.
+   */
+  async random(id: string): Promise<string> {
+    const share = await this.live(id);
+    if (share.password_hash !== undefined) throw errors.unauthorized('password: this share needs one');
+    const { files } = await this.target(share);
+    if (files.length === 0) throw errors.gone(SHARE_GONE);
+    const chosen = files[randomBytes(4).readUInt32BE(0) % files.length]!;
+    await this.countView(share);
+    return this.deps.files.record(chosen).url;
+  }
+
+  /** Whether a share exists and needs a password (the page shows its form), without counting a view. */
+  async needsPassword(id: string): Promise<boolean> {
+    return (await this.live(id)).password_hash !== undefined;
+  }
+
+  private async live(id: string): Promise<ShareItem> {
+    const share = SHARE_ID.test(id) ? await this.deps.table.get<ShareItem>(shareKey(id)) : undefined;
+    if (!share) throw errors.notFound('share: not found');
+    if (this.ended(share)) throw errors.gone(SHARE_GONE);
+    return share;
+  }
+
+  private ended(share: ShareItem): boolean {
+    if (share.revoked_at !== undefined) return true;
+    if (share.ends_at_ms !== undefined && share.ends_at_ms <= this.deps.clock().getTime()) return true;
+    return share.max_views !== undefined && share.views >= share.max_views;
+  }
+
+  private async checkPassword(share: ShareItem, password: string | undefined): Promise<void> {
+    if (share.password_hash === undefined) return;
+    if (password === undefined || password === '')
+      throw errors.unauthorized('password: this share needs one');
+    const subject = guardSubjectOf(share.id);
+    const admission = await this.deps.guard.admit(subject);
+    if (!admission.admitted) {
+      throw errors.tooManyRequests(
+        admission.retryAfterSeconds,
+        'Too many wrong passwords for this share; try again later',
+      );
+    }
+    if (!(await verifyPassword(share.password_hash, password))) {
+      throw errors.unauthorized('password: is wrong');
+    }
+    await this.deps.guard.reset(subject);
+  }
+
+  /** The file or the album's newest files, as they are now; 410 when the file or album is gone. */
+  private async target(share: ShareItem): Promise<{ album: OpenedShare['album']; files: FileItem[] }> {
+    if (share.file_id !== undefined) {
+      const file = await this.deps.files.getItem(share.file_id);
+      // Deleted by its owner or taken down by an administrator: the share ends with it.
+      if (!file || file.owner_id !== share.owner_id) throw errors.gone(SHARE_GONE);
+      return { album: null, files: [file] };
+    }
+    const album = await this.deps.albums.find(share.album_id ?? '');
+    if (!album || album.owner_id !== share.owner_id) throw errors.gone(SHARE_GONE);
+    const files = await this.deps.albums.newestFiles(album.id, MAX_SHARE_ITEMS);
+    return { album: { name: album.name, description: album.description }, files };
+  }
+
+  /** One view, only while the share is live (not revoked, not expired, views left): else 410. */
+  private async countView(share: ShareItem): Promise<ShareItem> {
+    return this.deps.table
+      .update<ShareItem>(shareKey(share.id), {
+        UpdateExpression: 'SET #views = #views + :one',
+        ConditionExpression:
+          'attribute_exists(pk) AND attribute_not_exists(revoked_at) AND ' +
+          '(attribute_not_exists(max_views) OR #views < max_views) AND ' +
+          '(attribute_not_exists(ends_at_ms) OR ends_at_ms > :now)',
+        ExpressionAttributeNames: { '#views': 'views' },
+        ExpressionAttributeValues: { ':one': 1, ':now': this.deps.clock().getTime() },
+      })
+      .catch(conditionFailedAs(() => errors.gone(SHARE_GONE)));
+  }
+
+  private itemView(file: FileItem): ShareItemView {
+    const record = this.deps.files.record(file);
+    return {
+      url: record.url,
+      thumbnail: thumbnailOf(this.deps.baseUrl, file.key),
+      original_name: record.original_name,
+      mime_type: record.mime_type,
+      size: record.size,
+      width: record.width,
+      height: record.height,
+    };
+  }
+
+  private view(share: ShareItem): ShareView {
+    return {
+      id: share.id,
+      url: `${this.deps.baseUrl.replace(/\/+$/, '')}/s/${share.id}`,
+      file_id: share.file_id ?? null,
+      album_id: share.album_id ?? null,
+      has_password: share.password_hash !== undefined,
+      expires_at: share.ends_at ?? null,
+      max_views: share.max_views ?? null,
+      views: share.views,
+      created_at: share.created_at,
+    };
+  }
+}
+
+/** The guard item of a share's password (tests read it). */
+export const shareGuardKey = (id: string) => guardKey(guardSubjectOf(id));

@@ -1,0 +1,118 @@
+// GET /s/{id}: a share link as a page without script (docs/DESIGN.md 16), under the same rules as /docs: one
+// inline style sheet allowed by its hash, every text escaped; images from the service's own origin only; a
+// password form that posts to the page itself.
+import { createHash } from 'node:crypto';
+import { escapeHtml } from '#lib/platform/html.ts';
+
+export interface SharePageItem {
+  url: string;
+  thumbnail: string | null;
+  original_name: string;
+  mime_type: string;
+  size: number;
+  width: number;
+  height: number;
+}
+
+export type SharePageState =
+  | {
+      kind: 'open';
+      album: { name: string; description: string } | null;
+      items: SharePageItem[];
+      views: number;
+      maxViews: number | null;
+      expiresAt: string | null;
+    }
+  | { kind: 'password'; id: string; wrong: boolean }
+  | { kind: 'refused'; title: string; message: string };
+
+// Thumbnails in a grid that fills the width: four or five across at 1280 px, two at 360 px.
+const STYLE = `*{box-sizing:border-box}
+body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d2430;background:#f4f6f9}
+main{max-width:72rem;margin:0 auto;padding:1.5rem 1rem}
+h1{font-size:1.6rem;margin:0 0 .25rem;overflow-wrap:anywhere}
+.lead{color:#465062;margin:0 0 1rem;overflow-wrap:anywhere}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,13rem),1fr));gap:1rem;list-style:none;padding:0;margin:0}
+.grid li{background:#fff;border:1px solid #d7dce4;border-radius:8px;overflow:hidden}
+.grid a{display:block;color:inherit;text-decoration:none}
+.grid img{display:block;width:100%;aspect-ratio:4/3;object-fit:cover;background:#e8ebf0}
+.cap{padding:.5rem .75rem;font-size:.875rem}
+.cap b{display:block;font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.cap span{color:#465062}
+.meta{color:#465062;font-size:.875rem;margin-top:1.5rem}
+form{background:#fff;border:1px solid #d7dce4;border-radius:8px;padding:1.25rem;max-width:24rem}
+label{display:block;font-weight:600;margin-bottom:.5rem}
+input{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid #8a93a3;border-radius:6px}
+button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radius:6px;background:#1f5fbf;color:#fff;cursor:pointer}
+.error{color:#a3161b;font-weight:600}
+`;
+
+/** The page's policy: its own style sheet, images from `imageOrigin` (the service's), forms to itself. */
+export function sharePageCsp(imageOrigin: string): string {
+  return [
+    "default-src 'none'",
+    `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
+    `img-src 'self' ${imageOrigin}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function itemHtml(item: SharePageItem): string {
+  const dimensions = item.width > 0 && item.height > 0 ? `${item.width} × ${item.height}, ` : '';
+  return `<li><a href="${escapeHtml(item.url)}"><img src="${escapeHtml(item.thumbnail ?? item.url)}" alt="${escapeHtml(
+    item.original_name,
+  )}" loading="lazy"><div class="cap"><b>${escapeHtml(item.original_name)}</b><span>${escapeHtml(
+    `${dimensions}${sizeText(item.size)}`,
+  )}</span></div></a></li>`;
+}
+
+function body(state: SharePageState): { title: string; html: string } {
+  if (state.kind === 'refused') {
+    return {
+      title: state.title,
+      html: `<h1>${escapeHtml(state.title)}</h1><p class="lead">${escapeHtml(state.message)}</p>`,
+    };
+  }
+  if (state.kind === 'password') {
+    return {
+      title: 'Password required',
+      html: `<h1>Password required</h1><p class="lead">This share is protected by a password.</p>
+<form method="post" action="/s/${encodeURIComponent(state.id)}">
+${state.wrong ? '<p class="error" role="alert">That password is wrong.</p>' : ''}<label for="password">Password</label>
+<input id="password" name="password" type="password" required autocomplete="off" maxlength="128">
+<button type="submit">Open</button></form>`,
+    };
+  }
+  const title = state.album ? state.album.name : 'Shared image';
+  const lead = state.album?.description ? `<p class="lead">${escapeHtml(state.album.description)}</p>` : '';
+  const list =
+    state.items.length === 0
+      ? '<p class="lead">This album is empty.</p>'
+      : `<ul class="grid">${state.items.map(itemHtml).join('')}</ul>`;
+  const limits = [
+    `Views: ${state.views}${state.maxViews === null ? '' : ` of ${state.maxViews}`}`,
+    ...(state.expiresAt ? [`available until ${state.expiresAt}`] : []),
+  ].join('; ');
+  return {
+    title,
+    html: `<h1>${escapeHtml(title)}</h1>${lead}${list}<p class="meta">${escapeHtml(limits)}.</p>`,
+  };
+}
+
+export function renderSharePage(state: SharePageState): string {
+  const { title, html } = body(state);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
+<style>${STYLE}</style></head><body><main>
+${html}
+</main></body></html>`;
+}

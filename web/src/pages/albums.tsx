@@ -1,0 +1,128 @@
+// Albums (docs/DESIGN.md 16): create, list, and one album's page (#/albums?id=…): rename, upload into it,
+// its files (moved in and out from their cards), share it, delete it (its files stay).
+import { ActionButton, useAction } from '../action.tsx';
+import { api, call } from '../api/client.ts';
+import { Field, Submit, useForm } from '../form.tsx';
+import { navigate, routeParam, useRoute } from '../router.ts';
+import { CardGrid, DataTable, FormError, formatTime, Page, useLoad, usePages } from '../ui.tsx';
+import { FileCard, Uploader } from './files.tsx';
+import { ShareForm } from './shares.tsx';
+
+export function AlbumsPage() {
+  const route = useRoute();
+  const id = routeParam(route, 'id');
+  return id ? <AlbumPage key={id} id={id} /> : <AlbumList />;
+}
+
+function AlbumList() {
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
+  const form = useForm({ name: '', description: '' });
+  const action = useAction(albums.reload);
+
+  const create = form.submit(async ({ name, description }) => {
+    const album = await call(
+      api.POST('/api/v1/albums', { body: { name, ...(description ? { description } : {}) } }),
+    );
+    form.reset();
+    navigate(`/albums?id=${album.id}`);
+  });
+
+  return (
+    <Page title="Albums">
+      <form onSubmit={create} noValidate>
+        <Field form={form} name="name" label="Album name" required maxLength={100} />
+        <Field form={form} name="description" label="Description (optional)" maxLength={1000} />
+        <Submit form={form}>Create album</Submit>
+      </form>
+      {action.view}
+      {albums.error && <FormError message={albums.error} />}
+      <h2>Your albums</h2>
+      {albums.data && albums.data.items.length === 0 && <p>No albums yet.</p>}
+      {albums.data && albums.data.items.length > 0 && (
+        <DataTable columns={['Album', 'Files', 'Updated']} actions>
+          {albums.data.items.map((album) => (
+            <tr key={album.id}>
+              <td>
+                <a href={`#/albums?id=${album.id}`}>{album.name}</a>
+              </td>
+              <td>{album.file_count}</td>
+              <td>{formatTime(album.updated_at)}</td>
+              <td>
+                <ActionButton
+                  action={action}
+                  work={() => call(api.DELETE('/api/v1/albums/{id}', { params: { path: { id: album.id } } }))}
+                  done={`Album ${album.name} deleted; its files stay in My files`}
+                >
+                  Delete<span class="visually-hidden"> album {album.name}</span>
+                </ActionButton>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </Page>
+  );
+}
+
+function AlbumPage({ id }: { id: string }) {
+  const album = useLoad(() => call(api.GET('/api/v1/albums/{id}', { params: { path: { id } } })));
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
+  const files = usePages((cursor) =>
+    call(
+      api.GET('/api/v1/files', {
+        params: { query: { album_id: id, limit: '60', ...(cursor ? { cursor } : {}) } },
+      }),
+    ),
+  );
+  const form = useForm({ name: '', description: '' });
+  const refresh = () => {
+    files.refresh();
+    void album.reload();
+  };
+
+  const rename = form.submit(async ({ name, description }) => {
+    await call(
+      api.PATCH('/api/v1/albums/{id}', {
+        params: { path: { id } },
+        body: { ...(name ? { name } : {}), ...(description ? { description } : {}) },
+      }),
+    );
+    form.reset();
+    await Promise.all([album.reload(), albums.reload()]);
+  });
+
+  if (album.error) {
+    return (
+      <Page title="Album">
+        <FormError message={album.error} />
+        <p>
+          <a href="#/albums">All albums</a>
+        </p>
+      </Page>
+    );
+  }
+  if (!album.data) return <Page title="Album">{null}</Page>;
+  const current = album.data;
+  return (
+    <Page title={`Album ${current.name}`}>
+      <p>
+        <a href="#/albums">All albums</a> · {current.file_count} files
+        {current.description ? ` · ${current.description}` : ''}
+      </p>
+      <form onSubmit={rename} noValidate class="inline">
+        <Field form={form} name="name" label="New name" maxLength={100} />
+        <Field form={form} name="description" label="New description" maxLength={1000} />
+        <Submit form={form} secondary>
+          Rename
+        </Submit>
+      </form>
+      <h2>Upload into this album</h2>
+      <Uploader onUploaded={refresh} albumId={id} />
+      <h2>Files in this album</h2>
+      <CardGrid list={files} label={`Files of album ${current.name}`} empty="No files in this album yet.">
+        {(file) => <FileCard key={file.id} file={file} onChange={refresh} albums={albums.data?.items} />}
+      </CardGrid>
+      <ShareForm target={{ album_id: id }} label="Share this album" />
+    </Page>
+  );
+}
