@@ -12,6 +12,7 @@ import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { settleReportedPayment } from './callbacks.ts';
+import type { CouponDesk } from './coupon-desk.ts';
 import type { DueOrder, OrderRepository } from './orders.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
 import type { GatewaySource } from './registry.ts';
@@ -39,6 +40,8 @@ export interface ReconcileSummary extends ReconcileCounts {
   left_schedule: number;
   /** True when more orders were due than one run asks about (or time ran short); the rest wait. */
   truncated: boolean;
+  /** Coupon redemptions given back by this run: orders (of any provider) that expired unpaid. */
+  coupons_released: number;
 }
 
 export interface ReconcilerDeps {
@@ -49,6 +52,8 @@ export interface ReconcilerDeps {
   /** payment.reconcile.max_orders_per_run. */
   maxOrdersPerRun: number;
   clock: Clock;
+  /** Gives back the coupon redemptions of orders that expired unpaid (docs/DESIGN.md 17). */
+  coupons: CouponDesk;
 }
 
 /** Queries in flight at once, across channels. */
@@ -88,7 +93,15 @@ export class Reconciler {
       due_until: now.toISOString(),
       left_schedule: 0,
       truncated: false,
+      coupons_released: 0,
     };
+    // Orders of any provider holding a coupon's redemption past their deadline give it back (never fatal).
+    summary.coupons_released = await this.deps.coupons
+      .releaseExpired((id) => this.deps.orders.get(id), this.deps.maxOrdersPerRun)
+      .catch((error: unknown) => {
+        log.error('coupon redemptions of expired orders could not be read', { error });
+        return 0;
+      });
     const { registry } = await this.deps.gateways.current();
     // Only channels registered now can be asked (mock and manual orders are never scheduled: no channel).
     const adapters = new Map<ChannelName, ChannelAdapter>();

@@ -1,0 +1,209 @@
+// Refunds (docs/DESIGN.md 17): an administrator refunds a paid order in full or in part, once per
+// Idempotency-Key. The key's item, the refund on the order and, for a full refund, the order's status, the
+// grant taken back and the order.refunded event are one transaction: a retried or concurrent request with
+// the same key finds the key's item and answers the order as it is, never refunding twice.
+import { randomUUID } from 'node:crypto';
+import type { AccountRepository } from '#lib/accounts/repository.ts';
+import { errors } from '#lib/core/errors.ts';
+import type { QuotaService } from '#lib/files/quota-service.ts';
+import { type Clock, ConditionFailedError, type Key, type Table } from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
+import { refundNoticeMail } from '#lib/platform/mail/templates.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import { effectiveStatus, ORDER_ID_PATTERN, type RefundRecord, type StoredOrder } from './model.ts';
+import { orderRefundedDetail } from './order-events.ts';
+import { type OrderRepository, orderKey } from './orders.ts';
+import { orderRefundedOutboxPut } from './outbox.ts';
+
+/** `Idempotency-Key`: 1 to 64 of letters, digits and `-_.:` (a UUID fits). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+const refundKeyKey = (key: string): Key => ({ pk: `refundkey#${key}`, sk: 'key' });
+
+/** Tries when concurrent refunds of the same order (other keys) change it between the read and the write. */
+const REFUND_ATTEMPTS = 8;
+
+/** Refunds recorded by us alone: nothing moves at a channel (manual write-offs and the mock cashier). */
+const RECORDED_ONLY = new Set(['manual', 'mock']);
+
+export interface RefundInput {
+  amount_cents?: number | undefined;
+  reason: string;
+}
+
+export interface RefundDeskDeps {
+  table: Table;
+  orders: OrderRepository;
+  quota: QuotaService;
+  accounts: AccountRepository;
+  /** The buyer's notice; absent: none is sent (a group without mail). */
+  mailer?: Mailer | undefined;
+  listingShards: number;
+  clock: Clock;
+}
+
+export class RefundDesk {
+  constructor(private readonly deps: RefundDeskDeps) {}
+
+  /** POST /api/v1/admin/orders/{id}/refund. Answers the order as it is after the refund (or the earlier one). */
+  async refund(orderId: string, input: RefundInput, key: string | undefined): Promise<StoredOrder> {
+    if (!key) throw errors.badRequest('Idempotency-Key: the header is required');
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      throw errors.badRequest('Idempotency-Key: 1 to 64 of letters, digits and -_.:');
+    }
+    if (!ORDER_ID_PATTERN.test(orderId)) throw errors.notFound('Order not found');
+    for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt += 1) {
+      const earlier = await this.answerFor(key, orderId, input);
+      if (earlier) return earlier;
+      const order = await this.deps.orders.get(orderId);
+      if (!order) throw errors.notFound('Order not found');
+      try {
+        return await this.refundOnce(order, input, key);
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        // Another request (this key's twin, or another refund of the order) wrote first: read again.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+      }
+    }
+    throw errors.conflict('The order is being refunded by other requests; try again');
+  }
+
+  /** The order as an earlier request with this key left it; 409 when the key was used for another refund. */
+  private async answerFor(key: string, orderId: string, input: RefundInput) {
+    const item = await this.deps.table.get(refundKeyKey(key));
+    if (!item) return undefined;
+    const same =
+      item.order_id === orderId &&
+      item.reason === input.reason &&
+      (item.asked_cents ?? null) === (input.amount_cents ?? null);
+    if (!same) throw errors.conflict('Idempotency-Key was already used for another refund');
+    return (await this.deps.orders.get(orderId))!;
+  }
+
+  private async refundOnce(order: StoredOrder, input: RefundInput, key: string): Promise<StoredOrder> {
+    const now = this.deps.clock();
+    const status = effectiveStatus(order, now);
+    if (status === 'refunded') throw errors.badRequest('amount_cents: nothing is left to refund');
+    if (status !== 'paid') throw errors.conflict(`Order is ${status}; only a paid order is refunded`);
+    const refunded = order.refunded_cents ?? 0;
+    const left = order.amount_cents - refunded;
+    const amount = input.amount_cents ?? left;
+    if (left <= 0) throw errors.badRequest('amount_cents: nothing is left to refund');
+    if (amount > left) {
+      throw errors.badRequest(`amount_cents: larger than what is left to refund (${left})`, {
+        left_cents: left,
+      });
+    }
+    if (!RECORDED_ONLY.has(order.provider)) {
+      throw errors.conflict(`Refunds of ${order.provider} orders are not available yet`);
+    }
+    const at = isoWithOffset(now);
+    const refund: RefundRecord = {
+      id: randomUUID(),
+      amount_cents: amount,
+      reason: input.reason,
+      status: 'succeeded',
+      created_at: at,
+      key,
+    };
+    const total = refunded + amount;
+    const full = total === order.amount_cents;
+    const count = order.refunds?.length ?? 0;
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = {
+      ':paid': 'paid',
+      ':refund': [refund],
+      ':empty': [],
+      ':total': total,
+      ':at': at,
+    };
+    const sets = [
+      'refunds = list_append(if_not_exists(refunds, :empty), :refund)',
+      'refunded_cents = :total',
+      'updated_at = :at',
+    ];
+    if (full) {
+      values[':refunded'] = 'refunded';
+      sets.push('#status = :refunded', 'refunded_at = :at');
+    }
+    // The order as read: paid, with exactly the refunds read (so `left` is still what is left).
+    values[':count'] = count;
+    const unchanged = count === 0 ? 'attribute_not_exists(refunds)' : 'size(refunds) = :count';
+    if (count === 0) delete values[':count'];
+    const takeBack = full ? await this.takeBack(order) : undefined;
+    const after: StoredOrder = {
+      ...order,
+      refunds: [...(order.refunds ?? []), refund],
+      refunded_cents: total,
+      updated_at: at,
+      ...(full ? { status: 'refunded' as const } : {}),
+    };
+    await this.deps.table.transact([
+      {
+        Put: {
+          Item: {
+            ...refundKeyKey(key),
+            order_id: order.id,
+            refund_id: refund.id,
+            reason: input.reason,
+            asked_cents: input.amount_cents ?? null,
+            created_at: at,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Update: {
+          Key: orderKey(order.id),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: `#status = :paid AND ${unchanged}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      ...(takeBack ? [takeBack.item] : []),
+      ...(full
+        ? [
+            orderRefundedOutboxPut(
+              orderRefundedDetail(order, at, takeBack ? takeBack.grant : (order.grant ?? null)),
+              now,
+              this.deps.listingShards,
+            ),
+          ]
+        : []),
+    ]);
+    log.info('order refunded', { order_id: order.id, refund_id: refund.id, amount_cents: amount, full });
+    await this.notify(after, amount);
+    return after;
+  }
+
+  /** What a full refund takes back of the buyer's grant (undefined: nothing of the order is left in it). */
+  private async takeBack(order: StoredOrder) {
+    if (!order.grant) return undefined;
+    return this.deps.quota.takeBackFor(order.user_id, {
+      plan_id: order.plan_id,
+      quota_bytes: order.quota_bytes ?? order.grant.quota_bytes,
+      duration_days: order.duration_days ?? 0,
+    });
+  }
+
+  /** The buyer's mail; a failure is logged, never the refund's (it is done). */
+  private async notify(order: StoredOrder, amount: number): Promise<void> {
+    if (!this.deps.mailer) return;
+    try {
+      const buyer = await this.deps.accounts.get(order.user_id);
+      if (!buyer?.email) return;
+      await this.deps.mailer.send(
+        refundNoticeMail(buyer.email, {
+          orderId: order.id,
+          planName: order.plan_name,
+          amountCents: amount,
+          refundedCents: order.refunded_cents ?? amount,
+          totalCents: order.amount_cents,
+        }),
+      );
+    } catch (error) {
+      log.warn('the refund notice could not be sent', { order_id: order.id, error });
+    }
+  }
+}
