@@ -18,9 +18,11 @@ import {
 import { Usage } from './files.tsx';
 
 type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
-type Provider = Order['provider'];
+/** What a buyer can choose; `free` is what an order a coupon made free shows. */
+type Provider = Exclude<Order['provider'], 'free'>;
 
-const PROVIDER_NAMES: Record<Provider, string> = {
+const PROVIDER_NAMES: Record<Order['provider'], string> = {
+  free: 'Free (a coupon)',
   mock: 'Mock cashier',
   manual: 'Manual (an administrator confirms)',
   channel_a: 'Channel A (scan to pay)',
