@@ -138,6 +138,7 @@ export function buildBilling(input: BillingInput): Billing {
       mailer: input.refundMailer,
       listingShards: input.listingShards,
       clock,
+      gateways,
     }),
     reconciler: new Reconciler({
       orders: orderRepository,

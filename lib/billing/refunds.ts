@@ -4,6 +4,7 @@
 // the same key finds the key's item and answers the order as it is, never refunding twice.
 import { randomUUID } from 'node:crypto';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
+import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import { type Clock, ConditionFailedError, type Key, type Table } from '#lib/platform/db/table.ts';
@@ -15,6 +16,8 @@ import { effectiveStatus, ORDER_ID_PATTERN, type RefundRecord, type StoredOrder 
 import { orderRefundedDetail } from './order-events.ts';
 import { type OrderRepository, orderKey } from './orders.ts';
 import { orderRefundedOutboxPut } from './outbox.ts';
+import type { GatewaySource } from './registry.ts';
+import type { ChannelName } from './settings.ts';
 
 /** `Idempotency-Key`: 1 to 64 of letters, digits and `-_.:` (a UUID fits). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -40,6 +43,8 @@ export interface RefundDeskDeps {
   mailer?: Mailer | undefined;
   listingShards: number;
   clock: Clock;
+  /** The channels as enabled now: a channel order is refunded through its channel. */
+  gateways: GatewaySource;
 }
 
 export class RefundDesk {
@@ -94,20 +99,19 @@ export class RefundDesk {
         left_cents: left,
       });
     }
-    if (!RECORDED_ONLY.has(order.provider)) {
-      throw errors.conflict(`Refunds of ${order.provider} orders are not available yet`);
-    }
+    const channel = RECORDED_ONLY.has(order.provider) ? undefined : await this.channelOf(order);
     const at = isoWithOffset(now);
     const refund: RefundRecord = {
       id: randomUUID(),
       amount_cents: amount,
       reason: input.reason,
-      status: 'succeeded',
+      // Through a channel: pending until the channel answers (docs/DESIGN.md 17).
+      status: channel ? 'pending' : 'succeeded',
       created_at: at,
       key,
     };
     const total = refunded + amount;
-    const full = total === order.amount_cents;
+    const full = !channel && total === order.amount_cents;
     const count = order.refunds?.length ?? 0;
     const names: Record<string, string> = { '#status': 'status' };
     const values: Record<string, unknown> = {
@@ -172,9 +176,140 @@ export class RefundDesk {
           ]
         : []),
     ]);
+    if (channel) return this.throughChannel(channel, after, count, refund);
     log.info('order refunded', { order_id: order.id, refund_id: refund.id, amount_cents: amount, full });
     await this.notify(after, amount);
     return after;
+  }
+
+  /** The channel that refunds this order: enabled now, at the gateway the order was placed with. */
+  private async channelOf(order: StoredOrder): Promise<ChannelAdapter> {
+    const { registry } = await this.deps.gateways.current();
+    const adapter = registry.channel(order.provider as ChannelName);
+    if (!adapter?.refund)
+      throw errors.conflict(`${order.provider} is not enabled: its orders cannot be refunded now`);
+    if (order.gateway_origin !== adapter.queryOrigin) {
+      throw errors.conflict(
+        'The channel gateway changed since this order was placed: refund it at the channel',
+      );
+    }
+    return adapter;
+  }
+
+  /**
+   * The refund is recorded (pending); now the channel is asked once. Its answer completes the refund
+   * (`succeeded`, and `refunded` with the grant taken back when it was the last of the amount) or fails it
+   * (its amount is left to refund again); no usable answer leaves it pending.
+   */
+  private async throughChannel(
+    adapter: ChannelAdapter,
+    order: StoredOrder,
+    index: number,
+    refund: RefundRecord,
+  ): Promise<StoredOrder> {
+    const verdict = await adapter.refund!({
+      outTradeNo: order.id,
+      tradeNo: order.trade_no,
+      refundNo: refund.id,
+      amountCents: refund.amount_cents,
+      totalCents: order.amount_cents,
+      reason: refund.reason,
+    });
+    if (verdict.kind === 'pending' || verdict.kind === 'unknown') {
+      if (verdict.kind === 'unknown') {
+        log.warn('a channel refund got no usable answer; it stays pending', {
+          order_id: order.id,
+          refund_id: refund.id,
+          provider: order.provider,
+          reason: verdict.reason,
+        });
+      }
+      return order;
+    }
+    return this.complete(order.id, index, refund.id, verdict.kind === 'succeeded' ? 'succeeded' : 'failed');
+  }
+
+  /**
+   * A pending refund's result: one conditional transaction on the refund still pending (so a result lands
+   * once). A success that completes the amount sets `refunded`, takes back the grant and writes
+   * order.refunded; a failure gives its amount back to what is left.
+   */
+  async complete(orderId: string, index: number, refundId: string, result: 'succeeded' | 'failed') {
+    for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt += 1) {
+      const order = (await this.deps.orders.get(orderId))!;
+      const refund = order.refunds?.[index];
+      if (!refund || refund.id !== refundId || refund.status !== 'pending') return order;
+      const now = this.deps.clock();
+      const at = isoWithOffset(now);
+      const succeeded = (order.refunds ?? []).reduce(
+        (sum, item, position) =>
+          sum +
+          (position === index
+            ? result === 'succeeded'
+              ? item.amount_cents
+              : 0
+            : item.status === 'succeeded'
+              ? item.amount_cents
+              : 0),
+        0,
+      );
+      const full = result === 'succeeded' && succeeded === order.amount_cents && order.status === 'paid';
+      const values: Record<string, unknown> = {
+        ':id': refundId,
+        ':pending': 'pending',
+        ':result': result,
+        ':at': at,
+      };
+      const sets = [`refunds[${index}].#status = :result`, 'updated_at = :at'];
+      if (result === 'failed') {
+        values[':amount'] = refund.amount_cents;
+        sets.push('refunded_cents = refunded_cents - :amount');
+      }
+      if (full) {
+        values[':refunded'] = 'refunded';
+        sets.push('#status = :refunded', 'refunded_at = :at');
+      }
+      const takeBack = full ? await this.takeBack(order) : undefined;
+      const after: StoredOrder = {
+        ...order,
+        refunds: order.refunds!.map((item, position) =>
+          position === index ? { ...item, status: result } : item,
+        ),
+        refunded_cents: (order.refunded_cents ?? 0) - (result === 'failed' ? refund.amount_cents : 0),
+        updated_at: at,
+        ...(full ? { status: 'refunded' as const } : {}),
+      };
+      try {
+        await this.deps.table.transact([
+          {
+            Update: {
+              Key: orderKey(orderId),
+              UpdateExpression: `SET ${sets.join(', ')}`,
+              ConditionExpression: `refunds[${index}].id = :id AND refunds[${index}].#status = :pending`,
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: values,
+            },
+          },
+          ...(takeBack ? [takeBack.item] : []),
+          ...(full
+            ? [
+                orderRefundedOutboxPut(
+                  orderRefundedDetail(order, at, takeBack ? takeBack.grant : (order.grant ?? null)),
+                  now,
+                  this.deps.listingShards,
+                ),
+              ]
+            : []),
+        ]);
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        continue;
+      }
+      log.info('channel refund completed', { order_id: orderId, refund_id: refundId, result, full });
+      if (result === 'succeeded') await this.notify(after, refund.amount_cents);
+      return after;
+    }
+    throw errors.conflict('The order is being refunded by other requests; try again');
   }
 
   /** What a full refund takes back of the buyer's grant (undefined: nothing of the order is left in it). */

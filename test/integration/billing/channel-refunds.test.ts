@@ -1,0 +1,145 @@
+// Refunds through a channel (docs/DESIGN.md 17): a channel_c order paid by its signed callback is refunded
+// through EPay's api.php?act=refund (pid and key in the form body, the money in yuan), once per
+// Idempotency-Key however many calls race; a refusal fails the refund and leaves its amount to refund; no
+// usable answer leaves it pending. Channels whose refund interface is not offered refuse with 409.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Table } from '#lib/platform/db/table.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
+import { C_KEY, C_PID, call, captureLog, deliverCallback, paidEvents } from './helpers.ts';
+import {
+  type Channel,
+  type ChannelHarness,
+  createPlan,
+  grantOf,
+  placeOrder,
+  startChannels,
+} from './reconcile-support.ts';
+
+const log = captureLog();
+let table: Table;
+let admin: TestAccount;
+let channels: ChannelHarness;
+let planId: string;
+
+beforeAll(async () => {
+  ({ table } = await provisionTestStack());
+  admin = await createTestAccount({ role: 'admin' });
+  channels = await startChannels(admin);
+  planId = await createPlan(admin, 'Channel refund plan');
+});
+
+afterAll(async () => {
+  await channels.close();
+});
+
+/** A channel order of `who`, paid by the channel's signed callback (12.30). */
+async function paidChannelOrder(who: TestAccount, channel: Channel = 'channel_c'): Promise<string> {
+  const id = await placeOrder(who, planId, channel);
+  const delivered = await deliverCallback(channel, channels.callbackFor(channel, id));
+  expect(delivered.status).toBe(200);
+  return id;
+}
+
+const refund = (id: string, body: object, key = randomUUID()) =>
+  call('POST', `/api/v1/admin/orders/${id}/refund`, {
+    headers: { ...admin.headers, 'idempotency-key': key },
+    body,
+  });
+
+const refundsAsked = (id: string) => channels.epay.refunds.filter((item) => item.out_trade_no === id);
+
+describe('channel_c refunds', () => {
+  it('refunds in full through api.php?act=refund: refunded, grant taken back, order.refunded once', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer);
+    expect(await grantOf(table, buyer.account.id)).toBeDefined();
+
+    const answer = await refund(id, { reason: 'not wanted' });
+
+    expect(answer.status).toBe(200);
+    expect(answer.json.data).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+    expect(answer.json.data.refunds).toEqual([
+      expect.objectContaining({ amount_cents: 1230, status: 'succeeded', reason: 'not wanted' }),
+    ]);
+    expect(refundsAsked(id)).toEqual([{ out_trade_no: id, money: '12.30' }]);
+    // The fake checked pid and key from the form body; the key never reaches a log line.
+    expect(JSON.stringify(log)).not.toContain(C_KEY);
+    expect(C_PID).toBeTruthy();
+    expect(await grantOf(table, buyer.account.id)).toBeUndefined();
+    await paidEvents(log, id);
+    expect(
+      log.filter(
+        (line) =>
+          line.message === 'event' &&
+          line.event === 'order.refunded' &&
+          (line.detail as { order_id?: string }).order_id === id,
+      ),
+    ).toHaveLength(1);
+  });
+
+  it('asks the channel once for 20 concurrent calls with one Idempotency-Key', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer);
+    const key = randomUUID();
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => refund(id, { amount_cents: 230, reason: 'part' }, key)),
+    );
+
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    expect(refundsAsked(id)).toHaveLength(1);
+    const stored = await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers });
+    expect(stored.json.data).toMatchObject({ status: 'paid', refunded_cents: 230 });
+    expect(stored.json.data.refunds).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+  });
+
+  it('fails a refund the channel refuses, leaving its amount to refund', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer);
+    channels.epay.setRefundMode('refuse');
+    try {
+      const refused = await refund(id, { amount_cents: 500, reason: 'refused' });
+      expect(refused.status).toBe(200);
+      expect(refused.json.data).toMatchObject({ status: 'paid', refunded_cents: 0 });
+      expect(refused.json.data.refunds).toEqual([expect.objectContaining({ status: 'failed' })]);
+    } finally {
+      channels.epay.setRefundMode('refund');
+    }
+    const again = await refund(id, { reason: 'all of it' });
+    expect(again.json.data).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+  });
+
+  it('leaves a refund pending when the channel gives no usable answer', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer);
+    channels.epay.setRefundMode('down');
+    try {
+      const answer = await refund(id, { reason: 'gateway down' });
+      expect(answer.status).toBe(200);
+      expect(answer.json.data).toMatchObject({ status: 'paid', refunded_cents: 1230 });
+      expect(answer.json.data.refunds).toEqual([expect.objectContaining({ status: 'pending' })]);
+      // Nothing is left to refund while it is pending.
+      expect((await refund(id, { amount_cents: 1, reason: 'more' })).status).toBe(400);
+    } finally {
+      channels.epay.setRefundMode('refund');
+    }
+  });
+});
+
+describe('channels without a refund interface here', () => {
+  it.each(['channel_a', 'channel_b'] as const)(
+    'refuses a %s order with 409, refunding nothing',
+    async (channel) => {
+      const buyer = await createTestAccount();
+      const id = await paidChannelOrder(buyer, channel);
+
+      const answer = await refund(id, { reason: 'not offered' });
+
+      expect(answer.status).toBe(409);
+      const stored = await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers });
+      expect(stored.json.data).toMatchObject({ status: 'paid', refunded_cents: 0, refunds: [] });
+    },
+  );
+});
