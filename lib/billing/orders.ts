@@ -16,6 +16,7 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
 import { orderPaidOutboxPut } from './outbox.ts';
+import { renewalItem } from './renewals.ts';
 
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
@@ -311,7 +312,8 @@ export class OrderRepository {
         },
       },
       orderPaidOutboxPut(orderPaidDetail(settled), input.now, this.settings.listingShards),
-      ...(grant ? [grant.item] : []),
+      // The grant, and its entry in the renewal reminders' index of end dates (docs/DESIGN.md 17).
+      ...(grant ? [grant.item, renewalItem(order.user_id, grant.grant, this.settings.listingShards)] : []),
     ]);
     // A transaction returns nothing; the order is what was read plus exactly what the write set.
     return settled;

@@ -17,6 +17,7 @@ import { orderRefundedDetail } from './order-events.ts';
 import { type OrderRepository, orderKey } from './orders.ts';
 import { orderRefundedOutboxPut } from './outbox.ts';
 import type { GatewaySource } from './registry.ts';
+import { renewalItem } from './renewals.ts';
 import type { ChannelName } from './settings.ts';
 
 /** `Idempotency-Key`: 1 to 64 of letters, digits and `-_.:` (a UUID fits). */
@@ -165,7 +166,9 @@ export class RefundDesk {
           ExpressionAttributeValues: values,
         },
       },
-      ...(takeBack ? [takeBack.item] : []),
+      ...(takeBack
+        ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
+        : []),
       ...(full
         ? [
             orderRefundedOutboxPut(
@@ -290,7 +293,9 @@ export class RefundDesk {
               ExpressionAttributeValues: values,
             },
           },
-          ...(takeBack ? [takeBack.item] : []),
+          ...(takeBack
+            ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
+            : []),
           ...(full
             ? [
                 orderRefundedOutboxPut(

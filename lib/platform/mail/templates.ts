@@ -177,3 +177,13 @@ export function refundNoticeMail(
   ];
   return { to, subject: 'Your order was refunded', text: `${lines.join('\n\n')}\n`, html: page(lines) };
 }
+
+/** To the owner of a paid plan, once per grant, some days before it ends (docs/DESIGN.md 17). */
+export function renewalReminderMail(to: string, facts: { planName: string; endsAt: Date }): Mail {
+  const when = `${facts.endsAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const lines = [
+    `Your plan "${facts.planName}" ends on ${when}.`,
+    'Buy it again before then to extend it from its current end; after it ends your storage quota returns to the default.',
+  ];
+  return { to, subject: 'Your plan ends soon', text: `${lines.join('\n\n')}\n`, html: page(lines) };
+}
