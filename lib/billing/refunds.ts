@@ -66,7 +66,12 @@ export class RefundDesk {
       try {
         return await this.refundOnce(order, input, key);
       } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
+        if (!(error instanceof ConditionFailedError)) {
+          // A twin with this key may have refunded between our reads (so nothing is left now): its answer.
+          const twin = await this.answerFor(key, orderId, input);
+          if (twin) return twin;
+          throw error;
+        }
         // Another request (this key's twin, or another refund of the order) wrote first: read again.
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
       }

@@ -128,18 +128,52 @@ describe('channel_c refunds', () => {
   });
 });
 
+describe('channel_a refunds', () => {
+  it('refunds through alipay.trade.refund, signed by the SDK, its signed answer verified, once per key', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer, 'channel_a');
+    const key = randomUUID();
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => refund(id, { amount_cents: 1230, reason: 'alipay refund' }, key)),
+    );
+
+    // Every call answers the order (a twin may answer while the channel is still being asked: pending).
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    const stored = (await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers })).json.data;
+    expect(stored).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+    // The fake took only requests whose RSA2 signature verified with our app key; one, carrying our refund id.
+    const asked = channels.alipay.refundRequests.filter((request) => request.out_trade_no === id);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({
+      refund_amount: '12.30',
+      out_request_no: answers[0]!.json.data.refunds[0].id,
+    });
+    expect(await grantOf(table, buyer.account.id)).toBeUndefined();
+  });
+
+  it('fails a refund Alipay refuses (more than the trade), refunding nothing', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer, 'channel_a');
+    // Alipay already refunded part of it elsewhere (its own back office): what we ask is now too much.
+    channels.alipay.refundsMade.set('elsewhere', { out_trade_no: id, cents: 1000 });
+
+    const answer = await refund(id, { reason: 'too much now' });
+
+    expect(answer.json.data).toMatchObject({ status: 'paid', refunded_cents: 0 });
+    expect(answer.json.data.refunds).toEqual([expect.objectContaining({ status: 'failed' })]);
+  });
+});
+
 describe('channels without a refund interface here', () => {
-  it.each(['channel_a', 'channel_b'] as const)(
-    'refuses a %s order with 409, refunding nothing',
-    async (channel) => {
-      const buyer = await createTestAccount();
-      const id = await paidChannelOrder(buyer, channel);
+  it.each(['channel_b'] as const)('refuses a %s order with 409, refunding nothing', async (channel) => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer, channel);
 
-      const answer = await refund(id, { reason: 'not offered' });
+    const answer = await refund(id, { reason: 'not offered' });
 
-      expect(answer.status).toBe(409);
-      const stored = await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers });
-      expect(stored.json.data).toMatchObject({ status: 'paid', refunded_cents: 0, refunds: [] });
-    },
-  );
+    expect(answer.status).toBe(409);
+    const stored = await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers });
+    expect(stored.json.data).toMatchObject({ status: 'paid', refunded_cents: 0, refunds: [] });
+  });
 });

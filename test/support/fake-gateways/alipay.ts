@@ -42,6 +42,9 @@ export interface FakeAlipayGateway extends LoopbackServer {
   gatewayUrl: string;
   /** alipay.trade.query: the orders it took and how each query is answered. */
   queries: QueryBook;
+  /** alipay.trade.refund: every verified refund request, and the refunds made by out_request_no. */
+  refundRequests: Array<Record<string, unknown>>;
+  refundsMade: Map<string, { out_trade_no: string; cents: number }>;
   /** Parameters (query and form merged) of every request received. */
   receivedParams(): Array<Record<string, string>>;
 }
@@ -123,6 +126,43 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
     }
   };
 
+  // alipay.trade.refund: out_request_no is the idempotency key (the same one again refunds nothing more and
+  // answers fund_change N); more than what is left is ACQ.REFUND_AMT_NOT_EQUAL_TOTAL.
+  const refundRequests: Array<Record<string, unknown>> = [];
+  const refundsMade = new Map<string, { out_trade_no: string; cents: number }>();
+  const tradeRefund = (bizContent: Record<string, unknown>): FakeReply => {
+    refundRequests.push(bizContent);
+    const outTradeNo = String(bizContent.out_trade_no ?? '');
+    const requestNo = String(bizContent.out_request_no ?? outTradeNo);
+    const cents = centsOfYuan(String(bizContent.refund_amount ?? ''));
+    const refundedOf = () =>
+      [...refundsMade.values()]
+        .filter((made) => made.out_trade_no === outTradeNo)
+        .reduce((sum, made) => sum + made.cents, 0);
+    const result = (fundChange: 'Y' | 'N') =>
+      signedAnswer('alipay_trade_refund_response', {
+        code: '10000',
+        msg: 'Success',
+        trade_no: A_TRADE_NO,
+        out_trade_no: outTradeNo,
+        buyer_logon_id: '159****5620',
+        fund_change: fundChange,
+        refund_fee: yuanText(refundedOf()),
+        gmt_refund_pay: '2024-01-02 12:00:00',
+      });
+    if (refundsMade.has(requestNo)) return result('N');
+    if (refundedOf() + cents > queries.amountOf(outTradeNo)) {
+      return signedAnswer('alipay_trade_refund_response', {
+        code: '40004',
+        msg: 'Business Failed',
+        sub_code: 'ACQ.REFUND_AMT_NOT_EQUAL_TOTAL',
+        sub_msg: '退款金额超限',
+      });
+    }
+    refundsMade.set(requestNo, { out_trade_no: outTradeNo, cents });
+    return result('Y');
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
     const params = requestParams(request);
     // Request recipe (docs/PAYMENTS-GUIDE.md 1.4): only `sign` is left out; sign_type is part of the signed content.
@@ -133,6 +173,10 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
       Buffer.from(params.sign ?? '', 'base64'),
     );
     const bizContent = JSON.parse(params.biz_content ?? '{}') as Record<string, unknown>;
+    if (params.method === 'alipay.trade.refund') {
+      if (!requestVerifies) return signedAnswer('alipay_trade_refund_response', invalidSignature);
+      return tradeRefund(bizContent);
+    }
     if (params.method === 'alipay.trade.query') {
       if (!requestVerifies) return signedAnswer('alipay_trade_query_response', invalidSignature);
       return tradeQuery(String(bizContent.out_trade_no ?? ''));
@@ -157,6 +201,8 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
     ...server,
     gatewayUrl: `${server.baseUrl}/gateway.do`,
     queries,
+    refundRequests,
+    refundsMade,
     receivedParams: () => server.requests.map(requestParams),
   };
 }
