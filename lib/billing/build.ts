@@ -95,6 +95,17 @@ export function buildBilling(input: BillingInput): Billing {
     quota: input.quota,
     clock,
   });
+  const refunds = new RefundDesk({
+    table,
+    orders: orderRepository,
+    quota: input.quota,
+    accounts: new AccountRepository(table, input.listingShards),
+    mailer: input.refundMailer,
+    listingShards: input.listingShards,
+    clock,
+    gateways,
+    notifyBaseUrl,
+  });
   return {
     plans: catalog,
     orders: new OrderDesk({
@@ -112,7 +123,7 @@ export function buildBilling(input: BillingInput): Billing {
       coupons,
     }),
     settlement,
-    callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement }),
+    callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement, refunds }),
     cashier: new MockCashier({ orders: orderRepository, gateways, cashier: links, settlement, clock }),
     settings: new GatewaySettings({
       store,
@@ -130,16 +141,7 @@ export function buildBilling(input: BillingInput): Billing {
     }),
     gateways,
     coupons,
-    refunds: new RefundDesk({
-      table,
-      orders: orderRepository,
-      quota: input.quota,
-      accounts: new AccountRepository(table, input.listingShards),
-      mailer: input.refundMailer,
-      listingShards: input.listingShards,
-      clock,
-      gateways,
-    }),
+    refunds,
     reconciler: new Reconciler({
       orders: orderRepository,
       gateways,

@@ -12,6 +12,7 @@ import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { refundNoticeMail } from '#lib/platform/mail/templates.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { notifyUrl } from './gateway-settings.ts';
 import { effectiveStatus, ORDER_ID_PATTERN, type RefundRecord, type StoredOrder } from './model.ts';
 import { orderRefundedDetail } from './order-events.ts';
 import { type OrderRepository, orderKey } from './orders.ts';
@@ -46,6 +47,8 @@ export interface RefundDeskDeps {
   clock: Clock;
   /** The channels as enabled now: a channel order is refunded through its channel. */
   gateways: GatewaySource;
+  /** `payment.notify_base_url ?? base_url`: where channel_b sends its refund notice. */
+  notifyBaseUrl: string;
 }
 
 export class RefundDesk {
@@ -222,6 +225,7 @@ export class RefundDesk {
       amountCents: refund.amount_cents,
       totalCents: order.amount_cents,
       reason: refund.reason,
+      notifyUrl: notifyUrl(this.deps.notifyBaseUrl, order.provider as ChannelName),
     });
     if (verdict.kind === 'pending' || verdict.kind === 'unknown') {
       if (verdict.kind === 'unknown') {
@@ -235,6 +239,23 @@ export class RefundDesk {
       return order;
     }
     return this.complete(order.id, index, refund.id, verdict.kind === 'succeeded' ? 'succeeded' : 'failed');
+  }
+
+  /**
+   * A channel's refund notice (already verified by its adapter): the result of our refund `refundNo` of
+   * order `outTradeNo`, applied once. Unknown refunds are refused (the channel's failure reply).
+   */
+  async completeByNotice(
+    provider: string,
+    notice: { outTradeNo: string; refundNo: string; result: 'succeeded' | 'failed' | 'pending' },
+  ): Promise<'applied' | 'unknown'> {
+    const order = ORDER_ID_PATTERN.test(notice.outTradeNo)
+      ? await this.deps.orders.get(notice.outTradeNo)
+      : undefined;
+    const index = order?.refunds?.findIndex((refund) => refund.id === notice.refundNo) ?? -1;
+    if (!order || order.provider !== provider || index < 0) return 'unknown';
+    if (notice.result !== 'pending') await this.complete(order.id, index, notice.refundNo, notice.result);
+    return 'applied';
   }
 
   /**

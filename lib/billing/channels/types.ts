@@ -36,7 +36,9 @@ export type CallbackVerdict =
   /** Authentic but not a payment (e.g. WAIT_BUYER_PAY): acknowledge so the channel stops re-sending. */
   | { kind: 'ignored'; outTradeNo?: string; reason: string }
   /** Not verifiable or not for us: answer 4xx and change nothing. */
-  | { kind: 'rejected'; reason: string };
+  | { kind: 'rejected'; reason: string }
+  /** Authentic refund notice (channel_b): the result of one of our refunds (`refundNo`), acknowledged. */
+  | { kind: 'refund'; outTradeNo: string; refundNo: string; result: 'succeeded' | 'failed' | 'pending' };
 
 /**
  * The channel's answer to our own query about one order (docs/PAYMENTS-GUIDE.md, "Reconciliation"), shaped
@@ -84,6 +86,8 @@ export interface ChannelRefundInput {
   tradeNo?: string | undefined;
   /** Our refund's id: the channel's idempotency key where it has one. */
   refundNo: string;
+  /** Where a channel that answers later (channel_b) sends its refund notice. */
+  notifyUrl: string;
   amountCents: number;
   /** What the order was paid in total. */
   totalCents: number;

@@ -165,15 +165,67 @@ describe('channel_a refunds', () => {
   });
 });
 
-describe('channels without a refund interface here', () => {
-  it.each(['channel_b'] as const)('refuses a %s order with 409, refunding nothing', async (channel) => {
+describe('channel_b refunds', () => {
+  it('asks WeChat Pay (signed by the SDK, its signed answer verified), pending until the signed refund notice', async () => {
     const buyer = await createTestAccount();
-    const id = await paidChannelOrder(buyer, channel);
+    const id = await paidChannelOrder(buyer, 'channel_b');
+    const key = randomUUID();
 
-    const answer = await refund(id, { reason: 'not offered' });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => refund(id, { reason: 'wechat refund' }, key)),
+    );
 
-    expect(answer.status).toBe(409);
-    const stored = await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers });
-    expect(stored.json.data).toMatchObject({ status: 'paid', refunded_cents: 0, refunds: [] });
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    const pending = (await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers })).json.data;
+    expect(pending).toMatchObject({ status: 'paid', refunded_cents: 1230 });
+    expect(pending.refunds).toEqual([expect.objectContaining({ status: 'pending' })]);
+    const refundNo = pending.refunds[0].id as string;
+    // One request, authorized with our merchant key (the fake verified it), naming our refund and its notify URL.
+    const asked = channels.wechatpay.refundRequests.filter((request) => request.out_trade_no === id);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({
+      out_refund_no: refundNo,
+      amount: { refund: 1230, total: 1230, currency: 'CNY' },
+      notify_url: expect.stringMatching(/\/api\/v1\/payments\/channel_b\/callback$/),
+    });
+
+    // Act: the notice, delivered twice (WeChat Pay re-sends).
+    const notice = channels.refundNoticeFor(id, refundNo);
+    const [first, again] = [
+      await deliverCallback('channel_b', notice),
+      await deliverCallback('channel_b', notice),
+    ];
+
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    const done = (await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers })).json.data;
+    expect(done).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+    expect(done.refunds).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+    expect(await grantOf(table, buyer.account.id)).toBeUndefined();
+    await paidEvents(log, id);
+    expect(
+      log.filter(
+        (line) => line.event === 'order.refunded' && (line.detail as { order_id?: string }).order_id === id,
+      ),
+    ).toHaveLength(1);
+  });
+
+  it('fails the refund on REFUND.CLOSED and refuses a notice for a refund it never asked', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer, 'channel_b');
+    const asked = await refund(id, { amount_cents: 500, reason: 'closed later' });
+    const refundNo = asked.json.data.refunds[0].id as string;
+
+    const closed = await deliverCallback(
+      'channel_b',
+      channels.refundNoticeFor(id, refundNo, 'REFUND.CLOSED'),
+    );
+    const stranger = await deliverCallback('channel_b', channels.refundNoticeFor(id, randomUUID()));
+
+    expect(closed.status).toBe(200);
+    expect(stranger.status).toBe(400);
+    const stored = (await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers })).json.data;
+    expect(stored).toMatchObject({ status: 'paid', refunded_cents: 0 });
+    expect(stored.refunds).toEqual([expect.objectContaining({ status: 'failed' })]);
   });
 });
