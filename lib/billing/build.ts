@@ -105,6 +105,7 @@ export function buildBilling(input: BillingInput): Billing {
     clock,
     gateways,
     notifyBaseUrl,
+    schedule,
   });
   return {
     plans: catalog,
@@ -150,6 +151,7 @@ export function buildBilling(input: BillingInput): Billing {
       maxOrdersPerRun: payment.reconcile.max_orders_per_run,
       clock,
       coupons,
+      refunds,
     }),
   };
 }

@@ -15,6 +15,7 @@ import { settleReportedPayment } from './callbacks.ts';
 import type { CouponDesk } from './coupon-desk.ts';
 import type { DueOrder, OrderRepository } from './orders.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
+import type { RefundDesk } from './refunds.ts';
 import type { GatewaySource } from './registry.ts';
 import { CHANNELS, type ChannelName } from './settings.ts';
 import type { Settlement } from './settlement.ts';
@@ -42,6 +43,8 @@ export interface ReconcileSummary extends ReconcileCounts {
   truncated: boolean;
   /** Coupon redemptions given back by this run: orders (of any provider) that expired unpaid. */
   coupons_released: number;
+  /** Refunds left pending that this run's channel answers completed (succeeded or failed). */
+  refunds_completed: number;
 }
 
 export interface ReconcilerDeps {
@@ -54,6 +57,8 @@ export interface ReconcilerDeps {
   clock: Clock;
   /** Gives back the coupon redemptions of orders that expired unpaid (docs/DESIGN.md 17). */
   coupons: CouponDesk;
+  /** Asks the channels about refunds left pending (docs/DESIGN.md 17). */
+  refunds: RefundDesk;
 }
 
 /** Queries in flight at once, across channels. */
@@ -94,7 +99,14 @@ export class Reconciler {
       left_schedule: 0,
       truncated: false,
       coupons_released: 0,
+      refunds_completed: 0,
     };
+    summary.refunds_completed = await this.deps.refunds
+      .reconcilePending(this.deps.maxOrdersPerRun)
+      .catch((error: unknown) => {
+        log.error('pending refunds could not be read', { error });
+        return 0;
+      });
     // Orders of any provider holding a coupon's redemption past their deadline give it back (never fatal).
     summary.coupons_released = await this.deps.coupons
       .releaseExpired((id) => this.deps.orders.get(id), this.deps.maxOrdersPerRun)

@@ -7,7 +7,14 @@ import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
-import { type Clock, ConditionFailedError, type Key, type Table } from '#lib/platform/db/table.ts';
+import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
+import {
+  type Clock,
+  ConditionFailedError,
+  type Key,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { refundNoticeMail } from '#lib/platform/mail/templates.ts';
@@ -17,6 +24,7 @@ import { effectiveStatus, ORDER_ID_PATTERN, type RefundRecord, type StoredOrder 
 import { orderRefundedDetail } from './order-events.ts';
 import { type OrderRepository, orderKey } from './orders.ts';
 import { orderRefundedOutboxPut } from './outbox.ts';
+import type { ReconcileSchedule } from './reconcile-schedule.ts';
 import type { GatewaySource } from './registry.ts';
 import { renewalItem } from './renewals.ts';
 import type { ChannelName } from './settings.ts';
@@ -24,6 +32,9 @@ import type { ChannelName } from './settings.ts';
 /** `Idempotency-Key`: 1 to 64 of letters, digits and `-_.:` (a UUID fits). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 const refundKeyKey = (key: string): Key => ({ pk: `refundkey#${key}`, sk: 'key' });
+/** A pending channel refund on the reconciler's schedule (the `due` index under `refundsdue#<n>`). */
+const refundCheckKey = (refundId: string): Key => ({ pk: `refundcheck#${refundId}`, sk: 'check' });
+const refundsDue = (count: number): ShardedListing => ({ index: 'due', name: 'refundsdue', count });
 
 /** Tries when concurrent refunds of the same order (other keys) change it between the read and the write. */
 const REFUND_ATTEMPTS = 8;
@@ -49,6 +60,8 @@ export interface RefundDeskDeps {
   gateways: GatewaySource;
   /** `payment.notify_base_url ?? base_url`: where channel_b sends its refund notice. */
   notifyBaseUrl: string;
+  /** When a pending channel refund is asked about (the payment reconciliation's schedule and back-off). */
+  schedule: ReconcileSchedule;
 }
 
 export class RefundDesk {
@@ -177,6 +190,8 @@ export class RefundDesk {
       ...(takeBack
         ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
         : []),
+      // A channel refund is checked at its channel while it is pending (reconciliation).
+      ...(channel?.queryRefund ? [this.checkEntry(order, count, refund.id, now)] : []),
       ...(full
         ? [
             orderRefundedOutboxPut(
@@ -191,6 +206,90 @@ export class RefundDesk {
     log.info('order refunded', { order_id: order.id, refund_id: refund.id, amount_cents: amount, full });
     await this.notify(after, amount);
     return after;
+  }
+
+  /** A pending channel refund's place on the reconciler's schedule: its first check after `min_age_minutes`. */
+  private checkEntry(order: StoredOrder, index: number, refundId: string, now: Date): TransactItem {
+    const first = this.deps.schedule.firstCheck(now);
+    return {
+      Put: {
+        Item: {
+          ...refundCheckKey(refundId),
+          id: order.id,
+          provider: order.provider,
+          refund_index: index,
+          reconcile_checks: 0,
+          gsi3pk: shardPartition(refundsDue(this.deps.listingShards), refundId),
+          gsi3sk: `${first.toISOString()}#${refundId}`,
+        },
+      },
+    };
+  }
+
+  /**
+   * Reconciliation of refunds left pending (docs/DESIGN.md 17): each whose check is due is asked about at its
+   * channel (the gateway of its order); a result completes it as a notice would, no result moves its next
+   * check later (the same back-off as pending payments) until its checks are spent: then it leaves the
+   * schedule, pending, for a person. Never throws for one refund. Answers how many it completed.
+   */
+  async reconcilePending(limit: number): Promise<number> {
+    const { table, clock, schedule } = this.deps;
+    const now = clock();
+    const page = await readShards(table, refundsDue(this.deps.listingShards), {
+      limit,
+      order: 'oldest-first',
+      to: `${now.toISOString()}~`,
+    });
+    if (page.items.length === 0) return 0;
+    const { registry } = await this.deps.gateways.current();
+    let completed = 0;
+    for (const listed of page.items) {
+      const refundId = String(listed.pk).slice('refundcheck#'.length);
+      try {
+        const entry = await table.get(refundCheckKey(refundId));
+        if (!entry || entry.gsi3sk !== listed.gsi3sk) continue;
+        const orderId = String(entry.id);
+        const checks = Number(entry.reconcile_checks ?? 0) + 1;
+        const adapter = registry.channel(String(entry.provider) as ChannelName);
+        const order = await this.deps.orders.get(orderId);
+        const verdict =
+          adapter?.queryRefund && order?.gateway_origin === adapter.queryOrigin
+            ? await adapter.queryRefund(orderId, refundId)
+            : ({ kind: 'unknown', reason: 'unreachable' } as const);
+        if (verdict.kind === 'succeeded' || verdict.kind === 'refused') {
+          const result = verdict.kind === 'succeeded' ? 'succeeded' : 'failed';
+          await this.complete(orderId, Number(entry.refund_index), refundId, result);
+          completed += 1;
+          continue;
+        }
+        const next = schedule.nextCheck(now, checks, Number.MAX_SAFE_INTEGER / 2);
+        if (!next || checks >= schedule.maxChecks) {
+          log.error('a channel refund is still pending after its checks; check it at the channel', {
+            order_id: orderId,
+            refund_id: refundId,
+          });
+          await table.update(refundCheckKey(refundId), {
+            UpdateExpression: 'SET reconcile_checks = :checks REMOVE gsi3pk, gsi3sk',
+            ExpressionAttributeValues: { ':checks': checks },
+          });
+          continue;
+        }
+        await table.update(refundCheckKey(refundId), {
+          UpdateExpression: 'SET gsi3sk = :next, reconcile_checks = :checks',
+          ConditionExpression: 'gsi3sk = :seen',
+          ExpressionAttributeValues: {
+            ':next': `${next.toISOString()}#${refundId}`,
+            ':checks': checks,
+            ':seen': entry.gsi3sk,
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) {
+          log.error('a pending refund could not be reconciled', { refund_id: refundId, error });
+        }
+      }
+    }
+    return completed;
   }
 
   /** The channel that refunds this order: enabled now, at the gateway the order was placed with. */
@@ -319,6 +418,8 @@ export class RefundDesk {
               ExpressionAttributeValues: values,
             },
           },
+          // Settled: off the reconciler's schedule of pending refunds.
+          { Delete: { Key: refundCheckKey(refundId) } },
           ...(takeBack
             ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
             : []),

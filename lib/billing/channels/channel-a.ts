@@ -43,6 +43,7 @@ const PROVIDER = 'channel_a';
 const PRECREATE = 'alipay.trade.precreate';
 const QUERY = 'alipay.trade.query';
 const REFUND = 'alipay.trade.refund';
+const REFUND_QUERY = 'alipay.trade.fastpay.refund.query';
 /** alipay.trade.query's answer for an out_trade_no nobody has paid (a precreated QR code not yet scanned). */
 const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
@@ -224,11 +225,45 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     return { kind: 'unknown', reason: 'channel_error', detail: String(answer.code ?? '') };
   }
 
+  /**
+   * alipay.trade.fastpay.refund.query: Alipay's rule is that an answer carrying the refund (refund_amount)
+   * with refund_status empty or REFUND_SUCCESS is a refund made; an answer without it, none made.
+   */
+  async function queryRefund(outTradeNo: string, refundNo: string): Promise<RefundVerdict> {
+    let answer: Record<string, unknown>;
+    try {
+      const client = await alipaySdk();
+      answer = (await client.exec(
+        REFUND_QUERY,
+        {
+          bizContent: { out_trade_no: outTradeNo, out_request_no: refundNo },
+          timestamp: beijingDateTime(clock()),
+        },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      return { kind: 'unknown', reason: alipayFailureReason(error) };
+    }
+    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    if (answer.code !== '10000') {
+      return { kind: 'unknown', reason: 'channel_error', detail: String(answer.code ?? '') };
+    }
+    const status = answer.refund_status;
+    if (
+      typeof answer.refund_amount === 'string' &&
+      (status === undefined || status === '' || status === 'REFUND_SUCCESS')
+    ) {
+      return { kind: 'succeeded' };
+    }
+    return { kind: 'refused', detail: 'no such refund at the channel' };
+  }
+
   return plainTextChannel(PROVIDER, {
     createOrder,
     verifyCallback,
     queryOrder,
     refund,
+    queryRefund,
     queryOrigin: new URL(gatewayUrl).origin,
   });
 }

@@ -270,6 +270,28 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     return { kind: 'pending' };
   }
 
+  /** GET v3/refund/domestic/refunds/{out_refund_no}: the refund's status, the answer verified as every answer. */
+  async function queryRefund(_outTradeNo: string, refundNo: string): Promise<RefundVerdict> {
+    let answer: { data?: unknown };
+    try {
+      const { client } = await wechatpayClient();
+      answer = await client
+        .chain(`v3/refund/domestic/refunds/${encodeURIComponent(refundNo)}`)
+        .get(answerVerification());
+    } catch (error) {
+      const status = (error as { response?: { status?: unknown } } | undefined)?.response?.status;
+      // 404 RESOURCE_NOT_EXISTS: WeChat Pay never took it, so nothing was refunded.
+      if (status === 404) return { kind: 'refused', detail: 'RESOURCE_NOT_EXISTS' };
+      return { kind: 'unknown', reason: typeof status === 'number' ? 'http_status' : 'unreachable' };
+    }
+    const data = answer.data as Record<string, unknown> | undefined;
+    if (typeof data !== 'object' || data === null) return { kind: 'unknown', reason: 'malformed' };
+    if (data.out_refund_no !== refundNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    if (data.status === 'SUCCESS') return { kind: 'succeeded' };
+    if (data.status === 'CLOSED') return { kind: 'refused', detail: 'CLOSED' };
+    return { kind: 'pending' };
+  }
+
   function notOurs(transaction: Record<string, unknown>): string | undefined {
     if (transaction.mchid !== mchId) return 'mchid is not ours';
     if (transaction.appid !== appId) return 'appid is not ours';
@@ -320,6 +342,7 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     acknowledge: acknowledgeWechatpay,
     queryOrder,
     refund,
+    queryRefund,
     queryOrigin: new URL(apiBaseUrl).origin,
   };
 }

@@ -35,7 +35,7 @@ export function plainTextChannel(
   provider: SynchronousChannelAdapter['provider'],
   calls: Pick<
     SynchronousChannelAdapter,
-    'createOrder' | 'verifyCallback' | 'queryOrder' | 'queryOrigin' | 'refund'
+    'createOrder' | 'verifyCallback' | 'queryOrder' | 'queryOrigin' | 'refund' | 'queryRefund'
   >,
 ): SynchronousChannelAdapter {
   const acknowledge = (verdict: CallbackVerdict): CallbackReply => {

@@ -121,6 +121,11 @@ export interface ChannelAdapter {
   queryOrder(outTradeNo: string): Promise<QueryVerdict>;
   /** Refunds (part of) a paid order through the channel's refund interface; never throws. Absent: not offered. */
   refund?(input: ChannelRefundInput): Promise<RefundVerdict>;
+  /**
+   * Asks the channel what became of one of our refunds (reconciliation of a refund left pending); never
+   * throws. `refused`: the channel has no such refund made. Absent: the channel offers no such query.
+   */
+  queryRefund?(outTradeNo: string, refundNo: string): Promise<RefundVerdict>;
 }
 
 /** What the built-in factories return: their verification needs no I/O, so it answers synchronously. */

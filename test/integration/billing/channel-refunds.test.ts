@@ -14,6 +14,7 @@ import {
   createPlan,
   grantOf,
   placeOrder,
+  reconcilerAhead,
   startChannels,
 } from './reconcile-support.ts';
 
@@ -208,6 +209,25 @@ describe('channel_b refunds', () => {
         (line) => line.event === 'order.refunded' && (line.detail as { order_id?: string }).order_id === id,
       ),
     ).toHaveLength(1);
+  });
+
+  it('settles a refund left pending when the reconciler asks WeChat Pay about it', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer, 'channel_b');
+    const asked = await refund(id, { reason: 'notice lost' });
+    const refundNo = asked.json.data.refunds[0].id as string;
+    // Not due yet (first check 3 minutes on), then due but still processing: pending.
+    expect((await reconcilerAhead(1)()).refunds_completed).toBe(0);
+    expect((await reconcilerAhead(5)()).refunds_completed).toBe(0);
+
+    channels.wechatpay.refundStatus.set(refundNo, 'SUCCESS');
+    const run = await reconcilerAhead(12)();
+
+    expect(run.refunds_completed).toBe(1);
+    const stored = (await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers })).json.data;
+    expect(stored).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+    // Settled: off the schedule, never asked again.
+    expect((await reconcilerAhead(60)()).refunds_completed).toBe(0);
   });
 
   it('fails the refund on REFUND.CLOSED and refuses a notice for a refund it never asked', async () => {

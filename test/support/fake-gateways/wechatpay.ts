@@ -52,6 +52,8 @@ export interface FakeWechatpay extends LoopbackServer {
   /** POST /v3/refund/domestic/refunds: every authorized request's body, and the refunds taken by out_refund_no. */
   refundRequests: Array<Record<string, unknown>>;
   refundsTaken: Map<string, { out_trade_no: string; refund: number; notify_url: string }>;
+  /** What GET /v3/refund/domestic/refunds/{out_refund_no} answers as `status` (default PROCESSING). */
+  refundStatus: Map<string, 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL'>;
 }
 
 const QUERY_PATH = /^\/v3\/pay\/transactions\/out-trade-no\/([^/?]+)\?(.*)$/;
@@ -204,7 +206,32 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
     );
   };
 
+  const refundStatus = new Map<string, 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL'>();
+  const refundQuery = (outRefundNo: string): FakeReply => {
+    const taken = refundsTaken.get(outRefundNo);
+    if (!taken)
+      return signedReply(404, JSON.stringify({ code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' }));
+    return signedReply(
+      200,
+      JSON.stringify({
+        refund_id: '50000000382019052709732678859',
+        out_refund_no: outRefundNo,
+        transaction_id: '1217752501201407033233368018',
+        out_trade_no: taken.out_trade_no,
+        channel: 'ORIGINAL',
+        status: refundStatus.get(outRefundNo) ?? 'PROCESSING',
+        create_time: '2024-01-02T12:00:00+08:00',
+        amount: { refund: taken.refund, currency: 'CNY' },
+      }),
+    );
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
+    const refundPath = /^\/v3\/refund\/domestic\/refunds\/([^/?]+)$/.exec(request.url);
+    if (request.method === 'GET' && refundPath) {
+      if (!authorized(request)) return signError();
+      return refundQuery(decodeURIComponent(refundPath[1]!));
+    }
     if (request.method === 'POST' && request.url === '/v3/refund/domestic/refunds') {
       if (!authorized(request)) return signError();
       return domesticRefund(JSON.parse(request.body) as Record<string, unknown>);
@@ -237,7 +264,7 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
     );
   };
   const server = await startLoopbackServer(answer);
-  return { ...server, apiBaseUrl: `${server.baseUrl}/`, queries, refundRequests, refundsTaken };
+  return { ...server, apiBaseUrl: `${server.baseUrl}/`, queries, refundRequests, refundsTaken, refundStatus };
 }
 
 /** The decrypted resource of a refund notice (WeChat Pay's refund notification fields). */
