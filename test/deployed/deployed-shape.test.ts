@@ -505,7 +505,6 @@ describe('the deployed shape', () => {
         (event.detail as { order_id?: string }).order_id === state.channelOrder,
     );
     expect(refundedEvents).toHaveLength(1);
-    expect(stack.errorLog('payments')).toBe('');
   });
 
   it('runs the renewal reminders worker on its schedule with its own grants', async () => {
