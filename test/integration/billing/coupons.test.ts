@@ -18,7 +18,10 @@ let otherPlanId: string;
 
 const HOUR_MS = 3_600_000;
 let serial = 0;
-const uniqueCode = (prefix = 'C') => `${prefix}${Date.now().toString(36)}${(serial += 1)}`;
+function uniqueCode(prefix = 'C'): string {
+  serial += 1;
+  return `${prefix}${Date.now().toString(36)}${serial}`;
+}
 
 async function createCoupon(body: Record<string, unknown>) {
   return call('POST', '/api/v1/admin/coupons', {
