@@ -203,6 +203,15 @@ describe('channel_b refunds', () => {
     expect(done).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
     expect(done.refunds).toEqual([expect.objectContaining({ status: 'succeeded' })]);
     expect(await grantOf(table, buyer.account.id)).toBeUndefined();
+    // The callback function told the buyer, once (without a mail channel: one log line per mail).
+    expect(
+      log.filter(
+        (line) =>
+          line.message === 'mail' &&
+          line.to === buyer.account.email &&
+          line.subject === 'Your order was refunded',
+      ),
+    ).toHaveLength(1);
     await paidEvents(log, id);
     expect(
       log.filter(
