@@ -153,6 +153,27 @@ describe('channel_a refunds', () => {
     expect(await grantOf(table, buyer.account.id)).toBeUndefined();
   });
 
+  it('asks Alipay about a refund whose answer was lost, and completes it by the signed query answer', async () => {
+    const buyer = await createTestAccount();
+    const id = await paidChannelOrder(buyer, 'channel_a');
+    channels.alipay.loseRefundAnswers.value = true;
+    let refundNo: string;
+    try {
+      const asked = await refund(id, { reason: 'answer lost' });
+      expect(asked.json.data.refunds).toEqual([expect.objectContaining({ status: 'pending' })]);
+      refundNo = asked.json.data.refunds[0].id;
+    } finally {
+      channels.alipay.loseRefundAnswers.value = false;
+    }
+
+    const run = await reconcilerAhead(5)();
+
+    expect(run.refunds_completed).toBeGreaterThanOrEqual(1);
+    const stored = (await call('GET', `/api/v1/orders/${id}`, { headers: buyer.headers })).json.data;
+    expect(stored).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+    expect(stored.refunds[0]).toMatchObject({ id: refundNo, status: 'succeeded' });
+  });
+
   it('fails a refund Alipay refuses (more than the trade), refunding nothing', async () => {
     const buyer = await createTestAccount();
     const id = await paidChannelOrder(buyer, 'channel_a');

@@ -45,6 +45,8 @@ export interface FakeAlipayGateway extends LoopbackServer {
   /** alipay.trade.refund: every verified refund request, and the refunds made by out_request_no. */
   refundRequests: Array<Record<string, unknown>>;
   refundsMade: Map<string, { out_trade_no: string; cents: number }>;
+  /** When set, a refund is made but its answer is lost (HTTP 502): our side is left not knowing. */
+  loseRefundAnswers: { value: boolean };
   /** Parameters (query and form merged) of every request received. */
   receivedParams(): Array<Record<string, string>>;
 }
@@ -160,7 +162,31 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
       });
     }
     refundsMade.set(requestNo, { out_trade_no: outTradeNo, cents });
+    if (loseRefundAnswers.value) return { status: 502, body: 'Bad Gateway' };
     return result('Y');
+  };
+  const loseRefundAnswers = { value: false };
+
+  // alipay.trade.fastpay.refund.query: a refund made answers refund_amount and REFUND_SUCCESS; one it never
+  // made answers code 10000 without them (Alipay's rule: no refund data, no refund).
+  const refundQuery = (bizContent: Record<string, unknown>): FakeReply => {
+    const outTradeNo = String(bizContent.out_trade_no ?? '');
+    const requestNo = String(bizContent.out_request_no ?? '');
+    const made = refundsMade.get(requestNo);
+    return signedAnswer('alipay_trade_fastpay_refund_query_response', {
+      code: '10000',
+      msg: 'Success',
+      out_trade_no: outTradeNo,
+      out_request_no: requestNo,
+      ...(made && made.out_trade_no === outTradeNo
+        ? {
+            trade_no: A_TRADE_NO,
+            total_amount: yuanText(queries.amountOf(outTradeNo)),
+            refund_amount: yuanText(made.cents),
+            refund_status: 'REFUND_SUCCESS',
+          }
+        : {}),
+    });
   };
 
   const answer = (request: FakeRequest): FakeReply => {
@@ -173,6 +199,11 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
       Buffer.from(params.sign ?? '', 'base64'),
     );
     const bizContent = JSON.parse(params.biz_content ?? '{}') as Record<string, unknown>;
+    if (params.method === 'alipay.trade.fastpay.refund.query') {
+      if (!requestVerifies)
+        return signedAnswer('alipay_trade_fastpay_refund_query_response', invalidSignature);
+      return refundQuery(bizContent);
+    }
     if (params.method === 'alipay.trade.refund') {
       if (!requestVerifies) return signedAnswer('alipay_trade_refund_response', invalidSignature);
       return tradeRefund(bizContent);
@@ -203,6 +234,7 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
     queries,
     refundRequests,
     refundsMade,
+    loseRefundAnswers,
     receivedParams: () => server.requests.map(requestParams),
   };
 }
