@@ -151,9 +151,11 @@ export class CouponDesk {
    * After an order's transaction failed on the coupon's or the buyer's count (places 1 and 2 after the
    * order): the 400 saying which.
    */
-  refusalFor(failed: number[], couponPlace: number): Error {
+  async refusalFor(failed: number[], couponPlace: number, couponId: string): Promise<Error> {
     if (failed.includes(couponPlace + 1)) return unusable('already used by you');
-    return unusable('used up');
+    // Switched off or deleted since it was quoted: as validate would say now.
+    const coupon = await this.deps.coupons.get(couponId);
+    return unusable(coupon?.active ? 'used up' : 'unknown');
   }
 
   /**

@@ -170,14 +170,16 @@ export class CouponRepository {
    * back). Their places in the transaction: 1, 2, 3 after the order's put.
    */
   redeemItems(coupon: Coupon, userId: string, orderId: string, deadlineMs: number): TransactItem[] {
-    const capped = coupon.max_redemptions !== null;
     return [
       {
         Update: {
           Key: couponKey(coupon.id),
           UpdateExpression: 'ADD redemptions :one',
-          ConditionExpression: `attribute_exists(pk) AND active = :true${capped ? ' AND redemptions < max_redemptions' : ''}`,
-          ExpressionAttributeValues: { ':one': 1, ':true': true },
+          // The limit as stored now (an administrator may have set one since the coupon was read).
+          ConditionExpression:
+            'attribute_exists(pk) AND active = :true AND ' +
+            '(attribute_not_exists(max_redemptions) OR attribute_type(max_redemptions, :null) OR redemptions < max_redemptions)',
+          ExpressionAttributeValues: { ':one': 1, ':true': true, ':null': 'NULL' },
         },
       },
       {

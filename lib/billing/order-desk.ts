@@ -113,7 +113,8 @@ export class OrderDesk {
         return;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        if (error.failedItems.length > 0) throw coupons.refusalFor(error.failedItems, 1);
+        if (error.failedItems.length > 0)
+          throw await coupons.refusalFor(error.failedItems, 1, quote.coupon.id);
         if (attempt + 1 >= REDEEM_ATTEMPTS) {
           throw errors.conflict('The coupon is being used by many orders at once; try again');
         }
