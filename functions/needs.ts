@@ -6,6 +6,7 @@ import { needs as outboxDrain } from '#functions/outbox-drain/needs.ts';
 import { needs as paymentCallback } from '#functions/payment-callback/needs.ts';
 import { needs as payments } from '#functions/payments/needs.ts';
 import { needs as reconciler } from '#functions/reconciler/needs.ts';
+import { needs as reminders } from '#functions/reminders/needs.ts';
 import { needs as render } from '#functions/render/needs.ts';
 import { needs as takedowns } from '#functions/takedowns/needs.ts';
 import { needs as upload } from '#functions/upload/needs.ts';
@@ -23,12 +24,13 @@ export const GROUP_NEEDS: Record<FunctionGroup, GroupNeeds> = {
 };
 
 /** Functions that serve no route: they run on a table stream or a schedule (docs/DESIGN.md 14). */
-export type WorkerName = 'outbox-drain' | 'reconciler' | 'takedowns';
+export type WorkerName = 'outbox-drain' | 'reconciler' | 'takedowns' | 'reminders';
 
 export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   'outbox-drain': outboxDrain,
   reconciler,
   takedowns,
+  reminders,
 };
 
 export const WORKER_NAMES = Object.keys(WORKER_NEEDS) as WorkerName[];

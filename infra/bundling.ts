@@ -141,6 +141,8 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   reconciler: { native: [], installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
   // Sends the administrators' takedowns to CloudFront once a minute.
   takedowns: { native: [], installed: [CLOUDFRONT_SDK] },
+  // Mails renewal reminders: the table and the mail channel only.
+  reminders: { native: [], installed: [] },
 };
 
 /** functions/<group>/handler.ts, exporting `handler`. */

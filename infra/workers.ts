@@ -47,7 +47,16 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 50,
     description: "Sends the back office's takedowns to the CDN in one invalidation a minute",
   },
+  // One page of the index of grant end dates (at most 500 entries), a read, a marker and a mail each.
+  reminders: {
+    functionClass: 'light',
+    timeoutSeconds: 120,
+    description: 'Mails renewal reminders before paid plans end, once per grant',
+  },
 };
+
+/** How often the reminders worker runs (a reminder goes out within this of its day). */
+export const REMINDERS_EVERY_MINUTES = 60;
 
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
@@ -83,6 +92,7 @@ export class Workers extends Construct {
   readonly reconcileSchedule: Rule;
   readonly outboxRedriveSchedule: Rule;
   readonly takedownSchedule: Rule;
+  readonly remindersSchedule: Rule;
 
   constructor(scope: Construct, id: string, props: WorkersProps) {
     super(scope, id);
@@ -103,6 +113,7 @@ export class Workers extends Construct {
       'outbox-drain': make('outbox-drain'),
       reconciler: make('reconciler'),
       takedowns: make('takedowns'),
+      reminders: make('reminders'),
     };
 
     this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
@@ -197,6 +208,17 @@ export class Workers extends Construct {
     );
     // The next minute's run is the retry: an asynchronous retry would make a second request that minute.
     this.functions.takedowns.fn.configureAsyncInvoke({ retryAttempts: 0 });
+
+    // Renewal reminders (docs/DESIGN.md 17): every hour; the next run is the retry.
+    const remindersEvery = Duration.minutes(REMINDERS_EVERY_MINUTES);
+    this.remindersSchedule = new Rule(this, 'RemindersSchedule', {
+      description: 'Mails renewal reminders before paid plans end',
+      schedule: Schedule.rate(remindersEvery),
+    });
+    this.remindersSchedule.addTarget(
+      new LambdaTarget(this.functions.reminders.fn, { retryAttempts: 2, maxEventAge: remindersEvery }),
+    );
+    this.functions.reminders.fn.configureAsyncInvoke({ retryAttempts: 0 });
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
     const stack = Stack.of(this);

@@ -3,6 +3,7 @@ import { TokenSigner } from '#lib/accounts/tokens.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { buildQuota } from '#lib/files/quota-service.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
@@ -29,6 +30,8 @@ export function settlingBilling(resources: GroupResources): Billing {
     baseUrl: settings.base_url,
     payment: settings.payment,
     listingShards: settings.listing_shards,
+    // A refund a channel completes later (its notice, or reconciliation) is told to the buyer.
+    refundMailer: mailerOf(resources),
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
 }

@@ -8,6 +8,8 @@ export const needs = {
   table: 'readwrite',
   // Channel credentials are sealed with it.
   masterKey: true,
+  // A channel's refund notice that completes a refund mails the buyer (docs/DESIGN.md 17).
+  mail: true,
   // The callback path is also served at the public address (docs/SPEC.md 3.4), through the CDN: there the
   // CDN's proof is required as for every API route. Its function URL (the notify address) needs none.
   frontDoor: true,

@@ -42,6 +42,8 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
       mailer: mailerOf(resources),
       passwords: new RequestLimits({ throttle: new Throttle(table), limits: DEFAULT_LIMITS }),
     },
+    // The buyer is told of a refund.
+    refundMailer: mailerOf(resources),
     ...(resources.clock ? { clock: resources.clock } : {}),
   });
   return {

@@ -8,6 +8,8 @@ import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans
 import { settingsPatchSchema } from '#lib/billing/settings.ts';
 import {
   adminOrderView,
+  couponQuoteView,
+  couponView,
   deletedView,
   orderView,
   pageOf,
@@ -62,9 +64,50 @@ const planBody = z.object({
   ),
 });
 
+const couponCode = z.string().check(z.maxLength(64));
+
 const orderBody = z.object({
   plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
   provider: z.optional(z.enum(PROVIDERS)),
+  // docs/DESIGN.md 17: an unusable code is 400 `coupon: <why>`.
+  coupon_code: z.optional(couponCode),
+});
+
+const count = (minimum: number) => z.number().check(z.int(), z.minimum(minimum), z.maximum(1_000_000_000));
+const instant = z.string().check(
+  z.refine((value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)), {
+    message: 'must be an ISO 8601 date and time',
+  }),
+);
+
+const couponBody = z.object({
+  code: z.string().check(z.regex(/^[A-Za-z0-9_-]{3,32}$/, 'must be 3 to 32 of A-Z a-z 0-9 _ -')),
+  percent_off: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(100))),
+  amount_off_cents: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS))),
+  min_amount_cents: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(MAX_AMOUNT_CENTS))),
+  max_redemptions: z.optional(count(1)),
+  per_account_limit: z.optional(count(1)),
+  starts_at: z.optional(instant),
+  ends_at: z.optional(instant),
+  plan_ids: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.minLength(1), z.maxLength(100)),
+  ),
+});
+
+const couponPatch = z.object({
+  active: z.optional(z.boolean()),
+  ends_at: z.optional(z.nullable(instant)),
+  max_redemptions: z.optional(z.nullable(count(1))),
+});
+
+const validateBody = z.object({
+  code: couponCode,
+  plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+});
+
+const refundBody = z.object({
+  amount_cents: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS))),
+  reason: z.string().check(z.trim(), z.minLength(1), z.maxLength(500)),
 });
 
 const cashierQuery = z.object({ token: z.optional(z.string().check(z.maxLength(4096))) });
@@ -147,6 +190,63 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         response: pageOf(adminOrderView),
         run: async (request) =>
           ok(await deps().orders.listAllOrders(request.query.limit, request.query.cursor)),
+      }),
+      'POST /api/v1/admin/orders/{id}/refund': defineRoute({
+        summary:
+          'Refunds a paid order in full (default) or in part, once per Idempotency-Key header (docs/DESIGN.md 17).',
+        body: refundBody,
+        response: adminOrderView,
+        run: async (request) =>
+          ok(
+            await deps().orders.presentForAdmin(
+              await deps().billing.refunds.refund(
+                request.params.id!,
+                request.body,
+                request.headers['idempotency-key'],
+              ),
+            ),
+          ),
+      }),
+      'POST /api/v1/admin/coupons': defineRoute({
+        body: couponBody,
+        response: couponView,
+        successStatus: 201,
+        run: async (request) => created(await deps().billing.coupons.create(request.body)),
+      }),
+      'GET /api/v1/admin/coupons': defineRoute({
+        query: pageQuery,
+        response: pageOf(couponView),
+        run: async (request) =>
+          ok(await deps().billing.coupons.list(request.query.limit, request.query.cursor)),
+      }),
+      'PATCH /api/v1/admin/coupons/{id}': defineRoute({
+        body: couponPatch,
+        response: couponView,
+        run: async (request) => ok(await deps().billing.coupons.update(request.params.id!, request.body)),
+      }),
+      'DELETE /api/v1/admin/coupons/{id}': defineRoute({
+        summary: 'Deletes a coupon (orders keep their copy of its code and discount).',
+        response: deletedView,
+        run: async (request) => ok(await deps().billing.coupons.delete(request.params.id!)),
+      }),
+      'POST /api/v1/coupons/validate': defineRoute({
+        summary:
+          'What a coupon code takes off a plan for the caller now; an unusable code is 400 coupon: <why>.',
+        body: validateBody,
+        response: couponQuoteView,
+        run: async (request) => {
+          const quote = await deps().orders.quoteCoupon(
+            callerId(request),
+            request.body.code,
+            request.body.plan_id,
+          );
+          return ok({
+            code: quote.code,
+            amount_cents: quote.amount_cents,
+            discount_cents: quote.discount_cents,
+            final_cents: quote.final_cents,
+          });
+        },
       }),
       'POST /api/v1/admin/orders/{id}/pay': defineRoute({
         summary: 'An administrator writes off a manual order (any other provider: 403).',

@@ -7,4 +7,6 @@ export const needs = {
   table: 'readwrite',
   // The channels' credentials are sealed with it.
   masterKey: true,
+  // A pending refund the channel reports done mails the buyer (docs/DESIGN.md 17).
+  mail: true,
 } as const satisfies GroupNeeds;

@@ -107,7 +107,7 @@ function passThroughKeepingMail(dataDir: string) {
 }
 
 /** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
-const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns'];
+const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns', 'reminders'];
 
 /** Every group and worker in its own process (infra/local/function-host.ts under tsx), started side by side. */
 export async function startLocalFunctions(
@@ -212,6 +212,13 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     intervalSeconds: config.payment.reconcile.local_interval_seconds,
     ...(reconcilerFn ? { invoke: (event) => reconcilerFn.invoke(event as never) } : {}),
   });
+  // Renewal reminders on a timer, as the stack's hourly schedule runs the reminders worker in AWS (the same
+  // scheduled-timer stand-in as the reconciler's).
+  const remindersFn = functions?.get('reminders');
+  const reminders = startLocalReconciler({
+    intervalSeconds: config.billing.local_interval_seconds,
+    ...(remindersFn ? { invoke: (event) => remindersFn.invoke(event as never) } : {}),
+  });
   // The back office's takedowns are sent (here: cleared, no CDN) every minute, as the stack's schedule does.
   const takedownsFn = functions?.get('takedowns');
   const takedowns = startLocalTakedowns({
@@ -227,6 +234,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
       });
       await outboxDrain.stop();
       await reconciler.stop();
+      await reminders.stop();
       await takedowns.stop();
       if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
     },

@@ -11,6 +11,8 @@ import type { Clock, Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { CallbackReceiver } from './callbacks.ts';
 import { CashierLinks } from './cashier.ts';
+import { CouponDesk } from './coupon-desk.ts';
+import { CouponRepository } from './coupons.ts';
 import { GatewaySettings } from './gateway-settings.ts';
 import { MockCashier } from './mock-cashier.ts';
 import { OrderDesk } from './order-desk.ts';
@@ -20,6 +22,7 @@ import { PlanCatalog } from './plan-catalog.ts';
 import { PlanRepository } from './plans.ts';
 import { Reconciler } from './reconcile.ts';
 import { ReconcileSchedule } from './reconcile-schedule.ts';
+import { RefundDesk } from './refunds.ts';
 import { GatewaySource } from './registry.ts';
 import { settingsFromConfig } from './settings.ts';
 import { PaymentSettingsStore } from './settings-store.ts';
@@ -50,6 +53,8 @@ export interface BillingInput {
    * whose routes change the settings has them; without them, such a change is refused.
    */
   settingsChanges?: { mailer: Mailer; passwords: PaymentSecurityDeps['passwords'] };
+  /** The buyer's notice of a refund (docs/DESIGN.md 17); only the group whose routes refund has it. */
+  refundMailer?: Mailer;
   clock?: Clock;
 }
 
@@ -64,6 +69,10 @@ export interface Billing {
   settings: GatewaySettings;
   gateways: GatewaySource;
   reconciler: Reconciler;
+  /** Coupons (docs/DESIGN.md 17). */
+  coupons: CouponDesk;
+  /** Refunds (docs/DESIGN.md 17). */
+  refunds: RefundDesk;
 }
 
 export function buildBilling(input: BillingInput): Billing {
@@ -79,11 +88,24 @@ export function buildBilling(input: BillingInput): Billing {
   const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
   // One catalogue: the plans page and order creation share this container's copy of the active plans.
   const catalog = new PlanCatalog({ plans: planRepository, clock });
+  const coupons = new CouponDesk({ coupons: new CouponRepository(table, input.listingShards), clock });
   const settlement = new Settlement({
     orders: orderRepository,
     plans: planRepository,
     quota: input.quota,
     clock,
+  });
+  const refunds = new RefundDesk({
+    table,
+    orders: orderRepository,
+    quota: input.quota,
+    accounts: new AccountRepository(table, input.listingShards),
+    mailer: input.refundMailer,
+    listingShards: input.listingShards,
+    clock,
+    gateways,
+    notifyBaseUrl,
+    schedule,
   });
   return {
     plans: catalog,
@@ -99,9 +121,10 @@ export function buildBilling(input: BillingInput): Billing {
       schedule,
       returnUrl: `${baseUrl}/`,
       notifyBaseUrl,
+      coupons,
     }),
     settlement,
-    callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement }),
+    callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement, refunds }),
     cashier: new MockCashier({ orders: orderRepository, gateways, cashier: links, settlement, clock }),
     settings: new GatewaySettings({
       store,
@@ -118,6 +141,8 @@ export function buildBilling(input: BillingInput): Billing {
         : undefined,
     }),
     gateways,
+    coupons,
+    refunds,
     reconciler: new Reconciler({
       orders: orderRepository,
       gateways,
@@ -125,6 +150,8 @@ export function buildBilling(input: BillingInput): Billing {
       schedule,
       maxOrdersPerRun: payment.reconcile.max_orders_per_run,
       clock,
+      coupons,
+      refunds,
     }),
   };
 }

@@ -7,6 +7,7 @@ import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { ORDER_ID_PATTERN, type StoredOrder } from './model.ts';
 import type { OrderRepository } from './orders.ts';
+import type { RefundDesk } from './refunds.ts';
 import { type GatewaySource, isChannel } from './registry.ts';
 import type { ConfirmPath, Settlement } from './settlement.ts';
 
@@ -27,6 +28,8 @@ export interface CallbackReceiverDeps {
   orders: OrderRepository;
   gateways: GatewaySource;
   settlement: Settlement;
+  /** Applies a channel's refund notice (channel_b) to the refund it names. */
+  refunds: RefundDesk;
 }
 
 export class CallbackReceiver {
@@ -60,6 +63,11 @@ export class CallbackReceiver {
       // An authentic notice still settles only our order of this provider and of exactly this amount.
       const outcome = await settleReportedPayment(this.deps, provider, verdict, 'callback');
       if (outcome.kind === 'refused') verdict = { kind: 'rejected', reason: outcome.reason };
+    } else if (verdict.kind === 'refund') {
+      const applied = await this.deps.refunds.completeByNotice(provider, verdict);
+      if (applied === 'unknown') verdict = { kind: 'rejected', reason: 'unknown refund' };
+      else
+        log.info('refund notice applied', { provider, order_id: verdict.outTradeNo, result: verdict.result });
     }
     if (verdict.kind === 'rejected') {
       countRefused(provider, verdict.reason);

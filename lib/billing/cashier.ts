@@ -48,6 +48,7 @@ const STATUS_TEXT: Record<OrderStatus, string> = {
   cancelled: 'Cancelled',
   expired: 'Expired',
   failed: 'Failed',
+  refunded: 'Refunded',
 };
 
 function page(title: string, body: string): string {

@@ -20,21 +20,41 @@ export interface Plan {
   updated_at: string;
 }
 
-/** What is stored. `pending` past `deadline_at` is shown as `expired` (no sweeper writes it). */
-export type StoredStatus = 'pending' | 'paid' | 'cancelled' | 'failed';
+/**
+ * What is stored. `pending` past `deadline_at` is shown as `expired` (no sweeper writes it); `refunded`: paid,
+ * then refunded in full (docs/DESIGN.md 17).
+ */
+export type StoredStatus = 'pending' | 'paid' | 'cancelled' | 'failed' | 'refunded';
 export type OrderStatus = StoredStatus | 'expired';
 
 /** How an order came to be paid; `reconciliation`: the channel reported it paid when we asked (docs/DESIGN.md 14). */
-export type PaidVia = 'mock' | 'manual' | 'callback' | 'reconciliation';
+export type PaidVia = 'mock' | 'manual' | 'callback' | 'reconciliation' | 'free';
+
+/** Who settles an order: a configured provider, or `free` for an order a coupon made zero (paid at once). */
+export type OrderProvider = Provider | 'free';
+
+export type RefundStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One refund of an order (docs/DESIGN.md 17), kept on the order in the order they were asked for. */
+export interface RefundRecord {
+  id: string;
+  amount_cents: number;
+  reason: string;
+  status: RefundStatus;
+  created_at: string;
+  /** The Idempotency-Key it was asked with. */
+  key?: string;
+}
 
 /** What an order is for, copied from its plan when it was placed: the same in every view of it. */
 export interface OrderTerms {
   user_id: string;
   plan_id: string;
   plan_name: string;
+  /** What is paid: the plan's price less any coupon's discount. */
   amount_cents: number;
   currency: typeof CURRENCY;
-  provider: Provider;
+  provider: OrderProvider;
 }
 
 export interface StoredOrder extends OrderTerms {
@@ -68,6 +88,13 @@ export interface StoredOrder extends OrderTerms {
    * Reconciliation asks about it there only (lib/billing/reconcile.ts).
    */
   gateway_origin?: string;
+  /** The coupon it was placed with (docs/DESIGN.md 17): the code as written and the plan's price before it. */
+  coupon_code?: string;
+  original_cents?: number;
+  discount_cents?: number;
+  /** Refunds so far and their sum (succeeded and pending ones: what is no longer left to refund). */
+  refunds?: RefundRecord[];
+  refunded_cents?: number;
 }
 
 export interface OrderView extends OrderTerms {
@@ -79,6 +106,11 @@ export interface OrderView extends OrderTerms {
   created_at: string;
   updated_at: string;
   paid_at: string | null;
+  original_cents: number;
+  discount_cents: number;
+  coupon_code: string | null;
+  refunded_cents: number;
+  refunds: Array<Omit<RefundRecord, 'key'>>;
 }
 
 /** The administrator's view adds how and when the order was settled, and any flag on it. */
@@ -120,6 +152,11 @@ export function orderView(order: StoredOrder, now: Date, payUrl: string | null):
     created_at: order.created_at,
     updated_at: order.updated_at,
     paid_at: order.paid_at ?? null,
+    original_cents: order.original_cents ?? order.amount_cents,
+    discount_cents: order.discount_cents ?? 0,
+    coupon_code: order.coupon_code ?? null,
+    refunded_cents: order.refunded_cents ?? 0,
+    refunds: (order.refunds ?? []).map(({ key: _key, ...refund }) => refund),
   };
 }
 

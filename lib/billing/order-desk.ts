@@ -4,12 +4,12 @@
 
 import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { Provider } from '#lib/platform/config/schema.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { CashierLinks } from './cashier.ts';
+import type { CouponDesk, Quote } from './coupon-desk.ts';
 import { notifyUrl } from './gateway-settings.ts';
 import {
   type AdminOrderView,
@@ -18,6 +18,7 @@ import {
   effectiveStatus,
   newOrderId,
   ORDER_ID_PATTERN,
+  type OrderProvider,
   type OrderView,
   orderView,
   type StoredOrder,
@@ -46,14 +47,19 @@ export interface OrderDeskDeps {
   returnUrl: string;
   /** `payment.notify_base_url ?? base_url`, without a trailing slash: where channels notify. */
   notifyBaseUrl: string;
+  /** Quotes a coupon code, takes and gives back its redemptions (docs/DESIGN.md 17). */
+  coupons: CouponDesk;
 }
+
+/** Tries of an order's write with a coupon when other orders' transactions on the coupon collide with it. */
+const REDEEM_ATTEMPTS = 12;
 
 export class OrderDesk {
   constructor(private readonly deps: OrderDeskDeps) {}
 
   async createOrder(
     userId: string,
-    input: { plan_id: string; provider?: string | undefined },
+    input: { plan_id: string; provider?: string | undefined; coupon_code?: string | undefined },
     clientIp: string,
   ): Promise<OrderView> {
     // Both as this container holds them, as a rule without a read; when both are due, their reads go together.
@@ -68,18 +74,59 @@ export class OrderDesk {
     // order's write instead would make the plan's item take a write for every order of it.
     const plan: SaleTerms = held ?? (await this.planOnSale(input.plan_id));
     if (!held) this.deps.catalog.outdated();
-    const provider = input.provider ?? registry.defaultProvider;
-    if (!registry.has(provider)) {
+    const quote =
+      input.coupon_code === undefined
+        ? undefined
+        : await this.deps.coupons.quote(input.coupon_code, plan, userId);
+    // A coupon that takes the whole price makes a free order, settled at once whatever provider was asked for.
+    const free = quote?.final_cents === 0;
+    const asked = input.provider ?? registry.defaultProvider;
+    if (!free && !registry.has(asked)) {
       throw errors.validation([
-        { field: 'provider', message: `${provider} is not available (see GET /api/v1/payment-gateways)` },
+        { field: 'provider', message: `${asked} is not available (see GET /api/v1/payment-gateways)` },
       ]);
     }
-    const draft = await this.draft(userId, plan, provider, registry, clientIp);
-    // One write: the order whole, with its channel's answer and its place on the reconciler's schedule.
-    await this.deps.orders.create(draft.order, draft.at, {
-      firstCheck: isChannel(provider) ? this.deps.schedule.firstCheck(draft.at) : undefined,
-    });
-    return this.present(draft.order);
+    const provider: OrderProvider = free ? 'free' : (asked as OrderProvider);
+    const draft = await this.draft(userId, plan, provider, registry, clientIp, quote);
+    const firstCheck = isChannel(provider) ? this.deps.schedule.firstCheck(draft.at) : undefined;
+    if (!quote) {
+      // One write: the order whole, with its channel's answer and its place on the reconciler's schedule.
+      await this.deps.orders.create(draft.order, draft.at, { firstCheck });
+      return this.present(draft.order);
+    }
+    await this.placeWithCoupon(draft.order, draft.at, firstCheck, quote);
+    if (!free) return this.present(draft.order);
+    return this.present((await this.deps.settlement.confirm(draft.order, 'free')).order);
+  }
+
+  /**
+   * The order and its coupon's redemption in one transaction (lib/billing/coupons.ts): the coupon's count
+   * below `max_redemptions` and the buyer's below `per_account_limit`, or no order at all. Transactions of
+   * other orders on the same coupon that collide with it are tried again; a count at its limit is the 400.
+   */
+  private async placeWithCoupon(order: StoredOrder, at: Date, firstCheck: Date | undefined, quote: Quote) {
+    const { coupons, orders } = this.deps;
+    for (let attempt = 0; ; attempt += 1) {
+      const together = coupons.redeemItems(quote.coupon, order.user_id, order.id, order.deadline_ms);
+      try {
+        await orders.create(order, at, { firstCheck, together });
+        return;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        if (error.failedItems.length > 0)
+          throw await coupons.refusalFor(error.failedItems, 1, quote.coupon.id);
+        if (attempt + 1 >= REDEEM_ATTEMPTS) {
+          throw errors.conflict('The coupon is being used by many orders at once; try again');
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** POST /api/v1/coupons/validate: what `code` takes off the plan for this buyer now. */
+  async quoteCoupon(userId: string, code: string, planId: string): Promise<Quote> {
+    const plan = (await this.deps.catalog.held(planId)) ?? (await this.planOnSale(planId));
+    return this.deps.coupons.quote(code, plan, userId);
   }
 
   /** The plan as the table holds it now, if it is on sale. */
@@ -100,9 +147,10 @@ export class OrderDesk {
   private async draft(
     userId: string,
     plan: SaleTerms,
-    provider: Provider,
+    provider: OrderProvider,
     registry: GatewayRegistry,
     clientIp: string,
+    quote?: Quote,
   ): Promise<{ order: StoredOrder; at: Date }> {
     const at = this.deps.clock();
     const created = isoWithOffset(at);
@@ -111,7 +159,7 @@ export class OrderDesk {
       user_id: userId,
       plan_id: plan.id,
       plan_name: plan.name,
-      amount_cents: plan.amount_cents,
+      amount_cents: quote ? quote.final_cents : plan.amount_cents,
       currency: CURRENCY,
       provider,
       status: 'pending',
@@ -121,6 +169,13 @@ export class OrderDesk {
       // What it buys is fixed now, like the price (docs/DESIGN.md 11: settlement grants it).
       quota_bytes: plan.quota_bytes,
       duration_days: plan.duration_days,
+      ...(quote
+        ? {
+            coupon_code: quote.code,
+            original_cents: quote.amount_cents,
+            discount_cents: quote.discount_cents,
+          }
+        : {}),
     };
     if (!isChannel(provider)) return { order, at };
     const adapter = registry.channel(provider)!;
@@ -197,6 +252,11 @@ export class OrderDesk {
     const { orders, clock } = this.deps;
     const order = await this.ownOrder(userId, id);
     try {
+      if (order.coupon_code && order.status === 'pending') {
+        // The redemption is given back in the cancel's own transaction.
+        const released = await this.deps.coupons.release(id, [orders.cancelItem(id, userId, clock())]);
+        if (released) return this.present((await orders.get(id))!);
+      }
       return this.present(await orders.cancel(id, userId, clock()));
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
@@ -231,7 +291,7 @@ export class OrderDesk {
     return order;
   }
 
-  private async presentForAdmin(order: StoredOrder): Promise<AdminOrderView> {
+  async presentForAdmin(order: StoredOrder): Promise<AdminOrderView> {
     const now = this.deps.clock();
     return adminOrderView(order, now, await this.payUrlOf(order, now));
   }

@@ -5,7 +5,7 @@ import {
   PutEventsCommand,
   type PutEventsCommandOutput,
 } from '@aws-sdk/client-eventbridge';
-import { grantEndsAt } from '#lib/files/quota-model.ts';
+import { type Grant, grantEndsAt } from '#lib/files/quota-model.ts';
 import { log } from '#lib/platform/log.ts';
 import { orderTerms, type StoredOrder } from './model.ts';
 
@@ -85,8 +85,46 @@ export function inDocumentedOrder(detail: OrderPaidDetail): OrderPaidDetail {
   };
 }
 
+/**
+ * `order.refunded` (docs/DESIGN.md 17): an order refunded in full; its grant as the refund left it (null: the
+ * refund took it all back, or the order granted none). `order_id` is the idempotency key for consumers.
+ */
+export interface OrderRefundedDetail {
+  order_id: string;
+  user_id: string;
+  plan_id: string;
+  plan_name: string;
+  amount_cents: number;
+  currency: 'CNY';
+  provider: string;
+  refunded_cents: number;
+  refunded_at: string;
+  grant: OrderGrantDetail | null;
+}
+
+export function orderRefundedDetail(
+  order: StoredOrder,
+  refundedAt: string,
+  grant: Grant | null | undefined,
+): OrderRefundedDetail {
+  return {
+    order_id: order.id,
+    user_id: order.user_id,
+    plan_id: order.plan_id,
+    plan_name: order.plan_name,
+    amount_cents: order.amount_cents,
+    currency: order.currency,
+    provider: order.provider,
+    refunded_cents: order.amount_cents,
+    refunded_at: refundedAt,
+    grant: grant ? grantDetail(grant, grantEndsAt(grant)) : null,
+  };
+}
+
 export interface OrderEventPublisher {
   orderPaid(detail: OrderPaidDetail): Promise<void>;
+  /** Publishes `order.refunded`; absent, such an event stays in the outbox (refused) for a publisher that can. */
+  orderRefunded?(detail: OrderRefundedDetail): Promise<void>;
   /**
    * Several events in as few calls as the bus allows; the answer says, entry by entry, which were refused
    * (an Error) and which published (undefined). Absent: the drain calls `orderPaid` for each.
@@ -96,12 +134,17 @@ export interface OrderEventPublisher {
 
 export const EVENT_SOURCE = 'service.payments';
 export const ORDER_PAID = 'order.paid';
+export const ORDER_REFUNDED = 'order.refunded';
+export type OrderEventName = typeof ORDER_PAID | typeof ORDER_REFUNDED;
 /** EventBridge's limit of entries in one PutEvents call; the drain's batches are this size. */
 export const PUT_EVENTS_MAX_ENTRIES = 10;
 
 /** Publishes to an EventBridge bus; a refused entry is an error, so the outbox keeps that event for a retry. */
 export function eventBridgePublisher(client: EventBridgeClient, busName: string): OrderEventPublisher {
-  async function putEvents(details: OrderPaidDetail[]): Promise<Array<Error | undefined>> {
+  async function putEvents(
+    details: Array<OrderPaidDetail | OrderRefundedDetail>,
+    detailType: OrderEventName = ORDER_PAID,
+  ): Promise<Array<Error | undefined>> {
     let answer: PutEventsCommandOutput;
     try {
       answer = await client.send(
@@ -109,7 +152,7 @@ export function eventBridgePublisher(client: EventBridgeClient, busName: string)
           Entries: details.map((detail) => ({
             EventBusName: busName,
             Source: EVENT_SOURCE,
-            DetailType: ORDER_PAID,
+            DetailType: detailType,
             Detail: JSON.stringify(detail),
           })),
         }),
@@ -127,7 +170,7 @@ export function eventBridgePublisher(client: EventBridgeClient, busName: string)
       if (entry?.EventId && !entry.ErrorCode) return undefined;
       const code = entry?.ErrorCode ?? 'unknown';
       // Named for its code, which is what the outbox keeps of it (`last_error`).
-      return Object.assign(new Error(`EventBridge refused the ${ORDER_PAID} event (${code})`), {
+      return Object.assign(new Error(`EventBridge refused the ${detailType} event (${code})`), {
         name: code,
       });
     });
@@ -136,6 +179,10 @@ export function eventBridgePublisher(client: EventBridgeClient, busName: string)
   return {
     async orderPaid(detail) {
       const [failure] = await putEvents([detail]);
+      if (failure) throw failure;
+    },
+    async orderRefunded(detail) {
+      const [failure] = await putEvents([detail], ORDER_REFUNDED);
       if (failure) throw failure;
     },
     async orderPaidBatch(details) {
@@ -169,5 +216,8 @@ export async function publishOrderPaid(
 export const logPublisher: OrderEventPublisher = {
   async orderPaid(detail) {
     log.info('event', { event: ORDER_PAID, source: EVENT_SOURCE, detail });
+  },
+  async orderRefunded(detail) {
+    log.info('event', { event: ORDER_REFUNDED, source: EVENT_SOURCE, detail });
   },
 };

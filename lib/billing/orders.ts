@@ -4,11 +4,19 @@
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
-import { ANY_KEY_VALUE, decodeCursor, encodeCursor, type Item, type Table } from '#lib/platform/db/table.ts';
+import {
+  ANY_KEY_VALUE,
+  decodeCursor,
+  encodeCursor,
+  type Item,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
 import { orderPaidDetail } from './order-events.ts';
 import { orderPaidOutboxPut } from './outbox.ts';
+import { renewalItem } from './renewals.ts';
 
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
 const userIndex = (userId: string) => `orders#user#${userId}`;
@@ -89,7 +97,7 @@ export class OrderRepository {
   async create(
     order: StoredOrder,
     now: Date,
-    options: { firstCheck?: Date | undefined } = {},
+    options: { firstCheck?: Date | undefined; together?: TransactItem[] } = {},
   ): Promise<void> {
     const sortKey = listingSortKey(now, order.id);
     const item = {
@@ -101,7 +109,15 @@ export class OrderRepository {
       gsi2sk: sortKey,
       ...(options.firstCheck ? this.scheduleFields(order.id, options.firstCheck) : {}),
     };
-    await this.table.putNew(item);
+    if (!options.together?.length) {
+      await this.table.putNew(item);
+      return;
+    }
+    // With a coupon's redemption (lib/billing/coupons.ts): the order is written only if it is taken too.
+    await this.table.transact([
+      { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...options.together,
+    ]);
   }
 
   /** The attributes placing an order in the reconciler's schedule, first check at `checkAt`. */
@@ -136,13 +152,23 @@ export class OrderRepository {
       Limit: limit,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
-    return { items: items.map((item) => fromItem(item)!), next_cursor: encodeCursor(lastKey) };
+    return { items: await this.whole(items), next_cursor: encodeCursor(lastKey) };
+  }
+
+  /**
+   * The orders of a listing page read whole, by key (one round trip): the indexes' projections predate the
+   * coupon and refund fields, and a deployed index's projection cannot change in place.
+   */
+  private async whole(items: Item[]): Promise<StoredOrder[]> {
+    if (items.length === 0) return [];
+    const read = await this.table.getMany(items.map((item) => orderKey(String(item.id))));
+    return read.map((item, index) => fromItem(item ?? items[index])!);
   }
 
   /** Every order, newest first (administrators): every shard read at once and merged. */
   async listAll(limit: number, cursor?: string): Promise<Page<StoredOrder>> {
     const page = await readShards(this.table, this.all, { limit, cursor, order: 'newest-first' });
-    return { items: page.items.map((item) => fromItem(item)!), next_cursor: page.next_cursor };
+    return { items: await this.whole(page.items), next_cursor: page.next_cursor };
   }
 
   /**
@@ -202,8 +228,15 @@ export class OrderRepository {
 
   /** The owner cancels a pending, unexpired order. Throws ConditionFailedError otherwise. */
   async cancel(id: string, userId: string, now: Date): Promise<StoredOrder> {
-    return fromItem(
-      await this.table.update(orderKey(id), {
+    const { Key: _key, ...update } = this.cancelItem(id, userId, now).Update!;
+    return fromItem(await this.table.update(orderKey(id), update))!;
+  }
+
+  /** The cancel as a transaction item (with a coupon's redemption given back in the same transaction). */
+  cancelItem(id: string, userId: string, now: Date): TransactItem {
+    return {
+      Update: {
+        Key: orderKey(id),
         UpdateExpression: `SET #status = :cancelled, updated_at = :now ${LEAVE_SCHEDULE}`,
         ConditionExpression: '#status = :pending AND user_id = :user AND deadline_ms > :nowMs',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -214,8 +247,8 @@ export class OrderRepository {
           ':now': isoWithOffset(now),
           ':nowMs': now.getTime(),
         },
-      }),
-    )!;
+      },
+    };
   }
 
   /**
@@ -279,7 +312,8 @@ export class OrderRepository {
         },
       },
       orderPaidOutboxPut(orderPaidDetail(settled), input.now, this.settings.listingShards),
-      ...(grant ? [grant.item] : []),
+      // The grant, and its entry in the renewal reminders' index of end dates (docs/DESIGN.md 17).
+      ...(grant ? [grant.item, renewalItem(order.user_id, grant.grant, this.settings.listingShards)] : []),
     ]);
     // A transaction returns nothing; the order is what was read plus exactly what the write set.
     return settled;

@@ -19,13 +19,19 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import {
   inDocumentedOrder,
   ORDER_PAID,
+  ORDER_REFUNDED,
+  type OrderEventName,
   type OrderEventPublisher,
   type OrderPaidDetail,
+  type OrderRefundedDetail,
   PUT_EVENTS_MAX_ENTRIES,
   publishOrderPaid,
 } from './order-events.ts';
 
-export const outboxKey = (orderId: string): Key => ({ pk: `${OUTBOX_KEY_PREFIX}${orderId}`, sk: ORDER_PAID });
+export const outboxKey = (orderId: string, event: OrderEventName = ORDER_PAID): Key => ({
+  pk: `${OUTBOX_KEY_PREFIX}${orderId}`,
+  sk: event,
+});
 
 /**
  * Events not yet delivered are listed in the listing index under `outbox#pending#<n>` (n from the order id,
@@ -46,9 +52,9 @@ const DAY_MS = 86_400_000;
 
 /** One outbox item as stored. */
 export type OutboxItem = Key & {
-  event: typeof ORDER_PAID;
+  event: OrderEventName;
   order_id: string;
-  detail: OrderPaidDetail;
+  detail: OrderPaidDetail | OrderRefundedDetail;
   created_at: string;
   /** Epoch milliseconds of `created_at`: the age metric needs more than whole seconds. */
   created_ms: number;
@@ -62,7 +68,33 @@ export type OutboxItem = Key & {
 
 /** Is this key an outbox event's (what the stream's filter lets through to the drain)? */
 export function isOutboxKey(key: { pk?: unknown; sk?: unknown }): key is Key {
-  return typeof key.pk === 'string' && key.pk.startsWith(OUTBOX_KEY_PREFIX) && key.sk === ORDER_PAID;
+  return (
+    typeof key.pk === 'string' &&
+    key.pk.startsWith(OUTBOX_KEY_PREFIX) &&
+    (key.sk === ORDER_PAID || key.sk === ORDER_REFUNDED)
+  );
+}
+
+/**
+ * The transaction item that records `order.refunded` for an order refunded in full (docs/DESIGN.md 17); it
+ * must not exist yet, so an order is refunded in full once.
+ */
+export function orderRefundedOutboxPut(
+  detail: OrderRefundedDetail,
+  now: Date,
+  listingShards: number,
+): TransactItem {
+  const item: OutboxItem & { gsi2pk: string; gsi2sk: string } = {
+    ...outboxKey(detail.order_id, ORDER_REFUNDED),
+    event: ORDER_REFUNDED,
+    order_id: detail.order_id,
+    detail,
+    created_at: isoWithOffset(now),
+    created_ms: now.getTime(),
+    gsi2pk: shardPartition(pendingListing(listingShards), detail.order_id),
+    gsi2sk: `${pendingSortKey(now, detail.order_id)}#refunded`,
+  };
+  return { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };
 }
 
 /**
@@ -150,10 +182,7 @@ export class OutboxDelivery {
     const claimed = claims.flatMap((claim, index) =>
       claim instanceof Error || typeof claim === 'string' ? [] : [{ index, item: claim }],
     );
-    const failures = await publishOrderPaid(
-      this.deps.publisher,
-      claimed.map(({ item }) => inDocumentedOrder(item.detail)),
-    );
+    const failures = await this.publish(claimed.map(({ item }) => item));
     const now = this.clock();
     await Promise.all(
       claimed.map(async ({ index, item }, position) => {
@@ -180,6 +209,33 @@ export class OutboxDelivery {
       }),
     );
     return results;
+  }
+
+  /** Publishes the claimed items, order.paid ones in batches; answers in their order. */
+  private async publish(items: OutboxItem[]): Promise<Array<Error | undefined>> {
+    const failures: Array<Error | undefined> = new Array(items.length).fill(undefined);
+    const paid = items.flatMap((item, index) => (item.event === ORDER_REFUNDED ? [] : [index]));
+    const paidFailures = await publishOrderPaid(
+      this.deps.publisher,
+      paid.map((index) => inDocumentedOrder(items[index]!.detail as OrderPaidDetail)),
+    );
+    paid.forEach((index, position) => {
+      failures[index] = paidFailures[position];
+    });
+    await Promise.all(
+      items.map(async (item, index) => {
+        if (item.event !== ORDER_REFUNDED) return;
+        const { publisher } = this.deps;
+        if (!publisher.orderRefunded) {
+          failures[index] = new Error('this publisher cannot publish order.refunded');
+          return;
+        }
+        await publisher.orderRefunded(item.detail as OrderRefundedDetail).catch((error: unknown) => {
+          failures[index] = asError(error);
+        });
+      }),
+    );
+    return failures;
   }
 
   /**

@@ -29,6 +29,11 @@ export class ReconcileSchedule {
     return new Date(Math.min(now.getTime() + waitMinutes * MINUTE_MS, end));
   }
 
+  /** `max_checks`: how many times one order (or refund) is asked about. */
+  get maxChecks(): number {
+    return this.settings.max_checks;
+  }
+
   /** Past this (deadline + margin) an order is asked about no more. */
   endOf(deadlineMs: number): number {
     return deadlineMs + this.settings.margin_minutes * MINUTE_MS;

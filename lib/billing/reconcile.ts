@@ -12,8 +12,10 @@ import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { settleReportedPayment } from './callbacks.ts';
+import type { CouponDesk } from './coupon-desk.ts';
 import type { DueOrder, OrderRepository } from './orders.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
+import type { RefundDesk } from './refunds.ts';
 import type { GatewaySource } from './registry.ts';
 import { CHANNELS, type ChannelName } from './settings.ts';
 import type { Settlement } from './settlement.ts';
@@ -39,6 +41,10 @@ export interface ReconcileSummary extends ReconcileCounts {
   left_schedule: number;
   /** True when more orders were due than one run asks about (or time ran short); the rest wait. */
   truncated: boolean;
+  /** Coupon redemptions given back by this run: orders (of any provider) that expired unpaid. */
+  coupons_released: number;
+  /** Refunds left pending that this run's channel answers completed (succeeded or failed). */
+  refunds_completed: number;
 }
 
 export interface ReconcilerDeps {
@@ -49,6 +55,10 @@ export interface ReconcilerDeps {
   /** payment.reconcile.max_orders_per_run. */
   maxOrdersPerRun: number;
   clock: Clock;
+  /** Gives back the coupon redemptions of orders that expired unpaid (docs/DESIGN.md 17). */
+  coupons: CouponDesk;
+  /** Asks the channels about refunds left pending (docs/DESIGN.md 17). */
+  refunds: RefundDesk;
 }
 
 /** Queries in flight at once, across channels. */
@@ -88,7 +98,22 @@ export class Reconciler {
       due_until: now.toISOString(),
       left_schedule: 0,
       truncated: false,
+      coupons_released: 0,
+      refunds_completed: 0,
     };
+    summary.refunds_completed = await this.deps.refunds
+      .reconcilePending(this.deps.maxOrdersPerRun)
+      .catch((error: unknown) => {
+        log.error('pending refunds could not be read', { error });
+        return 0;
+      });
+    // Orders of any provider holding a coupon's redemption past their deadline give it back (never fatal).
+    summary.coupons_released = await this.deps.coupons
+      .releaseExpired((id) => this.deps.orders.get(id), this.deps.maxOrdersPerRun)
+      .catch((error: unknown) => {
+        log.error('coupon redemptions of expired orders could not be read', { error });
+        return 0;
+      });
     const { registry } = await this.deps.gateways.current();
     // Only channels registered now can be asked (mock and manual orders are never scheduled: no channel).
     const adapters = new Map<ChannelName, ChannelAdapter>();

@@ -19,7 +19,7 @@ import type { GatewaySource } from './registry.ts';
  * `reconciliation` is the channel's own answer to our query (docs/DESIGN.md 14): the same proof as a
  * verified callback, so it settles exactly as one does, recorded as `paid_via: reconciliation`.
  */
-export type ConfirmPath = 'owner' | 'admin' | 'callback' | 'reconciliation';
+export type ConfirmPath = 'owner' | 'admin' | 'callback' | 'reconciliation' | 'free';
 
 /** Tries: a lost race on the order ends at once (paid); the account's usage item may be busy longer. */
 const MAX_SETTLE_ATTEMPTS = 8;
@@ -59,7 +59,8 @@ export class Settlement {
     for (let attempt = 0; attempt < MAX_SETTLE_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const status = effectiveStatus(order, now);
-      if (status === 'paid') {
+      // Refunded was paid: a confirmation of it changes nothing either.
+      if (status === 'paid' || status === 'refunded') {
         await this.afterDuplicate(order, tradeNo, now);
         return { order, settled: false };
       }
@@ -125,7 +126,7 @@ function pause(attempt: number): Promise<void> {
 /** The write a path may make from the order's current status, or the 409 saying why it may not. */
 function settlementFor(
   path: ConfirmPath,
-  status: Exclude<ReturnType<typeof effectiveStatus>, 'paid'>,
+  status: Exclude<ReturnType<typeof effectiveStatus>, 'paid' | 'refunded'>,
   now: Date,
   tradeNo: string | undefined,
 ): SettleInput {
@@ -134,6 +135,11 @@ function settlementFor(
     // A user cannot pay an order that is cancelled, failed, or past its time.
     if (status !== 'pending') throw errors.conflict(`Order is ${status} and can no longer be paid`);
     return { expectedStatus: 'pending', requireUnexpiredAt: now, via: 'mock', now, paidAt };
+  }
+  if (path === 'free') {
+    // An order a coupon made free is settled as it is placed (docs/DESIGN.md 17).
+    if (status !== 'pending') throw errors.conflict(`Order is ${status} and can no longer be paid`);
+    return { expectedStatus: 'pending', via: 'free', now, paidAt };
   }
   if (path === 'admin') {
     // The administrator saw the money arrive; an expired manual order is still written off, flagged.

@@ -106,3 +106,24 @@ export function usageView(state: UsageState, now: Date, defaults: QuotaDefaults,
     plan: active ? { id: active.plan_id, name: active.plan_name, expires_at: grantEndsAt(active) } : null,
   };
 }
+
+/**
+ * The grant after a full refund of a paid order that bought `terms` (docs/DESIGN.md 17): the days the
+ * order added come off the grant of its plan (gone when that leaves nothing), a permanent purchase takes the
+ * whole grant back. `unchanged`: nothing of the order is left in the grant (another plan replaced it since,
+ * it already ended, or the order added days to a grant made permanent by another order).
+ */
+export function grantAfterRefund(
+  current: Grant | undefined,
+  terms: Pick<GrantTerms, 'plan_id' | 'quota_bytes' | 'duration_days'>,
+  now: Date,
+): { kind: 'unchanged' } | { kind: 'removed' } | { kind: 'shortened'; grant: Grant } {
+  if (terms.quota_bytes === null || !isGrantActive(current, now) || current.plan_id !== terms.plan_id) {
+    return { kind: 'unchanged' };
+  }
+  if (terms.duration_days === 0) return { kind: 'removed' };
+  if (current.ends_ms === undefined) return { kind: 'unchanged' };
+  const endsMs = current.ends_ms - terms.duration_days * DAY_MS;
+  if (endsMs <= now.getTime()) return { kind: 'removed' };
+  return { kind: 'shortened', grant: { ...current, ends_ms: endsMs } };
+}

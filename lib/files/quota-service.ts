@@ -16,13 +16,22 @@ import {
   effectiveQuota,
   type Grant,
   type GrantTerms,
+  grantAfterRefund,
   nextGrant,
   type UsageState,
   type UsageView,
   usageView,
 } from './quota-model.ts';
 import { type HoldRequest, holdsMapUpdate, holdUpdate, releaseUpdate } from './quota-presign.ts';
-import { grantItem, reserveItem, USAGE_SK, UsageRepository, type UsageSlot, usageStateOf } from './usage.ts';
+import {
+  grantItem,
+  grantRemovalItem,
+  reserveItem,
+  USAGE_SK,
+  UsageRepository,
+  type UsageSlot,
+  usageStateOf,
+} from './usage.ts';
 
 /** How often a presign's hold is read and written again after losing a race, before that answers 409. */
 const HOLD_ATTEMPTS = 5;
@@ -206,6 +215,27 @@ export class QuotaService {
     const grant = nextGrant(state.grant, terms, this.deps.clock());
     return grant ? { grant, item: grantItem(state, grant) } : undefined;
   }
+
+  /**
+   * What a full refund of an order that bought `terms` takes back of the buyer's grant (lib/files/quota-model.ts
+   * grantAfterRefund), conditioned on the grant read here; undefined when nothing of it is left to take.
+   */
+  async takeBackFor(
+    userId: string,
+    terms: Pick<GrantTerms, 'plan_id' | 'quota_bytes' | 'duration_days'>,
+  ): Promise<GrantTakeBack | undefined> {
+    const state = await this.deps.usage.read(userId);
+    const after = grantAfterRefund(state.grant, terms, this.deps.clock());
+    if (after.kind === 'unchanged') return undefined;
+    if (after.kind === 'removed') return { grant: null, item: grantRemovalItem(state) };
+    return { grant: after.grant, item: grantItem(state, after.grant) };
+  }
+}
+
+/** What a full refund writes to the buyer's grant: the grant after it (null: none) and its conditional write. */
+export interface GrantTakeBack {
+  grant: Grant | null;
+  item: TransactItem;
 }
 
 export interface QuotaInput {

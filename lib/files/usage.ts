@@ -169,6 +169,23 @@ export function releaseItem(accountId: string, bytes: number, slot: UsageSlot = 
   };
 }
 
+/**
+ * Removes the account's grant (a refund took back all it gave), provided it is still the one `state` was
+ * read with.
+ */
+export function grantRemovalItem(state: UsageState): TransactItem {
+  const condition = sameGrant(state);
+  return {
+    Update: {
+      Key: usageKey(state.accountId),
+      UpdateExpression: 'REMOVE #grant',
+      ConditionExpression: condition.expression,
+      ExpressionAttributeNames: { '#grant': 'grant' },
+      ExpressionAttributeValues: condition.values,
+    },
+  };
+}
+
 /** Writes the account's grant, provided it is still the one `state` was read with. */
 export function grantItem(state: UsageState, grant: Grant): TransactItem {
   const condition = sameGrant(state);

@@ -167,6 +167,13 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['POST', `${API_PREFIX}/orders/{id}/pay`, 'session', 'json'],
     ['GET', `${API_PREFIX}/admin/orders`, 'admin', 'none'],
     ['POST', `${API_PREFIX}/admin/orders/{id}/pay`, 'admin', 'json'],
+    // Coupons and refunds (docs/DESIGN.md 17).
+    ['POST', `${API_PREFIX}/admin/orders/{id}/refund`, 'admin', 'json'],
+    ['POST', `${API_PREFIX}/admin/coupons`, 'admin', 'json'],
+    ['GET', `${API_PREFIX}/admin/coupons`, 'admin', 'none'],
+    ['PATCH', `${API_PREFIX}/admin/coupons/{id}`, 'admin', 'json'],
+    ['DELETE', `${API_PREFIX}/admin/coupons/{id}`, 'admin', 'none'],
+    ['POST', `${API_PREFIX}/coupons/validate`, 'session', 'json'],
     ['GET', `${API_PREFIX}/admin/payment`, 'admin', 'none'],
     ['PUT', `${API_PREFIX}/admin/payment`, 'admin', 'json'],
     // The hosted mock cashier (docs/DESIGN.md 7): a page and its form post, authorised by a signed link.

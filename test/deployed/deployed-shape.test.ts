@@ -108,6 +108,8 @@ const state = {
   apiToken: '',
   planId: '',
   fileUrl: '',
+  /** The channel_c order the callback test settled: refunded through the payments function. */
+  channelOrder: '',
 };
 
 describe('the deployed shape', () => {
@@ -551,6 +553,7 @@ describe('the deployed shape', () => {
       });
       expect(answer.status, `${channel}: ${answer.text}`).toBe(200);
       expect(await orderStatus(id), channel).toBe('paid');
+      if (channel === 'channel_c') state.channelOrder = id;
     }
     // Settlement wrote each order's order.paid to the outbox in its transaction; the callback function
     // publishes nothing itself (the outbox-drain worker does, on the table's stream).
@@ -598,6 +601,44 @@ describe('the deployed shape', () => {
     for (const id of settled) {
       expect(await outbox.get(outboxKey(id)), id).toMatchObject({ delivered_at: expect.any(String) });
     }
+  });
+
+  it('refunds a channel order through the payments function and publishes order.refunded on the bus', async () => {
+    const refunded = expectOk(
+      await stack.api('POST', `/api/v1/admin/orders/${state.channelOrder}/refund`, {
+        headers: { ...json(state.admin), 'idempotency-key': `deployed-${state.channelOrder}` },
+        body: { reason: 'deployed shape' },
+      }),
+    );
+    expect(refunded.json.data).toMatchObject({ status: 'refunded', refunded_cents: 1230 });
+    expect(channels.epay.refunds.filter((item) => item.out_trade_no === state.channelOrder)).toHaveLength(1);
+    const poller = new LocalStreamPoller({
+      aws: config.aws,
+      tableName: stack.tableName,
+      invoke: (event) => stack.invokeWorker('outbox-drain', event),
+    });
+    try {
+      expect((await poller.pollOnce()).givenUp).toBe(0);
+    } finally {
+      poller.close();
+    }
+    const refundedEvents = stack.events.events.filter(
+      (event) =>
+        event.detailType === 'order.refunded' &&
+        (event.detail as { order_id?: string }).order_id === state.channelOrder,
+    );
+    expect(refundedEvents).toHaveLength(1);
+  });
+
+  it('runs the renewal reminders worker on its schedule with its own grants', async () => {
+    const summary = (await stack.invokeWorker('reminders', {
+      source: 'aws.events',
+      'detail-type': 'Scheduled Event',
+      detail: {},
+    })) as { found: number; failed: number };
+    // The plans bought here last 30 days: none ends within the 3 days reminded of.
+    expect(summary).toMatchObject({ found: 0, failed: 0 });
+    expect(stack.errorLog('reminders')).toBe('');
   });
 
   it("takes a back-office takedown out of the distribution in the takedowns worker's next batch", async () => {

@@ -248,19 +248,20 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets auth and payments (a gateway change notice) send mail as the configured SES identity only', () => {
+  it('lets auth, payments (a gateway change notice, a refund) and payment-callback (a refund a channel completes) send mail as the configured SES identity only', () => {
     const withMail = synth({
       config: stageConfigFrom('dev', { ...DEV_FILE, mail: { from: 'no-reply@mail.example.com' } }),
     });
 
-    for (const sender of ['auth', 'payments'] as const) {
+    const senders = ['auth', 'payments', 'payment-callback'] as const;
+    for (const sender of senders) {
       const ses = roleStatements(withMail, sender).filter((statement) =>
         String(statement.Action).includes('ses:'),
       );
       expect(ses, sender).toHaveLength(1);
       expect(JSON.stringify(ses[0]!.Resource), sender).toContain(':identity/mail.example.com');
     }
-    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth' && name !== 'payments')) {
+    for (const group of FUNCTION_GROUPS.filter((name) => !(senders as readonly string[]).includes(name))) {
       expect(
         actionsOf(roleStatements(withMail, group)).some((action) => action.startsWith('ses:')),
         group,

@@ -4,6 +4,7 @@ import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, call } from './api/client.ts';
 import { AdminAccounts } from './pages/admin-accounts.tsx';
+import { AdminCoupons } from './pages/admin-coupons.tsx';
 import { AdminFiles } from './pages/admin-files.tsx';
 import { AdminOrders } from './pages/admin-orders.tsx';
 import { AdminPayment } from './pages/admin-payment.tsx';
@@ -37,6 +38,7 @@ const ROUTES: RouteDef[] = [
   { path: '/admin/accounts', label: 'Accounts', page: AdminAccounts, access: 'admin' },
   { path: '/admin/plans', label: 'Plans', page: AdminPlans, access: 'admin' },
   { path: '/admin/orders', label: 'Orders', page: AdminOrders, access: 'admin' },
+  { path: '/admin/coupons', label: 'Coupons', page: AdminCoupons, access: 'admin' },
   { path: '/admin/payment', label: 'Payment settings', page: AdminPayment, access: 'admin' },
   { path: '/admin/files', label: 'Moderation', page: AdminFiles, access: 'admin' },
 ];

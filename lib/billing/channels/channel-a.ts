@@ -17,10 +17,12 @@ import {
   type CallbackRequest,
   type CallbackVerdict,
   type ChannelOrder,
+  type ChannelRefundInput,
   type CreateChannelOrderInput,
   paidVerdict,
   type QueryFailureReason,
   type QueryVerdict,
+  type RefundVerdict,
   type SynchronousChannelAdapter,
 } from './types.ts';
 
@@ -40,6 +42,8 @@ export interface ChannelASettings {
 const PROVIDER = 'channel_a';
 const PRECREATE = 'alipay.trade.precreate';
 const QUERY = 'alipay.trade.query';
+const REFUND = 'alipay.trade.refund';
+const REFUND_QUERY = 'alipay.trade.fastpay.refund.query';
 /** alipay.trade.query's answer for an out_trade_no nobody has paid (a precreated QR code not yet scanned). */
 const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
@@ -182,10 +186,84 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     return paidVerdict(outTradeNo, amountCents, text(answer.trade_no));
   }
 
+  /**
+   * alipay.trade.refund (docs/PAYMENTS-GUIDE.md, "Refunds"): signed by the SDK, the answer's RSA2 `sign`
+   * verified by it (validateSign). out_request_no (our refund's id) is Alipay's idempotency key: asking
+   * again with it refunds nothing more and answers code 10000 with fund_change N. Code 10000 is a refund made;
+   * a business failure (40004) refunds nothing.
+   */
+  async function refund(input: ChannelRefundInput): Promise<RefundVerdict> {
+    let answer: Record<string, unknown>;
+    try {
+      const client = await alipaySdk();
+      answer = (await client.exec(
+        REFUND,
+        {
+          bizContent: {
+            out_trade_no: input.outTradeNo,
+            refund_amount: centsToYuan(input.amountCents),
+            out_request_no: input.refundNo,
+            refund_reason: input.reason.slice(0, 256),
+          },
+          timestamp: beijingDateTime(clock()),
+        },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      return { kind: 'unknown', reason: alipayFailureReason(error) };
+    }
+    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    if (answer.code === '10000') {
+      if (answer.out_trade_no !== undefined && answer.out_trade_no !== input.outTradeNo) {
+        return { kind: 'unknown', reason: 'order_mismatch' };
+      }
+      return { kind: 'succeeded' };
+    }
+    if (answer.code === '40004') {
+      return { kind: 'refused', detail: String(answer.sub_code ?? answer.code) };
+    }
+    return { kind: 'unknown', reason: 'channel_error', detail: String(answer.code ?? '') };
+  }
+
+  /**
+   * alipay.trade.fastpay.refund.query: Alipay's rule is that an answer carrying the refund (refund_amount)
+   * with refund_status empty or REFUND_SUCCESS is a refund made; an answer without it, none made.
+   */
+  async function queryRefund(outTradeNo: string, refundNo: string): Promise<RefundVerdict> {
+    let answer: Record<string, unknown>;
+    try {
+      const client = await alipaySdk();
+      answer = (await client.exec(
+        REFUND_QUERY,
+        {
+          bizContent: { out_trade_no: outTradeNo, out_request_no: refundNo },
+          timestamp: beijingDateTime(clock()),
+        },
+        { validateSign: true },
+      )) as unknown as Record<string, unknown>;
+    } catch (error) {
+      return { kind: 'unknown', reason: alipayFailureReason(error) };
+    }
+    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    if (answer.code !== '10000') {
+      return { kind: 'unknown', reason: 'channel_error', detail: String(answer.code ?? '') };
+    }
+    const status = answer.refund_status;
+    if (
+      typeof answer.refund_amount === 'string' &&
+      (status === undefined || status === '' || status === 'REFUND_SUCCESS')
+    ) {
+      return { kind: 'succeeded' };
+    }
+    return { kind: 'refused', detail: 'no such refund at the channel' };
+  }
+
   return plainTextChannel(PROVIDER, {
     createOrder,
     verifyCallback,
     queryOrder,
+    refund,
+    queryRefund,
     queryOrigin: new URL(gatewayUrl).origin,
   });
 }

@@ -18,9 +18,11 @@ import {
   type CallbackRequest,
   type CallbackVerdict,
   type ChannelOrder,
+  type ChannelRefundInput,
   type CreateChannelOrderInput,
   paidVerdict,
   type QueryVerdict,
+  type RefundVerdict,
   type SynchronousChannelAdapter,
 } from './types.ts';
 
@@ -194,6 +196,9 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     }
     const transaction = parseJsonObject(plaintext);
     if (!transaction) return { kind: 'rejected', reason: 'malformed transaction' };
+    if (typeof notification.event_type === 'string' && notification.event_type.startsWith('REFUND.')) {
+      return refundNotice(transaction);
+    }
     const foreign = notOurs(transaction);
     if (foreign) return { kind: 'rejected', reason: foreign };
     const outTradeNo = typeof transaction.out_trade_no === 'string' ? transaction.out_trade_no : '';
@@ -210,6 +215,83 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
   }
 
   /** Why a transaction is not for this merchant and app, if it is not. */
+  /**
+   * A refund notice (REFUND.SUCCESS, REFUND.ABNORMAL, REFUND.CLOSED): verified and decrypted exactly as a
+   * payment notice; its resource names our mchid, the order and our refund (out_refund_no). ABNORMAL (the
+   * money could not reach the buyer's account) needs a person: the refund stays pending.
+   */
+  function refundNotice(refund: Record<string, unknown>): CallbackVerdict {
+    if (refund.mchid !== mchId) return { kind: 'rejected', reason: 'mchid is not ours' };
+    const outTradeNo = typeof refund.out_trade_no === 'string' ? refund.out_trade_no : '';
+    const refundNo = typeof refund.out_refund_no === 'string' ? refund.out_refund_no : '';
+    if (!outTradeNo || !refundNo)
+      return { kind: 'rejected', reason: 'missing out_trade_no or out_refund_no' };
+    const status = refund.refund_status;
+    const result = status === 'SUCCESS' ? 'succeeded' : status === 'CLOSED' ? 'failed' : 'pending';
+    return { kind: 'refund', outTradeNo, refundNo, result };
+  }
+
+  /**
+   * POST v3/refund/domestic/refunds (docs/PAYMENTS-GUIDE.md, "Refunds"): signed by the SDK, its answer's
+   * signature verified like every answer (answerVerification). out_refund_no (our refund's id) is WeChat
+   * Pay's idempotency key. The answer is usually PROCESSING: the result comes by the refund notice.
+   */
+  async function refund(input: ChannelRefundInput): Promise<RefundVerdict> {
+    let answer: { data?: unknown };
+    try {
+      const { client } = await wechatpayClient();
+      answer = await client.chain('v3/refund/domestic/refunds').post(
+        {
+          out_trade_no: input.outTradeNo,
+          out_refund_no: input.refundNo,
+          reason: [...input.reason].slice(0, 80).join(''),
+          notify_url: input.notifyUrl,
+          amount: { refund: input.amountCents, total: input.totalCents, currency: 'CNY' },
+        },
+        answerVerification(),
+      );
+    } catch (error) {
+      const failure = (typeof error === 'object' && error !== null ? error : {}) as {
+        response?: { status?: unknown; data?: unknown };
+      };
+      const status = failure.response?.status;
+      // A 4xx with a business code (NOT_ENOUGH, INVALID_REQUEST...) is WeChat Pay saying no.
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        const code = (failure.response?.data as { code?: unknown } | undefined)?.code;
+        return { kind: 'refused', detail: typeof code === 'string' ? code : String(status) };
+      }
+      return { kind: 'unknown', reason: typeof status === 'number' ? 'http_status' : 'unreachable' };
+    }
+    const data = answer.data as Record<string, unknown> | undefined;
+    if (typeof data !== 'object' || data === null) return { kind: 'unknown', reason: 'malformed' };
+    if (data.out_refund_no !== input.refundNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    if (data.status === 'SUCCESS') return { kind: 'succeeded' };
+    if (data.status === 'CLOSED') return { kind: 'refused', detail: 'CLOSED' };
+    return { kind: 'pending' };
+  }
+
+  /** GET v3/refund/domestic/refunds/{out_refund_no}: the refund's status, the answer verified as every answer. */
+  async function queryRefund(_outTradeNo: string, refundNo: string): Promise<RefundVerdict> {
+    let answer: { data?: unknown };
+    try {
+      const { client } = await wechatpayClient();
+      answer = await client
+        .chain(`v3/refund/domestic/refunds/${encodeURIComponent(refundNo)}`)
+        .get(answerVerification());
+    } catch (error) {
+      const status = (error as { response?: { status?: unknown } } | undefined)?.response?.status;
+      // 404 RESOURCE_NOT_EXISTS: WeChat Pay never took it, so nothing was refunded.
+      if (status === 404) return { kind: 'refused', detail: 'RESOURCE_NOT_EXISTS' };
+      return { kind: 'unknown', reason: typeof status === 'number' ? 'http_status' : 'unreachable' };
+    }
+    const data = answer.data as Record<string, unknown> | undefined;
+    if (typeof data !== 'object' || data === null) return { kind: 'unknown', reason: 'malformed' };
+    if (data.out_refund_no !== refundNo) return { kind: 'unknown', reason: 'order_mismatch' };
+    if (data.status === 'SUCCESS') return { kind: 'succeeded' };
+    if (data.status === 'CLOSED') return { kind: 'refused', detail: 'CLOSED' };
+    return { kind: 'pending' };
+  }
+
   function notOurs(transaction: Record<string, unknown>): string | undefined {
     if (transaction.mchid !== mchId) return 'mchid is not ours';
     if (transaction.appid !== appId) return 'appid is not ours';
@@ -259,6 +341,8 @@ export function createChannelB(settings: ChannelBSettings): SynchronousChannelAd
     verifyCallback,
     acknowledge: acknowledgeWechatpay,
     queryOrder,
+    refund,
+    queryRefund,
     queryOrigin: new URL(apiBaseUrl).origin,
   };
 }

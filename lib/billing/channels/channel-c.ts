@@ -9,9 +9,11 @@ import {
   type CallbackRequest,
   type CallbackVerdict,
   type ChannelOrder,
+  type ChannelRefundInput,
   type CreateChannelOrderInput,
   paidVerdict,
   type QueryVerdict,
+  type RefundVerdict,
 } from './types.ts';
 
 export interface ChannelCSettings {
@@ -173,10 +175,50 @@ export function createChannelC(settings: ChannelCSettings) {
     return paidVerdict(outTradeNo, amountCents, typeof tradeNo === 'number' ? String(tradeNo) : tradeNo);
   }
 
+  /**
+   * api.php?act=refund (docs/PAYMENTS-GUIDE.md): pid and key in the form body, our out_trade_no and the money
+   * in yuan; answered unsigned, `code` 1 when refunded. EPay keeps no refund number: a refund whose answer was
+   * lost stays pending for a person to check, never asked again.
+   */
+  async function refund(input: ChannelRefundInput): Promise<RefundVerdict> {
+    const body = new URLSearchParams({
+      pid,
+      key,
+      out_trade_no: input.outTradeNo,
+      money: centsToYuan(input.amountCents),
+    });
+    let answerText: string;
+    let status: number;
+    try {
+      const response = await fetch(`${queryUrl}?act=refund`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: body.toString(),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'manual',
+      });
+      status = response.status;
+      answerText = await response.text();
+    } catch (error) {
+      return {
+        kind: 'unknown',
+        reason: 'unreachable',
+        detail: error instanceof Error ? error.name : 'error',
+      };
+    }
+    if (status < 200 || status >= 300)
+      return { kind: 'unknown', reason: 'http_status', detail: String(status) };
+    const answer = parseJsonObject(answerText);
+    if (!answer) return { kind: 'unknown', reason: 'malformed' };
+    if (String(answer.code) === '1') return { kind: 'succeeded' };
+    return { kind: 'refused', detail: `code ${String(answer.code)}` };
+  }
+
   return plainTextChannel(PROVIDER, {
     createOrder,
     verifyCallback,
     queryOrder,
+    refund,
     queryOrigin: new URL(queryUrl).origin,
   });
 }

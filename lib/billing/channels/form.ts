@@ -33,7 +33,10 @@ export function signedFormParams(
 /** An adapter of a channel that is answered with the bare word `success`, or `fail` (channel_a, channel_c). */
 export function plainTextChannel(
   provider: SynchronousChannelAdapter['provider'],
-  calls: Pick<SynchronousChannelAdapter, 'createOrder' | 'verifyCallback' | 'queryOrder' | 'queryOrigin'>,
+  calls: Pick<
+    SynchronousChannelAdapter,
+    'createOrder' | 'verifyCallback' | 'queryOrder' | 'queryOrigin' | 'refund' | 'queryRefund'
+  >,
 ): SynchronousChannelAdapter {
   const acknowledge = (verdict: CallbackVerdict): CallbackReply => {
     const rejected = verdict.kind === 'rejected';

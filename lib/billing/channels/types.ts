@@ -36,7 +36,9 @@ export type CallbackVerdict =
   /** Authentic but not a payment (e.g. WAIT_BUYER_PAY): acknowledge so the channel stops re-sending. */
   | { kind: 'ignored'; outTradeNo?: string; reason: string }
   /** Not verifiable or not for us: answer 4xx and change nothing. */
-  | { kind: 'rejected'; reason: string };
+  | { kind: 'rejected'; reason: string }
+  /** Authentic refund notice (channel_b): the result of one of our refunds (`refundNo`), acknowledged. */
+  | { kind: 'refund'; outTradeNo: string; refundNo: string; result: 'succeeded' | 'failed' | 'pending' };
 
 /**
  * The channel's answer to our own query about one order (docs/PAYMENTS-GUIDE.md, "Reconciliation"), shaped
@@ -77,6 +79,32 @@ export interface CallbackReply {
   body: string;
 }
 
+/** A refund asked of the channel (docs/DESIGN.md 17). */
+export interface ChannelRefundInput {
+  outTradeNo: string;
+  /** The channel's trade number of the payment, when it gave one. */
+  tradeNo?: string | undefined;
+  /** Our refund's id: the channel's idempotency key where it has one. */
+  refundNo: string;
+  /** Where a channel that answers later (channel_b) sends its refund notice. */
+  notifyUrl: string;
+  amountCents: number;
+  /** What the order was paid in total. */
+  totalCents: number;
+  reason: string;
+}
+
+/**
+ * The channel's answer to a refund: `succeeded` (the money is on its way back), `pending` (accepted, the
+ * result comes later), `refused` (the channel said no: nothing was refunded), or `unknown` (no usable answer:
+ * the refund stays pending for a person or a later query).
+ */
+export type RefundVerdict =
+  | { kind: 'succeeded' }
+  | { kind: 'pending' }
+  | { kind: 'refused'; detail: string }
+  | { kind: 'unknown'; reason: QueryFailureReason; detail?: string };
+
 export interface ChannelAdapter {
   readonly provider: ChannelProvider;
   /**
@@ -91,6 +119,13 @@ export interface ChannelAdapter {
   acknowledge(verdict: CallbackVerdict): CallbackReply;
   /** Asks the channel about one of our orders (its out_trade_no); never throws, failures are `unknown`. */
   queryOrder(outTradeNo: string): Promise<QueryVerdict>;
+  /** Refunds (part of) a paid order through the channel's refund interface; never throws. Absent: not offered. */
+  refund?(input: ChannelRefundInput): Promise<RefundVerdict>;
+  /**
+   * Asks the channel what became of one of our refunds (reconciliation of a refund left pending); never
+   * throws. `refused`: the channel has no such refund made. Absent: the channel offers no such query.
+   */
+  queryRefund?(outTradeNo: string, refundNo: string): Promise<RefundVerdict>;
 }
 
 /** What the built-in factories return: their verification needs no I/O, so it answers synchronously. */

@@ -253,6 +253,12 @@ export const configSchema = z.object({
     channel_b: channelB,
     channel_c: channelC,
   }),
+  // docs/DESIGN.md 17: the owner of a paid plan is mailed once per grant this many days before it ends,
+  // by the reminders worker (every hour in AWS; every local_interval_seconds under npm start, 0: never).
+  billing: section({
+    renewal_reminder_days: wholeNumber(1, 60, 3),
+    local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
+  }),
 });
 
 export type AppConfig = z.infer<typeof configSchema>;

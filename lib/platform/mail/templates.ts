@@ -165,3 +165,36 @@ export function securityNoticeMail(kind: SecurityNoticeKind, to: string, facts: 
   ];
   return { to, subject: NOTICE_SUBJECTS[kind], text: `${lines.join('\n\n')}\n`, html: page(lines) };
 }
+
+/** To the buyer: (part of) an order was refunded (docs/DESIGN.md 17); amounts in yuan, never a payment detail. */
+export function refundNoticeMail(
+  to: string,
+  facts: {
+    orderId: string;
+    planName: string;
+    amountCents: number;
+    refundedCents: number;
+    totalCents: number;
+  },
+): Mail {
+  const yuan = (cents: number) => `${(cents / 100).toFixed(2)} CNY`;
+  const full = facts.refundedCents >= facts.totalCents;
+  const lines = [
+    `${yuan(facts.amountCents)} of your order ${facts.orderId} (${facts.planName}) was refunded.`,
+    full
+      ? 'The order is now refunded in full, and what it granted has been taken back.'
+      : `Refunded so far: ${yuan(facts.refundedCents)} of ${yuan(facts.totalCents)}.`,
+    'The money returns the way it was paid; your bank or payment app may take a few days to show it.',
+  ];
+  return { to, subject: 'Your order was refunded', text: `${lines.join('\n\n')}\n`, html: page(lines) };
+}
+
+/** To the owner of a paid plan, once per grant, some days before it ends (docs/DESIGN.md 17). */
+export function renewalReminderMail(to: string, facts: { planName: string; endsAt: Date }): Mail {
+  const when = `${facts.endsAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const lines = [
+    `Your plan "${facts.planName}" ends on ${when}.`,
+    'Buy it again before then to extend it from its current end; after it ends your storage quota returns to the default.',
+  ];
+  return { to, subject: 'Your plan ends soon', text: `${lines.join('\n\n')}\n`, html: page(lines) };
+}

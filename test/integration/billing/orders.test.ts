@@ -126,7 +126,7 @@ describe('plans catalogue', () => {
 });
 
 describe('orders', () => {
-  it('creates an order from the plan price with the DESIGN 7 fields (201)', async () => {
+  it('creates an order from the plan price with the DESIGN 7 and 17 fields (201)', async () => {
     // Act
     const answer = await placeOrder(alice, 'manual');
 
@@ -136,9 +136,14 @@ describe('orders', () => {
     expect(Object.keys(order).sort()).toEqual(
       [
         'amount_cents',
+        'coupon_code',
         'created_at',
         'currency',
+        'discount_cents',
         'id',
+        'original_cents',
+        'refunded_cents',
+        'refunds',
         'paid_at',
         'pay_url',
         'plan_id',
@@ -163,6 +168,12 @@ describe('orders', () => {
       pay_url: null,
       qr_code: null,
       paid_at: null,
+      // docs/DESIGN.md 17: no coupon, nothing refunded.
+      original_cents: 1230,
+      discount_cents: 0,
+      coupon_code: null,
+      refunded_cents: 0,
+      refunds: [],
     });
     expect(order.id).toMatch(/^[0-9A-Za-z]{1,32}$/);
     expect(order.created_at).toMatch(/\+00:00$/);

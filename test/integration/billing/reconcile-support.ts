@@ -30,8 +30,12 @@ import {
   startFakeChannels,
   wechatpayTransaction,
 } from '#test/support/fake-gateways/index.ts';
+import {
+  buildWechatpayRefundNotice,
+  wechatpayRefundResource,
+} from '#test/support/fake-gateways/wechatpay.ts';
 import { testResources } from '#test/support/resources.ts';
-import { B_API_V3_KEY, B_PLATFORM_SERIAL, C_KEY, C_PID, call } from './helpers.ts';
+import { B_API_V3_KEY, B_MCH_ID, B_PLATFORM_SERIAL, C_KEY, C_PID, call } from './helpers.ts';
 
 export type Channel = 'channel_a' | 'channel_b' | 'channel_c';
 export const CHANNELS: readonly Channel[] = ['channel_a', 'channel_b', 'channel_c'];
@@ -52,6 +56,12 @@ export interface ChannelHarness {
   queries(channel: Channel): QueryBook;
   /** A signed callback reporting this order paid (default amount 12.30), as the channel sends it. */
   callbackFor(channel: Channel, orderId: string, amountYuan?: string): CallbackRequest;
+  /** channel_b's signed, encrypted refund notice for our refund `refundNo` of `orderId`. */
+  refundNoticeFor(
+    orderId: string,
+    refundNo: string,
+    eventType?: 'REFUND.SUCCESS' | 'REFUND.ABNORMAL' | 'REFUND.CLOSED',
+  ): CallbackRequest;
   close(): Promise<void>;
 }
 
@@ -107,6 +117,26 @@ export async function startChannels(admin: TestAccount): Promise<ChannelHarness>
         key: C_KEY,
         fields: epayNotifyFields({ pid: C_PID, out_trade_no: orderId, money: amountYuan }),
       });
+    },
+    refundNoticeFor(orderId, refundNo, eventType = 'REFUND.SUCCESS') {
+      const status = {
+        'REFUND.SUCCESS': 'SUCCESS',
+        'REFUND.ABNORMAL': 'ABNORMAL',
+        'REFUND.CLOSED': 'CLOSED',
+      }[eventType];
+      return buildWechatpayRefundNotice({
+        platformPrivateKey: platformKeys.privateKey,
+        platformSerial: B_PLATFORM_SERIAL,
+        apiV3Key: B_API_V3_KEY,
+        timestamp: Math.floor(Date.now() / 1000),
+        eventType,
+        refund: wechatpayRefundResource({
+          mchid: B_MCH_ID,
+          out_trade_no: orderId,
+          out_refund_no: refundNo,
+          refund_status: status,
+        }),
+      }).request;
     },
     close: async () => {
       await Promise.all([alipay.close(), wechatpay.close(), epay.close()]);

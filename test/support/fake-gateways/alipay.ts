@@ -42,6 +42,11 @@ export interface FakeAlipayGateway extends LoopbackServer {
   gatewayUrl: string;
   /** alipay.trade.query: the orders it took and how each query is answered. */
   queries: QueryBook;
+  /** alipay.trade.refund: every verified refund request, and the refunds made by out_request_no. */
+  refundRequests: Array<Record<string, unknown>>;
+  refundsMade: Map<string, { out_trade_no: string; cents: number }>;
+  /** When set, a refund is made but its answer is lost (HTTP 502): our side is left not knowing. */
+  loseRefundAnswers: { value: boolean };
   /** Parameters (query and form merged) of every request received. */
   receivedParams(): Array<Record<string, string>>;
 }
@@ -123,6 +128,67 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
     }
   };
 
+  // alipay.trade.refund: out_request_no is the idempotency key (the same one again refunds nothing more and
+  // answers fund_change N); more than what is left is ACQ.REFUND_AMT_NOT_EQUAL_TOTAL.
+  const refundRequests: Array<Record<string, unknown>> = [];
+  const refundsMade = new Map<string, { out_trade_no: string; cents: number }>();
+  const tradeRefund = (bizContent: Record<string, unknown>): FakeReply => {
+    refundRequests.push(bizContent);
+    const outTradeNo = String(bizContent.out_trade_no ?? '');
+    const requestNo = String(bizContent.out_request_no ?? outTradeNo);
+    const cents = centsOfYuan(String(bizContent.refund_amount ?? ''));
+    const refundedOf = () =>
+      [...refundsMade.values()]
+        .filter((made) => made.out_trade_no === outTradeNo)
+        .reduce((sum, made) => sum + made.cents, 0);
+    const result = (fundChange: 'Y' | 'N') =>
+      signedAnswer('alipay_trade_refund_response', {
+        code: '10000',
+        msg: 'Success',
+        trade_no: A_TRADE_NO,
+        out_trade_no: outTradeNo,
+        buyer_logon_id: '159****5620',
+        fund_change: fundChange,
+        refund_fee: yuanText(refundedOf()),
+        gmt_refund_pay: '2024-01-02 12:00:00',
+      });
+    if (refundsMade.has(requestNo)) return result('N');
+    if (refundedOf() + cents > queries.amountOf(outTradeNo)) {
+      return signedAnswer('alipay_trade_refund_response', {
+        code: '40004',
+        msg: 'Business Failed',
+        sub_code: 'ACQ.REFUND_AMT_NOT_EQUAL_TOTAL',
+        sub_msg: '退款金额超限',
+      });
+    }
+    refundsMade.set(requestNo, { out_trade_no: outTradeNo, cents });
+    if (loseRefundAnswers.value) return { status: 502, body: 'Bad Gateway' };
+    return result('Y');
+  };
+  const loseRefundAnswers = { value: false };
+
+  // alipay.trade.fastpay.refund.query: a refund made answers refund_amount and REFUND_SUCCESS; one it never
+  // made answers code 10000 without them (Alipay's rule: no refund data, no refund).
+  const refundQuery = (bizContent: Record<string, unknown>): FakeReply => {
+    const outTradeNo = String(bizContent.out_trade_no ?? '');
+    const requestNo = String(bizContent.out_request_no ?? '');
+    const made = refundsMade.get(requestNo);
+    return signedAnswer('alipay_trade_fastpay_refund_query_response', {
+      code: '10000',
+      msg: 'Success',
+      out_trade_no: outTradeNo,
+      out_request_no: requestNo,
+      ...(made && made.out_trade_no === outTradeNo
+        ? {
+            trade_no: A_TRADE_NO,
+            total_amount: yuanText(queries.amountOf(outTradeNo)),
+            refund_amount: yuanText(made.cents),
+            refund_status: 'REFUND_SUCCESS',
+          }
+        : {}),
+    });
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
     const params = requestParams(request);
     // Request recipe (docs/PAYMENTS-GUIDE.md 1.4): only `sign` is left out; sign_type is part of the signed content.
@@ -133,6 +199,15 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
       Buffer.from(params.sign ?? '', 'base64'),
     );
     const bizContent = JSON.parse(params.biz_content ?? '{}') as Record<string, unknown>;
+    if (params.method === 'alipay.trade.fastpay.refund.query') {
+      if (!requestVerifies)
+        return signedAnswer('alipay_trade_fastpay_refund_query_response', invalidSignature);
+      return refundQuery(bizContent);
+    }
+    if (params.method === 'alipay.trade.refund') {
+      if (!requestVerifies) return signedAnswer('alipay_trade_refund_response', invalidSignature);
+      return tradeRefund(bizContent);
+    }
     if (params.method === 'alipay.trade.query') {
       if (!requestVerifies) return signedAnswer('alipay_trade_query_response', invalidSignature);
       return tradeQuery(String(bizContent.out_trade_no ?? ''));
@@ -157,6 +232,9 @@ export async function startFakeAlipayGateway(options: FakeAlipayGatewayOptions):
     ...server,
     gatewayUrl: `${server.baseUrl}/gateway.do`,
     queries,
+    refundRequests,
+    refundsMade,
+    loseRefundAnswers,
     receivedParams: () => server.requests.map(requestParams),
   };
 }

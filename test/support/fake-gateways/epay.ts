@@ -25,8 +25,14 @@ export interface FakeEpayOptions {
 /** The trade number of a paid order, the same one epayNotifyFields() reports by default. */
 export const C_TRADE_NO = '2024010112000012345';
 
+/** How api.php?act=refund answers: refund (code 1), refuse (code -1), or fail as a server (500). */
+export type EpayRefundMode = 'refund' | 'refuse' | 'down';
+
 export interface FakeEpay extends LoopbackServer {
   mapiUrl: string;
+  /** api.php?act=refund: every refund it was asked for (authenticated ones), and how the next is answered. */
+  refunds: Array<{ out_trade_no: string; money: string }>;
+  setRefundMode(mode: EpayRefundMode): void;
   /** api.php?act=order: the orders it took and how each query is answered. */
   queries: QueryBook;
   receivedParams(): Array<Record<string, string>>;
@@ -94,7 +100,30 @@ export async function startFakeEpay(options: FakeEpayOptions): Promise<FakeEpay>
     }
   };
 
+  // 彩虹 api.php?act=refund: pid and key in the form body, out_trade_no (or trade_no) and money in yuan;
+  // answered unsigned, code 1 when refunded. It refuses more than what is left of the order's amount.
+  const refunds: Array<{ out_trade_no: string; money: string }> = [];
+  let refundMode: EpayRefundMode = 'refund';
+  /** Cents refunded so far, by out_trade_no. */
+  const refunded = new Map<string, number>();
+  const refund = (params: Record<string, string>): FakeReply => {
+    if (params.pid !== options.pid || params.key !== options.key)
+      return json({ code: -3, msg: 'KEY校验失败' });
+    const outTradeNo = params.out_trade_no ?? '';
+    if (!outTradeNo && !params.trade_no) return json({ code: -4, msg: '订单号不能为空' });
+    refunds.push({ out_trade_no: outTradeNo, money: params.money ?? '' });
+    if (refundMode === 'down') return { status: 500, body: 'Internal Server Error' };
+    if (refundMode === 'refuse') return json({ code: -1, msg: '退款失败' });
+    const done = refunded.get(outTradeNo) ?? 0;
+    const cents = centsOfYuan(params.money);
+    if (done + cents > queries.amountOf(outTradeNo)) return json({ code: -1, msg: '退款金额超过订单金额' });
+    refunded.set(outTradeNo, done + cents);
+    return json({ code: 1, msg: '退款成功' });
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
+    if (request.method === 'POST' && request.url === '/api.php?act=refund')
+      return refund(formParams(request));
     if (request.method === 'GET' && request.url.startsWith('/api.php?')) {
       return orderQuery(new URL(request.url, 'http://fake').searchParams);
     }
@@ -123,6 +152,10 @@ export async function startFakeEpay(options: FakeEpayOptions): Promise<FakeEpay>
     ...server,
     mapiUrl: `${server.baseUrl}/mapi.php`,
     queries,
+    refunds,
+    setRefundMode: (mode) => {
+      refundMode = mode;
+    },
     receivedParams: () => server.requests.map(formParams),
   };
 }

@@ -49,6 +49,11 @@ export interface FakeWechatpay extends LoopbackServer {
   apiBaseUrl: string;
   /** Query by out_trade_no: the orders it took and how each query is answered. */
   queries: QueryBook;
+  /** POST /v3/refund/domestic/refunds: every authorized request's body, and the refunds taken by out_refund_no. */
+  refundRequests: Array<Record<string, unknown>>;
+  refundsTaken: Map<string, { out_trade_no: string; refund: number; notify_url: string }>;
+  /** What GET /v3/refund/domestic/refunds/{out_refund_no} answers as `status` (default PROCESSING). */
+  refundStatus: Map<string, 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL'>;
 }
 
 const QUERY_PATH = /^\/v3\/pay\/transactions\/out-trade-no\/([^/?]+)\?(.*)$/;
@@ -153,7 +158,84 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
     }
   };
 
+  // Refunds (WeChat Pay API v3): out_refund_no is the idempotency key; the answer is PROCESSING and the
+  // result comes later by the refund notice (buildWechatpayRefundNotice), as from the real one. More than what
+  // is left of the order is 403 NOT_ENOUGH... here 400 INVALID_REQUEST, as WeChat Pay answers it.
+  const refundRequests: Array<Record<string, unknown>> = [];
+  const refundsTaken = new Map<string, { out_trade_no: string; refund: number; notify_url: string }>();
+  const domesticRefund = (body: Record<string, unknown>): FakeReply => {
+    refundRequests.push(body);
+    const outTradeNo = String(body.out_trade_no ?? '');
+    const outRefundNo = String(body.out_refund_no ?? '');
+    const amount = (body.amount ?? {}) as { refund?: number; total?: number };
+    const already = [...refundsTaken.entries()]
+      .filter(([number, taken]) => taken.out_trade_no === outTradeNo && number !== outRefundNo)
+      .reduce((sum, [, taken]) => sum + taken.refund, 0);
+    if (!refundsTaken.has(outRefundNo)) {
+      if (already + (amount.refund ?? 0) > queries.amountOf(outTradeNo)) {
+        return signedReply(
+          400,
+          JSON.stringify({ code: 'INVALID_REQUEST', message: '退款金额超过订单可退金额' }),
+        );
+      }
+      refundsTaken.set(outRefundNo, {
+        out_trade_no: outTradeNo,
+        refund: amount.refund ?? 0,
+        notify_url: String(body.notify_url ?? ''),
+      });
+    }
+    return signedReply(
+      200,
+      JSON.stringify({
+        refund_id: `50000000382019052709732${refundsTaken.size}`,
+        out_refund_no: outRefundNo,
+        transaction_id: '1217752501201407033233368018',
+        out_trade_no: outTradeNo,
+        channel: 'ORIGINAL',
+        user_received_account: '招商银行信用卡0403',
+        create_time: '2024-01-02T12:00:00+08:00',
+        status: 'PROCESSING',
+        amount: {
+          total: amount.total,
+          refund: amount.refund,
+          payer_total: amount.total,
+          payer_refund: amount.refund,
+          currency: 'CNY',
+        },
+      }),
+    );
+  };
+
+  const refundStatus = new Map<string, 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL'>();
+  const refundQuery = (outRefundNo: string): FakeReply => {
+    const taken = refundsTaken.get(outRefundNo);
+    if (!taken)
+      return signedReply(404, JSON.stringify({ code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' }));
+    return signedReply(
+      200,
+      JSON.stringify({
+        refund_id: '50000000382019052709732678859',
+        out_refund_no: outRefundNo,
+        transaction_id: '1217752501201407033233368018',
+        out_trade_no: taken.out_trade_no,
+        channel: 'ORIGINAL',
+        status: refundStatus.get(outRefundNo) ?? 'PROCESSING',
+        create_time: '2024-01-02T12:00:00+08:00',
+        amount: { refund: taken.refund, currency: 'CNY' },
+      }),
+    );
+  };
+
   const answer = (request: FakeRequest): FakeReply => {
+    const refundPath = /^\/v3\/refund\/domestic\/refunds\/([^/?]+)$/.exec(request.url);
+    if (request.method === 'GET' && refundPath) {
+      if (!authorized(request)) return signError();
+      return refundQuery(decodeURIComponent(refundPath[1]!));
+    }
+    if (request.method === 'POST' && request.url === '/v3/refund/domestic/refunds') {
+      if (!authorized(request)) return signError();
+      return domesticRefund(JSON.parse(request.body) as Record<string, unknown>);
+    }
     const query = QUERY_PATH.exec(request.url);
     if (request.method === 'GET' && query) {
       if (!authorized(request)) return signError();
@@ -182,7 +264,39 @@ export async function startFakeWechatpay(options: FakeWechatpayOptions): Promise
     );
   };
   const server = await startLoopbackServer(answer);
-  return { ...server, apiBaseUrl: `${server.baseUrl}/`, queries };
+  return { ...server, apiBaseUrl: `${server.baseUrl}/`, queries, refundRequests, refundsTaken, refundStatus };
+}
+
+/** The decrypted resource of a refund notice (WeChat Pay's refund notification fields). */
+export function wechatpayRefundResource(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    mchid: '1230000109',
+    transaction_id: '1217752501201407033233368018',
+    out_trade_no: 'ORDER0001',
+    refund_id: '50000000382019052709732678859',
+    out_refund_no: 'REFUND0001',
+    refund_status: 'SUCCESS',
+    success_time: '2024-01-02T12:00:10+08:00',
+    user_received_account: '招商银行信用卡0403',
+    amount: { total: 1230, refund: 1230, payer_total: 1230, payer_refund: 1230 },
+    ...overrides,
+  };
+}
+
+/** A refund notice as WeChat Pay POSTs it: the refund resource encrypted (AAD `refund`), the body signed. */
+export function buildWechatpayRefundNotice(
+  options: Omit<WechatpayCallbackOptions, 'transaction' | 'eventType'> & {
+    refund: Record<string, unknown>;
+    eventType?: 'REFUND.SUCCESS' | 'REFUND.ABNORMAL' | 'REFUND.CLOSED';
+  },
+): WechatpayCallback {
+  const { refund, eventType, ...rest } = options;
+  return buildWechatpayCallback({
+    associatedData: 'refund',
+    ...rest,
+    transaction: refund,
+    eventType: eventType ?? 'REFUND.SUCCESS',
+  });
 }
 
 export function wechatpayTransaction(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -374,9 +374,9 @@ describe('channel_b verifyCallback', () => {
     },
   );
 
-  it('ignores an event that is not TRANSACTION.SUCCESS', () => {
+  it('ignores an event that is not TRANSACTION.SUCCESS (refund notices are read as refunds)', () => {
     // Act
-    const verdict = adapter.verifyCallback(callback({ eventType: 'REFUND.SUCCESS' }), NOW);
+    const verdict = adapter.verifyCallback(callback({ eventType: 'TRANSACTION.CLOSED' }), NOW);
 
     // Assess
     expect(verdict.kind).toBe('ignored');

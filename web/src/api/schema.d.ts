@@ -1192,6 +1192,82 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/admin/orders/{id}/refund': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Refunds a paid order in full (default) or in part, once per Idempotency-Key header (docs/DESIGN.md 17).
+     * @description An administrator session; a user session is 403.
+     */
+    post: operations['postApiV1AdminOrdersIdRefund'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/coupons': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description An administrator session; a user session is 403. */
+    get: operations['getApiV1AdminCoupons'];
+    put?: never;
+    /** @description An administrator session; a user session is 403. */
+    post: operations['postApiV1AdminCoupons'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/coupons/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Deletes a coupon (orders keep their copy of its code and discount).
+     * @description An administrator session; a user session is 403.
+     */
+    delete: operations['deleteApiV1AdminCouponsId'];
+    options?: never;
+    head?: never;
+    /** @description An administrator session; a user session is 403. */
+    patch: operations['patchApiV1AdminCouponsId'];
+    trace?: never;
+  };
+  '/api/v1/coupons/validate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** What a coupon code takes off a plan for the caller now; an unusable code is 400 coupon: <why>. */
+    post: operations['postApiV1CouponsValidate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/admin/payment': {
     parameters: {
       query?: never;
@@ -8717,25 +8793,71 @@ export interface operations {
             /** @constant */
             message: 'ok';
             data: {
-              items: {
-                id: string;
-                user_id: string;
-                plan_id: string;
-                plan_name: string;
-                amount_cents: number;
-                /** @constant */
-                currency: 'CNY';
-                /** @enum {string} */
-                provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-                /** @enum {string} */
-                status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-                trade_no: string | null;
-                pay_url: string | null;
-                qr_code: string | null;
-                created_at: string;
-                updated_at: string;
-                paid_at: string | null;
-              }[];
+              items: (
+                | {
+                    id: string;
+                    user_id: string;
+                    plan_id: string;
+                    plan_name: string;
+                    /** @constant */
+                    currency: 'CNY';
+                    /** @enum {string} */
+                    status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                    trade_no: string | null;
+                    pay_url: string | null;
+                    qr_code: string | null;
+                    created_at: string;
+                    updated_at: string;
+                    paid_at: string | null;
+                    original_cents: number;
+                    discount_cents: number;
+                    coupon_code: string | null;
+                    refunded_cents: number;
+                    refunds: {
+                      id: string;
+                      amount_cents: number;
+                      reason: string;
+                      /** @enum {string} */
+                      status: 'pending' | 'succeeded' | 'failed';
+                      created_at: string;
+                    }[];
+                    amount_cents: number;
+                    /** @enum {string} */
+                    provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  }
+                | {
+                    id: string;
+                    user_id: string;
+                    plan_id: string;
+                    plan_name: string;
+                    /** @constant */
+                    currency: 'CNY';
+                    /** @enum {string} */
+                    status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                    trade_no: string | null;
+                    pay_url: string | null;
+                    qr_code: string | null;
+                    created_at: string;
+                    updated_at: string;
+                    paid_at: string | null;
+                    original_cents: number;
+                    discount_cents: number;
+                    coupon_code: string | null;
+                    refunded_cents: number;
+                    refunds: {
+                      id: string;
+                      amount_cents: number;
+                      reason: string;
+                      /** @enum {string} */
+                      status: 'pending' | 'succeeded' | 'failed';
+                      created_at: string;
+                    }[];
+                    /** @constant */
+                    amount_cents: 0;
+                    /** @constant */
+                    provider: 'free';
+                  }
+              )[];
               next_cursor: string | null;
             };
           };
@@ -8801,6 +8923,7 @@ export interface operations {
           plan_id: string;
           /** @enum {string} */
           provider?: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+          coupon_code?: string;
         };
       };
     };
@@ -8816,25 +8939,70 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
-            data: {
-              id: string;
-              user_id: string;
-              plan_id: string;
-              plan_name: string;
-              amount_cents: number;
-              /** @constant */
-              currency: 'CNY';
-              /** @enum {string} */
-              provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-              trade_no: string | null;
-              pay_url: string | null;
-              qr_code: string | null;
-              created_at: string;
-              updated_at: string;
-              paid_at: string | null;
-            };
+            data:
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  amount_cents: number;
+                  /** @enum {string} */
+                  provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                }
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  /** @constant */
+                  amount_cents: 0;
+                  /** @constant */
+                  provider: 'free';
+                };
           };
         };
       };
@@ -8934,25 +9102,70 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
-            data: {
-              id: string;
-              user_id: string;
-              plan_id: string;
-              plan_name: string;
-              amount_cents: number;
-              /** @constant */
-              currency: 'CNY';
-              /** @enum {string} */
-              provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-              trade_no: string | null;
-              pay_url: string | null;
-              qr_code: string | null;
-              created_at: string;
-              updated_at: string;
-              paid_at: string | null;
-            };
+            data:
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  amount_cents: number;
+                  /** @enum {string} */
+                  provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                }
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  /** @constant */
+                  amount_cents: 0;
+                  /** @constant */
+                  provider: 'free';
+                };
           };
         };
       };
@@ -9034,25 +9247,70 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
-            data: {
-              id: string;
-              user_id: string;
-              plan_id: string;
-              plan_name: string;
-              amount_cents: number;
-              /** @constant */
-              currency: 'CNY';
-              /** @enum {string} */
-              provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-              trade_no: string | null;
-              pay_url: string | null;
-              qr_code: string | null;
-              created_at: string;
-              updated_at: string;
-              paid_at: string | null;
-            };
+            data:
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  amount_cents: number;
+                  /** @enum {string} */
+                  provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                }
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  /** @constant */
+                  amount_cents: 0;
+                  /** @constant */
+                  provider: 'free';
+                };
           };
         };
       };
@@ -9152,25 +9410,70 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
-            data: {
-              id: string;
-              user_id: string;
-              plan_id: string;
-              plan_name: string;
-              amount_cents: number;
-              /** @constant */
-              currency: 'CNY';
-              /** @enum {string} */
-              provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-              trade_no: string | null;
-              pay_url: string | null;
-              qr_code: string | null;
-              created_at: string;
-              updated_at: string;
-              paid_at: string | null;
-            };
+            data:
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  amount_cents: number;
+                  /** @enum {string} */
+                  provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                }
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  /** @constant */
+                  amount_cents: 0;
+                  /** @constant */
+                  provider: 'free';
+                };
           };
         };
       };
@@ -9272,30 +9575,81 @@ export interface operations {
             /** @constant */
             message: 'ok';
             data: {
-              items: {
-                id: string;
-                user_id: string;
-                plan_id: string;
-                plan_name: string;
-                amount_cents: number;
-                /** @constant */
-                currency: 'CNY';
-                /** @enum {string} */
-                provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-                /** @enum {string} */
-                status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-                trade_no: string | null;
-                pay_url: string | null;
-                qr_code: string | null;
-                created_at: string;
-                updated_at: string;
-                paid_at: string | null;
-                paid_via: string | null;
-                late_payment: boolean;
-                status_before_payment: string | null;
-                extra_trade_nos: string[];
-                expires_at: string;
-              }[];
+              items: (
+                | {
+                    id: string;
+                    user_id: string;
+                    plan_id: string;
+                    plan_name: string;
+                    /** @constant */
+                    currency: 'CNY';
+                    /** @enum {string} */
+                    status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                    trade_no: string | null;
+                    pay_url: string | null;
+                    qr_code: string | null;
+                    created_at: string;
+                    updated_at: string;
+                    paid_at: string | null;
+                    original_cents: number;
+                    discount_cents: number;
+                    coupon_code: string | null;
+                    refunded_cents: number;
+                    refunds: {
+                      id: string;
+                      amount_cents: number;
+                      reason: string;
+                      /** @enum {string} */
+                      status: 'pending' | 'succeeded' | 'failed';
+                      created_at: string;
+                    }[];
+                    amount_cents: number;
+                    /** @enum {string} */
+                    provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                    paid_via: string | null;
+                    late_payment: boolean;
+                    status_before_payment: string | null;
+                    extra_trade_nos: string[];
+                    expires_at: string;
+                  }
+                | {
+                    id: string;
+                    user_id: string;
+                    plan_id: string;
+                    plan_name: string;
+                    /** @constant */
+                    currency: 'CNY';
+                    /** @enum {string} */
+                    status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                    trade_no: string | null;
+                    pay_url: string | null;
+                    qr_code: string | null;
+                    created_at: string;
+                    updated_at: string;
+                    paid_at: string | null;
+                    original_cents: number;
+                    discount_cents: number;
+                    coupon_code: string | null;
+                    refunded_cents: number;
+                    refunds: {
+                      id: string;
+                      amount_cents: number;
+                      reason: string;
+                      /** @enum {string} */
+                      status: 'pending' | 'succeeded' | 'failed';
+                      created_at: string;
+                    }[];
+                    /** @constant */
+                    amount_cents: 0;
+                    /** @constant */
+                    provider: 'free';
+                    paid_via: string | null;
+                    late_payment: boolean;
+                    status_before_payment: string | null;
+                    extra_trade_nos: string[];
+                    expires_at: string;
+                  }
+              )[];
               next_cursor: string | null;
             };
           };
@@ -9370,29 +9724,573 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
+            data:
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  amount_cents: number;
+                  /** @enum {string} */
+                  provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  paid_via: string | null;
+                  late_payment: boolean;
+                  status_before_payment: string | null;
+                  extra_trade_nos: string[];
+                  expires_at: string;
+                }
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  /** @constant */
+                  amount_cents: 0;
+                  /** @constant */
+                  provider: 'free';
+                  paid_via: string | null;
+                  late_payment: boolean;
+                  status_before_payment: string | null;
+                  extra_trade_nos: string[];
+                  expires_at: string;
+                };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1AdminOrdersIdRefund: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          amount_cents?: number;
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data:
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  amount_cents: number;
+                  /** @enum {string} */
+                  provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  paid_via: string | null;
+                  late_payment: boolean;
+                  status_before_payment: string | null;
+                  extra_trade_nos: string[];
+                  expires_at: string;
+                }
+              | {
+                  id: string;
+                  user_id: string;
+                  plan_id: string;
+                  plan_name: string;
+                  /** @constant */
+                  currency: 'CNY';
+                  /** @enum {string} */
+                  status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed' | 'refunded';
+                  trade_no: string | null;
+                  pay_url: string | null;
+                  qr_code: string | null;
+                  created_at: string;
+                  updated_at: string;
+                  paid_at: string | null;
+                  original_cents: number;
+                  discount_cents: number;
+                  coupon_code: string | null;
+                  refunded_cents: number;
+                  refunds: {
+                    id: string;
+                    amount_cents: number;
+                    reason: string;
+                    /** @enum {string} */
+                    status: 'pending' | 'succeeded' | 'failed';
+                    created_at: string;
+                  }[];
+                  /** @constant */
+                  amount_cents: 0;
+                  /** @constant */
+                  provider: 'free';
+                  paid_via: string | null;
+                  late_payment: boolean;
+                  status_before_payment: string | null;
+                  extra_trade_nos: string[];
+                  expires_at: string;
+                };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AdminCoupons: {
+    parameters: {
+      query?: {
+        limit?: string;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                id: string;
+                code: string;
+                percent_off: number | null;
+                amount_off_cents: number | null;
+                min_amount_cents: number | null;
+                max_redemptions: number | null;
+                per_account_limit: number;
+                starts_at: string | null;
+                ends_at: string | null;
+                plan_ids: string[] | null;
+                active: boolean;
+                redemptions: number;
+                created_at: string;
+                updated_at: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1AdminCoupons: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          code: string;
+          percent_off?: number;
+          amount_off_cents?: number;
+          min_amount_cents?: number;
+          max_redemptions?: number;
+          per_account_limit?: number;
+          starts_at?: string;
+          ends_at?: string;
+          plan_ids?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
             data: {
               id: string;
-              user_id: string;
-              plan_id: string;
-              plan_name: string;
-              amount_cents: number;
-              /** @constant */
-              currency: 'CNY';
-              /** @enum {string} */
-              provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'cancelled' | 'expired' | 'failed';
-              trade_no: string | null;
-              pay_url: string | null;
-              qr_code: string | null;
+              code: string;
+              percent_off: number | null;
+              amount_off_cents: number | null;
+              min_amount_cents: number | null;
+              max_redemptions: number | null;
+              per_account_limit: number;
+              starts_at: string | null;
+              ends_at: string | null;
+              plan_ids: string[] | null;
+              active: boolean;
+              redemptions: number;
               created_at: string;
               updated_at: string;
-              paid_at: string | null;
-              paid_via: string | null;
-              late_payment: boolean;
-              status_before_payment: string | null;
-              extra_trade_nos: string[];
-              expires_at: string;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1AdminCouponsId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @constant */
+              deleted: true;
             };
           };
         };
@@ -9426,6 +10324,221 @@ export interface operations {
       };
       /** @description Unknown resource (including other accounts’) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  patchApiV1AdminCouponsId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          active?: boolean;
+          ends_at?: string | null;
+          max_redemptions?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              code: string;
+              percent_off: number | null;
+              amount_off_cents: number | null;
+              min_amount_cents: number | null;
+              max_redemptions: number | null;
+              per_account_limit: number;
+              starts_at: string | null;
+              ends_at: string | null;
+              plan_ids: string[] | null;
+              active: boolean;
+              redemptions: number;
+              created_at: string;
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1CouponsValidate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          code: string;
+          plan_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              code: string;
+              amount_cents: number;
+              discount_cents: number;
+              final_cents: number;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
         headers: {
           [name: string]: unknown;
         };

@@ -18,9 +18,12 @@ import {
 import { Usage } from './files.tsx';
 
 type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
-type Provider = Order['provider'];
+type Quote = DataOf<'/api/v1/coupons/validate', 'post'>;
+/** What a buyer can choose; `free` is what an order a coupon made free shows. */
+type Provider = Exclude<Order['provider'], 'free'>;
 
-const PROVIDER_NAMES: Record<Provider, string> = {
+const PROVIDER_NAMES: Record<Order['provider'], string> = {
+  free: 'Free (a coupon)',
   mock: 'Mock cashier',
   manual: 'Manual (an administrator confirms)',
   channel_a: 'Channel A (scan to pay)',
@@ -30,20 +33,44 @@ const PROVIDER_NAMES: Record<Provider, string> = {
 
 const POLL_MS = 2000;
 
-export const ORDER_COLUMNS = ['Plan', 'Amount', 'Channel', 'Status', 'Created'];
+export const ORDER_COLUMNS = ['Plan', 'Amount', 'Channel', 'Status', 'Refunded', 'Created'];
+
+/** What was refunded of an order, and each refund's state (docs/PAYMENTS-GUIDE.md "Refunds"). */
+function refundedText(order: Pick<Order, 'refunded_cents' | 'refunds'>): string {
+  if (order.refunds.length === 0) return '—';
+  const each = order.refunds
+    .map((refund) => `${formatMoney(refund.amount_cents)} ${refund.status}`)
+    .join(', ');
+  return `${formatMoney(order.refunded_cents)} (${each})`;
+}
 
 /** An order's cells in a table of orders; the account's own list and the back office's show the same. */
 export function OrderCells({
   order,
 }: {
-  order: Pick<Order, 'plan_name' | 'amount_cents' | 'provider' | 'status' | 'created_at'>;
+  order: Pick<
+    Order,
+    | 'plan_name'
+    | 'amount_cents'
+    | 'discount_cents'
+    | 'coupon_code'
+    | 'provider'
+    | 'status'
+    | 'refunded_cents'
+    | 'refunds'
+    | 'created_at'
+  >;
 }) {
   return (
     <>
       <td>{order.plan_name}</td>
-      <td>{formatMoney(order.amount_cents)}</td>
+      <td>
+        {formatMoney(order.amount_cents)}
+        {order.coupon_code ? ` (${order.coupon_code}: ${formatMoney(order.discount_cents)} off)` : ''}
+      </td>
       <td>{order.provider}</td>
       <td>{order.status}</td>
+      <td>{refundedText(order)}</td>
       <td>{formatTime(order.created_at)}</td>
     </>
   );
@@ -112,10 +139,40 @@ export function PlansPage() {
   const [order, setOrder] = useState<Order | null>(null);
   const chosen = provider || gateways.data?.[0] || 'mock';
   const action = useAction(() => undefined);
+  // A coupon code, checked against each plan on sale before paying (POST /api/v1/coupons/validate).
+  const [couponInput, setCouponInput] = useState('');
+  const [coupon, setCoupon] = useState<{ code: string; quotes: Record<string, Quote | string> } | null>(null);
+  const applyCoupon = async () => {
+    const code = couponInput.trim();
+    if (!code) {
+      setCoupon(null);
+      return;
+    }
+    const quotes: Record<string, Quote | string> = {};
+    for (const plan of plans.data?.filter((item) => item.active) ?? []) {
+      try {
+        quotes[plan.id] = await call(
+          api.POST('/api/v1/coupons/validate', { body: { code, plan_id: plan.id } }),
+        );
+      } catch (caught) {
+        quotes[plan.id] = errorText(caught);
+      }
+    }
+    setCoupon({ code, quotes });
+  };
   const buy = (planId: string) =>
-    action.run(async () =>
-      setOrder(await call(api.POST('/api/v1/orders', { body: { plan_id: planId, provider: chosen } }))),
-    );
+    action.run(async () => {
+      const quote = coupon?.quotes[planId];
+      const couponCode = quote && typeof quote !== 'string' ? coupon!.code : undefined;
+      setOrder(
+        await call(
+          api.POST('/api/v1/orders', {
+            body: { plan_id: planId, provider: chosen, ...(couponCode ? { coupon_code: couponCode } : {}) },
+          }),
+        ),
+      );
+      if (couponCode) setUsageVersion((value) => value + 1);
+    });
 
   return (
     <Page title="Plans and usage">
@@ -139,6 +196,17 @@ export function PlansPage() {
           </select>
         </div>
       )}
+      <div class="field">
+        <label for="coupon">Coupon code</label>
+        <input
+          id="coupon"
+          value={couponInput}
+          onInput={(event) => setCouponInput((event.target as HTMLInputElement).value)}
+        />
+        <button type="button" class="secondary" onClick={applyCoupon}>
+          Apply coupon
+        </button>
+      </div>
       <ul class="plans">
         {plans.data
           ?.filter((plan) => plan.active)
@@ -150,6 +218,13 @@ export function PlansPage() {
                 {formatMoney(plan.amount_cents)} · quota {formatBytes(plan.quota_bytes)}
                 {plan.duration_days ? ` · ${plan.duration_days} days` : ''}
               </p>
+              {coupon?.quotes[plan.id] !== undefined && (
+                <p class="meta" aria-live="polite">
+                  {typeof coupon.quotes[plan.id] === 'string'
+                    ? `${coupon.code}: ${coupon.quotes[plan.id] as string}`
+                    : `With ${coupon.code}: ${formatMoney((coupon.quotes[plan.id] as Quote).final_cents)} (${formatMoney((coupon.quotes[plan.id] as Quote).discount_cents)} off)`}
+                </p>
+              )}
               <button type="button" onClick={() => buy(plan.id)}>
                 Buy<span class="visually-hidden"> {plan.name}</span>
               </button>

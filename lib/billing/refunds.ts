@@ -1,0 +1,476 @@
+// Refunds (docs/DESIGN.md 17): an administrator refunds a paid order in full or in part, once per
+// Idempotency-Key. The key's item, the refund on the order and, for a full refund, the order's status, the
+// grant taken back and the order.refunded event are one transaction: a retried or concurrent request with
+// the same key finds the key's item and answers the order as it is, never refunding twice.
+import { randomUUID } from 'node:crypto';
+import type { AccountRepository } from '#lib/accounts/repository.ts';
+import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
+import { errors } from '#lib/core/errors.ts';
+import type { QuotaService } from '#lib/files/quota-service.ts';
+import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
+import {
+  type Clock,
+  ConditionFailedError,
+  type Key,
+  type Table,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
+import { log } from '#lib/platform/log.ts';
+import type { Mailer } from '#lib/platform/mail/mailer.ts';
+import { refundNoticeMail } from '#lib/platform/mail/templates.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
+import { notifyUrl } from './gateway-settings.ts';
+import { effectiveStatus, ORDER_ID_PATTERN, type RefundRecord, type StoredOrder } from './model.ts';
+import { orderRefundedDetail } from './order-events.ts';
+import { type OrderRepository, orderKey } from './orders.ts';
+import { orderRefundedOutboxPut } from './outbox.ts';
+import type { ReconcileSchedule } from './reconcile-schedule.ts';
+import type { GatewaySource } from './registry.ts';
+import { renewalItem } from './renewals.ts';
+import type { ChannelName } from './settings.ts';
+
+/** `Idempotency-Key`: 1 to 64 of letters, digits and `-_.:` (a UUID fits). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+const refundKeyKey = (key: string): Key => ({ pk: `refundkey#${key}`, sk: 'key' });
+/** A pending channel refund on the reconciler's schedule (the `due` index under `refundsdue#<n>`). */
+const refundCheckKey = (refundId: string): Key => ({ pk: `refundcheck#${refundId}`, sk: 'check' });
+const refundsDue = (count: number): ShardedListing => ({ index: 'due', name: 'refundsdue', count });
+
+/** Tries when concurrent refunds of the same order (other keys) change it between the read and the write. */
+const REFUND_ATTEMPTS = 8;
+
+/** Refunds recorded by us alone: nothing moves at a channel (manual write-offs and the mock cashier). */
+const RECORDED_ONLY = new Set(['manual', 'mock']);
+
+export interface RefundInput {
+  amount_cents?: number | undefined;
+  reason: string;
+}
+
+export interface RefundDeskDeps {
+  table: Table;
+  orders: OrderRepository;
+  quota: QuotaService;
+  accounts: AccountRepository;
+  /** The buyer's notice; absent: none is sent (a group without mail). */
+  mailer?: Mailer | undefined;
+  listingShards: number;
+  clock: Clock;
+  /** The channels as enabled now: a channel order is refunded through its channel. */
+  gateways: GatewaySource;
+  /** `payment.notify_base_url ?? base_url`: where channel_b sends its refund notice. */
+  notifyBaseUrl: string;
+  /** When a pending channel refund is asked about (the payment reconciliation's schedule and back-off). */
+  schedule: ReconcileSchedule;
+}
+
+export class RefundDesk {
+  constructor(private readonly deps: RefundDeskDeps) {}
+
+  /** POST /api/v1/admin/orders/{id}/refund. Answers the order as it is after the refund (or the earlier one). */
+  async refund(orderId: string, input: RefundInput, key: string | undefined): Promise<StoredOrder> {
+    if (!key) throw errors.badRequest('Idempotency-Key: the header is required');
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      throw errors.badRequest('Idempotency-Key: 1 to 64 of letters, digits and -_.:');
+    }
+    if (!ORDER_ID_PATTERN.test(orderId)) throw errors.notFound('Order not found');
+    for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt += 1) {
+      const earlier = await this.answerFor(key, orderId, input);
+      if (earlier) return earlier;
+      const order = await this.deps.orders.get(orderId);
+      if (!order) throw errors.notFound('Order not found');
+      try {
+        return await this.refundOnce(order, input, key);
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) {
+          // A twin with this key may have refunded between our reads (so nothing is left now): its answer.
+          const twin = await this.answerFor(key, orderId, input);
+          if (twin) return twin;
+          throw error;
+        }
+        // Another request (this key's twin, or another refund of the order) wrote first: read again.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+      }
+    }
+    throw errors.conflict('The order is being refunded by other requests; try again');
+  }
+
+  /** The order as an earlier request with this key left it; 409 when the key was used for another refund. */
+  private async answerFor(key: string, orderId: string, input: RefundInput) {
+    const item = await this.deps.table.get(refundKeyKey(key));
+    if (!item) return undefined;
+    const same =
+      item.order_id === orderId &&
+      item.reason === input.reason &&
+      (item.asked_cents ?? null) === (input.amount_cents ?? null);
+    if (!same) throw errors.conflict('Idempotency-Key was already used for another refund');
+    return (await this.deps.orders.get(orderId))!;
+  }
+
+  private async refundOnce(order: StoredOrder, input: RefundInput, key: string): Promise<StoredOrder> {
+    const now = this.deps.clock();
+    const status = effectiveStatus(order, now);
+    if (status === 'refunded') throw errors.badRequest('amount_cents: nothing is left to refund');
+    if (status !== 'paid') throw errors.conflict(`Order is ${status}; only a paid order is refunded`);
+    const refunded = order.refunded_cents ?? 0;
+    const left = order.amount_cents - refunded;
+    const amount = input.amount_cents ?? left;
+    if (left <= 0) throw errors.badRequest('amount_cents: nothing is left to refund');
+    if (amount > left) {
+      throw errors.badRequest(`amount_cents: larger than what is left to refund (${left})`, {
+        left_cents: left,
+      });
+    }
+    const channel = RECORDED_ONLY.has(order.provider) ? undefined : await this.channelOf(order);
+    const at = isoWithOffset(now);
+    const refund: RefundRecord = {
+      id: randomUUID(),
+      amount_cents: amount,
+      reason: input.reason,
+      // Through a channel: pending until the channel answers (docs/DESIGN.md 17).
+      status: channel ? 'pending' : 'succeeded',
+      created_at: at,
+      key,
+    };
+    const total = refunded + amount;
+    const full = !channel && total === order.amount_cents;
+    const count = order.refunds?.length ?? 0;
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = {
+      ':paid': 'paid',
+      ':refund': [refund],
+      ':empty': [],
+      ':total': total,
+      ':at': at,
+    };
+    const sets = [
+      'refunds = list_append(if_not_exists(refunds, :empty), :refund)',
+      'refunded_cents = :total',
+      'updated_at = :at',
+    ];
+    if (full) {
+      values[':refunded'] = 'refunded';
+      sets.push('#status = :refunded', 'refunded_at = :at');
+    }
+    // The order as read: paid, with exactly the refunds read (so `left` is still what is left).
+    values[':count'] = count;
+    const unchanged = count === 0 ? 'attribute_not_exists(refunds)' : 'size(refunds) = :count';
+    if (count === 0) delete values[':count'];
+    const takeBack = full ? await this.takeBack(order) : undefined;
+    const after: StoredOrder = {
+      ...order,
+      refunds: [...(order.refunds ?? []), refund],
+      refunded_cents: total,
+      updated_at: at,
+      ...(full ? { status: 'refunded' as const } : {}),
+    };
+    await this.deps.table.transact([
+      {
+        Put: {
+          Item: {
+            ...refundKeyKey(key),
+            order_id: order.id,
+            refund_id: refund.id,
+            reason: input.reason,
+            asked_cents: input.amount_cents ?? null,
+            created_at: at,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Update: {
+          Key: orderKey(order.id),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: `#status = :paid AND ${unchanged}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      ...(takeBack
+        ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
+        : []),
+      // A channel refund is checked at its channel while it is pending (reconciliation).
+      ...(channel?.queryRefund ? [this.checkEntry(order, count, refund.id, now)] : []),
+      ...(full
+        ? [
+            orderRefundedOutboxPut(
+              orderRefundedDetail(order, at, takeBack ? takeBack.grant : (order.grant ?? null)),
+              now,
+              this.deps.listingShards,
+            ),
+          ]
+        : []),
+    ]);
+    if (channel) return this.throughChannel(channel, after, count, refund);
+    log.info('order refunded', { order_id: order.id, refund_id: refund.id, amount_cents: amount, full });
+    await this.notify(after, amount);
+    return after;
+  }
+
+  /** A pending channel refund's place on the reconciler's schedule: its first check after `min_age_minutes`. */
+  private checkEntry(order: StoredOrder, index: number, refundId: string, now: Date): TransactItem {
+    const first = this.deps.schedule.firstCheck(now);
+    return {
+      Put: {
+        Item: {
+          ...refundCheckKey(refundId),
+          id: order.id,
+          provider: order.provider,
+          refund_index: index,
+          reconcile_checks: 0,
+          gsi3pk: shardPartition(refundsDue(this.deps.listingShards), refundId),
+          gsi3sk: `${first.toISOString()}#${refundId}`,
+        },
+      },
+    };
+  }
+
+  /**
+   * Reconciliation of refunds left pending (docs/DESIGN.md 17): each whose check is due is asked about at its
+   * channel (the gateway of its order); a result completes it as a notice would, no result moves its next
+   * check later (the same back-off as pending payments) until its checks are spent: then it leaves the
+   * schedule, pending, for a person. Never throws for one refund. Answers how many it completed.
+   */
+  async reconcilePending(limit: number): Promise<number> {
+    const { table, clock, schedule } = this.deps;
+    const now = clock();
+    const page = await readShards(table, refundsDue(this.deps.listingShards), {
+      limit,
+      order: 'oldest-first',
+      to: `${now.toISOString()}~`,
+    });
+    if (page.items.length === 0) return 0;
+    const { registry } = await this.deps.gateways.current();
+    let completed = 0;
+    for (const listed of page.items) {
+      const refundId = String(listed.pk).slice('refundcheck#'.length);
+      try {
+        const entry = await table.get(refundCheckKey(refundId));
+        if (!entry || entry.gsi3sk !== listed.gsi3sk) continue;
+        const orderId = String(entry.id);
+        const checks = Number(entry.reconcile_checks ?? 0) + 1;
+        const adapter = registry.channel(String(entry.provider) as ChannelName);
+        const order = await this.deps.orders.get(orderId);
+        const verdict =
+          adapter?.queryRefund && order?.gateway_origin === adapter.queryOrigin
+            ? await adapter.queryRefund(orderId, refundId)
+            : ({ kind: 'unknown', reason: 'unreachable' } as const);
+        if (verdict.kind === 'succeeded' || verdict.kind === 'refused') {
+          const result = verdict.kind === 'succeeded' ? 'succeeded' : 'failed';
+          await this.complete(orderId, Number(entry.refund_index), refundId, result);
+          completed += 1;
+          continue;
+        }
+        const next = schedule.nextCheck(now, checks, Number.MAX_SAFE_INTEGER / 2);
+        if (!next || checks >= schedule.maxChecks) {
+          log.error('a channel refund is still pending after its checks; check it at the channel', {
+            order_id: orderId,
+            refund_id: refundId,
+          });
+          await table.update(refundCheckKey(refundId), {
+            UpdateExpression: 'SET reconcile_checks = :checks REMOVE gsi3pk, gsi3sk',
+            ExpressionAttributeValues: { ':checks': checks },
+          });
+          continue;
+        }
+        await table.update(refundCheckKey(refundId), {
+          UpdateExpression: 'SET gsi3sk = :next, reconcile_checks = :checks',
+          ConditionExpression: 'gsi3sk = :seen',
+          ExpressionAttributeValues: {
+            ':next': `${next.toISOString()}#${refundId}`,
+            ':checks': checks,
+            ':seen': entry.gsi3sk,
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) {
+          log.error('a pending refund could not be reconciled', { refund_id: refundId, error });
+        }
+      }
+    }
+    return completed;
+  }
+
+  /** The channel that refunds this order: enabled now, at the gateway the order was placed with. */
+  private async channelOf(order: StoredOrder): Promise<ChannelAdapter> {
+    const { registry } = await this.deps.gateways.current();
+    const adapter = registry.channel(order.provider as ChannelName);
+    if (!adapter?.refund)
+      throw errors.conflict(`${order.provider} is not enabled: its orders cannot be refunded now`);
+    if (order.gateway_origin !== adapter.queryOrigin) {
+      throw errors.conflict(
+        'The channel gateway changed since this order was placed: refund it at the channel',
+      );
+    }
+    return adapter;
+  }
+
+  /**
+   * The refund is recorded (pending); now the channel is asked once. Its answer completes the refund
+   * (`succeeded`, and `refunded` with the grant taken back when it was the last of the amount) or fails it
+   * (its amount is left to refund again); no usable answer leaves it pending.
+   */
+  private async throughChannel(
+    adapter: ChannelAdapter,
+    order: StoredOrder,
+    index: number,
+    refund: RefundRecord,
+  ): Promise<StoredOrder> {
+    const verdict = await adapter.refund!({
+      outTradeNo: order.id,
+      tradeNo: order.trade_no,
+      refundNo: refund.id,
+      amountCents: refund.amount_cents,
+      totalCents: order.amount_cents,
+      reason: refund.reason,
+      notifyUrl: notifyUrl(this.deps.notifyBaseUrl, order.provider as ChannelName),
+    });
+    if (verdict.kind === 'pending' || verdict.kind === 'unknown') {
+      if (verdict.kind === 'unknown') {
+        log.warn('a channel refund got no usable answer; it stays pending', {
+          order_id: order.id,
+          refund_id: refund.id,
+          provider: order.provider,
+          reason: verdict.reason,
+        });
+      }
+      return order;
+    }
+    return this.complete(order.id, index, refund.id, verdict.kind === 'succeeded' ? 'succeeded' : 'failed');
+  }
+
+  /**
+   * A channel's refund notice (already verified by its adapter): the result of our refund `refundNo` of
+   * order `outTradeNo`, applied once. Unknown refunds are refused (the channel's failure reply).
+   */
+  async completeByNotice(
+    provider: string,
+    notice: { outTradeNo: string; refundNo: string; result: 'succeeded' | 'failed' | 'pending' },
+  ): Promise<'applied' | 'unknown'> {
+    const order = ORDER_ID_PATTERN.test(notice.outTradeNo)
+      ? await this.deps.orders.get(notice.outTradeNo)
+      : undefined;
+    const index = order?.refunds?.findIndex((refund) => refund.id === notice.refundNo) ?? -1;
+    if (!order || order.provider !== provider || index < 0) return 'unknown';
+    if (notice.result !== 'pending') await this.complete(order.id, index, notice.refundNo, notice.result);
+    return 'applied';
+  }
+
+  /**
+   * A pending refund's result: one conditional transaction on the refund still pending (so a result lands
+   * once). A success that completes the amount sets `refunded`, takes back the grant and writes
+   * order.refunded; a failure gives its amount back to what is left.
+   */
+  async complete(orderId: string, index: number, refundId: string, result: 'succeeded' | 'failed') {
+    for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt += 1) {
+      const order = (await this.deps.orders.get(orderId))!;
+      const refund = order.refunds?.[index];
+      if (!refund || refund.id !== refundId || refund.status !== 'pending') return order;
+      const now = this.deps.clock();
+      const at = isoWithOffset(now);
+      const succeeded = (order.refunds ?? []).reduce(
+        (sum, item, position) =>
+          sum +
+          (position === index
+            ? result === 'succeeded'
+              ? item.amount_cents
+              : 0
+            : item.status === 'succeeded'
+              ? item.amount_cents
+              : 0),
+        0,
+      );
+      const full = result === 'succeeded' && succeeded === order.amount_cents && order.status === 'paid';
+      const values: Record<string, unknown> = {
+        ':id': refundId,
+        ':pending': 'pending',
+        ':result': result,
+        ':at': at,
+      };
+      const sets = [`refunds[${index}].#status = :result`, 'updated_at = :at'];
+      if (result === 'failed') {
+        values[':amount'] = refund.amount_cents;
+        sets.push('refunded_cents = refunded_cents - :amount');
+      }
+      if (full) {
+        values[':refunded'] = 'refunded';
+        sets.push('#status = :refunded', 'refunded_at = :at');
+      }
+      const takeBack = full ? await this.takeBack(order) : undefined;
+      const after: StoredOrder = {
+        ...order,
+        refunds: order.refunds!.map((item, position) =>
+          position === index ? { ...item, status: result } : item,
+        ),
+        refunded_cents: (order.refunded_cents ?? 0) - (result === 'failed' ? refund.amount_cents : 0),
+        updated_at: at,
+        ...(full ? { status: 'refunded' as const } : {}),
+      };
+      try {
+        await this.deps.table.transact([
+          {
+            Update: {
+              Key: orderKey(orderId),
+              UpdateExpression: `SET ${sets.join(', ')}`,
+              ConditionExpression: `refunds[${index}].id = :id AND refunds[${index}].#status = :pending`,
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: values,
+            },
+          },
+          // Settled: off the reconciler's schedule of pending refunds.
+          { Delete: { Key: refundCheckKey(refundId) } },
+          ...(takeBack
+            ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
+            : []),
+          ...(full
+            ? [
+                orderRefundedOutboxPut(
+                  orderRefundedDetail(order, at, takeBack ? takeBack.grant : (order.grant ?? null)),
+                  now,
+                  this.deps.listingShards,
+                ),
+              ]
+            : []),
+        ]);
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        continue;
+      }
+      log.info('channel refund completed', { order_id: orderId, refund_id: refundId, result, full });
+      if (result === 'succeeded') await this.notify(after, refund.amount_cents);
+      return after;
+    }
+    throw errors.conflict('The order is being refunded by other requests; try again');
+  }
+
+  /** What a full refund takes back of the buyer's grant (undefined: nothing of the order is left in it). */
+  private async takeBack(order: StoredOrder) {
+    if (!order.grant) return undefined;
+    return this.deps.quota.takeBackFor(order.user_id, {
+      plan_id: order.plan_id,
+      quota_bytes: order.quota_bytes ?? order.grant.quota_bytes,
+      duration_days: order.duration_days ?? 0,
+    });
+  }
+
+  /** The buyer's mail; a failure is logged, never the refund's (it is done). */
+  private async notify(order: StoredOrder, amount: number): Promise<void> {
+    if (!this.deps.mailer) return;
+    try {
+      const buyer = await this.deps.accounts.get(order.user_id);
+      if (!buyer?.email) return;
+      await this.deps.mailer.send(
+        refundNoticeMail(buyer.email, {
+          orderId: order.id,
+          planName: order.plan_name,
+          amountCents: amount,
+          refundedCents: order.refunded_cents ?? amount,
+          totalCents: order.amount_cents,
+        }),
+      );
+    } catch (error) {
+      log.warn('the refund notice could not be sent', { order_id: order.id, error });
+    }
+  }
+}

@@ -1,0 +1,302 @@
+// Coupons (docs/DESIGN.md 17): administrators' CRUD with codes unique ignoring case, validate's reasons,
+// the redemption taken in the order's own transaction (never past max_redemptions or per_account_limit
+// under concurrency), given back on cancel and on unpaid expiry, and a free order paid at once with its grant.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { couponKey } from '#lib/billing/coupons.ts';
+import type { Table } from '#lib/platform/db/table.ts';
+import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { provisionTestStack } from '#test/support/stack.ts';
+import { call } from './helpers.ts';
+import { createPlan, grantOf, reconcilerAhead } from './reconcile-support.ts';
+
+let table: Table;
+let admin: TestAccount;
+let buyer: TestAccount;
+/** 1230 cents, 5 MiB for 30 days (reconcile-support.ts). */
+let planId: string;
+let otherPlanId: string;
+
+const HOUR_MS = 3_600_000;
+let serial = 0;
+function uniqueCode(prefix = 'C'): string {
+  serial += 1;
+  return `${prefix}${Date.now().toString(36)}${serial}`;
+}
+
+async function createCoupon(body: Record<string, unknown>) {
+  return call('POST', '/api/v1/admin/coupons', {
+    headers: admin.headers,
+    body: { code: uniqueCode(), percent_off: 10, ...body },
+  });
+}
+
+async function newCoupon(body: Record<string, unknown>) {
+  const answer = await createCoupon(body);
+  expect(answer.status).toBe(201);
+  return answer.json.data as { id: string; code: string };
+}
+
+const validate = (who: TestAccount, code: string, plan = planId) =>
+  call('POST', '/api/v1/coupons/validate', { headers: who.headers, body: { code, plan_id: plan } });
+
+const order = (who: TestAccount, code: string | undefined, provider = 'mock') =>
+  call('POST', '/api/v1/orders', {
+    headers: who.headers,
+    body: { plan_id: planId, provider, ...(code === undefined ? {} : { coupon_code: code }) },
+  });
+
+async function redemptionsOf(id: string): Promise<number> {
+  return Number((await table.get(couponKey(id)))?.redemptions ?? 0);
+}
+
+beforeAll(async () => {
+  ({ table } = await provisionTestStack());
+  [admin, buyer] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
+  [planId, otherPlanId] = await Promise.all([createPlan(admin, 'Coupon plan'), createPlan(admin, 'Other')]);
+});
+
+describe('coupons in the back office', () => {
+  it('creates a coupon with its defaults, lists it, changes it and deletes it', async () => {
+    // Act
+    const made = await createCoupon({
+      code: uniqueCode('Spring'),
+      amount_off_cents: 300,
+      percent_off: undefined,
+    });
+    const listed = await call('GET', '/api/v1/admin/coupons?limit=100', { headers: admin.headers });
+    const patched = await call('PATCH', `/api/v1/admin/coupons/${made.json.data.id}`, {
+      headers: admin.headers,
+      body: { active: false, max_redemptions: 9 },
+    });
+    const deleted = await call('DELETE', `/api/v1/admin/coupons/${made.json.data.id}`, {
+      headers: admin.headers,
+    });
+    const again = await call('DELETE', `/api/v1/admin/coupons/${made.json.data.id}`, {
+      headers: admin.headers,
+    });
+
+    // Assess
+    expect(made.status).toBe(201);
+    expect(made.json.data).toMatchObject({
+      amount_off_cents: 300,
+      percent_off: null,
+      per_account_limit: 1,
+      max_redemptions: null,
+      redemptions: 0,
+      active: true,
+    });
+    expect(listed.json.data.items.map((coupon: { id: string }) => coupon.id)).toContain(made.json.data.id);
+    expect(patched.json.data).toMatchObject({ active: false, max_redemptions: 9 });
+    expect(deleted.status).toBe(200);
+    expect(again.status).toBe(404);
+  });
+
+  it('refuses a code taken in another case (409) and frees it when the coupon is deleted', async () => {
+    const code = uniqueCode('Dup');
+    const first = await newCoupon({ code });
+
+    const clash = await createCoupon({
+      code: code.toUpperCase() === code ? code.toLowerCase() : code.toUpperCase(),
+    });
+    await call('DELETE', `/api/v1/admin/coupons/${first.id}`, { headers: admin.headers });
+    const reused = await createCoupon({ code: code.toLowerCase() });
+
+    expect(clash.status).toBe(409);
+    expect(reused.status).toBe(201);
+  });
+
+  it.each([
+    ['a code too short', { code: 'ab' }, 'code'],
+    ['a code with a space', { code: 'two words' }, 'code'],
+    ['both kinds of discount', { percent_off: 10, amount_off_cents: 100 }, 'percent_off'],
+    ['no discount', { percent_off: undefined }, 'percent_off'],
+    ['a percentage over 100', { percent_off: 101 }, 'percent_off'],
+    ['a per-account limit of 0', { per_account_limit: 0 }, 'per_account_limit'],
+    [
+      'an end before the start',
+      { starts_at: '2030-01-02T00:00:00Z', ends_at: '2030-01-01T00:00:00Z' },
+      'ends_at',
+    ],
+    ['a date that is no date', { ends_at: 'tomorrow' }, 'ends_at'],
+  ])('refuses %s with 400 naming the field', async (_case, body, field) => {
+    const answer = await createCoupon(body);
+    expect(answer.status).toBe(400);
+    expect(answer.json.message).toMatch(new RegExp(`^${field}: `));
+  });
+
+  it('is for administrators only (403 for a user)', async () => {
+    const answer = await call('POST', '/api/v1/admin/coupons', {
+      headers: buyer.headers,
+      body: { code: uniqueCode(), percent_off: 10 },
+    });
+    expect(answer.status).toBe(403);
+    expect((await call('GET', '/api/v1/admin/coupons', { headers: buyer.headers })).status).toBe(403);
+  });
+});
+
+describe('validate', () => {
+  it('answers the discount a code gives on a plan (percent rounds the discount down)', async () => {
+    const coupon = await newCoupon({ percent_off: 15 });
+    const answer = await validate(buyer, coupon.code.toLowerCase());
+    expect(answer.status).toBe(200);
+    // 15% of 1230 is 184.5: 184 off.
+    expect(answer.json.data).toEqual({
+      code: coupon.code,
+      amount_cents: 1230,
+      discount_cents: 184,
+      final_cents: 1046,
+    });
+  });
+
+  it('names why a code cannot be used (400 coupon: <why>)', async () => {
+    const now = Date.now();
+    const user = await createTestAccount();
+    const used = await newCoupon({});
+    expect((await order(user, used.code)).status).toBe(201);
+    const usedUp = await newCoupon({ max_redemptions: 1 });
+    expect((await order(buyer, usedUp.code)).status).toBe(201);
+    const cases: Array<[string, string]> = [
+      ['NoSuchCode', 'unknown'],
+      [(await newCoupon({ starts_at: new Date(now + HOUR_MS).toISOString() })).code, 'not started'],
+      [(await newCoupon({ ends_at: new Date(now - HOUR_MS).toISOString() })).code, 'ended'],
+      [usedUp.code, 'used up'],
+      [used.code, 'already used by you'],
+      [(await newCoupon({ plan_ids: [otherPlanId] })).code, 'not valid for this plan'],
+      [(await newCoupon({ min_amount_cents: 5000 })).code, 'below the minimum'],
+    ];
+    for (const [code, why] of cases) {
+      const answer = await validate(user, code);
+      expect({ code, status: answer.status, message: answer.json.message }).toEqual({
+        code,
+        status: 400,
+        message: `coupon: ${why}`,
+      });
+      // An order with it is refused alike, and none is placed.
+      const placed = await order(user, code);
+      expect(placed.status).toBe(400);
+      expect(placed.json.message).toBe(`coupon: ${why}`);
+    }
+  });
+
+  it('treats a deactivated coupon as unknown', async () => {
+    const coupon = await newCoupon({});
+    await call('PATCH', `/api/v1/admin/coupons/${coupon.id}`, {
+      headers: admin.headers,
+      body: { active: false },
+    });
+    expect((await validate(buyer, coupon.code)).json.message).toBe('coupon: unknown');
+  });
+});
+
+describe('orders with a coupon', () => {
+  it('carries original_cents, discount_cents, amount_cents and coupon_code, and counts one redemption', async () => {
+    const coupon = await newCoupon({ amount_off_cents: 230, percent_off: undefined });
+    const placed = await order(buyer, coupon.code);
+    expect(placed.status).toBe(201);
+    expect(placed.json.data).toMatchObject({
+      original_cents: 1230,
+      discount_cents: 230,
+      amount_cents: 1000,
+      coupon_code: coupon.code,
+      status: 'pending',
+    });
+    expect(await redemptionsOf(coupon.id)).toBe(1);
+    // The buyer's history shows the same.
+    const history = await call('GET', '/api/v1/orders?limit=100', { headers: buyer.headers });
+    expect(
+      history.json.data.items.find((item: { id: string }) => item.id === placed.json.data.id),
+    ).toMatchObject({
+      discount_cents: 230,
+      coupon_code: coupon.code,
+    });
+  });
+
+  it('places exactly 5 of 50 concurrent orders against max_redemptions 5', async () => {
+    const coupon = await newCoupon({ max_redemptions: 5, per_account_limit: 100 });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => order(buyer, coupon.code)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(5);
+    expect(statuses.filter((status) => status !== 201).every((status) => status === 400)).toBe(true);
+    expect(answers.find((answer) => answer.status === 400)?.json.message).toBe('coupon: used up');
+    expect(await redemptionsOf(coupon.id)).toBe(5);
+  });
+
+  it('never lets one buyer pass per_account_limit, even with 20 orders at once', async () => {
+    const user = await createTestAccount();
+    const coupon = await newCoupon({ per_account_limit: 2 });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => order(user, coupon.code)));
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(2);
+    expect(answers.find((answer) => answer.status === 400)?.json.message).toBe('coupon: already used by you');
+    // Another buyer still may.
+    expect((await order(buyer, coupon.code)).status).toBe(201);
+    expect(await redemptionsOf(coupon.id)).toBe(3);
+  });
+
+  it('gives the redemption back when the order is cancelled', async () => {
+    const user = await createTestAccount();
+    const coupon = await newCoupon({ max_redemptions: 1 });
+    const first = (await order(user, coupon.code)).json.data;
+    expect((await order(buyer, coupon.code)).json.message).toBe('coupon: used up');
+
+    const cancelled = await call('POST', `/api/v1/orders/${first.id}/cancel`, { headers: user.headers });
+    const cancelledAgain = await call('POST', `/api/v1/orders/${first.id}/cancel`, { headers: user.headers });
+
+    expect(cancelled.json.data.status).toBe('cancelled');
+    expect(cancelledAgain.json.data.status).toBe('cancelled');
+    expect(await redemptionsOf(coupon.id)).toBe(0);
+    // The same buyer may use it again, and so may another.
+    expect((await order(user, coupon.code)).status).toBe(201);
+  });
+
+  it('gives the redemption back once an order expires unpaid (the reconciler with its clock past the deadline)', async () => {
+    const user = await createTestAccount();
+    const coupon = await newCoupon({ max_redemptions: 1 });
+    const placed = (await order(user, coupon.code, 'manual')).json.data;
+    // The order TTL is 30 minutes: 29 minutes on, nothing is given back; 31 minutes on, it is, once.
+    await reconcilerAhead(29)();
+    expect(await redemptionsOf(coupon.id)).toBe(1);
+
+    const [run, rerun] = [await reconcilerAhead(31)(), await reconcilerAhead(32)()];
+
+    expect(run.coupons_released).toBeGreaterThanOrEqual(1);
+    expect(rerun.coupons_released).toBe(0);
+    expect(await redemptionsOf(coupon.id)).toBe(0);
+    const stored = await call('GET', `/api/v1/orders/${placed.id}`, { headers: user.headers });
+    expect(stored.json.data.status).toBe('pending');
+  });
+
+  it('keeps the redemption of a paid order when its deadline passes', async () => {
+    const coupon = await newCoupon({ max_redemptions: 3, per_account_limit: 3 });
+    const placed = (await order(buyer, coupon.code)).json.data;
+    expect((await call('POST', `/api/v1/orders/${placed.id}/pay`, { headers: buyer.headers })).status).toBe(
+      200,
+    );
+
+    await reconcilerAhead(31)();
+
+    expect(await redemptionsOf(coupon.id)).toBe(1);
+  });
+
+  it('pays a zero-amount order at once with provider free, its grant applied', async () => {
+    const user = await createTestAccount();
+    const coupon = await newCoupon({ percent_off: 100 });
+
+    const placed = await order(user, coupon.code, 'manual');
+
+    expect(placed.status).toBe(201);
+    expect(placed.json.data).toMatchObject({
+      provider: 'free',
+      amount_cents: 0,
+      original_cents: 1230,
+      discount_cents: 1230,
+      status: 'paid',
+      pay_url: null,
+    });
+    const grant = await grantOf(table, user.account.id);
+    expect(grant).toMatchObject({
+      order_id: placed.json.data.id,
+      plan_id: planId,
+      quota_bytes: 5 * 1024 ** 2,
+    });
+  });
+});
