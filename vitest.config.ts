@@ -1,18 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
-// Files that measure time or start whole processes (npm start, Chromium, every bundle): they run last and
-// alone, one at a time, so no other file's load skews what they measure or starves what they start.
-const ALONE = [
-  'test/integration/accounts/timing.test.ts',
-  'test/integration/scale/**/*.test.ts',
-  'test/e2e/**/*.test.ts',
-  'test/deployed/**/*.test.ts',
-];
+// Files that measure time (the timing and load tests): they run last and alone, so no other file's load
+// skews what they measure.
+const ALONE = ['test/integration/accounts/timing.test.ts', 'test/integration/scale/**/*.test.ts'];
 
-// Three projects: tests that touch no I/O (unit, template checks) start nothing, so `vitest run test/unit`
+// Files that start whole processes (npm start, Chromium, every bundle): after the integration files, two at
+// a time (each waits on its processes much of the time), before the ALONE ones.
+const WHOLE_PROCESSES = ['test/e2e/**/*.test.ts', 'test/deployed/**/*.test.ts'];
+
+// Four projects: tests that touch no I/O (unit, template checks) start nothing, so `vitest run test/unit`
 // is quick; the integration tests share one DynamoDB Local and one s3rver started by the global setup, two
-// files at a time (the machine's two cores: about a quarter off the run); then the ALONE files, one by one,
-// on stand-ins of their own.
+// files at a time (the machine's two cores: about a quarter off the run); then the WHOLE_PROCESSES files,
+// two at a time, and last the ALONE files, one by one, each group on stand-ins of its own.
 const standIns = {
   globalSetup: ['test/support/global-setup.ts'],
   setupFiles: ['test/support/setup-env.ts'],
@@ -40,7 +39,17 @@ export default defineConfig({
         test: {
           name: 'stand-ins',
           include: ['test/integration/**/*.test.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, ...WHOLE_PROCESSES],
+          ...standIns,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'whole-processes',
+          include: WHOLE_PROCESSES,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
           ...standIns,
         },
       },
@@ -50,7 +59,7 @@ export default defineConfig({
           name: 'stand-ins-alone',
           include: ALONE,
           maxWorkers: 1,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           ...standIns,
         },
       },

@@ -35,11 +35,31 @@ export function emulatorFolder(): string {
   return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
 }
 
+/**
+ * A port to hand a stand-in or the server before it listens. Drawn below Linux's ephemeral range (32768 and
+ * up), where outgoing connections take their local ports: a port the kernel picked for us there could be
+ * taken by any client socket before the stand-in binds it (seen when two suites start stacks at once).
+ */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  return listenOn(0);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return listenOn(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+function listenOn(port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
     });
