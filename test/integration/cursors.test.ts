@@ -211,7 +211,10 @@ const FORGED: Array<[string, string]> = [
 ];
 
 describe('a forged cursor on every listing', () => {
-  it('is a 400 naming the cursor, and the listing still pages with its own', async () => {
+  // Every listing of the service in turn (more with each capability): a minute, not the default 20 s.
+  it('is a 400 naming the cursor, and the listing still pages with its own', {
+    timeout: 60_000,
+  }, async () => {
     const failures: string[] = [];
     for (const row of LISTINGS) {
       const own = given.get(row.listing)!;
