@@ -32,6 +32,11 @@ const recordEnvironmentSecrets = startSecretCapture(
   expect.getState().testPath ?? `unknown-${suffix}`,
 );
 afterAll(() => recordEnvironmentSecrets());
+// Registered first, so it runs after the file's own afterAll hooks (which may still read the table).
+afterAll(async () => {
+  const { dropTestTable } = await import('./stack.ts');
+  await dropTestTable();
+});
 
 // The contract test (test/support/contract.ts): every answer an end-to-end test receives must match the API
 // document. Collected here, asserted once the file's tests ran, naming each mismatch.
