@@ -5,19 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import {
-  ANY_KEY_VALUE,
-  type Clock,
-  conditionFailedAs,
-  decodeCursor,
-  encodeCursor,
-  setFields,
-  type Table,
-} from '#lib/platform/db/table.ts';
+import { type Clock, conditionFailedAs, setFields, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumFiles } from './album-files.ts';
 import { ALBUM_ID, albumKey } from './album-keys.ts';
 import type { FileItem, FilePage, FileRepository } from './files.ts';
+import { ownerIndexPage } from './owner-listing.ts';
 import { thumbnailOf } from './rendition-query.ts';
 
 export const ALBUM_NAME_MAX = 100;
@@ -102,29 +95,16 @@ export class AlbumService {
 
   /** The caller's albums, newest first: the owner index's partition `albums#<owner>`, then the items. */
   async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<Page<AlbumView>> {
-    const partition = ownerAlbums(ownerId);
-    const startKey = decodeCursor(options.cursor, {
-      pk: /^album#/,
-      sk: 'album',
-      gsi1pk: partition,
-      gsi1sk: ANY_KEY_VALUE,
-    });
-    const { items: keys, lastKey } = await this.deps.table.query<{ pk: string; sk: string }>({
-      IndexName: 'owner',
-      KeyConditionExpression: 'gsi1pk = :partition',
-      ExpressionAttributeValues: { ':partition': partition },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
-    const albums =
-      keys.length === 0
-        ? []
-        : await this.deps.table.getMany<AlbumItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
-    const views = await Promise.all(
-      albums.filter((album): album is AlbumItem => album !== undefined).map((album) => this.view(album)),
+    const page = await ownerIndexPage<AlbumItem>(
+      this.deps.table,
+      ownerAlbums(ownerId),
+      { pk: /^album#/, sk: 'album' },
+      options,
     );
-    return { items: views, next_cursor: encodeCursor(lastKey) };
+    return {
+      items: await Promise.all(page.items.map((album) => this.view(album))),
+      next_cursor: page.next_cursor,
+    };
   }
 
   async update(

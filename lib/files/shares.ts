@@ -7,17 +7,11 @@ import { guardKey, type LoginGuard } from '#lib/accounts/login-guard.ts';
 import { hashPassword, verifyPassword } from '#lib/accounts/passwords.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import {
-  ANY_KEY_VALUE,
-  type Clock,
-  conditionFailedAs,
-  decodeCursor,
-  encodeCursor,
-  type Table,
-} from '#lib/platform/db/table.ts';
+import { type Clock, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumService } from './albums.ts';
 import type { FileItem, FileRepository } from './files.ts';
+import { ownerIndexPage } from './owner-listing.ts';
 import { thumbnailOf } from './rendition-query.ts';
 
 /** At most this many of an album's files (the newest) are shown by one open. */
@@ -160,30 +154,15 @@ export class ShareService {
 
   /** The caller's live shares (revoked ones leave the listing), newest first. */
   async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<Page<ShareView>> {
-    const partition = ownerShares(ownerId);
-    const startKey = decodeCursor(options.cursor, {
-      pk: /^share#/,
-      sk: 'share',
-      gsi1pk: partition,
-      gsi1sk: ANY_KEY_VALUE,
-    });
-    const { items: keys, lastKey } = await this.deps.table.query<{ pk: string; sk: string }>({
-      IndexName: 'owner',
-      KeyConditionExpression: 'gsi1pk = :partition',
-      ExpressionAttributeValues: { ':partition': partition },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
-    const shares =
-      keys.length === 0
-        ? []
-        : await this.deps.table.getMany<ShareItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
+    const page = await ownerIndexPage<ShareItem>(
+      this.deps.table,
+      ownerShares(ownerId),
+      { pk: /^share#/, sk: 'share' },
+      options,
+    );
     return {
-      items: shares
-        .filter((share): share is ShareItem => share !== undefined && share.revoked_at === undefined)
-        .map((share) => this.view(share)),
-      next_cursor: encodeCursor(lastKey),
+      items: page.items.filter((share) => share.revoked_at === undefined).map((share) => this.view(share)),
+      next_cursor: page.next_cursor,
     };
   }
 
