@@ -125,24 +125,93 @@ export function usePages<T>(load: (cursor?: string) => Promise<{ items: T[]; nex
   return { ...first, items, more: cursor ? () => more(cursor) : undefined, refresh, version };
 }
 
-/** Cards in a grid: the load's alert, a line when there are none, and a button for the next page. */
+/** Where a loaded list stands: still loading, failed, loaded with no items, or loaded with some. */
+export type ListPhase = 'loading' | 'failed' | 'empty' | 'ready';
+
+/** The phase of a `useLoad` or `usePages` result holding `count` items once loaded. */
+export function listPhase(list: { data?: unknown; error: string }, count: number): ListPhase {
+  if (list.error) return 'failed';
+  if (list.data === undefined) return 'loading';
+  return count === 0 ? 'empty' : 'ready';
+}
+
+/**
+ * What a list shows instead of its items while it has none to show: grey placeholder lines while it loads
+ * (so a slow list is not a blank page; announced once as "Loading…"), and while empty a sentence saying so
+ * and, when given, what to do about it. Nothing once there are items, or when the load failed (the page
+ * shows the error).
+ */
+export function ListState({
+  phase,
+  empty,
+  hint,
+  rows = 3,
+}: {
+  phase: ListPhase;
+  /** The sentence for an empty list ("No tokens yet."). */
+  empty: string;
+  /** What to do about it ("Create one above."), when there is something. */
+  hint?: ComponentChildren;
+  rows?: number;
+}) {
+  if (phase === 'loading') {
+    return (
+      <div class="skeleton-list" aria-busy="true">
+        <p class="visually-hidden" role="status">
+          Loading…
+        </p>
+        {Array.from({ length: rows }, (_, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: placeholders have nothing else to tell them apart
+          <div key={index} class="skeleton-line" aria-hidden="true" />
+        ))}
+      </div>
+    );
+  }
+  if (phase === 'empty') {
+    return (
+      <div class="empty-state">
+        <p>{empty}</p>
+        {hint && <p class="hint">{hint}</p>}
+      </div>
+    );
+  }
+  return null;
+}
+
+/**
+ * Cards in a grid: the load's alert, placeholder cards while the first page loads, a line (and a hint)
+ * when there are none, and a button for the next page.
+ */
 export function CardGrid<T>({
   list,
   label,
   empty,
+  hint,
   children,
 }: {
   list: { data?: unknown; error: string; items: T[]; more?: () => void };
   label: string;
   empty: string;
+  hint?: ComponentChildren;
   children: (item: T) => ComponentChildren;
 }) {
+  const phase = listPhase(list, list.items.length);
   return (
     <>
       {list.error && <FormError message={list.error} />}
-      {list.data && list.items.length === 0 && <p>{empty}</p>}
-      <ul class="grid" aria-label={label}>
-        {list.items.map(children)}
+      {phase === 'empty' && <ListState phase={phase} empty={empty} hint={hint} />}
+      {phase === 'loading' && (
+        <p class="visually-hidden" role="status">
+          Loading…
+        </p>
+      )}
+      <ul class="grid" aria-label={label} aria-busy={phase === 'loading'}>
+        {phase === 'loading'
+          ? Array.from({ length: 6 }, (_, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: placeholders have nothing else to tell them apart
+              <li key={index} class="card skeleton-card" aria-hidden="true" />
+            ))
+          : list.items.map(children)}
       </ul>
       {list.more && (
         <button type="button" class="secondary" onClick={list.more}>
