@@ -161,7 +161,6 @@ export function ListState({
           Loading…
         </p>
         {Array.from({ length: rows }, (_, index) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: placeholders have nothing else to tell them apart
           <div key={index} class="skeleton-line" aria-hidden="true" />
         ))}
       </div>
@@ -208,7 +207,6 @@ export function CardGrid<T>({
       <ul class="grid" aria-label={label} aria-busy={phase === 'loading'}>
         {phase === 'loading'
           ? Array.from({ length: 6 }, (_, index) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: placeholders have nothing else to tell them apart
               <li key={index} class="card skeleton-card" aria-hidden="true" />
             ))
           : list.items.map(children)}
