@@ -30,6 +30,14 @@ function accountOf(request: HttpRequest<unknown, unknown>) {
 /** The caller's session id (jti): marks `current` in the session list, spared by revoke-others. */
 const sessionIdOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).credentialId;
 
+/**
+ * A login route at both doors (docs/ACCOUNTS.md): `/auth/<path>` for users and `/admin/auth/<path>` for
+ * administrators, with the same body and answers; the door decides which accounts may pass.
+ */
+function atBothDoors(path: string, route: (door: 'user' | 'admin') => RouteImpls[string]): RouteImpls {
+  return { [`POST /auth/${path}`]: route('user'), [`POST /admin/auth/${path}`]: route('admin') };
+}
+
 export function authRoutes(accounts: () => Accounts): RouteImpls {
   const accountRoutes: RouteImpls = {
     'POST /auth/register/code': defineRoute({
@@ -45,22 +53,19 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
       successStatus: 201,
       run: async (req) => created(await accounts().registration.register(req.body, clientOf(req))),
     }),
-    'POST /auth/login': defineRoute({
-      summary: 'Log in (username or e-mail): a session, or a TOTP challenge',
-      // 401 bad credentials; 403 `account disabled`, only once the password is right.
-      errors: [401, 403],
-      body: schemas.login,
-      response: responses.sessionOrChallenge,
-      run: async (req) => ok(await accounts().login.login('user', req.body, clientOf(req))),
-    }),
-    'POST /admin/auth/login': defineRoute({
-      summary: "Administrators' login",
-      // 401 bad credentials; 403 `account disabled`, only once the password is right.
-      errors: [401, 403],
-      body: schemas.login,
-      response: responses.sessionOrChallenge,
-      run: async (req) => ok(await accounts().login.login('admin', req.body, clientOf(req))),
-    }),
+    ...atBothDoors('login', (door) =>
+      defineRoute({
+        summary:
+          door === 'user'
+            ? 'Log in (username or e-mail): a session, or a TOTP challenge'
+            : "Administrators' login: a session, or a TOTP challenge",
+        // 401 bad credentials; 403 `account disabled`, only once the password is right.
+        errors: [401, 403],
+        body: schemas.login,
+        response: responses.sessionOrChallenge,
+        run: async (req) => ok(await accounts().login.login(door, req.body, clientOf(req))),
+      }),
+    ),
     'POST /auth/totp/verify': defineRoute({
       summary: 'Answer a login challenge with a TOTP code or a recovery code',
       // 401: a bad, used or expired challenge or code.
@@ -190,33 +195,30 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
       run: async (req) =>
         ok(await accounts().passkeys.remove(accountOf(req), req.params.id ?? '', req.body, clientOf(req))),
     }),
-    'POST /auth/passkeys/login/options': defineRoute({
-      summary: 'Start a passwordless login: WebAuthn request options (by username, or discoverable)',
-      body: schemas.passkeyLoginOptions,
-      response: responses.webauthnOptions,
-      run: async (req) => ok(await accounts().passkeyLogin.options('user', req.body, clientOf(req))),
-    }),
-    'POST /auth/passkeys/login/verify': defineRoute({
-      summary: 'Log in with a passkey: a session (no TOTP challenge follows)',
-      // 401: any refused passkey, one message; 403 `account disabled`, only once the passkey is right.
-      errors: [401, 403],
-      body: schemas.passkeyLogin,
-      response: responses.loginSession,
-      run: async (req) => ok(await accounts().passkeyLogin.verify('user', req.body, clientOf(req))),
-    }),
-    'POST /admin/auth/passkeys/login/options': defineRoute({
-      summary: "Start an administrators' passwordless login: WebAuthn request options",
-      body: schemas.passkeyLoginOptions,
-      response: responses.webauthnOptions,
-      run: async (req) => ok(await accounts().passkeyLogin.options('admin', req.body, clientOf(req))),
-    }),
-    'POST /admin/auth/passkeys/login/verify': defineRoute({
-      summary: "Administrators' login with a passkey",
-      errors: [401, 403],
-      body: schemas.passkeyLogin,
-      response: responses.loginSession,
-      run: async (req) => ok(await accounts().passkeyLogin.verify('admin', req.body, clientOf(req))),
-    }),
+    ...atBothDoors('passkeys/login/options', (door) =>
+      defineRoute({
+        summary:
+          door === 'user'
+            ? 'Start a passwordless login: WebAuthn request options (by username, or discoverable)'
+            : "Start an administrators' passwordless login: WebAuthn request options",
+        body: schemas.passkeyLoginOptions,
+        response: responses.webauthnOptions,
+        run: async (req) => ok(await accounts().passkeyLogin.options(door, req.body, clientOf(req))),
+      }),
+    ),
+    ...atBothDoors('passkeys/login/verify', (door) =>
+      defineRoute({
+        summary:
+          door === 'user'
+            ? 'Log in with a passkey: a session (no TOTP challenge follows)'
+            : "Administrators' login with a passkey",
+        // 401: any refused passkey, one message; 403 `account disabled`, only once the passkey is right.
+        errors: [401, 403],
+        body: schemas.passkeyLogin,
+        response: responses.loginSession,
+        run: async (req) => ok(await accounts().passkeyLogin.verify(door, req.body, clientOf(req))),
+      }),
+    ),
     'POST /auth/passkeys/challenge/options': defineRoute({
       summary: 'Answer a login challenge with a passkey: WebAuthn request options',
       errors: [401],

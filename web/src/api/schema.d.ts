@@ -64,7 +64,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Administrators' login */
+    /** Administrators' login: a session, or a TOTP challenge */
     post: operations['postAdminAuthLogin'];
     delete?: never;
     options?: never;
