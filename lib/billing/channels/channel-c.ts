@@ -123,22 +123,25 @@ export function createChannelC(settings: ChannelCSettings) {
   }
 
   /**
-   * api.php?act=order (docs/PAYMENTS-GUIDE.md, "Reconciliation"). EPay V1 signs no answer: the merchant key
-   * in the query authenticates us and HTTPS the aggregator. The URL carries the key, so it is never logged
-   * and no error from here quotes it. The answer must name our pid and the order we asked about.
+   * One call to the aggregator's api.php: the text of its 2xx answer, or why there is none (unreachable, or
+   * another status) as an `unknown` verdict. The URL or body carries the key, so neither is ever logged and
+   * no error from here quotes them. Redirects are not followed: EPay's answers are unsigned, so only the
+   * configured host's own answer counts, never one it redirects to.
    */
-  async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
-    const query = new URLSearchParams({ act: 'order', pid, key, out_trade_no: outTradeNo });
-    let answerText: string;
+  async function callApi(
+    url: string,
+    init: RequestInit = {},
+  ): Promise<{ text: string } | Extract<QueryVerdict, { kind: 'unknown' }>> {
     let status: number;
+    let text: string;
     try {
-      const response = await fetch(`${queryUrl}?${query.toString()}`, {
+      const response = await fetch(url, {
+        ...init,
         signal: AbortSignal.timeout(timeoutMs),
-        // The answer is unsigned: only the configured host's own answer counts, never one it redirects to.
         redirect: 'manual',
       });
       status = response.status;
-      answerText = await response.text();
+      text = await response.text();
     } catch (error) {
       return {
         kind: 'unknown',
@@ -148,7 +151,19 @@ export function createChannelC(settings: ChannelCSettings) {
     }
     if (status < 200 || status >= 300)
       return { kind: 'unknown', reason: 'http_status', detail: String(status) };
-    return readQueryAnswer(outTradeNo, answerText);
+    return { text };
+  }
+
+  /**
+   * api.php?act=order (docs/PAYMENTS-GUIDE.md, "Reconciliation"). EPay V1 signs no answer: the merchant key
+   * in the query authenticates us and HTTPS the aggregator. The URL carries the key, so it is never logged
+   * and no error from here quotes it. The answer must name our pid and the order we asked about.
+   */
+  async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
+    const query = new URLSearchParams({ act: 'order', pid, key, out_trade_no: outTradeNo });
+    const answered = await callApi(`${queryUrl}?${query.toString()}`);
+    if ('kind' in answered) return answered;
+    return readQueryAnswer(outTradeNo, answered.text);
   }
 
   function readQueryAnswer(outTradeNo: string, answerText: string): QueryVerdict {
@@ -187,28 +202,13 @@ export function createChannelC(settings: ChannelCSettings) {
       out_trade_no: input.outTradeNo,
       money: centsToYuan(input.amountCents),
     });
-    let answerText: string;
-    let status: number;
-    try {
-      const response = await fetch(`${queryUrl}?act=refund`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: body.toString(),
-        signal: AbortSignal.timeout(timeoutMs),
-        redirect: 'manual',
-      });
-      status = response.status;
-      answerText = await response.text();
-    } catch (error) {
-      return {
-        kind: 'unknown',
-        reason: 'unreachable',
-        detail: error instanceof Error ? error.name : 'error',
-      };
-    }
-    if (status < 200 || status >= 300)
-      return { kind: 'unknown', reason: 'http_status', detail: String(status) };
-    const answer = parseJsonObject(answerText);
+    const answered = await callApi(`${queryUrl}?act=refund`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: body.toString(),
+    });
+    if ('kind' in answered) return answered;
+    const answer = parseJsonObject(answered.text);
     if (!answer) return { kind: 'unknown', reason: 'malformed' };
     if (String(answer.code) === '1') return { kind: 'succeeded' };
     return { kind: 'refused', detail: `code ${String(answer.code)}` };
