@@ -1,0 +1,322 @@
+// The files grid of My files, an album, the gallery and moderation: dense thumbnail tiles (the name on
+// hover or focus), a tap or Enter opens the lightbox, a corner checkbox selects, and a bar of bulk actions
+// over the selection (visibility, album, delete; in moderation make unlisted and take down), each calling
+// the per-file API a few requests at a time and saying what came of it.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { api, call } from './api/client.ts';
+import { describeOutcome, runBulk } from './bulk.ts';
+import { type GridFile, PERMISSION_HINT, Thumbnail } from './file-links.tsx';
+import { type AlbumChoice, type GridMode, Lightbox } from './lightbox.tsx';
+import { CardGrid, copyText, FormError, Status } from './ui.tsx';
+
+export type { AlbumChoice, GridMode } from './lightbox.tsx';
+
+/** A `usePages` list (ui.tsx). */
+export interface FileList<T extends GridFile> {
+  data?: unknown;
+  error: string;
+  items: T[];
+  more?: (() => void) | undefined;
+  refresh: () => void;
+}
+
+const tileId = (id: string) => `tile-${id}`;
+
+export function FileGrid<T extends GridFile>({
+  list,
+  label,
+  mode,
+  empty,
+  hint,
+  albums,
+  onChanged = list.refresh,
+  onOwner,
+}: {
+  list: FileList<T>;
+  label: string;
+  mode: GridMode;
+  empty: string;
+  hint?: ComponentChildren;
+  /** The caller's albums: the lightbox and the bulk bar then move files into one, or out of theirs. */
+  albums?: AlbumChoice[] | undefined;
+  onChanged?: () => unknown;
+  /** Moderation: show only this owner's files. */
+  onOwner?: (ownerId: string) => void;
+}) {
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [openId, setOpenId] = useState<string | null>(null);
+  const [status, setStatus] = useState({ message: '', error: '' });
+  const items = list.items;
+  const selectable = mode !== 'gallery';
+  const chosen = items.filter((file) => selected.has(file.id));
+  const openIndex = openId === null ? -1 : items.findIndex((file) => file.id === openId);
+
+  const toggle = (id: string, on: boolean) =>
+    setSelected((current) => {
+      const next = new Set(current);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  const close = () => {
+    const id = openId;
+    setOpenId(null);
+    // Focus goes back to the tile the lightbox was opened from.
+    if (id) requestAnimationFrame(() => document.getElementById(tileId(id))?.focus());
+  };
+  const bulk = async (work: (file: T) => Promise<unknown>, verb: string) => {
+    setStatus({ message: '', error: '' });
+    const outcome = await runBulk(chosen, work);
+    setSelected(new Set(outcome.failures.map((failure) => failure.file.id)));
+    setStatus(describeOutcome(outcome, verb));
+    await onChanged();
+  };
+
+  return (
+    <div class="file-grid-wrap">
+      {selectable && items.length > 0 && (
+        <SelectAll
+          count={items.length}
+          chosen={chosen.length}
+          onChange={(on) => setSelected(new Set(on ? items.map((file) => file.id) : []))}
+        />
+      )}
+      {selectable && chosen.length > 0 && (
+        <SelectionBar
+          count={chosen.length}
+          mode={mode}
+          albums={albums}
+          onBulk={bulk}
+          onClear={() => setSelected(new Set())}
+        />
+      )}
+      {status.message && <Status message={status.message} />}
+      {status.error && <FormError message={status.error} />}
+      <CardGrid list={list} label={label} empty={empty} hint={hint} className="file-grid">
+        {(file) => (
+          <li key={file.id} class={`tile${selected.has(file.id) ? ' selected' : ''}`}>
+            <button
+              type="button"
+              id={tileId(file.id)}
+              class="tile-open"
+              aria-haspopup="dialog"
+              onClick={() => setOpenId(file.id)}
+            >
+              <Thumbnail file={file} />
+              <span class="tile-name" aria-hidden="true">
+                {file.original_name}
+              </span>
+            </button>
+            {selectable && (
+              <label class="tile-check">
+                <input
+                  type="checkbox"
+                  checked={selected.has(file.id)}
+                  aria-label={`Select ${file.original_name}`}
+                  onChange={(event) => toggle(file.id, (event.target as HTMLInputElement).checked)}
+                />
+              </label>
+            )}
+            <div class="tile-actions">
+              <button
+                type="button"
+                class="tile-action"
+                onClick={async () =>
+                  setStatus({
+                    message: (await copyText(file.url))
+                      ? `Link of ${file.original_name} copied`
+                      : `Open ${file.original_name} to select its link and copy it`,
+                    error: '',
+                  })
+                }
+              >
+                Copy link<span class="visually-hidden"> of {file.original_name}</span>
+              </button>
+            </div>
+            {mode === 'admin' && file.owner_id && (
+              <p class="tile-owner">
+                {onOwner ? (
+                  <button type="button" class="link" onClick={() => onOwner(file.owner_id!)}>
+                    <span class="visually-hidden">Show only files of </span>
+                    {file.owner_username ?? file.owner_id}
+                  </button>
+                ) : (
+                  (file.owner_username ?? file.owner_id)
+                )}
+              </p>
+            )}
+          </li>
+        )}
+      </CardGrid>
+      {openIndex >= 0 && (
+        <Lightbox
+          files={items}
+          index={openIndex}
+          mode={mode}
+          albums={albums}
+          onIndex={(index) => setOpenId(items[index]?.id ?? null)}
+          onClose={close}
+          onChanged={onChanged}
+          onRemoved={(message) => {
+            setOpenId(null);
+            setStatus({ message, error: '' });
+          }}
+          onOwner={
+            onOwner &&
+            ((ownerId) => {
+              setOpenId(null);
+              onOwner(ownerId);
+            })
+          }
+        />
+      )}
+    </div>
+  );
+}
+
+function SelectAll({
+  count,
+  chosen,
+  onChange,
+}: {
+  count: number;
+  chosen: number;
+  onChange: (on: boolean) => void;
+}) {
+  const box = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (box.current) box.current.indeterminate = chosen > 0 && chosen < count;
+  }, [chosen, count]);
+  return (
+    <label class="check select-all">
+      <input
+        ref={box}
+        type="checkbox"
+        checked={chosen === count}
+        onChange={(event) => onChange((event.target as HTMLInputElement).checked)}
+      />
+      Select all on this page
+    </label>
+  );
+}
+
+/** The bar over a selection: how many, and what can be done to all of them at once. */
+function SelectionBar<T extends GridFile>({
+  count,
+  mode,
+  albums,
+  onBulk,
+  onClear,
+}: {
+  count: number;
+  mode: GridMode;
+  albums?: AlbumChoice[] | undefined;
+  onBulk: (work: (file: T) => Promise<unknown>, verb: string) => Promise<void>;
+  onClear: () => void;
+}) {
+  const id = useId();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [album, setAlbum] = useState('');
+  const admin = mode === 'admin';
+  const run = async (work: (file: T) => Promise<unknown>, verb: string) => {
+    setBusy(true);
+    setConfirming(false);
+    await onBulk(work, verb);
+    setBusy(false);
+  };
+  const setPermission = (permission: 'private' | 'public') =>
+    run(
+      (file) =>
+        call(
+          admin
+            ? api.PATCH('/api/v1/admin/files/{id}', {
+                params: { path: { id: file.id } },
+                body: { permission },
+              })
+            : api.PATCH('/api/v1/files/{id}', { params: { path: { id: file.id } }, body: { permission } }),
+        ),
+      'updated',
+    );
+  const remove = () =>
+    run(
+      (file) =>
+        call(
+          admin
+            ? api.DELETE('/api/v1/admin/files/{id}', { params: { path: { id: file.id } } })
+            : api.DELETE('/api/v1/files/{id}', { params: { path: { id: file.id } } }),
+        ),
+      admin ? 'taken down' : 'deleted',
+    );
+  const move = () =>
+    run(
+      (file) =>
+        call(
+          api.PATCH('/api/v1/files/{id}', {
+            params: { path: { id: file.id } },
+            body: { album_id: album || null },
+          }),
+        ),
+      'moved',
+    );
+  const files = count === 1 ? '1 file' : `${count} files`;
+
+  return (
+    <section class="selection-bar" aria-label="Selection" aria-busy={busy}>
+      <p class="selection-count" role="status">
+        {count} selected
+      </p>
+      <div class="actions">
+        <button type="button" class="secondary" disabled={busy} onClick={() => setPermission('private')}>
+          Make unlisted
+        </button>
+        {!admin && (
+          <button type="button" class="secondary" disabled={busy} onClick={() => setPermission('public')}>
+            Make public
+          </button>
+        )}
+        {!admin && albums && (
+          <span class="bulk-move">
+            <label for={`${id}-album`} class="visually-hidden">
+              Move to album
+            </label>
+            <select
+              id={`${id}-album`}
+              value={album}
+              onChange={(event) => setAlbum((event.target as HTMLSelectElement).value)}
+            >
+              <option value="">No album (take out)</option>
+              {albums.map((choice) => (
+                <option key={choice.id} value={choice.id}>
+                  {choice.name}
+                </option>
+              ))}
+            </select>
+            <button type="button" class="secondary" disabled={busy} onClick={move}>
+              Move
+            </button>
+          </span>
+        )}
+        {confirming ? (
+          <>
+            <button type="button" class="danger" disabled={busy} onClick={remove}>
+              {admin ? 'Take down' : 'Delete'} {files} for good
+            </button>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </>
+        ) : (
+          <button type="button" class="secondary" disabled={busy} onClick={() => setConfirming(true)}>
+            {admin ? 'Take down…' : 'Delete…'}
+          </button>
+        )}
+        <button type="button" class="link" onClick={onClear}>
+          Clear selection
+        </button>
+      </div>
+      <p class="hint">{PERMISSION_HINT}</p>
+    </section>
+  );
+}
