@@ -1,17 +1,17 @@
 // Bulk actions over selected files: the per-file API called a few at a time, and one sentence of what came
-// of it (how many went through, and each failure by the file's name and the API's words).
-import { errorText } from './ui.tsx';
+// of it (how many went through, and each failure by the file's name and the API's words). No imports, so
+// the rule is tested without a browser (test/unit/web-bulk.test.ts).
 
 /** How many requests a bulk action keeps in flight at once. */
 export const BULK_CONCURRENCY = 4;
 
-export interface BulkOutcome<T = { original_name: string }> {
+export interface BulkOutcome<T> {
   done: number;
-  failures: { file: T; reason: string }[];
+  failures: { file: T; error: unknown }[];
 }
 
-/** Runs `work` on every file, at most `limit` at a time; never throws (failures are collected). */
-export async function runBulk<T extends { original_name: string }>(
+/** Runs `work` on every file, at most `limit` at a time; never throws (failures are collected in order). */
+export async function runBulk<T>(
   files: T[],
   work: (file: T) => Promise<unknown>,
   limit = BULK_CONCURRENCY,
@@ -25,8 +25,8 @@ export async function runBulk<T extends { original_name: string }>(
       try {
         await work(file);
         done++;
-      } catch (caught) {
-        failures.push({ file, reason: errorText(caught) });
+      } catch (error) {
+        failures.push({ file, error });
       }
     }
   };
@@ -35,15 +35,14 @@ export async function runBulk<T extends { original_name: string }>(
 }
 
 /** "3 updated" and, when some failed, "Not done: a.png (reason); b.png (reason)". */
-export function describeOutcome(
-  outcome: BulkOutcome<{ original_name: string }>,
+export function describeOutcome<T extends { original_name: string }>(
+  outcome: BulkOutcome<T>,
   verb: string,
+  reasonOf: (error: unknown) => string,
 ): { message: string; error: string } {
+  const failed = outcome.failures.map(({ file, error }) => `${file.original_name} (${reasonOf(error)})`);
   return {
     message: `${outcome.done} ${verb}`,
-    error:
-      outcome.failures.length === 0
-        ? ''
-        : `Not done: ${outcome.failures.map((failure) => `${failure.file.original_name} (${failure.reason})`).join('; ')}`,
+    error: failed.length === 0 ? '' : `Not done: ${failed.join('; ')}`,
   };
 }

@@ -8,7 +8,7 @@ import { api, call } from './api/client.ts';
 import { describeOutcome, runBulk } from './bulk.ts';
 import { type GridFile, PERMISSION_HINT, Thumbnail } from './file-links.tsx';
 import { type AlbumChoice, type GridMode, Lightbox } from './lightbox.tsx';
-import { CardGrid, copyText, FormError, Status } from './ui.tsx';
+import { CardGrid, copyText, errorText, FormError, Status } from './ui.tsx';
 
 export type { AlbumChoice, GridMode } from './lightbox.tsx';
 
@@ -69,7 +69,7 @@ export function FileGrid<T extends GridFile>({
     setStatus({ message: '', error: '' });
     const outcome = await runBulk(chosen, work);
     setSelected(new Set(outcome.failures.map((failure) => failure.file.id)));
-    setStatus(describeOutcome(outcome, verb));
+    setStatus(describeOutcome(outcome, verb, errorText));
     await onChanged();
   };
 
