@@ -51,6 +51,10 @@ export function FileGrid<T extends GridFile>({
   const selectable = mode !== 'gallery';
   const chosen = items.filter((file) => selected.has(file.id));
   const openIndex = openId === null ? -1 : items.findIndex((file) => file.id === openId);
+  // A file that left the list (moved out of this album, deleted elsewhere) closes its lightbox for good.
+  useEffect(() => {
+    if (openId !== null && openIndex < 0) setOpenId(null);
+  }, [openId, openIndex]);
 
   const toggle = (id: string, on: boolean) =>
     setSelected((current) => {
@@ -74,7 +78,7 @@ export function FileGrid<T extends GridFile>({
   };
 
   return (
-    <div class="file-grid-wrap">
+    <div class={chosen.length > 0 ? 'file-grid-wrap selecting' : 'file-grid-wrap'}>
       {selectable && items.length > 0 && (
         <SelectAll
           count={items.length}

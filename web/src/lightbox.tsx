@@ -13,6 +13,7 @@ import {
   PERMISSION_LABELS,
 } from './file-links.tsx';
 import { ShareForm } from './pages/shares.tsx';
+import { session } from './session.ts';
 import { copyText, formatBytes, formatTime } from './ui.tsx';
 
 /** Whose grid: the owner's (every control), the back office's (owner, visibility, take down), the gallery's. */
@@ -47,7 +48,14 @@ export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...res
   useEffect(() => {
     const shown = dialog.current;
     if (shown && !shown.open) shown.showModal();
-    return () => shown?.close();
+    // A modal dialog makes the rest of the page inert, the login dialog of an ended session included.
+    const unsubscribe = session.subscribe(() => {
+      if (session.expired()) onClose();
+    });
+    return () => {
+      unsubscribe();
+      shown?.close();
+    };
   }, []);
   const go = (step: number) => onIndex((index + step + files.length) % files.length);
   const onKeyDown = (event: KeyboardEvent) => {
