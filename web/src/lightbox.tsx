@@ -40,7 +40,8 @@ export interface LightboxProps {
   onOwner?: ((ownerId: string) => void) | undefined;
 }
 
-const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'SUMMARY']);
+/** Where the arrow keys are the control's own (a select's options, a text's caret). */
+const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
 
 export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...rest }: LightboxProps) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -59,7 +60,6 @@ export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...res
   }, []);
   const go = (step: number) => onIndex((index + step + files.length) % files.length);
   const onKeyDown = (event: KeyboardEvent) => {
-    // Arrows in a field or on a control are that control's (a select's options, a text's caret).
     if (EDITABLE.has((event.target as HTMLElement).tagName)) return;
     if (event.key === 'ArrowRight' || event.key === 'ArrowLeft') {
       event.preventDefault();
@@ -81,7 +81,8 @@ export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...res
     >
       <div class="lightbox-head">
         <h2 id="lightbox-title">{file.original_name}</h2>
-        <p class="meta">
+        <p class="meta" aria-live="polite">
+          <span class="visually-hidden">{file.original_name}, </span>
           {index + 1} of {files.length}
         </p>
         <button type="button" class="secondary" onClick={onClose}>

@@ -1,5 +1,6 @@
 // The console's files grid in a real Chromium against `npm start`: the lightbox opened by a click and by
-// Enter on a tile, arrowed to the next file, its Markdown link, Escape giving focus back to the tile; a
+// Enter on a tile, arrowed to the next file, its Markdown link, Escape giving focus back to the tile, and
+// read-only in the gallery; a
 // selection of two made unlisted, moved into an album and deleted in bulk (each checked through the API);
 // and moderation naming each file's owner, filtering by one owner and taking down in bulk. The grid, the
 // lightbox and the selection bar are screenshotted at 1280 and 360 px and checked with axe-core. Shares
@@ -111,7 +112,6 @@ describe('the files grid (npm start, Chromium)', () => {
     await checkPage('files-lightbox');
 
     // The arrow key goes to the next file (the grid's order: newest first), and the links follow it.
-    await lightbox().getByRole('heading', { name: 'blue.png' }).click();
     await page.keyboard.press('ArrowRight');
     await lightbox().getByRole('heading', { name: 'green.png' }).waitFor();
     const markdown = await lightbox().getByLabel('Markdown link of green.png').inputValue();
@@ -141,6 +141,23 @@ describe('the files grid (npm start, Chromium)', () => {
     await lightbox().getByRole('heading', { name: 'red.png' }).waitFor();
     await lightbox().getByRole('button', { name: 'Close' }).click();
     await poll(() => lightbox().count()).toBe(0);
+
+    // The gallery's grid is read-only: the links, no selection, no owner's controls.
+    await page.getByRole('link', { name: 'Gallery' }).click();
+    await heading('Public gallery');
+    await tile('blue.png', 'Public files').click();
+    await lightbox().getByLabel('URL link of blue.png').waitFor();
+    expect(await lightbox().getByLabel('Visibility').count()).toBe(0);
+    expect(
+      await lightbox()
+        .getByRole('button', { name: /Delete/ })
+        .count(),
+    ).toBe(0);
+    expect(await page.getByRole('checkbox').count()).toBe(0);
+    await checkPage('gallery-lightbox');
+    await page.keyboard.press('Escape');
+    await page.getByRole('link', { name: 'My files' }).click();
+    await heading('My files');
   }, 300_000);
 
   it('makes two selected files unlisted, moves them into an album, and deletes them, in bulk', async (context) => {
@@ -228,6 +245,12 @@ describe('the files grid (npm start, Chromium)', () => {
 
     await page.getByRole('button', { name: 'Clear filter' }).click();
     await grid('All files').getByRole('button', { name: 'theirs.png', exact: true }).waitFor();
+    // The filter offers the owners seen so far by name.
+    await page.getByLabel('Filter by owner').selectOption({ label: OTHER.username });
+    await grid(`Files of ${OTHER.username}`)
+      .getByRole('button', { name: 'theirs.png', exact: true })
+      .waitFor();
+    expect(await grid(`Files of ${OTHER.username}`).getByRole('img').count()).toBe(1);
     const admin = await adminToken();
     const listed = await apiCall('GET', '/api/v1/admin/files?limit=100', admin);
     expect(listed.data.items.find((item: Record) => item.original_name === 'theirs.png')).toMatchObject({
