@@ -1,10 +1,10 @@
 // The console's files grid in a real Chromium against `npm start`: the lightbox opened by a click and by
 // Enter on a tile, arrowed to the next file, its Markdown link, Escape giving focus back to the tile, and
-// read-only in the gallery; a
-// selection of two made unlisted, moved into an album and deleted in bulk (each checked through the API);
-// and moderation naming each file's owner, filtering by one owner and taking down in bulk. The grid, the
-// lightbox and the selection bar are screenshotted at 1280 and 360 px and checked with axe-core. Shares
-// harness.ts with the other journeys; skips itself, saying why, when Chromium is absent.
+// read-only in the gallery; a selection of two made unlisted, moved into an album and deleted in bulk (each
+// checked through the API); and moderation naming each file's owner, filtering by one owner and taking
+// down in bulk. The grid, the lightbox and the selection bar are screenshotted at 1280 and 360 px and
+// checked with axe-core. Shares harness.ts with the other journeys; skips itself, saying why, when
+// Chromium is absent.
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
 import { makePng } from '#test/support/images.ts';
