@@ -231,6 +231,8 @@ describe('the files grid (npm start, Chromium)', () => {
     // The lightbox names the owner too.
     await filtered.getByRole('button', { name: 'blue.png', exact: true }).click();
     await lightbox().getByText(`Owner: ${OWNER.username}`).waitFor();
+    expect(await lightbox().getByLabel('Album').count()).toBe(0);
+    await checkPage('moderation-lightbox');
     await lightbox().getByRole('button', { name: 'Close' }).click();
 
     await page.getByLabel('Select all on this page').check();
