@@ -1,8 +1,8 @@
 // The console's files grid in a real Chromium against `npm start`: the lightbox opened by a click and by
 // Enter on a tile, arrowed to the next file, its Markdown link, Escape giving focus back to the tile, and
 // read-only in the gallery; a selection of two made unlisted, moved into an album and deleted in bulk (each
-// checked through the API); and moderation naming each file's owner, filtering by one owner and taking
-// down in bulk. The grid, the lightbox and the selection bar are screenshotted at 1280 and 360 px and
+// checked through the API); and moderation naming each file's owner, filtering by one owner, taking
+// down in bulk and loading more pages. The grid, the lightbox and the selection bar are screenshotted at 1280 and 360 px and
 // checked with axe-core. Shares harness.ts with the other journeys; skips itself, saying why, when
 // Chromium is absent.
 import { describe, expect, it } from 'vitest';
@@ -258,6 +258,26 @@ describe('the files grid (npm start, Chromium)', () => {
     expect(listed.data.items.find((item: Record) => item.original_name === 'theirs.png')).toMatchObject({
       owner_username: OTHER.username,
     });
+  }, 180_000);
+
+  it('moderation pages on: "Load more" appends the next page of every file', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    // Sixty more (the console asks for 60 a page): with theirs.png, 61 in all.
+    const pending = Array.from({ length: 60 }, (_, index) => index);
+    const uploader = async () => {
+      for (let index = pending.shift(); index !== undefined; index = pending.shift()) {
+        await upload(otherToken, `more-${index}.png`, [index, 255 - index, 90], 'private');
+      }
+    };
+    await Promise.all([uploader(), uploader(), uploader()]);
+    await page.getByRole('button', { name: 'Clear filter' }).click();
+    const all = grid('All files');
+    await poll(() => all.getByRole('listitem').count()).toBe(60);
+
+    await page.getByRole('button', { name: 'Load more' }).click();
+
+    await poll(() => all.getByRole('listitem').count()).toBe(61);
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
   }, 180_000);
 
   it('ran under its Content-Security-Policy without a single violation', (context) => {
