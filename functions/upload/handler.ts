@@ -36,6 +36,14 @@ const usageResponse = z.object({
 
 const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
 const filePage = z.object({ items: z.array(uploadRecordSchema), next_cursor: z.nullable(z.string()) });
+/** The back office's listing: each record with its owner (the user's own listing names none). */
+const adminFileRecord = z.extend(uploadRecordSchema, {
+  owner_id: z.string().check(z.describe("The owner's account id (the `owner_id` filter takes it).")),
+  owner_username: z
+    .nullable(z.string())
+    .check(z.describe("The owner's username; null when the account no longer exists.")),
+});
+const adminFilePage = z.object({ items: z.array(adminFileRecord), next_cursor: z.nullable(z.string()) });
 const presignResponse = z.object({
   key: z.string(),
   url: z.url(),
@@ -189,9 +197,10 @@ export function createUploadHandler(
           ok(await uploadServices().deletions.delete(callerOf(request), request.params.id ?? '')),
       }),
       'GET /api/v1/admin/files': defineRoute({
-        summary: "Any account's files (`owner_id`), or every file, newest first (administrators).",
+        summary:
+          "Any account's files (`owner_id`), or every file, newest first, each naming its owner (`owner_id`, `owner_username`) (administrators).",
         query: adminFilesQuery,
-        response: filePage,
+        response: adminFilePage,
         run: async (request) => ok(await uploadServices().adminFiles.list(request.query)),
       }),
       'PATCH /api/v1/admin/files/{id}': defineRoute({

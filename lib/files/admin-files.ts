@@ -1,15 +1,13 @@
 // The back office's listing of files (docs/UPLOADS.md, back office): one owner's files through the `owner`
-// index, or every file newest first by reading the gallery's and the private files' shards as one listing.
+// index, or every file newest first by reading the gallery's and the private files' shards as one listing;
+// each item names its owner (id and username, the page's owners read in one batch).
 
+import { accountKey, fromAccountItem } from '#lib/accounts/repository.ts';
+import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards } from '#lib/platform/db/shards.ts';
 import type { Table } from '#lib/platform/db/table.ts';
-import {
-  type FileItem,
-  type FilePage,
-  type FileRepository,
-  GALLERY_LISTING,
-  PRIVATE_LISTING,
-} from './files.ts';
+import { type FileItem, type FileRepository, GALLERY_LISTING, PRIVATE_LISTING } from './files.ts';
+import type { UploadRecord } from './record.ts';
 
 export interface AdminListRequest {
   ownerId?: string | undefined;
@@ -17,13 +15,23 @@ export interface AdminListRequest {
   cursor?: string | undefined;
 }
 
+/** A file as the back office lists it: the record and its owner (username null once the account is gone). */
+export type AdminFileRecord = UploadRecord & { owner_id: string; owner_username: string | null };
+
 export class AdminFiles {
   constructor(private readonly deps: { table: Table; files: FileRepository }) {}
 
   /** Any owner's files newest first (an unknown owner's page is empty), or every file without one. */
-  async list(request: AdminListRequest): Promise<FilePage> {
+  async list(request: AdminListRequest): Promise<Page<AdminFileRecord>> {
     const { ownerId, limit, cursor } = request;
-    if (ownerId !== undefined) return this.deps.files.list(ownerId, { limit, ...(cursor ? { cursor } : {}) });
+    if (ownerId !== undefined) {
+      const page = await this.deps.files.list(ownerId, { limit, ...(cursor ? { cursor } : {}) });
+      const owners = page.items.length === 0 ? new Map() : await this.usernames([ownerId]);
+      return {
+        items: page.items.map((record) => withOwner(record, ownerId, owners)),
+        next_cursor: page.next_cursor,
+      };
+    }
     return this.listAll(limit, cursor);
   }
 
@@ -31,16 +39,38 @@ export class AdminFiles {
    * Both listings share one order (the sort key is the creation time and the id), so every shard of both
    * is read at once and merged; the cursor is one opaque string for all of them (a forged one is a 400).
    */
-  private async listAll(limit: number, cursor: string | undefined): Promise<FilePage> {
+  private async listAll(limit: number, cursor: string | undefined): Promise<Page<AdminFileRecord>> {
     const { files } = this.deps;
     const page = await readShards<FileItem>(
       this.deps.table,
       { index: 'listing', names: [GALLERY_LISTING, PRIVATE_LISTING], count: files.listingShards },
       { limit, cursor, order: 'newest-first' },
     );
+    const items = await files.fullItems(page.items);
+    const [records, owners] = await Promise.all([
+      files.records(items),
+      this.usernames(items.map((item) => item.owner_id)),
+    ]);
     return {
-      items: await files.records(await files.fullItems(page.items)),
+      items: records.map((record, index) => withOwner(record, items[index]!.owner_id, owners)),
       next_cursor: page.next_cursor,
     };
   }
+
+  /** The usernames of these accounts (a page holds at most 100 owners: one batch read). */
+  private async usernames(ids: string[]): Promise<Map<string, string>> {
+    const distinct = [...new Set(ids)];
+    if (distinct.length === 0) return new Map();
+    const found = await this.deps.table.getMany(distinct.map(accountKey));
+    const names = new Map<string, string>();
+    distinct.forEach((id, index) => {
+      const account = fromAccountItem(found[index]);
+      if (account) names.set(id, account.username);
+    });
+    return names;
+  }
+}
+
+function withOwner(record: UploadRecord, ownerId: string, owners: Map<string, string>): AdminFileRecord {
+  return { ...record, owner_id: ownerId, owner_username: owners.get(ownerId) ?? null };
 }

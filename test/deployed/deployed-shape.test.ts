@@ -642,7 +642,7 @@ describe('the deployed shape', () => {
     expect(stack.errorLog('reminders')).toBe('');
   });
 
-  it("takes a back-office takedown out of the distribution in the takedowns worker's next batch", async () => {
+  it("lists a file with its owner in the back office, and takes its takedown out of the distribution in the takedowns worker's next batch", async () => {
     const { body, contentType } = buildMultipart([
       { name: 'file', filename: 'taken.png', contentType: 'image/png', data: makePng(2, 2, randomRgb()) },
     ]);
@@ -656,6 +656,15 @@ describe('the deployed shape', () => {
     const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
     await stack.invokeWorker('takedowns', scheduled);
     const before = stack.cloudfront.invalidations.length;
+    // The back office lists every file naming its owner: the owners' accounts read in one batch.
+    const listed = expectOk(
+      await stack.api('GET', '/api/v1/admin/files?limit=5', { headers: json(state.admin) }),
+    );
+    expect(
+      (listed.json.data as { items: { id: string }[] }).items.find((item) => item.id === id),
+    ).toMatchObject({
+      owner_username: state.user.username,
+    });
 
     expectOk(await stack.api('DELETE', `/api/v1/admin/files/${id}`, { headers: json(state.admin) }));
     const afterDelete = stack.cloudfront.invalidations.length;

@@ -186,12 +186,15 @@ export function CardGrid<T>({
   label,
   empty,
   hint,
+  className,
   children,
 }: {
-  list: { data?: unknown; error: string; items: T[]; more?: () => void };
+  list: { data?: unknown; error: string; items: T[]; more?: (() => void) | undefined };
   label: string;
   empty: string;
   hint?: ComponentChildren;
+  /** A further class of the list (the files grid's `file-grid`: denser tiles, square placeholders). */
+  className?: string;
   children: (item: T) => ComponentChildren;
 }) {
   const phase = listPhase(list, list.items.length);
@@ -204,7 +207,7 @@ export function CardGrid<T>({
           Loading…
         </p>
       )}
-      <ul class="grid" aria-label={label} aria-busy={phase === 'loading'}>
+      <ul class={className ? `grid ${className}` : 'grid'} aria-label={label} aria-busy={phase === 'loading'}>
         {phase === 'loading'
           ? Array.from({ length: 6 }, (_, index) => (
               <li key={index} class="card skeleton-card" aria-hidden="true" />

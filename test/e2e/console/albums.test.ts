@@ -64,33 +64,42 @@ describe('albums and share links in the console (npm start, Chromium)', () => {
       buffer: makePng(64, 40, [30, 140, 220]),
     });
     const grid = page.getByRole('list', { name: 'Files of album Seaside' });
-    const card = grid.locator('li.card', { has: page.getByRole('heading', { name: 'beach.png' }) });
-    await card.waitFor();
-    expect(await card.getByLabel('Album').inputValue()).toMatch(/^[0-9a-f-]{36}$/);
+    // The file's lightbox names its album.
+    await grid.getByRole('button', { name: 'beach.png', exact: true }).click();
+    expect(await page.getByRole('dialog').getByLabel('Album').inputValue()).toMatch(/^[0-9a-f-]{36}$/);
+    await page.keyboard.press('Escape');
+    await poll(() => page.getByRole('dialog').count()).toBe(0);
     const token = await consoleSessionToken();
     const albums = await apiCall('GET', '/api/v1/albums', token);
     expect(albums.data.items).toMatchObject([{ name: 'Seaside', file_count: 1 }]);
     await checkPage('album');
   }, 180_000);
 
-  it('moves a file out of the album and back from its card', async (context) => {
+  it('moves a file out of the album and back from its lightbox', async (context) => {
     if (MISSING) context.skip(MISSING);
     const grid = page.getByRole('list', { name: 'Files of album Seaside' });
-    const card = grid.locator('li.card', { has: page.getByRole('heading', { name: 'beach.png' }) });
-    await card.getByLabel('Album').selectOption({ label: 'No album' });
+    await grid.getByRole('button', { name: 'beach.png', exact: true }).click();
+    await page.getByRole('dialog').getByLabel('Album').selectOption({ label: 'No album' });
+    // Out of the album, the file leaves its grid, and its lightbox closes.
     await page.getByText('No files in this album yet.').waitFor();
+    await poll(() => page.getByRole('dialog').count()).toBe(0);
 
     await page.getByRole('link', { name: 'My files' }).click();
     await heading('My files');
-    const mine = page.locator('li.card', { has: page.getByRole('heading', { name: 'beach.png' }) });
-    await mine.getByLabel('Album').selectOption({ label: 'Seaside' });
-    await page.getByRole('status').filter({ hasText: 'Moved to Seaside' }).waitFor();
+    await page
+      .getByRole('list', { name: 'My files' })
+      .getByRole('button', { name: 'beach.png', exact: true })
+      .click();
+    const lightbox = page.getByRole('dialog');
+    await lightbox.getByLabel('Album').selectOption({ label: 'Seaside' });
+    await lightbox.getByRole('status').filter({ hasText: 'Moved to Seaside' }).waitFor();
+    await lightbox.getByRole('button', { name: 'Close' }).click();
     await page.getByRole('link', { name: 'Albums', exact: true }).click();
     await page.getByRole('link', { name: 'Seaside' }).click();
     await heading('Album Seaside');
     await page
       .getByRole('list', { name: 'Files of album Seaside' })
-      .getByRole('heading', { name: 'beach.png' })
+      .getByRole('button', { name: 'beach.png', exact: true })
       .waitFor();
   }, 120_000);
 
@@ -176,11 +185,15 @@ describe('albums and share links in the console (npm start, Chromium)', () => {
     expect(opened.status).toBe(410);
   }, 60_000);
 
-  it('shares one file from its card', async (context) => {
+  it('shares one file from its lightbox', async (context) => {
     if (MISSING) context.skip(MISSING);
     await page.getByRole('link', { name: 'My files' }).click();
     await heading('My files');
-    const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'beach.png' }) });
+    await page
+      .getByRole('list', { name: 'My files' })
+      .getByRole('button', { name: 'beach.png', exact: true })
+      .click();
+    const card = page.getByRole('dialog');
     await card.getByText('Share…').click();
     const form = card.getByRole('region', { name: 'Share beach.png' });
     await form.getByRole('button', { name: 'Create share link' }).click();
@@ -190,6 +203,7 @@ describe('albums and share links in the console (npm start, Chromium)', () => {
     expect(opened.status).toBe(200);
     expect(opened.data.album).toBeNull();
     await checkPage('file-share');
+    await page.keyboard.press('Escape');
     expect(policyViolations).toEqual([]);
   }, 60_000);
 });

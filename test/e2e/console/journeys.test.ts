@@ -104,7 +104,8 @@ describe('web console journeys (npm start, Chromium)', () => {
       mimeType: 'image/png',
       buffer: makePng(64, 48, [200, 80, 40]),
     });
-    const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'cat.png' }) });
+    const grid = page.getByRole('list', { name: 'My files' });
+    const card = grid.getByRole('button', { name: 'cat.png', exact: true });
     await card.waitFor();
     // The thumbnail is the stored image's rendition (never enlarged, so as wide), decoded by the browser.
     const thumbnail = card.getByRole('img', { name: 'cat.png' });
@@ -118,7 +119,7 @@ describe('web console journeys (npm start, Chromium)', () => {
       mimeType: 'image/png',
       buffer: largePng(4.5 * 1024 * 1024),
     });
-    const large = page.locator('li.card', { has: page.getByRole('heading', { name: 'large.png' }) });
+    const large = grid.getByRole('button', { name: 'large.png', exact: true });
     await large.waitFor();
     await poll(() =>
       large
@@ -159,19 +160,23 @@ describe('web console journeys (npm start, Chromium)', () => {
       [dropBytes, pasteBytes] as const,
     );
     for (const name of ['dropped.png', 'pasted.png']) {
-      await page.locator('li.card', { has: page.getByRole('heading', { name }) }).waitFor();
+      await grid.getByRole('button', { name, exact: true }).waitFor();
     }
 
-    await card.getByLabel('Link as').selectOption('Markdown');
-    const markdown = await card.getByLabel('Markdown link of cat.png').inputValue();
+    // The file's lightbox: its links in each format, and who can see it.
+    await card.click();
+    const lightbox = page.getByRole('dialog');
+    const markdown = await lightbox.getByLabel('Markdown link of cat.png').inputValue();
     expect(markdown).toMatch(
       new RegExp(`^!\\[cat\\.png\\]\\(${service.url}/i/\\d{4}/\\d{2}/\\d{2}/[^)]+\\.png\\)$`),
     );
-    await card.getByLabel('Link as').selectOption('BBCode');
-    expect(await card.getByLabel('BBCode link of cat.png').inputValue()).toMatch(/^\[img\]http.*\[\/img\]$/);
+    expect(await lightbox.getByLabel('BBCode link of cat.png').inputValue()).toMatch(
+      /^\[img\]http.*\[\/img\]$/,
+    );
 
-    await card.getByLabel('Permission').selectOption('public');
-    await page.getByText('Now public').waitFor();
+    await lightbox.getByLabel('Visibility').selectOption('public');
+    await lightbox.getByText('Now public (in the gallery)').waitFor();
+    await page.keyboard.press('Escape');
     await checkPage('files');
 
     await page.getByRole('link', { name: 'Gallery' }).click();

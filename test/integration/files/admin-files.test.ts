@@ -26,6 +26,8 @@ interface FilePage {
   next_cursor: string | null;
 }
 
+type AdminRecord = UploadRecord & { owner_id: string; owner_username: string | null };
+
 interface Usage {
   used_bytes: number;
   file_count: number;
@@ -82,6 +84,35 @@ describe('GET /api/v1/admin/files', () => {
     expect(ours).toEqual([third.id, second.id, first.id]);
     const times = everything.map((item) => item.created_at);
     expect([...times].sort().reverse()).toEqual(times);
+  });
+
+  it("names each file's owner (id and username) for two owners, and the owner_id filter keeps only one", async () => {
+    const [frank, grace] = await Promise.all([createTestAccount(), createTestAccount()]);
+    const franks = await upload(frank, 'public');
+    const graces = await upload(grace, 'private');
+    const franksSecond = await upload(frank, 'private');
+
+    const everything = (await adminPages({}, 100)).flat();
+    const filtered = (await adminPages({ owner_id: grace.account.id }, 100)).flat();
+    const own = await callUpload<FilePage>({ path: '/api/v1/files', headers: frank.headers });
+
+    const ownerOf = (id: string) => {
+      const item = everything.find((candidate) => candidate.id === id) as AdminRecord | undefined;
+      return item && { owner_id: item.owner_id, owner_username: item.owner_username };
+    };
+    const frankOwner = { owner_id: frank.account.id, owner_username: frank.account.username };
+    expect(ownerOf(franks.id)).toEqual(frankOwner);
+    expect(ownerOf(franksSecond.id)).toEqual(frankOwner);
+    expect(ownerOf(graces.id)).toEqual({
+      owner_id: grace.account.id,
+      owner_username: grace.account.username,
+    });
+    expect(filtered).toEqual([
+      { ...graces, owner_id: grace.account.id, owner_username: grace.account.username },
+    ]);
+    // The owner's own listing names nobody: it is all theirs.
+    expect(own.body.data.items[0]).not.toHaveProperty('owner_id');
+    expect(own.body.data.items[0]).not.toHaveProperty('owner_username');
   });
 
   it('answers an empty page for an unknown owner, 400 for a forged cursor, 403 to a user', async () => {

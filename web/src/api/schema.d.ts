@@ -860,7 +860,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Any account's files (`owner_id`), or every file, newest first (administrators).
+     * Any account's files (`owner_id`), or every file, newest first, each naming its owner (`owner_id`, `owner_username`) (administrators).
      * @description An administrator session; a user session is 403.
      */
     get: operations['getApiV1AdminFiles'];
@@ -7252,6 +7252,10 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                /** @description The owner's account id (the `owner_id` filter takes it). */
+                owner_id: string;
+                /** @description The owner's username; null when the account no longer exists. */
+                owner_username: string | null;
               }[];
               next_cursor: string | null;
             };

@@ -1,16 +1,106 @@
-// The back office's files moderation: every account's files, each with the owner's own controls
-// (permission, delete) acting through the administrator's API.
+// The back office's files moderation: every account's files in the files grid, each with its owner; a
+// filter by owner (`#/admin/files?owner_id=…`, the API's `?owner_id=`), the lightbox's visibility and take
+// down, and bulk make unlisted and take down.
+import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
-import { CardGrid, Page, usePages } from '../ui.tsx';
-import { FileCard } from './files.tsx';
+import { FileGrid } from '../file-grid.tsx';
+import { navigate, routeParam, useRoute } from '../router.ts';
+import { Page, usePages } from '../ui.tsx';
+
+/** Owners seen on the pages loaded so far (id -> username), offered by the filter. */
+const seenOwners = new Map<string, string>();
 
 export function AdminFiles() {
-  const files = usePages(() => call(api.GET('/api/v1/admin/files', { params: { query: { limit: '60' } } })));
+  const ownerId = routeParam(useRoute(), 'owner_id');
+  // Counts the pages loaded, so the filter offers the owners they named.
+  const [, setLoaded] = useState(0);
   return (
     <Page title="Files moderation">
-      <CardGrid list={{ ...files, more: undefined }} label="All files" empty="No files.">
-        {(file) => <FileCard key={file.id} file={file} admin onChange={files.refresh} />}
-      </CardGrid>
+      <OwnerFilter ownerId={ownerId} />
+      <ModerationGrid
+        key={ownerId ?? ''}
+        ownerId={ownerId}
+        onLoaded={() => setLoaded((count) => count + 1)}
+      />
     </Page>
+  );
+}
+
+const filterBy = (ownerId: string | undefined) =>
+  navigate(ownerId ? `/admin/files?owner_id=${encodeURIComponent(ownerId)}` : '/admin/files');
+
+function OwnerFilter({ ownerId }: { ownerId: string | undefined }) {
+  const [typed, setTyped] = useState('');
+  const owners = [...seenOwners].sort((a, b) => a[1].localeCompare(b[1]));
+  return (
+    <form
+      class="inline owner-filter"
+      onSubmit={(event) => {
+        event.preventDefault();
+        filterBy(typed.trim() || undefined);
+        setTyped('');
+      }}
+    >
+      <div class="field">
+        <label for="owner-filter">Filter by owner</label>
+        <select
+          id="owner-filter"
+          value={ownerId ?? ''}
+          onChange={(event) => filterBy((event.target as HTMLSelectElement).value || undefined)}
+        >
+          <option value="">All owners</option>
+          {ownerId && !seenOwners.has(ownerId) && <option value={ownerId}>{ownerId}</option>}
+          {owners.map(([id, username]) => (
+            <option key={id} value={id}>
+              {username}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="owner-id">Or an account id</label>
+        <input
+          id="owner-id"
+          maxLength={128}
+          value={typed}
+          onInput={(event) => setTyped((event.target as HTMLInputElement).value)}
+        />
+      </div>
+      <button type="submit" class="secondary">
+        Filter
+      </button>
+      {ownerId && (
+        <button type="button" class="link" onClick={() => filterBy(undefined)}>
+          Clear filter
+        </button>
+      )}
+    </form>
+  );
+}
+
+function ModerationGrid({ ownerId, onLoaded }: { ownerId: string | undefined; onLoaded: () => void }) {
+  const files = usePages(async (cursor) => {
+    const page = await call(
+      api.GET('/api/v1/admin/files', {
+        params: {
+          query: { limit: '60', ...(ownerId ? { owner_id: ownerId } : {}), ...(cursor ? { cursor } : {}) },
+        },
+      }),
+    );
+    for (const item of page.items) {
+      if (item.owner_username) seenOwners.set(item.owner_id, item.owner_username);
+    }
+    onLoaded();
+    return page;
+  });
+  const owner = ownerId && seenOwners.get(ownerId);
+  return (
+    <FileGrid
+      list={files}
+      label={ownerId ? `Files of ${owner ?? ownerId}` : 'All files'}
+      mode="admin"
+      empty={ownerId ? 'This owner has no files.' : 'No files.'}
+      onOwner={(id) => filterBy(id)}
+    />
   );
 }

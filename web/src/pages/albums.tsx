@@ -1,11 +1,13 @@
 // Albums (docs/DESIGN.md 16): create, list, and one album's page (#/albums?id=…): rename, upload into it,
-// its files (moved in and out from their cards), share it, delete it (its files stay).
+// its files (the files grid: moved in and out from the lightbox or the selection bar), share it, delete it
+// (its files stay).
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call } from '../api/client.ts';
+import { FileGrid } from '../file-grid.tsx';
 import { Field, Submit, useForm } from '../form.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
-import { CardGrid, DataTable, FormError, formatTime, Page, useLoad, usePages } from '../ui.tsx';
-import { FileCard, Uploader } from './files.tsx';
+import { DataTable, FormError, formatTime, Page, useLoad, usePages } from '../ui.tsx';
+import { Uploader } from './files.tsx';
 import { ShareForm } from './shares.tsx';
 
 export function AlbumsPage() {
@@ -119,9 +121,15 @@ function AlbumPage({ id }: { id: string }) {
       <h2>Upload into this album</h2>
       <Uploader onUploaded={refresh} albumId={id} />
       <h2>Files in this album</h2>
-      <CardGrid list={files} label={`Files of album ${current.name}`} empty="No files in this album yet.">
-        {(file) => <FileCard key={file.id} file={file} onChange={refresh} albums={albums.data?.items} />}
-      </CardGrid>
+      <FileGrid
+        list={files}
+        label={`Files of album ${current.name}`}
+        mode="owner"
+        empty="No files in this album yet."
+        hint="Upload into it above, or move files here from My files."
+        albums={albums.data?.items}
+        onChanged={refresh}
+      />
       <ShareForm target={{ album_id: id }} label="Share this album" />
     </Page>
   );

@@ -1,7 +1,8 @@
-// The public gallery: everyone's public files, no login needed.
+// The public gallery: everyone's public files, no login needed; the files grid read-only (the lightbox
+// shows the links, no owner controls, no selection).
 import { api, call } from '../api/client.ts';
-import { CardGrid, formatTime, Page, usePages } from '../ui.tsx';
-import { Thumbnail } from './files.tsx';
+import { FileGrid } from '../file-grid.tsx';
+import { Page, usePages } from '../ui.tsx';
 
 export function GalleryPage() {
   const gallery = usePages((cursor) =>
@@ -9,14 +10,7 @@ export function GalleryPage() {
   );
   return (
     <Page title="Public gallery">
-      <CardGrid list={gallery} label="Public files" empty="Nothing public yet.">
-        {(file) => (
-          <li class="card" key={file.id}>
-            <Thumbnail file={file} />
-            <p class="meta">{formatTime(file.created_at)}</p>
-          </li>
-        )}
-      </CardGrid>
+      <FileGrid list={gallery} label="Public files" mode="gallery" empty="Nothing public yet." />
     </Page>
   );
 }
