@@ -385,7 +385,6 @@ describe('web console journeys (npm start, Chromium)', () => {
     await heading('Log in');
     await page.getByLabel('Username or e-mail').fill(ADMIN.username);
     await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByLabel('Administrator').check();
     await page.getByRole('button', { name: 'Log in' }).click();
     await heading('Accounts');
 

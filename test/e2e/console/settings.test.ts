@@ -176,7 +176,7 @@ describe('web console settings and back office (npm start, Chromium)', () => {
   it('lets an administrator create another administrator, who can then log in as one', async (context) => {
     if (MISSING) context.skip(MISSING);
     await logOut();
-    await logIn(ADMIN.username, ADMIN.password, { admin: true });
+    await logIn(ADMIN.username, ADMIN.password);
     await heading('Accounts');
 
     const form = page.getByRole('form', { name: 'New administrator' });
