@@ -9606,6 +9606,7 @@ export interface operations {
                     amount_cents: number;
                     /** @enum {string} */
                     provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                    username: string | null;
                     paid_via: string | null;
                     late_payment: boolean;
                     status_before_payment: string | null;
@@ -9643,6 +9644,7 @@ export interface operations {
                     amount_cents: 0;
                     /** @constant */
                     provider: 'free';
+                    username: string | null;
                     paid_via: string | null;
                     late_payment: boolean;
                     status_before_payment: string | null;
@@ -9755,6 +9757,7 @@ export interface operations {
                   amount_cents: number;
                   /** @enum {string} */
                   provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
@@ -9792,6 +9795,7 @@ export interface operations {
                   amount_cents: 0;
                   /** @constant */
                   provider: 'free';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
@@ -9935,6 +9939,7 @@ export interface operations {
                   amount_cents: number;
                   /** @enum {string} */
                   provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
@@ -9972,6 +9977,7 @@ export interface operations {
                   amount_cents: 0;
                   /** @constant */
                   provider: 'free';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
