@@ -225,6 +225,11 @@ export function errorText(caught: unknown): string {
   return caught instanceof ApiError ? caught.describe() : String(caught);
 }
 
+/**
+ * A size in bytes. `null` is an account's quota when it has none (an administrator's:
+ * docs/UPLOADS.md "Storage quota"), so it reads "unlimited"; a plan's `quota_bytes` null means something
+ * else (the plan grants no storage): say that with `planStorage`.
+ */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined) return 'unlimited';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -235,6 +240,16 @@ export function formatBytes(bytes: number | null | undefined): string {
     unit++;
   }
   return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * What a plan does to its buyer's storage (docs/PAYMENTS-GUIDE.md "Plans that grant storage"): a quota of
+ * that size, or, with `quota_bytes` null, nothing: buying it leaves the account's quota as it is.
+ */
+export function planStorage(quotaBytes: number | null): string {
+  return quotaBytes === null
+    ? 'no storage change (keeps your current quota)'
+    : `${formatBytes(quotaBytes)} quota`;
 }
 
 export function formatMoney(cents: number): string {
