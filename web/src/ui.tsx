@@ -21,6 +21,18 @@ export function Status({ message }: { message: string }) {
 }
 
 /**
+ * A standing state, not an outcome: `success` (green, something is as it should be) or `warning` (amber, a
+ * protection is missing, with what to do). Announced politely like a Status.
+ */
+export function Notice({ tone, children }: { tone: 'success' | 'warning'; children: ComponentChildren }) {
+  return (
+    <p class={`notice notice-${tone}`} role="status" aria-live="polite">
+      {children}
+    </p>
+  );
+}
+
+/**
  * A list as a table: named columns, and an unnamed last column (named for screen readers) when the rows carry
  * action buttons. `children` are the rows. On a phone each row becomes a card of labelled lines (style.css),
  * so its actions stay on screen rather than past a sideways scroll: each cell is given its column's name.
