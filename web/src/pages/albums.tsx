@@ -4,7 +4,17 @@ import { ActionButton, useAction } from '../action.tsx';
 import { api, call } from '../api/client.ts';
 import { Field, Submit, useForm } from '../form.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
-import { CardGrid, DataTable, FormError, formatTime, Page, useLoad, usePages } from '../ui.tsx';
+import {
+  CardGrid,
+  DataTable,
+  FormError,
+  formatTime,
+  ListState,
+  listPhase,
+  Page,
+  useLoad,
+  usePages,
+} from '../ui.tsx';
 import { FileCard, Uploader } from './files.tsx';
 import { ShareForm } from './shares.tsx';
 
@@ -37,7 +47,11 @@ function AlbumList() {
       {action.view}
       {albums.error && <FormError message={albums.error} />}
       <h2>Your albums</h2>
-      {albums.data && albums.data.items.length === 0 && <p>No albums yet.</p>}
+      <ListState
+        phase={listPhase(albums, albums.data?.items.length ?? 0)}
+        empty="No albums yet."
+        hint="Make one with the form above, then upload into it."
+      />
       {albums.data && albums.data.items.length > 0 && (
         <DataTable columns={['Album', 'Files', 'Updated']} actions>
           {albums.data.items.map((album) => (
