@@ -251,7 +251,9 @@ export function PlansPage() {
           }),
         ),
       );
+      // The new order joins the list (pending: payable and cancellable there); a free one changed the usage.
       if (couponCode) setUsageVersion((value) => value + 1);
+      else await orders.reload();
     });
 
   return (
