@@ -164,7 +164,10 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     await totp.getByText('Two-factor authentication is on.').waitFor();
     await totp.getByLabel('Or the current password').fill(NEW_PASSWORD);
     await totp.getByRole('button', { name: 'Turn off' }).click();
-    await totp.getByText('Two-factor authentication is off.').waitFor();
+    await totp
+      .locator('.notice-warning')
+      .getByText(/Two-factor authentication is off/)
+      .waitFor();
     await totp.getByRole('button', { name: 'Set up' }).waitFor();
 
     const direct = await login();
