@@ -13,7 +13,7 @@ const buyerOf = (order: AdminOrder) => order.username ?? `deleted account ${orde
 
 /**
  * The write-off of a pending manual order: a first click asks "Mark order X of <buyer> paid: ¥N?", and only
- * the confirmation writes it off (docs/PAYMENTS-GUIDE.md "Manual orders").
+ * the confirmation writes it off (docs/PAYMENTS-GUIDE.md "Orders in the back office").
  */
 function WriteOff({ order, action }: { order: AdminOrder; action: Action }) {
   const [asking, setAsking] = useState(false);
