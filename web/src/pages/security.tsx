@@ -252,6 +252,7 @@ function Sessions() {
     <section aria-labelledby="sessions-title">
       <h2 id="sessions-title">Sessions</h2>
       {(action.error || sessions.error) && <FormError message={action.error || sessions.error} />}
+      <ListState phase={listPhase(sessions, sessions.data?.length ?? 0)} rows={2} empty="No live sessions." />
       <ul class="rows">
         {sessions.data?.map((row) => (
           <li key={row.id}>
