@@ -162,6 +162,23 @@ export class AccountRepository extends AccountWrites {
     return fromAccountItem(await this.table.get(accountKey(id)));
   }
 
+  /**
+   * The usernames of these accounts, by id, in batch reads of up to 100 (one for a page of a listing);
+   * an account that no longer exists is absent from the map.
+   */
+  async usernamesOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const distinct = [...new Set(ids)];
+    const names = new Map<string, string>();
+    for (let start = 0; start < distinct.length; start += 100) {
+      const items = await this.table.getMany(distinct.slice(start, start + 100).map(accountKey));
+      for (const item of items) {
+        const account = fromAccountItem(item);
+        if (account) names.set(account.id, account.username);
+      }
+    }
+    return names;
+  }
+
   /** Who holds this username or e-mail (one namespace, so "username first, then e-mail" is one look-up). */
   async ownerOf(identifier: string): Promise<string | undefined> {
     const claim = await this.table.get<{ pk: string; sk: string; account_id: string }>(

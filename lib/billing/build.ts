@@ -95,11 +95,12 @@ export function buildBilling(input: BillingInput): Billing {
     quota: input.quota,
     clock,
   });
+  const accounts = new AccountRepository(table, input.listingShards);
   const refunds = new RefundDesk({
     table,
     orders: orderRepository,
     quota: input.quota,
-    accounts: new AccountRepository(table, input.listingShards),
+    accounts,
     mailer: input.refundMailer,
     listingShards: input.listingShards,
     clock,
@@ -122,6 +123,7 @@ export function buildBilling(input: BillingInput): Billing {
       returnUrl: `${baseUrl}/`,
       notifyBaseUrl,
       coupons,
+      accounts,
     }),
     settlement,
     callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement, refunds }),
@@ -134,7 +136,7 @@ export function buildBilling(input: BillingInput): Billing {
       security: input.settingsChanges
         ? new PaymentSecurity({
             table,
-            accounts: new AccountRepository(table, input.listingShards),
+            accounts,
             events: new SecurityEvents(table),
             ...input.settingsChanges,
           })

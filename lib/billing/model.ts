@@ -115,6 +115,7 @@ export interface OrderView extends OrderTerms {
 
 /** The administrator's view adds how and when the order was settled, and any flag on it. */
 export interface AdminOrderView extends OrderView {
+  username: string | null;
   paid_via: PaidVia | null;
   late_payment: boolean;
   status_before_payment: string | null;
@@ -160,9 +161,16 @@ export function orderView(order: StoredOrder, now: Date, payUrl: string | null):
   };
 }
 
-export function adminOrderView(order: StoredOrder, now: Date, payUrl: string | null): AdminOrderView {
+/** An order as the back office sees it; `username` is the buyer's (null once the account is gone). */
+export function adminOrderView(
+  order: StoredOrder,
+  now: Date,
+  payUrl: string | null,
+  username: string | null,
+): AdminOrderView {
   return {
     ...orderView(order, now, payUrl),
+    username,
     paid_via: order.paid_via ?? null,
     late_payment: order.late_payment ?? false,
     status_before_payment: order.status_before_payment ?? null,

@@ -2,6 +2,7 @@
 // order), reading, listing, cancelling, and the two confirmation paths a person takes (owner pays mock,
 // admin writes off).
 
+import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
@@ -49,6 +50,8 @@ export interface OrderDeskDeps {
   notifyBaseUrl: string;
   /** Quotes a coupon code, takes and gives back its redemptions (docs/DESIGN.md 17). */
   coupons: CouponDesk;
+  /** The buyers' usernames, for the back office's orders. */
+  accounts: Pick<AccountRepository, 'usernamesOf'>;
 }
 
 /** Tries of an order's write with a coupon when other orders' transactions on the coupon collide with it. */
@@ -243,8 +246,11 @@ export class OrderDesk {
     );
   }
 
+  /** Every account's orders, each with its buyer's username: one batch read of the page's distinct buyers. */
   async listAllOrders(limit: number, cursor?: string): Promise<Page<AdminOrderView>> {
-    return presentPage(await this.deps.orders.listAll(limit, cursor), (order) => this.presentForAdmin(order));
+    const page = await this.deps.orders.listAll(limit, cursor);
+    const names = await this.deps.accounts.usernamesOf(page.items.map((order) => order.user_id));
+    return presentPage(page, (order) => this.presentForAdmin(order, names));
   }
 
   /** The owner cancels a pending order; cancelling a cancelled order again answers the same. */
@@ -291,9 +297,14 @@ export class OrderDesk {
     return order;
   }
 
-  async presentForAdmin(order: StoredOrder): Promise<AdminOrderView> {
+  /** One order for the back office; `names` when the caller read the buyers already (a listing). */
+  async presentForAdmin(order: StoredOrder, names?: Map<string, string>): Promise<AdminOrderView> {
     const now = this.deps.clock();
-    return adminOrderView(order, now, await this.payUrlOf(order, now));
+    const [payUrl, known] = await Promise.all([
+      this.payUrlOf(order, now),
+      names ?? this.deps.accounts.usernamesOf([order.user_id]),
+    ]);
+    return adminOrderView(order, now, payUrl, known.get(order.user_id) ?? null);
   }
 
   /** A channel's own pay link; for mock, a fresh cashier link while the order can still be paid. */

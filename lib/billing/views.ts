@@ -57,6 +57,8 @@ export const orderView = z.union([
 ]);
 
 const adminFields = {
+  // The buyer's username (null once the account is gone): docs/PAYMENTS-GUIDE.md "Orders in the back office".
+  username: z.nullable(z.string()),
   paid_via: z.nullable(z.string()),
   late_payment: z.boolean(),
   status_before_payment: z.nullable(z.string()),

@@ -130,18 +130,18 @@ export function App() {
       <main id="main" tabIndex={-1} inert={expired}>
         {content}
       </main>
-      {expired && user && <ExpiredDialog username={user.username} admin={user.role === 'admin'} />}
+      {expired && user && <ExpiredDialog username={user.username} role={user.role} />}
     </>
   );
 }
 
-function ExpiredDialog({ username, admin }: { username: string; admin: boolean }) {
+function ExpiredDialog({ username, role }: { username: string; role: 'user' | 'admin' }) {
   return (
     <div class="backdrop">
       <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="expired-title">
         <h2 id="expired-title">Your session has ended</h2>
         <p>Log in again to continue; what you typed on the page is kept.</p>
-        <LoginForm initialUsername={username} admin={admin} onDone={() => undefined} autoFocus />
+        <LoginForm initialUsername={username} door={role} onDone={() => undefined} autoFocus />
         <button type="button" class="link" onClick={() => session.end()}>
           Log in as someone else
         </button>

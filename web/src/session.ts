@@ -58,11 +58,13 @@ export const session = {
 
 // Device tokens (docs/ACCOUNTS.md "Device tokens"): what each login on this browser answered, kept past
 // logout and session expiry, so that this browser's next login of that account is not held by the
-// account's guessing guard. One per account, found by the username or e-mail typed at login.
+// account's guessing guard. One per account, found by the username or e-mail typed at login, with the
+// account's role, so the login form knows which door the account signs in at (docs/ACCOUNTS.md "Doors").
 interface DeviceEntry {
   username: string;
   email: string | null;
   token: string;
+  role?: SessionUser['role'];
 }
 
 const DEVICES_KEY = 'console.devices';
@@ -77,13 +79,22 @@ function loadDevices(): DeviceEntry[] {
   }
 }
 
+function entryFor(identifier: string): DeviceEntry | undefined {
+  const wanted = identifier.trim().toLowerCase();
+  if (!wanted) return undefined;
+  return loadDevices().find(
+    (entry) => entry.username.toLowerCase() === wanted || entry.email?.toLowerCase() === wanted,
+  );
+}
+
 export const devices = {
   /** The token kept for the account named by `identifier` (its username or e-mail, any case). */
   tokenFor(identifier: string): string | undefined {
-    const wanted = identifier.trim().toLowerCase();
-    return loadDevices().find(
-      (entry) => entry.username.toLowerCase() === wanted || entry.email?.toLowerCase() === wanted,
-    )?.token;
+    return entryFor(identifier)?.token;
+  },
+  /** The role this browser saw the account log in with, if it ever did (which door to knock at). */
+  roleOf(identifier: string): SessionUser['role'] | undefined {
+    return entryFor(identifier)?.role;
   },
   /** Keeps the token a login answered, replacing the account's earlier one. */
   keep(token: string, user: SessionUser): void {
@@ -92,7 +103,7 @@ export const devices = {
     );
     localStorage.setItem(
       DEVICES_KEY,
-      JSON.stringify([...others, { username: user.username, email: user.email, token }]),
+      JSON.stringify([...others, { username: user.username, email: user.email, token, role: user.role }]),
     );
   },
 };

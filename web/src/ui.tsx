@@ -21,6 +21,18 @@ export function Status({ message }: { message: string }) {
 }
 
 /**
+ * A standing state, not an outcome: `success` (green, something is as it should be) or `warning` (amber, a
+ * protection is missing, with what to do). Announced politely like a Status.
+ */
+export function Notice({ tone, children }: { tone: 'success' | 'warning'; children: ComponentChildren }) {
+  return (
+    <p class={`notice notice-${tone}`} role="status" aria-live="polite">
+      {children}
+    </p>
+  );
+}
+
+/**
  * A list as a table: named columns, and an unnamed last column (named for screen readers) when the rows carry
  * action buttons. `children` are the rows. On a phone each row becomes a card of labelled lines (style.css),
  * so its actions stay on screen rather than past a sideways scroll: each cell is given its column's name.
@@ -228,6 +240,11 @@ export function errorText(caught: unknown): string {
   return caught instanceof ApiError ? caught.describe() : String(caught);
 }
 
+/**
+ * A size in bytes. `null` is an account's quota when it has none (an administrator's:
+ * docs/UPLOADS.md "Storage quota"), so it reads "unlimited"; a plan's `quota_bytes` null means something
+ * else (the plan grants no storage): say that with `planStorage`.
+ */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined) return 'unlimited';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -238,6 +255,16 @@ export function formatBytes(bytes: number | null | undefined): string {
     unit++;
   }
   return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * What a plan does to its buyer's storage (docs/PAYMENTS-GUIDE.md "Plans that grant storage"): a quota of
+ * that size, or, with `quota_bytes` null, nothing: buying it leaves the account's quota as it is.
+ */
+export function planStorage(quotaBytes: number | null): string {
+  return quotaBytes === null
+    ? 'no storage change (keeps your current quota)'
+    : `${formatBytes(quotaBytes)} quota`;
 }
 
 export function formatMoney(cents: number): string {

@@ -46,7 +46,7 @@ describe('coupons and refunds in the console (npm start, Chromium)', () => {
 
     // The administrator makes a coupon in the back office.
     await page.goto(`${service.url}/`);
-    await logIn(ADMIN.username, ADMIN.password, { admin: true });
+    await logIn(ADMIN.username, ADMIN.password);
     await page.getByRole('link', { name: 'Coupons' }).click();
     await heading('Coupons');
     await page.getByLabel('Code').fill(CODE);
@@ -83,7 +83,7 @@ describe('coupons and refunds in the console (npm start, Chromium)', () => {
     await logOut();
 
     // The administrator refunds it from the order view.
-    await logIn(ADMIN.username, ADMIN.password, { admin: true });
+    await logIn(ADMIN.username, ADMIN.password);
     await page.getByRole('link', { name: 'Orders' }).click();
     await heading('Orders');
     const row = page.getByRole('row').filter({ hasText: 'Coupon Pro' }).filter({ hasText: 'paid' });

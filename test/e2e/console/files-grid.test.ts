@@ -205,7 +205,7 @@ describe('the files grid (npm start, Chromium)', () => {
     if (MISSING) context.skip(MISSING);
     await logOut();
     ownerToken = await loginToken(OWNER);
-    await logIn(ADMIN.username, ADMIN.password, { admin: true });
+    await logIn(ADMIN.username, ADMIN.password);
     await heading('Accounts');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Moderation' }).click();
     await heading('Files moderation');

@@ -145,12 +145,14 @@ export async function heading(text: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: text }).waitFor();
 }
 
-/** Logs in on the console's login page, as a person would. */
-export async function logIn(username: string, password: string, options: { admin?: boolean } = {}) {
+/**
+ * Logs in on the console's login page, as a person would: one form for users and administrators (the
+ * account decides the door, docs/ACCOUNTS.md "Doors").
+ */
+export async function logIn(username: string, password: string) {
   await heading('Log in');
   await page.getByLabel('Username or e-mail').fill(username);
   await page.getByLabel('Password').fill(password);
-  if (options.admin) await page.getByLabel('Administrator').check();
   await page.getByRole('button', { name: 'Log in' }).click();
 }
 

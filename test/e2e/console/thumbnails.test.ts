@@ -297,7 +297,7 @@ describe('console thumbnails (npm start, Chromium)', () => {
     await page.getByRole('img', { name: `${BMP_NAME} (BMP, no preview)` }).waitFor();
 
     await logOut();
-    await logIn(ADMIN.username, ADMIN.password, { admin: true });
+    await logIn(ADMIN.username, ADMIN.password);
     await heading('Accounts');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Moderation' }).click();
     await heading('Files moderation');

@@ -1,5 +1,6 @@
 // Plans, orders and the provider/path matrix of who may confirm, through the payments handler on DynamoDB Local.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { accountKey } from '#lib/accounts/repository.ts';
 import { orderKey } from '#lib/billing/orders.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -290,6 +291,28 @@ describe('orders', () => {
       paid_via: null,
     });
     expect((await call('GET', '/api/v1/admin/orders', { headers: alice.headers })).status).toBe(403);
+  });
+
+  it("names each order's buyer by username, and null once the buyer's account is gone", async () => {
+    // Prepare: orders of three buyers on one page, one of whom is then deleted.
+    const carol = await createTestAccount();
+    const [ofAlice, ofBob, ofCarol] = (await Promise.all(
+      [alice, bob, carol].map(async (buyer) => (await placeOrder(buyer, 'manual')).json.data.id as string),
+    )) as [string, string, string];
+    await table.delete(accountKey(carol.account.id));
+
+    // Act
+    const list = await call('GET', '/api/v1/admin/orders?limit=100', { headers: admin.headers });
+    const writtenOff = await call('POST', `/api/v1/admin/orders/${ofBob}/pay`, { headers: admin.headers });
+
+    // Assess
+    expect(list.status).toBe(200);
+    const buyerOf = (id: string) =>
+      list.json.data.items.find((item: { id: string }) => item.id === id)?.username;
+    expect(buyerOf(ofAlice)).toBe(alice.account.username);
+    expect(buyerOf(ofBob)).toBe(bob.account.username);
+    expect(buyerOf(ofCarol)).toBeNull();
+    expect(writtenOff.json.data).toMatchObject({ id: ofBob, username: bob.account.username, status: 'paid' });
   });
 
   it('pages every order newest first across the listing shards, each once; a forged cursor is 400', async () => {

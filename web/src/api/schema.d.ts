@@ -9610,6 +9610,7 @@ export interface operations {
                     amount_cents: number;
                     /** @enum {string} */
                     provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                    username: string | null;
                     paid_via: string | null;
                     late_payment: boolean;
                     status_before_payment: string | null;
@@ -9647,6 +9648,7 @@ export interface operations {
                     amount_cents: 0;
                     /** @constant */
                     provider: 'free';
+                    username: string | null;
                     paid_via: string | null;
                     late_payment: boolean;
                     status_before_payment: string | null;
@@ -9759,6 +9761,7 @@ export interface operations {
                   amount_cents: number;
                   /** @enum {string} */
                   provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
@@ -9796,6 +9799,7 @@ export interface operations {
                   amount_cents: 0;
                   /** @constant */
                   provider: 'free';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
@@ -9939,6 +9943,7 @@ export interface operations {
                   amount_cents: number;
                   /** @enum {string} */
                   provider: 'manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;
@@ -9976,6 +9981,7 @@ export interface operations {
                   amount_cents: 0;
                   /** @constant */
                   provider: 'free';
+                  username: string | null;
                   paid_via: string | null;
                   late_payment: boolean;
                   status_before_payment: string | null;

@@ -1,10 +1,53 @@
-// The back office's orders: every account's, newest first, and the manual write-off of a pending manual
-// order once the transfer has arrived.
+// The back office's orders: every account's, newest first, with the buyer's username, and the manual
+// write-off of a pending manual order once the transfer has arrived (asked again before it is done).
 import { useState } from 'preact/hooks';
-import { type Action, ActionButton, useAction } from '../action.tsx';
-import { api, call } from '../api/client.ts';
-import { DataTable, FormError, Page, useLoad } from '../ui.tsx';
+import { type Action, useAction } from '../action.tsx';
+import { api, call, type DataOf } from '../api/client.ts';
+import { DataTable, FormError, formatMoney, ListState, listPhase, Page, useLoad } from '../ui.tsx';
 import { ORDER_COLUMNS, OrderCells } from './plans.tsx';
+
+type AdminOrder = DataOf<'/api/v1/admin/orders', 'get'>['items'][number];
+
+/** Who bought it: the username, or the account id once the account is gone. */
+const buyerOf = (order: AdminOrder) => order.username ?? `deleted account ${order.user_id}`;
+
+/**
+ * The write-off of a pending manual order: a first click asks "Mark order X of <buyer> paid: ¥N?", and only
+ * the confirmation writes it off (docs/PAYMENTS-GUIDE.md "Orders in the back office").
+ */
+function WriteOff({ order, action }: { order: AdminOrder; action: Action }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        Write off<span class="visually-hidden"> order {order.id}</span>
+      </button>
+    );
+  }
+  const question = `Mark order ${order.id} of ${buyerOf(order)} paid: ${formatMoney(order.amount_cents)}?`;
+  return (
+    <span class="confirm">
+      <span>{question}</span>
+      <button
+        type="button"
+        onClick={() =>
+          action.run(
+            async () => {
+              await call(api.POST('/api/v1/admin/orders/{id}/pay', { params: { path: { id: order.id } } }));
+              setAsking(false);
+            },
+            `Order ${order.id} of ${buyerOf(order)} written off as paid`,
+          )
+        }
+      >
+        Mark paid<span class="visually-hidden"> order {order.id}</span>
+      </button>
+      <button type="button" class="secondary" onClick={() => setAsking(false)}>
+        Keep pending<span class="visually-hidden"> order {order.id}</span>
+      </button>
+    </span>
+  );
+}
 
 /**
  * Refunds a paid order (docs/PAYMENTS-GUIDE.md "Refunds"): an amount in cents (empty: all that is left) and
@@ -54,34 +97,34 @@ export function AdminOrders() {
     call(api.GET('/api/v1/admin/orders', { params: { query: { limit: '100' } } })),
   );
   const action = useAction(orders.reload);
+  const phase = listPhase(orders, orders.data?.items.length ?? 0);
   return (
     <Page title="Orders">
       {orders.error && <FormError message={orders.error} />}
       {action.view}
-      <DataTable columns={ORDER_COLUMNS} actions>
-        {orders.data?.items.map((order) => (
-          <tr key={order.id}>
-            <OrderCells order={order} />
-            <td>
-              {order.provider === 'manual' && order.status === 'pending' && (
-                <ActionButton
-                  action={action}
-                  primary
-                  work={() =>
-                    call(api.POST('/api/v1/admin/orders/{id}/pay', { params: { path: { id: order.id } } }))
-                  }
-                  done={`Order ${order.id} written off as paid`}
-                >
-                  Write off<span class="visually-hidden"> order {order.id}</span>
-                </ActionButton>
-              )}
-              {order.status === 'paid' && order.provider !== 'free' && (
-                <RefundControls orderId={order.id} action={action} />
-              )}
-            </td>
-          </tr>
-        ))}
-      </DataTable>
+      <ListState
+        phase={phase}
+        empty="No orders yet."
+        hint="Orders appear here as soon as anyone buys a plan."
+      />
+      {phase === 'ready' && (
+        <DataTable columns={['Buyer', ...ORDER_COLUMNS]} actions>
+          {orders.data?.items.map((order) => (
+            <tr key={order.id}>
+              <td>{buyerOf(order)}</td>
+              <OrderCells order={order} />
+              <td>
+                {order.provider === 'manual' && order.status === 'pending' && (
+                  <WriteOff order={order} action={action} />
+                )}
+                {order.status === 'paid' && order.provider !== 'free' && (
+                  <RefundControls orderId={order.id} action={action} />
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
     </Page>
   );
 }

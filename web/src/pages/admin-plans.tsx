@@ -4,15 +4,25 @@ import { useId, useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { Field, useForm } from '../form.tsx';
-import { DataTable, FormError, formatBytes, formatMoney, Page, Status, useLoad } from '../ui.tsx';
+import {
+  DataTable,
+  FormError,
+  formatBytes,
+  formatMoney,
+  ListState,
+  listPhase,
+  Page,
+  Status,
+  useLoad,
+} from '../ui.tsx';
 
 type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
 
 const planPath = (plan: Plan) => ({ params: { path: { id: plan.id } } });
 
 /**
- * A plan's fields as an administrator types them: the price in cents, the quota in GiB (empty: unlimited),
- * the duration in days (empty: permanent). New when `plan` is absent, else an edit of it.
+ * A plan's fields as an administrator types them: the price in cents, the quota in GiB (empty: the plan
+ * grants no storage, and its buyers keep the quota they have), the duration in days (empty: permanent). New when `plan` is absent, else an edit of it.
  */
 function PlanForm({
   plan,
@@ -53,7 +63,13 @@ function PlanForm({
       <Field form={form} name="name" label="Name" />
       <Field form={form} name="description" label="Description" />
       <Field form={form} name="amount_cents" label="Price in cents" inputMode="numeric" />
-      <Field form={form} name="quota_gib" label="Quota in GiB (empty: unlimited)" inputMode="decimal" />
+      <Field
+        form={form}
+        name="quota_gib"
+        label="Quota in GiB"
+        hint="Empty: the plan grants no storage; buyers keep the quota they have."
+        inputMode="decimal"
+      />
       <Field
         form={form}
         name="duration_days"
@@ -90,51 +106,58 @@ export function AdminPlans() {
       {plans.error && <FormError message={plans.error} />}
       {action.view}
       {saved && <Status message={saved} />}
-      <DataTable columns={['Name', 'Price', 'Quota', 'Days', 'On sale']} actions>
-        {plans.data?.map((plan) => (
-          <tr key={plan.id}>
-            <td>{plan.name}</td>
-            <td>{formatMoney(plan.amount_cents)}</td>
-            <td>{formatBytes(plan.quota_bytes)}</td>
-            <td>{plan.duration_days || '—'}</td>
-            <td>{plan.active ? 'yes' : 'no'}</td>
-            <td class="actions">
-              <button
-                type="button"
-                class="secondary"
-                onClick={() => {
-                  setSaved('');
-                  setEditing(plan);
-                }}
-              >
-                Edit<span class="visually-hidden"> {plan.name}</span>
-              </button>
-              <ActionButton
-                action={action}
-                work={() =>
-                  call(
-                    api.PATCH('/api/v1/admin/plans/{id}', {
-                      ...planPath(plan),
-                      body: { active: !plan.active },
-                    }),
-                  )
-                }
-                done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
-              >
-                {plan.active ? 'Withdraw' : 'Put on sale'}
-                <span class="visually-hidden"> {plan.name}</span>
-              </ActionButton>
-              <ActionButton
-                action={action}
-                work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
-                done={`${plan.name} deleted`}
-              >
-                Delete<span class="visually-hidden"> {plan.name}</span>
-              </ActionButton>
-            </td>
-          </tr>
-        ))}
-      </DataTable>
+      <ListState
+        phase={listPhase(plans, plans.data?.length ?? 0)}
+        empty="No plans yet."
+        hint="Make the first one with the form below."
+      />
+      {!!plans.data?.length && (
+        <DataTable columns={['Name', 'Price', 'Quota', 'Days', 'On sale']} actions>
+          {plans.data?.map((plan) => (
+            <tr key={plan.id}>
+              <td>{plan.name}</td>
+              <td>{formatMoney(plan.amount_cents)}</td>
+              <td>{plan.quota_bytes === null ? 'no storage change' : formatBytes(plan.quota_bytes)}</td>
+              <td>{plan.duration_days || '—'}</td>
+              <td>{plan.active ? 'yes' : 'no'}</td>
+              <td class="actions">
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() => {
+                    setSaved('');
+                    setEditing(plan);
+                  }}
+                >
+                  Edit<span class="visually-hidden"> {plan.name}</span>
+                </button>
+                <ActionButton
+                  action={action}
+                  work={() =>
+                    call(
+                      api.PATCH('/api/v1/admin/plans/{id}', {
+                        ...planPath(plan),
+                        body: { active: !plan.active },
+                      }),
+                    )
+                  }
+                  done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
+                >
+                  {plan.active ? 'Withdraw' : 'Put on sale'}
+                  <span class="visually-hidden"> {plan.name}</span>
+                </ActionButton>
+                <ActionButton
+                  action={action}
+                  work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
+                  done={`${plan.name} deleted`}
+                >
+                  Delete<span class="visually-hidden"> {plan.name}</span>
+                </ActionButton>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
       {editing && (
         <PlanForm key={editing.id} plan={editing} onSaved={afterSave} onCancel={() => setEditing(null)} />
       )}

@@ -6,7 +6,7 @@ import { api, call } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
 import { Field, Submit, useForm } from '../form.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
-import { DataTable, FormError, formatTime, Page, useLoad, usePages } from '../ui.tsx';
+import { DataTable, FormError, formatTime, ListState, listPhase, Page, useLoad, usePages } from '../ui.tsx';
 import { Uploader } from './files.tsx';
 import { ShareForm } from './shares.tsx';
 
@@ -39,7 +39,11 @@ function AlbumList() {
       {action.view}
       {albums.error && <FormError message={albums.error} />}
       <h2>Your albums</h2>
-      {albums.data && albums.data.items.length === 0 && <p>No albums yet.</p>}
+      <ListState
+        phase={listPhase(albums, albums.data?.items.length ?? 0)}
+        empty="No albums yet."
+        hint="Make one with the form above, then upload into it."
+      />
       {albums.data && albums.data.items.length > 0 && (
         <DataTable columns={['Album', 'Files', 'Updated']} actions>
           {albums.data.items.map((album) => (

@@ -1,33 +1,59 @@
-// Log in (user or administrator), the TOTP challenge (a 6-digit code or a recovery code), register with the
+// Log in (one form for users and administrators: the account decides the door), the TOTP challenge (a 6-digit code or a recovery code), register with the
 // e-mail code, and reset a forgotten password by the mailed code or link (docs/SPEC.md 3.2, 4.1). Every
 // login sends the device token this browser kept for the account and keeps the one it answers.
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.ts';
+import { ApiError, api, call } from '../api/client.ts';
 import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
 import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { navigate } from '../router.ts';
-import { devices, session } from '../session.ts';
+import { devices, type SessionUser, session } from '../session.ts';
 import { FormError, Page, Status } from '../ui.tsx';
+
+type Door = SessionUser['role'];
 
 interface LoginFormProps {
   initialUsername?: string;
-  admin?: boolean;
+  /** The door of the account whose session ended (the login dialog over a page); else the account decides. */
+  door?: Door;
   onDone: () => void;
   autoFocus?: boolean;
 }
 
-export function LoginForm({ initialUsername = '', admin = false, onDone, autoFocus }: LoginFormProps) {
+/**
+ * The doors to try, in order (docs/ACCOUNTS.md "Doors"): the one this browser saw the account log in at,
+ * alone; for an account it has not seen, the users' door, then the administrators'. Both doors answer a
+ * wrong door exactly as a wrong password (one 401), so the second is tried only after the first's 401, and
+ * nothing shown tells which kind of account a name is.
+ */
+function doorsFor(identifier: string, door?: Door): Door[] {
+  const known = door ?? devices.roleOf(identifier);
+  return known ? [known] : ['user', 'admin'];
+}
+
+/** Runs `attempt` at each door in turn while the door answers 401; the last answer (or refusal) stands. */
+async function throughDoors<T>(doors: Door[], attempt: (door: Door) => Promise<T>): Promise<T> {
+  for (const [index, door] of doors.entries()) {
+    try {
+      return await attempt(door);
+    } catch (caught) {
+      const last = index === doors.length - 1;
+      if (last || !(caught instanceof ApiError) || caught.status !== 401) throw caught;
+    }
+  }
+  throw new Error('no door to try');
+}
+
+export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: LoginFormProps) {
   const form = useForm({ username: initialUsername, password: '' });
   const challenge = useForm({ code: '' });
-  const [asAdmin, setAsAdmin] = useState(admin);
   const [challengeToken, setChallengeToken] = useState('');
   const [methods, setMethods] = useState<string[]>([]);
 
   const login = form.submit(async ({ username, password }) => {
-    const path = asAdmin ? '/admin/auth/login' : '/auth/login';
     const device_token = devices.tokenFor(username);
-    const data = await call(
-      api.POST(path, { body: { username, password, ...(device_token ? { device_token } : {}) } }),
+    const body = { username, password, ...(device_token ? { device_token } : {}) };
+    const data = await throughDoors(doorsFor(username, door), (at) =>
+      call(api.POST(at === 'admin' ? '/admin/auth/login' : '/auth/login', { body })),
     );
     if ('totp_required' in data) {
       setChallengeToken(data.challenge_token);
@@ -47,17 +73,22 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
     onDone();
   };
 
-  // Passwordless (docs/DESIGN.md 18): the typed name's passkeys, or any this device holds for the site.
+  // Passwordless (docs/DESIGN.md 18): the typed name's passkeys, or any this device holds for the site. A
+  // challenge belongs to its door, so an account this browser has not seen may be asked twice.
   const withPasskey = form.submit(async ({ username }) => {
-    const door = asAdmin ? '/admin/auth/passkeys/login' : '/auth/passkeys/login';
     const name = username.trim();
-    const options = await call(
-      api.POST(`${door}/options` as '/auth/passkeys/login/options', {
-        body: name ? { username: name } : {},
+    signedIn(
+      await throughDoors(doorsFor(name, door), async (at) => {
+        const prefix = at === 'admin' ? '/admin/auth/passkeys/login' : '/auth/passkeys/login';
+        const options = await call(
+          api.POST(`${prefix}/options` as '/auth/passkeys/login/options', {
+            body: name ? { username: name } : {},
+          }),
+        );
+        const response = await signWithPasskey(options);
+        return call(api.POST(`${prefix}/verify` as '/auth/passkeys/login/verify', { body: { response } }));
       }),
     );
-    const response = await signWithPasskey(options);
-    signedIn(await call(api.POST(`${door}/verify` as '/auth/passkeys/login/verify', { body: { response } })));
   });
 
   const challengeWithPasskey = challenge.submit(async () => {
@@ -122,15 +153,6 @@ export function LoginForm({ initialUsername = '', admin = false, onDone, autoFoc
         autoFocus={autoFocus && !initialUsername}
       />
       <PasswordField form={form} label="Password" required autoFocus={autoFocus && !!initialUsername} />
-      <div class="check">
-        <input
-          id="login-admin"
-          type="checkbox"
-          checked={asAdmin}
-          onChange={(event) => setAsAdmin((event.target as HTMLInputElement).checked)}
-        />
-        <label for="login-admin">Administrator</label>
-      </div>
       {form.formError && <FormError message={form.formError} />}
       <div class="actions">
         <button type="submit" disabled={form.busy}>

@@ -1,17 +1,20 @@
 // Plans and purchase: pick a plan and a channel, pay (the mock cashier's page, or a channel's QR code),
-// and watch the order until it is paid; usage against the quota above.
-import { useEffect, useState } from 'preact/hooks';
-import { useAction } from '../action.tsx';
+// and watch the order until it is paid; a pending order is paid later from the orders list, or cancelled;
+// usage against the quota above.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type Action, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { QrCode } from '../qr.tsx';
 import {
   DataTable,
   errorText,
   FormError,
-  formatBytes,
   formatMoney,
   formatTime,
+  ListState,
+  listPhase,
   Page,
+  planStorage,
   Status,
   useLoad,
 } from '../ui.tsx';
@@ -76,9 +79,79 @@ export function OrderCells({
   );
 }
 
+/** What a plan gives: its storage and for how long (a plan without a quota changes no storage). */
+function planTerms(plan: { quota_bytes: number | null; duration_days: number }): string {
+  if (plan.quota_bytes === null) return planStorage(null);
+  return `${planStorage(plan.quota_bytes)}, ${plan.duration_days ? `for ${plan.duration_days} days` : 'permanent'}`;
+}
+
+/**
+ * A pending order's actions in the orders list: "Pay" opens its payment again (read afresh: a mock order's
+ * cashier link is signed anew on every read), "Cancel" asks first, then cancels it
+ * (docs/PAYMENTS-GUIDE.md "State machine").
+ */
+function PendingOrderActions({
+  order,
+  action,
+  onPay,
+  onCancelled,
+}: {
+  order: Order;
+  action: Action;
+  onPay: (order: Order) => void;
+  onCancelled: (id: string) => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  const label = `order for ${order.plan_name} (${formatMoney(order.amount_cents)})`;
+  const path = { params: { path: { id: order.id } } };
+  if (asking) {
+    return (
+      <span class="confirm">
+        <span>Cancel the {label}?</span>
+        <button
+          type="button"
+          onClick={() =>
+            action.run(async () => {
+              await call(api.POST('/api/v1/orders/{id}/cancel', path));
+              setAsking(false);
+              onCancelled(order.id);
+            }, `The ${label} is cancelled`)
+          }
+        >
+          Cancel order<span class="visually-hidden"> {order.id}</span>
+        </button>
+        <button type="button" class="secondary" onClick={() => setAsking(false)}>
+          Keep it<span class="visually-hidden"> order {order.id}</span>
+        </button>
+      </span>
+    );
+  }
+  return (
+    <span class="order-actions">
+      {order.provider !== 'manual' && (
+        <button
+          type="button"
+          onClick={() => action.run(async () => onPay(await call(api.GET('/api/v1/orders/{id}', path))))}
+        >
+          Pay<span class="visually-hidden"> {label}</span>
+        </button>
+      )}
+      <button type="button" class="secondary" onClick={() => setAsking(true)}>
+        Cancel<span class="visually-hidden"> {label}</span>
+      </button>
+    </span>
+  );
+}
+
 function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
   const [current, setCurrent] = useState(order);
   const [error, setError] = useState('');
+  const title = useRef<HTMLHeadingElement>(null);
+  // Opened from the orders list below: the panel is where the eye and the screen reader go next.
+  useEffect(() => {
+    title.current?.focus();
+    title.current?.scrollIntoView?.({ block: 'nearest' });
+  }, []);
   useEffect(() => {
     if (current.status !== 'pending') return;
     const timer = setTimeout(async () => {
@@ -97,7 +170,7 @@ function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
 
   return (
     <section class="secret" aria-labelledby="order-title">
-      <h2 id="order-title">
+      <h2 id="order-title" tabIndex={-1} ref={title}>
         Order for {current.plan_name}: {formatMoney(current.amount_cents)}
       </h2>
       <Status message={`Order status: ${current.status}`} />
@@ -137,8 +210,15 @@ export function PlansPage() {
   const orders = useLoad(() => call(api.GET('/api/v1/orders')), [usageVersion]);
   const [provider, setProvider] = useState<Provider | ''>('');
   const [order, setOrder] = useState<Order | null>(null);
+  // Each opening of an order's payment is a fresh panel, even of the order already shown.
+  const [opened, setOpened] = useState(0);
+  const openOrder = (next: Order | null) => {
+    setOrder(next);
+    setOpened((count) => count + 1);
+  };
   const chosen = provider || gateways.data?.[0] || 'mock';
   const action = useAction(() => undefined);
+  const orderAction = useAction(orders.reload);
   // A coupon code, checked against each plan on sale before paying (POST /api/v1/coupons/validate).
   const [couponInput, setCouponInput] = useState('');
   const [coupon, setCoupon] = useState<{ code: string; quotes: Record<string, Quote | string> } | null>(null);
@@ -164,14 +244,16 @@ export function PlansPage() {
     action.run(async () => {
       const quote = coupon?.quotes[planId];
       const couponCode = quote && typeof quote !== 'string' ? coupon!.code : undefined;
-      setOrder(
+      openOrder(
         await call(
           api.POST('/api/v1/orders', {
             body: { plan_id: planId, provider: chosen, ...(couponCode ? { coupon_code: couponCode } : {}) },
           }),
         ),
       );
+      // The new order joins the list (pending: payable and cancellable there); a free one changed the usage.
       if (couponCode) setUsageVersion((value) => value + 1);
+      else await orders.reload();
     });
 
   return (
@@ -180,6 +262,11 @@ export function PlansPage() {
       <Usage key={usageVersion} />
       <h2>Plans</h2>
       {(plans.error || gateways.error) && <FormError message={plans.error || gateways.error} />}
+      <ListState
+        phase={listPhase(plans, plans.data?.filter((plan) => plan.active).length ?? 0)}
+        empty="No plans on sale."
+        hint="Plans appear here when an administrator puts one on sale."
+      />
       {gateways.data && gateways.data.length > 1 && (
         <div class="field">
           <label for="provider">Pay with</label>
@@ -215,8 +302,7 @@ export function PlansPage() {
               <h3>{plan.name}</h3>
               {plan.description && <p>{plan.description}</p>}
               <p class="meta">
-                {formatMoney(plan.amount_cents)} · quota {formatBytes(plan.quota_bytes)}
-                {plan.duration_days ? ` · ${plan.duration_days} days` : ''}
+                {formatMoney(plan.amount_cents)} · {planTerms(plan)}
               </p>
               {coupon?.quotes[plan.id] !== undefined && (
                 <p class="meta" aria-live="polite">
@@ -231,17 +317,40 @@ export function PlansPage() {
             </li>
           ))}
       </ul>
-      {plans.data && plans.data.length === 0 && <p>No plans on sale.</p>}
       {action.view}
       {order && (
-        <OrderPanel key={order.id} order={order} onPaid={() => setUsageVersion((value) => value + 1)} />
+        <OrderPanel
+          key={`${order.id}-${opened}`}
+          order={order}
+          onPaid={() => setUsageVersion((value) => value + 1)}
+        />
       )}
       <h2>Your orders</h2>
-      {orders.data && (
-        <DataTable columns={ORDER_COLUMNS}>
+      {orders.error && <FormError message={orders.error} />}
+      {orderAction.view}
+      <ListState
+        phase={listPhase(orders, orders.data?.items.length ?? 0)}
+        empty="No orders yet."
+        hint="Buy a plan above; its order is listed here, and a pending one can be paid or cancelled."
+      />
+      {!!orders.data?.items.length && (
+        <DataTable columns={ORDER_COLUMNS} actions>
           {orders.data.items.map((row) => (
             <tr key={row.id}>
               <OrderCells order={row} />
+              <td>
+                {row.status === 'pending' && (
+                  <PendingOrderActions
+                    order={row}
+                    action={orderAction}
+                    onPay={openOrder}
+                    onCancelled={(id) => {
+                      if (order?.id === id) openOrder(null);
+                      setUsageVersion((value) => value + 1);
+                    }}
+                  />
+                )}
+              </td>
             </tr>
           ))}
         </DataTable>

@@ -7,11 +7,28 @@ import { CodeField, Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { createPasskey, passkeysSupported } from '../passkey.ts';
 import { QrCode } from '../qr.tsx';
 import { session } from '../session.ts';
-import { FormError, formatTime, Page, Status, useLoad } from '../ui.tsx';
+import {
+  copyText,
+  FormError,
+  formatTime,
+  ListState,
+  listPhase,
+  Notice,
+  Page,
+  Status,
+  useLoad,
+} from '../ui.tsx';
 
 type Setup = DataOf<'/auth/totp/setup', 'post'>;
 
+/**
+ * New recovery codes, shown once: copied all at once (one a line) or downloaded as `recovery-codes.txt`
+ * (a data: link, which the console's Content-Security-Policy leaves alone: it governs what the page loads,
+ * not what it saves).
+ */
 function RecoveryCodes({ codes }: { codes: string[] }) {
+  const [copied, setCopied] = useState('');
+  const text = `${codes.join('\n')}\n`;
   return (
     <section class="secret" aria-labelledby="recovery-title">
       <h3 id="recovery-title">Recovery codes</h3>
@@ -25,6 +42,28 @@ function RecoveryCodes({ codes }: { codes: string[] }) {
           </li>
         ))}
       </ul>
+      <div class="actions recovery-actions">
+        <button
+          type="button"
+          onClick={async () =>
+            setCopied(
+              (await copyText(text))
+                ? `${codes.length} recovery codes copied, one a line.`
+                : 'Copying was refused: select the codes and copy them, or download them.',
+            )
+          }
+        >
+          Copy the codes
+        </button>
+        <a
+          class="button secondary"
+          href={`data:text/plain;charset=utf-8,${encodeURIComponent(text)}`}
+          download="recovery-codes.txt"
+        >
+          Download recovery-codes.txt
+        </a>
+      </div>
+      {copied && <Status message={copied} />}
     </section>
   );
 }
@@ -67,7 +106,13 @@ function Totp({ enabled, onChange }: { enabled: boolean; onChange: () => void })
   return (
     <section aria-labelledby="totp-title">
       <h2 id="totp-title">Two-factor authentication (TOTP)</h2>
-      <Status message={enabled ? 'Two-factor authentication is on.' : 'Two-factor authentication is off.'} />
+      {enabled ? (
+        <Notice tone="success">Two-factor authentication is on.</Notice>
+      ) : (
+        <Notice tone="warning">
+          Two-factor authentication is off: your password alone opens your account. Set it up below.
+        </Notice>
+      )}
       {codes.length > 0 && <RecoveryCodes codes={codes} />}
       {!enabled && !setup && (
         <form onSubmit={start} noValidate class="inline">
@@ -160,6 +205,12 @@ function Passkeys({ onChange }: { onChange: () => void }) {
       <p>A passkey signs you in without the password, and answers the two-factor step.</p>
       {list.error && <FormError message={list.error} />}
       {done && <Status message={done} />}
+      <ListState
+        phase={listPhase(list, list.data?.length ?? 0)}
+        rows={2}
+        empty="No passkeys yet."
+        hint={passkeysSupported() ? 'Add one below to sign in without the password.' : undefined}
+      />
       <ul class="rows" aria-label="Your passkeys">
         {list.data?.map((row) => (
           <li key={row.id}>
@@ -181,7 +232,6 @@ function Passkeys({ onChange }: { onChange: () => void }) {
           </li>
         ))}
       </ul>
-      {list.data?.length === 0 && <p>No passkeys yet.</p>}
       {passkeysSupported() ? (
         <form onSubmit={add} noValidate aria-label="Add a passkey">
           <Field form={form} name="name" label="Passkey name" hint="Optional, e.g. Laptop." maxLength={64} />
@@ -202,6 +252,7 @@ function Sessions() {
     <section aria-labelledby="sessions-title">
       <h2 id="sessions-title">Sessions</h2>
       {(action.error || sessions.error) && <FormError message={action.error || sessions.error} />}
+      <ListState phase={listPhase(sessions, sessions.data?.length ?? 0)} rows={2} empty="No live sessions." />
       <ul class="rows">
         {sessions.data?.map((row) => (
           <li key={row.id}>
@@ -234,6 +285,10 @@ function Events() {
     <section aria-labelledby="events-title">
       <h2 id="events-title">Security events</h2>
       {events.error && <FormError message={events.error} />}
+      <ListState
+        phase={listPhase(events, events.data?.items.length ?? 0)}
+        empty="No security events in the last 90 days."
+      />
       <ul class="rows">
         {events.data?.items.map((event) => (
           <li key={`${event.at}-${event.type}`}>

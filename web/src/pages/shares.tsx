@@ -3,7 +3,7 @@
 import { useId, useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
-import { copyText, DataTable, FormError, formatTime, Page, useLoad } from '../ui.tsx';
+import { copyText, DataTable, FormError, formatTime, ListState, listPhase, Page, useLoad } from '../ui.tsx';
 
 type Share = DataOf<'/api/v1/shares', 'post', 201>;
 
@@ -131,7 +131,11 @@ export function SharesPage() {
       </p>
       {action.view}
       {shares.error && <FormError message={shares.error} />}
-      {shares.data && shares.data.items.length === 0 && <p>No share links.</p>}
+      <ListState
+        phase={listPhase(shares, shares.data?.items.length ?? 0)}
+        empty="No share links."
+        hint="Share a file from My files, or an album from its page under Albums."
+      />
       {shares.data && shares.data.items.length > 0 && (
         <DataTable columns={['Link', 'Shares', 'Password', 'Views', 'Expires']} actions>
           {shares.data.items.map((share) => {

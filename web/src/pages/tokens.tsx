@@ -1,10 +1,21 @@
 // API tokens: create (the secret is shown once, with ready configurations for PicGo, ShareX, Flameshot and
-// curl), list, revoke.
+// curl), list, revoke; and the size a tool may upload directly.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
+import { DIRECT_UPLOAD_LIMIT } from '../api/upload.ts';
 import { Field, Submit, useForm } from '../form.tsx';
-import { copyText, DataTable, FormError, formatTime, Page, useLoad } from '../ui.tsx';
+import {
+  copyText,
+  DataTable,
+  FormError,
+  formatBytes,
+  formatTime,
+  ListState,
+  listPhase,
+  Page,
+  useLoad,
+} from '../ui.tsx';
 import {
   curlCommand,
   curlDeleteCommand,
@@ -34,6 +45,11 @@ export function TokensPage() {
         Tokens upload, list and delete files on your behalf (Authorization: Bearer &lt;token&gt;), for tools
         like PicGo, ShareX and Flameshot: a new token comes with a ready configuration for each.
       </p>
+      <p class="limit-note" id="upload-limit">
+        A tool uploads files of up to {formatBytes(DIRECT_UPLOAD_LIMIT)} (the service's default{' '}
+        <code>upload.max_bytes</code>; a stage may set less). A larger file is refused (HTTP 413, naming the
+        limit): upload it on <a href="#/files">My files</a>, which sends large files straight to storage.
+      </p>
       <form onSubmit={create} noValidate class="inline">
         <Field form={form} name="name" label="Token name" required maxLength={64} />
         <Submit form={form}>Create token</Submit>
@@ -58,6 +74,10 @@ export function TokensPage() {
             Copy token
           </button>
           <label for="picgo-config">PicGo configuration (web-uploader plugin)</label>
+          <p class="hint">
+            Over {formatBytes(DIRECT_UPLOAD_LIMIT)}, PicGo's web-uploader shows its "upload failed"
+            notification and still ends with an empty link: the plugin never fails the upload itself.
+          </p>
           <textarea
             id="picgo-config"
             readOnly
@@ -73,7 +93,11 @@ export function TokensPage() {
       {action.view}
       {tokens.error && <FormError message={tokens.error} />}
       <h2>Your tokens</h2>
-      {tokens.data && tokens.data.length === 0 && <p>No tokens.</p>}
+      <ListState
+        phase={listPhase(tokens, tokens.data?.length ?? 0)}
+        empty="No API tokens yet."
+        hint="Create one above for PicGo, ShareX, Flameshot or curl; it is shown once."
+      />
       {tokens.data && tokens.data.length > 0 && (
         <DataTable columns={['Name', 'Starts with', 'Created', 'Last used']} actions>
           {tokens.data.map((token) => (
