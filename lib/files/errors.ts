@@ -33,7 +33,14 @@ export class UploadError extends AppError {
 
 /** The one wording for "too big", used by the early content-length check, the stream and the read-back. */
 export function fileTooLarge(maxBytes: number): UploadError {
-  return new UploadError('payload_too_large', `file: larger than ${maxBytes} bytes`, {
+  return new UploadError('payload_too_large', `file: larger than ${readableLimit(maxBytes)}`, {
     limitBytes: maxBytes,
   });
+}
+
+const MIB = 1024 * 1024;
+
+/** A limit as people read it: `4 MiB (4194304 bytes)` for whole mebibytes (the settings' usual values), else bytes. */
+function readableLimit(bytes: number): string {
+  return bytes >= MIB && bytes % MIB === 0 ? `${bytes / MIB} MiB (${bytes} bytes)` : `${bytes} bytes`;
 }

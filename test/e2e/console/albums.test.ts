@@ -73,6 +73,14 @@ describe('albums and share links in the console (npm start, Chromium)', () => {
     const albums = await apiCall('GET', '/api/v1/albums', token);
     expect(albums.data.items).toMatchObject([{ name: 'Seaside', file_count: 1 }]);
     await checkPage('album');
+
+    // The albums list, holding it.
+    await page.getByRole('link', { name: 'Albums', exact: true }).click();
+    await heading('Albums');
+    await page.getByRole('link', { name: 'Seaside', exact: true }).waitFor();
+    await checkPage('albums');
+    await page.getByRole('link', { name: 'Seaside', exact: true }).click();
+    await heading('Album Seaside');
   }, 180_000);
 
   it('moves a file out of the album and back from its lightbox', async (context) => {
