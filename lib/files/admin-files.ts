@@ -2,7 +2,7 @@
 // index, or every file newest first by reading the gallery's and the private files' shards as one listing;
 // each item names its owner (id and username, the page's owners read in one batch).
 
-import { accountKey, fromAccountItem } from '#lib/accounts/repository.ts';
+import { AccountRepository } from '#lib/accounts/repository.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards } from '#lib/platform/db/shards.ts';
 import type { Table } from '#lib/platform/db/table.ts';
@@ -58,16 +58,8 @@ export class AdminFiles {
   }
 
   /** The usernames of these accounts (a page holds at most 100 owners: one batch read). */
-  private async usernames(ids: string[]): Promise<Map<string, string>> {
-    const distinct = [...new Set(ids)];
-    if (distinct.length === 0) return new Map();
-    const found = await this.deps.table.getMany(distinct.map(accountKey));
-    const names = new Map<string, string>();
-    distinct.forEach((id, index) => {
-      const account = fromAccountItem(found[index]);
-      if (account) names.set(id, account.username);
-    });
-    return names;
+  private usernames(ids: string[]): Promise<Map<string, string>> {
+    return new AccountRepository(this.deps.table).usernamesOf(ids);
   }
 }
 

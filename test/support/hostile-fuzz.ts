@@ -542,10 +542,20 @@ export function fieldsOf(route: RouteSpec, table: Record<string, readonly string
   return table[`${route.method} ${account ? route.path.slice(API_PREFIX.length) : route.path}`] ?? [];
 }
 
-/** Every route crossed with every kind of caller: the fuzz matrix of a hostile-input file. */
+/**
+ * Every route crossed with every kind of caller: the fuzz matrix of a hostile-input file. An alias (an
+ * account route again under /api/v1) runs its route's own implementation, which the matrix fuzzes for
+ * every caller; the alias is fuzzed by one caller, the one that reaches deepest (nobody on an open route,
+ * an administrator on an administrators' route, else a user), which shows the prefix reaches the same
+ * guards and validation without paying for every batch twice.
+ */
 export function callerCases(routes: readonly RouteSpec[]) {
   const callers: Caller[] = ['none', 'user', 'admin'];
-  return routes.flatMap((route) => callers.map((caller) => [routeKeyOf(route), caller, route] as const));
+  const deepest = (route: RouteSpec): Caller =>
+    route.auth === 'none' ? 'none' : route.auth === 'admin' ? 'admin' : 'user';
+  return routes.flatMap((route) =>
+    (route.aliasOf ? [deepest(route)] : callers).map((caller) => [routeKeyOf(route), caller, route] as const),
+  );
 }
 
 /** A caller's credentials: none, or the bearer token of the user or administrator of the file. */

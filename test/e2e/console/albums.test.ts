@@ -19,6 +19,7 @@ import {
   consoleSessionToken,
   heading,
   logIn,
+  newAccount,
   page,
   policyViolations,
   poll,
@@ -28,11 +29,7 @@ import {
 } from './harness.ts';
 
 const MISSING = browserMissing('the albums and share links journey');
-const USER = {
-  username: `sharer${Date.now().toString(36)}`,
-  email: `sharer-${Date.now().toString(36)}@example.test`,
-  password: 'correct horse battery',
-};
+const USER = newAccount('sharer');
 const SHARE_PASSWORD = 'share-e2e-pass';
 
 useConsoleService(MISSING);

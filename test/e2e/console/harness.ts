@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import {
   type Browser,
@@ -53,6 +53,20 @@ export function useConsoleService(missing: string | undefined): void {
     await browser?.close();
     await service?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+}
+
+/** A journey's own account, unique to this run: `<name><run>`, `<name>-<run>@example.test`. */
+export function newAccount(name: string, password = 'correct horse battery') {
+  const run = Date.now().toString(36);
+  return { username: `${name}${run}`, email: `${name}-${run}@example.test`, password };
+}
+
+/** A journey file's last test: its pages ran under their Content-Security-Policy without one violation. */
+export function itRanWithoutPolicyViolations(missing: string | undefined): void {
+  it('ran under its Content-Security-Policy without a single violation', (context) => {
+    if (missing) context.skip(missing);
+    expect(policyViolations).toEqual([]);
   });
 }
 

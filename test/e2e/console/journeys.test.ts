@@ -1,7 +1,7 @@
 // The web console's main journeys in a real Chromium against `npm start` (scripts/start.ts in its own
 // process, each function group in its own process, DynamoDB Local and s3rver of its own): register with the
 // e-mail code, log in, upload, tokens, TOTP, buying a plan through the mock cashier, and an administrator
-// disabling an account. Every page is screenshotted at 1280 and 360 px and checked with axe-core.
+// disabling an account. Every page is screenshotted at 1280 and 390 px and checked with axe-core.
 // Skips itself, saying why, when Chromium is absent. The account settings and back-office forms are driven
 // in settings.test.ts; both share harness.ts.
 import { crc32 } from 'node:zlib';
@@ -17,20 +17,17 @@ import {
   checkPage,
   consoleSessionToken,
   heading,
+  itRanWithoutPolicyViolations,
   mailedCode,
+  newAccount,
   page,
-  policyViolations,
   poll,
   service,
   useConsoleService,
 } from './harness.ts';
 
 const MISSING = browserMissing('the web console journeys');
-const USER = {
-  username: `reader${Date.now().toString(36)}`,
-  email: `reader-${Date.now().toString(36)}@example.test`,
-  password: 'correct horse battery',
-};
+const USER = newAccount('reader');
 
 let planId: string;
 
@@ -437,8 +434,5 @@ describe('web console journeys (npm start, Chromium)', () => {
     expect(await page.getByRole('img', { name: 'cat.png' }).count()).toBe(1);
   }, 180_000);
 
-  it('ran under its Content-Security-Policy without a single violation', (context) => {
-    if (MISSING) context.skip(MISSING);
-    expect(policyViolations).toEqual([]);
-  });
+  itRanWithoutPolicyViolations(MISSING);
 });

@@ -13,6 +13,7 @@ import {
   heading,
   logIn,
   logOut,
+  newAccount,
   page,
   policyViolations,
   registerAccount,
@@ -21,8 +22,7 @@ import {
 } from './harness.ts';
 
 const MISSING = browserMissing('the web console passkey journeys');
-const RUN = Date.now().toString(36);
-const USER = { username: `pk${RUN}`, email: `pk-${RUN}@example.test`, password: 'passkey owner 1' };
+const USER = newAccount('pk', 'passkey owner 1');
 
 useConsoleService(MISSING);
 

@@ -15,12 +15,13 @@ import {
   checkPage,
   consoleSessionToken,
   heading,
+  itRanWithoutPolicyViolations,
   logIn,
   logOut,
   mailedCode,
   mails,
+  newAccount,
   page,
-  policyViolations,
   poll,
   registerAccount,
   service,
@@ -29,18 +30,10 @@ import {
 
 const MISSING = browserMissing('the web console settings journeys');
 const RUN = Date.now().toString(36);
-const USER = {
-  username: `settler${RUN}`,
-  email: `settler-${RUN}@example.test`,
-  password: 'first password here',
-};
+const USER = newAccount('settler', 'first password here');
 const NEW_EMAIL = `moved-${RUN}@example.test`;
 const NEW_PASSWORD = 'second password here';
-const NEW_ADMIN = {
-  username: `deputy${RUN}`,
-  email: `deputy-${RUN}@example.test`,
-  password: 'deputy password 1',
-};
+const NEW_ADMIN = newAccount('deputy', 'deputy password 1');
 const PLAN = `Team ${RUN}`;
 const CHANNEL_C_KEY = `md5-secret-${RUN}-do-not-show`;
 
@@ -326,8 +319,5 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     await checkPage('admin-payment-pem');
   }, 180_000);
 
-  it('ran under its Content-Security-Policy without a single violation', (context) => {
-    if (MISSING) context.skip(MISSING);
-    expect(policyViolations).toEqual([]);
-  });
+  itRanWithoutPolicyViolations(MISSING);
 });

@@ -17,10 +17,11 @@ import {
   checkPage,
   consoleSessionToken,
   heading,
+  itRanWithoutPolicyViolations,
   logIn,
   logOut,
+  newAccount,
   page,
-  policyViolations,
   poll,
   registerAccount,
   service,
@@ -28,11 +29,7 @@ import {
 } from './harness.ts';
 
 const MISSING = browserMissing('the console thumbnails journey');
-const USER = {
-  username: `viewer${Date.now().toString(36)}`,
-  email: `viewer-${Date.now().toString(36)}@example.test`,
-  password: 'correct horse battery',
-};
+const USER = newAccount('viewer');
 
 const PHOTOS = 20;
 const WIDTH = 4000;
@@ -341,8 +338,5 @@ describe('console thumbnails (npm start, Chromium)', () => {
     }
   }, 180_000);
 
-  it('ran under its Content-Security-Policy without a single violation', (context) => {
-    if (MISSING) context.skip(MISSING);
-    expect(policyViolations).toEqual([]);
-  });
+  itRanWithoutPolicyViolations(MISSING);
 });

@@ -16,10 +16,11 @@ import {
   checkPage,
   consoleSessionToken,
   heading,
+  itRanWithoutPolicyViolations,
   logIn,
   logOut,
+  newAccount,
   page,
-  policyViolations,
   poll,
   registerAccount,
   service,
@@ -28,11 +29,7 @@ import {
 
 const MISSING = browserMissing('the console wording journeys');
 const RUN = Date.now().toString(36);
-const USER = {
-  username: `newbie${RUN}`,
-  email: `newbie-${RUN}@example.test`,
-  password: 'newcomer password 1',
-};
+const USER = newAccount('newbie', 'newcomer password 1');
 const QUOTA_PLAN = `Big box ${RUN}`;
 const PLAIN_PLAN = `Supporter ${RUN}`;
 /** The user's manual order the back office writes off. */
@@ -251,10 +248,7 @@ describe('the console as a newcomer meets it (npm start, Chromium)', () => {
     await poll(async () => (await orderStatus(admin, id)) ?? '').toBe('paid');
   }, 180_000);
 
-  it('ran under its Content-Security-Policy without a single violation', (context) => {
-    if (MISSING) context.skip(MISSING);
-    expect(policyViolations).toEqual([]);
-  });
+  itRanWithoutPolicyViolations(MISSING);
 });
 
 async function orderStatus(admin: string, id: string): Promise<string | undefined> {
