@@ -21,10 +21,17 @@ export function Status({ message }: { message: string }) {
 }
 
 /**
- * A standing state, not an outcome: `success` (green, something is as it should be) or `warning` (amber, a
- * protection is missing, with what to do). Announced politely like a Status.
+ * A standing state, not an outcome: `success` (green, something is as it should be), `info` (neutral, a
+ * state that is neither: waiting for a payment) or `warning` (amber, a protection is missing or something
+ * did not happen, with what to do). Announced politely like a Status.
  */
-export function Notice({ tone, children }: { tone: 'success' | 'warning'; children: ComponentChildren }) {
+export function Notice({
+  tone,
+  children,
+}: {
+  tone: 'success' | 'info' | 'warning';
+  children: ComponentChildren;
+}) {
   return (
     <p class={`notice notice-${tone}`} role="status" aria-live="polite">
       {children}

@@ -138,7 +138,9 @@ describe('the console as a newcomer meets it (npm start, Chromium)', () => {
     const pending = page.getByRole('row').filter({ hasText: QUOTA_PLAN });
     await pending.getByRole('button', { name: `Pay order for ${QUOTA_PLAN} (¥9.90)` }).click();
     const panel = page.getByRole('region', { name: new RegExp(`Order for ${QUOTA_PLAN}`) });
-    await panel.getByText('Order status: pending').waitFor();
+    // Waiting for a payment is not shown as done (green): a neutral notice until the order is paid.
+    await panel.locator('.notice-info').getByText('Order status: pending').waitFor();
+    expect(await panel.locator('.notice-success').count()).toBe(0);
     const [cashier] = await Promise.all([
       page.context().waitForEvent('page'),
       panel.getByRole('link', { name: 'Open the mock cashier' }).click(),
@@ -146,7 +148,7 @@ describe('the console as a newcomer meets it (npm start, Chromium)', () => {
     await cashier.waitForLoadState();
     await Promise.all([cashier.waitForNavigation(), cashier.click('#pay')]);
     await cashier.close();
-    await panel.getByText('Order status: paid').waitFor();
+    await panel.locator('.notice-success').getByText('Order status: paid').waitFor();
     await poll(() => pending.getByRole('button', { name: /^Pay order/ }).count()).toBe(0);
 
     // Another left pending is cancelled from its row, after the page asks.

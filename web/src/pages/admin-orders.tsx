@@ -77,6 +77,7 @@ function RefundControls({ orderId, action }: { orderId: string; action: Action }
         <input
           size={6}
           inputMode="numeric"
+          placeholder="all that is left"
           value={amount}
           onInput={(event) => setAmount((event.target as HTMLInputElement).value)}
         />

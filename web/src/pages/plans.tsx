@@ -13,9 +13,9 @@ import {
   formatTime,
   ListState,
   listPhase,
+  Notice,
   Page,
   planStorage,
-  Status,
   useLoad,
 } from '../ui.tsx';
 import { Usage } from './files.tsx';
@@ -35,6 +35,12 @@ const PROVIDER_NAMES: Record<Order['provider'], string> = {
 };
 
 const POLL_MS = 2000;
+
+/** How an order's state reads in its panel (others, such as failed or expired, are warnings). */
+const ORDER_TONES: Partial<Record<string, 'success' | 'info' | 'warning'>> = {
+  paid: 'success',
+  pending: 'info',
+};
 
 export const ORDER_COLUMNS = ['Plan', 'Amount', 'Channel', 'Status', 'Refunded', 'Created'];
 
@@ -173,7 +179,8 @@ function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
       <h2 id="order-title" tabIndex={-1} ref={title}>
         Order for {current.plan_name}: {formatMoney(current.amount_cents)}
       </h2>
-      <Status message={`Order status: ${current.status}`} />
+      {/* Green only once paid: a pending order is waiting, not done; any other end is a warning. */}
+      <Notice tone={ORDER_TONES[current.status] ?? 'warning'}>Order status: {current.status}</Notice>
       {current.status === 'pending' && current.provider === 'mock' && current.pay_url && (
         <p>
           <a class="button" href={current.pay_url} target="_blank" rel="noopener">
