@@ -6,6 +6,7 @@ import { clientOf } from '#lib/accounts/client.ts';
 import { errors } from '#lib/core/errors.ts';
 import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
 import { directUploadBodyLimit } from '#lib/files/build.ts';
+import { fileTooLarge } from '#lib/files/errors.ts';
 import { PERMISSIONS, type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
@@ -116,6 +117,8 @@ export function createUploadHandler(
     {
       'POST /api/v1/upload': defineRoute({
         maxBodyBytes: directUploadBodyLimit(options.maxUploadBytes),
+        // Said as the stream says it: the file limit a user knows (4 MiB), not the body's with its overhead.
+        tooLarge: () => fileTooLarge(options.maxUploadBytes),
         summary:
           'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
         requestContentType: 'multipart/form-data',

@@ -28,6 +28,11 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
   /** Largest body accepted, in bytes; larger is 413 before any parsing. */
   maxBodyBytes?: number;
   /**
+   * What a body over `maxBodyBytes` answers, when the route can say it in its user's terms (an upload names
+   * its file limit, not the body's, which adds the form's overhead); else a 413 naming the byte limit.
+   */
+  tooLarge?: () => Error;
+  /**
    * Schema of the success envelope's `data` (the API document, GET /api/v1/openapi.json, is generated from
    * it and the contract tests validate answers against it); routes that answer text or HTML have none.
    */
@@ -147,7 +152,9 @@ export function createGroupHandler(group: FunctionGroup, impls: RouteImpls, opti
       const { request: httpRequest, spec, impl } = stateOf(request);
       if (!spec || !impl) return;
       const limit = impl.maxBodyBytes ?? (spec.body === 'json' ? 64 * 1024 : undefined);
-      if (limit !== undefined && httpRequest.rawBody.length > limit) throw errors.payloadTooLarge(limit);
+      if (limit !== undefined && httpRequest.rawBody.length > limit) {
+        throw impl.tooLarge?.() ?? errors.payloadTooLarge(limit);
+      }
       if (spec.body !== 'json') return;
       const text = httpRequest.rawBody.toString('utf8').trim();
       if (text === '') {

@@ -163,6 +163,22 @@ describe('POST /api/v1/upload', () => {
     expect(accepted.body.data.size).toBe(base.length);
   });
 
+  it('refuses a body far over the limit before reading it, naming the file limit as the stream does', async () => {
+    // A 5 MB photo from PicGo: over the body limit (the file limit plus the form's allowance), so refused
+    // before parsing; the answer still names the limit the user knows, not the body's.
+    const limit = config.upload.max_bytes;
+    const photo = Buffer.concat([uniquePng(makePng).bytes, Buffer.alloc(limit + 800 * 1024)]);
+
+    const refused = await callUpload(uploadInput(alice.headers, { bytes: photo }));
+
+    expect(refused.status).toBe(413);
+    expect(refused.body).toMatchObject({
+      code: 413,
+      message: `file: larger than ${limit / (1024 * 1024)} MiB (${limit} bytes)`,
+      data: { limit_bytes: limit },
+    });
+  });
+
   it('answers 413 for a body far over the limit before reading it', async () => {
     const { status, body } = await callUpload({
       method: 'POST',
