@@ -197,6 +197,43 @@ export function ListState({
 }
 
 /**
+ * A loaded list as a table, as the console's pages show their lists: the load's error, placeholder lines
+ * while it loads, the empty sentence and its hint once loaded with none, else the table, a row an item.
+ */
+export function ListTable<T>({
+  list,
+  items,
+  columns,
+  actions = false,
+  empty,
+  hint,
+  row,
+}: {
+  list: { data?: unknown; error: string };
+  /** The loaded items (undefined until loaded). */
+  items: readonly T[] | undefined;
+  columns: string[];
+  actions?: boolean;
+  empty: string;
+  hint?: ComponentChildren;
+  /** One `<tr>` of the table. */
+  row: (item: T) => ComponentChildren;
+}) {
+  const phase = listPhase(list, items?.length ?? 0);
+  return (
+    <>
+      {list.error && <FormError message={list.error} />}
+      <ListState phase={phase} empty={empty} hint={hint} />
+      {phase === 'ready' && items && (
+        <DataTable columns={columns} actions={actions}>
+          {items.map(row)}
+        </DataTable>
+      )}
+    </>
+  );
+}
+
+/**
  * Cards in a grid: the load's alert, placeholder cards while the first page loads, a line (and a hint)
  * when there are none, and a button for the next page.
  */

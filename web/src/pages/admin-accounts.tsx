@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call } from '../api/client.ts';
 import { Field, PasswordField, Submit, useForm } from '../form.tsx';
-import { DataTable, FormError, formatBytes, ListState, listPhase, Page, Status, useLoad } from '../ui.tsx';
+import { formatBytes, ListTable, Page, Status, useLoad } from '../ui.tsx';
 
 export function AdminAccounts() {
   const query = useForm({ q: '' });
@@ -54,74 +54,72 @@ export function AdminAccounts() {
           label="Your password (to disable an administrator or reset their second factor)"
         />
       </form>
-      {accounts.error && <FormError message={accounts.error} />}
       {action.view}
-      <ListState
-        phase={listPhase(accounts, accounts.data?.items.length ?? 0)}
+      <ListTable
+        list={accounts}
+        items={accounts.data?.items}
+        columns={['Username', 'E-mail', 'Role', 'Status', 'Usage']}
+        actions
         empty={search ? `No account matches "${search}".` : 'No accounts yet.'}
         hint={
           search
             ? 'The search matches the start of a username or e-mail; try fewer letters, or clear it.'
             : undefined
         }
-      />
-      {!!accounts.data?.items.length && (
-        <DataTable columns={['Username', 'E-mail', 'Role', 'Status', 'Usage']} actions>
-          {accounts.data?.items.map((account) => {
-            const path = { params: { path: { id: account.id } } };
-            const next = account.status === 'active' ? 'disabled' : 'active';
-            return (
-              <tr key={account.id}>
-                <td>{account.username}</td>
-                <td>{account.email ?? '—'}</td>
-                <td>{account.role}</td>
-                <td>{account.status}</td>
-                <td>
-                  {account.usage
-                    ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
-                    : '—'}
-                </td>
-                <td class="actions">
+        row={(account) => {
+          const path = { params: { path: { id: account.id } } };
+          const next = account.status === 'active' ? 'disabled' : 'active';
+          return (
+            <tr key={account.id}>
+              <td>{account.username}</td>
+              <td>{account.email ?? '—'}</td>
+              <td>{account.role}</td>
+              <td>{account.status}</td>
+              <td>
+                {account.usage
+                  ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
+                  : '—'}
+              </td>
+              <td class="actions">
+                <ActionButton
+                  action={action}
+                  work={() =>
+                    call(
+                      api.PATCH('/api/v1/admin/accounts/{id}', {
+                        ...path,
+                        body: {
+                          status: next,
+                          ...(account.role === 'admin' && next === 'disabled' ? withPassword() : {}),
+                        },
+                      }),
+                    )
+                  }
+                  done={`${account.username} is now ${next}`}
+                >
+                  {account.status === 'active' ? 'Disable' : 'Enable'}
+                  <span class="visually-hidden"> {account.username}</span>
+                </ActionButton>
+                {account.totp_enabled && (
                   <ActionButton
                     action={action}
                     work={() =>
                       call(
-                        api.PATCH('/api/v1/admin/accounts/{id}', {
+                        api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
                           ...path,
-                          body: {
-                            status: next,
-                            ...(account.role === 'admin' && next === 'disabled' ? withPassword() : {}),
-                          },
+                          body: account.role === 'admin' ? withPassword() : {},
                         }),
                       )
                     }
-                    done={`${account.username} is now ${next}`}
+                    done={`Two-factor authentication of ${account.username} reset`}
                   >
-                    {account.status === 'active' ? 'Disable' : 'Enable'}
-                    <span class="visually-hidden"> {account.username}</span>
+                    Reset second factor<span class="visually-hidden"> of {account.username}</span>
                   </ActionButton>
-                  {account.totp_enabled && (
-                    <ActionButton
-                      action={action}
-                      work={() =>
-                        call(
-                          api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
-                            ...path,
-                            body: account.role === 'admin' ? withPassword() : {},
-                          }),
-                        )
-                      }
-                      done={`Two-factor authentication of ${account.username} reset`}
-                    >
-                      Reset second factor<span class="visually-hidden"> of {account.username}</span>
-                    </ActionButton>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </DataTable>
-      )}
+                )}
+              </td>
+            </tr>
+          );
+        }}
+      />
       <h2 id="new-admin-title">New administrator</h2>
       <form onSubmit={submitCreate} noValidate aria-labelledby="new-admin-title">
         <Field form={create} name="username" label="Username" autoComplete="off" />

@@ -4,7 +4,7 @@ import { useId } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { Field, useForm } from '../form.tsx';
-import { DataTable, FormError, formatMoney, ListState, listPhase, Page, useLoad } from '../ui.tsx';
+import { FormError, formatMoney, ListTable, Page, useLoad } from '../ui.tsx';
 
 type Coupon = DataOf<'/api/v1/admin/coupons', 'get'>['items'][number];
 
@@ -72,53 +72,51 @@ export function AdminCoupons() {
   const action = useAction(coupons.reload);
   return (
     <Page title="Coupons">
-      {coupons.error && <FormError message={coupons.error} />}
       {action.view}
-      <ListState
-        phase={listPhase(coupons, coupons.data?.items.length ?? 0)}
+      <ListTable
+        list={coupons}
+        items={coupons.data?.items}
+        columns={['Code', 'Discount', 'Used', 'Per account', 'Active']}
+        actions
         empty="No coupons yet."
         hint="Make one with the form below."
+        row={(coupon) => (
+          <tr key={coupon.id}>
+            <td>{coupon.code}</td>
+            <td>{discountText(coupon)}</td>
+            <td>
+              {coupon.redemptions}
+              {coupon.max_redemptions !== null ? ` of ${coupon.max_redemptions}` : ''}
+            </td>
+            <td>{coupon.per_account_limit}</td>
+            <td>{coupon.active ? 'yes' : 'no'}</td>
+            <td class="actions">
+              <ActionButton
+                action={action}
+                work={() =>
+                  call(
+                    api.PATCH('/api/v1/admin/coupons/{id}', {
+                      ...couponPath(coupon),
+                      body: { active: !coupon.active },
+                    }),
+                  )
+                }
+                done={`${coupon.code} ${coupon.active ? 'switched off' : 'switched on'}`}
+              >
+                {coupon.active ? 'Switch off' : 'Switch on'}
+                <span class="visually-hidden"> {coupon.code}</span>
+              </ActionButton>
+              <ActionButton
+                action={action}
+                work={() => call(api.DELETE('/api/v1/admin/coupons/{id}', couponPath(coupon)))}
+                done={`${coupon.code} deleted`}
+              >
+                Delete<span class="visually-hidden"> {coupon.code}</span>
+              </ActionButton>
+            </td>
+          </tr>
+        )}
       />
-      {!!coupons.data?.items.length && (
-        <DataTable columns={['Code', 'Discount', 'Used', 'Per account', 'Active']} actions>
-          {coupons.data?.items.map((coupon) => (
-            <tr key={coupon.id}>
-              <td>{coupon.code}</td>
-              <td>{discountText(coupon)}</td>
-              <td>
-                {coupon.redemptions}
-                {coupon.max_redemptions !== null ? ` of ${coupon.max_redemptions}` : ''}
-              </td>
-              <td>{coupon.per_account_limit}</td>
-              <td>{coupon.active ? 'yes' : 'no'}</td>
-              <td class="actions">
-                <ActionButton
-                  action={action}
-                  work={() =>
-                    call(
-                      api.PATCH('/api/v1/admin/coupons/{id}', {
-                        ...couponPath(coupon),
-                        body: { active: !coupon.active },
-                      }),
-                    )
-                  }
-                  done={`${coupon.code} ${coupon.active ? 'switched off' : 'switched on'}`}
-                >
-                  {coupon.active ? 'Switch off' : 'Switch on'}
-                  <span class="visually-hidden"> {coupon.code}</span>
-                </ActionButton>
-                <ActionButton
-                  action={action}
-                  work={() => call(api.DELETE('/api/v1/admin/coupons/{id}', couponPath(coupon)))}
-                  done={`${coupon.code} deleted`}
-                >
-                  Delete<span class="visually-hidden"> {coupon.code}</span>
-                </ActionButton>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
       <CouponForm onSaved={coupons.reload} />
     </Page>
   );

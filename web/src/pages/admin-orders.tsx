@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { type Action, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
-import { DataTable, FormError, formatMoney, ListState, listPhase, Page, useLoad } from '../ui.tsx';
+import { formatMoney, ListTable, Page, useLoad } from '../ui.tsx';
 import { ORDER_COLUMNS, OrderCells } from './plans.tsx';
 
 type AdminOrder = DataOf<'/api/v1/admin/orders', 'get'>['items'][number];
@@ -98,34 +98,31 @@ export function AdminOrders() {
     call(api.GET('/api/v1/admin/orders', { params: { query: { limit: '100' } } })),
   );
   const action = useAction(orders.reload);
-  const phase = listPhase(orders, orders.data?.items.length ?? 0);
   return (
     <Page title="Orders">
-      {orders.error && <FormError message={orders.error} />}
       {action.view}
-      <ListState
-        phase={phase}
+      <ListTable
+        list={orders}
+        items={orders.data?.items}
+        columns={['Buyer', ...ORDER_COLUMNS]}
+        actions
         empty="No orders yet."
         hint="Orders appear here as soon as anyone buys a plan."
+        row={(order) => (
+          <tr key={order.id}>
+            <td>{buyerOf(order)}</td>
+            <OrderCells order={order} />
+            <td>
+              {order.provider === 'manual' && order.status === 'pending' && (
+                <WriteOff order={order} action={action} />
+              )}
+              {order.status === 'paid' && order.provider !== 'free' && (
+                <RefundControls orderId={order.id} action={action} />
+              )}
+            </td>
+          </tr>
+        )}
       />
-      {phase === 'ready' && (
-        <DataTable columns={['Buyer', ...ORDER_COLUMNS]} actions>
-          {orders.data?.items.map((order) => (
-            <tr key={order.id}>
-              <td>{buyerOf(order)}</td>
-              <OrderCells order={order} />
-              <td>
-                {order.provider === 'manual' && order.status === 'pending' && (
-                  <WriteOff order={order} action={action} />
-                )}
-                {order.status === 'paid' && order.provider !== 'free' && (
-                  <RefundControls orderId={order.id} action={action} />
-                )}
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
     </Page>
   );
 }

@@ -4,17 +4,7 @@ import { useId, useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { Field, useForm } from '../form.tsx';
-import {
-  DataTable,
-  FormError,
-  formatBytes,
-  formatMoney,
-  ListState,
-  listPhase,
-  Page,
-  Status,
-  useLoad,
-} from '../ui.tsx';
+import { FormError, formatBytes, formatMoney, ListTable, Page, Status, useLoad } from '../ui.tsx';
 
 type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
 
@@ -103,61 +93,59 @@ export function AdminPlans() {
   };
   return (
     <Page title="Plans">
-      {plans.error && <FormError message={plans.error} />}
       {action.view}
       {saved && <Status message={saved} />}
-      <ListState
-        phase={listPhase(plans, plans.data?.length ?? 0)}
+      <ListTable
+        list={plans}
+        items={plans.data}
+        columns={['Name', 'Price', 'Quota', 'Days', 'On sale']}
+        actions
         empty="No plans yet."
         hint="Make the first one with the form below."
+        row={(plan) => (
+          <tr key={plan.id}>
+            <td>{plan.name}</td>
+            <td>{formatMoney(plan.amount_cents)}</td>
+            <td>{plan.quota_bytes === null ? 'no storage change' : formatBytes(plan.quota_bytes)}</td>
+            <td>{plan.duration_days || '—'}</td>
+            <td>{plan.active ? 'yes' : 'no'}</td>
+            <td class="actions">
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setSaved('');
+                  setEditing(plan);
+                }}
+              >
+                Edit<span class="visually-hidden"> {plan.name}</span>
+              </button>
+              <ActionButton
+                action={action}
+                work={() =>
+                  call(
+                    api.PATCH('/api/v1/admin/plans/{id}', {
+                      ...planPath(plan),
+                      body: { active: !plan.active },
+                    }),
+                  )
+                }
+                done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
+              >
+                {plan.active ? 'Withdraw' : 'Put on sale'}
+                <span class="visually-hidden"> {plan.name}</span>
+              </ActionButton>
+              <ActionButton
+                action={action}
+                work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
+                done={`${plan.name} deleted`}
+              >
+                Delete<span class="visually-hidden"> {plan.name}</span>
+              </ActionButton>
+            </td>
+          </tr>
+        )}
       />
-      {!!plans.data?.length && (
-        <DataTable columns={['Name', 'Price', 'Quota', 'Days', 'On sale']} actions>
-          {plans.data?.map((plan) => (
-            <tr key={plan.id}>
-              <td>{plan.name}</td>
-              <td>{formatMoney(plan.amount_cents)}</td>
-              <td>{plan.quota_bytes === null ? 'no storage change' : formatBytes(plan.quota_bytes)}</td>
-              <td>{plan.duration_days || '—'}</td>
-              <td>{plan.active ? 'yes' : 'no'}</td>
-              <td class="actions">
-                <button
-                  type="button"
-                  class="secondary"
-                  onClick={() => {
-                    setSaved('');
-                    setEditing(plan);
-                  }}
-                >
-                  Edit<span class="visually-hidden"> {plan.name}</span>
-                </button>
-                <ActionButton
-                  action={action}
-                  work={() =>
-                    call(
-                      api.PATCH('/api/v1/admin/plans/{id}', {
-                        ...planPath(plan),
-                        body: { active: !plan.active },
-                      }),
-                    )
-                  }
-                  done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
-                >
-                  {plan.active ? 'Withdraw' : 'Put on sale'}
-                  <span class="visually-hidden"> {plan.name}</span>
-                </ActionButton>
-                <ActionButton
-                  action={action}
-                  work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
-                  done={`${plan.name} deleted`}
-                >
-                  Delete<span class="visually-hidden"> {plan.name}</span>
-                </ActionButton>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
       {editing && (
         <PlanForm key={editing.id} plan={editing} onSaved={afterSave} onCancel={() => setEditing(null)} />
       )}

@@ -6,7 +6,7 @@ import { api, call } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
 import { Field, Submit, useForm } from '../form.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
-import { DataTable, FormError, formatTime, ListState, listPhase, Page, useLoad, usePages } from '../ui.tsx';
+import { FormError, formatTime, ListTable, Page, useLoad, usePages } from '../ui.tsx';
 import { Uploader } from './files.tsx';
 import { ShareForm } from './shares.tsx';
 
@@ -37,35 +37,33 @@ function AlbumList() {
         <Submit form={form}>Create album</Submit>
       </form>
       {action.view}
-      {albums.error && <FormError message={albums.error} />}
       <h2>Your albums</h2>
-      <ListState
-        phase={listPhase(albums, albums.data?.items.length ?? 0)}
+      <ListTable
+        list={albums}
+        items={albums.data?.items}
+        columns={['Album', 'Files', 'Updated']}
+        actions
         empty="No albums yet."
         hint="Make one with the form above, then upload into it."
+        row={(album) => (
+          <tr key={album.id}>
+            <td>
+              <a href={`#/albums?id=${album.id}`}>{album.name}</a>
+            </td>
+            <td>{album.file_count}</td>
+            <td>{formatTime(album.updated_at)}</td>
+            <td>
+              <ActionButton
+                action={action}
+                work={() => call(api.DELETE('/api/v1/albums/{id}', { params: { path: { id: album.id } } }))}
+                done={`Album ${album.name} deleted; its files stay in My files`}
+              >
+                Delete<span class="visually-hidden"> album {album.name}</span>
+              </ActionButton>
+            </td>
+          </tr>
+        )}
       />
-      {albums.data && albums.data.items.length > 0 && (
-        <DataTable columns={['Album', 'Files', 'Updated']} actions>
-          {albums.data.items.map((album) => (
-            <tr key={album.id}>
-              <td>
-                <a href={`#/albums?id=${album.id}`}>{album.name}</a>
-              </td>
-              <td>{album.file_count}</td>
-              <td>{formatTime(album.updated_at)}</td>
-              <td>
-                <ActionButton
-                  action={action}
-                  work={() => call(api.DELETE('/api/v1/albums/{id}', { params: { path: { id: album.id } } }))}
-                  done={`Album ${album.name} deleted; its files stay in My files`}
-                >
-                  Delete<span class="visually-hidden"> album {album.name}</span>
-                </ActionButton>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
     </Page>
   );
 }

@@ -6,12 +6,12 @@ import { type Action, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { QrCode } from '../qr.tsx';
 import {
-  DataTable,
   errorText,
   FormError,
   formatMoney,
   formatTime,
   ListState,
+  ListTable,
   listPhase,
   Notice,
   Page,
@@ -333,35 +333,33 @@ export function PlansPage() {
         />
       )}
       <h2>Your orders</h2>
-      {orders.error && <FormError message={orders.error} />}
       {orderAction.view}
-      <ListState
-        phase={listPhase(orders, orders.data?.items.length ?? 0)}
+      <ListTable
+        list={orders}
+        items={orders.data?.items}
+        columns={ORDER_COLUMNS}
+        actions
         empty="No orders yet."
         hint="Buy a plan above; its order is listed here, and a pending one can be paid or cancelled."
+        row={(row) => (
+          <tr key={row.id}>
+            <OrderCells order={row} />
+            <td>
+              {row.status === 'pending' && (
+                <PendingOrderActions
+                  order={row}
+                  action={orderAction}
+                  onPay={openOrder}
+                  onCancelled={(id) => {
+                    if (order?.id === id) openOrder(null);
+                    setUsageVersion((value) => value + 1);
+                  }}
+                />
+              )}
+            </td>
+          </tr>
+        )}
       />
-      {!!orders.data?.items.length && (
-        <DataTable columns={ORDER_COLUMNS} actions>
-          {orders.data.items.map((row) => (
-            <tr key={row.id}>
-              <OrderCells order={row} />
-              <td>
-                {row.status === 'pending' && (
-                  <PendingOrderActions
-                    order={row}
-                    action={orderAction}
-                    onPay={openOrder}
-                    onCancelled={(id) => {
-                      if (order?.id === id) openOrder(null);
-                      setUsageVersion((value) => value + 1);
-                    }}
-                  />
-                )}
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
     </Page>
   );
 }

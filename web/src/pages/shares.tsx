@@ -3,7 +3,7 @@
 import { useId, useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
-import { copyText, DataTable, FormError, formatTime, ListState, listPhase, Page, useLoad } from '../ui.tsx';
+import { copyText, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 
 type Share = DataOf<'/api/v1/shares', 'post', 201>;
 
@@ -130,53 +130,49 @@ export function SharesPage() {
         you revoke them. Share an album from its page under Albums.
       </p>
       {action.view}
-      {shares.error && <FormError message={shares.error} />}
-      <ListState
-        phase={listPhase(shares, shares.data?.items.length ?? 0)}
+      <ListTable
+        list={shares}
+        items={shares.data?.items}
+        columns={['Link', 'Shares', 'Password', 'Views', 'Expires']}
+        actions
         empty="No share links."
         hint="Share a file from My files, or an album from its page under Albums."
+        row={(share) => {
+          const what = share.album_id ? `Album ${albumName(share.album_id) ?? ''}`.trim() : 'A file';
+          return (
+            <tr key={share.id}>
+              <td>
+                <a href={share.url}>{share.url}</a>
+              </td>
+              <td>{what}</td>
+              <td>{share.has_password ? 'Yes' : 'No'}</td>
+              <td>
+                {share.views}
+                {share.max_views === null ? '' : ` of ${share.max_views}`}
+              </td>
+              <td>{share.expires_at ? formatTime(share.expires_at) : 'Never'}</td>
+              <td>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={async () =>
+                    action.say((await copyText(share.url)) ? 'Link copied' : 'Select the link and copy it')
+                  }
+                >
+                  Copy<span class="visually-hidden"> the link to {what}</span>
+                </button>
+                <ActionButton
+                  action={action}
+                  work={() => call(api.DELETE('/api/v1/shares/{id}', { params: { path: { id: share.id } } }))}
+                  done="Share link revoked"
+                >
+                  Revoke<span class="visually-hidden"> the link to {what}</span>
+                </ActionButton>
+              </td>
+            </tr>
+          );
+        }}
       />
-      {shares.data && shares.data.items.length > 0 && (
-        <DataTable columns={['Link', 'Shares', 'Password', 'Views', 'Expires']} actions>
-          {shares.data.items.map((share) => {
-            const what = share.album_id ? `Album ${albumName(share.album_id) ?? ''}`.trim() : 'A file';
-            return (
-              <tr key={share.id}>
-                <td>
-                  <a href={share.url}>{share.url}</a>
-                </td>
-                <td>{what}</td>
-                <td>{share.has_password ? 'Yes' : 'No'}</td>
-                <td>
-                  {share.views}
-                  {share.max_views === null ? '' : ` of ${share.max_views}`}
-                </td>
-                <td>{share.expires_at ? formatTime(share.expires_at) : 'Never'}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="secondary"
-                    onClick={async () =>
-                      action.say((await copyText(share.url)) ? 'Link copied' : 'Select the link and copy it')
-                    }
-                  >
-                    Copy<span class="visually-hidden"> the link to {what}</span>
-                  </button>
-                  <ActionButton
-                    action={action}
-                    work={() =>
-                      call(api.DELETE('/api/v1/shares/{id}', { params: { path: { id: share.id } } }))
-                    }
-                    done="Share link revoked"
-                  >
-                    Revoke<span class="visually-hidden"> the link to {what}</span>
-                  </ActionButton>
-                </td>
-              </tr>
-            );
-          })}
-        </DataTable>
-      )}
     </Page>
   );
 }

@@ -5,17 +5,7 @@ import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
 import { DIRECT_UPLOAD_LIMIT } from '../api/upload.ts';
 import { Field, Submit, useForm } from '../form.tsx';
-import {
-  copyText,
-  DataTable,
-  FormError,
-  formatBytes,
-  formatTime,
-  ListState,
-  listPhase,
-  Page,
-  useLoad,
-} from '../ui.tsx';
+import { copyText, formatBytes, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 import {
   curlCommand,
   curlDeleteCommand,
@@ -91,36 +81,34 @@ export function TokensPage() {
         </section>
       )}
       {action.view}
-      {tokens.error && <FormError message={tokens.error} />}
       <h2>Your tokens</h2>
-      <ListState
-        phase={listPhase(tokens, tokens.data?.length ?? 0)}
+      <ListTable
+        list={tokens}
+        items={tokens.data}
+        columns={['Name', 'Starts with', 'Created', 'Last used']}
+        actions
         empty="No API tokens yet."
         hint="Create one above for PicGo, ShareX, Flameshot or curl; it is shown once."
+        row={(token) => (
+          <tr key={token.id}>
+            <td>{token.name}</td>
+            <td>
+              <code>{token.prefix}…</code>
+            </td>
+            <td>{formatTime(token.created_at)}</td>
+            <td>{formatTime(token.last_used_at)}</td>
+            <td>
+              <ActionButton
+                action={action}
+                work={() => call(api.DELETE('/api/v1/tokens/{id}', { params: { path: { id: token.id } } }))}
+                done={`Token ${token.name} revoked`}
+              >
+                Revoke<span class="visually-hidden"> {token.name}</span>
+              </ActionButton>
+            </td>
+          </tr>
+        )}
       />
-      {tokens.data && tokens.data.length > 0 && (
-        <DataTable columns={['Name', 'Starts with', 'Created', 'Last used']} actions>
-          {tokens.data.map((token) => (
-            <tr key={token.id}>
-              <td>{token.name}</td>
-              <td>
-                <code>{token.prefix}…</code>
-              </td>
-              <td>{formatTime(token.created_at)}</td>
-              <td>{formatTime(token.last_used_at)}</td>
-              <td>
-                <ActionButton
-                  action={action}
-                  work={() => call(api.DELETE('/api/v1/tokens/{id}', { params: { path: { id: token.id } } }))}
-                  done={`Token ${token.name} revoked`}
-                >
-                  Revoke<span class="visually-hidden"> {token.name}</span>
-                </ActionButton>
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
     </Page>
   );
 }
