@@ -31,15 +31,26 @@ afterAll(() => counter.uninstall());
 describe('critical-path waits stay at each path’s floor', () => {
   it.each(MAIN_PATHS)('%s waits on AWS no more often than its floor', async (name: MainPath) => {
     const path = paths[name];
-    const input = await path.prepare();
-
-    const counted = await counter.measure(() => path.request(input));
-
     const floor = floorOf(name);
     expect(floor, `${name} has a floor in test/perf/floors.ts`).not.toBeNull();
+
+    // Up to three requests, the fewest waits standing. A starved CPU can only add waits: work between two
+    // calls that outlasts the held round trip of a third ends the step early (the record's transaction
+    // starting once the usage reads are back but the bytes' PUT is not). It can never join calls one
+    // awaits after another, so the fewest is the path's count, and a call made sequential shows in every
+    // request (a loaded CI run once counted upload 3 against its floor of 2, alone 2 every time).
+    const runs: string[] = [];
+    let fewest = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 3 && fewest > floor!; attempt++) {
+      const input = await path.prepare();
+      const counted = await counter.measure(() => path.request(input));
+      fewest = Math.min(fewest, counted.waits);
+      runs.push(`${counted.waits}: ${describeSteps(counted.steps)}`);
+    }
+
     expect(
-      counted.waits,
-      `${name} waits ${counted.waits} times (floor ${floor}): ${describeSteps(counted.steps)}`,
+      fewest,
+      `${name} waits more than its floor ${floor}; the requests: ${runs.join('; ')}`,
     ).toBeLessThanOrEqual(floor!);
   });
 
