@@ -2,15 +2,10 @@
 // (a page of keys, then the items in one batch; a count), and a file's membership, set or removed in one
 // conditional update of its record.
 import { errors } from '#lib/core/errors.ts';
-import {
-  ANY_KEY_VALUE,
-  conditionFailedAs,
-  decodeCursor,
-  encodeCursor,
-  type Table,
-} from '#lib/platform/db/table.ts';
+import { conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { albumFilesPartition } from './album-keys.ts';
 import { type FileItem, fileKey } from './files.ts';
+import { indexPage } from './index-page.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -26,28 +21,15 @@ export class AlbumFiles {
     albumId: string,
     options: { limit: number; cursor?: string | undefined },
   ): Promise<{ items: FileItem[]; next_cursor: string | null }> {
-    const partition = albumFilesPartition(albumId);
-    const startKey = decodeCursor(options.cursor, {
-      pk: /^file#/,
-      sk: 'file',
-      gsi3pk: partition,
-      gsi3sk: ANY_KEY_VALUE,
-    });
-    const { items: keys, lastKey } = await this.deps.table.query<{ pk: string; sk: string }>({
-      IndexName: 'due',
-      KeyConditionExpression: 'gsi3pk = :partition',
-      ExpressionAttributeValues: { ':partition': partition },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
-    const items =
-      keys.length === 0
-        ? []
-        : await this.deps.table.getMany<FileItem>(keys.map(({ pk, sk }) => ({ pk, sk })));
+    const page = await indexPage<FileItem>(
+      this.deps.table,
+      'due',
+      albumFilesPartition(albumId),
+      { pk: /^file#/, sk: 'file' },
+      options,
+    );
     // A file deleted or moved out between the two reads is left out.
-    const present = items.filter((item): item is FileItem => item !== undefined && item.album_id === albumId);
-    return { items: present, next_cursor: encodeCursor(lastKey) };
+    return { ...page, items: page.items.filter((item) => item.album_id === albumId) };
   }
 
   /** How many files an album holds: a count over its partition of the `due` index (keys only). */

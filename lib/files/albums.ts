@@ -10,7 +10,7 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumFiles } from './album-files.ts';
 import { ALBUM_ID, albumKey } from './album-keys.ts';
 import type { FileItem, FilePage, FileRepository } from './files.ts';
-import { ownerIndexPage } from './owner-listing.ts';
+import { ownerIndexPage } from './index-page.ts';
 import { thumbnailOf } from './rendition-query.ts';
 
 export const ALBUM_NAME_MAX = 100;

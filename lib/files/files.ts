@@ -7,16 +7,14 @@ import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import {
-  ANY_KEY_VALUE,
   ConditionFailedError,
   conditionFailedAs,
   conditionFailedReturns,
-  decodeCursor,
-  encodeCursor,
   type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { albumIndexKeys, albumKey } from './album-keys.ts';
+import { ownerIndexPage } from './index-page.ts';
 import type { Reservation } from './quota-service.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { buildUploadRecord } from './record-build.ts';
@@ -285,25 +283,15 @@ export class FileRepository {
     await this.table.transact([...deletion(item), ...extra]).catch(conditionFailedReturns(undefined));
   }
 
-  /** The owner's files, newest first: one partition of the `owner` index. */
+  /** The owner's files, newest first: one partition of the `owner` index, then the files by key. */
   async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<FilePage> {
-    const partition = ownerIndex(ownerId);
-    // The owner index's key of one of this owner's files, nothing else.
-    const startKey = decodeCursor(options.cursor, {
-      pk: /^file#/,
-      sk: 'file',
-      gsi1pk: partition,
-      gsi1sk: ANY_KEY_VALUE,
-    });
-    const { items, lastKey } = await this.table.query<FileItem>({
-      IndexName: 'owner',
-      KeyConditionExpression: 'gsi1pk = :partition',
-      ExpressionAttributeValues: { ':partition': partition },
-      ScanIndexForward: false,
-      Limit: options.limit,
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
-    return { items: await this.records(await this.fullItems(items)), next_cursor: encodeCursor(lastKey) };
+    const page = await ownerIndexPage<FileItem>(
+      this.table,
+      ownerIndex(ownerId),
+      { pk: /^file#/, sk: 'file' },
+      options,
+    );
+    return { items: await this.records(page.items), next_cursor: page.next_cursor };
   }
 
   /**

@@ -11,7 +11,7 @@ import { type Clock, conditionFailedAs, type Table } from '#lib/platform/db/tabl
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumService } from './albums.ts';
 import type { FileItem, FileRepository } from './files.ts';
-import { ownerIndexPage } from './owner-listing.ts';
+import { ownerIndexPage } from './index-page.ts';
 import { thumbnailOf } from './rendition-query.ts';
 
 /** At most this many of an album's files (the newest) are shown by one open. */

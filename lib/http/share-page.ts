@@ -2,17 +2,11 @@
 // inline style sheet allowed by its hash, every text escaped; images from the service's own origin only; a
 // password form that posts to the page itself.
 import { createHash } from 'node:crypto';
+import type { ShareItemView } from '#lib/files/shares.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
 
-export interface SharePageItem {
-  url: string;
-  thumbnail: string | null;
-  original_name: string;
-  mime_type: string;
-  size: number;
-  width: number;
-  height: number;
-}
+/** An item the page draws: what `POST /api/v1/shares/{id}/open` answers for it. */
+export type SharePageItem = ShareItemView;
 
 export type SharePageState =
   | {
