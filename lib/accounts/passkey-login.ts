@@ -74,16 +74,7 @@ export class PasskeyLogin {
       accountId = claim?.account_id ?? NOBODY;
       if (claim) allowed = await store.list(claim.account_id);
     }
-    const webauthn = await loadWebauthn();
-    const options = await webauthn.generateAuthenticationOptions({
-      rpID: relyingParty.id,
-      timeout: PASSKEY_CHALLENGE_SECONDS * 1000,
-      userVerification: 'required',
-      allowCredentials: allowed.map((passkey) => ({
-        id: passkey.credential_id,
-        ...(passkey.transports ? { transports: passkey.transports } : {}),
-      })),
-    });
+    const options = await requestOptions(relyingParty.id, allowed, 'required');
     await store.issueChallenge(options.challenge, {
       purpose: 'login',
       door,
@@ -98,11 +89,15 @@ export class PasskeyLogin {
     await this.deps.requestLimits.limitIp(client.ip);
     const challenge = signedChallengeOf(input.response);
     if (!challenge) throw passkeyRefusal();
-    const taken = await store.takeChallenge(challenge, 'login').catch(conditionFailedAs(passkeyRefusal));
+    // The challenge is taken and the credential's owner looked up together (the look-up only reads).
+    const [taken, owner] = await Promise.all([
+      store.takeChallenge(challenge, 'login').catch(conditionFailedAs(passkeyRefusal)),
+      store.ownerOf(input.response.id),
+    ]);
     if (taken.door !== door) throw passkeyRefusal();
-    const owner = await store.ownerOf(input.response.id);
     if (!owner || (taken.account_id !== undefined && taken.account_id !== owner)) throw passkeyRefusal();
-    const account = await accounts.get(owner);
+    // The account and its passkey, both by key, together.
+    const [account, passkey] = await Promise.all([accounts.get(owner), store.get(owner, input.response.id)]);
     if (!account) throw passkeyRefusal();
     // The account's guessing guard (docs/ACCOUNTS.md "Password guessing"): a slot taken before the
     // signature is checked, a failure until it proves right.
@@ -114,7 +109,6 @@ export class PasskeyLogin {
         'Too many failed logins for this account; try again later',
       );
     }
-    const passkey = await store.get(owner, input.response.id);
     const accepted =
       passkey && account.role === door && (await this.check(passkey, input.response, challenge, true));
     if (!accepted) {
@@ -142,16 +136,7 @@ export class PasskeyLogin {
       store.list(claims.sub),
     ]);
     if (!loginChallenge || allowed.length === 0) throw passkeyRefusal();
-    const webauthn = await loadWebauthn();
-    const options = await webauthn.generateAuthenticationOptions({
-      rpID: relyingParty.id,
-      timeout: PASSKEY_CHALLENGE_SECONDS * 1000,
-      userVerification: 'preferred',
-      allowCredentials: allowed.map((passkey) => ({
-        id: passkey.credential_id,
-        ...(passkey.transports ? { transports: passkey.transports } : {}),
-      })),
-    });
+    const options = await requestOptions(relyingParty.id, allowed, 'preferred');
     await store.issueChallenge(options.challenge, {
       purpose: 'second_factor',
       account_id: claims.sub,
@@ -239,4 +224,22 @@ export class PasskeyLogin {
 /** A login challenge's account may still sign in: active, TOTP on, no session-ending change since. */
 function stillValid(account: Account, epoch: number | undefined): boolean {
   return account.status === 'active' && account.totp_enabled && account.session_epoch === epoch;
+}
+
+/** WebAuthn request options allowing these passkeys (none: the authenticator's discoverable ones). */
+async function requestOptions(
+  rpID: string,
+  allowed: PasskeyItem[],
+  userVerification: 'required' | 'preferred',
+) {
+  const webauthn = await loadWebauthn();
+  return webauthn.generateAuthenticationOptions({
+    rpID,
+    timeout: PASSKEY_CHALLENGE_SECONDS * 1000,
+    userVerification,
+    allowCredentials: allowed.map((passkey) => ({
+      id: passkey.credential_id,
+      ...(passkey.transports ? { transports: passkey.transports } : {}),
+    })),
+  });
 }
