@@ -11,6 +11,7 @@ import { readShards, type ShardedListing, shardPartition } from '#lib/platform/d
 import {
   type Clock,
   ConditionFailedError,
+  type Item,
   type Key,
   type Table,
   type TransactItem,
@@ -75,9 +76,12 @@ export class RefundDesk {
     }
     if (!ORDER_ID_PATTERN.test(orderId)) throw errors.notFound('Order not found');
     for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt += 1) {
-      const earlier = await this.answerFor(key, orderId, input);
-      if (earlier) return earlier;
-      const order = await this.deps.orders.get(orderId);
+      // The key's item and the order, read together: the key is almost always new.
+      const [keyItem, order] = await Promise.all([
+        this.deps.table.get(refundKeyKey(key)),
+        this.deps.orders.get(orderId),
+      ]);
+      if (keyItem) return this.earlierAnswer(keyItem, orderId, input);
       if (!order) throw errors.notFound('Order not found');
       try {
         return await this.refundOnce(order, input, key);
@@ -98,7 +102,14 @@ export class RefundDesk {
   /** The order as an earlier request with this key left it; 409 when the key was used for another refund. */
   private async answerFor(key: string, orderId: string, input: RefundInput) {
     const item = await this.deps.table.get(refundKeyKey(key));
-    if (!item) return undefined;
+    return item ? this.earlierAnswer(item, orderId, input) : undefined;
+  }
+
+  /**
+   * The answer to a key already used: the order read again (a read beside the key's may predate the refund
+   * that wrote the key), or 409 when the key was used for another refund.
+   */
+  private async earlierAnswer(item: Item, orderId: string, input: RefundInput) {
     const same =
       item.order_id === orderId &&
       item.reason === input.reason &&
