@@ -5,7 +5,7 @@ import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
-import { COUPON_CODE_PATTERN, type Coupon, type CouponRepository, holdKey } from './coupons.ts';
+import { type Coupon, type CouponRepository, holdKey } from './coupons.ts';
 import { orderKey } from './orders.ts';
 import type { SaleTerms } from './plans.ts';
 
@@ -117,7 +117,13 @@ export class CouponDesk {
    * preview: the order's transaction holds them again (lib/billing/coupons.ts redeemItems).
    */
   async quote(code: string, plan: SaleTerms, userId: string): Promise<Quote> {
-    const coupon = COUPON_CODE_PATTERN.test(code) ? await this.deps.coupons.byCode(code) : undefined;
+    const id = await this.deps.coupons.idOfCode(code);
+    if (!id) throw unusable('unknown');
+    // The coupon and this buyer's uses of it, read together.
+    const [coupon, used] = await Promise.all([
+      this.deps.coupons.get(id),
+      this.deps.coupons.usedBy(id, userId),
+    ]);
     if (!coupon?.active) throw unusable('unknown');
     const now = this.deps.clock().getTime();
     if (coupon.starts_at && now < Date.parse(coupon.starts_at)) throw unusable('not started');
@@ -129,7 +135,7 @@ export class CouponDesk {
     if (coupon.max_redemptions !== null && coupon.redemptions >= coupon.max_redemptions) {
       throw unusable('used up');
     }
-    if ((await this.deps.coupons.usedBy(coupon.id, userId)) >= coupon.per_account_limit) {
+    if (used >= coupon.per_account_limit) {
       throw unusable('already used by you');
     }
     const discount = discountOf(coupon, plan.amount_cents);

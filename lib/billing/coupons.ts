@@ -109,10 +109,11 @@ export class CouponRepository {
     return fromItem(await this.table.get(couponKey(id)));
   }
 
-  async byCode(code: string): Promise<Coupon | undefined> {
+  /** The id of the coupon holding this code (any case), from the code's own item. */
+  async idOfCode(code: string): Promise<string | undefined> {
     if (!COUPON_CODE_PATTERN.test(code)) return undefined;
     const claim = await this.table.get(couponCodeKey(code));
-    return typeof claim?.coupon_id === 'string' ? this.get(claim.coupon_id) : undefined;
+    return typeof claim?.coupon_id === 'string' ? claim.coupon_id : undefined;
   }
 
   /** Orders of this buyer holding the coupon now. */
