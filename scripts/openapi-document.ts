@@ -11,7 +11,8 @@ export const API_INFO = {
     'Accounts and login security, file upload, and orders settled through payment channels. Every JSON answer is the envelope {code, message, data}: code 0 and message "ok" on success, otherwise code equals the HTTP status and message names the field or rule. Guides: docs/ACCOUNTS.md, docs/UPLOADS.md, docs/PAYMENTS-GUIDE.md.',
 };
 
-export async function generateApiDocument(): Promise<Record<string, unknown>> {
+/** Every group's route implementations, as its handler carries them. */
+export async function loadGroupRoutes(): Promise<Record<FunctionGroup, RouteImpls>> {
   const [auth, upload, files, render, payments, callback] = await Promise.all([
     import('#functions/auth/handler.ts'),
     import('#functions/upload/handler.ts'),
@@ -20,7 +21,7 @@ export async function generateApiDocument(): Promise<Record<string, unknown>> {
     import('#functions/payments/handler.ts'),
     import('#functions/payment-callback/handler.ts'),
   ]);
-  const groups: Record<FunctionGroup, RouteImpls> = {
+  return {
     auth: auth.handler.routes,
     upload: upload.handler.routes,
     files: files.handler.routes,
@@ -28,5 +29,8 @@ export async function generateApiDocument(): Promise<Record<string, unknown>> {
     payments: payments.handler.routes,
     'payment-callback': callback.handler.routes,
   };
-  return buildOpenApiDocument(groups, API_INFO);
+}
+
+export async function generateApiDocument(): Promise<Record<string, unknown>> {
+  return buildOpenApiDocument(await loadGroupRoutes(), API_INFO);
 }

@@ -10,7 +10,7 @@ import { securityState } from '#lib/accounts/second-factor.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, type RouteImpls } from '#lib/http/handler.ts';
+import { type AnyRoute, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { API_PREFIX } from '#lib/http/routes.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
@@ -34,12 +34,25 @@ const sessionIdOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal
  * A login route at both doors (docs/ACCOUNTS.md): `/auth/<path>` for users and `/admin/auth/<path>` for
  * administrators, with the same body and answers; the door decides which accounts may pass.
  */
-function atBothDoors(path: string, route: (door: 'user' | 'admin') => RouteImpls[string]): RouteImpls {
-  return { [`POST /auth/${path}`]: route('user'), [`POST /admin/auth/${path}`]: route('admin') };
+function atBothDoors<Path extends string>(path: Path, route: (door: 'user' | 'admin') => AnyRoute) {
+  return { [`POST /auth/${path}`]: route('user'), [`POST /admin/auth/${path}`]: route('admin') } as Record<
+    `POST /auth/${Path}` | `POST /admin/auth/${Path}`,
+    AnyRoute
+  >;
 }
 
-export function authRoutes(accounts: () => Accounts): RouteImpls {
-  const accountRoutes: RouteImpls = {
+/** Each account route again under /api/v1 (docs/DESIGN.md 4), the same implementation. */
+function withApiAliases<Key extends string>(routes: Record<Key, AnyRoute>) {
+  const aliases = Object.entries<AnyRoute>(routes).map(([key, impl]) => {
+    const [method, path] = key.split(' ') as [string, string];
+    return [`${method} ${API_PREFIX}${path}`, impl] as const;
+  });
+  type Alias = Key extends `${infer Method} ${infer Path}` ? `${Method} ${typeof API_PREFIX}${Path}` : never;
+  return { ...routes, ...Object.fromEntries(aliases) } as Record<Key | Alias, AnyRoute>;
+}
+
+export function authRoutes(accounts: () => Accounts) {
+  const accountRoutes = {
     'POST /auth/register/code': defineRoute({
       summary: 'Mail a registration code to an address',
       body: schemas.emailOnly,
@@ -241,41 +254,37 @@ export function authRoutes(accounts: () => Accounts): RouteImpls {
         ok(await accounts().sessions.revokeOthers(accountOf(req), sessionIdOf(req), clientOf(req))),
     }),
   };
-  const routes: RouteImpls = {};
-  for (const [key, impl] of Object.entries(accountRoutes)) {
-    const [method, path] = key.split(' ') as [string, string];
-    routes[key] = impl;
-    routes[`${method} ${API_PREFIX}${path}`] = impl;
-  }
-  routes[`POST ${API_PREFIX}/admin/accounts`] = defineRoute({
-    summary: "Create an administrator (needs the acting administrator's password)",
-    body: schemas.adminCreate,
-    response: responses.user,
-    successStatus: 201,
-    run: async (req) => created(await accounts().admin.createAdministrator(accountOf(req), req.body)),
-  });
-  routes[`GET ${API_PREFIX}/admin/accounts`] = defineRoute({
-    summary: 'Search accounts by username or e-mail prefix',
-    query: queries.accountSearch,
-    response: responses.adminAccounts,
-    run: async (req) => ok(await accounts().admin.list(req.query)),
-  });
-  routes[`PATCH ${API_PREFIX}/admin/accounts/{id}`] = defineRoute({
-    summary: 'Enable or disable an account (an administrator: needs current_password; never the last one)',
-    errors: [409],
-    body: schemas.adminStatus,
-    response: responses.adminAccount,
-    run: async (req) => ok(await accounts().admin.setStatus(accountOf(req), req.params.id ?? '', req.body)),
-  });
-  routes[`POST ${API_PREFIX}/admin/accounts/{id}/totp/reset`] = defineRoute({
-    summary:
-      "Turn an account's TOTP off and end its sessions (another administrator's: needs current_password)",
-    body: schemas.adminTotpReset,
-    response: responses.adminAccount,
-    run: async (req) =>
-      ok(await accounts().admin.resetTotp(accountOf(req), req.params.id ?? '', req.body, clientOf(req))),
-  });
-  return routes;
+  return {
+    ...withApiAliases(accountRoutes),
+    'POST /api/v1/admin/accounts': defineRoute({
+      summary: "Create an administrator (needs the acting administrator's password)",
+      body: schemas.adminCreate,
+      response: responses.user,
+      successStatus: 201,
+      run: async (req) => created(await accounts().admin.createAdministrator(accountOf(req), req.body)),
+    }),
+    'GET /api/v1/admin/accounts': defineRoute({
+      summary: 'Search accounts by username or e-mail prefix',
+      query: queries.accountSearch,
+      response: responses.adminAccounts,
+      run: async (req) => ok(await accounts().admin.list(req.query)),
+    }),
+    'PATCH /api/v1/admin/accounts/{id}': defineRoute({
+      summary: 'Enable or disable an account (an administrator: needs current_password; never the last one)',
+      errors: [409],
+      body: schemas.adminStatus,
+      response: responses.adminAccount,
+      run: async (req) => ok(await accounts().admin.setStatus(accountOf(req), req.params.id ?? '', req.body)),
+    }),
+    'POST /api/v1/admin/accounts/{id}/totp/reset': defineRoute({
+      summary:
+        "Turn an account's TOTP off and end its sessions (another administrator's: needs current_password)",
+      body: schemas.adminTotpReset,
+      response: responses.adminAccount,
+      run: async (req) =>
+        ok(await accounts().admin.resetTotp(accountOf(req), req.params.id ?? '', req.body, clientOf(req))),
+    }),
+  };
 }
 
 /** The auth group over the given dependencies (tests build theirs with their own clock and mailer). */

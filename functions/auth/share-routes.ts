@@ -5,7 +5,7 @@ import { AppError } from '#lib/core/errors.ts';
 import { MAX_SHARE_VIEWS, SHARE_PASSWORD_MAX, type ShareService } from '#lib/files/shares.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
-import { defineRoute, type RouteImpls } from '#lib/http/handler.ts';
+import { defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { renderSharePage, type SharePageState, sharePageCsp } from '#lib/http/share-page.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
@@ -147,7 +147,7 @@ function formPassword(raw: Buffer): string | undefined {
   return value === null || value === '' ? undefined : value.slice(0, SHARE_PASSWORD_MAX + 1);
 }
 
-export function shareRoutes(shares: () => ShareService): RouteImpls {
+export function shareRoutes(shares: () => ShareService) {
   return {
     'POST /api/v1/shares': defineRoute({
       summary:

@@ -2,8 +2,15 @@
 // route's body and query and describe its success data: one source, so the document cannot drift.
 
 import * as z from '#lib/platform/zod.ts';
-import type { RouteImpls, Schema } from './handler.ts';
-import { type AuthKind, type FunctionGroup, ROUTES, type RouteSpec, routeKeyOf } from './routes.ts';
+import type { AnyRoute, RouteImpls, Schema } from './handler.ts';
+import {
+  type AuthKind,
+  type FunctionGroup,
+  ROUTES,
+  type RouteKey,
+  type RouteSpec,
+  routeKeyOf,
+} from './routes.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -130,7 +137,7 @@ function jsonSchema(schema: Schema, io: 'input' | 'output'): JsonSchema {
 }
 
 /** The statuses a route can answer besides success, from what it takes and who may call it. */
-export function errorStatusesOf(route: RouteSpec, impl: RouteImpls[string] | undefined): number[] {
+export function errorStatusesOf(route: RouteSpec, impl: AnyRoute | undefined): number[] {
   const statuses = new Set<number>([500, 503]);
   const takesInput = route.body !== 'none' || impl?.query !== undefined || route.path.includes('{');
   if (takesInput) statuses.add(400);
@@ -143,7 +150,7 @@ export function errorStatusesOf(route: RouteSpec, impl: RouteImpls[string] | und
   return [...statuses].sort((a, b) => a - b);
 }
 
-function operationOf(route: RouteSpec, impl: RouteImpls[string] | undefined): JsonSchema {
+function operationOf(route: RouteSpec, impl: AnyRoute | undefined): JsonSchema {
   const success = impl?.successStatus ?? 200;
   const responses: Record<string, unknown> = {};
   if (impl?.response) {
@@ -244,7 +251,10 @@ export function buildOpenApiDocument(
       paths[path].servers = [SERVICE_SERVER, { url: prefix, description: `The same route under ${prefix}` }];
       continue;
     }
-    paths[path][route.method.toLowerCase()] = operationOf(route, groups[route.group][routeKeyOf(route)]);
+    paths[path][route.method.toLowerCase()] = operationOf(
+      route,
+      groups[route.group][routeKeyOf(route) as RouteKey],
+    );
   }
   return {
     openapi: '3.1.0',

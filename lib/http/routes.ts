@@ -2,9 +2,6 @@
 // stack (API Gateway routes) and by the local server (request routing). Keep it free of imports so
 // the infrastructure code can load it without pulling in any handler.
 
-export const FUNCTION_GROUPS = ['auth', 'upload', 'files', 'render', 'payments', 'payment-callback'] as const;
-export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
-
 /**
  * How a route is authenticated before its implementation runs.
  * - none: public (rate limits may still apply).
@@ -38,14 +35,24 @@ export function routeKeyOf(route: Pick<RouteSpec, 'method' | 'path'>): string {
 
 export const API_PREFIX = '/api/v1';
 
-type RouteRow = [HttpMethod, string, AuthKind, BodyKind];
+/** One row: method, path, auth kind, body kind, and for an alias the path it repeats. */
+type RouteRow = readonly [HttpMethod, string, AuthKind, BodyKind, aliasOf?: string];
 
-function rows(group: FunctionGroup, list: RouteRow[]): RouteSpec[] {
-  return list.map(([method, path, auth, body]) => ({ method, path, group, auth, body }));
+/** The rows under /api/v1 as well, each naming the path it repeats (typed, so their keys are known). */
+function underApiPrefix<const Rows extends readonly RouteRow[]>(list: Rows) {
+  return list.map(([method, path, auth, body]) => [method, `${API_PREFIX}${path}`, auth, body, path]) as {
+    [I in keyof Rows]: readonly [
+      Rows[I][0],
+      `${typeof API_PREFIX}${Rows[I][1]}`,
+      Rows[I][2],
+      Rows[I][3],
+      string,
+    ];
+  };
 }
 
 // docs/DESIGN.md 4: account endpoints answer both without a prefix (docs/SPEC.md) and under /api/v1.
-const ACCOUNT_ROUTES: RouteRow[] = [
+const ACCOUNT_ROUTES = [
   ['POST', '/auth/register/code', 'none', 'json'],
   ['POST', '/auth/register', 'none', 'json'],
   ['POST', '/auth/login', 'none', 'json'],
@@ -81,29 +88,23 @@ const ACCOUNT_ROUTES: RouteRow[] = [
   ['POST', '/admin/auth/passkeys/login/verify', 'none', 'json'],
   ['POST', '/auth/passkeys/challenge/options', 'none', 'json'],
   ['POST', '/auth/passkeys/challenge/verify', 'none', 'json'],
-];
+] as const satisfies readonly RouteRow[];
 
-export const ROUTES: readonly RouteSpec[] = Object.freeze([
-  ...rows('auth', ACCOUNT_ROUTES),
-  ...ACCOUNT_ROUTES.map(
-    ([method, path, auth, body]): RouteSpec => ({
-      method,
-      path: `${API_PREFIX}${path}`,
-      group: 'auth',
-      auth,
-      body,
-      aliasOf: path,
-    }),
-  ),
-  ...rows('auth', [
+/**
+ * Every route by the function group that serves it. `as const`, so each group's route keys are a type
+ * (`RouteKey`) that its handler map must match: a missing or misspelt handler fails `tsc`.
+ */
+const GROUP_ROUTES = {
+  auth: [
+    ...ACCOUNT_ROUTES,
+    ...underApiPrefix(ACCOUNT_ROUTES),
     ['POST', `${API_PREFIX}/admin/accounts`, 'admin', 'json'],
     ['GET', `${API_PREFIX}/admin/accounts`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/accounts/{id}`, 'admin', 'json'],
     ['POST', `${API_PREFIX}/admin/accounts/{id}/totp/reset`, 'admin', 'json'],
-  ]),
-  // Share links (docs/DESIGN.md 16): served by the auth function, which already ships argon2 (share
-  // passwords are hashed like account passwords) and the password-guessing guard.
-  ...rows('auth', [
+
+    // Share links (docs/DESIGN.md 16): served by the auth function, which already ships argon2 (share
+    // passwords are hashed like account passwords) and the password-guessing guard.
     ['POST', `${API_PREFIX}/shares`, 'session', 'json'],
     ['GET', `${API_PREFIX}/shares`, 'session', 'none'],
     ['DELETE', `${API_PREFIX}/shares/{id}`, 'session', 'none'],
@@ -112,9 +113,8 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['GET', '/s/{id}', 'none', 'none'],
     ['POST', '/s/{id}', 'none', 'raw'],
     ['GET', '/s/{id}/random', 'none', 'none'],
-  ]),
-
-  ...rows('upload', [
+  ],
+  upload: [
     ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],
     ['POST', `${API_PREFIX}/upload/presign`, 'uploader', 'json'],
     ['POST', `${API_PREFIX}/upload/confirm`, 'uploader', 'json'],
@@ -138,22 +138,21 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     ['GET', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
     ['PATCH', `${API_PREFIX}/albums/{id}`, 'uploader', 'json'],
     ['DELETE', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
-  ]),
-
-  ...rows('files', [
+  ],
+  files: [
     ['GET', '/healthz', 'none', 'none'],
     // The API document (docs/openapi.json) and a page rendering it.
     ['GET', `${API_PREFIX}/openapi.json`, 'none', 'none'],
     ['GET', '/docs', 'none', 'none'],
     // The page's script and style sheets (the reference renderer), served from this origin.
     ['GET', '/docs/assets/{name}', 'none', 'none'],
-  ]),
-
-  // Stored files and their renditions (docs/IMAGES.md): in AWS the CDN serves /i/<key> from the bucket and
-  // sends only requests with a query (renditions) here; the API answers both where it is asked directly.
-  ...rows('render', [['GET', '/i/{key+}', 'none', 'none']]),
-
-  ...rows('payments', [
+  ],
+  render: [
+    // Stored files and their renditions (docs/IMAGES.md): in AWS the CDN serves /i/<key> from the bucket and
+    // sends only requests with a query (renditions) here; the API answers both where it is asked directly.
+    ['GET', '/i/{key+}', 'none', 'none'],
+  ],
+  payments: [
     ['GET', `${API_PREFIX}/plans`, 'none', 'none'],
     ['GET', `${API_PREFIX}/admin/plans`, 'admin', 'none'],
     ['POST', `${API_PREFIX}/admin/plans`, 'admin', 'json'],
@@ -179,14 +178,39 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     // The hosted mock cashier (docs/DESIGN.md 7): a page and its form post, authorised by a signed link.
     ['GET', '/pay/mock/{id}', 'signed', 'none'],
     ['POST', '/pay/mock/{id}', 'signed', 'raw'],
-  ]),
-
-  ...rows('payment-callback', [
+  ],
+  'payment-callback': [
     ['POST', `${API_PREFIX}/payments/{provider}/callback`, 'signed', 'raw'],
     // channel_c aggregators notify by GET (docs/DESIGN.md 7).
     ['GET', `${API_PREFIX}/payments/{provider}/callback`, 'signed', 'none'],
-  ]),
-]);
+  ],
+} as const satisfies Record<string, readonly RouteRow[]>;
+
+export const FUNCTION_GROUPS = Object.keys(GROUP_ROUTES) as FunctionGroup[];
+export type FunctionGroup = keyof typeof GROUP_ROUTES;
+
+/** `METHOD path` of each route of a group (all groups by default), as API Gateway names it. */
+export type RouteKey<G extends FunctionGroup = FunctionGroup> =
+  (typeof GROUP_ROUTES)[G][number] extends infer Row
+    ? Row extends readonly [infer Method extends string, infer Path extends string, ...unknown[]]
+      ? `${Method} ${Path}`
+      : never
+    : never;
+
+export const ROUTES: readonly RouteSpec[] = Object.freeze(
+  Object.entries(GROUP_ROUTES).flatMap(([group, list]) =>
+    (list as readonly RouteRow[]).map(
+      ([method, path, auth, body, aliasOf]): RouteSpec => ({
+        method,
+        path,
+        group: group as FunctionGroup,
+        auth,
+        body,
+        ...(aliasOf ? { aliasOf } : {}),
+      }),
+    ),
+  ),
+);
 
 /** Requests that match no route go here (API Gateway `$default`), so a 404 is still an envelope. */
 export const DEFAULT_ROUTE_GROUP: FunctionGroup = 'files';

@@ -17,7 +17,7 @@ import {
   type OriginSecretsSource,
   parseOriginSecrets,
 } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { defineRoute, handlerOverRoutes, noCredentials } from '#lib/http/handler.ts';
 import { configSchema } from '#lib/platform/config/schema.ts';
 import { frontDoorOf, groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { groupResources } from '#lib/wiring/resources.ts';
@@ -29,7 +29,7 @@ const PREVIOUS = `${'p'.repeat(24)}revious-origin-secret-0001`;
 /** A files-group handler whose one route reports what it was given. */
 function handlerBehind(frontDoor: OriginSecretsSource | undefined, functionUrlIsFrontDoor = false) {
   let served = 0;
-  const handler = createGroupHandler(
+  const handler = handlerOverRoutes(
     'files',
     {
       'GET /healthz': defineRoute({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { errors } from '#lib/core/errors.ts';
 import { ok } from '#lib/http/envelope.ts';
-import { type Authenticator, createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { type Authenticator, defineRoute, handlerOverRoutes, noCredentials } from '#lib/http/handler.ts';
 import * as z from '#lib/platform/zod.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 
@@ -11,7 +11,7 @@ const authenticate: Authenticator = async (request, kind) => {
   return { accountId: 'a1', role: 'user', via: 'session' };
 };
 
-const handler = createGroupHandler(
+const handler = handlerOverRoutes(
   'auth',
   {
     'POST /auth/login': defineRoute({
@@ -172,7 +172,7 @@ describe('the handler chain', () => {
 
   it('refuses to build a group with a route the table gives to another group', () => {
     expect(() =>
-      createGroupHandler(
+      handlerOverRoutes(
         'files',
         { 'POST /auth/login': defineRoute({ run: async () => ok(null) }) },
         { authenticate },
@@ -183,7 +183,7 @@ describe('the handler chain', () => {
   it('refuses to build a group without an authenticator when one of its routes takes credentials', () => {
     // Act
     const build = () =>
-      createGroupHandler(
+      handlerOverRoutes(
         'auth',
         { 'GET /auth/me': defineRoute({ run: async () => ok(null) }) },
         { authenticate: noCredentials },
@@ -195,7 +195,7 @@ describe('the handler chain', () => {
 
   it('serves the routes that take no credentials without an authenticator', async () => {
     // Prepare
-    const files = createGroupHandler(
+    const files = handlerOverRoutes(
       'files',
       { 'GET /healthz': defineRoute({ run: async () => ok({ status: 'ok' }) }) },
       { authenticate: noCredentials },
@@ -213,7 +213,7 @@ describe('the handler chain', () => {
 describe('client address', () => {
   // Behind the CDN the front door (lib/http/front-door.ts, test/unit/front-door.test.ts) believes the viewer
   // address the CDN names; without it no claim in a header is believed, and routes see none of them.
-  const plainHandler = createGroupHandler(
+  const plainHandler = handlerOverRoutes(
     'auth',
     {
       'POST /auth/login': defineRoute({

@@ -36,10 +36,10 @@ describe('tracing off (no POWERTOOLS_TRACE_ENABLED)', () => {
     delete process.env.POWERTOOLS_TRACE_ENABLED;
     const { s3Client } = await import('#lib/platform/aws/s3.ts');
     const { loadTracer } = await import('#lib/platform/observability/tracing.ts');
-    const { createGroupHandler, defineRoute, noCredentials } = await import('#lib/http/handler.ts');
+    const { handlerOverRoutes, defineRoute, noCredentials } = await import('#lib/http/handler.ts');
     const { ok } = await import('#lib/http/envelope.ts');
     const { apiEvent, lambdaContext } = await import('#test/support/events.ts');
-    const handler = createGroupHandler(
+    const handler = handlerOverRoutes(
       'files',
       { 'GET /healthz': defineRoute({ run: async () => ok({}) }) },
       {
@@ -63,7 +63,7 @@ describe('tracing on (POWERTOOLS_TRACE_ENABLED=true, in Lambda)', () => {
     const { dynamoClient } = await import('#lib/platform/aws/dynamodb.ts');
     const { kmsClient } = await import('#lib/platform/aws/kms.ts');
     const { activeTracer } = await import('#lib/platform/observability/tracing.ts');
-    const { createGroupHandler, defineRoute, noCredentials } = await import('#lib/http/handler.ts');
+    const { handlerOverRoutes, defineRoute, noCredentials } = await import('#lib/http/handler.ts');
     const { ok } = await import('#lib/http/envelope.ts');
     const { apiEvent } = await import('#test/support/events.ts');
 
@@ -72,7 +72,7 @@ describe('tracing on (POWERTOOLS_TRACE_ENABLED=true, in Lambda)', () => {
     type Seen = { name: string; annotations?: Record<string, unknown>; fault?: boolean };
     const seen: Seen[] = [];
     // A group this process has not served yet: its first invocation is a cold start.
-    const handler = createGroupHandler(
+    const handler = handlerOverRoutes(
       'payments',
       {
         'GET /api/v1/plans': defineRoute({

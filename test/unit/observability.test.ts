@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { ApiEvent } from '#lib/http/event.ts';
-import { type Authenticator, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { type Authenticator, defineRoute, handlerOverRoutes } from '#lib/http/handler.ts';
 import { configureLogging, log, tapLogging, withLogContext } from '#lib/platform/log.ts';
 import { observeInvocation } from '#lib/platform/observability/invocation.ts';
 import { configureMetrics, DEFAULT_NAMESPACE, recordMetric } from '#lib/platform/observability/metrics.ts';
@@ -38,7 +38,7 @@ const login = defineRoute({
 
 let insideRequest: () => void = () => undefined;
 
-const auth = createGroupHandler(
+const auth = handlerOverRoutes(
   'auth',
   {
     'POST /auth/login': login,
@@ -69,7 +69,7 @@ const auth = createGroupHandler(
   { authenticate },
 );
 
-const upload = createGroupHandler(
+const upload = handlerOverRoutes(
   'upload',
   {
     'POST /api/v1/upload/confirm': defineRoute({
@@ -79,7 +79,7 @@ const upload = createGroupHandler(
   { authenticate },
 );
 
-const payments = createGroupHandler(
+const payments = handlerOverRoutes(
   'payments',
   {
     'POST /api/v1/orders': defineRoute({
@@ -226,7 +226,7 @@ describe('the access line and x-request-id', () => {
   });
 
   it('marks only the first invocation of a function as a cold start', async () => {
-    const group = createGroupHandler(
+    const group = handlerOverRoutes(
       'files',
       { 'GET /healthz': defineRoute({ run: async () => ok({}) }) },
       {

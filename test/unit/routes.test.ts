@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { API_PREFIX, FUNCTION_GROUPS, matchRoute, ROUTES, routeKeyOf } from '#lib/http/routes.ts';
+import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { API_PREFIX, FUNCTION_GROUPS, matchRoute, ROUTES, routeKeyOf, routesOf } from '#lib/http/routes.ts';
+import { loadGroupRoutes } from '../../scripts/openapi-document.ts';
 
 describe('route table', () => {
   it('has no duplicate method + path', () => {
@@ -59,5 +61,29 @@ describe('route table', () => {
     expect(matchRoute('POST', '/api/v1/upload/presign')?.route.path).toBe('/api/v1/upload/presign');
     expect(matchRoute('DELETE', '/auth/login')).toBeUndefined();
     expect(matchRoute('GET', '/api/v1/files/a/b')).toBeUndefined();
+  });
+});
+
+describe("each group's handler against the route table", () => {
+  it('implements every route of its group and nothing else', async () => {
+    const groups = await loadGroupRoutes();
+    for (const group of FUNCTION_GROUPS) {
+      const implemented = Object.keys(groups[group]).sort();
+      expect(implemented, group).toEqual(routesOf(group).map(routeKeyOf).sort());
+    }
+  });
+
+  it('does not compile with a route left out or a key that names no route of the group', () => {
+    const route = defineRoute({ run: async () => ({ kind: 'raw', status: 204, body: '', headers: {} }) });
+    const options = { authenticate: noCredentials };
+    // Held by tsc (`npm run check`): an @ts-expect-error that no longer errs fails the type check.
+    const build = () => [
+      // @ts-expect-error a route of the render group is left out
+      createGroupHandler('render', {}, options),
+      // @ts-expect-error a misspelt key: no such route in the render group
+      createGroupHandler('render', { 'GET /i/{key+}': route, 'GET /i/{key}': route }, options),
+      createGroupHandler('render', { 'GET /i/{key+}': route }, options),
+    ];
+    expect(build).toBeTypeOf('function');
   });
 });

@@ -14,12 +14,13 @@ vi.hoisted(() => {
 
 import { authRoutes } from '#functions/auth/handler.ts';
 import type { Accounts } from '#lib/accounts/build.ts';
-import { matchRoute } from '#lib/http/routes.ts';
+import type { RouteImpls } from '#lib/http/handler.ts';
+import { matchRoute, type RouteKey, routeKeyOf } from '#lib/http/routes.ts';
 import type { Answer } from '#test/support/http-client.ts';
 import { useLocalApp } from '#test/support/local-app.ts';
 import { captureLog } from '#test/support/mail.ts';
 
-const ROUTES = authRoutes(() => ({}) as Accounts);
+const ROUTES: RouteImpls = authRoutes(() => ({}) as Accounts);
 const PASSWORD = 'e2e-password-1';
 const ROOT_PASSWORD = 'e2e-root-password';
 
@@ -35,7 +36,7 @@ async function call(method: string, path: string, body?: object, token?: string)
     headers: { 'user-agent': 'e2e-client/1.0' },
   });
   const match = matchRoute(method, new URL(path, app.url).pathname);
-  const schema = match && ROUTES[`${match.route.method} ${match.route.path}`]?.response;
+  const schema = match && ROUTES[routeKeyOf(match.route) as RouteKey]?.response;
   if (answer.status < 300 && schema) {
     const parsed = schema.safeParse(answer.body.data);
     expect(parsed.success, `${method} ${path}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
