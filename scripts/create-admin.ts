@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     strict: true,
   });
   await loadSettingsOrExit();
-  const { emailField, newPasswordField, usernameField } = await import('#lib/accounts/schemas.ts');
+  const { emailField, newPasswordField, usernameField } = await import('#lib/http/schemas/accounts.ts');
   const parsed = z
     .object({ username: usernameField, email: emailField, password: newPasswordField })
     .safeParse({ username: values.username, email: values.email, password: await readPassword() });

@@ -4,8 +4,6 @@
 import type { Accounts } from '#lib/accounts/build.ts';
 import { clientOf } from '#lib/accounts/client.ts';
 import { publicAccount } from '#lib/accounts/repository.ts';
-import { responses } from '#lib/accounts/responses.ts';
-import { queries, schemas } from '#lib/accounts/schemas.ts';
 import { securityState } from '#lib/accounts/second-factor.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
@@ -13,6 +11,8 @@ import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { type AnyRoute, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { API_PREFIX } from '#lib/http/routes.ts';
+import { responses } from '#lib/http/schemas/account-views.ts';
+import { queries, schemas } from '#lib/http/schemas/accounts.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { log } from '#lib/platform/log.ts';

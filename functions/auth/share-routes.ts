@@ -2,69 +2,22 @@
 // opening one without a login, its page without script and its random image. Thin: validate, call the
 // share service, shape the envelope or the page.
 import { AppError } from '#lib/core/errors.ts';
-import { MAX_SHARE_VIEWS, SHARE_PASSWORD_MAX, type ShareService } from '#lib/files/shares.ts';
+import { SHARE_PASSWORD_MAX, type ShareService } from '#lib/files/shares.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
+import {
+  createBody,
+  openBody,
+  openedView,
+  shareList,
+  shareRevoked,
+  shareView,
+} from '#lib/http/schemas/shares.ts';
 import { renderSharePage, type SharePageState, sharePageCsp } from '#lib/http/share-page.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
-import * as z from '#lib/platform/zod.ts';
-
-const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
-const sharePassword = z.string().check(z.minLength(1), z.maxLength(SHARE_PASSWORD_MAX));
-
-const createBody = z.object({
-  file_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
-  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
-  password: z.optional(sharePassword),
-  expires_at: z.optional(
-    z
-      .string()
-      .check(
-        z.regex(
-          /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/,
-          'must be an ISO 8601 time with offset',
-        ),
-      ),
-  ),
-  max_views: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_SHARE_VIEWS))),
-});
-
-const shareView = z.object({
-  id: z.string(),
-  url: z.url(),
-  file_id: z.nullable(z.string()),
-  album_id: z.nullable(z.string()),
-  has_password: z.boolean(),
-  expires_at: z.nullable(timestamp),
-  max_views: z.nullable(z.number().check(z.int())),
-  views: z.number().check(z.int(), z.minimum(0)),
-  created_at: timestamp,
-});
-
-const openedView = z.object({
-  share: z.object({
-    id: z.string(),
-    has_password: z.boolean(),
-    expires_at: z.nullable(timestamp),
-    max_views: z.nullable(z.number().check(z.int())),
-    views: z.number().check(z.int(), z.minimum(1)),
-  }),
-  album: z.nullable(z.object({ name: z.string(), description: z.string() })),
-  items: z.array(
-    z.object({
-      url: z.url(),
-      thumbnail: z.nullable(z.url()),
-      original_name: z.string(),
-      mime_type: z.string(),
-      size: z.number().check(z.int()),
-      width: z.number().check(z.int()),
-      height: z.number().check(z.int()),
-    }),
-  ),
-});
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -160,18 +113,18 @@ export function shareRoutes(shares: () => ShareService) {
     'GET /api/v1/shares': defineRoute({
       summary: "The caller's share links, newest first (revoked ones leave the list).",
       query: pageQuery,
-      response: z.object({ items: z.array(shareView), next_cursor: z.nullable(z.string()) }),
+      response: shareList,
       run: async (request) => ok(await shares().list(callerOf(request), request.query)),
     }),
     'DELETE /api/v1/shares/{id}': defineRoute({
       summary: 'Revokes a share link: its opens answer 410 from now on.',
-      response: z.object({ id: z.string(), revoked: z.literal(true) }),
+      response: shareRevoked,
       run: async (request) => ok(await shares().revoke(callerOf(request), request.params.id ?? '')),
     }),
     'POST /api/v1/shares/{id}/open': defineRoute({
       summary:
         'Opens a share (no login), counting one view: the file or the album\'s current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available".',
-      body: z.object({ password: z.optional(z.string().check(z.maxLength(SHARE_PASSWORD_MAX))) }),
+      body: openBody,
       response: openedView,
       errors: [401, 404, 410, 429],
       run: async (request) =>

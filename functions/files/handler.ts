@@ -6,8 +6,8 @@ import { errors } from '#lib/core/errors.ts';
 import { html, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { healthView } from '#lib/http/schemas/common.ts';
 import { config } from '#lib/platform/config/index.ts';
-import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { needs } from './needs.ts';
 
@@ -24,7 +24,7 @@ export function createFilesHandler(options: FrontDoorOptions = {}) {
     {
       'GET /healthz': defineRoute({
         summary: 'Health check: the ok envelope once the service is ready.',
-        response: z.object({ status: z.literal('ok') }),
+        response: healthView,
         run: async () => ok({ status: 'ok' }),
       }),
       'GET /api/v1/openapi.json': defineRoute({

@@ -4,113 +4,38 @@
 import { clientOf } from '#lib/accounts/client.ts';
 import { CASHIER_PAGE_HEADERS } from '#lib/billing/cashier.ts';
 import type { PageResult } from '#lib/billing/mock-cashier.ts';
-import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans.ts';
-import { settingsPatchSchema } from '#lib/billing/settings.ts';
-import {
-  adminOrderView,
-  couponQuoteView,
-  couponView,
-  deletedView,
-  orderView,
-  pageOf,
-  planView,
-  settingsView,
-} from '#lib/billing/views.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
+import {
+  adminOrderView,
+  cashierQuery,
+  couponBody,
+  couponPatch,
+  couponQuoteView,
+  couponView,
+  gatewayList,
+  orderBody,
+  orderView,
+  planBody,
+  planList,
+  planPatch,
+  planView,
+  refundBody,
+  settingsPatchSchema,
+  settingsView,
+  validateBody,
+} from '#lib/http/schemas/billing.ts';
+import { deletedView, pageOf } from '#lib/http/schemas/common.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
-import * as z from '#lib/platform/zod.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type PaymentsDeps, paymentsDeps } from './deps.ts';
 import { needs } from './needs.ts';
-
-const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
-
-const planBody = z.object({
-  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),
-  description: z.optional(z.string().check(z.trim(), z.maxLength(1000))),
-  amount_cents: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS)),
-  active: z.optional(z.boolean()),
-  // Storage the plan grants (docs/DESIGN.md 11): whole bytes, or null for none; days, 0 for permanent.
-  // One problem per field: the first failed check ends the field's checks.
-  quota_bytes: z.optional(
-    z.nullable(
-      z.number().check(
-        z.minimum(0, { message: 'must be 0 or more', abort: true }),
-        z.maximum(MAX_PLAN_QUOTA_BYTES, {
-          message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
-          abort: true,
-        }),
-        z.int('must be a whole number of bytes'),
-      ),
-    ),
-  ),
-  duration_days: z.optional(
-    z.number().check(
-      z.minimum(0, { message: 'must be 0 (permanent) or more', abort: true }),
-      z.maximum(MAX_PLAN_DURATION_DAYS, {
-        message: `must be at most ${MAX_PLAN_DURATION_DAYS}`,
-        abort: true,
-      }),
-      z.int('must be a whole number of days'),
-    ),
-  ),
-});
-
-const couponCode = z.string().check(z.maxLength(64));
-
-const orderBody = z.object({
-  plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
-  provider: z.optional(z.enum(PROVIDERS)),
-  // docs/DESIGN.md 17: an unusable code is 400 `coupon: <why>`.
-  coupon_code: z.optional(couponCode),
-});
-
-const count = (minimum: number) => z.number().check(z.int(), z.minimum(minimum), z.maximum(1_000_000_000));
-const instant = z.string().check(
-  z.refine((value) => /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)), {
-    message: 'must be an ISO 8601 date and time',
-  }),
-);
-
-const couponBody = z.object({
-  code: z.string().check(z.regex(/^[A-Za-z0-9_-]{3,32}$/, 'must be 3 to 32 of A-Z a-z 0-9 _ -')),
-  percent_off: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(100))),
-  amount_off_cents: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS))),
-  min_amount_cents: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(MAX_AMOUNT_CENTS))),
-  max_redemptions: z.optional(count(1)),
-  per_account_limit: z.optional(count(1)),
-  starts_at: z.optional(instant),
-  ends_at: z.optional(instant),
-  plan_ids: z.optional(
-    z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.minLength(1), z.maxLength(100)),
-  ),
-});
-
-const couponPatch = z.object({
-  active: z.optional(z.boolean()),
-  ends_at: z.optional(z.nullable(instant)),
-  max_redemptions: z.optional(z.nullable(count(1))),
-});
-
-const validateBody = z.object({
-  code: couponCode,
-  plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
-});
-
-const refundBody = z.object({
-  amount_cents: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS))),
-  reason: z.string().check(z.trim(), z.minLength(1), z.maxLength(500)),
-});
-
-const cashierQuery = z.object({ token: z.optional(z.string().check(z.maxLength(4096))) });
 
 const callerId = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -125,11 +50,11 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
     'payments',
     {
       'GET /api/v1/plans': defineRoute({
-        response: z.array(planView),
+        response: planList,
         run: async () => ok(await deps().plans.list(true)),
       }),
       'GET /api/v1/admin/plans': defineRoute({
-        response: z.array(planView),
+        response: planList,
         run: async () => ok(await deps().plans.list(false)),
       }),
       'POST /api/v1/admin/plans': defineRoute({
@@ -139,7 +64,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         run: async (request) => created(await deps().plans.create(request.body)),
       }),
       'PATCH /api/v1/admin/plans/{id}': defineRoute({
-        body: z.partial(planBody),
+        body: planPatch,
         response: planView,
         run: async (request) => ok(await deps().plans.update(request.params.id!, request.body)),
       }),
@@ -151,7 +76,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
 
       'GET /api/v1/payment-gateways': defineRoute({
         summary: 'The registered providers, the default first.',
-        response: z.array(z.enum(PROVIDERS)),
+        response: gatewayList,
         run: async () => ok(await deps().settings.listGateways()),
       }),
 

@@ -4,18 +4,38 @@
 
 import { clientOf } from '#lib/accounts/client.ts';
 import { errors } from '#lib/core/errors.ts';
-import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
 import { directUploadBodyLimit } from '#lib/files/build.ts';
 import { fileTooLarge } from '#lib/files/errors.ts';
-import { PERMISSIONS, type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
+import { deletedView } from '#lib/http/schemas/common.ts';
+import {
+  adminFilePage,
+  adminFilesQuery,
+  albumCreateBody,
+  albumPage,
+  albumPatchBody,
+  albumView,
+  confirmBody,
+  filePage,
+  filePatchBody,
+  filesQuery,
+  permissionBody,
+  presignBody,
+  presignResponse,
+  tokenCreateBody,
+  tokenCreated,
+  tokenList,
+  tokenRevoked,
+  uploadRecordSchema,
+  usageResponse,
+} from '#lib/http/schemas/files.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { DEFAULT_PAGE_SIZE, pageQuery, pageQueryFields } from '#lib/platform/db/paging.ts';
-import * as z from '#lib/platform/zod.ts';
+import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type UploadDeps, uploadDeps } from './deps.ts';
 import { needs } from './needs.ts';
@@ -27,84 +47,6 @@ const ownerOf = (request: HttpRequest<unknown, unknown>) => {
   const { accountId, role } = requirePrincipal(request);
   return { id: accountId, role };
 };
-
-const usageResponse = z.object({
-  used_bytes: z.number().check(z.int()),
-  file_count: z.number().check(z.int()),
-  quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
-  plan: z.nullable(z.object({ id: z.string(), name: z.string(), expires_at: z.nullable(z.string()) })),
-});
-
-const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/));
-const filePage = z.object({ items: z.array(uploadRecordSchema), next_cursor: z.nullable(z.string()) });
-/** The back office's listing: each record with its owner (the user's own listing names none). */
-const adminFileRecord = z.extend(uploadRecordSchema, {
-  owner_id: z.string().check(z.describe("The owner's account id (the `owner_id` filter takes it).")),
-  owner_username: z
-    .nullable(z.string())
-    .check(z.describe("The owner's username; null when the account no longer exists.")),
-});
-const adminFilePage = z.object({ items: z.array(adminFileRecord), next_cursor: z.nullable(z.string()) });
-const presignResponse = z.object({
-  key: z.string(),
-  url: z.url(),
-  method: z.literal('PUT'),
-  headers: z.record(z.string(), z.string()),
-  expires_at: timestamp,
-});
-const tokenView = z.object({
-  id: z.string(),
-  name: z.string(),
-  prefix: z.string(),
-  last_used_at: z.nullable(timestamp),
-  created_at: timestamp,
-});
-
-const adminFilesQuery = z.pipe(
-  z.extend(pageQueryFields, {
-    owner_id: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(128))),
-  }),
-  z.transform(({ owner_id, limit, cursor }) => ({
-    ownerId: owner_id,
-    limit: limit ?? DEFAULT_PAGE_SIZE,
-    ...(cursor ? { cursor } : {}),
-  })),
-);
-
-const presignBody = z.object({
-  mime_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
-  size: z.number().check(z.int(), z.minimum(1)),
-  filename: z.optional(z.string().check(z.maxLength(1024))),
-  permission: z.optional(z.string().check(z.maxLength(32))),
-  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
-});
-
-const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });
-/** The owner's PATCH: the permission, the album (null takes the file out), or both. */
-const filePatchBody = z.object({
-  permission: z.optional(z.enum(PERMISSIONS)),
-  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
-});
-const filesQuery = z.pipe(
-  z.extend(pageQueryFields, { album_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))) }),
-  z.transform(({ album_id, limit, cursor }) => ({
-    albumId: album_id,
-    limit: limit ?? DEFAULT_PAGE_SIZE,
-    ...(cursor ? { cursor } : {}),
-  })),
-);
-const albumName = z.string().check(z.trim(), z.minLength(1), z.maxLength(ALBUM_NAME_MAX));
-const albumDescription = z.string().check(z.trim(), z.maxLength(ALBUM_DESCRIPTION_MAX));
-const albumView = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  file_count: z.number().check(z.int(), z.minimum(0)),
-  cover_url: z.nullable(z.url()),
-  created_at: timestamp,
-  updated_at: timestamp,
-});
-const deletedView = z.object({ id: z.string(), deleted: z.literal(true) });
 
 /** The upload group over the given dependencies (tests build theirs with the same builders). */
 export function createUploadHandler(
@@ -144,7 +86,7 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().presigns.presign(ownerOf(request), request.body)),
       }),
       'POST /api/v1/upload/confirm': defineRoute({
-        body: z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) }),
+        body: confirmBody,
         summary: 'Checks a presigned upload and records it (idempotent).',
         response: uploadRecordSchema,
         // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
@@ -227,7 +169,7 @@ export function createUploadHandler(
       }),
       'POST /api/v1/albums': defineRoute({
         summary: 'Creates an album (`name` 1 to 100 characters, `description` up to 1,000).',
-        body: z.object({ name: albumName, description: z.optional(albumDescription) }),
+        body: albumCreateBody,
         response: albumView,
         successStatus: 201,
         run: async (request) =>
@@ -236,7 +178,7 @@ export function createUploadHandler(
       'GET /api/v1/albums': defineRoute({
         summary: "The caller's albums, newest first.",
         query: pageQuery,
-        response: z.object({ items: z.array(albumView), next_cursor: z.nullable(z.string()) }),
+        response: albumPage,
         run: async (request) => ok(await uploadServices().albums.list(callerOf(request), request.query)),
       }),
       'GET /api/v1/albums/{id}': defineRoute({
@@ -246,7 +188,7 @@ export function createUploadHandler(
       }),
       'PATCH /api/v1/albums/{id}': defineRoute({
         summary: 'Renames an album or changes its description.',
-        body: z.object({ name: z.optional(albumName), description: z.optional(albumDescription) }),
+        body: albumPatchBody,
         response: albumView,
         run: async (request) =>
           ok(await uploadServices().albums.update(callerOf(request), request.params.id ?? '', request.body)),
@@ -264,9 +206,9 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().files.gallery(request.query)),
       }),
       'POST /api/v1/tokens': defineRoute({
-        body: z.object({ name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)) }),
+        body: tokenCreateBody,
         summary: 'An API token for an uploader; the secret is shown in this answer only.',
-        response: z.extend(z.omit(tokenView, { last_used_at: true }), { token: z.string() }),
+        response: tokenCreated,
         successStatus: 201,
         run: async (request) =>
           created(
@@ -279,11 +221,11 @@ export function createUploadHandler(
         run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
       }),
       'GET /api/v1/tokens': defineRoute({
-        response: z.array(tokenView),
+        response: tokenList,
         run: async (request) => ok(await uploadServices().tokens.list(callerOf(request))),
       }),
       'DELETE /api/v1/tokens/{id}': defineRoute({
-        response: z.object({ id: z.string(), revoked: z.literal(true) }),
+        response: tokenRevoked,
         run: async (request) => {
           const id = request.params.id ?? '';
           await uploadServices().tokens.revoke(callerOf(request), id, clientOf(request));

@@ -41,7 +41,7 @@ interface GuardItem extends Item {
 /**
  * Whose guard. An account's is keyed by its username (lower-cased), which a login by username names
  * before anything is read, so the slot is taken beside the first read (docs/PERFORMANCE.md "Waits on the critical path"); a login
- * by e-mail learns the username from the claim. Usernames never contain `@` (lib/accounts/schemas.ts), so
+ * by e-mail learns the username from the claim. Usernames never contain `@` (lib/http/schemas/accounts.ts), so
  * an identifier without one that nobody holds gets the guard its username would have, and one with `@`
  * (an e-mail nobody holds) a stable stand-in of the same shape.
  */

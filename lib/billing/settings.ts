@@ -6,8 +6,6 @@ import { loadPrivateKey, loadPublicKey } from '#lib/billing/channels/keys.ts';
 import { optionalHttpUrl } from '#lib/billing/channels/settings.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { AppConfig, Provider } from '#lib/platform/config/index.ts';
-import { PROVIDERS } from '#lib/platform/config/schema.ts';
-import * as z from '#lib/platform/zod.ts';
 
 export type ChannelName = 'channel_a' | 'channel_b' | 'channel_c';
 export const CHANNELS: readonly ChannelName[] = ['channel_a', 'channel_b', 'channel_c'];
@@ -93,52 +91,21 @@ export function maskSettings(settings: PaymentSettings) {
 
 // ---- partial update ------------------------------------------------------------------------------
 
-const KEY_MAX = 16_384;
-const text = (max: number) => z.optional(z.nullable(z.string().check(z.maxLength(max))));
-const enabled = () => z.optional(z.boolean());
+/** A channel's section in a patch: `enabled`, and each field a string to set or null to clear. */
+type SectionPatch<Name extends ChannelName> = { enabled?: boolean } & {
+  [Field in (typeof PLAIN_FIELDS)[Name][number] | (typeof SECRET_FIELDS)[Name][number]]?: string | null;
+};
 
 /** PUT /api/v1/admin/payment: any subset of the GET shape, secrets under their own names. */
-export const settingsPatchSchema = z.object({
-  default_gateway: z.optional(z.enum(PROVIDERS)),
-  mock: z.optional(z.object({ enabled: enabled() })),
-  channel_a: z.optional(
-    z.object({
-      enabled: enabled(),
-      app_id: text(64),
-      seller_id: text(64),
-      gateway_url: text(512),
-      private_key: text(KEY_MAX),
-      public_key: text(KEY_MAX),
-    }),
-  ),
-  channel_b: z.optional(
-    z.object({
-      enabled: enabled(),
-      app_id: text(64),
-      mch_id: text(64),
-      serial_no: text(128),
-      platform_serial_no: text(128),
-      api_base_url: text(512),
-      private_key: text(KEY_MAX),
-      api_v3_key: text(128),
-      platform_public_key: text(KEY_MAX),
-    }),
-  ),
-  channel_c: z.optional(
-    z.object({
-      enabled: enabled(),
-      pid: text(64),
-      gateway_url: text(512),
-      api_url: text(512),
-      submit_url: text(512),
-      pay_type: text(32),
-      key: text(512),
-    }),
-  ),
-  // The acting administrator's password: required when a key or a gateway URL changes (gateway-settings.ts).
-  current_password: z.optional(z.string().check(z.maxLength(1024))),
-});
-export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
+export interface SettingsPatch {
+  default_gateway?: Provider;
+  mock?: { enabled?: boolean };
+  channel_a?: SectionPatch<'channel_a'>;
+  channel_b?: SectionPatch<'channel_b'>;
+  channel_c?: SectionPatch<'channel_c'>;
+  /** The acting administrator's password: required when a key or a gateway URL changes (gateway-settings.ts). */
+  current_password?: string;
+}
 
 /**
  * Applies a patch. Plain fields: a string sets, `''` or null clears, absent keeps. Secrets: a non-empty

@@ -1,7 +1,6 @@
 // The upload record of SPEC 2.3 and the facts it is built from, for both the multipart and the presign path.
 import { createHash } from 'node:crypto';
 import type { ImageKind } from '#lib/files/metadata/types.ts';
-import * as z from '#lib/platform/zod.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { measureImage } from './measure.ts';
 import { kindFromMimeType, notAllowedError, type SniffedType, sniffImage } from './sniff.ts';
@@ -9,34 +8,25 @@ import { kindFromMimeType, notAllowedError, type SniffedType, sniffImage } from 
 export const PERMISSIONS = ['private', 'public'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. */
-export const uploadRecordSchema = z.strictObject({
-  id: z.string().check(z.minLength(1)),
-  key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
-  url: z.url(),
-  // The 480-wide WebP rendition grids show (docs/IMAGES.md); null for a type the renderer cannot read.
-  thumbnail: z
-    .nullable(z.url())
-    .check(
-      z.describe(
-        'The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes ' +
-          'w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO).',
-      ),
-    ),
-  original_name: z.string().check(z.minLength(1)),
-  filename: z.string().check(z.minLength(1)),
-  hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
-  permission: z.enum(PERMISSIONS),
-  // The album the file is in (docs/DESIGN.md 16): at most one; null outside any.
-  album_id: z.nullable(z.string()),
-  size: z.number().check(z.int(), z.minimum(1)),
-  mime_type: z.string().check(z.minLength(1)),
-  width: z.number().check(z.int(), z.minimum(0)),
-  height: z.number().check(z.int(), z.minimum(0)),
-  created_at: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$/)),
-});
-
-export type UploadRecord = z.infer<typeof uploadRecordSchema>;
+/** A stored file as SPEC 2.3 names it on the wire (snake_case); its schema is the edge's (lib/http/schemas/files.ts). */
+export interface UploadRecord {
+  id: string;
+  key: string;
+  url: string;
+  /** The 480-wide WebP rendition grids show (docs/IMAGES.md); null for a type the renderer cannot read. */
+  thumbnail: string | null;
+  original_name: string;
+  filename: string;
+  hash: string;
+  permission: Permission;
+  /** The album the file is in (docs/DESIGN.md 16): at most one; null outside any. */
+  album_id: string | null;
+  size: number;
+  mime_type: string;
+  width: number;
+  height: number;
+  created_at: string;
+}
 
 /** What the bytes themselves tell: hash, size, mime_type, width, height and the stored extension. */
 export interface UploadFacts {

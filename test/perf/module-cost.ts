@@ -34,9 +34,9 @@ export const ENTRIES: Record<string, string> = {
   '@middy/core': "import middy from '@middy/core'; export const x = middy;",
   '@middy/core + lib/http/handler': `import { createGroupHandler } from ${lib('lib/http/handler.ts')}; export const x = createGroupHandler;`,
   // Built at import, as a function imports them.
-  'lib/accounts/schemas': `import { queries, schemas } from ${lib('lib/accounts/schemas.ts')}; export const x = [schemas, queries];`,
+  'lib/accounts/schemas': `import { queries, schemas } from ${lib('lib/http/schemas/accounts.ts')}; export const x = [schemas, queries];`,
   // Only the API document and the tests read them; built at import all the same.
-  'lib/accounts/responses': `import { responses } from ${lib('lib/accounts/responses.ts')}; export const x = responses;`,
+  'lib/accounts/responses': `import { responses } from ${lib('lib/http/schemas/account-views.ts')}; export const x = responses;`,
 };
 
 function childEnv(nodeOptions: string): NodeJS.ProcessEnv {

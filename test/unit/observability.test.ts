@@ -25,7 +25,7 @@ const authenticate: Authenticator = async (request, kind) => {
   throw errors.unauthorized();
 };
 
-/** What the real login answers: a session, or a TOTP challenge (lib/accounts/responses.ts). */
+/** What the real login answers: a session, or a TOTP challenge (lib/http/schemas/account-views.ts). */
 const login = defineRoute({
   body: z.object({ username: z.string(), password: z.string() }),
   run: async (request) => {

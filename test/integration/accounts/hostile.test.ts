@@ -19,7 +19,7 @@ import {
 } from '#test/support/hostile-fuzz.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
-// Field names of each body (lib/accounts/schemas.ts, docs/DESIGN.md 5).
+// Field names of each body (lib/http/schemas/accounts.ts, docs/DESIGN.md 5).
 const FIELDS: Record<string, readonly string[]> = {
   'POST /auth/register/code': ['email'],
   'POST /auth/register': ['username', 'email', 'code', 'password'],

@@ -2,8 +2,9 @@
 // the stored object, type and size rules, and per-owner dedupe under concurrency.
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
 import { FileStorage } from '#lib/files/storage.ts';
+import { uploadRecordSchema } from '#lib/http/schemas/files.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';

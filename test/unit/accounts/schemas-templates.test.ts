@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
-import { schemas } from '#lib/accounts/schemas.ts';
 import { matchTotp } from '#lib/accounts/totp.ts';
+import { schemas } from '#lib/http/schemas/accounts.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
 import { codeMail, maskEmail, securityNoticeMail } from '#lib/platform/mail/templates.ts';
 

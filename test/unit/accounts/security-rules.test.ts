@@ -10,7 +10,7 @@ import {
   normalizeRecoveryCode,
   RECOVERY_CODE_COUNT,
 } from '#lib/accounts/recovery-codes.ts';
-import { queries, schemas } from '#lib/accounts/schemas.ts';
+import { queries, schemas } from '#lib/http/schemas/accounts.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { type SecurityNoticeKind, securityNoticeMail } from '#lib/platform/mail/templates.ts';
 

@@ -4,9 +4,10 @@ import { UploadError } from '#lib/files/errors.ts';
 import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from '#lib/files/names.ts';
-import { inspectUpload, parsePermission, uploadRecordSchema } from '#lib/files/record.ts';
+import { inspectUpload, parsePermission } from '#lib/files/record.ts';
 import { buildUploadRecord } from '#lib/files/record-build.ts';
 import { statusOf } from '#lib/http/errors.ts';
+import { uploadRecordSchema } from '#lib/http/schemas/files.ts';
 import { buildMultipart, images } from '#test/support/images.ts';
 
 const ID = '0b9c6f1e-2d3a-4c5b-8e7f-9a0b1c2d3e4f';

@@ -1,7 +1,8 @@
 // The `data` of each account endpoint's success envelope, as zod schemas: the API document is generated
 // from them and the end-to-end tests check answers against them (docs/ACCOUNTS.md has the same shapes).
+
+import { LOGIN_METHODS, SECURITY_EVENT_TYPES } from '#lib/accounts/security-events.ts';
 import * as z from '#lib/platform/zod.ts';
-import { LOGIN_METHODS, SECURITY_EVENT_TYPES } from './security-events.ts';
 
 const timestamp = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/));
 

@@ -1,0 +1,126 @@
+// The file, album, token and usage routes' request bodies, queries and answers (docs/UPLOADS.md,
+// docs/ALBUMS.md), as schemas: the API document is generated from them and the contract tests hold every
+// answer to them.
+import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
+import { PERMISSIONS, type UploadRecord } from '#lib/files/record.ts';
+import { DEFAULT_PAGE_SIZE, pageQueryFields } from '#lib/platform/db/paging.ts';
+import * as z from '#lib/platform/zod.ts';
+import { pageOf, timestamp } from './common.ts';
+
+/** The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. */
+export const uploadRecordSchema = z.strictObject({
+  id: z.string().check(z.minLength(1)),
+  key: z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/)),
+  url: z.url(),
+  // The 480-wide WebP rendition grids show (docs/IMAGES.md); null for a type the renderer cannot read.
+  thumbnail: z
+    .nullable(z.url())
+    .check(
+      z.describe(
+        'The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes ' +
+          'w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO).',
+      ),
+    ),
+  original_name: z.string().check(z.minLength(1)),
+  filename: z.string().check(z.minLength(1)),
+  hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+  permission: z.enum(PERMISSIONS),
+  // The album the file is in (docs/DESIGN.md 16): at most one; null outside any.
+  album_id: z.nullable(z.string()),
+  size: z.number().check(z.int(), z.minimum(1)),
+  mime_type: z.string().check(z.minLength(1)),
+  width: z.number().check(z.int(), z.minimum(0)),
+  height: z.number().check(z.int(), z.minimum(0)),
+  created_at: timestamp,
+}) satisfies z.ZodMiniType<UploadRecord>;
+
+export const usageResponse = z.object({
+  used_bytes: z.number().check(z.int()),
+  file_count: z.number().check(z.int()),
+  quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
+  plan: z.nullable(z.object({ id: z.string(), name: z.string(), expires_at: z.nullable(z.string()) })),
+});
+
+export const filePage = pageOf(uploadRecordSchema);
+/** The back office's listing: each record with its owner (the user's own listing names none). */
+export const adminFileRecord = z.extend(uploadRecordSchema, {
+  owner_id: z.string().check(z.describe("The owner's account id (the `owner_id` filter takes it).")),
+  owner_username: z
+    .nullable(z.string())
+    .check(z.describe("The owner's username; null when the account no longer exists.")),
+});
+export const adminFilePage = pageOf(adminFileRecord);
+export const presignResponse = z.object({
+  key: z.string(),
+  url: z.url(),
+  method: z.literal('PUT'),
+  headers: z.record(z.string(), z.string()),
+  expires_at: timestamp,
+});
+export const tokenView = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  last_used_at: z.nullable(timestamp),
+  created_at: timestamp,
+});
+
+export const adminFilesQuery = z.pipe(
+  z.extend(pageQueryFields, {
+    owner_id: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(128))),
+  }),
+  z.transform(({ owner_id, limit, cursor }) => ({
+    ownerId: owner_id,
+    limit: limit ?? DEFAULT_PAGE_SIZE,
+    ...(cursor ? { cursor } : {}),
+  })),
+);
+
+export const presignBody = z.object({
+  mime_type: z.string().check(z.trim(), z.minLength(1), z.maxLength(255)),
+  size: z.number().check(z.int(), z.minimum(1)),
+  filename: z.optional(z.string().check(z.maxLength(1024))),
+  permission: z.optional(z.string().check(z.maxLength(32))),
+  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+});
+
+export const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });
+/** The owner's PATCH: the permission, the album (null takes the file out), or both. */
+export const filePatchBody = z.object({
+  permission: z.optional(z.enum(PERMISSIONS)),
+  album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+});
+export const filesQuery = z.pipe(
+  z.extend(pageQueryFields, { album_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))) }),
+  z.transform(({ album_id, limit, cursor }) => ({
+    albumId: album_id,
+    limit: limit ?? DEFAULT_PAGE_SIZE,
+    ...(cursor ? { cursor } : {}),
+  })),
+);
+export const albumName = z.string().check(z.trim(), z.minLength(1), z.maxLength(ALBUM_NAME_MAX));
+export const albumDescription = z.string().check(z.trim(), z.maxLength(ALBUM_DESCRIPTION_MAX));
+export const albumView = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  file_count: z.number().check(z.int(), z.minimum(0)),
+  cover_url: z.nullable(z.url()),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+/** POST /api/v1/upload/confirm: the key a presign gave. */
+export const confirmBody = z.object({ key: z.string().check(z.trim(), z.minLength(1), z.maxLength(1024)) });
+export const albumCreateBody = z.object({ name: albumName, description: z.optional(albumDescription) });
+export const albumPage = z.object({ items: z.array(albumView), next_cursor: z.nullable(z.string()) });
+export const albumPatchBody = z.object({
+  name: z.optional(albumName),
+  description: z.optional(albumDescription),
+});
+export const tokenCreateBody = z.object({
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+});
+/** A new token: its value, shown this once. */
+export const tokenCreated = z.extend(z.omit(tokenView, { last_used_at: true }), { token: z.string() });
+export const tokenList = z.array(tokenView);
+export const tokenRevoked = z.object({ id: z.string(), revoked: z.literal(true) });
