@@ -1,25 +1,30 @@
-// `npm run build:functions`: each function group bundled as for Lambda into dist/<group>/index.mjs, with
-// the esbuild settings the CDK construct uses (infra/bundling.ts). Packages left external (argon2, sharp,
-// the TOTP packages, file-type, the CloudFront client, the channels' SDKs: infra/bundling.ts GROUP_PACKAGES)
-// resolve from this project's node_modules here; in AWS they ship beside the bundle.
+// `npm run build:functions`: every function (each group and each worker) bundled as for Lambda into
+// dist/<name>/index.mjs, with the esbuild settings the CDK construct uses (infra/bundling.ts). Packages
+// left external (argon2, sharp, the TOTP packages, file-type, the CloudFront client, the channels' SDKs:
+// infra/bundling.ts GROUP_PACKAGES) resolve from this project's node_modules here; in AWS they ship beside
+// the bundle.
 import { mkdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
+import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
 import { BUNDLE_FILE, esbuildOptions, functionEntry, GROUP_PACKAGES, PROJECT_ROOT } from '#infra/bundling.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 
 export const DIST_DIR = join(PROJECT_ROOT, 'dist');
 
 export interface BuiltBundle {
-  group: FunctionGroup;
+  group: FunctionGroup | WorkerName;
   file: string;
   bytes: number;
   metafile: Metafile;
 }
 
-/** Bundles one group; the metafile tells which packages went in (the benchmarks read the SDK clients). */
-export async function bundleGroup(group: FunctionGroup, outDir = DIST_DIR): Promise<BuiltBundle> {
+/** Bundles one function; the metafile tells which packages went in (the benchmarks read the SDK clients). */
+export async function bundleGroup(
+  group: FunctionGroup | WorkerName,
+  outDir = DIST_DIR,
+): Promise<BuiltBundle> {
   const file = join(outDir, group, BUNDLE_FILE);
   mkdirSync(join(outDir, group), { recursive: true });
   const result = await build({
@@ -32,7 +37,7 @@ export async function bundleGroup(group: FunctionGroup, outDir = DIST_DIR): Prom
 export async function bundleAll(outDir = DIST_DIR): Promise<BuiltBundle[]> {
   const built: BuiltBundle[] = [];
   // One at a time: esbuild already uses every core for each build.
-  for (const group of FUNCTION_GROUPS) built.push(await bundleGroup(group, outDir));
+  for (const group of [...FUNCTION_GROUPS, ...WORKER_NAMES]) built.push(await bundleGroup(group, outDir));
   return built;
 }
 
