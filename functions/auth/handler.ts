@@ -10,7 +10,6 @@ import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { type AnyRoute, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
-import { API_PREFIX } from '#lib/http/routes.ts';
 import { responses } from '#lib/http/schemas/account-views.ts';
 import { queries, schemas } from '#lib/http/schemas/accounts.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
@@ -39,16 +38,6 @@ function atBothDoors<Path extends string>(path: Path, route: (door: 'user' | 'ad
     `POST /auth/${Path}` | `POST /admin/auth/${Path}`,
     AnyRoute
   >;
-}
-
-/** Each account route again under /api/v1 (docs/DESIGN.md 4), the same implementation. */
-function withApiAliases<Key extends string>(routes: Record<Key, AnyRoute>) {
-  const aliases = Object.entries<AnyRoute>(routes).map(([key, impl]) => {
-    const [method, path] = key.split(' ') as [string, string];
-    return [`${method} ${API_PREFIX}${path}`, impl] as const;
-  });
-  type Alias = Key extends `${infer Method} ${infer Path}` ? `${Method} ${typeof API_PREFIX}${Path}` : never;
-  return { ...routes, ...Object.fromEntries(aliases) } as Record<Key | Alias, AnyRoute>;
 }
 
 export function authRoutes(accounts: () => Accounts) {
@@ -255,7 +244,7 @@ export function authRoutes(accounts: () => Accounts) {
     }),
   };
   return {
-    ...withApiAliases(accountRoutes),
+    ...accountRoutes,
     'POST /api/v1/admin/accounts': defineRoute({
       summary: "Create an administrator (needs the acting administrator's password)",
       body: schemas.adminCreate,

@@ -20,6 +20,7 @@ import {
   ROUTES,
   type RouteKey,
   type RouteSpec,
+  routeKeyOf,
 } from './routes.ts';
 import type { HttpRequest, HttpResult, Principal } from './types.ts';
 
@@ -164,7 +165,8 @@ export function handlerOverRoutes(group: FunctionGroup, impls: RouteImpls, optio
         throw errors.notFound(`No route for ${httpRequest.method} ${httpRequest.path}`);
       }
       state.spec = spec;
-      state.impl = impls[httpRequest.routeKey as RouteKey];
+      // An alias (an account route under /api/v1) runs its route's implementation.
+      state.impl = impls[routeKeyOf({ method: spec.method, path: spec.aliasOf ?? spec.path }) as RouteKey];
       if (!state.impl) throw errors.notImplemented(`${spec.method} ${spec.path}`);
       if (options.warmUp) {
         warm ??= options.warmUp().catch((error: unknown) => {

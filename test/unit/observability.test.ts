@@ -42,7 +42,6 @@ const auth = handlerOverRoutes(
   'auth',
   {
     'POST /auth/login': login,
-    'POST /api/v1/auth/login': login,
     'POST /admin/auth/login': login,
     'POST /auth/totp/verify': defineRoute({
       run: async () => {

@@ -69,7 +69,9 @@ describe("each group's handler against the route table", () => {
     const groups = await loadGroupRoutes();
     for (const group of FUNCTION_GROUPS) {
       const implemented = Object.keys(groups[group]).sort();
-      expect(implemented, group).toEqual(routesOf(group).map(routeKeyOf).sort());
+      // An alias (an account route under /api/v1) is served by its route's implementation.
+      const own = routesOf(group).filter((route) => !route.aliasOf);
+      expect(implemented, group).toEqual(own.map(routeKeyOf).sort());
     }
   });
 

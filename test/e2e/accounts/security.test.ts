@@ -36,7 +36,10 @@ async function call(method: string, path: string, body?: object, token?: string)
     headers: { 'user-agent': 'e2e-client/1.0' },
   });
   const match = matchRoute(method, new URL(path, app.url).pathname);
-  const schema = match && ROUTES[routeKeyOf(match.route) as RouteKey]?.response;
+  const schema =
+    match &&
+    ROUTES[routeKeyOf({ ...match.route, path: match.route.aliasOf ?? match.route.path }) as RouteKey]
+      ?.response;
   if (answer.status < 300 && schema) {
     const parsed = schema.safeParse(answer.body.data);
     expect(parsed.success, `${method} ${path}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
