@@ -1,11 +1,5 @@
 // The `{code, message, data}` envelope every JSON response wears (docs/SPEC.md 7, docs/DESIGN.md 4).
-import type { HttpResult } from './types.ts';
-
-export interface Envelope<T = unknown> {
-  code: number;
-  message: string;
-  data: T;
-}
+import type { Envelope, HttpResult } from './types.ts';
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-content-type-options': 'nosniff',

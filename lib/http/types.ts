@@ -1,6 +1,12 @@
 // Plain request/response shapes the route implementations see: no Lambda event types beyond lib/http.
 import type { Principal, Role } from '#lib/accounts/model.ts';
-import type { Envelope } from './envelope.ts';
+
+/** The `{code, message, data}` envelope every JSON answer wears (docs/SPEC.md 7, lib/http/envelope.ts). */
+export interface Envelope<T = unknown> {
+  code: number;
+  message: string;
+  data: T;
+}
 
 export type { Principal, Role };
 
