@@ -12,8 +12,8 @@ import {
   PERMISSION_HINT,
   PERMISSION_LABELS,
 } from './file-links.tsx';
-import { ShareForm } from './pages/shares.tsx';
 import { session } from './session.ts';
+import { ShareForm } from './share-form.tsx';
 import { copyText, formatBytes, formatTime } from './ui.tsx';
 
 /** Whose grid: the owner's (every control), the back office's (owner, visibility, take down), the gallery's. */
