@@ -4,6 +4,7 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { useAction } from './action.tsx';
 import { api, call } from './api/client.ts';
+import { session } from './api/session.ts';
 import {
   type GridFile,
   LargePicture,
@@ -12,7 +13,6 @@ import {
   PERMISSION_HINT,
   PERMISSION_LABELS,
 } from './file-links.tsx';
-import { session } from './session.ts';
 import { ShareForm } from './share-form.tsx';
 import { copyText, formatBytes, formatTime } from './ui.tsx';
 

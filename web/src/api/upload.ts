@@ -1,7 +1,7 @@
 // Uploads with progress (fetch reports none): small files go straight to POST /api/v1/upload, larger ones
 // to storage through a presigned PUT and are then confirmed (docs/UPLOADS.md "Presigned upload").
-import { session } from '../session.ts';
 import { ApiError, api, call, type DataOf, toApiError } from './client.ts';
+import { session } from './session.ts';
 
 export type FileRecord = DataOf<'/api/v1/upload/confirm', 'post'>;
 

@@ -3,10 +3,10 @@
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
+import { session } from '../api/session.ts';
 import { CodeField, Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { createPasskey, passkeysSupported } from '../passkey.ts';
 import { QrCode } from '../qr.tsx';
-import { session } from '../session.ts';
 import {
   copyText,
   FormError,
