@@ -16,22 +16,7 @@ function refundedText(order: Pick<Order, 'refunded_cents' | 'refunds'>): string 
 }
 
 /** An order's cells in a table of orders; the account's own list and the back office's show the same. */
-export function OrderCells({
-  order,
-}: {
-  order: Pick<
-    Order,
-    | 'plan_name'
-    | 'amount_cents'
-    | 'discount_cents'
-    | 'coupon_code'
-    | 'provider'
-    | 'status'
-    | 'refunded_cents'
-    | 'refunds'
-    | 'created_at'
-  >;
-}) {
+export function OrderCells({ order }: { order: Order }) {
   return (
     <>
       <td>{order.plan_name}</td>
