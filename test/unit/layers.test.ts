@@ -1,12 +1,15 @@
 // The import directions of docs/CONTRIBUTING.md "Layers", checked over the source: each layer imports only
-// the layers below it, nothing in lib/ reaches functions/ or the local runtime, and no folder cycle.
+// the layers below it, nothing in lib/ reaches functions/ or the local runtime, and no folder cycle; the
+// same for the web console (web/src: shell -> pages -> shared components -> API client).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 
+type Layers = ReadonlyArray<{ name: string; prefixes: string[]; mayImport: string[] }>;
+
 /** Layers from the top down; a file belongs to the first whose prefix its path starts with. */
-const LAYERS: ReadonlyArray<{ name: string; prefixes: string[]; mayImport: string[] }> = [
+const LAYERS: Layers = [
   {
     name: 'scripts',
     prefixes: ['scripts/'],
@@ -40,6 +43,14 @@ const DOMAIN_DIRECTIONS: Readonly<Record<string, string[]>> = {
   'lib/billing/': ['lib/accounts/', 'lib/files/'],
 };
 
+/** The console's layers: the shell mounts the pages; a page uses the shared components and the API client. */
+const CONSOLE_LAYERS: Layers = [
+  { name: 'shell', prefixes: ['web/src/shell/'], mayImport: ['pages', 'shared', 'api'] },
+  { name: 'pages', prefixes: ['web/src/pages/'], mayImport: ['shared', 'api'] },
+  { name: 'api', prefixes: ['web/src/api/'], mayImport: [] },
+  { name: 'shared', prefixes: ['web/src/'], mayImport: ['api'] },
+];
+
 const SOURCE_ROOTS = ['lib', 'functions', 'infra', 'scripts'];
 const IMPORT =
   /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,]*?\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
@@ -58,8 +69,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Every import of the source between files of this repository, as repository-relative paths. */
-function importEdges(): Edge[] {
-  const files = SOURCE_ROOTS.flatMap(sourceFiles);
+function importEdges(roots = SOURCE_ROOTS): Edge[] {
+  const files = roots.flatMap(sourceFiles);
   return files.flatMap((from) =>
     [...readFileSync(join(PROJECT_ROOT, from), 'utf8').matchAll(IMPORT)].flatMap((match) => {
       const specifier = match[1] ?? match[2]!;
@@ -71,26 +82,32 @@ function importEdges(): Edge[] {
   );
 }
 
-function layerOf(path: string) {
-  return LAYERS.find((layer) => layer.prefixes.some((prefix) => path.startsWith(prefix)));
+function layerOf(path: string, layers = LAYERS) {
+  return layers.find((layer) => layer.prefixes.some((prefix) => path.startsWith(prefix)));
 }
 
-function domainOf(path: string): string | undefined {
-  return Object.keys(DOMAIN_DIRECTIONS).find((prefix) => path.startsWith(prefix));
+/** Why an import within one layer is refused: between domains, only DOMAIN_DIRECTIONS. */
+function domainRule(from: string, to: string): string | undefined {
+  const [a, b] = [from, to].map((path) => Object.keys(DOMAIN_DIRECTIONS).find((key) => path.startsWith(key)));
+  return a && b && a !== b && !DOMAIN_DIRECTIONS[a]!.includes(b) ? `${a} may not import ${b}` : undefined;
 }
 
-/** The edges that break the directions: a layer reaching up, a domain reaching a domain it may not. */
-function layerViolations(edges: Edge[]): string[] {
+/** A page is web/src/pages/<name>.tsx with its parts in web/src/pages/<name>/; it imports no other page. */
+function pageRule(from: string, to: string): string | undefined {
+  const [a, b] = [from, to].map((path) => /^web\/src\/pages\/([^/.]+)/.exec(path)?.[1]);
+  return a && b && a !== b ? `page ${a} may not import page ${b}` : undefined;
+}
+
+/** The edges that break the directions: a layer reaching up, or an import within a layer its rule refuses. */
+function layerViolations(edges: Edge[], layers = LAYERS, within = domainRule): string[] {
   return edges.flatMap(({ from, to }) => {
-    const source = layerOf(from);
-    const target = layerOf(to);
+    const source = layerOf(from, layers);
+    const target = layerOf(to, layers);
     if (!source) return [];
     if (!target) return to.startsWith('test/') ? [`${from} -> ${to} (production code imports a test)`] : [];
     if (source === target) {
-      const [a, b] = [domainOf(from), domainOf(to)];
-      if (a && b && a !== b && !DOMAIN_DIRECTIONS[a]!.includes(b))
-        return [`${from} -> ${to} (${a} may not import ${b})`];
-      return [];
+      const refused = within(from, to);
+      return refused ? [`${from} -> ${to} (${refused})`] : [];
     }
     return source.mayImport.includes(target.name)
       ? []
@@ -177,5 +194,46 @@ describe('the layers (docs/CONTRIBUTING.md)', () => {
         { from: 'lib/files/metadata/b.ts', to: 'lib/files/c.ts' },
       ]),
     ).toEqual([['lib/files', 'lib/files/metadata']]);
+  });
+});
+
+describe('the console layers (docs/CONTRIBUTING.md "The console")', () => {
+  const edges = importEdges(['web/src']);
+
+  it('reads the imports of every console folder', () => {
+    expect(edges.length).toBeGreaterThan(100);
+    expect(new Set(sourceFiles('web/src').map((file) => layerOf(file, CONSOLE_LAYERS)?.name))).toEqual(
+      new Set(CONSOLE_LAYERS.map((layer) => layer.name)),
+    );
+  });
+
+  it('imports only downwards (only the shell imports a page), and no page imports another page', () => {
+    expect(layerViolations(edges, CONSOLE_LAYERS, pageRule)).toEqual([]);
+  });
+
+  it('has no folder cycle', () => {
+    expect(folderCycles(edges)).toEqual([]);
+  });
+
+  it('catches a shared module or the API client importing up, and a page importing another page', () => {
+    const bad: Edge[] = [
+      { from: 'web/src/lightbox.tsx', to: 'web/src/pages/shares.tsx' },
+      { from: 'web/src/api/client.ts', to: 'web/src/ui.tsx' },
+      { from: 'web/src/pages/albums.tsx', to: 'web/src/pages/files.tsx' },
+      { from: 'web/src/pages/plans/orders.tsx', to: 'web/src/pages/admin-orders.tsx' },
+    ];
+    expect(layerViolations(bad, CONSOLE_LAYERS, pageRule)).toHaveLength(4);
+    const fine: Edge[] = [
+      { from: 'web/src/shell/app.tsx', to: 'web/src/pages/security.tsx' },
+      { from: 'web/src/pages/security.tsx', to: 'web/src/pages/security/totp.tsx' },
+      { from: 'web/src/pages/security/totp.tsx', to: 'web/src/form.tsx' },
+    ];
+    expect(layerViolations(fine, CONSOLE_LAYERS, pageRule)).toEqual([]);
+    expect(
+      folderCycles([
+        { from: 'web/src/app.tsx', to: 'web/src/pages/files.tsx' },
+        { from: 'web/src/pages/files.tsx', to: 'web/src/ui.tsx' },
+      ]),
+    ).toEqual([['web/src', 'web/src/pages']]);
   });
 });

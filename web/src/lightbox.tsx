@@ -4,6 +4,7 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { useAction } from './action.tsx';
 import { api, call } from './api/client.ts';
+import { session } from './api/session.ts';
 import {
   type GridFile,
   LargePicture,
@@ -12,8 +13,7 @@ import {
   PERMISSION_HINT,
   PERMISSION_LABELS,
 } from './file-links.tsx';
-import { ShareForm } from './pages/shares.tsx';
-import { session } from './session.ts';
+import { ShareForm } from './share-form.tsx';
 import { copyText, formatBytes, formatTime } from './ui.tsx';
 
 /** Whose grid: the owner's (every control), the back office's (owner, visibility, take down), the gallery's. */

@@ -2,8 +2,8 @@
 // openapi:web`), same origin, the session as a Bearer header. Every answer is the envelope of docs/SPEC.md
 // 7 ({code, message, data}); `call` returns `data` or throws an ApiError that names fields and retry times.
 import createClient, { type Middleware } from 'openapi-fetch';
-import { session } from '../session.ts';
 import type { paths } from './schema.d.ts';
+import { session } from './session.ts';
 
 /** The `data` of a path's success answer. */
 export type DataOf<

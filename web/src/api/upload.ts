@@ -1,9 +1,11 @@
 // Uploads with progress (fetch reports none): small files go straight to POST /api/v1/upload, larger ones
 // to storage through a presigned PUT and are then confirmed (docs/UPLOADS.md "Presigned upload").
-import { session } from '../session.ts';
 import { ApiError, api, call, type DataOf, toApiError } from './client.ts';
+import { session } from './session.ts';
 
 export type FileRecord = DataOf<'/api/v1/upload/confirm', 'post'>;
+/** An upload: the file, its progress as a fraction, and the caller's album to put it in, if any. */
+type Upload = (file: File, onProgress: (fraction: number) => void, albumId?: string) => Promise<FileRecord>;
 
 /** upload.max_bytes by default: API Gateway and Lambda cap a request at 6 MB, base64 included. */
 export const DIRECT_UPLOAD_LIMIT = 4 * 1024 * 1024;
@@ -37,11 +39,7 @@ function envelopeOf(request: XMLHttpRequest): { message?: string; data?: unknown
   }
 }
 
-async function direct(
-  file: File,
-  onProgress: (fraction: number) => void,
-  albumId: string | undefined,
-): Promise<FileRecord> {
+const direct: Upload = async (file, onProgress, albumId) => {
   const form = new FormData();
   if (albumId) form.append('album_id', albumId);
   form.append('file', file, file.name);
@@ -57,13 +55,9 @@ async function direct(
   if (request.status >= 200 && request.status < 300 && body) return body.data as FileRecord;
   if (request.status === 401 && token) session.expire();
   throw toApiError(request.status, body as never, request.getResponseHeader('retry-after'));
-}
+};
 
-async function presigned(
-  file: File,
-  onProgress: (fraction: number) => void,
-  albumId: string | undefined,
-): Promise<FileRecord> {
+const presigned: Upload = async (file, onProgress, albumId) => {
   const ticket = await call(
     api.POST('/api/v1/upload/presign', {
       body: {
@@ -83,14 +77,10 @@ async function presigned(
   const record = await call(api.POST('/api/v1/upload/confirm', { body: { key: ticket.key } }));
   onProgress(1);
   return record;
-}
+};
 
 /** Uploads a file, into one of the caller's albums when `albumId` is given (docs/DESIGN.md 16). */
-export async function uploadFile(
-  file: File,
-  onProgress: (fraction: number) => void,
-  albumId?: string,
-): Promise<FileRecord> {
+export const uploadFile: Upload = async (file, onProgress, albumId) => {
   if (file.size > DIRECT_UPLOAD_LIMIT) return presigned(file, onProgress, albumId);
   try {
     return await direct(file, onProgress, albumId);
@@ -99,4 +89,4 @@ export async function uploadFile(
     if (error instanceof ApiError && error.status === 413) return presigned(file, onProgress, albumId);
     throw error;
   }
-}
+};

@@ -3,8 +3,8 @@
 import { useState } from 'preact/hooks';
 import { type Action, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
+import { ORDER_COLUMNS, OrderCells } from '../order-cells.tsx';
 import { formatMoney, ListTable, Page, useLoad } from '../ui.tsx';
-import { ORDER_COLUMNS, OrderCells } from './plans.tsx';
 
 type AdminOrder = DataOf<'/api/v1/admin/orders', 'get'>['items'][number];
 

@@ -6,9 +6,9 @@ import { api, call } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
 import { Field, Submit, useForm } from '../form.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
+import { ShareForm } from '../share-form.tsx';
 import { FormError, formatTime, ListTable, Page, useLoad, usePages } from '../ui.tsx';
-import { Uploader } from './files.tsx';
-import { ShareForm } from './shares.tsx';
+import { Uploader } from '../uploader.tsx';
 
 export function AlbumsPage() {
   const route = useRoute();

@@ -3,10 +3,10 @@
 // login sends the device token this browser kept for the account and keeps the one it answers.
 import { useState } from 'preact/hooks';
 import { ApiError, api, call } from '../api/client.ts';
+import { devices, type SessionUser, session } from '../api/session.ts';
 import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
 import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { navigate } from '../router.ts';
-import { devices, type SessionUser, session } from '../session.ts';
 import { FormError, Page, Status } from '../ui.tsx';
 
 type Door = SessionUser['role'];

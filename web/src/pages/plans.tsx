@@ -4,12 +4,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Action, useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
+import { ORDER_COLUMNS, type Order, OrderCells } from '../order-cells.tsx';
 import { QrCode } from '../qr.tsx';
 import {
   errorText,
   FormError,
   formatMoney,
-  formatTime,
   ListState,
   ListTable,
   listPhase,
@@ -18,9 +18,8 @@ import {
   planStorage,
   useLoad,
 } from '../ui.tsx';
-import { Usage } from './files.tsx';
+import { Usage } from '../usage.tsx';
 
-type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
 type Quote = DataOf<'/api/v1/coupons/validate', 'post'>;
 /** What a buyer can choose; `free` is what an order a coupon made free shows. */
 type Provider = Exclude<Order['provider'], 'free'>;
@@ -41,49 +40,6 @@ const ORDER_TONES: Partial<Record<string, 'success' | 'info' | 'warning'>> = {
   paid: 'success',
   pending: 'info',
 };
-
-export const ORDER_COLUMNS = ['Plan', 'Amount', 'Channel', 'Status', 'Refunded', 'Created'];
-
-/** What was refunded of an order, and each refund's state (docs/PAYMENTS-GUIDE.md "Refunds"). */
-function refundedText(order: Pick<Order, 'refunded_cents' | 'refunds'>): string {
-  if (order.refunds.length === 0) return '—';
-  const each = order.refunds
-    .map((refund) => `${formatMoney(refund.amount_cents)} ${refund.status}`)
-    .join(', ');
-  return `${formatMoney(order.refunded_cents)} (${each})`;
-}
-
-/** An order's cells in a table of orders; the account's own list and the back office's show the same. */
-export function OrderCells({
-  order,
-}: {
-  order: Pick<
-    Order,
-    | 'plan_name'
-    | 'amount_cents'
-    | 'discount_cents'
-    | 'coupon_code'
-    | 'provider'
-    | 'status'
-    | 'refunded_cents'
-    | 'refunds'
-    | 'created_at'
-  >;
-}) {
-  return (
-    <>
-      <td>{order.plan_name}</td>
-      <td>
-        {formatMoney(order.amount_cents)}
-        {order.coupon_code ? ` (${order.coupon_code}: ${formatMoney(order.discount_cents)} off)` : ''}
-      </td>
-      <td>{order.provider}</td>
-      <td>{order.status}</td>
-      <td>{refundedText(order)}</td>
-      <td>{formatTime(order.created_at)}</td>
-    </>
-  );
-}
 
 /** What a plan gives: its storage and for how long (a plan without a quota changes no storage). */
 function planTerms(plan: { quota_bytes: number | null; duration_days: number }): string {

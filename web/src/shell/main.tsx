@@ -1,5 +1,5 @@
 import { render } from 'preact';
 import { App } from './app.tsx';
-import './style.css';
+import '../style.css';
 
 render(<App />, document.getElementById('app')!);

@@ -2,23 +2,23 @@
 // opens over the page (the page stays mounted, so its input survives the new login).
 import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, call } from './api/client.ts';
-import { AdminAccounts } from './pages/admin-accounts.tsx';
-import { AdminCoupons } from './pages/admin-coupons.tsx';
-import { AdminFiles } from './pages/admin-files.tsx';
-import { AdminOrders } from './pages/admin-orders.tsx';
-import { AdminPayment } from './pages/admin-payment.tsx';
-import { AdminPlans } from './pages/admin-plans.tsx';
-import { AlbumsPage } from './pages/albums.tsx';
-import { FilesPage } from './pages/files.tsx';
-import { GalleryPage } from './pages/gallery.tsx';
-import { LoginForm, LoginPage, RegisterPage, ResetPage } from './pages/login.tsx';
-import { PlansPage } from './pages/plans.tsx';
-import { SecurityPage } from './pages/security.tsx';
-import { SharesPage } from './pages/shares.tsx';
-import { TokensPage } from './pages/tokens.tsx';
-import { navigate, pagePath, routeParam, useRoute } from './router.ts';
-import { session } from './session.ts';
+import { api, call } from '../api/client.ts';
+import { session } from '../api/session.ts';
+import { AdminAccounts } from '../pages/admin-accounts.tsx';
+import { AdminCoupons } from '../pages/admin-coupons.tsx';
+import { AdminFiles } from '../pages/admin-files.tsx';
+import { AdminOrders } from '../pages/admin-orders.tsx';
+import { AdminPayment } from '../pages/admin-payment.tsx';
+import { AdminPlans } from '../pages/admin-plans.tsx';
+import { AlbumsPage } from '../pages/albums.tsx';
+import { FilesPage } from '../pages/files.tsx';
+import { GalleryPage } from '../pages/gallery.tsx';
+import { LoginForm, LoginPage, RegisterPage, ResetPage } from '../pages/login.tsx';
+import { PlansPage } from '../pages/plans.tsx';
+import { SecurityPage } from '../pages/security.tsx';
+import { SharesPage } from '../pages/shares.tsx';
+import { TokensPage } from '../pages/tokens.tsx';
+import { navigate, pagePath, routeParam, useRoute } from '../router.ts';
 
 interface RouteDef {
   path: string;

@@ -1,0 +1,25 @@
+// The account's usage against its quota, with its plan (My files, Plans and usage).
+import { api, call } from './api/client.ts';
+import { FormError, formatBytes, formatTime, useLoad } from './ui.tsx';
+
+export function Usage() {
+  const usage = useLoad(() => call(api.GET('/api/v1/usage')));
+  if (usage.error) return <FormError message={usage.error} />;
+  if (!usage.data) return null;
+  const { used_bytes, quota_bytes, file_count, plan } = usage.data;
+  return (
+    <div class="usage">
+      <p id="usage-text">
+        {formatBytes(used_bytes)} of {formatBytes(quota_bytes)} used in {file_count} files
+        {plan ? ` · plan ${plan.name}${plan.expires_at ? ` until ${formatTime(plan.expires_at)}` : ''}` : ''}
+      </p>
+      {quota_bytes !== null && (
+        <progress
+          aria-labelledby="usage-text"
+          max={quota_bytes || 1}
+          value={Math.min(used_bytes, quota_bytes)}
+        />
+      )}
+    </div>
+  );
+}
