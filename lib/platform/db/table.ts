@@ -2,6 +2,7 @@
 // typed errors instead of SDK exceptions, so uniqueness, single use and settlement never read-then-write.
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DeleteCommand,
   type DeleteCommandInput,
   type DynamoDBDocumentClient,
@@ -142,6 +143,27 @@ export class Table {
       const item = found.find((candidate) => candidate.pk === key.pk && candidate.sk === key.sk);
       return item && (options.includeExpired || !isExpired(item, now)) ? (item as T) : undefined;
     });
+  }
+
+  /**
+   * Unconditional puts and deletes in one BatchWriteItem (at most 25): one round trip where each item is
+   * billed as a plain write. Items DynamoDB leaves unprocessed under load are sent again, a few times.
+   */
+  async writeBatch(puts: Array<Item & Key>, deletes: Key[] = []): Promise<void> {
+    let requests: Array<Record<string, unknown>> = [
+      ...puts.map((item) => ({ PutRequest: { Item: item } })),
+      ...deletes.map((key) => ({ DeleteRequest: { Key: key } })),
+    ];
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) {
+        if (attempt > 4) throw new Error('DynamoDB left batch writes unprocessed');
+        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      }
+      const { UnprocessedItems } = await this.client.send(
+        new BatchWriteCommand({ RequestItems: { [this.name]: requests as never } }),
+      );
+      requests = (UnprocessedItems?.[this.name] ?? []) as Array<Record<string, unknown>>;
+    }
   }
 
   /** Writes an item that must not exist yet (an expired leftover counts as absent). */
