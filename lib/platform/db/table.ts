@@ -11,6 +11,8 @@ import {
   type PutCommandInput,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
+  type ScanCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
@@ -274,6 +276,23 @@ export class Table {
       items: (Items ?? []).filter((item) => !isExpired(item, now)) as T[],
       ...(LastEvaluatedKey ? { lastKey: LastEvaluatedKey } : {}),
     };
+  }
+
+  /**
+   * Every page of a strongly consistent scan, expired items as stored. For one-off maintenance scripts
+   * only (`npm run usage:recount`): the service itself never scans.
+   */
+  async *scan<T extends Item = Item>(
+    input: Omit<ScanCommandInput, 'TableName' | 'ConsistentRead' | 'ExclusiveStartKey'>,
+  ): AsyncGenerator<T[]> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({ TableName: this.name, ConsistentRead: true, ExclusiveStartKey: start, ...input }),
+      );
+      yield (page.Items ?? []) as T[];
+      start = page.LastEvaluatedKey;
+    } while (start);
   }
 
   /** How many items a query matches, every page read (Select COUNT: keys only, nothing returned). */
