@@ -1,7 +1,7 @@
 // The group's file storage (need `bucket`).
 
-import { FileStorage } from '#lib/files/storage.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
+import { FileStorage } from '#lib/platform/storage/file-storage.ts';
 import { type GroupResources, once } from './resources.ts';
 
 export function storageOf(resources: GroupResources): FileStorage {

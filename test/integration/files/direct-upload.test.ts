@@ -3,9 +3,9 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type UploadRecord, uploadRecordSchema } from '#lib/files/record.ts';
-import { FileStorage } from '#lib/files/storage.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { FileStorage } from '#lib/platform/storage/file-storage.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { buildMultipart, gif, jpeg, makePng, notAnImage, png, webp } from '#test/support/images.ts';
