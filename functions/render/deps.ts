@@ -2,7 +2,7 @@
 
 import { Renditions } from '#lib/files/renditions.ts';
 import { config } from '#lib/platform/config/index.ts';
-import type { FileStorage } from '#lib/platform/storage/file-storage.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { needs } from './needs.ts';

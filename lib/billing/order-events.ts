@@ -1,7 +1,7 @@
 // The service's outbound events (docs/DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
 // Settlement writes the event to the outbox (lib/billing/outbox.ts); the outbox-drain function publishes it.
 import { type Grant, grantEndsAt } from '#lib/files/quota-model.ts';
-import type { EventBus } from '#lib/platform/events/event-bus.ts';
+import type { EventBus } from '#lib/platform/events/eventbridge.ts';
 import { log } from '#lib/platform/log.ts';
 import { orderTerms, type StoredOrder } from './model.ts';
 
@@ -137,15 +137,13 @@ export const PUT_EVENTS_MAX_ENTRIES = 10;
 
 /** Publishes to a bus (EventBridge); a refused entry is an error, so the outbox keeps that event for a retry. */
 export function busPublisher(bus: EventBus): OrderEventPublisher {
+  const publishOne = (type: OrderEventName) => async (detail: OrderPaidDetail | OrderRefundedDetail) => {
+    const [failure] = await bus(EVENT_SOURCE, type, [detail]);
+    if (failure) throw failure;
+  };
   return {
-    async orderPaid(detail) {
-      const [failure] = await bus(EVENT_SOURCE, ORDER_PAID, [detail]);
-      if (failure) throw failure;
-    },
-    async orderRefunded(detail) {
-      const [failure] = await bus(EVENT_SOURCE, ORDER_REFUNDED, [detail]);
-      if (failure) throw failure;
-    },
+    orderPaid: publishOne(ORDER_PAID),
+    orderRefunded: publishOne(ORDER_REFUNDED),
     async orderPaidBatch(details) {
       const results: Array<Error | undefined> = [];
       for (let from = 0; from < details.length; from += PUT_EVENTS_MAX_ENTRIES) {

@@ -8,7 +8,7 @@ import { errors } from '#lib/core/errors.ts';
 import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
-import type { FileStorage } from '#lib/platform/storage/file-storage.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { AdminFiles } from './admin-files.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';

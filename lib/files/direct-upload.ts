@@ -2,7 +2,7 @@
 // dedupe (FileRepository.createDeduped) and the reservation of its bytes in the owner's usage.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#lib/platform/db/table.ts';
-import type { FileStorage } from '#lib/platform/storage/file-storage.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { parseUploadForm } from './multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';

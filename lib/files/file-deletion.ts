@@ -5,7 +5,7 @@
 // renditions included.
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { log } from '#lib/platform/log.ts';
-import type { FileStorage } from '#lib/platform/storage/file-storage.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import type { FileRepository } from './files.ts';
 import { renditionPrefixOf } from './rendition-query.ts';
 

@@ -3,7 +3,7 @@
 // the original is read, rendered and stored (three waits: the stored copy missed, the original, the store).
 import { createHash } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import type { FileStorage, StoredObject } from '#lib/platform/storage/file-storage.ts';
+import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
 import { parseStorageKey } from './names.ts';
 import { type RenderLimits, renderRendition } from './render.ts';
 import {

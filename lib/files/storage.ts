@@ -1,9 +1,2 @@
-// Where uploads wait in the bucket: presigned uploads under `incoming/` until confirmed. The S3 adapter is
-// lib/platform/storage/file-storage.ts (exported here too for infra/local/app.ts, which still imports it).
-import { INCOMING_PREFIX } from './prefixes.ts';
-
-export { FileStorage } from '#lib/platform/storage/file-storage.ts';
-
-export function incomingKey(key: string): string {
-  return `${INCOMING_PREFIX}${key}`;
-}
+// Only until infra/local/app.ts imports the S3 adapter from lib/platform/storage/s3.ts, its home now.
+export { FileStorage } from '#lib/platform/storage/s3.ts';

@@ -169,10 +169,7 @@ function correction(
 }
 
 /** Every item that passes the filter, read strongly consistently (`Table.scan`, for scripts like this one). */
-async function scanAll<T extends Item>(
-  table: Table,
-  filter: { FilterExpression: string; ExpressionAttributeValues: Record<string, unknown> },
-): Promise<T[]> {
+async function scanAll<T extends Item>(table: Table, filter: Parameters<Table['scan']>[0]): Promise<T[]> {
   const items: T[] = [];
   for await (const page of table.scan<T>(filter)) items.push(...page);
   return items;

@@ -31,7 +31,7 @@ import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
-import type { FileStorage } from '#lib/platform/storage/file-storage.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';

@@ -147,10 +147,7 @@ export class Table {
     });
   }
 
-  /**
-   * Unconditional puts and deletes in one BatchWriteItem (at most 25): one round trip where each item is
-   * billed as a plain write. Items DynamoDB leaves unprocessed under load are sent again, a few times.
-   */
+  /** Unconditional puts and deletes in one BatchWriteItem (at most 25); what is left unprocessed, again. */
   async writeBatch(puts: Array<Item & Key>, deletes: Key[] = []): Promise<void> {
     let requests: Array<Record<string, unknown>> = [
       ...puts.map((item) => ({ PutRequest: { Item: item } })),
@@ -278,10 +275,7 @@ export class Table {
     };
   }
 
-  /**
-   * Every page of a strongly consistent scan, expired items as stored. For one-off maintenance scripts
-   * only (`npm run usage:recount`): the service itself never scans.
-   */
+  /** Each page of a strongly consistent scan, expired items included: for scripts; the service never scans. */
   async *scan<T extends Item = Item>(
     input: Omit<ScanCommandInput, 'TableName' | 'ConsistentRead' | 'ExclusiveStartKey'>,
   ): AsyncGenerator<T[]> {

@@ -9,7 +9,7 @@ import { AppError } from '#lib/core/errors.ts';
 import { UploadError } from '#lib/files/errors.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { INLINE_MAX_BYTES, storedFileResult } from '#lib/http/stored-file.ts';
-import { FileStorage, type StoredObject } from '#lib/platform/storage/file-storage.ts';
+import { FileStorage, type StoredObject } from '#lib/platform/storage/s3.ts';
 
 const client = new S3Client({
   region: 'us-east-1',

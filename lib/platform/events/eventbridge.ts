@@ -1,16 +1,9 @@
 // The EventBridge adapter: events of one source and type in one PutEvents call, each entry's outcome answered.
-import {
-  type EventBridgeClient,
-  PutEventsCommand,
-  type PutEventsCommandOutput,
-} from '@aws-sdk/client-eventbridge';
+import type { EventBridgeClient, PutEventsCommandOutput } from '@aws-sdk/client-eventbridge';
+import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 
 /** Publishes JSON details; the answer says, entry by entry, refused (an Error) or published (undefined). */
-export type EventBus = (
-  source: string,
-  detailType: string,
-  details: readonly object[],
-) => Promise<Array<Error | undefined>>;
+export type EventBus = (source: string, type: string, details: object[]) => Promise<Array<Error | undefined>>;
 
 /** A bus on EventBridge (at most 10 entries a call); a refused entry is an Error named for its code. */
 export function eventBridgeBus(client: EventBridgeClient, busName: string): EventBus {

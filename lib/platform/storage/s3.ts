@@ -1,5 +1,5 @@
 // The S3 adapter (s3rver locally): immutable puts, conditional copies, streamed reads, prefix deletes and
-// presigned URLs. Which key holds what is the files domain's (lib/files/storage.ts, lib/files/prefixes.ts).
+// presigned URLs. Which key holds what is the files domain's (lib/files/prefixes.ts).
 import type { Readable } from 'node:stream';
 import {
   CopyObjectCommand,
