@@ -1,8 +1,8 @@
 // The render function's dependencies, built once per container from its needs and settings.
 
 import { Renditions } from '#lib/files/renditions.ts';
-import type { FileStorage } from '#lib/files/storage.ts';
 import { config } from '#lib/platform/config/index.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { needs } from './needs.ts';

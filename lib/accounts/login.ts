@@ -7,7 +7,6 @@ import { errors } from '#lib/core/errors.ts';
 import { shardOf } from '#lib/platform/db/shards.ts';
 import { conditionFailedReturns, type Key, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
-import { writeBatch } from './batch-write.ts';
 import type { Challenges } from './challenge.ts';
 import type { ClientInfo } from './client.ts';
 import { DECOY_COPIES, type DecoyAccount } from './decoy.ts';
@@ -46,8 +45,7 @@ export async function loginAnswer(
 ) {
   const { issued, item } = await deps.sessions.prepare(account, client);
   const device = deps.devices.prepare(account, item.sk.slice(SESSION_PREFIX.length));
-  await writeBatch(
-    deps.table,
+  await deps.table.writeBatch(
     [
       item,
       device.item,

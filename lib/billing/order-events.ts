@@ -1,11 +1,7 @@
 // The service's outbound events (docs/DESIGN.md 7): `order.paid`, on EventBridge in AWS and as a log line locally.
 // Settlement writes the event to the outbox (lib/billing/outbox.ts); the outbox-drain function publishes it.
-import {
-  type EventBridgeClient,
-  PutEventsCommand,
-  type PutEventsCommandOutput,
-} from '@aws-sdk/client-eventbridge';
 import { type Grant, grantEndsAt } from '#lib/files/quota-model.ts';
+import type { EventBus } from '#lib/platform/events/eventbridge.ts';
 import { log } from '#lib/platform/log.ts';
 import { orderTerms, type StoredOrder } from './model.ts';
 
@@ -139,56 +135,21 @@ export type OrderEventName = typeof ORDER_PAID | typeof ORDER_REFUNDED;
 /** EventBridge's limit of entries in one PutEvents call; the drain's batches are this size. */
 export const PUT_EVENTS_MAX_ENTRIES = 10;
 
-/** Publishes to an EventBridge bus; a refused entry is an error, so the outbox keeps that event for a retry. */
-export function eventBridgePublisher(client: EventBridgeClient, busName: string): OrderEventPublisher {
-  async function putEvents(
-    details: Array<OrderPaidDetail | OrderRefundedDetail>,
-    detailType: OrderEventName = ORDER_PAID,
-  ): Promise<Array<Error | undefined>> {
-    let answer: PutEventsCommandOutput;
-    try {
-      answer = await client.send(
-        new PutEventsCommand({
-          Entries: details.map((detail) => ({
-            EventBusName: busName,
-            Source: EVENT_SOURCE,
-            DetailType: detailType,
-            Detail: JSON.stringify(detail),
-          })),
-        }),
-      );
-    } catch (error) {
-      // The call as a whole failed (throttled, unreachable): no entry was published.
-      const failure = error instanceof Error ? error : new Error(String(error));
-      return details.map(() => failure);
-    }
-    if ((answer.FailedEntryCount ?? 0) === 0) return details.map(() => undefined);
-    // A partial failure: the answer's entries are in the order of the request's, each an EventId or an
-    // ErrorCode. An entry the answer does not account for counts as refused (retried, never lost).
-    return details.map((_, index) => {
-      const entry = answer.Entries?.[index];
-      if (entry?.EventId && !entry.ErrorCode) return undefined;
-      const code = entry?.ErrorCode ?? 'unknown';
-      // Named for its code, which is what the outbox keeps of it (`last_error`).
-      return Object.assign(new Error(`EventBridge refused the ${detailType} event (${code})`), {
-        name: code,
-      });
-    });
-  }
-
+/** Publishes to a bus (EventBridge); a refused entry is an error, so the outbox keeps that event for a retry. */
+export function busPublisher(bus: EventBus): OrderEventPublisher {
+  const publishOne = (type: OrderEventName) => async (detail: OrderPaidDetail | OrderRefundedDetail) => {
+    const [failure] = await bus(EVENT_SOURCE, type, [detail]);
+    if (failure) throw failure;
+  };
   return {
-    async orderPaid(detail) {
-      const [failure] = await putEvents([detail]);
-      if (failure) throw failure;
-    },
-    async orderRefunded(detail) {
-      const [failure] = await putEvents([detail], ORDER_REFUNDED);
-      if (failure) throw failure;
-    },
+    orderPaid: publishOne(ORDER_PAID),
+    orderRefunded: publishOne(ORDER_REFUNDED),
     async orderPaidBatch(details) {
       const results: Array<Error | undefined> = [];
       for (let from = 0; from < details.length; from += PUT_EVENTS_MAX_ENTRIES) {
-        results.push(...(await putEvents(details.slice(from, from + PUT_EVENTS_MAX_ENTRIES))));
+        results.push(
+          ...(await bus(EVENT_SOURCE, ORDER_PAID, details.slice(from, from + PUT_EVENTS_MAX_ENTRIES))),
+        );
       }
       return results;
     },

@@ -8,6 +8,7 @@ import { errors } from '#lib/core/errors.ts';
 import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { AdminFiles } from './admin-files.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
@@ -20,7 +21,6 @@ import { PendingUploads } from './pending.ts';
 import { PresignService } from './presign.ts';
 import type { QuotaService } from './quota-service.ts';
 import { CONFIRM_MAX_BYTES } from './read-incoming.ts';
-import type { FileStorage } from './storage.ts';
 
 export interface UploadLimits {
   /** `upload.max_bytes`: direct uploads. */

@@ -3,15 +3,16 @@
 import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, isExpired } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
+import { ObjectChangedError } from '#lib/platform/storage/s3.ts';
 import type { DirectUploadDeps } from './direct-upload.ts';
 import { UploadError } from './errors.ts';
 import { type CreateOutcome, type FileItem, newFileItem } from './files.ts';
 import { parseStorageKey } from './names.ts';
 import type { PendingItem, PendingUploads } from './pending.ts';
+import { incomingKey } from './prefixes.ts';
 import type { QuotaAccount, Reservation } from './quota-service.ts';
 import { type InspectedIncoming, NotUploadedError, readIncoming } from './read-incoming.ts';
 import type { UploadRecord } from './record.ts';
-import { incomingKey, ObjectChangedError } from './storage.ts';
 
 /** What a direct upload uses, but the presign limit in force in place of `upload.max_bytes`. */
 export interface ConfirmDeps extends Omit<DirectUploadDeps, 'maxBytes' | 'albums'> {

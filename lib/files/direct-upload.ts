@@ -2,12 +2,12 @@
 // dedupe (FileRepository.createDeduped) and the reservation of its bytes in the owner's usage.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#lib/platform/db/table.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { parseUploadForm } from './multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';
 import type { QuotaAccount, QuotaService } from './quota-service.ts';
 import { checkAndSniff, parsePermission, type UploadRecord } from './record.ts';
-import type { FileStorage } from './storage.ts';
 import { storedUpload } from './stored-bytes.ts';
 
 export interface DirectUploadInput {

@@ -5,9 +5,9 @@
 // renditions included.
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { log } from '#lib/platform/log.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import type { FileRepository } from './files.ts';
 import { renditionPrefixOf } from './rendition-query.ts';
-import type { FileStorage } from './storage.ts';
 
 export interface FileDeletionDeps {
   files: FileRepository;

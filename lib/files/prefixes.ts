@@ -6,6 +6,9 @@
  */
 export const INCOMING_PREFIX = 'incoming/';
 
+/** Where a presigned upload of `key` waits for its confirm. */
+export const incomingKey = (key: string) => `${INCOMING_PREFIX}${key}`;
+
 /**
  * Stored renditions live under this prefix, `derived/<record key>/<canonical query>`
  * (lib/files/rendition-query.ts): the only keys the render function may write.

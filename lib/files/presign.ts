@@ -3,15 +3,16 @@
 // the owner's quota until the upload is confirmed or the presign expires (lib/files/quota-presign.ts).
 import { randomUUID } from 'node:crypto';
 import { type Clock, epochSeconds } from '#lib/platform/db/table.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
+import { incomingKey } from './prefixes.ts';
 import type { QuotaAccount, QuotaService } from './quota-service.ts';
 import { parsePermission } from './record.ts';
 import { KIND_INFO, kindFromMimeType, normalizeAllowed, notAllowedError } from './sniff.ts';
-import { type FileStorage, incomingKey } from './storage.ts';
 
 export interface PresignInput {
   mime_type: string;

@@ -1,9 +1,9 @@
 // Reading a presigned upload back for its confirmation: the object whole, in one buffer of its declared
 // size, checked, stripped and measured as a direct upload is. CONFIRM_MAX_BYTES bounds that buffer.
 import { createHash } from 'node:crypto';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { checkAndSniff } from './record.ts';
-import type { FileStorage } from './storage.ts';
 import { type StoredUpload, storedUpload } from './stored-bytes.ts';
 
 /**

@@ -3,6 +3,7 @@
 // the original is read, rendered and stored (three waits: the stored copy missed, the original, the store).
 import { createHash } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
+import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
 import { parseStorageKey } from './names.ts';
 import { type RenderLimits, renderRendition } from './render.ts';
 import {
@@ -14,7 +15,6 @@ import {
   renderableSourceOfKey,
   renditionKeyOf,
 } from './rendition-query.ts';
-import type { FileStorage, StoredObject } from './storage.ts';
 
 /** Largest rendition the function returns in its body (6 MB invocation cap, base64 on top). */
 export const INLINE_RENDITION_MAX_BYTES = 4 * 1024 * 1024;

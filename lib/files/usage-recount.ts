@@ -1,7 +1,6 @@
 // The one-off recount of usage from the file records (`npm run usage:recount`, docs/UPLOADS.md): counts
 // records stored before quotas existed, then checks every account's counters against its records and
 // corrects any drift. Safe to run while the service runs, and idempotent: a second run changes nothing.
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailedReturns, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import { type FileItem, fileKey } from './files.ts';
 import { USAGE_SHARDS, USAGE_SK, type UsageItem, usageKey, usageStateOf } from './usage.ts';
@@ -169,23 +168,10 @@ function correction(
   ];
 }
 
-/**
- * Every item that passes the filter, read strongly consistently. A full-table read is this script's
- * business only: the service itself never scans (lib/platform/db/table.ts has no scan on purpose).
- */
-async function scanAll<T extends Item>(
-  table: Table,
-  filter: { FilterExpression: string; ExpressionAttributeValues: Record<string, unknown> },
-): Promise<T[]> {
+/** Every item that passes the filter, read strongly consistently (`Table.scan`, for scripts like this one). */
+async function scanAll<T extends Item>(table: Table, filter: Parameters<Table['scan']>[0]): Promise<T[]> {
   const items: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await table.client.send(
-      new ScanCommand({ TableName: table.name, ConsistentRead: true, ExclusiveStartKey: start, ...filter }),
-    );
-    items.push(...((page.Items ?? []) as T[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  for await (const page of table.scan<T>(filter)) items.push(...page);
   return items;
 }
 

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { errors } from '#lib/core/errors.ts';
 import { parseStorageKey } from '#lib/files/names.ts';
 import type { RenditionAnswer } from '#lib/files/renditions.ts';
-import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from '#lib/files/storage.ts';
+import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from '#lib/platform/storage/s3.ts';
 import { SECURITY_HEADERS } from './envelope.ts';
 import type { HttpResult } from './types.ts';
 

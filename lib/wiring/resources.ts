@@ -5,12 +5,12 @@
 
 import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
 import { AppError } from '#lib/core/errors.ts';
-import type { FileStorage } from '#lib/files/storage.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/index.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import type { GroupNeeds, Need } from './needs.ts';
 
 /** A group reached for something its needs do not declare: a wiring bug, never the caller's fault. */

@@ -1,7 +1,6 @@
 // The group's file storage (need `bucket`).
-
-import { FileStorage } from '#lib/files/storage.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
+import { FileStorage } from '#lib/platform/storage/s3.ts';
 import { type GroupResources, once } from './resources.ts';
 
 export function storageOf(resources: GroupResources): FileStorage {

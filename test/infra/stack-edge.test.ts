@@ -14,8 +14,8 @@ import {
 } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { acceptClassOf } from '#lib/files/rendition-query.ts';
-import { IMMUTABLE_CACHE_CONTROL } from '#lib/files/storage.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { IMMUTABLE_CACHE_CONTROL } from '#lib/platform/storage/s3.ts';
 import {
   actionsOf,
   CERTIFICATE_ARN,
@@ -123,7 +123,8 @@ describe('CDN', () => {
       expect(imageCacheOf(s).MaxTTL).toBe(seconds);
       expect(imageCacheOf(s).DefaultTTL).toBe(seconds);
     }
-    // What browsers are told (lib/files/storage.ts): the edge's maximum caps CloudFront, not them.
+    // What browsers are told (lib/platform/storage/s3.ts): the edge's maximum caps CloudFront,
+    // not them.
     expect(IMMUTABLE_CACHE_CONTROL).toBe('public, max-age=31536000, immutable');
   });
 

@@ -11,7 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { handler as uploadHandler } from '#functions/upload/handler.ts';
-import { incomingKey } from '#lib/files/storage.ts';
+import { incomingKey } from '#lib/files/prefixes.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';

@@ -2,6 +2,7 @@
 // typed errors instead of SDK exceptions, so uniqueness, single use and settlement never read-then-write.
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DeleteCommand,
   type DeleteCommandInput,
   type DynamoDBDocumentClient,
@@ -10,6 +11,8 @@ import {
   type PutCommandInput,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
+  type ScanCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
@@ -144,6 +147,24 @@ export class Table {
     });
   }
 
+  /** Unconditional puts and deletes in one BatchWriteItem (at most 25); what is left unprocessed, again. */
+  async writeBatch(puts: Array<Item & Key>, deletes: Key[] = []): Promise<void> {
+    let requests: Array<Record<string, unknown>> = [
+      ...puts.map((item) => ({ PutRequest: { Item: item } })),
+      ...deletes.map((key) => ({ DeleteRequest: { Key: key } })),
+    ];
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) {
+        if (attempt > 4) throw new Error('DynamoDB left batch writes unprocessed');
+        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      }
+      const { UnprocessedItems } = await this.client.send(
+        new BatchWriteCommand({ RequestItems: { [this.name]: requests as never } }),
+      );
+      requests = (UnprocessedItems?.[this.name] ?? []) as Array<Record<string, unknown>>;
+    }
+  }
+
   /** Writes an item that must not exist yet (an expired leftover counts as absent). */
   async putNew(item: Item & Key): Promise<void> {
     await this.put(item, {
@@ -252,6 +273,20 @@ export class Table {
       items: (Items ?? []).filter((item) => !isExpired(item, now)) as T[],
       ...(LastEvaluatedKey ? { lastKey: LastEvaluatedKey } : {}),
     };
+  }
+
+  /** Each page of a strongly consistent scan, expired items included: for scripts; the service never scans. */
+  async *scan<T extends Item = Item>(
+    input: Omit<ScanCommandInput, 'TableName' | 'ConsistentRead' | 'ExclusiveStartKey'>,
+  ): AsyncGenerator<T[]> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({ TableName: this.name, ConsistentRead: true, ExclusiveStartKey: start, ...input }),
+      );
+      yield (page.Items ?? []) as T[];
+      start = page.LastEvaluatedKey;
+    } while (start);
   }
 
   /** How many items a query matches, every page read (Select COUNT: keys only, nothing returned). */

@@ -3,10 +3,10 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { FileStorage } from '#lib/files/storage.ts';
 import { uploadRecordSchema } from '#lib/http/schemas/files.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { FileStorage } from '#lib/platform/storage/s3.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { buildMultipart, gif, jpeg, makePng, notAnImage, png, webp } from '#test/support/images.ts';

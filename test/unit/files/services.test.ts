@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { DISPLAY_PREFIX_LENGTH, generateApiToken, hashApiToken } from '#lib/accounts/api-tokens.ts';
 import { AppError } from '#lib/core/errors.ts';
 import { UploadError } from '#lib/files/errors.ts';
-import { FileStorage, type StoredObject } from '#lib/files/storage.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { INLINE_MAX_BYTES, storedFileResult } from '#lib/http/stored-file.ts';
+import { FileStorage, type StoredObject } from '#lib/platform/storage/s3.ts';
 
 const client = new S3Client({
   region: 'us-east-1',
