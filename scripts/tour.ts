@@ -1,11 +1,10 @@
 // `npm run tour`: the README's tour against a running `npm start`, step by step, with nothing to copy by
-// hand: register (the code from the local outbox), log in, an API token, an upload and its URL, a plan
+// hand: register (the code from the SES stand-in's inbox), log in, an API token, an upload and its URL, a plan
 // bought with the mock cashier. It finds the running `npm start` by itself (its data folder records where it
 // answers); `TOUR_BASE_URL` points it elsewhere. A failed step ends it with one line, not a stack trace.
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { OUTBOX_FILE } from '#infra/local/app.ts';
+import { mailsTo } from '#infra/local/ses-local.ts';
 import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
 import { readRunningStack } from './running-stack.ts';
 
@@ -57,24 +56,17 @@ async function call(
   return answer.body.data;
 }
 
-/** The newest code mailed to `to`, from the outbox npm start keeps in its data folder. */
+/** The newest code mailed to `to`, from the inbox of the running npm start's SES stand-in. */
 async function codeFor(to: string): Promise<string> {
-  const outbox = join(resolve(settings.data_dir), OUTBOX_FILE);
+  const inbox = readRunningStack(settings.data_dir)?.inbox_url;
+  if (!inbox)
+    throw new TourError(`no running npm start in ${resolve(settings.data_dir)} whose inbox to read`);
   for (let attempt = 0; attempt < 20; attempt++) {
-    let lines: string[] = [];
-    try {
-      lines = readFileSync(outbox, 'utf8').trim().split('\n');
-    } catch {
-      // not written yet
-    }
-    const mail = lines
-      .map((line) => JSON.parse(line) as { to?: string; code?: string })
-      .reverse()
-      .find((entry) => entry.to === to && entry.code);
-    if (mail?.code) return mail.code;
+    const code = (await mailsTo(inbox, to)).map((mail) => /\b\d{6}\b/.exec(mail.text)?.[0]).find(Boolean);
+    if (code) return code;
     await new Promise((done) => setTimeout(done, 100));
   }
-  throw new TourError(`no code for ${to} in ${outbox}: is npm start running with this DATA_DIR?`);
+  throw new TourError(`no code for ${to} in the inbox at ${inbox}`);
 }
 
 /** A tiny PNG of one random colour, so every run uploads new bytes. */
