@@ -42,10 +42,8 @@ async function main(): Promise<void> {
     supervise('DynamoDB Local', () =>
       startDynamoLocal({ dbPath: join(dataDir, 'dynamodb'), port: dynamoPort }),
     ),
-    supervise('s3rver', () => startStandInProcess('s3', { directory: join(dataDir, 's3'), port: s3Port })),
-    supervise('SES stand-in', () =>
-      startStandInProcess('ses', { directory: join(dataDir, 'ses'), port: sesPort }),
-    ),
+    supervise('s3rver', () => startStandInProcess('s3', dataDir, s3Port)),
+    supervise('SES stand-in', () => startStandInProcess('ses', dataDir, sesPort)),
     local.startLocalFunctions(config),
   ]);
   const stopAll = () =>

@@ -112,7 +112,7 @@ export async function startDynamoLocal(
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`DynamoDB Local exited (${child.exitCode}): ${stderr.trim()}`);
-    if (await answers(endpoint)) return { endpoint, pid: child.pid, exited, stop };
+    if (await answers(endpoint)) return { endpoint, exited, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${stderr.trim()}`);

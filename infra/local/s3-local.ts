@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import S3rver, { type S3rverStore } from 's3rver';
 
@@ -34,15 +34,12 @@ export async function startS3Local(options: { directory: string; port?: number }
 }
 
 /** Runs `write` once its folder exists, again when a concurrent delete removed the folder first (ENOENT). */
-async function intoFolder<T>(path: string, write: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    await mkdir(dirname(path), { recursive: true });
-    try {
-      return await write();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw error;
-    }
-  }
+async function intoFolder<T>(path: string, write: () => Promise<T>, attempts = 5): Promise<T> {
+  await mkdir(dirname(path), { recursive: true });
+  return write().catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT' || attempts === 1) throw error;
+    return intoFolder(path, write, attempts - 1);
+  });
 }
 
 /**
@@ -54,7 +51,7 @@ async function intoFolder<T>(path: string, write: () => Promise<T>): Promise<T> 
  * it; a delete's cleanup leaves a folder that is gone or filled meanwhile to the other request.
  */
 function s3Writes(store: S3rverStore, root: string): void {
-  const staged = async (fill: (staging: string) => Promise<void>, target: string) => {
+  const staged = async (target: string, fill: (staging: string) => Promise<void>) => {
     const staging = join(root, `.${randomBytes(8).toString('hex')}.staging`);
     try {
       await fill(staging);
@@ -63,31 +60,29 @@ function s3Writes(store: S3rverStore, root: string): void {
       await rm(staging, { force: true });
     }
   };
-  store.putObject = async (object) => {
+  store.putObject = async ({ bucket, key, metadata, content }) => {
     const md5 = createHash('md5');
     let size = 0;
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        md5.update(chunk);
-        size += chunk.length;
-        done(null, chunk);
-      },
-    });
-    const content = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
-    const target = store.getResourcePath(object.bucket, object.key, 'object');
-    let digest = '';
-    await staged(async (staging) => {
-      await pipeline(content, counted, createWriteStream(staging));
-      digest = md5.digest('hex');
+    const target = store.getResourcePath(bucket, key, 'object');
+    await staged(target, async (staging) => {
+      const counted = async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          md5.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      };
+      const source = Readable.from(Buffer.isBuffer(content) ? [content] : content);
+      await pipeline(source, counted, createWriteStream(staging));
       // The metadata first: the object then appears whole, its type already beside it.
-      await intoFolder(target, () => store.putMetadata(object.bucket, object.key, object.metadata, digest));
-    }, target);
-    return { size, md5: digest };
+      await intoFolder(target, () => store.putMetadata(bucket, key, metadata, md5.copy().digest('hex')));
+    });
+    return { size, md5: md5.digest('hex') };
   };
   store.copyObject = async (srcBucket, srcKey, destBucket, destKey, replacementMetadata) => {
     const source = store.getResourcePath(srcBucket, srcKey, 'object');
     const target = store.getResourcePath(destBucket, destKey, 'object');
-    if (source !== target) await staged((staging) => copyFile(source, staging), target);
+    if (source !== target) await staged(target, (staging) => copyFile(source, staging));
     if (replacementMetadata) {
       await intoFolder(target, () => store.putMetadata(destBucket, destKey, replacementMetadata));
     } else if (source !== target) {
@@ -99,22 +94,19 @@ function s3Writes(store: S3rverStore, root: string): void {
     return store.getMetadata(destBucket, destKey);
   };
   store.deleteObject = async (bucket, key) => {
+    const path = (resource: string) => store.getResourcePath(bucket, key, resource);
     await Promise.all(
-      ['object', 'object.md5', 'metadata.json'].map((resource) =>
-        rm(store.getResourcePath(bucket, key, resource), { force: true }),
-      ),
+      ['object', 'object.md5', 'metadata.json'].map((resource) => rm(path(resource), { force: true })),
     );
     // S3 has no folders: empty ones go, up to the bucket's, until one is gone or no longer empty.
-    const bucketPath = store.getBucketPath(bucket);
-    for (let folder = dirname(store.getResourcePath(bucket, key, 'object')); folder !== bucketPath; ) {
-      if (
-        !(await rmdir(folder).then(
-          () => true,
-          () => false,
-        ))
-      )
-        return;
+    let folder = dirname(path('object'));
+    while (
+      folder !== store.getBucketPath(bucket) &&
+      (await rmdir(folder).then(
+        () => true,
+        () => false,
+      ))
+    )
       folder = dirname(folder);
-    }
   };
 }

@@ -1,7 +1,7 @@
 // The group's mailer (need `mail`).
 import { sesClient } from '#lib/platform/aws/ses.ts';
 import { log } from '#lib/platform/log.ts';
-import { logMailer, type Mailer } from '#lib/platform/mail/mailer.ts';
+import { logMailer, type Mail, type Mailer } from '#lib/platform/mail/mailer.ts';
 import { sesMailer } from '#lib/platform/mail/ses.ts';
 import { type GroupResources, once } from './resources.ts';
 
@@ -13,13 +13,9 @@ export function mailerOf(resources: GroupResources): Mailer {
   const { mail, aws } = resources.settings;
   return once(resources, 'mail', () => {
     if (!mail.from) return logMailer;
-    const ses = sesMailer(
-      sesClient({ region: mail.ses_region ?? aws.region, endpoint: aws.ses_endpoint }),
-      mail.from,
-    );
-    if (!aws.ses_endpoint) return ses;
-    return {
-      send: (sent) => ses.send(sent).then(() => log.info('mail', { to: sent.to, subject: sent.subject })),
-    };
+    const client = sesClient({ region: mail.ses_region ?? aws.region, endpoint: aws.ses_endpoint });
+    const ses = sesMailer(client, mail.from);
+    const logged = (sent: Mail) => log.info('mail', { to: sent.to, subject: sent.subject });
+    return aws.ses_endpoint ? { send: (sent) => ses.send(sent).then(() => logged(sent)) } : ses;
   });
 }

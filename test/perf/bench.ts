@@ -103,7 +103,7 @@ async function startStandIns(): Promise<StandIns> {
   const [dynamo, s3] = await Promise.all([
     startDynamoLocal(),
     // Its own process, as S3 is remote in AWS: its request handling must not share our thread.
-    startStandInProcess('s3', { directory: join(scratch, 's3') }),
+    startStandInProcess('s3', scratch),
   ]);
   const stop = async () => {
     await Promise.allSettled([dynamo.stop(), s3.stop()]);
