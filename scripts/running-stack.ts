@@ -11,6 +11,8 @@ export interface RunningStack {
   api_url: string;
   dynamodb_endpoint: string;
   s3_endpoint: string;
+  /** The SES stand-in: its inbox page, and every mail as JSON at `/store`. */
+  inbox_url: string;
   table_name: string;
   bucket_name: string;
 }

@@ -1,8 +1,8 @@
 // `npm start`: the whole API on http://localhost:PORT (loopback only unless HOST says otherwise), on
-// DynamoDB Local and s3rver that it starts itself.
+// DynamoDB Local, s3rver and the SES stand-in that it starts (and restarts) itself.
 import { join, resolve } from 'node:path';
 import { freePort, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local.ts';
-import { startS3Local } from '#infra/local/s3-local.ts';
+import { startStandInProcess, supervise } from '#infra/local/stand-ins.ts';
 import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { ensureWebBuild } from './build-web.ts';
@@ -17,10 +17,11 @@ async function main(): Promise<void> {
 
   // Ports first: the function processes are told the stand-ins' addresses when they start, so all of
   // them start side by side (a function opens no connection before its first request).
-  const [dynamoPort, s3Port] = await Promise.all([freePort(), freePort()]);
+  const [dynamoPort, s3Port, sesPort] = await Promise.all([freePort(), freePort(), freePort()]);
   // The stand-ins' addresses reach every module the normal way: as configuration overrides.
   process.env.AWS__DYNAMODB_ENDPOINT = `http://127.0.0.1:${dynamoPort}`;
   process.env.AWS__S3_ENDPOINT = `http://127.0.0.1:${s3Port}`;
+  process.env.AWS__SES_ENDPOINT = `http://127.0.0.1:${sesPort}`;
   process.env.DATA_DIR = dataDir;
   // A localhost base_url names this server: it follows PORT unless BASE_URL says otherwise, so upload
   // and cashier links work on any port.
@@ -36,20 +37,30 @@ async function main(): Promise<void> {
   const consoleBuilt = ensureWebBuild().catch((error: unknown) => {
     console.error(`The web console could not be built: ${error instanceof Error ? error.message : error}`);
   });
-  const [dynamo, s3, functions] = await Promise.allSettled([
-    startDynamoLocal({ dbPath: join(dataDir, 'dynamodb'), port: dynamoPort }),
-    startS3Local({ directory: join(dataDir, 's3'), port: s3Port }),
+  // Each stand-in in a process of its own, started again (same port, same data) should it die.
+  const [dynamo, s3, ses, functions] = await Promise.allSettled([
+    supervise('DynamoDB Local', () =>
+      startDynamoLocal({ dbPath: join(dataDir, 'dynamodb'), port: dynamoPort }),
+    ),
+    supervise('s3rver', () => startStandInProcess('s3', dataDir, s3Port)),
+    supervise('SES stand-in', () => startStandInProcess('ses', dataDir, sesPort)),
     local.startLocalFunctions(config),
   ]);
   const stopAll = () =>
     Promise.allSettled([
-      dynamo.status === 'fulfilled' ? dynamo.value.stop() : undefined,
-      s3.status === 'fulfilled' ? s3.value.stop() : undefined,
+      ...[dynamo, s3, ses].map((outcome) =>
+        outcome.status === 'fulfilled' ? outcome.value.stop() : undefined,
+      ),
       ...(functions.status === 'fulfilled' ? [...functions.value.values()].map((fn) => fn.stop()) : []),
     ]);
-  if (dynamo.status === 'rejected' || s3.status === 'rejected' || functions.status === 'rejected') {
+  if (
+    dynamo.status === 'rejected' ||
+    s3.status === 'rejected' ||
+    ses.status === 'rejected' ||
+    functions.status === 'rejected'
+  ) {
     await stopAll();
-    throw [dynamo, s3, functions].find((outcome) => outcome.status === 'rejected')?.reason;
+    throw [dynamo, s3, ses, functions].find((outcome) => outcome.status === 'rejected')?.reason;
   }
 
   let app: Awaited<ReturnType<typeof import('#infra/local/app.ts').startLocalApp>> | undefined;
@@ -80,6 +91,7 @@ async function main(): Promise<void> {
     api_url: app.url,
     dynamodb_endpoint: dynamo.value.endpoint,
     s3_endpoint: s3.value.endpoint,
+    inbox_url: ses.value.endpoint,
     table_name: config.table_name,
     bucket_name: config.bucket_name,
   });
@@ -87,7 +99,7 @@ async function main(): Promise<void> {
     firstHour(
       app.url,
       config,
-      { dataDir, dynamo: dynamo.value.endpoint, s3: s3.value.endpoint },
+      { dataDir, dynamo: dynamo.value.endpoint, s3: s3.value.endpoint, inbox: ses.value.endpoint },
       local.localListenHost(),
     ),
   );
@@ -97,7 +109,7 @@ async function main(): Promise<void> {
 function firstHour(
   url: string,
   settings: Readonly<AppConfig>,
-  where: { dataDir: string; dynamo: string; s3: string },
+  where: { dataDir: string; dynamo: string; s3: string; inbox: string },
   listenHost: string,
 ): string {
   const admin = settings.admin.bootstrap;
@@ -120,13 +132,13 @@ function firstHour(
         ]
       : []),
     settings.mail.from
-      ? `  mail: sent through SES as ${settings.mail.from}`
-      : '  mail: no mail channel is set, so codes and mails appear in this log as JSON lines with "message":"mail"',
+      ? `  mail: sent through SES as ${settings.mail.from}, to the SES stand-in: every mail, codes and links, in the inbox at ${where.inbox}/`
+      : '  mail: no mail.from is set, so codes and mails appear in this log as JSON lines with "message":"mail"',
     ...(settings.payment.mock.enabled
       ? ['  payments: the mock cashier is on (orders can be paid at their pay_url)']
       : []),
     '  each function group runs in its own process with the environment the stack gives it',
-    `  data: ${where.dataDir}  DynamoDB Local: ${where.dynamo}  S3 (s3rver): ${where.s3}`,
+    `  data: ${where.dataDir}  DynamoDB Local: ${where.dynamo}  S3 (s3rver): ${where.s3}  SES: ${where.inbox}`,
     '  Ctrl+C stops it; data stays for the next start.',
   ].join('\n');
 }

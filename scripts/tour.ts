@@ -1,11 +1,10 @@
 // `npm run tour`: the README's tour against a running `npm start`, step by step, with nothing to copy by
-// hand: register (the code from the local outbox), log in, an API token, an upload and its URL, a plan
+// hand: register (the code from the SES stand-in's inbox), log in, an API token, an upload and its URL, a plan
 // bought with the mock cashier. It finds the running `npm start` by itself (its data folder records where it
 // answers); `TOUR_BASE_URL` points it elsewhere. A failed step ends it with one line, not a stack trace.
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { deflateSync } from 'node:zlib';
-import { OUTBOX_FILE } from '#infra/local/app.ts';
+import { randomInt } from 'node:crypto';
+import { resolve } from 'node:path';
+import sharp from 'sharp';
 import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
 import { readRunningStack } from './running-stack.ts';
 
@@ -57,57 +56,27 @@ async function call(
   return answer.body.data;
 }
 
-/** The newest code mailed to `to`, from the outbox npm start keeps in its data folder. */
+/** The newest code mailed to `to`, from the inbox (`GET /store`) of the running npm start's SES stand-in. */
 async function codeFor(to: string): Promise<string> {
-  const outbox = join(resolve(settings.data_dir), OUTBOX_FILE);
-  for (let attempt = 0; attempt < 20; attempt++) {
-    let lines: string[] = [];
-    try {
-      lines = readFileSync(outbox, 'utf8').trim().split('\n');
-    } catch {
-      // not written yet
-    }
-    const mail = lines
-      .map((line) => JSON.parse(line) as { to?: string; code?: string })
-      .reverse()
-      .find((entry) => entry.to === to && entry.code);
-    if (mail?.code) return mail.code;
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new TourError(`no code for ${to} in ${outbox}: is npm start running with this DATA_DIR?`);
+  const inbox = readRunningStack(settings.data_dir)?.inbox_url;
+  const { emails } = inbox
+    ? ((await (await fetch(`${inbox}/store`)).json()) as {
+        emails: Array<{ destination: { to: string[] }; body: { text: string } }>;
+      })
+    : { emails: [] };
+  const mail = emails.findLast((sent) => sent.destination.to.includes(to));
+  const code = mail && /\b\d{6}\b/.exec(mail.body.text)?.[0];
+  if (!code)
+    throw new TourError(`no code for ${to} in the inbox of npm start in ${resolve(settings.data_dir)}`);
+  return code;
 }
 
 /** A tiny PNG of one random colour, so every run uploads new bytes. */
-function png(): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (bytes: Buffer) => {
-    let c = 0xffffffff;
-    for (const byte of bytes) c = crcTable[(c ^ byte) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const typed = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const out = Buffer.alloc(typed.length + 8);
-    out.writeUInt32BE(data.length, 0);
-    typed.copy(out, 4);
-    out.writeUInt32BE(crc(typed), typed.length + 4);
-    return out;
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(1, 0);
-  header.writeUInt32BE(1, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const pixel = Buffer.from([0, ...Array.from({ length: 3 }, () => Math.floor(Math.random() * 256))]);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(pixel)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+function png(): Promise<Buffer> {
+  const background = { r: randomInt(256), g: randomInt(256), b: randomInt(256) };
+  return sharp({ create: { width: 1, height: 1, channels: 3, background } })
+    .png()
+    .toBuffer();
 }
 
 async function tour(): Promise<void> {
@@ -128,7 +97,7 @@ async function tour(): Promise<void> {
   await call('GET', '/auth/me', { token: session.token });
   const apiToken = await call('POST', '/api/v1/tokens', { token: session.token, json: { name: 'tour' } });
   const form = new FormData();
-  form.append('file', new Blob([png()], { type: 'image/png' }), 'tour.png');
+  form.append('file', new Blob([await png()], { type: 'image/png' }), 'tour.png');
   const record = await call('POST', '/api/v1/upload', { token: apiToken.token, form });
   const served = await fetch(record.url).catch((error: unknown) => {
     throw new TourError(`${record.url} does not answer (${(error as Error).cause ?? error})`);

@@ -1,7 +1,7 @@
 // The whole API on one local HTTP server, on stand-ins already running (endpoints come from config). Two
 // shapes: npm start runs each group in its own process with only the environment the stack gives that
 // function (startLocalFunctions); tests and benchmarks import the same handlers into this process.
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -86,26 +86,6 @@ export function localFunctionEnvironment(
   };
 }
 
-/** Where npm start keeps a copy of every mail the functions logged (codes included), one JSON line each. */
-export const OUTBOX_FILE = 'outbox.jsonl';
-
-/**
- * Passes a function's output through, and keeps each logged mail in the outbox too, so a script (npm run
- * tour) or a person can find a code without reading the whole log.
- */
-function passThroughKeepingMail(dataDir: string) {
-  const outbox = resolve(dataDir, OUTBOX_FILE);
-  return (line: string, stream: 'stdout' | 'stderr') => {
-    (stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`);
-    if (!line.includes('"message":"mail"')) return;
-    try {
-      if ((JSON.parse(line) as { message?: string }).message === 'mail') appendFileSync(outbox, `${line}\n`);
-    } catch {
-      // Not a log line of ours.
-    }
-  };
-}
-
 /** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
 const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns', 'reminders'];
 
@@ -114,7 +94,6 @@ export async function startLocalFunctions(
   settings: Readonly<AppConfig>,
 ): Promise<Map<FunctionGroup | WorkerName, FunctionProcess>> {
   mkdirSync(resolve(settings.data_dir), { recursive: true });
-  const output = passThroughKeepingMail(settings.data_dir);
   const started = await Promise.allSettled(
     [...FUNCTION_GROUPS, ...LOCAL_WORKERS].map((group) =>
       startFunctionProcess({
@@ -124,7 +103,6 @@ export async function startLocalFunctions(
         env: localFunctionEnvironment(group, settings),
         cwd: PROJECT_ROOT,
         execArgv: ['--import', 'tsx'],
-        output,
       }),
     ),
   );

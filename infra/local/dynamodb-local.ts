@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { exitCause, type StandInProcess } from './stand-ins.ts';
 
 export class JavaMissingError extends Error {
   constructor(detail: string) {
@@ -66,15 +67,10 @@ function listenOn(port: number): Promise<number> {
   });
 }
 
-export interface RunningDynamo {
-  endpoint: string;
-  stop(): Promise<void>;
-}
-
 /** `dbPath` keeps the data in a folder (dev server); without it the database lives in memory (tests). */
 export async function startDynamoLocal(
   options: { dbPath?: string; port?: number } = {},
-): Promise<RunningDynamo> {
+): Promise<StandInProcess> {
   assertJava();
   const folder = emulatorFolder();
   const port = options.port ?? (await freePort());
@@ -102,7 +98,7 @@ export async function startDynamoLocal(
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const endpoint = `http://127.0.0.1:${port}`;
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const exited = exitCause(child);
 
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -116,7 +112,7 @@ export async function startDynamoLocal(
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`DynamoDB Local exited (${child.exitCode}): ${stderr.trim()}`);
-    if (await answers(endpoint)) return { endpoint, stop };
+    if (await answers(endpoint)) return { endpoint, exited, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${stderr.trim()}`);

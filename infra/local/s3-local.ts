@@ -1,8 +1,12 @@
-// Runs s3rver (an S3-compatible server on the filesystem) inside this process.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { copyFile, mkdir, rename, unlink } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+// Runs s3rver (an S3-compatible server on the filesystem) inside this process, its store made to behave as
+// S3 does under concurrent writes, copies and deletes (npm start runs it in a child of its own:
+// infra/local/stand-ins.ts).
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import S3rver, { type S3rverStore } from 's3rver';
 
 export interface RunningS3 {
@@ -21,7 +25,7 @@ export async function startS3Local(options: { directory: string; port?: number }
     // Path-style only: bucket names are not resolved from Host headers.
     vhostBuckets: false,
   });
-  atomicCopies(server.store);
+  s3Writes(server.store, directory);
   const address = await server.run();
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
@@ -29,86 +33,80 @@ export async function startS3Local(options: { directory: string; port?: number }
   };
 }
 
+/** Runs `write` once its folder exists, again when a concurrent delete removed the folder first (ENOENT). */
+async function intoFolder<T>(path: string, write: () => Promise<T>, attempts = 5): Promise<T> {
+  await mkdir(dirname(path), { recursive: true });
+  return write().catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT' || attempts === 1) throw error;
+    return intoFolder(path, write, attempts - 1);
+  });
+}
+
 /**
- * S3's CopyObject replaces the destination in one step and leaves it untouched when the copy fails.
- * s3rver's unlinks the destination first and then copies, so a copy whose source vanished meanwhile
- * (concurrent confirms of one upload: the winner deletes `incoming/<key>`) deleted the object a record
- * already pointed to. Here the bytes go to a staging file renamed over the destination, as S3 behaves.
+ * S3 replaces an object in one step, and no write fails because a delete under the same prefix ran at the
+ * same time. s3rver's store did not: a delete removes a key's folder once it looks empty, so a write into
+ * it failed with ENOENT (a put's in a stream without an error listener, which ended the whole process), and
+ * a copy unlinked its destination before copying. Here bytes go to a staging file beside the buckets (not
+ * a directory, so never listed as one), then are renamed into their folder, made again when a delete took
+ * it; a delete's cleanup leaves a folder that is gone or filled meanwhile to the other request.
  */
-function atomicCopies(store: S3rverStore): void {
+function s3Writes(store: S3rverStore, root: string): void {
+  const staged = async (target: string, fill: (staging: string) => Promise<void>) => {
+    const staging = join(root, `.${randomBytes(8).toString('hex')}.staging`);
+    try {
+      await fill(staging);
+      await intoFolder(target, () => rename(staging, target));
+    } finally {
+      await rm(staging, { force: true });
+    }
+  };
+  store.putObject = async ({ bucket, key, metadata, content }) => {
+    const md5 = createHash('md5');
+    let size = 0;
+    const target = store.getResourcePath(bucket, key, 'object');
+    await staged(target, async (staging) => {
+      const counted = async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          md5.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      };
+      const source = Readable.from(Buffer.isBuffer(content) ? [content] : content);
+      await pipeline(source, counted, createWriteStream(staging));
+      // The metadata first: the object then appears whole, its type already beside it.
+      await intoFolder(target, () => store.putMetadata(bucket, key, metadata, md5.copy().digest('hex')));
+    });
+    return { size, md5: md5.digest('hex') };
+  };
   store.copyObject = async (srcBucket, srcKey, destBucket, destKey, replacementMetadata) => {
     const source = store.getResourcePath(srcBucket, srcKey, 'object');
     const target = store.getResourcePath(destBucket, destKey, 'object');
-    if (source !== target) {
-      await mkdir(dirname(target), { recursive: true });
-      // Not a name s3rver lists: only paths ending in its object suffix are objects.
-      const staging = `${target}.${randomBytes(6).toString('hex')}.copying`;
-      try {
-        await copyFile(source, staging);
-        await rename(staging, target);
-      } catch (error) {
-        await unlink(staging).catch(() => undefined);
-        throw error;
-      }
-    }
+    if (source !== target) await staged(target, (staging) => copyFile(source, staging));
     if (replacementMetadata) {
-      await store.putMetadata(destBucket, destKey, replacementMetadata);
+      await intoFolder(target, () => store.putMetadata(destBucket, destKey, replacementMetadata));
     } else if (source !== target) {
-      await Promise.all(
-        ['metadata.json', 'object.md5'].map((resource) =>
-          copyFile(
-            store.getResourcePath(srcBucket, srcKey, resource),
-            store.getResourcePath(destBucket, destKey, resource),
-          ),
-        ),
-      );
+      for (const resource of ['metadata.json', 'object.md5']) {
+        const to = store.getResourcePath(destBucket, destKey, resource);
+        await intoFolder(to, () => copyFile(store.getResourcePath(srcBucket, srcKey, resource), to));
+      }
     }
     return store.getMetadata(destBucket, destKey);
   };
-}
-
-/**
- * The same stand-in in a child process of its own: S3 is remote in AWS, so a measurement of our code must
- * not share its thread with the storage server's request handling and file writes (test/perf).
- */
-export async function startS3LocalProcess(options: { directory: string }): Promise<RunningS3> {
-  const { spawn } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), resolve(options.directory)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, S3_LOCAL_CHILD: '1' },
-    },
-  );
-  const endpoint = await new Promise<string>((resolveEndpoint, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /S3_LOCAL_ENDPOINT=(\S+)/.exec(output);
-      if (found) resolveEndpoint(found[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the S3 stand-in exited (${code}) before it listened`)));
-  });
-  return {
-    endpoint,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once('exit', () => done());
-        child.kill('SIGTERM');
-      }),
+  store.deleteObject = async (bucket, key) => {
+    const path = (resource: string) => store.getResourcePath(bucket, key, resource);
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((resource) => rm(path(resource), { force: true })),
+    );
+    // S3 has no folders: empty ones go, up to the bucket's, until one is gone or no longer empty.
+    let folder = dirname(path('object'));
+    while (
+      folder !== store.getBucketPath(bucket) &&
+      (await rmdir(folder).then(
+        () => true,
+        () => false,
+      ))
+    )
+      folder = dirname(folder);
   };
-}
-
-// Entry of the child process started above.
-if (
-  process.env.S3_LOCAL_CHILD === '1' &&
-  process.argv[2] &&
-  import.meta.url.endsWith(process.argv[1] ?? '\0')
-) {
-  const running = await startS3Local({ directory: process.argv[2] });
-  process.stdout.write(`S3_LOCAL_ENDPOINT=${running.endpoint}\n`);
-  process.once('SIGTERM', () => void running.stop().then(() => process.exit(0)));
 }

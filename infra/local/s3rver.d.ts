@@ -10,11 +10,19 @@ declare module 's3rver' {
     allowMismatchedSignatures?: boolean;
     configureBuckets?: Array<{ name: string; configs?: Array<string | Buffer> }>;
   }
-  /** The filesystem store behind the server (infra/local/s3-local.ts makes its copies atomic). */
+  /** The filesystem store behind the server (infra/local/s3-local.ts replaces its writes). */
   export interface S3rverStore {
+    getBucketPath(bucket: string): string;
     getResourcePath(bucket: string, key: string | undefined, resource: string): string;
     getMetadata(bucket: string, key: string): Promise<Record<string, unknown>>;
     putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5?: string): Promise<void>;
+    putObject(object: {
+      bucket: string;
+      key: string;
+      metadata: Record<string, unknown>;
+      content: Buffer | NodeJS.ReadableStream;
+    }): Promise<{ size: number; md5: string }>;
+    deleteObject(bucket: string, key: string): Promise<void>;
     copyObject(
       srcBucket: string,
       srcKey: string,

@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
-import { startS3LocalProcess } from '#infra/local/s3-local.ts';
+import { startStandInProcess } from '#infra/local/stand-ins.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { runColdImport } from './cold-import.ts';
 import { coldPaths, ONE_TIME_WAIT_MS } from './cold-path.ts';
@@ -103,7 +103,7 @@ async function startStandIns(): Promise<StandIns> {
   const [dynamo, s3] = await Promise.all([
     startDynamoLocal(),
     // Its own process, as S3 is remote in AWS: its request handling must not share our thread.
-    startS3LocalProcess({ directory: join(scratch, 's3') }),
+    startStandInProcess('s3', scratch),
   ]);
   const stop = async () => {
     await Promise.allSettled([dynamo.stop(), s3.stop()]);

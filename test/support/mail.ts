@@ -1,7 +1,6 @@
 // Reading the mail the service sent: from an in-memory mailer, from the log fallback's lines, or from
-// the SES stand-in (aws-ses-v2-local, in-process; `GET /store` lists what it received).
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// an SES stand-in (aws-ses-v2-local; `GET /store` lists what it received): npm start's or one in process.
+import { startSesLocal } from '#infra/local/ses-local.ts';
 import { configureLogging } from '#lib/platform/log.ts';
 import type { Mail, Mailer } from '#lib/platform/mail/mailer.ts';
 
@@ -71,14 +70,11 @@ interface StoredSesMail {
   body: { text?: string; html?: string };
 }
 
-/** The SES stand-in, in process, on a free port. */
-export async function startSesStandIn() {
-  type Serve = (config: { host: string; port: number }) => Promise<Server>;
-  // A CommonJS module with an ES default: the function is `default` or `default.default` by loader.
-  const loaded = (await import('aws-ses-v2-local')) as unknown as { default: Serve | { default: Serve } };
-  const serve = typeof loaded.default === 'function' ? loaded.default : loaded.default.default;
-  const server = await serve({ host: '127.0.0.1', port: 0 });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+/**
+ * The mail an SES stand-in holds (`GET /store`): npm start's (the inbox address it prints) or one of a
+ * test's own. `codeFor` and `linkFor` wait a little for the newest mail to `to` that carries one.
+ */
+export function sesInbox(endpoint: string) {
   const mails = async (): Promise<SentMail[]> => {
     const response = await fetch(`${endpoint}/store`);
     const { emails } = (await response.json()) as { emails: StoredSesMail[] };
@@ -91,19 +87,35 @@ export async function startSesStandIn() {
       })),
     );
   };
+  const newest = async (to: string, pick: (mails: SentMail[]) => string | undefined, what: string) => {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const found = pick(await mails());
+      if (found) return found;
+      await new Promise((wait) => setTimeout(wait, 100));
+    }
+    throw new Error(`no ${what} was mailed to ${to}`);
+  };
   return {
     endpoint,
     mails,
-    async codeFor(to: string): Promise<string> {
-      const code = lastCodeIn(await mails(), to);
-      if (!code) throw new Error(`no code was mailed to ${to}`);
-      return code;
-    },
+    codeFor: (to: string) => newest(to, (all) => lastCodeIn(all, to), 'code'),
+    /** The newest reset link mailed to `to` (`{base_url}/#/reset?token=…`). */
+    linkFor: (to: string) =>
+      newest(
+        to,
+        (all) =>
+          all
+            .filter((mail) => mail.to.toLowerCase() === to.toLowerCase())
+            .map((mail) => /\bhttps?:\/\/\S+#\/reset\?token=\S+/.exec(mail.text ?? '')?.[0])
+            .findLast(Boolean),
+        'reset link',
+      ),
     clear: () => fetch(`${endpoint}/clear-store`, { method: 'POST' }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections?.();
-      }),
   };
+}
+
+/** The SES stand-in (infra/local/ses-local.ts), in process, on a free port, its mail in memory. */
+export async function startSesStandIn() {
+  const running = await startSesLocal();
+  return { ...sesInbox(running.endpoint), close: running.stop };
 }

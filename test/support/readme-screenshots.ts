@@ -1,6 +1,6 @@
 // The README's console screenshots, from real photos (`npm run screenshots:readme -- <folder>`): starts
 // `npm start` on a data folder of its own, registers an account the way a person does (the mailed code from
-// its outbox), uploads every JPEG and PNG of the folder (public, in name order) and draws My files at 1280
+// its SES stand-in), uploads every JPEG and PNG of the folder (public, in name order) and draws My files at 1280
 // and 390 px and the lightbox at 1280 into docs/images/. The README's were made from scikit-image's sample
 // photos (public domain or CC0: the astronaut, the coffee, the cat Chelsea, the rocket, the Hubble deep
 // field, the motorcycle).
@@ -10,6 +10,7 @@ import { extname, join, resolve } from 'node:path';
 import { freePort } from '#infra/local/dynamodb-local.ts';
 import { browserMissing, openBrowser } from './browser.ts';
 import { httpClient } from './http-client.ts';
+import { sesInbox } from './mail.ts';
 import { startService } from './start-process.ts';
 
 const TYPES: Record<string, string> = { '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png' };
@@ -35,7 +36,7 @@ async function main(folder: string | undefined): Promise<void> {
   try {
     const client = httpClient(() => service.url);
     await client.api('POST', '/auth/register/code', { body: { email: USER.email } });
-    const code = await mailedCode(dataDir, USER.email);
+    const code = await sesInbox(service.inbox).codeFor(USER.email);
     await client.api('POST', '/auth/register', { body: { ...USER, code } });
     const { token } = (await client.api('POST', '/auth/login', { body: USER })).data as { token: string };
     for (const name of photos) {
@@ -90,24 +91,6 @@ async function settle(page: import('playwright-core').Page): Promise<void> {
     ].every((image) => image.complete && image.naturalWidth > 0),
   );
   await page.waitForTimeout(300);
-}
-
-/** The code npm start's outbox holds for `to` (it logs mail when no mail service is set). */
-async function mailedCode(dataDir: string, to: string): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    try {
-      const mails = readFileSync(join(dataDir, 'outbox.jsonl'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as { to?: string; code?: string });
-      const code = mails.reverse().find((mail) => mail.to === to && mail.code)?.code;
-      if (code) return code;
-    } catch {
-      // not written yet
-    }
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  throw new Error(`no code was mailed to ${to}`);
 }
 
 main(process.argv[2]).catch((error: unknown) => {

@@ -4,6 +4,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 export interface StartedService {
   url: string;
   dynamoEndpoint: string;
+  /** npm start's SES stand-in: its inbox page, and every mail as JSON at `/store`. */
+  inbox: string;
+  pid: number;
   output: () => string;
   stop(): Promise<number | null>;
 }
@@ -27,10 +30,13 @@ export async function startService(env: Record<string, string>): Promise<Started
   for (;;) {
     const listening = /API listening on (http:\/\/localhost:\d+)/.exec(output);
     const dynamo = /DynamoDB Local: (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-    if (listening && dynamo) {
+    const inbox = /SES: (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+    if (listening && dynamo && inbox) {
       return {
         url: listening[1]!,
         dynamoEndpoint: dynamo[1]!,
+        inbox: inbox[1]!,
+        pid: child.pid!,
         output: () => output,
         stop: async () => {
           child.kill('SIGTERM');

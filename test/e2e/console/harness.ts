@@ -1,8 +1,8 @@
 // What the console's browser journeys share: one `npm start` (scripts/start.ts, each function group in its
-// own process, DynamoDB Local and s3rver of its own) and one Chromium page per test file, the mails npm
-// start logged (codes included), plain HTTP beside the page, and the screenshot and axe check of a page
+// own process, stand-ins of its own) and one Chromium page per test file, the mails npm start sent (from
+// its SES stand-in's inbox), plain HTTP beside the page, and the screenshot and axe check of a page
 // state. The service, browser and page are live bindings, set by useConsoleService's beforeAll.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -16,6 +16,7 @@ import {
   seriousAccessibilityViolations,
 } from '#test/support/browser.ts';
 import { httpClient } from '#test/support/http-client.ts';
+import { sesInbox } from '#test/support/mail.ts';
 import { type StartedService, startService } from '#test/support/start-process.ts';
 import { ensureWebBuild } from '../../../scripts/build-web.ts';
 
@@ -70,36 +71,11 @@ export function itRanWithoutPolicyViolations(missing: string | undefined): void 
   });
 }
 
-interface LoggedMail {
-  to?: string;
-  subject?: string;
-  code?: string;
-}
-
-/** Every mail npm start logged so far (its outbox of logged mails, infra/local/app.ts), oldest first. */
-export function mails(): LoggedMail[] {
-  try {
-    return readFileSync(join(dataDir, 'outbox.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as LoggedMail);
-  } catch {
-    return []; // not written yet
-  }
-}
+/** npm start's inbox (its SES stand-in): every mail sent so far, and the newest code or reset link to one address. */
+export const inbox = () => sesInbox(service.inbox);
 
 /** The newest code npm start mailed to `to`. */
-export async function mailedCode(to: string): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const mail = mails()
-      .reverse()
-      .find((entry) => entry.to === to && entry.code);
-    if (mail?.code) return mail.code;
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  throw new Error(`no code was mailed to ${to}`);
-}
+export const mailedCode = (to: string) => inbox().codeFor(to);
 
 const serviceClient = httpClient(() => service.url);
 
