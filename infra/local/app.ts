@@ -22,9 +22,8 @@ import { localEdgeHeaders } from './front-door.ts';
 import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
 import { startLocalOutboxDrain } from './outbox-drain.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
-import { startLocalReconciler } from './reconciler.ts';
+import { LOCAL_TAKEDOWN_INTERVAL_MS, startLocalSchedule } from './schedule.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
-import { startLocalTakedowns } from './takedowns.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -184,24 +183,24 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     tableName: config.table_name,
     ...(drainFn ? { invoke: (event) => drainFn.invoke(event as never) } : {}),
   });
-  // Pending channel orders are reconciled on a timer, as the stack's schedule runs the reconciler in AWS.
-  const reconcilerFn = functions?.get('reconciler');
-  const reconciler = startLocalReconciler({
-    intervalSeconds: config.payment.reconcile.local_interval_seconds,
-    ...(reconcilerFn ? { invoke: (event) => reconcilerFn.invoke(event as never) } : {}),
-  });
-  // Renewal reminders on a timer, as the stack's hourly schedule runs the reminders worker in AWS (the same
-  // scheduled-timer stand-in as the reconciler's).
-  const remindersFn = functions?.get('reminders');
-  const reminders = startLocalReconciler({
-    intervalSeconds: config.billing.local_interval_seconds,
-    ...(remindersFn ? { invoke: (event) => remindersFn.invoke(event as never) } : {}),
-  });
-  // The back office's takedowns are sent (here: cleared, no CDN) every minute, as the stack's schedule does.
-  const takedownsFn = functions?.get('takedowns');
-  const takedowns = startLocalTakedowns({
-    ...(takedownsFn ? { invoke: (event) => takedownsFn.invoke(event as never) } : {}),
-  });
+  // The scheduled workers on timers, as the stack's schedules run them in AWS: pending channel orders
+  // reconciled, renewal reminders mailed, the back office's takedowns sent (here: cleared, no CDN).
+  const invoker = (name: WorkerName) => {
+    const fn = functions?.get(name);
+    return fn && ((event: unknown) => fn.invoke(event as never));
+  };
+  const seconds = (value: number) => value * 1000;
+  const reconciler = startLocalSchedule(
+    'reconciler',
+    seconds(config.payment.reconcile.local_interval_seconds),
+    invoker('reconciler'),
+  );
+  const reminders = startLocalSchedule(
+    'reminders',
+    seconds(config.billing.local_interval_seconds),
+    invoker('reminders'),
+  );
+  const takedowns = startLocalSchedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS, invoker('takedowns'));
   return {
     server,
     url: `http://localhost:${address.port}`,

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { localFunctionEnvironment } from '#infra/local/app.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
-import { startLocalReconciler } from '#infra/local/reconciler.ts';
+import { startLocalSchedule } from '#infra/local/schedule.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -72,7 +72,7 @@ describe('the local schedule', () => {
       // Prepare: a run that lasts until released
       const releases: Array<() => void> = [];
       const invoke = vi.fn(() => new Promise<unknown>((resolve) => releases.push(() => resolve({}))));
-      const schedule = startLocalReconciler({ intervalSeconds: 300, invoke });
+      const schedule = startLocalSchedule('reconciler', 300_000, invoke);
 
       // Act and assess
       await vi.advanceTimersByTimeAsync(299_000);
@@ -101,8 +101,8 @@ describe('the local schedule', () => {
     vi.useFakeTimers();
     try {
       const invoke = vi.fn(async () => ({}));
-      const off = startLocalReconciler({ intervalSeconds: 0, invoke });
-      const inProcess = startLocalReconciler({ intervalSeconds: 300 });
+      const off = startLocalSchedule('reconciler', 0, invoke);
+      const inProcess = startLocalSchedule('reconciler', 300_000);
       await vi.advanceTimersByTimeAsync(3_600_000);
       expect(invoke).not.toHaveBeenCalled();
       await Promise.all([off.stop(), inProcess.stop()]);

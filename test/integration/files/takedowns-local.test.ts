@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { localFunctionEnvironment } from '#infra/local/app.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
-import { LOCAL_TAKEDOWN_INTERVAL_MS, startLocalTakedowns } from '#infra/local/takedowns.ts';
+import { LOCAL_TAKEDOWN_INTERVAL_MS, startLocalSchedule } from '#infra/local/schedule.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -70,7 +70,7 @@ describe('the local schedule', () => {
       // Prepare: a run that lasts until released
       const releases: Array<() => void> = [];
       const invoke = vi.fn(() => new Promise<unknown>((resolve) => releases.push(() => resolve({}))));
-      const schedule = startLocalTakedowns({ invoke });
+      const schedule = startLocalSchedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS, invoke);
 
       // Act and assess
       await vi.advanceTimersByTimeAsync(LOCAL_TAKEDOWN_INTERVAL_MS - 1_000);
