@@ -1,13 +1,12 @@
-// Builds the files domain from what it uses (table, storage, clock, limits, quotas, CDN takedowns): each
-// service once, over the shared pieces; production (functions/upload/deps.ts) and tests call the same
-// builder.
-import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
+// Builds the files domain from what it uses (table, storage, limits, quotas, CDN takedowns, the account
+// records it reads): each service once, over the shared pieces; production (functions/upload/deps.ts) and
+// tests call the same builder.
+import type { Accounts } from '#lib/accounts/build.ts';
 import type { Principal } from '#lib/accounts/model.ts';
-import { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
-import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
+import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
-import type { Clock, Table } from '#lib/platform/db/table.ts';
+import type { Table } from '#lib/platform/db/table.ts';
 import { AdminFiles } from './admin-files.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
@@ -44,8 +43,8 @@ export interface FilesInput {
   listingShards: number;
   /** `cdn.deleted_max_age_seconds`: how long the edge may still hold a deleted file (takedowns are invalidated). */
   cdn: { deletedMaxAgeSeconds: number };
-  /** Defaults to the table's clock. */
-  clock?: Clock;
+  /** The owners' usernames (back office), the static token's owner, and the uploaders' API tokens. */
+  accounts: Pick<Accounts, 'repository' | 'apiTokens'>;
 }
 
 export interface Files {
@@ -59,7 +58,8 @@ export interface Files {
   confirms: ConfirmService;
   deletions: FileDeletionService;
   quota: QuotaService;
-  tokens: ApiTokenService;
+  /** The uploaders' API tokens (the accounts' own, for the upload routes). */
+  tokens: Accounts['apiTokens'];
   /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
   staticTokenOwner: () => Promise<Principal>;
 }
@@ -69,7 +69,8 @@ const STATIC_OWNER_CACHE_MS = 60_000;
 
 export function buildFiles(input: FilesInput): Files {
   const { table, storage, baseUrl, limits, quota } = input;
-  const clock = input.clock ?? table.clock;
+  const { clock } = table;
+  const accounts = input.accounts.repository;
   const files = new FileRepository({ table, baseUrl, listingShards: input.listingShards });
   const pending = new PendingUploads({ table });
   const allowedTypes = [...limits.allowedTypes];
@@ -80,7 +81,7 @@ export function buildFiles(input: FilesInput): Files {
   return {
     files,
     albums,
-    adminFiles: new AdminFiles({ table, files }),
+    adminFiles: new AdminFiles({ table, files, accounts }),
     directUploads: new DirectUploadService({
       files,
       storage,
@@ -107,16 +108,15 @@ export function buildFiles(input: FilesInput): Files {
     deletions: new FileDeletionService({
       files,
       storage,
-      takedowns: new Takedowns({
+      takedowns: buildTakedowns({
         table,
         shards: input.listingShards,
         edgeMaxAgeSeconds: input.cdn.deletedMaxAgeSeconds,
-        clock,
       }),
     }),
     quota,
-    tokens: new ApiTokenService(table),
-    staticTokenOwner: staticTokenOwner(new AccountRepository(table)),
+    tokens: input.accounts.apiTokens,
+    staticTokenOwner: staticTokenOwner(accounts),
   };
 }
 
@@ -124,7 +124,7 @@ export function buildFiles(input: FilesInput): Files {
  * The first administrator, remembered for a minute. Before an administrator exists the token is right but
  * has no owner: 503 with a message saying so (the operator's fix, not the client's).
  */
-function staticTokenOwner(accounts: AccountRepository): () => Promise<Principal> {
+function staticTokenOwner(accounts: Accounts['repository']): () => Promise<Principal> {
   let owner: { principal: Principal; until: number } | undefined;
   return async () => {
     if (owner && owner.until > Date.now()) return owner.principal;
