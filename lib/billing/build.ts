@@ -59,24 +59,7 @@ export interface BillingInput {
   refundMailer: Mailer;
 }
 
-export interface Billing {
-  plans: PlanCatalog;
-  orders: OrderDesk;
-  settlement: Settlement;
-  callbacks: CallbackReceiver;
-  /** The hosted mock cashier's pages. */
-  cashier: MockCashier;
-  /** The administrator's payment settings and the registered providers. */
-  settings: GatewaySettings;
-  gateways: GatewaySource;
-  reconciler: Reconciler;
-  /** Coupons (docs/DESIGN.md 17). */
-  coupons: CouponDesk;
-  /** Refunds (docs/DESIGN.md 17). */
-  refunds: RefundDesk;
-}
-
-export function buildBilling(input: BillingInput): Billing {
+export function buildBilling(input: BillingInput) {
   const { table, stage, baseUrl, payment, listingShards, quota } = input;
   const { clock } = table;
   const accounts = input.accounts.repository;
@@ -133,7 +116,9 @@ export function buildBilling(input: BillingInput): Billing {
     }),
     settlement,
     callbacks: new CallbackReceiver({ orders, gateways, settlement, refunds: completion }),
+    /** The hosted mock cashier's pages. */
     cashier: new MockCashier({ orders, gateways, cashier: links, settlement, clock }),
+    /** The administrator's payment settings and the registered providers. */
     settings: new GatewaySettings({
       store,
       gateways,
@@ -149,6 +134,7 @@ export function buildBilling(input: BillingInput): Billing {
         : undefined,
     }),
     gateways,
+    /** Coupons and refunds (docs/DESIGN.md 17). */
     coupons,
     refunds,
     reconciler: new Reconciler({
@@ -163,3 +149,5 @@ export function buildBilling(input: BillingInput): Billing {
     }),
   };
 }
+
+export type Billing = ReturnType<typeof buildBilling>;

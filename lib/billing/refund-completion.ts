@@ -147,18 +147,10 @@ export class RefundCompletion {
       if (!refund || refund.id !== refundId || refund.status !== 'pending') return order;
       const now = this.deps.clock();
       const at = isoWithOffset(now);
-      const succeeded = (order.refunds ?? []).reduce(
-        (sum, item, position) =>
-          sum +
-          (position === index
-            ? result === 'succeeded'
-              ? item.amount_cents
-              : 0
-            : item.status === 'succeeded'
-              ? item.amount_cents
-              : 0),
-        0,
-      );
+      // What the order's refunds that succeeded add up to once this one has its result.
+      const succeeded = (order.refunds ?? [])
+        .filter((item, position) => (position === index ? result : item.status) === 'succeeded')
+        .reduce((sum, item) => sum + item.amount_cents, 0);
       const full = result === 'succeeded' && succeeded === order.amount_cents && order.status === 'paid';
       const values: Record<string, unknown> = {
         ':id': refundId,

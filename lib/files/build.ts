@@ -47,27 +47,10 @@ export interface FilesInput {
   accounts: Pick<Accounts, 'repository' | 'apiTokens'>;
 }
 
-export interface Files {
-  files: FileRepository;
-  /** Albums (docs/DESIGN.md 16). */
-  albums: AlbumService;
-  /** The back office's view of everyone's files. */
-  adminFiles: AdminFiles;
-  directUploads: DirectUploadService;
-  presigns: PresignService;
-  confirms: ConfirmService;
-  deletions: FileDeletionService;
-  quota: QuotaService;
-  /** The uploaders' API tokens (the accounts' own, for the upload routes). */
-  tokens: Accounts['apiTokens'];
-  /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
-  staticTokenOwner: () => Promise<Principal>;
-}
-
 /** How long the owner of the static token (the first administrator) is remembered once found. */
 const STATIC_OWNER_CACHE_MS = 60_000;
 
-export function buildFiles(input: FilesInput): Files {
+export function buildFiles(input: FilesInput) {
   const { table, storage, baseUrl, limits, quota } = input;
   const { clock } = table;
   const accounts = input.accounts.repository;
@@ -80,7 +63,9 @@ export function buildFiles(input: FilesInput): Files {
   const albums = new AlbumService({ table, files, members: new AlbumFiles({ table }), clock, baseUrl });
   return {
     files,
+    /** Albums (docs/DESIGN.md 16). */
     albums,
+    /** The back office's view of everyone's files. */
     adminFiles: new AdminFiles({ table, files, accounts }),
     directUploads: new DirectUploadService({
       files,
@@ -115,10 +100,14 @@ export function buildFiles(input: FilesInput): Files {
       }),
     }),
     quota,
+    /** The uploaders' API tokens (the accounts' own, for the upload routes). */
     tokens: input.accounts.apiTokens,
+    /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
     staticTokenOwner: staticTokenOwner(accounts),
   };
 }
+
+export type Files = ReturnType<typeof buildFiles>;
 
 /**
  * The first administrator, remembered for a minute. Before an administrator exists the token is right but
