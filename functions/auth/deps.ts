@@ -6,6 +6,7 @@ import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { RelyingParty } from '#lib/accounts/webauthn.ts';
+import { buildQuota } from '#lib/files/build-quota.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
 import type { ShareService } from '#lib/files/shares.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
@@ -40,32 +41,32 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
-  const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
+  const listingShards = settings.listing_shards;
+  const shared = buildSessions({
+    table,
+    masterKey,
+    ttlHours: settings.auth.session_ttl_hours,
+    listingShards,
+  });
+  const accounts = buildAccounts({
+    table,
+    mailer: mailerOf(resources),
+    masterKey,
+    shared,
+    limits: { ipPerMinute: settings.auth.ip_limit_per_minute, ...overrides.limits },
+    totpIssuer: settings.auth.totp_issuer,
+    baseUrl: settings.base_url,
+    relyingParty: relyingPartyOf(settings),
+    // The back office lists each account's storage use (docs/DESIGN.md 11).
+    usage: usageReader(buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes })),
+  });
   return {
-    accounts: buildAccounts({
-      table,
-      mailer: mailerOf(resources),
-      masterKey,
-      sessions,
-      signer,
-      limits: { ipPerMinute: settings.auth.ip_limit_per_minute, ...overrides.limits },
-      totpIssuer: settings.auth.totp_issuer,
-      baseUrl: settings.base_url,
-      relyingParty: relyingPartyOf(settings),
-      // The back office lists each account's storage use (docs/DESIGN.md 11).
-      usage: usageReader({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
-      listingShards: settings.listing_shards,
-    }),
-    shares: buildShares({
-      table,
-      baseUrl: settings.base_url,
-      listingShards: settings.listing_shards,
-      ...(overrides.limits?.passwordGuessing ? { guessLimit: overrides.limits.passwordGuessing } : {}),
-    }),
-    authenticate: createAuthenticator({ sessions }),
+    accounts,
+    shares: buildShares({ table, baseUrl: settings.base_url, listingShards, accounts }),
+    authenticate: createAuthenticator({ sessions: shared.sessions }),
     bootstrap: settings.admin.bootstrap,
-    sessions,
-    signer,
+    sessions: shared.sessions,
+    signer: shared.signer,
   };
 }
 

@@ -1,6 +1,7 @@
 // The outbox-drain function's dependencies, built once per container from its needs and settings.
 
-import { OutboxDelivery } from '#lib/billing/outbox.ts';
+import { buildOutbox } from '#lib/billing/build-outbox.ts';
+import type { OutboxDelivery } from '#lib/billing/outbox.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { eventsOf } from '#lib/wiring/events.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -15,11 +16,10 @@ export function buildOutboxDrainDeps(resources: GroupResources): OutboxDrainDeps
   return {
     // EventBridge when the deployment names a bus, else the log (lib/wiring/events.ts): locally the
     // event still appears as one log line.
-    delivery: new OutboxDelivery({
+    delivery: buildOutbox({
       table: tableOf(resources),
       publisher: eventsOf(resources),
       listingShards: resources.settings.listing_shards,
-      ...(resources.clock ? { clock: resources.clock } : {}),
     }),
   };
 }

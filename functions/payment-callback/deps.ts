@@ -1,7 +1,7 @@
 // The payment-callback function's dependencies, built once per container from its needs and settings.
-import { TokenSigner } from '#lib/accounts/tokens.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
-import { buildQuota } from '#lib/files/quota-service.ts';
+import { buildQuota } from '#lib/files/build-quota.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
@@ -19,20 +19,20 @@ export function settlingBilling(resources: GroupResources): Billing {
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
+  const listingShards = settings.listing_shards;
   return buildBilling({
     table,
     masterKey,
     // It never signs a cashier link, but the builder makes every service; the signer opens its key only if used.
-    signer: new TokenSigner(table, masterKey),
+    accounts: buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours, listingShards }),
     // Settlement writes the storage grant a plan buys.
     quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,
-    listingShards: settings.listing_shards,
+    listingShards,
     // A refund a channel completes later (its notice, or reconciliation) is told to the buyer.
     refundMailer: mailerOf(resources),
-    ...(resources.clock ? { clock: resources.clock } : {}),
   });
 }
 

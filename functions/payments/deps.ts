@@ -1,11 +1,9 @@
 // The payments function's dependencies, built once per container from its needs and settings.
 
+import { buildRequestLimits } from '#lib/accounts/build-request-limits.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
-import { DEFAULT_LIMITS } from '#lib/accounts/limits.ts';
-import { RequestLimits } from '#lib/accounts/request-limits.ts';
-import { Throttle } from '#lib/accounts/throttle.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
-import { buildQuota } from '#lib/files/quota-service.ts';
+import { buildQuota } from '#lib/files/build-quota.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -26,32 +24,34 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
-  const { signer, sessions } = buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours });
+  const listingShards = settings.listing_shards;
+  const shared = buildSessions({
+    table,
+    masterKey,
+    ttlHours: settings.auth.session_ttl_hours,
+    listingShards,
+  });
   const billing = buildBilling({
     table,
     masterKey,
-    signer,
+    accounts: shared,
     // Settlement writes the storage grant a plan buys.
     quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,
-    listingShards: settings.listing_shards,
+    listingShards,
     // A key or gateway URL change needs the administrator's password, and is told to every administrator.
-    settingsChanges: {
-      mailer: mailerOf(resources),
-      passwords: new RequestLimits({ throttle: new Throttle(table), limits: DEFAULT_LIMITS }),
-    },
+    settingsChanges: { mailer: mailerOf(resources), passwords: buildRequestLimits({ table }).requestLimits },
     // The buyer is told of a refund.
     refundMailer: mailerOf(resources),
-    ...(resources.clock ? { clock: resources.clock } : {}),
   });
   return {
     plans: billing.plans,
     orders: billing.orders,
     settings: billing.settings,
     cashier: billing.cashier,
-    authenticate: createAuthenticator({ sessions }),
+    authenticate: createAuthenticator({ sessions: shared.sessions }),
     billing,
   };
 }

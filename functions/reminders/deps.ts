@@ -1,7 +1,8 @@
 // The reminders worker's dependencies, built once per container from its needs and settings.
 
-import { AccountRepository } from '#lib/accounts/repository.ts';
-import { RenewalReminders } from '#lib/billing/renewals.ts';
+import { buildAccountRecords } from '#lib/accounts/build-sessions.ts';
+import { buildReminders } from '#lib/billing/build-reminders.ts';
+import type { RenewalReminders } from '#lib/billing/renewals.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -15,14 +16,14 @@ export interface RemindersDeps {
 export function buildRemindersDeps(resources: GroupResources): RemindersDeps {
   const { settings } = resources;
   const table = tableOf(resources);
+  const listingShards = settings.listing_shards;
   return {
-    reminders: new RenewalReminders({
+    reminders: buildReminders({
       table,
-      accounts: new AccountRepository(table, settings.listing_shards),
       mailer: mailerOf(resources),
+      ...buildAccountRecords({ table, listingShards }),
       days: settings.billing.renewal_reminder_days,
-      listingShards: settings.listing_shards,
-      clock: resources.clock ?? table.clock,
+      listingShards,
     }),
   };
 }

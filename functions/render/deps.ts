@@ -1,6 +1,7 @@
 // The render function's dependencies, built once per container from its needs and settings.
 
-import { Renditions } from '#lib/files/renditions.ts';
+import { buildRenditions } from '#lib/files/build-renditions.ts';
+import type { Renditions } from '#lib/files/renditions.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -14,19 +15,7 @@ export interface RenderDeps {
 
 export function buildRenderDeps(resources: GroupResources): RenderDeps {
   const storage = storageOf(resources);
-  const { images } = resources.settings;
-  return {
-    storage,
-    renditions: new Renditions({
-      storage,
-      limits: { widths: images.widths, qualities: images.qualities },
-      render: {
-        maxInputPixels: images.max_input_pixels,
-        maxFrames: images.max_frames,
-        timeoutSeconds: images.render_timeout_seconds,
-      },
-    }),
-  };
+  return { storage, renditions: buildRenditions({ storage, images: resources.settings.images }) };
 }
 
 let deps: RenderDeps | undefined;

@@ -1,7 +1,8 @@
 // The takedowns worker's dependencies, built once per container from its needs and settings.
 
+import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
-import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
+import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { cdnOf } from '#lib/wiring/cdn.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -17,11 +18,10 @@ export interface TakedownsDeps {
 export function buildTakedownsDeps(resources: GroupResources): TakedownsDeps {
   const { settings } = resources;
   return {
-    takedowns: new Takedowns({
+    takedowns: buildTakedowns({
       table: tableOf(resources),
       shards: settings.listing_shards,
       edgeMaxAgeSeconds: settings.cdn.deleted_max_age_seconds,
-      ...(resources.clock ? { clock: resources.clock } : {}),
     }),
     cdn: cdnOf(resources),
   };

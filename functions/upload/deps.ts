@@ -2,7 +2,7 @@
 
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
-import { buildQuota } from '#lib/files/quota-service.ts';
+import { buildQuota } from '#lib/files/build-quota.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -21,10 +21,11 @@ export interface UploadDeps {
 export function buildUploadDeps(resources: GroupResources): UploadDeps {
   const { settings } = resources;
   const table = tableOf(resources);
-  const { sessions } = buildSessions({
+  const shared = buildSessions({
     table,
     masterKey: masterKeyOf(resources),
     ttlHours: settings.auth.session_ttl_hours,
+    listingShards: settings.listing_shards,
   });
   const services = buildFiles({
     table,
@@ -40,13 +41,14 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
     listingShards: settings.listing_shards,
     // Takedowns wait in the table for the takedowns worker, the only function that invalidates.
     cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },
+    accounts: shared,
   });
   const staticToken = settings.upload.api_token;
   return {
     services,
     authenticate: createAuthenticator({
-      sessions,
-      apiTokens: services.tokens,
+      sessions: shared.sessions,
+      apiTokens: shared.apiTokens,
       ...(staticToken ? { staticToken: { token: staticToken, owner: services.staticTokenOwner } } : {}),
     }),
   };

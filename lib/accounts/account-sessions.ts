@@ -7,10 +7,14 @@ import type { Account } from './model.ts';
 import type { SecurityEvents } from './security-events.ts';
 import type { SessionService } from './sessions.ts';
 
+export interface AccountSessionsDeps {
+  sessions: SessionService;
+  devices: DeviceTokens;
+  events: SecurityEvents;
+}
+
 export class AccountSessions {
-  constructor(
-    private readonly deps: { sessions: SessionService; devices: DeviceTokens; events: SecurityEvents },
-  ) {}
+  constructor(private readonly deps: AccountSessionsDeps) {}
 
   /** GET /auth/sessions: live sessions, newest first, the caller's own marked `current`. */
   async list(account: Account, currentJti: string | undefined) {

@@ -12,8 +12,8 @@ import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { type ClientInfo, NO_CLIENT } from './client.ts';
 import type { Principal } from './model.ts';
-import { AccountRepository, accountKey } from './repository.ts';
-import { SecurityEvents } from './security-events.ts';
+import { type AccountRepository, accountKey } from './repository.ts';
+import type { SecurityEvents } from './security-events.ts';
 
 /** API tokens are told apart from session tokens by their prefix (sessions are JWTs). */
 export const API_TOKEN_PREFIX = 'ut_';
@@ -92,24 +92,24 @@ function view(item: TokenItem): ApiTokenView {
 
 const invalid = () => errors.unauthorized('API token is invalid or revoked');
 
-export class ApiTokenService {
-  private readonly accounts: AccountRepository;
-  private readonly events: SecurityEvents;
+export interface ApiTokenServiceDeps {
+  table: Table;
+  accounts: Pick<AccountRepository, 'get'>;
+  events: Pick<SecurityEvents, 'record'>;
+}
 
-  constructor(private readonly table: Table) {
-    this.accounts = new AccountRepository(table);
-    this.events = new SecurityEvents(table);
-  }
+export class ApiTokenService {
+  constructor(private readonly deps: ApiTokenServiceDeps) {}
 
   /**
    * A new token stamped with the account's token epoch; the write is conditional on that epoch, so a token
    * created while a password reset lands is born revoked rather than surviving it.
    */
   async create(accountId: string, name: string, client: ClientInfo = NO_CLIENT): Promise<CreatedApiToken> {
-    const account = await this.accounts.get(accountId);
+    const account = await this.deps.accounts.get(accountId);
     if (account?.status !== 'active') throw errors.unauthorized('Session is invalid or expired');
     const epoch = epochOf(account);
-    const now = this.table.clock();
+    const now = this.deps.table.clock();
     const token = generateApiToken();
     const hash = hashApiToken(token);
     const id = randomUUID();
@@ -122,7 +122,7 @@ export class ApiTokenService {
       created_at: isoWithOffset(now),
       token_epoch: epoch,
     };
-    await this.table
+    await this.deps.table
       .transact([
         { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
         {
@@ -144,13 +144,13 @@ export class ApiTokenService {
           error.failedItems.includes(2) ? errors.unauthorized('Session is invalid or expired') : error,
         ),
       );
-    await this.events.record(accountId, 'token_created', client);
+    await this.deps.events.record(accountId, 'token_created', client);
     return { id, name, token, prefix: item.prefix, created_at: item.created_at };
   }
 
   /** The account's working tokens, newest first, without secrets. */
   async list(accountId: string): Promise<ApiTokenView[]> {
-    const [items, account] = await Promise.all([this.items(accountId), this.accounts.get(accountId)]);
+    const [items, account] = await Promise.all([this.items(accountId), this.deps.accounts.get(accountId)]);
     return items.filter((item) => epochOf(item) === epochOf(account)).map(view);
   }
 
@@ -158,7 +158,7 @@ export class ApiTokenService {
     const out: TokenItem[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const { items, lastKey } = await this.table.query<TokenItem>({
+      const { items, lastKey } = await this.deps.table.query<TokenItem>({
         IndexName: 'owner',
         KeyConditionExpression: 'gsi1pk = :pk',
         ExpressionAttributeValues: { ':pk': accountIndex(accountId) },
@@ -174,7 +174,7 @@ export class ApiTokenService {
   /** Revokes the caller's token; someone else's (or an unknown) id is 404. */
   async revoke(accountId: string, id: string, client: ClientInfo = NO_CLIENT): Promise<void> {
     const ref = /^[0-9a-f-]{36}$/.test(id)
-      ? await this.table.get<{ pk: string; sk: string; account_id: string; token_hash: string }>(
+      ? await this.deps.table.get<{ pk: string; sk: string; account_id: string; token_hash: string }>(
           tokenIdKey(id),
         )
       : undefined;
@@ -183,13 +183,13 @@ export class ApiTokenService {
       ConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
     };
-    await this.table
+    await this.deps.table
       .transact([
         { Delete: { Key: tokenHashKey(ref.token_hash), ...owned } },
         { Delete: { Key: tokenIdKey(id), ...owned } },
       ])
       .catch(conditionFailedAs(() => errors.notFound('token: not found')));
-    await this.events.record(accountId, 'token_revoked', client);
+    await this.deps.events.record(accountId, 'token_revoked', client);
   }
 
   /**
@@ -200,11 +200,13 @@ export class ApiTokenService {
     const listed = await this.items(accountId);
     // The index holds no hash: the id items themselves name their hash item.
     const items = (
-      await this.table.getMany<TokenItem & { token_hash?: string }>(listed.map((item) => tokenIdKey(item.id)))
+      await this.deps.table.getMany<TokenItem & { token_hash?: string }>(
+        listed.map((item) => tokenIdKey(item.id)),
+      )
     ).filter((item): item is TokenItem & { token_hash: string } => typeof item?.token_hash === 'string');
     const results = await Promise.allSettled(
       items.map((item) =>
-        this.table.transact([
+        this.deps.table.transact([
           { Delete: { Key: tokenHashKey(item.token_hash) } },
           { Delete: { Key: tokenIdKey(item.id) } },
         ]),
@@ -223,12 +225,12 @@ export class ApiTokenService {
   async verify(token: string): Promise<Principal> {
     if (!/^ut_[A-Za-z0-9_-]{43}$/.test(token)) throw invalid();
     const key = tokenHashKey(hashApiToken(token));
-    const item = await this.table.get<TokenItem>(key);
+    const item = await this.deps.table.get<TokenItem>(key);
     if (!item) throw invalid();
-    const now = this.table.clock();
+    const now = this.deps.table.clock();
     const minuteAgo = isoWithOffset(new Date(now.getTime() - 60_000));
     const [account] = await Promise.all([
-      this.accounts.get(item.account_id),
+      this.deps.accounts.get(item.account_id),
       item.last_used_at === undefined || item.last_used_at <= minuteAgo
         ? this.touch(key, item.id, isoWithOffset(now), minuteAgo)
         : undefined,
@@ -246,7 +248,7 @@ export class ApiTokenService {
     minuteAgo: string,
   ): Promise<void> {
     try {
-      await this.table.transact([
+      await this.deps.table.transact([
         {
           Update: {
             Key: key,

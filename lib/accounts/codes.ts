@@ -44,14 +44,16 @@ export interface CheckedCode {
   consume: TransactItem;
 }
 
+export interface CodeStoreDeps {
+  table: Table;
+  pepper: () => Promise<Buffer>;
+}
+
 export class CodeStore {
-  constructor(
-    private readonly table: Table,
-    private readonly pepper: () => Promise<Buffer>,
-  ) {}
+  constructor(private readonly deps: CodeStoreDeps) {}
 
   private async digest(purpose: CodePurpose, subject: string, codeId: string, code: string) {
-    return createHmac('sha256', await this.pepper())
+    return createHmac('sha256', await this.deps.pepper())
       .update(`${purpose}|${subject.trim().toLowerCase()}|${codeId}|${code}`)
       .digest('base64url');
   }
@@ -64,9 +66,9 @@ export class CodeStore {
   ): Promise<{ code: string; expiresAt: Date }> {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const codeId = randomBytes(12).toString('base64url');
-    const now = this.table.clock();
+    const now = this.deps.table.clock();
     const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
-    await this.table.put({
+    await this.deps.table.put({
       ...codeKey(purpose, subject),
       code_id: codeId,
       digest: await this.digest(purpose, subject, codeId, code),
@@ -92,7 +94,7 @@ export class CodeStore {
   ): Promise<CheckedCode> {
     const fail = options.error ?? (() => invalidCode());
     const key = codeKey(purpose, subject);
-    const item = await this.table
+    const item = await this.deps.table
       .update<CodeItem>(key, {
         UpdateExpression: 'ADD #attempts :one',
         ConditionExpression: 'attribute_exists(pk) AND #attempts < :max AND #expires > :now',
@@ -100,7 +102,7 @@ export class CodeStore {
         ExpressionAttributeValues: {
           ':one': 1,
           ':max': 5,
-          ':now': epochSeconds(this.table.clock()),
+          ':now': epochSeconds(this.deps.table.clock()),
         },
       })
       .catch(conditionFailedAs(fail));

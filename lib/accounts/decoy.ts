@@ -16,10 +16,14 @@ import { newAccount } from './repository.ts';
 export const DECOY_COPIES = 16;
 export const decoyKey = (copy: number) => ({ pk: `decoy#account#${copy}`, sk: 'account' });
 
+export interface DecoyAccountDeps {
+  table: Table;
+}
+
 export class DecoyAccount {
   private ensured: Promise<void> | undefined;
 
-  constructor(private readonly table: Table) {}
+  constructor(private readonly deps: DecoyAccountDeps) {}
 
   /** Creates the copies once (the first writer of each wins); run before requests are served (auth warm-up). */
   ensure(): Promise<void> {
@@ -35,7 +39,9 @@ export class DecoyAccount {
   /** One copy, read as an account would be; undefined if it was never created (then a dummy is verified). */
   async read(): Promise<Pick<Account, 'password_hash'> | undefined> {
     const copy = randomInt(DECOY_COPIES);
-    const item = await this.table.get<{ pk: string; sk: string; password_hash?: string }>(decoyKey(copy));
+    const item = await this.deps.table.get<{ pk: string; sk: string; password_hash?: string }>(
+      decoyKey(copy),
+    );
     if (item?.password_hash) this.known = item.password_hash;
     return item?.password_hash ? { password_hash: item.password_hash } : undefined;
   }
@@ -52,9 +58,9 @@ export class DecoyAccount {
 
   private async create(): Promise<void> {
     const keys = Array.from({ length: DECOY_COPIES }, (_, copy) => decoyKey(copy));
-    const found = await this.table.getMany<{ password_hash?: string }>(keys);
+    const found = await this.deps.table.getMany<{ password_hash?: string }>(keys);
     if (found.every((item) => item !== undefined)) return;
-    const now = this.table.clock().toISOString();
+    const now = this.deps.table.clock().toISOString();
     const filler = (length: number) => randomBytes(length).toString('base64url').slice(0, length);
     // The attributes of an ordinary account, of ordinary lengths: the read costs what an account's does.
     // Every copy has the same hash (one of a random password nobody knows): whichever a login reads, the
@@ -77,7 +83,7 @@ export class DecoyAccount {
       keys.map((key, copy) =>
         found[copy]
           ? undefined
-          : this.table.putNew({ ...key, ...account }).catch(conditionFailedReturns(undefined)),
+          : this.deps.table.putNew({ ...key, ...account }).catch(conditionFailedReturns(undefined)),
       ),
     );
   }

@@ -51,8 +51,12 @@ export interface PresentedDevice {
   item: DeviceItem;
 }
 
+export interface DeviceTokensDeps {
+  table: Table;
+}
+
 export class DeviceTokens {
-  constructor(private readonly table: Table) {}
+  constructor(private readonly deps: DeviceTokensDeps) {}
 
   /**
    * Takes one failure slot of `token` for `accountId`: the token as stored when it is live (of that
@@ -62,7 +66,7 @@ export class DeviceTokens {
   async take(accountId: string, token: string | undefined): Promise<PresentedDevice | undefined> {
     if (!token || !DEVICE_TOKEN_SHAPE.test(token)) return undefined;
     const digest = deviceDigest(token);
-    const item = await this.table
+    const item = await this.deps.table
       .update<DeviceItem>(deviceKey(accountId, digest), {
         UpdateExpression: 'ADD failures :one',
         ConditionExpression:
@@ -71,7 +75,7 @@ export class DeviceTokens {
           ':one': 1,
           ':account': accountId,
           ':max': DEVICE_TOKEN_MAX_FAILURES,
-          ':now': epochSeconds(this.table.clock()),
+          ':now': epochSeconds(this.deps.table.clock()),
         },
       })
       .catch(conditionFailedReturns(undefined));
@@ -90,7 +94,7 @@ export class DeviceTokens {
 
   /** The right password (before its second factor): the slots the token took come back. */
   async passed(accountId: string, digest: string): Promise<void> {
-    await this.table
+    await this.deps.table
       .update(deviceKey(accountId, digest), {
         UpdateExpression: 'SET failures = :zero',
         ConditionExpression: 'attribute_exists(pk)',
@@ -102,7 +106,7 @@ export class DeviceTokens {
   /** A new token for the session `sid` of the account, and the item that makes it live. */
   prepare(account: Account, sid: string): { token: string; item: DeviceItem } {
     const token = randomBytes(32).toString('base64url');
-    const now = this.table.clock();
+    const now = this.deps.table.clock();
     return {
       token,
       item: {
@@ -122,7 +126,7 @@ export class DeviceTokens {
     const doomed: DeviceItem[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await this.table.query<DeviceItem>({
+      const page = await this.deps.table.query<DeviceItem>({
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': `account#${accountId}`, ':prefix': PREFIX },
         ...(start ? { ExclusiveStartKey: start } : {}),
@@ -130,7 +134,7 @@ export class DeviceTokens {
       doomed.push(...page.items.filter((item) => item.sid !== keepSid));
       start = page.lastKey;
     } while (start);
-    await Promise.all(doomed.map((item) => this.table.delete({ pk: item.pk, sk: item.sk })));
+    await Promise.all(doomed.map((item) => this.deps.table.delete({ pk: item.pk, sk: item.sk })));
     return doomed.length;
   }
 }

@@ -55,17 +55,22 @@ export function guardSubject(username: string | undefined, identifier: string): 
 // Under `throttle#` like the other rate counters: state a refused request may legitimately change.
 export const guardKey = (subject: string) => ({ pk: `throttle#login-guard#${subject}`, sk: 'guard' });
 
+export interface LoginGuardDeps {
+  table: Table;
+  limit: PasswordGuessLimit;
+}
+
 export class LoginGuard {
-  constructor(
-    private readonly table: Table,
-    private readonly limit: PasswordGuessLimit,
-  ) {}
+  constructor(private readonly deps: LoginGuardDeps) {}
 
   /** Back-off after failure number `failures` (>= threshold). */
   lockMsAfter(failures: number): number {
-    const doublings = Math.max(0, failures - this.limit.threshold);
+    const doublings = Math.max(0, failures - this.deps.limit.threshold);
     return (
-      Math.min(this.limit.maxLockSeconds, this.limit.baseLockSeconds * 2 ** Math.min(doublings, 30)) * 1000
+      Math.min(
+        this.deps.limit.maxLockSeconds,
+        this.deps.limit.baseLockSeconds * 2 ** Math.min(doublings, 30),
+      ) * 1000
     );
   }
 
@@ -73,24 +78,24 @@ export class LoginGuard {
   async admit(subject: string): Promise<Admission> {
     const key = guardKey(subject);
     for (let attempt = 0; attempt < 4; attempt++) {
-      const now = this.table.clock().getTime();
-      const expires = epochSeconds(new Date(now)) + this.limit.forgetAfterSeconds;
+      const now = this.deps.table.clock().getTime();
+      const expires = epochSeconds(new Date(now)) + this.deps.limit.forgetAfterSeconds;
       // Below the threshold: one atomic increment, no read.
-      const counted = await this.table
+      const counted = await this.deps.table
         .update(key, {
           UpdateExpression: 'ADD attempts :one SET expires_at = :expires',
           ConditionExpression:
             '(attribute_not_exists(attempts) OR attempts < :free) AND (attribute_not_exists(expires_at) OR expires_at > :nowSeconds)',
           ExpressionAttributeValues: {
             ':one': 1,
-            ':free': this.limit.threshold - 1,
+            ':free': this.deps.limit.threshold - 1,
             ':expires': expires,
             ':nowSeconds': epochSeconds(new Date(now)),
           },
         })
         .then(() => true, conditionFailedReturns(false));
       if (counted) return { admitted: true };
-      const current = await this.table.get<GuardItem>(key, { includeExpired: true });
+      const current = await this.deps.table.get<GuardItem>(key, { includeExpired: true });
       if (!current || current.expires_at <= epochSeconds(new Date(now))) {
         // A forgotten count (expired, not yet deleted by DynamoDB): start again at one.
         if (
@@ -105,7 +110,7 @@ export class LoginGuard {
         }
         continue;
       }
-      if (current.attempts < this.limit.threshold - 1) continue; // reset meanwhile: the fast path again
+      if (current.attempts < this.deps.limit.threshold - 1) continue; // reset meanwhile: the fast path again
       if (current.locked_until !== undefined && current.locked_until > now) {
         return { admitted: false, retryAfterSeconds: Math.ceil((current.locked_until - now) / 1000) };
       }
@@ -127,7 +132,7 @@ export class LoginGuard {
 
   /** A right password: the count starts again. */
   async reset(subject: string): Promise<void> {
-    await this.table.delete(guardKey(subject));
+    await this.deps.table.delete(guardKey(subject));
   }
 
   /**
@@ -135,15 +140,15 @@ export class LoginGuard {
    * the account exists (a known account's failure puts its `login_failed` event, an item of this shape).
    */
   async recordUnknownFailure(subject: string, client: { ip: string; userAgent: string }): Promise<void> {
-    const now = this.table.clock();
-    await this.table.put({
+    const now = this.deps.table.clock();
+    await this.deps.table.put({
       pk: guardKey(subject).pk,
       sk: 'last-failure',
       type: 'login_failed',
       at: now.toISOString(),
       ...(client.ip ? { ip: client.ip } : {}),
       ...(client.userAgent ? { user_agent: client.userAgent } : {}),
-      expires_at: epochSeconds(now) + this.limit.forgetAfterSeconds,
+      expires_at: epochSeconds(now) + this.deps.limit.forgetAfterSeconds,
     });
   }
 
@@ -158,7 +163,7 @@ export class LoginGuard {
     if (condition.includes(':nowSeconds')) values[':nowSeconds'] = epochSeconds(new Date(now));
     if (condition.includes(':nowMs')) values[':nowMs'] = now;
     if (condition.includes(':seen')) values[':seen'] = seen;
-    return this.table
+    return this.deps.table
       .put(
         {
           ...key,

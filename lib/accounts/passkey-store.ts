@@ -54,13 +54,17 @@ export interface ChallengeItem extends Item {
   expires_at: number;
 }
 
+export interface PasskeyStoreDeps {
+  table: Table;
+}
+
 export class PasskeyStore {
-  constructor(private readonly table: Table) {}
+  constructor(private readonly deps: PasskeyStoreDeps) {}
 
   /** Records a challenge, alive for PASSKEY_CHALLENGE_SECONDS. */
   async issueChallenge(challenge: string, facts: Omit<ChallengeItem, 'expires_at'>): Promise<void> {
-    const now = this.table.clock();
-    await this.table.putNew({
+    const now = this.deps.table.clock();
+    await this.deps.table.putNew({
       ...webauthnChallengeKey(challenge),
       ...facts,
       created_at: now.toISOString(),
@@ -73,26 +77,26 @@ export class PasskeyStore {
    * A replay, an expired or a foreign challenge is a ConditionFailedError.
    */
   async takeChallenge(challenge: string, purpose: ChallengePurpose): Promise<ChallengeItem> {
-    return this.table.take<ChallengeItem>(webauthnChallengeKey(challenge), {
+    return this.deps.table.take<ChallengeItem>(webauthnChallengeKey(challenge), {
       ConditionExpression: 'attribute_exists(pk) AND purpose = :purpose AND #expires > :now',
       ExpressionAttributeNames: { '#expires': 'expires_at' },
-      ExpressionAttributeValues: { ':purpose': purpose, ':now': epochSeconds(this.table.clock()) },
+      ExpressionAttributeValues: { ':purpose': purpose, ':now': epochSeconds(this.deps.table.clock()) },
     });
   }
 
   /** The account a credential id belongs to, read by key. */
   async ownerOf(credentialId: string): Promise<string | undefined> {
-    const pointer = await this.table.get<{ account_id: string }>(passkeyPointerKey(credentialId));
+    const pointer = await this.deps.table.get<{ account_id: string }>(passkeyPointerKey(credentialId));
     return pointer?.account_id;
   }
 
   async get(accountId: string, credentialId: string): Promise<PasskeyItem | undefined> {
-    return this.table.get<PasskeyItem>(passkeyKey(accountId, credentialId));
+    return this.deps.table.get<PasskeyItem>(passkeyKey(accountId, credentialId));
   }
 
   /** The account's passkeys, oldest credential id first (at most MAX_PASSKEYS: one query page). */
   async list(accountId: string): Promise<PasskeyItem[]> {
-    const { items } = await this.table.query<PasskeyItem>({
+    const { items } = await this.deps.table.query<PasskeyItem>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': `account#${accountId}`, ':prefix': PASSKEY_PREFIX },
     });
@@ -105,7 +109,7 @@ export class PasskeyStore {
    * MAX_PASSKEYS, and still active).
    */
   async add(accountId: string, passkey: PasskeyFields): Promise<void> {
-    await this.table.transact([
+    await this.deps.table.transact([
       {
         Put: {
           Item: { ...passkeyKey(accountId, passkey.credential_id), ...passkey },
@@ -133,14 +137,14 @@ export class PasskeyStore {
 
   /** Removes one passkey, its pointer and its count; a ConditionFailedError if it is not there. */
   async remove(accountId: string, credentialId: string): Promise<void> {
-    await this.table.transact(this.removalItems(accountId, [credentialId]));
+    await this.deps.table.transact(this.removalItems(accountId, [credentialId]));
   }
 
   /** Removes every passkey of the account (the administrators' second-factor reset); answers how many. */
   async removeAll(accountId: string): Promise<number> {
     const passkeys = await this.list(accountId);
     if (passkeys.length === 0) return 0;
-    await this.table.transact(
+    await this.deps.table.transact(
       this.removalItems(
         accountId,
         passkeys.map((passkey) => passkey.credential_id),
@@ -171,7 +175,7 @@ export class PasskeyStore {
    * both zero) and the time. Two uses of one counter value: the second fails its condition.
    */
   async recordUse(accountId: string, credentialId: string, counter: number): Promise<void> {
-    await this.table.update(passkeyKey(accountId, credentialId), {
+    await this.deps.table.update(passkeyKey(accountId, credentialId), {
       UpdateExpression: 'SET #counter = :counter, last_used_at = :now',
       ConditionExpression:
         counter > 0
@@ -180,7 +184,7 @@ export class PasskeyStore {
       ExpressionAttributeNames: { '#counter': 'counter' },
       ExpressionAttributeValues: {
         ':counter': counter,
-        ':now': this.table.clock().toISOString(),
+        ':now': this.deps.table.clock().toISOString(),
         ...(counter > 0 ? {} : { ':zero': 0 }),
       },
     });

@@ -27,14 +27,18 @@ export function normalizeRecoveryCode(input: string): string | undefined {
   return input.replace('-', '').toLowerCase();
 }
 
+export interface RecoveryCodeHasherDeps {
+  pepper: () => Promise<Buffer>;
+}
+
 /** Digests of recovery codes: HMAC-SHA256 with a pepper kept sealed by the master key, bound to the account. */
 export class RecoveryCodeHasher {
-  constructor(private readonly pepper: () => Promise<Buffer>) {}
+  constructor(private readonly deps: RecoveryCodeHasherDeps) {}
 
   async digest(accountId: string, code: string): Promise<string> {
     const normalized = normalizeRecoveryCode(code);
     if (!normalized) throw new Error('not a recovery code');
-    return createHmac('sha256', await this.pepper())
+    return createHmac('sha256', await this.deps.pepper())
       .update(`recovery|${accountId}|${normalized}`)
       .digest('base64url');
   }

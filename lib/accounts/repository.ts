@@ -98,8 +98,16 @@ export function newAccount(id: string, input: NewAccount, now: string): Account 
 }
 
 /** What every class writing account records shares: the table, its clock, and an update answering the account. */
+export interface AccountWritesDeps {
+  table: Table;
+}
+
 export class AccountWrites {
-  constructor(protected readonly table: Table) {}
+  protected readonly table: Table;
+
+  constructor(deps: AccountWritesDeps) {
+    this.table = deps.table;
+  }
 
   protected now(): string {
     return this.table.clock().toISOString();
@@ -110,26 +118,23 @@ export class AccountWrites {
   }
 }
 
+export interface AccountRepositoryDeps extends AccountWritesDeps {
+  /** `listing_shards`: identifier claims are listed in the back office's listing over this many shards. */
+  listingShards: number;
+}
+
 export class AccountRepository extends AccountWrites {
-  /**
-   * `listingShards` (the `listing_shards` setting) places identifier claims in the back office's
-   * listing; a repository built without it (one that only reads accounts) writes no claim.
-   */
-  constructor(
-    table: Table,
-    private readonly listingShards?: number,
-  ) {
-    super(table);
+  constructor(private readonly deps: AccountRepositoryDeps) {
+    super(deps);
   }
 
-  private shards(): number {
-    if (this.listingShards === undefined) throw new Error('AccountRepository built without listingShards');
-    return this.listingShards;
+  get listingShards(): number {
+    return this.deps.listingShards;
   }
 
   /** The claim of `value` for the account (a transaction item that fails when it is taken). */
   claimItem(value: string, accountId: string, kind: IdentifierKind, copy: LoginCopy): TransactItem {
-    return claimItem(value, accountId, kind, copy, this.shards());
+    return claimItem(value, accountId, kind, copy, this.deps.listingShards);
   }
 
   /**
@@ -364,8 +369,8 @@ export class AccountRepository extends AccountWrites {
   async indexIdentifiers(account: Account): Promise<void> {
     if (account.ident_indexed) return;
     await this.table.transact([
-      indexClaimItem(account.username, account.id, this.shards()),
-      ...(account.email ? [indexClaimItem(account.email, account.id, this.shards())] : []),
+      indexClaimItem(account.username, account.id, this.deps.listingShards),
+      ...(account.email ? [indexClaimItem(account.email, account.id, this.deps.listingShards)] : []),
       {
         Update: {
           Key: accountKey(account.id),

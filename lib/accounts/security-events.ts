@@ -57,8 +57,12 @@ interface EventItem extends Item {
 
 const partitionOf = (accountId: string) => `account#${accountId}`;
 
+export interface SecurityEventsDeps {
+  table: Table;
+}
+
 export class SecurityEvents {
-  constructor(private readonly table: Table) {}
+  constructor(private readonly deps: SecurityEventsDeps) {}
 
   /** The item of one event, for callers that write it inside their own transaction. */
   item(
@@ -67,7 +71,7 @@ export class SecurityEvents {
     client: ClientInfo,
     details: { method?: LoginMethod } = {},
   ): EventItem & { expires_at: number } {
-    const now = this.table.clock();
+    const now = this.deps.table.clock();
     // Time first so the sort key orders events; within one millisecond this process's monotonic clock
     // keeps them in order, and the random tail keeps two containers' events apart.
     const tiebreak = process.hrtime.bigint().toString().padStart(20, '0');
@@ -89,7 +93,7 @@ export class SecurityEvents {
    */
   async record(accountId: string, type: SecurityEventType, client: ClientInfo): Promise<void> {
     try {
-      await this.table.put(this.item(accountId, type, client));
+      await this.deps.table.put(this.item(accountId, type, client));
     } catch (error) {
       log.warn('security event not recorded', {
         type,
@@ -107,7 +111,7 @@ export class SecurityEvents {
     const partition = partitionOf(accountId);
     // The last key of this account's event listing, nothing else (another account's events included).
     const start = decodeCursor(request.cursor, { pk: partition, sk: EVENT_KEY });
-    const { items, lastKey } = await this.table.query<EventItem>({
+    const { items, lastKey } = await this.deps.table.query<EventItem>({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': partition, ':prefix': EVENT_PREFIX },
       ScanIndexForward: false,

@@ -8,7 +8,7 @@ import { conditionFailedReturns, epochSeconds, type Item, type Table } from '#li
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { Account, Principal } from './model.ts';
-import { AccountRepository, accountKey, fromAccountItem, publicAccount } from './repository.ts';
+import { accountKey, fromAccountItem, publicAccount } from './repository.ts';
 import { TokenError, type TokenSigner } from './tokens.ts';
 
 /**
@@ -63,20 +63,19 @@ export async function sessionAnswer(sessions: SessionService, account: Account, 
   return { ...issued, user: publicAccount(account) };
 }
 
-export class SessionService {
-  readonly accounts: AccountRepository;
+export interface SessionServiceDeps {
+  table: Table;
+  signer: TokenSigner;
+  /** `auth.session_ttl_hours`. */
+  ttlHours: number;
+}
 
-  constructor(
-    private readonly table: Table,
-    private readonly signer: TokenSigner,
-    private readonly ttlHours: number,
-  ) {
-    this.accounts = new AccountRepository(table);
-  }
+export class SessionService {
+  constructor(private readonly deps: SessionServiceDeps) {}
 
   async issue(account: Account, client?: ClientInfo): Promise<IssuedSession> {
     const { issued, item } = await this.prepare(account, client);
-    await this.table.putNew(item);
+    await this.deps.table.putNew(item);
     return issued;
   }
 
@@ -89,9 +88,9 @@ export class SessionService {
     account: Account,
     client?: ClientInfo,
   ): Promise<{ issued: IssuedSession; item: SessionItem }> {
-    const now = this.table.clock();
-    const ttlSeconds = this.ttlHours * 3600;
-    const signed = await this.signer.sign(
+    const now = this.deps.table.clock();
+    const ttlSeconds = this.deps.ttlHours * 3600;
+    const signed = await this.deps.signer.sign(
       { sub: account.id, scope: 'session', sep: account.session_epoch },
       ttlSeconds,
       now,
@@ -119,14 +118,14 @@ export class SessionService {
   async authenticate(token: string): Promise<Principal> {
     let claims: Awaited<ReturnType<TokenSigner['verify']>>;
     try {
-      claims = await this.signer.verify(token, 'session', this.table.clock());
+      claims = await this.deps.signer.verify(token, 'session', this.deps.table.clock());
     } catch (error) {
       // Checked first: a TokenError is an AppError too, but only it means the caller's token is at fault.
       if (!(error instanceof TokenError)) throw credentialCheckFailed(error);
       if (error.reason === 'wrong_scope') throw errors.forbidden('This token is not a session');
       throw errors.unauthorized('Session is invalid or expired');
     }
-    const [session, accountItem] = await this.table.getMany<Item>([
+    const [session, accountItem] = await this.deps.table.getMany<Item>([
       sessionKey(claims.sub, claims.jti),
       accountKey(claims.sub),
     ]);
@@ -149,12 +148,12 @@ export class SessionService {
    */
   async revoke(account: Pick<Account, 'id' | 'session_epoch'>, jti: string): Promise<boolean> {
     if (!SESSION_ID.test(jti)) return false;
-    return this.table
+    return this.deps.table
       .delete(sessionKey(account.id, jti), {
         ConditionExpression: 'attribute_exists(pk) AND sep = :sep AND expires_at > :now',
         ExpressionAttributeValues: {
           ':sep': account.session_epoch,
-          ':now': epochSeconds(this.table.clock()),
+          ':now': epochSeconds(this.deps.table.clock()),
         },
       })
       .then(() => true, conditionFailedReturns(false));
@@ -165,7 +164,7 @@ export class SessionService {
     const items: SessionItem[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await this.table.query<SessionItem>({
+      const page = await this.deps.table.query<SessionItem>({
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': `account#${account.id}`, ':prefix': SESSION_PREFIX },
         ...(start ? { ExclusiveStartKey: start } : {}),

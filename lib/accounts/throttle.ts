@@ -26,8 +26,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MS = 250;
 const throttleKey = (key: string, sk: string) => ({ pk: `throttle#${key}`, sk });
 
+export interface ThrottleDeps {
+  table: Table;
+}
+
 export class Throttle {
-  constructor(private readonly table: Table) {}
+  constructor(private readonly deps: ThrottleDeps) {}
 
   /**
    * Takes one request from `key`'s allowance, or throws 429 (with Retry-After) and takes nothing from the
@@ -35,7 +39,7 @@ export class Throttle {
    * daily count.
    */
   async consume(key: string, limit: RateLimit, message = 'Too many requests'): Promise<void> {
-    const now = this.table.clock().getTime();
+    const now = this.deps.table.clock().getTime();
     if (limit.perMinute !== undefined && limit.perMinute > 0) {
       const waitMs = await this.takeFromBucket(key, limit.perMinute, limit.burst, now);
       if (waitMs > 0) throw errors.tooManyRequests(waitMs / 1000, message);
@@ -54,7 +58,7 @@ export class Throttle {
     // The item outlives its last admission by the tolerance plus one interval: then the bucket is full.
     for (let attempt = 0; attempt < 3; attempt++) {
       // Idle bucket (absent, or its TAT already passed): TAT = now + T.
-      const idle = await this.table
+      const idle = await this.deps.table
         .update(itemKey, {
           UpdateExpression: 'SET tat = :next, expires_at = :expires',
           ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
@@ -67,7 +71,7 @@ export class Throttle {
         .then(() => true, conditionFailedReturns(false));
       if (idle) return 0;
       // Busy bucket: admitted while TAT - now <= tolerance; TAT moves on by T.
-      const admitted = await this.table
+      const admitted = await this.deps.table
         .update(itemKey, {
           UpdateExpression: 'SET tat = tat + :interval, expires_at = :expires',
           ConditionExpression: 'tat >= :now AND tat <= :limit',
@@ -81,7 +85,7 @@ export class Throttle {
         .then(() => true, conditionFailedReturns(false));
       if (admitted) return 0;
       // Refused, or the item changed between the two updates: read how long to wait.
-      const current = await this.table.get<{ pk: string; sk: string; tat: number }>(itemKey);
+      const current = await this.deps.table.get<{ pk: string; sk: string; tat: number }>(itemKey);
       if (current && current.tat >= now) {
         const wait = current.tat - tolerance - CLOCK_SKEW_MS - now;
         if (wait > 0) return wait;
@@ -95,7 +99,7 @@ export class Throttle {
   private async countToday(key: string, perDay: number, now: number) {
     const day = new Date(now).toISOString().slice(0, 10);
     const nextDay = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
-    return this.table
+    return this.deps.table
       .update(throttleKey(key, `day#${day}`), {
         UpdateExpression: 'ADD #n :one SET expires_at = :expires',
         ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',

@@ -35,14 +35,19 @@ export class TokenError extends AppError {
 // What jose checks an HS256 key against; the key is imported once for both uses.
 const HS256 = { name: 'HMAC', hash: 'SHA-256' } as const;
 
+export interface TokenSignerDeps {
+  table: Table;
+  masterKey: () => Promise<MasterKey>;
+}
+
 export class TokenSigner {
   // A CryptoKey, not the raw bytes: jose imports raw bytes into WebCrypto again on every sign and verify,
   // tens of microseconds per request.
   private key: Promise<webcrypto.CryptoKey> | undefined;
   private readonly keyBytes: () => Promise<Buffer>;
 
-  constructor(table: Table, masterKey: () => Promise<MasterKey>) {
-    this.keyBytes = sealedKey(table, masterKey, 'token-signing-key');
+  constructor(deps: TokenSignerDeps) {
+    this.keyBytes = sealedKey(deps.table, deps.masterKey, 'token-signing-key');
   }
 
   private signingKey(): Promise<webcrypto.CryptoKey> {

@@ -1,13 +1,11 @@
 // The billing domain's one builder: shared pieces (repositories, settings store, live gateways, cashier
 // links, settlement) made once, and the named services handlers call. Production (functions/*/deps.ts)
-// and tests call the same builder.
-import { AccountRepository } from '#lib/accounts/repository.ts';
-import { SecurityEvents } from '#lib/accounts/security-events.ts';
-import type { TokenSigner } from '#lib/accounts/tokens.ts';
+// and tests call the same builder; what it reads of accounts it is given (Pick<Accounts, ...>).
+import type { Accounts } from '#lib/accounts/build.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
-import type { Clock, Table } from '#lib/platform/db/table.ts';
+import type { Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { CallbackReceiver } from './callbacks.ts';
 import { CashierLinks } from './cashier.ts';
@@ -22,6 +20,7 @@ import { PlanCatalog } from './plan-catalog.ts';
 import { PlanRepository } from './plans.ts';
 import { Reconciler } from './reconcile.ts';
 import { ReconcileSchedule } from './reconcile-schedule.ts';
+import { RefundCompletion } from './refund-completion.ts';
 import { RefundDesk } from './refunds.ts';
 import { GatewaySource } from './registry.ts';
 import { settingsFromConfig } from './settings.ts';
@@ -32,8 +31,11 @@ export interface BillingInput {
   table: Table;
   /** Seals the channels' credentials in the stored settings. */
   masterKey: () => Promise<MasterKey>;
-  /** Signs the mock cashier's links. */
-  signer: TokenSigner;
+  /**
+   * The signer of the mock cashier's links, the buyers' and administrators' records (a refund's notice, an
+   * order's username, a settings change's notices) and security events (build-sessions.ts builds them).
+   */
+  accounts: Pick<Accounts, 'signer' | 'repository' | 'securityEvents'>;
   /** Settlement writes the storage grant a plan buys (lib/files buildQuota). */
   quota: QuotaService;
   /** No mock cashier in `prod`/`production`. */
@@ -53,65 +55,52 @@ export interface BillingInput {
    * whose routes change the settings has them; without them, such a change is refused.
    */
   settingsChanges?: { mailer: Mailer; passwords: PaymentSecurityDeps['passwords'] };
-  /** The buyer's notice of a refund (docs/DESIGN.md 17); only the group whose routes refund has it. */
-  refundMailer?: Mailer;
-  clock?: Clock;
+  /** The buyer's notice of a refund (docs/DESIGN.md 17), completed by a request, a notice or reconciliation. */
+  refundMailer: Mailer;
 }
 
-export interface Billing {
-  plans: PlanCatalog;
-  orders: OrderDesk;
-  settlement: Settlement;
-  callbacks: CallbackReceiver;
-  /** The hosted mock cashier's pages. */
-  cashier: MockCashier;
-  /** The administrator's payment settings and the registered providers. */
-  settings: GatewaySettings;
-  gateways: GatewaySource;
-  reconciler: Reconciler;
-  /** Coupons (docs/DESIGN.md 17). */
-  coupons: CouponDesk;
-  /** Refunds (docs/DESIGN.md 17). */
-  refunds: RefundDesk;
-}
-
-export function buildBilling(input: BillingInput): Billing {
-  const { table, stage, baseUrl, payment } = input;
-  const clock = input.clock ?? table.clock;
-  const planRepository = new PlanRepository(table);
-  const orderRepository = new OrderRepository(table, { listingShards: input.listingShards });
+export function buildBilling(input: BillingInput) {
+  const { table, stage, baseUrl, payment, listingShards, quota } = input;
+  const { clock } = table;
+  const accounts = input.accounts.repository;
+  const planRepository = new PlanRepository({ table });
+  const orders = new OrderRepository({ table, listingShards });
   // Config-file credentials seed the table on first start only (docs/SPEC.md 2.4 rules 2-3).
-  const store = new PaymentSettingsStore(table, input.masterKey, () => settingsFromConfig(payment));
-  const gateways = new GatewaySource(store, stage, { clock });
+  const seed = () => settingsFromConfig(payment);
+  const store = new PaymentSettingsStore({ table, masterKey: input.masterKey, seed });
+  const gateways = new GatewaySource({ store, stage, clock });
   const schedule = new ReconcileSchedule(payment.reconcile);
-  const links = new CashierLinks(input.signer, baseUrl);
+  const links = new CashierLinks({ signer: input.accounts.signer, baseUrl });
   const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
   // One catalogue: the plans page and order creation share this container's copy of the active plans.
   const catalog = new PlanCatalog({ plans: planRepository, clock });
-  const coupons = new CouponDesk({ coupons: new CouponRepository(table, input.listingShards), clock });
-  const settlement = new Settlement({
-    orders: orderRepository,
-    plans: planRepository,
-    quota: input.quota,
-    clock,
-  });
-  const accounts = new AccountRepository(table, input.listingShards);
-  const refunds = new RefundDesk({
+  const coupons = new CouponDesk({ coupons: new CouponRepository({ table, listingShards }), clock });
+  const settlement = new Settlement({ orders, plans: planRepository, quota, clock });
+  const completion = new RefundCompletion({
     table,
-    orders: orderRepository,
-    quota: input.quota,
+    orders,
+    quota,
     accounts,
     mailer: input.refundMailer,
-    listingShards: input.listingShards,
+    listingShards,
+    clock,
+    gateways,
+    schedule,
+  });
+  const refunds = new RefundDesk({
+    table,
+    orders,
+    listingShards,
     clock,
     gateways,
     notifyBaseUrl,
     schedule,
+    completion,
   });
   return {
     plans: catalog,
     orders: new OrderDesk({
-      orders: orderRepository,
+      orders,
       plans: planRepository,
       catalog,
       gateways,
@@ -126,8 +115,10 @@ export function buildBilling(input: BillingInput): Billing {
       accounts,
     }),
     settlement,
-    callbacks: new CallbackReceiver({ orders: orderRepository, gateways, settlement, refunds }),
-    cashier: new MockCashier({ orders: orderRepository, gateways, cashier: links, settlement, clock }),
+    callbacks: new CallbackReceiver({ orders, gateways, settlement, refunds: completion }),
+    /** The hosted mock cashier's pages. */
+    cashier: new MockCashier({ orders, gateways, cashier: links, settlement, clock }),
+    /** The administrator's payment settings and the registered providers. */
     settings: new GatewaySettings({
       store,
       gateways,
@@ -137,23 +128,26 @@ export function buildBilling(input: BillingInput): Billing {
         ? new PaymentSecurity({
             table,
             accounts,
-            events: new SecurityEvents(table),
+            events: input.accounts.securityEvents,
             ...input.settingsChanges,
           })
         : undefined,
     }),
     gateways,
+    /** Coupons and refunds (docs/DESIGN.md 17). */
     coupons,
     refunds,
     reconciler: new Reconciler({
-      orders: orderRepository,
+      orders,
       gateways,
       settlement,
       schedule,
       maxOrdersPerRun: payment.reconcile.max_orders_per_run,
       clock,
       coupons,
-      refunds,
+      refunds: completion,
     }),
   };
 }
+
+export type Billing = ReturnType<typeof buildBilling>;

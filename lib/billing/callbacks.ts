@@ -7,7 +7,7 @@ import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { ORDER_ID_PATTERN, type StoredOrder } from './model.ts';
 import type { OrderRepository } from './orders.ts';
-import type { RefundDesk } from './refunds.ts';
+import type { RefundCompletion } from './refund-completion.ts';
 import { type GatewaySource, isChannel } from './registry.ts';
 import type { ConfirmPath, Settlement } from './settlement.ts';
 
@@ -29,7 +29,7 @@ export interface CallbackReceiverDeps {
   gateways: GatewaySource;
   settlement: Settlement;
   /** Applies a channel's refund notice (channel_b) to the refund it names. */
-  refunds: RefundDesk;
+  refunds: Pick<RefundCompletion, 'completeByNotice'>;
 }
 
 export class CallbackReceiver {

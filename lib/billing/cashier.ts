@@ -8,28 +8,30 @@ import type { OrderStatus, StoredOrder } from './model.ts';
 /** A cashier link lives at most this long; it is re-signed every time the order is read. */
 export const CASHIER_LINK_SECONDS = 15 * 60;
 
+export interface CashierLinksDeps {
+  signer: TokenSigner;
+  baseUrl: string;
+}
+
 export class CashierLinks {
-  constructor(
-    private readonly signer: TokenSigner,
-    private readonly baseUrl: string,
-  ) {}
+  constructor(private readonly deps: CashierLinksDeps) {}
 
   /** `{base_url}/pay/mock/{id}?token=...`, valid until the order's deadline or 15 minutes, whichever is first. */
   async linkFor(order: StoredOrder, now: Date): Promise<string | null> {
     const secondsLeft = Math.floor((order.deadline_ms - now.getTime()) / 1000);
     if (secondsLeft <= 0) return null;
-    const { token } = await this.signer.sign(
+    const { token } = await this.deps.signer.sign(
       { sub: order.id, scope: 'mock_cashier', uid: order.user_id },
       Math.min(CASHIER_LINK_SECONDS, secondsLeft),
       now,
     );
-    return `${this.baseUrl}/pay/mock/${order.id}?token=${encodeURIComponent(token)}`;
+    return `${this.deps.baseUrl}/pay/mock/${order.id}?token=${encodeURIComponent(token)}`;
   }
 
   /** The owner the link was signed for, or the reason it is refused. */
   async verify(orderId: string, token: string | undefined, now: Date): Promise<{ userId: string }> {
     if (!token) throw new TokenError('invalid');
-    const claims = await this.signer.verify(token, 'mock_cashier', now);
+    const claims = await this.deps.signer.verify(token, 'mock_cashier', now);
     if (claims.sub !== orderId || typeof claims.uid !== 'string') throw new TokenError('invalid');
     return { userId: claims.uid };
   }

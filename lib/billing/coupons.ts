@@ -59,16 +59,21 @@ function fromItem(item: Item | undefined): Coupon | undefined {
   return coupon as unknown as Coupon;
 }
 
+export interface CouponRepositoryDeps {
+  table: Table;
+  /** `listing_shards`: how many shards the coupon listing and the holds spread over. */
+  listingShards: number;
+}
+
 export class CouponRepository {
+  readonly table: Table;
   private readonly all: ShardedListing;
   private readonly holds: ShardedListing;
 
-  constructor(
-    readonly table: Table,
-    listingShards: number,
-  ) {
-    this.all = { index: 'listing', name: ALL_COUPONS, count: listingShards };
-    this.holds = { index: 'due', name: COUPON_HOLDS, count: listingShards };
+  constructor(deps: CouponRepositoryDeps) {
+    this.table = deps.table;
+    this.all = { index: 'listing', name: ALL_COUPONS, count: deps.listingShards };
+    this.holds = { index: 'due', name: COUPON_HOLDS, count: deps.listingShards };
   }
 
   /** The coupon and its code's uniqueness item in one transaction: a code taken (any case) fails it. */

@@ -73,7 +73,8 @@ export interface SettleInput {
   paidAt: string;
 }
 
-export interface OrderRepositorySettings {
+export interface OrderRepositoryDeps {
+  table: Table;
   /** `listing_shards`: how many shards the all-orders listing and the schedule spread over. */
   listingShards: number;
 }
@@ -82,12 +83,9 @@ export class OrderRepository {
   private readonly all: ShardedListing;
   private readonly due: ShardedListing;
 
-  constructor(
-    private readonly table: Table,
-    private readonly settings: OrderRepositorySettings,
-  ) {
-    this.all = { index: 'listing', name: ALL_ORDERS, count: settings.listingShards };
-    this.due = { index: 'due', name: DUE_ORDERS, count: settings.listingShards };
+  constructor(private readonly deps: OrderRepositoryDeps) {
+    this.all = { index: 'listing', name: ALL_ORDERS, count: deps.listingShards };
+    this.due = { index: 'due', name: DUE_ORDERS, count: deps.listingShards };
   }
 
   /**
@@ -110,11 +108,11 @@ export class OrderRepository {
       ...(options.firstCheck ? this.scheduleFields(order.id, options.firstCheck) : {}),
     };
     if (!options.together?.length) {
-      await this.table.putNew(item);
+      await this.deps.table.putNew(item);
       return;
     }
     // With a coupon's redemption (lib/billing/coupons.ts): the order is written only if it is taken too.
-    await this.table.transact([
+    await this.deps.table.transact([
       { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
       ...options.together,
     ]);
@@ -130,7 +128,7 @@ export class OrderRepository {
   }
 
   async get(id: string): Promise<StoredOrder | undefined> {
-    return fromItem(await this.table.get(orderKey(id)));
+    return fromItem(await this.deps.table.get(orderKey(id)));
   }
 
   /** Newest first. */
@@ -143,7 +141,7 @@ export class OrderRepository {
       gsi1pk: userIndex(userId),
       gsi1sk: ANY_KEY_VALUE,
     });
-    const { items, lastKey } = await this.table.query({
+    const { items, lastKey } = await this.deps.table.query({
       IndexName: 'owner',
       KeyConditionExpression: '#pk = :value',
       ExpressionAttributeNames: { '#pk': 'gsi1pk' },
@@ -161,13 +159,13 @@ export class OrderRepository {
    */
   private async whole(items: Item[]): Promise<StoredOrder[]> {
     if (items.length === 0) return [];
-    const read = await this.table.getMany(items.map((item) => orderKey(String(item.id))));
+    const read = await this.deps.table.getMany(items.map((item) => orderKey(String(item.id))));
     return read.map((item, index) => fromItem(item ?? items[index])!);
   }
 
   /** Every order, newest first (administrators): every shard read at once and merged. */
   async listAll(limit: number, cursor?: string): Promise<Page<StoredOrder>> {
-    const page = await readShards(this.table, this.all, { limit, cursor, order: 'newest-first' });
+    const page = await readShards(this.deps.table, this.all, { limit, cursor, order: 'newest-first' });
     return { items: await this.whole(page.items), next_cursor: page.next_cursor };
   }
 
@@ -176,7 +174,7 @@ export class OrderRepository {
    * shard at once). Eventually consistent: an order settled a moment ago may still appear.
    */
   async dueBy(now: Date, limit: number, cursor?: string): Promise<Page<DueOrder>> {
-    const page = await readShards(this.table, this.due, {
+    const page = await readShards(this.deps.table, this.due, {
       limit,
       cursor,
       order: 'oldest-first',
@@ -201,7 +199,7 @@ export class OrderRepository {
    * ConditionFailedError).
    */
   async reschedule(order: DueOrder, checkAt: Date, counted: boolean): Promise<void> {
-    await this.table.update(orderKey(order.id), {
+    await this.deps.table.update(orderKey(order.id), {
       UpdateExpression: counted ? 'SET gsi3sk = :next ADD reconcile_checks :one' : 'SET gsi3sk = :next',
       ConditionExpression: '#status = :pending AND gsi3sk = :seen',
       ExpressionAttributeNames: { '#status': 'status' },
@@ -219,7 +217,7 @@ export class OrderRepository {
    * the checks made counted. Holds only while it is still where it was read.
    */
   async leaveSchedule(order: DueOrder, checks: number): Promise<void> {
-    await this.table.update(orderKey(order.id), {
+    await this.deps.table.update(orderKey(order.id), {
       UpdateExpression: `SET reconcile_checks = :checks ${LEAVE_SCHEDULE}`,
       ConditionExpression: 'gsi3sk = :seen',
       ExpressionAttributeValues: { ':seen': order.due_key, ':checks': checks },
@@ -229,7 +227,7 @@ export class OrderRepository {
   /** The owner cancels a pending, unexpired order. Throws ConditionFailedError otherwise. */
   async cancel(id: string, userId: string, now: Date): Promise<StoredOrder> {
     const { Key: _key, ...update } = this.cancelItem(id, userId, now).Update!;
-    return fromItem(await this.table.update(orderKey(id), update))!;
+    return fromItem(await this.deps.table.update(orderKey(id), update))!;
   }
 
   /** The cancel as a transaction item (with a coupon's redemption given back in the same transaction). */
@@ -300,7 +298,7 @@ export class OrderRepository {
       sets.push('#grant = :grant');
       settled.grant = grant.grant;
     }
-    await this.table.transact([
+    await this.deps.table.transact([
       {
         Update: {
           Key: orderKey(order.id),
@@ -311,9 +309,9 @@ export class OrderRepository {
           ExpressionAttributeValues: values,
         },
       },
-      orderPaidOutboxPut(orderPaidDetail(settled), input.now, this.settings.listingShards),
+      orderPaidOutboxPut(orderPaidDetail(settled), input.now, this.deps.listingShards),
       // The grant, and its entry in the renewal reminders' index of end dates (docs/DESIGN.md 17).
-      ...(grant ? [grant.item, renewalItem(order.user_id, grant.grant, this.settings.listingShards)] : []),
+      ...(grant ? [grant.item, renewalItem(order.user_id, grant.grant, this.deps.listingShards)] : []),
     ]);
     // A transaction returns nothing; the order is what was read plus exactly what the write set.
     return settled;
@@ -321,7 +319,7 @@ export class OrderRepository {
 
   /** A second, different channel trade number for a paid order: kept for a human to refund. */
   async recordExtraTradeNo(id: string, tradeNo: string, now: string): Promise<void> {
-    await this.table.update(orderKey(id), {
+    await this.deps.table.update(orderKey(id), {
       UpdateExpression:
         'SET extra_trade_nos = list_append(if_not_exists(extra_trade_nos, :empty), :tradeNo), updated_at = :now',
       ConditionExpression: 'NOT contains(extra_trade_nos, :tradeNoText)',

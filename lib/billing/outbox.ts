@@ -138,7 +138,6 @@ export interface OutboxDeliveryDeps {
   publisher: OrderEventPublisher;
   /** `listing_shards`: the pending listing's shards (as settlement wrote them). */
   listingShards: number;
-  clock?: Clock;
 }
 
 export class OutboxDelivery {
@@ -147,7 +146,7 @@ export class OutboxDelivery {
 
   constructor(private readonly deps: OutboxDeliveryDeps) {
     this.table = deps.table;
-    this.clock = deps.clock ?? deps.table.clock;
+    this.clock = deps.table.clock;
   }
 
   /**

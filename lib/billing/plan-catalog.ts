@@ -13,7 +13,7 @@ export const CATALOGUE_STALENESS_MS = 30_000;
 
 export interface PlanCatalogDeps {
   plans: PlanRepository;
-  clock?: Clock;
+  clock: Clock;
 }
 
 export type PlanView = ReturnType<typeof planView>;
@@ -24,7 +24,7 @@ export class PlanCatalog {
   constructor(private readonly deps: PlanCatalogDeps) {
     this.active = cached(async () => (await deps.plans.list({ activeOnly: true })).map(planView), {
       ttlMs: CATALOGUE_STALENESS_MS,
-      ...(deps.clock ? { clock: deps.clock } : {}),
+      clock: deps.clock,
     });
   }
 

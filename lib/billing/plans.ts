@@ -50,11 +50,15 @@ function fromItem(item: Item | undefined): Plan | undefined {
   };
 }
 
+export interface PlanRepositoryDeps {
+  table: Table;
+}
+
 export class PlanRepository {
-  constructor(private readonly table: Table) {}
+  constructor(private readonly deps: PlanRepositoryDeps) {}
 
   async create(input: NewPlan): Promise<Plan> {
-    const clock = this.table.clock();
+    const clock = this.deps.table.clock();
     const now = isoWithOffset(clock);
     const plan: Plan = {
       id: randomUUID(),
@@ -67,7 +71,7 @@ export class PlanRepository {
       created_at: now,
       updated_at: now,
     };
-    await this.table.putNew({
+    await this.deps.table.putNew({
       ...planKey(plan.id),
       ...plan,
       gsi2pk: PLAN_INDEX,
@@ -78,7 +82,7 @@ export class PlanRepository {
 
   async get(id: string): Promise<Plan | undefined> {
     if (!PLAN_ID_PATTERN.test(id)) return undefined;
-    return fromItem(await this.table.get(planKey(id)));
+    return fromItem(await this.deps.table.get(planKey(id)));
   }
 
   /** Every plan, oldest first (the catalogue is small: one page of up to 1 MB of plans). */
@@ -86,7 +90,7 @@ export class PlanRepository {
     const plans: Plan[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.table.query({
+      const page = await this.deps.table.query({
         IndexName: 'listing',
         KeyConditionExpression: 'gsi2pk = :plans',
         ExpressionAttributeValues: { ':plans': PLAN_INDEX },
@@ -103,14 +107,17 @@ export class PlanRepository {
 
   async update(id: string, changes: PlanChanges): Promise<Plan> {
     if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
-    const updated = this.table.update(planKey(id), setFields(changes, isoWithOffset(this.table.clock())));
+    const updated = this.deps.table.update(
+      planKey(id),
+      setFields(changes, isoWithOffset(this.deps.table.clock())),
+    );
     return fromItem(await updated.catch(conditionFailedAs(planNotFound)))!;
   }
 
   /** Orders copy the plan's name and price, so deleting a plan never changes an existing order. */
   async delete(id: string): Promise<void> {
     if (!PLAN_ID_PATTERN.test(id)) throw planNotFound();
-    await this.table
+    await this.deps.table
       .delete(planKey(id), { ConditionExpression: 'attribute_exists(pk)' })
       .catch(conditionFailedAs(planNotFound));
   }

@@ -15,7 +15,7 @@ import { settleReportedPayment } from './callbacks.ts';
 import type { CouponDesk } from './coupon-desk.ts';
 import type { DueOrder, OrderRepository } from './orders.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
-import type { RefundDesk } from './refunds.ts';
+import type { RefundCompletion } from './refund-completion.ts';
 import type { GatewaySource } from './registry.ts';
 import { CHANNELS, type ChannelName } from './settings.ts';
 import type { Settlement } from './settlement.ts';
@@ -58,7 +58,7 @@ export interface ReconcilerDeps {
   /** Gives back the coupon redemptions of orders that expired unpaid (docs/DESIGN.md 17). */
   coupons: CouponDesk;
   /** Asks the channels about refunds left pending (docs/DESIGN.md 17). */
-  refunds: RefundDesk;
+  refunds: Pick<RefundCompletion, 'reconcilePending'>;
 }
 
 /** Queries in flight at once, across channels. */

@@ -1,13 +1,12 @@
 // Refunds (docs/DESIGN.md 17): an administrator refunds a paid order in full or in part, once per
 // Idempotency-Key. The key's item, the refund on the order and, for a full refund, the order's status, the
 // grant taken back and the order.refunded event are one transaction: a retried or concurrent request with
-// the same key finds the key's item and answers the order as it is, never refunding twice.
+// the same key finds the key's item and answers the order as it is, never refunding twice. A channel's
+// refund is asked of it once here; its result completes it (refund-completion.ts).
 import { randomUUID } from 'node:crypto';
-import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { ChannelAdapter } from '#lib/billing/channels/types.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { QuotaService } from '#lib/files/quota-service.ts';
-import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
+import { shardPartition } from '#lib/platform/db/shards.ts';
 import {
   type Clock,
   ConditionFailedError,
@@ -17,28 +16,18 @@ import {
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
-import type { Mailer } from '#lib/platform/mail/mailer.ts';
-import { refundNoticeMail } from '#lib/platform/mail/templates.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { notifyUrl } from './gateway-settings.ts';
 import { effectiveStatus, ORDER_ID_PATTERN, type RefundRecord, type StoredOrder } from './model.ts';
-import { orderRefundedDetail } from './order-events.ts';
 import { type OrderRepository, orderKey } from './orders.ts';
-import { orderRefundedOutboxPut } from './outbox.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
+import { REFUND_ATTEMPTS, type RefundCompletion, refundCheckKey, refundsDue } from './refund-completion.ts';
 import type { GatewaySource } from './registry.ts';
-import { renewalItem } from './renewals.ts';
 import type { ChannelName } from './settings.ts';
 
 /** `Idempotency-Key`: 1 to 64 of letters, digits and `-_.:` (a UUID fits). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 const refundKeyKey = (key: string): Key => ({ pk: `refundkey#${key}`, sk: 'key' });
-/** A pending channel refund on the reconciler's schedule (the `due` index under `refundsdue#<n>`). */
-const refundCheckKey = (refundId: string): Key => ({ pk: `refundcheck#${refundId}`, sk: 'check' });
-const refundsDue = (count: number): ShardedListing => ({ index: 'due', name: 'refundsdue', count });
-
-/** Tries when concurrent refunds of the same order (other keys) change it between the read and the write. */
-const REFUND_ATTEMPTS = 8;
 
 /** Refunds recorded by us alone: nothing moves at a channel (manual write-offs and the mock cashier). */
 const RECORDED_ONLY = new Set(['manual', 'mock']);
@@ -51,10 +40,6 @@ export interface RefundInput {
 export interface RefundDeskDeps {
   table: Table;
   orders: OrderRepository;
-  quota: QuotaService;
-  accounts: AccountRepository;
-  /** The buyer's notice; absent: none is sent (a group without mail). */
-  mailer?: Mailer | undefined;
   listingShards: number;
   clock: Clock;
   /** The channels as enabled now: a channel order is refunded through its channel. */
@@ -63,6 +48,8 @@ export interface RefundDeskDeps {
   notifyBaseUrl: string;
   /** When a pending channel refund is asked about (the payment reconciliation's schedule and back-off). */
   schedule: ReconcileSchedule;
+  /** A refund's result: the grant taken back, the order.refunded event, the buyer's notice. */
+  completion: RefundCompletion;
 }
 
 export class RefundDesk {
@@ -167,7 +154,7 @@ export class RefundDesk {
     values[':count'] = count;
     const unchanged = count === 0 ? 'attribute_not_exists(refunds)' : 'size(refunds) = :count';
     if (count === 0) delete values[':count'];
-    const takeBack = full ? await this.takeBack(order) : undefined;
+    const closing = full ? await this.deps.completion.fullRefundItems(order, at, now) : [];
     const after: StoredOrder = {
       ...order,
       refunds: [...(order.refunds ?? []), refund],
@@ -198,24 +185,13 @@ export class RefundDesk {
           ExpressionAttributeValues: values,
         },
       },
-      ...(takeBack
-        ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
-        : []),
+      ...closing,
       // A channel refund is checked at its channel while it is pending (reconciliation).
       ...(channel?.queryRefund ? [this.checkEntry(order, count, refund.id, now)] : []),
-      ...(full
-        ? [
-            orderRefundedOutboxPut(
-              orderRefundedDetail(order, at, takeBack ? takeBack.grant : (order.grant ?? null)),
-              now,
-              this.deps.listingShards,
-            ),
-          ]
-        : []),
     ]);
     if (channel) return this.throughChannel(channel, after, count, refund);
     log.info('order refunded', { order_id: order.id, refund_id: refund.id, amount_cents: amount, full });
-    await this.notify(after, amount);
+    await this.deps.completion.notify(after, amount);
     return after;
   }
 
@@ -236,73 +212,6 @@ export class RefundDesk {
       },
     };
   }
-
-  /**
-   * Reconciliation of refunds left pending (docs/DESIGN.md 17): each whose check is due is asked about at its
-   * channel (the gateway of its order); a result completes it as a notice would, no result moves its next
-   * check later (the same back-off as pending payments) until its checks are spent: then it leaves the
-   * schedule, pending, for a person. Never throws for one refund. Answers how many it completed.
-   */
-  async reconcilePending(limit: number): Promise<number> {
-    const { table, clock, schedule } = this.deps;
-    const now = clock();
-    const page = await readShards(table, refundsDue(this.deps.listingShards), {
-      limit,
-      order: 'oldest-first',
-      to: `${now.toISOString()}~`,
-    });
-    if (page.items.length === 0) return 0;
-    const { registry } = await this.deps.gateways.current();
-    let completed = 0;
-    for (const listed of page.items) {
-      const refundId = String(listed.pk).slice('refundcheck#'.length);
-      try {
-        const entry = await table.get(refundCheckKey(refundId));
-        if (!entry || entry.gsi3sk !== listed.gsi3sk) continue;
-        const orderId = String(entry.id);
-        const checks = Number(entry.reconcile_checks ?? 0) + 1;
-        const adapter = registry.channel(String(entry.provider) as ChannelName);
-        const order = await this.deps.orders.get(orderId);
-        const verdict =
-          adapter?.queryRefund && order?.gateway_origin === adapter.queryOrigin
-            ? await adapter.queryRefund(orderId, refundId)
-            : ({ kind: 'unknown', reason: 'unreachable' } as const);
-        if (verdict.kind === 'succeeded' || verdict.kind === 'refused') {
-          const result = verdict.kind === 'succeeded' ? 'succeeded' : 'failed';
-          await this.complete(orderId, Number(entry.refund_index), refundId, result);
-          completed += 1;
-          continue;
-        }
-        const next = schedule.nextCheck(now, checks, Number.MAX_SAFE_INTEGER / 2);
-        if (!next || checks >= schedule.maxChecks) {
-          log.error('a channel refund is still pending after its checks; check it at the channel', {
-            order_id: orderId,
-            refund_id: refundId,
-          });
-          await table.update(refundCheckKey(refundId), {
-            UpdateExpression: 'SET reconcile_checks = :checks REMOVE gsi3pk, gsi3sk',
-            ExpressionAttributeValues: { ':checks': checks },
-          });
-          continue;
-        }
-        await table.update(refundCheckKey(refundId), {
-          UpdateExpression: 'SET gsi3sk = :next, reconcile_checks = :checks',
-          ConditionExpression: 'gsi3sk = :seen',
-          ExpressionAttributeValues: {
-            ':next': `${next.toISOString()}#${refundId}`,
-            ':checks': checks,
-            ':seen': entry.gsi3sk,
-          },
-        });
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) {
-          log.error('a pending refund could not be reconciled', { refund_id: refundId, error });
-        }
-      }
-    }
-    return completed;
-  }
-
   /** The channel that refunds this order: enabled now, at the gateway the order was placed with. */
   private async channelOf(order: StoredOrder): Promise<ChannelAdapter> {
     const { registry } = await this.deps.gateways.current();
@@ -348,140 +257,11 @@ export class RefundDesk {
       }
       return order;
     }
-    return this.complete(order.id, index, refund.id, verdict.kind === 'succeeded' ? 'succeeded' : 'failed');
-  }
-
-  /**
-   * A channel's refund notice (already verified by its adapter): the result of our refund `refundNo` of
-   * order `outTradeNo`, applied once. Unknown refunds are refused (the channel's failure reply).
-   */
-  async completeByNotice(
-    provider: string,
-    notice: { outTradeNo: string; refundNo: string; result: 'succeeded' | 'failed' | 'pending' },
-  ): Promise<'applied' | 'unknown'> {
-    const order = ORDER_ID_PATTERN.test(notice.outTradeNo)
-      ? await this.deps.orders.get(notice.outTradeNo)
-      : undefined;
-    const index = order?.refunds?.findIndex((refund) => refund.id === notice.refundNo) ?? -1;
-    if (!order || order.provider !== provider || index < 0) return 'unknown';
-    if (notice.result !== 'pending') await this.complete(order.id, index, notice.refundNo, notice.result);
-    return 'applied';
-  }
-
-  /**
-   * A pending refund's result: one conditional transaction on the refund still pending (so a result lands
-   * once). A success that completes the amount sets `refunded`, takes back the grant and writes
-   * order.refunded; a failure gives its amount back to what is left.
-   */
-  async complete(orderId: string, index: number, refundId: string, result: 'succeeded' | 'failed') {
-    for (let attempt = 0; attempt < REFUND_ATTEMPTS; attempt += 1) {
-      const order = (await this.deps.orders.get(orderId))!;
-      const refund = order.refunds?.[index];
-      if (!refund || refund.id !== refundId || refund.status !== 'pending') return order;
-      const now = this.deps.clock();
-      const at = isoWithOffset(now);
-      const succeeded = (order.refunds ?? []).reduce(
-        (sum, item, position) =>
-          sum +
-          (position === index
-            ? result === 'succeeded'
-              ? item.amount_cents
-              : 0
-            : item.status === 'succeeded'
-              ? item.amount_cents
-              : 0),
-        0,
-      );
-      const full = result === 'succeeded' && succeeded === order.amount_cents && order.status === 'paid';
-      const values: Record<string, unknown> = {
-        ':id': refundId,
-        ':pending': 'pending',
-        ':result': result,
-        ':at': at,
-      };
-      const sets = [`refunds[${index}].#status = :result`, 'updated_at = :at'];
-      if (result === 'failed') {
-        values[':amount'] = refund.amount_cents;
-        sets.push('refunded_cents = refunded_cents - :amount');
-      }
-      if (full) {
-        values[':refunded'] = 'refunded';
-        sets.push('#status = :refunded', 'refunded_at = :at');
-      }
-      const takeBack = full ? await this.takeBack(order) : undefined;
-      const after: StoredOrder = {
-        ...order,
-        refunds: order.refunds!.map((item, position) =>
-          position === index ? { ...item, status: result } : item,
-        ),
-        refunded_cents: (order.refunded_cents ?? 0) - (result === 'failed' ? refund.amount_cents : 0),
-        updated_at: at,
-        ...(full ? { status: 'refunded' as const } : {}),
-      };
-      try {
-        await this.deps.table.transact([
-          {
-            Update: {
-              Key: orderKey(orderId),
-              UpdateExpression: `SET ${sets.join(', ')}`,
-              ConditionExpression: `refunds[${index}].id = :id AND refunds[${index}].#status = :pending`,
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: values,
-            },
-          },
-          // Settled: off the reconciler's schedule of pending refunds.
-          { Delete: { Key: refundCheckKey(refundId) } },
-          ...(takeBack
-            ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, this.deps.listingShards)]
-            : []),
-          ...(full
-            ? [
-                orderRefundedOutboxPut(
-                  orderRefundedDetail(order, at, takeBack ? takeBack.grant : (order.grant ?? null)),
-                  now,
-                  this.deps.listingShards,
-                ),
-              ]
-            : []),
-        ]);
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-        continue;
-      }
-      log.info('channel refund completed', { order_id: orderId, refund_id: refundId, result, full });
-      if (result === 'succeeded') await this.notify(after, refund.amount_cents);
-      return after;
-    }
-    throw errors.conflict('The order is being refunded by other requests; try again');
-  }
-
-  /** What a full refund takes back of the buyer's grant (undefined: nothing of the order is left in it). */
-  private async takeBack(order: StoredOrder) {
-    if (!order.grant) return undefined;
-    return this.deps.quota.takeBackFor(order.user_id, {
-      plan_id: order.plan_id,
-      quota_bytes: order.quota_bytes ?? order.grant.quota_bytes,
-      duration_days: order.duration_days ?? 0,
-    });
-  }
-
-  /** The buyer's mail; a failure is logged, never the refund's (it is done). */
-  private async notify(order: StoredOrder, amount: number): Promise<void> {
-    if (!this.deps.mailer) return;
-    try {
-      const buyer = await this.deps.accounts.get(order.user_id);
-      if (!buyer?.email) return;
-      await this.deps.mailer.send(
-        refundNoticeMail(buyer.email, {
-          orderId: order.id,
-          planName: order.plan_name,
-          amountCents: amount,
-          refundedCents: order.refunded_cents ?? amount,
-          totalCents: order.amount_cents,
-        }),
-      );
-    } catch (error) {
-      log.warn('the refund notice could not be sent', { order_id: order.id, error });
-    }
+    return this.deps.completion.complete(
+      order.id,
+      index,
+      refund.id,
+      verdict.kind === 'succeeded' ? 'succeeded' : 'failed',
+    );
   }
 }

@@ -66,16 +66,23 @@ export function createAdapter(name: ChannelName, settings: PaymentSettings): Cha
   }
 }
 
+export interface GatewayRegistryFacts {
+  adapters: ReadonlyMap<ChannelName, ChannelAdapter>;
+  registered: ReadonlySet<Provider>;
+  /** `default_gateway`: the default when it is registered, else manual. */
+  preferredDefault: Provider;
+}
+
+/** The channels one version of the settings registers (a value: rebuilt when the settings change). */
 export class GatewayRegistry {
   /** Registered providers, the default first, then in the fixed order manual, mock, channel_a|b|c. */
   readonly providers: Provider[];
   readonly defaultProvider: Provider;
 
-  constructor(
-    private readonly adapters: ReadonlyMap<ChannelName, ChannelAdapter>,
-    registered: ReadonlySet<Provider>,
-    preferredDefault: Provider,
-  ) {
+  private readonly adapters: ReadonlyMap<ChannelName, ChannelAdapter>;
+
+  constructor({ adapters, registered, preferredDefault }: GatewayRegistryFacts) {
+    this.adapters = adapters;
     // payment.default_gateway falls back to manual when it is not registered (docs/DESIGN.md 7).
     this.defaultProvider = registered.has(preferredDefault) ? preferredDefault : 'manual';
     this.providers = [
@@ -115,7 +122,7 @@ export function buildRegistry(
       log.warn('payment channel enabled but not registered', { channel: name, problem: error.message });
     }
   }
-  return new GatewayRegistry(adapters, registered, settings.default_gateway);
+  return new GatewayRegistry({ adapters, registered, preferredDefault: settings.default_gateway });
 }
 
 /** PUT validation: every set value well-formed, every enabled channel complete. Throws 400 naming the field. */
@@ -139,17 +146,20 @@ export const SETTINGS_STALENESS_MS = 30_000;
  * here) is checked against the stored version before it is given (`confirmed`), so switching a provider on
  * takes effect at once everywhere; switching one off, within the staleness.
  */
+export interface GatewaySourceDeps {
+  store: PaymentSettingsStore;
+  /** No mock cashier in `prod`/`production`. */
+  stage: string;
+  clock: Clock;
+}
+
 export class GatewaySource {
   private readonly cache: Cached<LiveGateways>;
 
-  constructor(
-    private readonly store: PaymentSettingsStore,
-    private readonly stage: string,
-    options: { clock?: Clock; stalenessMs?: number } = {},
-  ) {
+  constructor(private readonly deps: GatewaySourceDeps) {
     this.cache = cached((previous) => this.revalidate(previous), {
-      ttlMs: options.stalenessMs ?? SETTINGS_STALENESS_MS,
-      ...(options.clock ? { clock: options.clock } : {}),
+      ttlMs: SETTINGS_STALENESS_MS,
+      clock: deps.clock,
     });
   }
 
@@ -174,7 +184,7 @@ export class GatewaySource {
 
   /** After this container saved new settings, it need not read them back. */
   replace(saved: VersionedSettings): LiveGateways {
-    const live = { ...saved, registry: buildRegistry(saved.settings, { stage: this.stage }) };
+    const live = { ...saved, registry: buildRegistry(saved.settings, { stage: this.deps.stage }) };
     this.cache.set(live);
     return live;
   }
@@ -185,8 +195,8 @@ export class GatewaySource {
   }
 
   private async revalidate(previous: LiveGateways | undefined): Promise<LiveGateways> {
-    if (previous && (await this.store.currentVersion()) === previous.version) return previous;
-    const loaded = await this.store.load();
-    return { ...loaded, registry: buildRegistry(loaded.settings, { stage: this.stage }) };
+    if (previous && (await this.deps.store.currentVersion()) === previous.version) return previous;
+    const loaded = await this.deps.store.load();
+    return { ...loaded, registry: buildRegistry(loaded.settings, { stage: this.deps.stage }) };
   }
 }

@@ -72,9 +72,10 @@ export interface RenewalRemindersDeps {
   days: number;
   listingShards: number;
   clock: Clock;
-  /** Entries one run takes at most (the rest wait for the next). */
-  maxPerRun?: number;
 }
+
+/** Entries one run takes at most (the rest wait for the next). */
+const MAX_PER_RUN = 500;
 
 export class RenewalReminders {
   constructor(private readonly deps: RenewalRemindersDeps) {}
@@ -85,7 +86,7 @@ export class RenewalReminders {
     const summary: ReminderSummary = { found: 0, reminded: 0, already: 0, ended: 0, failed: 0 };
     const until = new Date(now.getTime() + days * DAY_MS);
     const page = await readShards(table, listing(listingShards), {
-      limit: this.deps.maxPerRun ?? 500,
+      limit: MAX_PER_RUN,
       order: 'oldest-first',
       to: `${until.toISOString()}~`,
     });

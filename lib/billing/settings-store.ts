@@ -31,29 +31,31 @@ export interface VersionedSettings {
 
 const secretContext = (path: string) => ({ purpose: 'payment-setting', field: path });
 
+export interface PaymentSettingsStoreDeps {
+  table: Table;
+  masterKey: () => Promise<MasterKey>;
+  seed: () => PaymentSettings;
+}
+
 export class PaymentSettingsStore {
-  constructor(
-    private readonly table: Table,
-    private readonly masterKey: () => Promise<MasterKey>,
-    private readonly seed: () => PaymentSettings,
-  ) {}
+  constructor(private readonly deps: PaymentSettingsStoreDeps) {}
 
   /**
    * The stored version only: the cheap read every request makes. It lives in its own tiny item (well under
    * 1 KB, so one read unit) rather than in the settings item, whose sealed keys make it several KB.
    */
   async currentVersion(): Promise<number | undefined> {
-    const item = await this.table.get<{ pk: string; sk: string; version: number }>(SETTINGS_VERSION_KEY);
+    const item = await this.deps.table.get<{ pk: string; sk: string; version: number }>(SETTINGS_VERSION_KEY);
     return typeof item?.version === 'number' ? item.version : undefined;
   }
 
   /** The settings with secrets opened; written from the config file first if the table has none yet. */
   async load(): Promise<VersionedSettings> {
-    const stored = await this.table.get<SettingsItem & Record<string, unknown>>(SETTINGS_KEY);
+    const stored = await this.deps.table.get<SettingsItem & Record<string, unknown>>(SETTINGS_KEY);
     if (stored) return this.open(stored);
-    const seeded = await this.toItem(this.seed(), 1);
+    const seeded = await this.toItem(this.deps.seed(), 1);
     try {
-      await this.table.transact([
+      await this.deps.table.transact([
         {
           Put: {
             Item: { ...SETTINGS_VERSION_KEY, version: 1 },
@@ -67,11 +69,11 @@ export class PaymentSettingsStore {
           },
         },
       ]);
-      return { version: 1, settings: this.seed() };
+      return { version: 1, settings: this.deps.seed() };
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
       // Another container wrote them first: theirs stand.
-      const winner = await this.table.get<SettingsItem & Record<string, unknown>>(SETTINGS_KEY);
+      const winner = await this.deps.table.get<SettingsItem & Record<string, unknown>>(SETTINGS_KEY);
       if (!winner) throw error;
       return this.open(winner);
     }
@@ -82,7 +84,7 @@ export class PaymentSettingsStore {
     const version = expectedVersion + 1;
     const item = await this.toItem(settings, version);
     // One transaction: the version item moves only together with the settings it announces.
-    const written = this.table.transact([
+    const written = this.deps.table.transact([
       {
         Update: {
           Key: SETTINGS_VERSION_KEY,
@@ -102,7 +104,7 @@ export class PaymentSettingsStore {
   }
 
   private async toItem(settings: PaymentSettings, version: number): Promise<SettingsItem> {
-    const key = await this.masterKey();
+    const key = await this.deps.masterKey();
     const secrets: Record<string, string> = {};
     const values = {
       default_gateway: settings.default_gateway,
@@ -125,14 +127,14 @@ export class PaymentSettingsStore {
     return {
       ...SETTINGS_KEY,
       version,
-      updated_at: isoWithOffset(this.table.clock()),
+      updated_at: isoWithOffset(this.deps.table.clock()),
       values,
       secrets,
     };
   }
 
   private async open(item: SettingsItem): Promise<VersionedSettings> {
-    const key = await this.masterKey();
+    const key = await this.deps.masterKey();
     const settings: PaymentSettings = {
       default_gateway: item.values.default_gateway,
       mock: { enabled: item.values.mock?.enabled === true },

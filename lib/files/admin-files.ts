@@ -2,7 +2,7 @@
 // index, or every file newest first by reading the gallery's and the private files' shards as one listing;
 // each item names its owner (id and username, the page's owners read in one batch).
 
-import { AccountRepository } from '#lib/accounts/repository.ts';
+import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards } from '#lib/platform/db/shards.ts';
 import type { Table } from '#lib/platform/db/table.ts';
@@ -18,8 +18,15 @@ export interface AdminListRequest {
 /** A file as the back office lists it: the record and its owner (username null once the account is gone). */
 export type AdminFileRecord = UploadRecord & { owner_id: string; owner_username: string | null };
 
+export interface AdminFilesDeps {
+  table: Table;
+  files: FileRepository;
+  /** The owners' usernames. */
+  accounts: Pick<AccountRepository, 'usernamesOf'>;
+}
+
 export class AdminFiles {
-  constructor(private readonly deps: { table: Table; files: FileRepository }) {}
+  constructor(private readonly deps: AdminFilesDeps) {}
 
   /** Any owner's files newest first (an unknown owner's page is empty), or every file without one. */
   async list(request: AdminListRequest): Promise<Page<AdminFileRecord>> {
@@ -59,7 +66,7 @@ export class AdminFiles {
 
   /** The usernames of these accounts (a page holds at most 100 owners: one batch read). */
   private usernames(ids: string[]): Promise<Map<string, string>> {
-    return new AccountRepository(this.deps.table).usernamesOf(ids);
+    return this.deps.accounts.usernamesOf(ids);
   }
 }
 

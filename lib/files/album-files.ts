@@ -9,8 +9,12 @@ import { indexPage } from './index-page.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+export interface AlbumFilesDeps {
+  table: Table;
+}
+
 export class AlbumFiles {
-  constructor(private readonly deps: { table: Table }) {}
+  constructor(private readonly deps: AlbumFilesDeps) {}
 
   /**
    * One page of an album's file items, newest first: one partition of the sparse `due` index

@@ -1,11 +1,7 @@
-// Builds the share links' service (docs/DESIGN.md 16) from the table and settings alone: what the function
-// that serves shares needs of the files domain (records and albums, no storage), kept apart from
-// buildFiles so that function does not bundle the upload pipeline.
-import {
-  DEFAULT_PASSWORD_GUESS_LIMIT,
-  LoginGuard,
-  type PasswordGuessLimit,
-} from '#lib/accounts/login-guard.ts';
+// Builds the share links' service (docs/DESIGN.md 16) from the table, settings and the accounts' password
+// guard: what the function that serves shares needs of the files domain (records and albums, no storage),
+// kept apart from buildFiles so that function does not bundle the upload pipeline.
+import type { Accounts } from '#lib/accounts/build.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
@@ -18,8 +14,8 @@ export interface SharesInput {
   baseUrl: string;
   /** `listing_shards` (file records carry their listing keys). */
   listingShards: number;
-  /** Wrong share passwords before the back-off: the accounts' rule (lib/accounts/login-guard.ts). */
-  guessLimit?: PasswordGuessLimit;
+  /** Wrong share passwords back off as wrong account passwords do (lib/accounts/login-guard.ts). */
+  accounts: Pick<Accounts, 'guard'>;
 }
 
 export function buildShares(input: SharesInput): ShareService {
@@ -35,7 +31,7 @@ export function buildShares(input: SharesInput): ShareService {
       clock: table.clock,
       baseUrl,
     }),
-    guard: new LoginGuard(table, input.guessLimit ?? DEFAULT_PASSWORD_GUESS_LIMIT),
+    guard: input.accounts.guard,
     clock: table.clock,
     baseUrl,
   });

@@ -1,13 +1,12 @@
-// Builds the files domain from what it uses (table, storage, clock, limits, quotas, CDN takedowns): each
-// service once, over the shared pieces; production (functions/upload/deps.ts) and tests call the same
-// builder.
-import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
+// Builds the files domain from what it uses (table, storage, limits, quotas, CDN takedowns, the account
+// records it reads): each service once, over the shared pieces; production (functions/upload/deps.ts) and
+// tests call the same builder.
+import type { Accounts } from '#lib/accounts/build.ts';
 import type { Principal } from '#lib/accounts/model.ts';
-import { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
-import { Takedowns } from '#lib/platform/cdn/takedowns.ts';
+import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
-import type { Clock, Table } from '#lib/platform/db/table.ts';
+import type { Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { AdminFiles } from './admin-files.ts';
 import { AlbumFiles } from './album-files.ts';
@@ -44,32 +43,17 @@ export interface FilesInput {
   listingShards: number;
   /** `cdn.deleted_max_age_seconds`: how long the edge may still hold a deleted file (takedowns are invalidated). */
   cdn: { deletedMaxAgeSeconds: number };
-  /** Defaults to the table's clock. */
-  clock?: Clock;
-}
-
-export interface Files {
-  files: FileRepository;
-  /** Albums (docs/DESIGN.md 16). */
-  albums: AlbumService;
-  /** The back office's view of everyone's files. */
-  adminFiles: AdminFiles;
-  directUploads: DirectUploadService;
-  presigns: PresignService;
-  confirms: ConfirmService;
-  deletions: FileDeletionService;
-  quota: QuotaService;
-  tokens: ApiTokenService;
-  /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
-  staticTokenOwner: () => Promise<Principal>;
+  /** The owners' usernames (back office), the static token's owner, and the uploaders' API tokens. */
+  accounts: Pick<Accounts, 'repository' | 'apiTokens'>;
 }
 
 /** How long the owner of the static token (the first administrator) is remembered once found. */
 const STATIC_OWNER_CACHE_MS = 60_000;
 
-export function buildFiles(input: FilesInput): Files {
+export function buildFiles(input: FilesInput) {
   const { table, storage, baseUrl, limits, quota } = input;
-  const clock = input.clock ?? table.clock;
+  const { clock } = table;
+  const accounts = input.accounts.repository;
   const files = new FileRepository({ table, baseUrl, listingShards: input.listingShards });
   const pending = new PendingUploads({ table });
   const allowedTypes = [...limits.allowedTypes];
@@ -79,8 +63,10 @@ export function buildFiles(input: FilesInput): Files {
   const albums = new AlbumService({ table, files, members: new AlbumFiles({ table }), clock, baseUrl });
   return {
     files,
+    /** Albums (docs/DESIGN.md 16). */
     albums,
-    adminFiles: new AdminFiles({ table, files }),
+    /** The back office's view of everyone's files. */
+    adminFiles: new AdminFiles({ table, files, accounts }),
     directUploads: new DirectUploadService({
       files,
       storage,
@@ -107,24 +93,27 @@ export function buildFiles(input: FilesInput): Files {
     deletions: new FileDeletionService({
       files,
       storage,
-      takedowns: new Takedowns({
+      takedowns: buildTakedowns({
         table,
         shards: input.listingShards,
         edgeMaxAgeSeconds: input.cdn.deletedMaxAgeSeconds,
-        clock,
       }),
     }),
     quota,
-    tokens: new ApiTokenService(table),
-    staticTokenOwner: staticTokenOwner(new AccountRepository(table)),
+    /** The uploaders' API tokens (the accounts' own, for the upload routes). */
+    tokens: input.accounts.apiTokens,
+    /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
+    staticTokenOwner: staticTokenOwner(accounts),
   };
 }
+
+export type Files = ReturnType<typeof buildFiles>;
 
 /**
  * The first administrator, remembered for a minute. Before an administrator exists the token is right but
  * has no owner: 503 with a message saying so (the operator's fix, not the client's).
  */
-function staticTokenOwner(accounts: AccountRepository): () => Promise<Principal> {
+function staticTokenOwner(accounts: Accounts['repository']): () => Promise<Principal> {
   let owner: { principal: Principal; until: number } | undefined;
   return async () => {
     if (owner && owner.until > Date.now()) return owner.principal;

@@ -37,8 +37,12 @@ export interface PendingItem extends Item {
   confirmed_file_id?: string;
 }
 
+export interface PendingUploadsDeps {
+  table: Table;
+}
+
 export class PendingUploads {
-  constructor(private readonly deps: { table: Table }) {}
+  constructor(private readonly deps: PendingUploadsDeps) {}
 
   async create(pending: PendingItem): Promise<void> {
     await this.deps.table.putNew(pending);

@@ -8,7 +8,6 @@ import {
   ConditionFailedError,
   conditionFailedReturns,
   epochSeconds,
-  type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
@@ -28,7 +27,7 @@ import {
   grantRemovalItem,
   reserveItem,
   USAGE_SK,
-  UsageRepository,
+  type UsageRepository,
   type UsageSlot,
   usageStateOf,
 } from './usage.ts';
@@ -42,6 +41,16 @@ export interface QuotaAccount {
   role: Role;
 }
 
+/** What a reservation holds: whose bytes, for which file, and the usage they were checked against. */
+export interface ReservationFacts {
+  service: Pick<QuotaService, 'stateFor'>;
+  account: QuotaAccount;
+  fileId: string;
+  bytes: number;
+  state: UsageState;
+  quotaBytes: number | null;
+}
+
 /**
  * The bytes of one new file, to be reserved in the owner's usage in the same transaction that writes its
  * record. `check()` throws the 507 when they do not fit the usage as last read; `item()` is the
@@ -49,39 +58,32 @@ export interface QuotaAccount {
  * `recordFields()` are what the file's record keeps of it (its deletion gives the bytes back there).
  */
 export class Reservation {
-  constructor(
-    private readonly service: QuotaService,
-    readonly account: QuotaAccount,
-    readonly fileId: string,
-    readonly bytes: number,
-    private state: UsageState,
-    private quotaBytes: number | null,
-  ) {}
+  constructor(private readonly held: ReservationFacts) {}
 
   /** Whether the bytes fit the usage as last read (no quota: always). */
   fits(): boolean {
-    const { quotaBytes, state, bytes } = this;
+    const { quotaBytes, state, bytes } = this.held;
     return quotaBytes === null || state.usedBytes + bytes <= quotaBytes;
   }
 
   check(): void {
-    if (!this.fits()) throw errors.insufficientStorage(this.state.usedBytes, this.quotaBytes!);
+    if (!this.fits()) throw errors.insufficientStorage(this.held.state.usedBytes, this.held.quotaBytes!);
   }
 
   item(): TransactItem {
-    return reserveItem(this.state, this.fileId, this.bytes, this.quotaBytes).item;
+    return reserveItem(this.held.state, this.held.fileId, this.held.bytes, this.held.quotaBytes).item;
   }
 
   /** Marks the record counted, and in which usage item when not the single one (an account without quota). */
   recordFields(): { usage_counted: true; usage_item?: UsageSlot } {
-    const { slot } = reserveItem(this.state, this.fileId, this.bytes, this.quotaBytes);
+    const { slot } = reserveItem(this.held.state, this.held.fileId, this.held.bytes, this.held.quotaBytes);
     return slot === USAGE_SK ? { usage_counted: true } : { usage_counted: true, usage_item: slot };
   }
 
   async refresh(): Promise<void> {
-    const fresh = await this.service.stateFor(this.account);
-    this.state = fresh.state;
-    this.quotaBytes = fresh.quotaBytes;
+    const fresh = await this.held.service.stateFor(this.held.account);
+    this.held.state = fresh.state;
+    this.held.quotaBytes = fresh.quotaBytes;
     this.check();
   }
 }
@@ -201,7 +203,14 @@ export class QuotaService {
     bytes: number,
     fileId: string,
   ): Reservation {
-    return new Reservation(this, account, fileId, bytes, read.state, read.quotaBytes);
+    return new Reservation({
+      service: this,
+      account,
+      fileId,
+      bytes,
+      state: read.state,
+      quotaBytes: read.quotaBytes,
+    });
   }
 
   /**
@@ -236,21 +245,4 @@ export class QuotaService {
 export interface GrantTakeBack {
   grant: Grant | null;
   item: TransactItem;
-}
-
-export interface QuotaInput {
-  table: Table;
-  /** Defaults to the table's clock. */
-  clock?: Clock;
-  /** `upload.default_quota_bytes`. */
-  defaultQuotaBytes: number;
-}
-
-/** Production (functions/upload|payments|payment-callback/deps.ts) and tests build quotas here. */
-export function buildQuota(input: QuotaInput): QuotaService {
-  return new QuotaService({
-    usage: new UsageRepository(input.table),
-    clock: input.clock ?? input.table.clock,
-    defaultQuotaBytes: input.defaultQuotaBytes,
-  });
 }

@@ -70,8 +70,16 @@ export function usageStateOf(accountId: string, items: readonly UsageItem[]): Us
   return { accountId, usedBytes, fileCount, ...(grant ? { grant } : {}) };
 }
 
+export interface UsageRepositoryDeps {
+  table: Table;
+}
+
 export class UsageRepository {
-  constructor(readonly table: Table) {}
+  readonly table: Table;
+
+  constructor(deps: UsageRepositoryDeps) {
+    this.table = deps.table;
+  }
 
   /**
    * The account's usage items (the single one and any shards), strongly consistent: a reservation or a

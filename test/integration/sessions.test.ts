@@ -10,7 +10,7 @@ import { sharedMasterKey, testDeps } from '#test/support/deps.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
 let table: Table;
-const { sessions, signer, groups } = testDeps();
+const { sessions, signer, groups, accounts: built } = testDeps();
 const { authenticate } = groups.auth;
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
@@ -98,10 +98,11 @@ describe('sessions', () => {
   });
 
   it('keeps one signing key however many containers race to create it', async () => {
-    const { TokenSigner } = await import('#lib/accounts/tokens.ts');
+    const { buildSessions } = await import('#lib/accounts/build-sessions.ts');
     const masterKey = sharedMasterKey();
     await table.delete({ pk: 'settings#token-signing-key', sk: 'settings' });
-    const signers = Array.from({ length: 8 }, () => new TokenSigner(table, masterKey));
+    const container = () => buildSessions({ table, masterKey, ttlHours: 1, listingShards: 1 });
+    const signers = Array.from({ length: 8 }, () => container().signer);
     const tokens = await Promise.all(
       signers.map((signer, n) => signer.sign({ sub: `s${n}`, scope: 'session' }, 60)),
     );
@@ -114,7 +115,7 @@ describe('sessions', () => {
 describe('accounts and passwords', () => {
   it('claims usernames and e-mails case-insensitively in one namespace', async () => {
     const { account } = await createTestAccount({ username: 'Alice', email: 'alice@example.test' });
-    const accounts = sessions.accounts;
+    const accounts = built.repository;
     expect(await accounts.ownerOf('ALICE')).toBe(account.id);
     expect(await accounts.ownerOf('Alice@Example.Test')).toBe(account.id);
     await expect(createTestAccount({ username: 'alice' })).rejects.toMatchObject({ errorName: 'conflict' });
@@ -130,7 +131,7 @@ describe('accounts and passwords', () => {
       ),
     );
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
-    const accounts = sessions.accounts;
+    const accounts = built.repository;
     for (let n = 0; n < 20; n++) {
       const owner = await accounts.ownerOf(`racer${n}@example.test`);
       const winner = (

@@ -9,7 +9,7 @@
 // takes every takedown, and expire with the edge's own maximum age: past it the edge holds nothing to take
 // out, so an item the worker never sent (CloudFront down for a day) lingers no longer than that.
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
-import { type Clock, epochSeconds, type Table } from '#lib/platform/db/table.ts';
+import { epochSeconds, type Table } from '#lib/platform/db/table.ts';
 import type { Invalidator } from './invalidator.ts';
 
 /** The partition name of pending takedowns in the `listing` index (`takedown#<n>`). */
@@ -54,7 +54,6 @@ export interface TakedownsDeps {
   shards: number;
   /** `cdn.deleted_max_age_seconds`: how long the edge may still hold a path, and so the item's TTL. */
   edgeMaxAgeSeconds: number;
-  clock?: Clock;
 }
 
 /** What one run of the worker did. */
@@ -73,16 +72,14 @@ export function takedownPathOf(item: Pick<TakedownItem, 'pk'>): string {
 
 export class Takedowns {
   private readonly listing: ShardedListing;
-  private readonly clock: Clock;
 
   constructor(private readonly deps: TakedownsDeps) {
     this.listing = { index: 'listing', name: TAKEDOWN_LISTING_NAME, count: deps.shards };
-    this.clock = deps.clock ?? deps.table.clock;
   }
 
   /** Records `path` for the next batch (recording it again before then changes nothing but its time). */
   async record(path: string): Promise<void> {
-    const now = this.clock();
+    const now = this.deps.table.clock();
     const item: TakedownItem = {
       pk: `${KEY_PREFIX}${path}`,
       sk: 'takedown',

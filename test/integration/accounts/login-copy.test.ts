@@ -45,7 +45,7 @@ describe('login from the claim copy', () => {
   it('gives every new claim the copy, and logs in by username and by e-mail from it', async () => {
     const h = authHarness();
     const user = await h.registerUser();
-    const account = await h.sessions.accounts.get(user.id);
+    const account = await h.accounts.repository.get(user.id);
     for (const value of [user.username, user.email]) {
       expect(await claim(h, value)).toMatchObject({
         username: user.username,
@@ -113,7 +113,7 @@ describe('login from the claim copy', () => {
 
     const right = await h.call('POST', '/auth/login', { username: user.username, password: user.password });
     expect(right.status).toBe(200);
-    const account = await h.sessions.accounts.get(user.id);
+    const account = await h.accounts.repository.get(user.id);
     expect(await claim(h, user.username)).toMatchObject({
       username: user.username,
       password_hash: account!.password_hash,
@@ -136,7 +136,7 @@ describe('login from the claim copy', () => {
     expect(
       (await h.call('POST', '/auth/login', { username: user.email, password: user.password })).status,
     ).toBe(200);
-    const account = await h.sessions.accounts.get(user.id);
+    const account = await h.accounts.repository.get(user.id);
     expect((await claim(h, user.email))?.password_hash).toBe(account!.password_hash);
   });
 
@@ -150,7 +150,7 @@ describe('login from the claim copy', () => {
       { token: user.token },
     );
     expect(changed.status).toBe(200);
-    const account = await h.sessions.accounts.get(user.id);
+    const account = await h.accounts.repository.get(user.id);
     for (const value of [user.username, user.email]) {
       expect((await claim(h, value))?.password_hash).toBe(account!.password_hash);
     }

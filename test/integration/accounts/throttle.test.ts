@@ -23,15 +23,15 @@ describe('the table-backed throttle', () => {
   it('keeps the burst for a request that read its clock just before the first one was admitted', async () => {
     // Prepare: two callers of one burst; the later clock reaches the table first (a race seen in the suite).
     const start = Date.now();
-    const later = new Throttle(
-      new Table(dynamoClient(config.aws), config.table_name, () => new Date(start + 5)),
-    );
-    const earlier = new Throttle(
-      new Table(dynamoClient(config.aws), config.table_name, () => new Date(start)),
-    );
-    const third = new Throttle(
-      new Table(dynamoClient(config.aws), config.table_name, () => new Date(start + 10)),
-    );
+    const later = new Throttle({
+      table: new Table(dynamoClient(config.aws), config.table_name, () => new Date(start + 5)),
+    });
+    const earlier = new Throttle({
+      table: new Table(dynamoClient(config.aws), config.table_name, () => new Date(start)),
+    });
+    const third = new Throttle({
+      table: new Table(dynamoClient(config.aws), config.table_name, () => new Date(start + 10)),
+    });
     const key = `skew-${start}`;
     const limit = { perMinute: 1, burst: 2 };
 
@@ -46,11 +46,11 @@ describe('the table-backed throttle', () => {
     const table = new Table(dynamoClient(config.aws), config.table_name, clock);
     const key = `generic-${Date.now()}`;
     const limit = { perMinute: 1, burst: 2 };
-    const first = new Throttle(table);
+    const first = new Throttle({ table });
     expect(await statusOf(first.consume(key, limit))).toBe(200);
     expect(await statusOf(first.consume(key, limit))).toBe(200);
     // A new instance (another container, or after a restart) sees the same state.
-    const second = new Throttle(table);
+    const second = new Throttle({ table });
     const refused = await second.consume(key, limit).catch((error) => error);
     expect(httpStatusOf(refused)).toBe(429);
     expect(refused.retryAfterSeconds).toBe(60);
@@ -64,7 +64,7 @@ describe('the table-backed throttle', () => {
   it('admits exactly the burst of 10 concurrent requests and caps a day', async () => {
     const clock = movableClock(Date.UTC(2032, 0, 1, 12));
     const table = new Table(dynamoClient(config.aws), config.table_name, clock);
-    const throttle = new Throttle(table);
+    const throttle = new Throttle({ table });
     const key = `concurrent-${Date.now()}`;
     const statuses = await Promise.all(
       Array.from({ length: 10 }, () =>

@@ -119,7 +119,7 @@ describe('billing migrations', () => {
     const ids = listed.json.data.items.map((order: { id: string }) => order.id);
     expect(ids.indexOf(paidMock)).toBeGreaterThanOrEqual(0);
     expect(ids.indexOf(channelOrder)).toBe(ids.indexOf(paidMock) + 1);
-    const orders = new OrderRepository(table, SHARDS);
+    const orders = new OrderRepository({ table, ...SHARDS });
     const due = await orders.dueBy(new Date(), 100);
     expect(due.items.map((order) => order.id)).toContain(channelOrder);
     expect(due.items.map((order) => order.id)).not.toContain(paidMock);

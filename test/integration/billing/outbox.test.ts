@@ -85,7 +85,7 @@ function detailOf(order: StoredOrder): Partial<OrderPaidDetail> {
 /** A settlement path no HTTP route reaches here (the reconciler's), over the same table. */
 function reconciliation() {
   const { settlement } = testDeps({ defaultQuotaBytes: 1_000_000 }).billing;
-  const orders = new OrderRepository(testTable(), { listingShards: config.listing_shards });
+  const orders = new OrderRepository({ table: testTable(), listingShards: config.listing_shards });
   return async (orderId: string, tradeNo: string) =>
     settlement.confirm((await orders.get(orderId))!, 'reconciliation', tradeNo);
 }

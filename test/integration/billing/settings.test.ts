@@ -59,8 +59,9 @@ function read() {
 
 /** A second container: its own store and registry cache over the same table. */
 function otherContainer(clock: () => Date = () => new Date()) {
-  const store = new PaymentSettingsStore(table, sharedMasterKey(), () => settingsFromConfig(config.payment));
-  return new GatewaySource(store, 'test', { clock });
+  const seed = () => settingsFromConfig(config.payment);
+  const store = new PaymentSettingsStore({ table, masterKey: sharedMasterKey(), seed });
+  return new GatewaySource({ store, stage: 'test', clock });
 }
 
 /** A clock that stands still until the test moves it. */
@@ -164,9 +165,11 @@ describe('payment settings', () => {
   it('refuses channel_b enabled without platform_public_key (SPEC 2.4 rule 1)', async () => {
     // Prepare: a fresh table state has no platform key; simulate with a store that never had one.
     const { platform_public_key: _omitted, ...withoutPlatformKey } = completeChannelB;
-    const store = new PaymentSettingsStore(table, sharedMasterKey(), () =>
-      settingsFromConfig(config.payment),
-    );
+    const store = new PaymentSettingsStore({
+      table,
+      masterKey: sharedMasterKey(),
+      seed: () => settingsFromConfig(config.payment),
+    });
     const current = await store.load();
     const stripped = structuredClone(current.settings);
     delete stripped.channel_b.platform_public_key;
@@ -285,9 +288,11 @@ describe('payment settings', () => {
   });
 
   it('lets exactly one of two saves from the same version win (the other is 409)', async () => {
-    const store = new PaymentSettingsStore(table, sharedMasterKey(), () =>
-      settingsFromConfig(config.payment),
-    );
+    const store = new PaymentSettingsStore({
+      table,
+      masterKey: sharedMasterKey(),
+      seed: () => settingsFromConfig(config.payment),
+    });
     const current = await store.load();
     const outcomes = await Promise.allSettled([
       store.save(current.settings, current.version),

@@ -2,12 +2,14 @@
 // revoked (then refused), owner-scoped, accepted on uploader routes only, last_used_at once a minute.
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiTokenService, hashApiToken, tokenHashKey } from '#lib/accounts/api-tokens.ts';
+import { hashApiToken, tokenHashKey } from '#lib/accounts/api-tokens.ts';
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { sharedMasterKey } from '#test/support/deps.ts';
 import { makePng } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { bearer, callUpload, uniquePng, uploadInput } from './helpers.ts';
@@ -192,7 +194,14 @@ describe('last_used_at', () => {
         return result;
       },
     };
-    const service = new ApiTokenService(new Table(counting as never, config.table_name, () => now));
+    const clocked = new Table(counting as never, config.table_name, () => now);
+    const shards = config.listing_shards;
+    const service = buildSessions({
+      table: clocked,
+      masterKey: sharedMasterKey(),
+      ttlHours: 1,
+      listingShards: shards,
+    }).apiTokens;
     const { token } = await service.create(alice.account.id, 'clocked');
     updates = 0;
     const lastUsed = async () =>

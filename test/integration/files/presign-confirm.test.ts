@@ -293,6 +293,7 @@ describe('confirm refuses', () => {
       quota: deps.quota,
       listingShards: config.listing_shards,
       cdn: { deletedMaxAgeSeconds: config.cdn.deleted_max_age_seconds },
+      accounts: deps.accounts,
     });
     const grant = await small.presigns.presign(alice.account, { mime_type: 'image/png', size: 60 });
     await s3Client(config.aws).send(

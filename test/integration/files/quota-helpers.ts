@@ -105,7 +105,7 @@ export async function recordsOf(accountId: string) {
 /** The usage counters (every usage item of the account, summed as the service reads them) and the records. */
 export async function usageMatchesRecords(table: Table, accountId: string) {
   const [usage, stored] = await Promise.all([
-    new UsageRepository(table).read(accountId),
+    new UsageRepository({ table }).read(accountId),
     recordsOf(accountId),
   ]);
   return {

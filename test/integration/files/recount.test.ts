@@ -121,7 +121,7 @@ describe('usage recount', () => {
       );
       files.push(answer.body.data);
     }
-    const shardsBefore = (await new UsageRepository(table).items(boss.account.id)).filter(
+    const shardsBefore = (await new UsageRepository({ table }).items(boss.account.id)).filter(
       (item) => item.sk !== 'usage',
     );
     await table.update(usageKey(boss.account.id), {
@@ -131,7 +131,7 @@ describe('usage recount', () => {
 
     // Act
     const report = await recountUsage(table);
-    const itemsAfter = await new UsageRepository(table).items(boss.account.id);
+    const itemsAfter = await new UsageRepository({ table }).items(boss.account.id);
     const deleted = await callHandler(handlers.upload, {
       method: 'DELETE',
       path: `/api/v1/files/${files[0]!.id}`,

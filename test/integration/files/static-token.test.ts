@@ -93,7 +93,7 @@ describe('the static upload token', () => {
     // Assess
     expect(answers.map((answer) => answer.status)).toEqual(pngs.map(() => 200));
     const ownerId = String((await table.get(fileKey(answers[0]!.body.data.id)))?.owner_id);
-    const items = await new UsageRepository(table).items(ownerId);
+    const items = await new UsageRepository({ table }).items(ownerId);
     const written = items.filter((item) => (item.file_count ?? 0) > 0);
     expect(written.length).toBeGreaterThanOrEqual(4);
     for (const item of written) expect(item.file_count).toBeLessThanOrEqual(40 / 3);

@@ -10,6 +10,7 @@ import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamo
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeReport, ITEM_MIGRATIONS, migrateItems } from '#infra/migrate-items.ts';
+import { buildAccountRecords } from '#lib/accounts/build-sessions.ts';
 import { AdminFiles } from '#lib/files/admin-files.ts';
 import { FileRepository, fileKey } from '#lib/files/files.ts';
 import { fileListingShards } from '#lib/files/migrations.ts';
@@ -250,7 +251,8 @@ describe('a change of listing_shards', () => {
   it('moves every listed file to its shard of the new count, and back', async () => {
     const fewer = Math.max(1, Math.floor(config.listing_shards / 4));
     const files = new FileRepository({ table, baseUrl: config.base_url, listingShards: fewer });
-    const admin = new AdminFiles({ table, files });
+    const { repository: accounts } = buildAccountRecords({ table, listingShards: fewer });
+    const admin = new AdminFiles({ table, files, accounts });
 
     const moved = await migrateItems(table, { listingShards: fewer });
     const all = await readAll((cursor) => admin.list({ limit: 50, cursor }));

@@ -72,7 +72,7 @@ describe('recovery codes', () => {
 
 describe('password back-off', () => {
   it('locks 1 minute after the 10th failure, doubling with each further one, at most 15 minutes', () => {
-    const guard = new LoginGuard({} as Table, DEFAULT_PASSWORD_GUESS_LIMIT);
+    const guard = new LoginGuard({ table: {} as Table, limit: DEFAULT_PASSWORD_GUESS_LIMIT });
     const minutes = [10, 11, 12, 13, 14, 15, 40].map((failures) => guard.lockMsAfter(failures) / 60_000);
     expect(minutes).toEqual([1, 2, 4, 8, 15, 15, 15]);
   });

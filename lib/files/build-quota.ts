@@ -1,0 +1,15 @@
+// Builds the quota service (reservations, grants, usage) over the table: the upload, payments and settling
+// functions each build theirs here, and the back office reads usage through it (usage-reader.ts).
+import type { Table } from '#lib/platform/db/table.ts';
+import { QuotaService } from './quota-service.ts';
+import { UsageRepository } from './usage.ts';
+
+export interface QuotaInput {
+  table: Table;
+  /** `upload.default_quota_bytes`. */
+  defaultQuotaBytes: number;
+}
+
+export function buildQuota({ table, defaultQuotaBytes }: QuotaInput): QuotaService {
+  return new QuotaService({ usage: new UsageRepository({ table }), clock: table.clock, defaultQuotaBytes });
+}
