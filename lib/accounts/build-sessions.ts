@@ -4,6 +4,7 @@
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { ApiTokenService } from './api-tokens.ts';
+import { DEFAULT_PASSWORD_GUESS_LIMIT, LoginGuard, type PasswordGuessLimit } from './login-guard.ts';
 import { AccountRepository } from './repository.ts';
 import { SecurityEvents } from './security-events.ts';
 import { SessionService } from './sessions.ts';
@@ -42,3 +43,8 @@ export function buildSessions(input: SessionsInput) {
 }
 
 export type Sessions = ReturnType<typeof buildSessions>;
+
+/** The password-guessing guard over the table: accounts' logins, and share links' passwords alike. */
+export function buildPasswordGuard({ table, limit }: { table: Table; limit?: PasswordGuessLimit }) {
+  return { guard: new LoginGuard({ table, limit: limit ?? DEFAULT_PASSWORD_GUESS_LIMIT }) };
+}
