@@ -38,12 +38,14 @@ interface FunctionSpec {
  * What each group ships outside its bundle (argon2, channel_b's SDK) is in infra/bundling.ts.
  */
 export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
-  auth: { functionClass: 'password-hashing', timeoutSeconds: 10 },
+  accounts: { functionClass: 'password-hashing', timeoutSeconds: 10 },
   // API Gateway stops waiting after 30 s; confirm streams up to upload.presign_max_bytes from S3.
-  upload: { functionClass: 'io', timeoutSeconds: 29 },
-  files: { functionClass: 'light', timeoutSeconds: 10 },
+  files: { functionClass: 'io', timeoutSeconds: 29 },
+  meta: { functionClass: 'light', timeoutSeconds: 10 },
   // A first render of up to images.max_input_pixels, abandoned by the renderer after
   // images.render_timeout_seconds (20 s); API Gateway stops waiting after 30 s.
+  // Share pages and opens: argon2 for a share's password, like an account's.
+  shares: { functionClass: 'password-hashing', timeoutSeconds: 10 },
   render: { functionClass: 'image-rendering', timeoutSeconds: 29 },
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },

@@ -76,12 +76,12 @@ export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
 export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 
 // TOTP (otplib with its @otplib/*, @noble/hashes and @scure/base) and the setup's QR code (uqr): about
-// 48 KiB of the auth bundle that V8 would compile at every cold start, for the few requests that set up or
-// check a code (lib/accounts/totp.ts, lib/accounts/qr.ts load them then). Installed beside the auth bundle.
+// 48 KiB of the accounts bundle that V8 would compile at every cold start, for the few requests that set up or
+// check a code (lib/accounts/totp.ts, lib/accounts/qr.ts load them then). Installed beside the accounts bundle.
 export const TOTP_PACKAGES = ['otplib', 'uqr'] as const;
 
 // @simplewebauthn/server and what it brings (@peculiar/asn1-*, @levischuck/tiny-cbor, @hexagon/base64...):
-// loaded by the passkey requests only (lib/accounts/webauthn.ts). Installed beside the auth bundle.
+// loaded by the passkey requests only (lib/accounts/webauthn.ts). Installed beside the accounts bundle.
 export const PASSKEY_PACKAGE = '@simplewebauthn/server';
 
 // file-type and what it brings (strtok3, @tokenizer/*, token-types, debug): about 70 KiB of the upload
@@ -121,11 +121,13 @@ export interface GroupPackages {
 
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
-  auth: { native: ['argon2'], installed: [...TOTP_PACKAGES, PASSKEY_PACKAGE] },
-  upload: { native: [], installed: [FILE_TYPE_PACKAGE] },
+  accounts: { native: ['argon2'], installed: [...TOTP_PACKAGES, PASSKEY_PACKAGE] },
+  // Share passwords are argon2id hashes.
+  shares: { native: ['argon2'], installed: [] },
+  files: { native: [], installed: [FILE_TYPE_PACKAGE] },
   // The API reference's renderer (lib/http/docs-page.ts): files the page loads, read from the package on
   // their first request; never imported, so not bundled.
-  files: { native: [], installed: [REFERENCE_RENDERER] },
+  meta: { native: [], installed: [REFERENCE_RENDERER] },
   // Every request renders or serves a rendition: sharp and its libvips, built for the Lambda architecture.
   render: { native: ['sharp'], installed: [] },
   // argon2 for the administrator's password a key or gateway change asks for (lib/billing/payment-security.ts),

@@ -28,9 +28,10 @@ export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
  * does render, whose class (infra/service-function.ts `image-rendering`) already is one full vCPU.
  */
 export const PROD_MEMORY_MB: Record<FunctionGroup, number> = {
-  auth: 1769,
-  upload: 512,
-  files: 256,
+  accounts: 1769,
+  shares: 1024,
+  files: 512,
+  meta: 256,
   render: 1769,
   payments: 512,
   'payment-callback': 512,
@@ -75,12 +76,12 @@ export const FIRST_RENDERS_PER_UPLOAD = 2;
 // The durations below count a DynamoDB call in the function's region ("several milliseconds",
 // docs/PERFORMANCE.md) as 5 ms at p50 and 20 ms at p99, and calls sent together as one wait.
 // CPU per 4 MiB upload at one full core (docs/PERFORMANCE.md `upload_cpu_ms`), at upload's 512 MB share.
-const UPLOAD_CPU_MS = Math.round(51 / vcpuOf(PROD_MEMORY_MB.upload));
+const UPLOAD_CPU_MS = Math.round(51 / vcpuOf(PROD_MEMORY_MB.files));
 
 export const PATHS: readonly PathLoad[] = [
   {
     name: 'POST /auth/login',
-    group: 'auth',
+    group: 'accounts',
     perSecond: TARGET.loginsPerSecond,
     rate: 'target',
     p50Ms: 25,
@@ -92,7 +93,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'GET /auth/me',
-    group: 'auth',
+    group: 'accounts',
     perSecond: 1_000,
     rate: 'assumed',
     p50Ms: 7,
@@ -103,7 +104,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'POST /auth/register (+ its code)',
-    group: 'auth',
+    group: 'accounts',
     perSecond: 20,
     rate: 'assumed',
     p50Ms: 100,
@@ -116,7 +117,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'POST /api/v1/upload (4 MiB)',
-    group: 'upload',
+    group: 'files',
     perSecond: TARGET.uploadsPerSecond,
     rate: 'target',
     p50Ms: 250,
@@ -127,7 +128,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'POST /api/v1/upload/presign',
-    group: 'upload',
+    group: 'files',
     perSecond: 20,
     rate: 'assumed',
     p50Ms: 15,
@@ -138,7 +139,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'POST /api/v1/upload/confirm',
-    group: 'upload',
+    group: 'files',
     perSecond: 20,
     rate: 'assumed',
     p50Ms: 900,
@@ -150,7 +151,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'GET /api/v1/files, /gallery',
-    group: 'upload',
+    group: 'files',
     perSecond: 200,
     rate: 'assumed',
     p50Ms: 15,
@@ -161,7 +162,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: 'DELETE /api/v1/files/{id}',
-    group: 'upload',
+    group: 'files',
     perSecond: 50,
     rate: 'assumed',
     p50Ms: 25,
@@ -172,7 +173,7 @@ export const PATHS: readonly PathLoad[] = [
   },
   {
     name: '/healthz, /docs, unmatched paths',
-    group: 'files',
+    group: 'meta',
     perSecond: 10,
     rate: 'assumed',
     p50Ms: 5,
@@ -315,7 +316,7 @@ export function prodCapacitySettings(paths: readonly PathLoad[] = PATHS) {
     reserved_concurrency: prodReservedConcurrency(paths),
     lambda_concurrency_quota: lambdaQuotaToRequest(paths),
     // Only what differs from the function's class (infra/service-function.ts MEMORY_MB): dev stays small.
-    memory_mb: { auth: PROD_MEMORY_MB.auth },
+    memory_mb: { accounts: PROD_MEMORY_MB.accounts },
   };
 }
 

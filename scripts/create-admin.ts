@@ -69,13 +69,13 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  // The auth function's own dependencies: the script does what its back-office route does.
-  const [{ authDeps }, { config }] = await Promise.all([
-    import('#functions/auth/deps.ts'),
+  // The accounts function's own dependencies: the script does what its back-office route does.
+  const [{ accountsDeps }, { config }] = await Promise.all([
+    import('#functions/accounts/deps.ts'),
     import('#lib/platform/config/index.ts'),
   ]);
   try {
-    const admin = await authDeps().accounts.registration.createAdministrator(parsed.data);
+    const admin = await accountsDeps().accounts.registration.createAdministrator(parsed.data);
     console.log(`Administrator ${admin.username} (${admin.id}) created in table ${config.table_name}.`);
   } catch (error) {
     const status = (error as { status?: number }).status;

@@ -13,18 +13,20 @@ export const API_INFO = {
 
 /** Every group's route implementations, as its handler carries them. */
 export async function loadGroupRoutes(): Promise<Record<FunctionGroup, RouteImpls>> {
-  const [auth, upload, files, render, payments, callback] = await Promise.all([
-    import('#functions/auth/handler.ts'),
-    import('#functions/upload/handler.ts'),
+  const [accounts, shares, files, meta, render, payments, callback] = await Promise.all([
+    import('#functions/accounts/handler.ts'),
+    import('#functions/shares/handler.ts'),
     import('#functions/files/handler.ts'),
+    import('#functions/meta/handler.ts'),
     import('#functions/render/handler.ts'),
     import('#functions/payments/handler.ts'),
     import('#functions/payment-callback/handler.ts'),
   ]);
   return {
-    auth: auth.handler.routes,
-    upload: upload.handler.routes,
+    accounts: accounts.handler.routes,
+    shares: shares.handler.routes,
     files: files.handler.routes,
+    meta: meta.handler.routes,
     render: render.handler.routes,
     payments: payments.handler.routes,
     'payment-callback': callback.handler.routes,

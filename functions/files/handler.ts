@@ -1,71 +1,243 @@
-// Lambda entry of the `files` group: health check, the API document and its page, and the 404 for unknown
-// routes. It reaches no resource at all (stored files are the render group's): every route of this group
-// takes no credentials.
+// Lambda entry of the `files` group: direct and presigned uploads, file management, the public gallery,
+// API tokens and storage usage (docs/UPLOADS.md). API tokens and the static upload token authenticate
+// `uploader` routes.
 
+import { clientOf } from '#lib/accounts/client.ts';
 import { errors } from '#lib/core/errors.ts';
-import { html, ok } from '#lib/http/envelope.ts';
+import { directUploadBodyLimit } from '#lib/files/build.ts';
+import { fileTooLarge } from '#lib/files/errors.ts';
+import type { UploadRecord } from '#lib/files/record.ts';
+import { created, ok } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
-import { healthView } from '#lib/http/schemas/common.ts';
+import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { requirePrincipal } from '#lib/http/principal.ts';
+import { deletedView } from '#lib/http/schemas/common.ts';
+import {
+  adminFilePage,
+  adminFilesQuery,
+  albumCreateBody,
+  albumPage,
+  albumPatchBody,
+  albumView,
+  confirmBody,
+  filePage,
+  filePatchBody,
+  filesQuery,
+  permissionBody,
+  presignBody,
+  presignResponse,
+  tokenCreateBody,
+  tokenCreated,
+  tokenList,
+  tokenRevoked,
+  uploadRecordSchema,
+  usageResponse,
+} from '#lib/http/schemas/files.ts';
+import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import { type FilesDeps, filesDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
-// The generated document (npm run openapi), loaded on its first request rather than at cold start.
-const apiDocument = () =>
-  import('../../docs/openapi.json', { with: { type: 'json' } }).then(
-    (loaded) => loaded.default as Record<string, unknown>,
-  );
+const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
-/** The files group. */
-export function createFilesHandler(options: FrontDoorOptions = {}) {
+/** The caller as quotas see it: administrators have none. */
+const ownerOf = (request: HttpRequest<unknown, unknown>) => {
+  const { accountId, role } = requirePrincipal(request);
+  return { id: accountId, role };
+};
+
+/** The files group over the given dependencies (tests build theirs with the same builders). */
+export function createFilesHandler(
+  deps: () => FilesDeps,
+  options: { maxUploadBytes: number } & FrontDoorOptions,
+) {
+  const uploadServices = () => deps().services;
   return createGroupHandler(
     'files',
     {
-      'GET /healthz': defineRoute({
-        summary: 'Health check: the ok envelope once the service is ready.',
-        response: healthView,
-        run: async () => ok({ status: 'ok' }),
-      }),
-      'GET /api/v1/openapi.json': defineRoute({
-        summary: 'This document (OpenAPI 3.1).',
-        responseContentType: 'application/json',
-        responseDescription: 'The OpenAPI 3.1 document of the service.',
-        run: async () => ({
-          kind: 'raw',
-          status: 200,
-          body: JSON.stringify(await apiDocument()),
-          headers: {
-            'content-type': 'application/json; charset=utf-8',
-            'cache-control': 'public, max-age=300',
-          },
-        }),
-      }),
-      'GET /docs': defineRoute({
-        summary: 'The API reference: this document rendered by Swagger UI, every file from this origin.',
-        responseContentType: 'text/html',
-        responseDescription: 'An HTML page; its script and style sheets are under /docs/assets/.',
-        run: async () => {
-          const { DOCS_PAGE_CSP, renderDocsPage } = await import('#lib/http/docs-page.ts');
-          const page = html(renderDocsPage(await apiDocument()));
-          return { ...page, headers: { ...page.headers, 'content-security-policy': DOCS_PAGE_CSP } };
+      'POST /api/v1/upload': defineRoute({
+        maxBodyBytes: directUploadBodyLimit(options.maxUploadBytes),
+        // Said as the stream says it: the file limit a user knows (4 MiB), not the body's with its overhead.
+        tooLarge: () => fileTooLarge(options.maxUploadBytes),
+        summary:
+          'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
+        requestContentType: 'multipart/form-data',
+        response: uploadRecordSchema,
+        // Not an allowed type; over the owner's storage quota (docs/DESIGN.md 11).
+        errors: [415, 507],
+        run: async (request) => {
+          const declared = Number(request.headers['content-length']);
+          const record = await uploadServices().directUploads.upload(ownerOf(request), {
+            body: request.rawBody,
+            contentType: request.headers['content-type'] ?? '',
+            contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
+          });
+          return ok(record);
         },
       }),
-      'GET /docs/assets/{name}': defineRoute({
-        summary: "One of the reference page's files (its renderer's script and style sheet, and its own).",
-        responseContentType: 'text/javascript',
-        responseDescription: 'A script or style sheet, gzip-compressed when the client accepts it.',
-        errors: [404],
+      'POST /api/v1/upload/presign': defineRoute({
+        body: presignBody,
+        summary:
+          'A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past 100 presigns not yet confirmed).',
+        response: presignResponse,
+        errors: [415, 429, 507],
+        run: async (request) => ok(await uploadServices().presigns.presign(ownerOf(request), request.body)),
+      }),
+      'POST /api/v1/upload/confirm': defineRoute({
+        body: confirmBody,
+        summary: 'Checks a presigned upload and records it (idempotent).',
+        response: uploadRecordSchema,
+        // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
+        errors: [409, 410, 415, 507],
+        run: async (request) =>
+          ok(await uploadServices().confirms.confirm(ownerOf(request), request.body.key)),
+      }),
+      'GET /api/v1/files': defineRoute({
+        summary: "The caller's files, newest first; `album_id` lists one of the caller's albums.",
+        query: filesQuery,
+        response: filePage,
         run: async (request) => {
-          const { docsAsset, isDocsAsset } = await import('#lib/http/docs-page.ts');
-          const name = request.params.name ?? '';
-          if (!isDocsAsset(name)) throw errors.notFound('no such file of the reference page');
-          return docsAsset(name, request.headers['accept-encoding']);
+          const { albumId, ...page } = request.query;
+          const services = uploadServices();
+          return ok(
+            albumId === undefined
+              ? await services.files.list(callerOf(request), page)
+              : await services.albums.files(callerOf(request), albumId, page),
+          );
+        },
+      }),
+      'GET /api/v1/files/{id}': defineRoute({
+        response: uploadRecordSchema,
+        run: async (request) => {
+          const { files } = uploadServices();
+          return ok(await files.recordOf(await files.getOwn(callerOf(request), request.params.id ?? '')));
+        },
+      }),
+      'PATCH /api/v1/files/{id}': defineRoute({
+        summary:
+          "Sets the permission and/or the album of the caller's file (`album_id` null takes it out of its album).",
+        body: filePatchBody,
+        response: uploadRecordSchema,
+        run: async (request) => {
+          const { files, albums } = uploadServices();
+          const caller = callerOf(request);
+          const id = request.params.id ?? '';
+          const { permission, album_id: albumId } = request.body;
+          if (permission === undefined && albumId === undefined) {
+            throw errors.validation([{ field: 'body', message: 'give permission or album_id' }]);
+          }
+          let record: UploadRecord | undefined;
+          if (albumId !== undefined)
+            record = await files.recordOf(await albums.moveFile(caller, id, albumId));
+          if (permission !== undefined) record = await files.setPermission(caller, id, permission);
+          return ok(record);
+        },
+      }),
+      'DELETE /api/v1/files/{id}': defineRoute({
+        summary: 'Deletes the record and its object.',
+        response: deletedView,
+        run: async (request) =>
+          ok(await uploadServices().deletions.delete(callerOf(request), request.params.id ?? '')),
+      }),
+      'GET /api/v1/admin/files': defineRoute({
+        summary:
+          "Any account's files (`owner_id`), or every file, newest first, each naming its owner (`owner_id`, `owner_username`) (administrators).",
+        query: adminFilesQuery,
+        response: adminFilePage,
+        run: async (request) => ok(await uploadServices().adminFiles.list(request.query)),
+      }),
+      'PATCH /api/v1/admin/files/{id}': defineRoute({
+        summary: "Sets the permission of any account's file (administrators).",
+        body: permissionBody,
+        response: uploadRecordSchema,
+        run: async (request) =>
+          ok(
+            await uploadServices().files.setPermission(
+              null,
+              request.params.id ?? '',
+              request.body.permission,
+            ),
+          ),
+      }),
+      'DELETE /api/v1/admin/files/{id}': defineRoute({
+        summary:
+          "Deletes any account's file: record, object, and the owner's usage given back (administrators).",
+        response: deletedView,
+        run: async (request) => ok(await uploadServices().deletions.delete(null, request.params.id ?? '')),
+      }),
+      'POST /api/v1/albums': defineRoute({
+        summary: 'Creates an album (`name` 1 to 100 characters, `description` up to 1,000).',
+        body: albumCreateBody,
+        response: albumView,
+        successStatus: 201,
+        run: async (request) =>
+          created(await uploadServices().albums.create(callerOf(request), request.body)),
+      }),
+      'GET /api/v1/albums': defineRoute({
+        summary: "The caller's albums, newest first.",
+        query: pageQuery,
+        response: albumPage,
+        run: async (request) => ok(await uploadServices().albums.list(callerOf(request), request.query)),
+      }),
+      'GET /api/v1/albums/{id}': defineRoute({
+        response: albumView,
+        run: async (request) =>
+          ok(await uploadServices().albums.get(callerOf(request), request.params.id ?? '')),
+      }),
+      'PATCH /api/v1/albums/{id}': defineRoute({
+        summary: 'Renames an album or changes its description.',
+        body: albumPatchBody,
+        response: albumView,
+        run: async (request) =>
+          ok(await uploadServices().albums.update(callerOf(request), request.params.id ?? '', request.body)),
+      }),
+      'DELETE /api/v1/albums/{id}': defineRoute({
+        summary: 'Deletes an album; its files stay, outside any album.',
+        response: deletedView,
+        run: async (request) =>
+          ok(await uploadServices().albums.delete(callerOf(request), request.params.id ?? '')),
+      }),
+      'GET /api/v1/gallery': defineRoute({
+        summary: 'Public files of everyone, newest first.',
+        query: pageQuery,
+        response: filePage,
+        run: async (request) => ok(await uploadServices().files.gallery(request.query)),
+      }),
+      'POST /api/v1/tokens': defineRoute({
+        body: tokenCreateBody,
+        summary: 'An API token for an uploader; the secret is shown in this answer only.',
+        response: tokenCreated,
+        successStatus: 201,
+        run: async (request) =>
+          created(
+            await uploadServices().tokens.create(callerOf(request), request.body.name, clientOf(request)),
+          ),
+      }),
+      'GET /api/v1/usage': defineRoute({
+        summary: "The caller's storage: bytes and files used, the quota in force, the plan granting it",
+        response: usageResponse,
+        run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
+      }),
+      'GET /api/v1/tokens': defineRoute({
+        response: tokenList,
+        run: async (request) => ok(await uploadServices().tokens.list(callerOf(request))),
+      }),
+      'DELETE /api/v1/tokens/{id}': defineRoute({
+        response: tokenRevoked,
+        run: async (request) => {
+          const id = request.params.id ?? '';
+          await uploadServices().tokens.revoke(callerOf(request), id, clientOf(request));
+          return ok({ id, revoked: true });
         },
       }),
     },
-    { authenticate: noCredentials, frontDoor: options.frontDoor },
+    { authenticate: (request, kind) => deps().authenticate(request, kind), frontDoor: options.frontDoor },
   );
 }
 
-export const handler = createFilesHandler({ frontDoor: groupFrontDoor('files', needs, config) });
+export const handler = createFilesHandler(filesDeps, {
+  maxUploadBytes: config.upload.max_bytes,
+  frontDoor: groupFrontDoor('files', needs, config),
+});

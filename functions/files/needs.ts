@@ -1,8 +1,11 @@
-// What the `files` function needs (lib/wiring/needs.ts): nothing but the front door; no table, no bucket,
-// no credentials.
+// What the `files` function needs (lib/wiring/needs.ts); the stack and the local runner derive from this.
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
+  table: 'readwrite',
+  bucket: 'readwrite',
+  // Session routes (API tokens, file list) check session tokens, whose signing key is sealed with it.
+  masterKey: true,
   // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
   // address the CDN names is believed only with it (lib/http/front-door.ts).
   frontDoor: true,

@@ -29,9 +29,10 @@ const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // Imported on first use, like a Lambda cold start: a group's code loads only when it is called.
 const HANDLERS: Record<FunctionGroup, () => Promise<{ handler: GroupHandler }>> = {
-  auth: () => import('#functions/auth/handler.ts'),
-  upload: () => import('#functions/upload/handler.ts'),
+  accounts: () => import('#functions/accounts/handler.ts'),
+  shares: () => import('#functions/shares/handler.ts'),
   files: () => import('#functions/files/handler.ts'),
+  meta: () => import('#functions/meta/handler.ts'),
   render: () => import('#functions/render/handler.ts'),
   payments: () => import('#functions/payments/handler.ts'),
   'payment-callback': () => import('#functions/payment-callback/handler.ts'),

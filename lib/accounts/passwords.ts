@@ -7,7 +7,7 @@ type Argon2 = typeof import('@node-rs/argon2');
 let argon2: Argon2 | undefined;
 
 /**
- * The native addon, loaded on the first hash rather than at cold start (most requests of the auth group
+ * The native addon, loaded on the first hash rather than at cold start (most requests of the accounts group
  * never hash). CommonJS, required synchronously: it ships beside the bundle (infra/bundling.ts).
  */
 function loadArgon2(): Argon2 {

@@ -1,6 +1,6 @@
 // The QR code of a TOTP setup's otpauth link, as an SVG data URL ready for an <img> (docs/ACCOUNTS.md).
 // uqr (pure TypeScript, no dependencies) is loaded on the first setup only, not at every cold start of the
-// auth group: it is installed beside the bundle rather than inside it (infra/bundling.ts TOTP_PACKAGES).
+// accounts group: it is installed beside the bundle rather than inside it (infra/bundling.ts TOTP_PACKAGES).
 
 let uqr: Promise<typeof import('uqr')> | undefined;
 function loadUqr(): Promise<typeof import('uqr')> {

@@ -16,7 +16,7 @@ export async function openTotpSecret(masterKey: () => Promise<MasterKey>, accoun
 }
 
 // otplib (with its hash and base32 modules) is loaded on first TOTP use, not at every cold start of the
-// auth group: most of its requests never touch TOTP. It is not in the bundle either (V8 would compile it at
+// accounts group: most of its requests never touch TOTP. It is not in the bundle either (V8 would compile it at
 // every cold start); it is installed beside it (infra/bundling.ts TOTP_PACKAGES).
 let otplib: Promise<typeof import('otplib')> | undefined;
 export function loadOtplib(): Promise<typeof import('otplib')> {

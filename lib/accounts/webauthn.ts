@@ -1,5 +1,5 @@
 // The relying party and the WebAuthn library (docs/DESIGN.md 18). @simplewebauthn/server (with its ASN.1
-// and CBOR modules) is loaded on the first passkey request, not at every cold start of the auth group: it
+// and CBOR modules) is loaded on the first passkey request, not at every cold start of the accounts group: it
 // is installed beside the bundle, not inside it (infra/bundling.ts PASSKEY_PACKAGE).
 
 /** Who the passkeys are for: `auth.passkeys.rp_id` and the origins a ceremony may run at. */

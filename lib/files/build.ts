@@ -1,5 +1,5 @@
 // Builds the files domain from what it uses (table, storage, limits, quotas, CDN takedowns, the account
-// records it reads): each service once, over the shared pieces; production (functions/upload/deps.ts) and
+// records it reads): each service once, over the shared pieces; production (functions/files/deps.ts) and
 // tests call the same builder.
 import type { Accounts } from '#lib/accounts/build.ts';
 import type { Principal } from '#lib/accounts/model.ts';

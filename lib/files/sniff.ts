@@ -87,7 +87,7 @@ function plausible(kind: ImageKind, bytes: Buffer): boolean {
 }
 
 // file-type (with its tokenizer, inflate and debug modules) is loaded on the first sniff, not at every cold
-// start of the upload group, whose other routes never need it. It is installed beside the bundle rather than
+// start of the files group, whose other routes never need it. It is installed beside the bundle rather than
 // inside it, where V8 would compile it at every cold start (infra/bundling.ts FILE_TYPE_PACKAGE).
 let sniffer: Promise<typeof FileTypeFromBuffer> | undefined;
 function fileTypeSniffer(): Promise<typeof FileTypeFromBuffer> {

@@ -11,7 +11,7 @@ import type { HttpResult } from './types.ts';
 
 type Json = Record<string, unknown>;
 
-/** The renderer's package: installed beside the files function's bundle (infra/bundling.ts). */
+/** The renderer's package: installed beside the meta function's bundle (infra/bundling.ts). */
 export const REFERENCE_RENDERER = 'swagger-ui-dist';
 
 // How the renderer starts: the document of this origin; never the public validator (validatorUrl null),

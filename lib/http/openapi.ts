@@ -145,7 +145,7 @@ export function errorStatusesOf(route: RouteSpec, impl: AnyRoute | undefined): n
   if (route.auth !== 'none') statuses.add(401).add(403);
   if (route.path.includes('{')) statuses.add(404);
   if (route.method !== 'GET') statuses.add(409);
-  if (route.group === 'auth') statuses.add(429);
+  if (route.group === 'accounts' || route.group === 'shares') statuses.add(429);
   for (const status of impl?.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }

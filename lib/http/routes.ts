@@ -82,15 +82,15 @@ const ACCOUNT_ROUTES = [
  * (`RouteKey`) that its handler map must match: a missing or misspelt handler fails `tsc`.
  */
 const GROUP_ROUTES = {
-  auth: [
+  accounts: [
     ...ACCOUNT_ROUTES,
     ['POST', `${API_PREFIX}/admin/accounts`, 'admin', 'json'],
     ['GET', `${API_PREFIX}/admin/accounts`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/accounts/{id}`, 'admin', 'json'],
     ['POST', `${API_PREFIX}/admin/accounts/{id}/totp/reset`, 'admin', 'json'],
-
-    // Share links (docs/DESIGN.md 16): served by the auth function, which already ships argon2 (share
-    // passwords are hashed like account passwords) and the password-guessing guard.
+  ],
+  shares: [
+    // Share links (docs/DESIGN.md 16): the owner's, and the viewer's without a login.
     ['POST', `${API_PREFIX}/shares`, 'session', 'json'],
     ['GET', `${API_PREFIX}/shares`, 'session', 'none'],
     ['DELETE', `${API_PREFIX}/shares/{id}`, 'session', 'none'],
@@ -100,7 +100,7 @@ const GROUP_ROUTES = {
     ['POST', '/s/{id}', 'none', 'raw'],
     ['GET', '/s/{id}/random', 'none', 'none'],
   ],
-  upload: [
+  files: [
     ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],
     ['POST', `${API_PREFIX}/upload/presign`, 'uploader', 'json'],
     ['POST', `${API_PREFIX}/upload/confirm`, 'uploader', 'json'],
@@ -125,7 +125,7 @@ const GROUP_ROUTES = {
     ['PATCH', `${API_PREFIX}/albums/{id}`, 'uploader', 'json'],
     ['DELETE', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
   ],
-  files: [
+  meta: [
     ['GET', '/healthz', 'none', 'none'],
     // The API document (docs/openapi.json) and a page rendering it.
     ['GET', `${API_PREFIX}/openapi.json`, 'none', 'none'],
@@ -200,14 +200,14 @@ export const ROUTES: readonly RouteSpec[] = Object.freeze([
     list.map((row: RouteRow) => rowSpec(group as FunctionGroup, row)),
   ),
   ...ACCOUNT_ROUTES.map((row: RouteRow) => ({
-    ...rowSpec('auth', row),
+    ...rowSpec('accounts', row),
     path: `${API_PREFIX}${row[1]}`,
     aliasOf: row[1],
   })),
 ]);
 
 /** Requests that match no route go here (API Gateway `$default`), so a 404 is still an envelope. */
-export const DEFAULT_ROUTE_GROUP: FunctionGroup = 'files';
+export const DEFAULT_ROUTE_GROUP: FunctionGroup = 'meta';
 
 export function routesOf(group: FunctionGroup): RouteSpec[] {
   return ROUTES.filter((route) => route.group === group);

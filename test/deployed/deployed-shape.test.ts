@@ -130,7 +130,7 @@ describe('the deployed shape', () => {
     // argon2, TOTP's packages (otplib with its hash and base32 modules, uqr) loaded on the first TOTP
     // request (infra/bundling.ts TOTP_PACKAGES), and @simplewebauthn/server with its ASN.1, CBOR and base64
     // modules, loaded on the first passkey request (PASSKEY_PACKAGE).
-    expect([...shipped('auth')].sort()).toEqual([
+    expect([...shipped('accounts')].sort()).toEqual([
       '@hexagon',
       '@levischuck',
       '@noble',
@@ -150,18 +150,20 @@ describe('the deployed shape', () => {
     ]);
     // file-type, loaded on the first sniff (FILE_TYPE_PACKAGE); the CloudFront client (CLOUDFRONT_SDK) ships
     // with the takedowns worker only, loaded on a run with paths to send.
-    expect(shipped('upload')).not.toContain('@aws-sdk');
-    expect(shipped('upload')).toContain('file-type');
+    expect(shipped('files')).not.toContain('@aws-sdk');
+    expect(shipped('files')).toContain('file-type');
     expect(shipped('takedowns')).toContain('@aws-sdk');
-    expect(shipped('upload')).not.toContain('@node-rs');
+    expect(shipped('files')).not.toContain('@node-rs');
     // The API reference's renderer (lib/http/docs-page.ts), read as files, never imported.
-    expect(shipped('files')).toEqual(['swagger-ui-dist']);
+    expect(shipped('meta')).toEqual(['swagger-ui-dist']);
     // sharp with its libvips built for Lambda's arm64 (infra/bundling.ts NATIVE_ADDONS), and what sharp's
     // JavaScript requires, beside the render bundle only; no build of the machine that bundled it.
     expect([...shipped('render')].sort()).toEqual(['@img', 'detect-libc', 'semver', 'sharp']);
     const img = readdirSync(join(stack.functions.get('render')!.asset, 'node_modules', '@img')).sort();
     expect(img).toEqual(['colour', 'sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
-    for (const group of ['auth', 'upload', 'files', 'payments', 'payment-callback', 'takedowns'])
+    // argon2 alone beside the shares bundle: share passwords are hashed like account passwords.
+    expect(shipped('shares')).toEqual(['@node-rs']);
+    for (const group of ['accounts', 'shares', 'files', 'meta', 'payments', 'payment-callback', 'takedowns'])
       expect(shipped(group), group).not.toContain('sharp');
   });
 
@@ -230,7 +232,7 @@ describe('the deployed shape', () => {
 
   it('adds a passkey and logs in with it, passwordless and as the challenge answer (docs/DESIGN.md 18)', async () => {
     // The relying party is the deployment's public address (BASE_URL): the browser's origin there.
-    const origin = new URL(stack.functions.get('auth')!.templateEnvironment.BASE_URL!).origin;
+    const origin = new URL(stack.functions.get('accounts')!.templateEnvironment.BASE_URL!).origin;
     const device = new SoftAuthenticator(origin);
     const options = expectOk(
       await stack.api('POST', '/auth/passkeys/register/options', {
@@ -279,7 +281,7 @@ describe('the deployed shape', () => {
     state.user.token = answered.json.data.token;
   });
 
-  it('issues an API token on a session route of the upload function', async () => {
+  it('issues an API token on a session route of the files function', async () => {
     const created = expectOk(
       await stack.api('POST', '/api/v1/tokens', { headers: json(state.user.token), body: { name: 'picgo' } }),
       201,
@@ -364,7 +366,7 @@ describe('the deployed shape', () => {
         body: { mime_type: 'image/png', size: bytes.length, filename: 'shot.png' },
       }),
     );
-    // The URL was signed by the upload function against its own AWS endpoint, so the PUT is checked
+    // The URL was signed by the files function against its own AWS endpoint, so the PUT is checked
     // against that function's policy, as a presigned URL acts with its signer's rights.
     const put = await fetch(grant.json.data.url, {
       method: 'PUT',
@@ -454,7 +456,7 @@ describe('the deployed shape', () => {
 
     expect(deleted.json.data).toEqual({ id, deleted: true });
     expect(stack.cloudfront.invalidations.slice(before)).toEqual([]);
-    expect(stack.functions.get('upload')!.gateway.denials).toEqual([]);
+    expect(stack.functions.get('files')!.gateway.denials).toEqual([]);
     expect((await stack.api('GET', `/i/${key}`)).status).toBe(404);
   });
 
@@ -508,7 +510,7 @@ describe('the deployed shape', () => {
     expect(listed.json.data.items[0].usage).toMatchObject({ quota_bytes: 5 * 1024 ** 3 });
   });
 
-  it("serves the API document, its page and the page's renderer from the files function", async () => {
+  it("serves the API document, its page and the page's renderer from the meta function", async () => {
     const document = await stack.api('GET', '/api/v1/openapi.json');
     expect(document.status).toBe(200);
     expect(document.json.openapi).toBe('3.1.0');
@@ -695,12 +697,13 @@ describe('the deployed shape', () => {
   it('refuses a direct execute-api call to every function API Gateway reaches, forged proof or none', async () => {
     // One route of each, and an unknown path ($default); through the CDN the same requests are served.
     const probes: Array<[group: string, method: string, path: string]> = [
-      ['auth', 'GET', '/auth/me'],
-      ['upload', 'GET', '/api/v1/usage'],
-      ['files', 'GET', '/healthz'],
+      ['accounts', 'GET', '/auth/me'],
+      ['shares', 'GET', '/api/v1/shares'],
+      ['files', 'GET', '/api/v1/usage'],
+      ['meta', 'GET', '/healthz'],
       ['render', 'GET', '/i/2026/11/25/0f8fad5b-d9cb-469f-a165-70867728950e.png?w=16'],
       ['payments', 'GET', '/api/v1/plans'],
-      ['files', 'GET', '/no/such/path'],
+      ['meta', 'GET', '/no/such/path'],
       ['payment-callback', 'POST', '/api/v1/payments/channel_c/callback'],
     ];
     expect(new Set(probes.map(([group]) => group))).toEqual(new Set(FUNCTION_GROUPS));
@@ -780,15 +783,15 @@ describe('the deployed shape', () => {
     const actions = (group: string) =>
       new Set(stack.functions.get(group)!.gateway.calls.map((call) => call.action));
     // Upload opens the token-signing key that auth sealed: the data key comes back through Decrypt.
-    expect(actions('upload')).toContain('kms:Decrypt');
-    expect(actions('auth')).toContain('ses:SendEmail');
+    expect(actions('files')).toContain('kms:Decrypt');
+    expect(actions('accounts')).toContain('ses:SendEmail');
     expect(actions('payment-callback')).not.toContain('events:PutEvents');
-    expect(actions('files')).not.toContain('s3:GetObject');
+    expect(actions('meta')).not.toContain('s3:GetObject');
     expect(actions('render')).toEqual(
       new Set(['secretsmanager:GetSecretValue', 's3:GetObject', 's3:PutObject']),
     );
     expect(actions('takedowns')).toContain('cloudfront:CreateInvalidation');
-    expect([...actions('upload')].filter((action) => action.startsWith('cloudfront:'))).toEqual([]);
+    expect([...actions('files')].filter((action) => action.startsWith('cloudfront:'))).toEqual([]);
     // Every function behind API Gateway read the origin secret (the callback function for the requests
     // that came through API Gateway; its function URL needs none).
     for (const group of FUNCTION_GROUPS)

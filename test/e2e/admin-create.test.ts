@@ -1,7 +1,7 @@
 // `npm run admin:create`: how an operator makes the first administrator of a deployed stage.
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler } from '#functions/auth/handler.ts';
+import { handler } from '#functions/accounts/handler.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 

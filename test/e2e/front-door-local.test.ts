@@ -16,21 +16,21 @@ let files: FunctionProcess;
 // The server hands `files` its requests, and stops its process with it.
 const app = useLocalApp(async () => {
   files = await startFunctionProcess({
-    name: 'files',
+    name: 'meta',
     host: `${ROOT}infra/local/function-host.ts`,
-    module: `${ROOT}functions/files/handler.ts`,
-    env: localFunctionEnvironment('files', config),
+    module: `${ROOT}functions/meta/handler.ts`,
+    env: localFunctionEnvironment('meta', config),
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
     output: () => undefined,
     startTimeoutMs: 60_000,
   });
-  return { functions: new Map([['files', files]]) };
+  return { functions: new Map([['meta', files]]) };
 }, 90_000);
 
 describe('the front door, locally', () => {
   it('gives the function the local origin secret through its needs', () => {
-    const env = localFunctionEnvironment('files', config);
+    const env = localFunctionEnvironment('meta', config);
 
     expect(env.FRONT_DOOR__PROVIDER).toBe('local');
     expect(env.DATA_DIR).toBeTruthy();

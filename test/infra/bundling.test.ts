@@ -81,12 +81,12 @@ async function bundleMetafile(group: string, packages: (typeof GROUP_PACKAGES)[k
 }
 
 describe('bundles and the packages only some requests load', () => {
-  it('installs TOTP packages beside the auth bundle and file-type beside the upload bundle only', () => {
+  it('installs TOTP packages beside the accounts bundle and file-type beside the files bundle only', () => {
     for (const [group, packages] of Object.entries(GROUP_PACKAGES)) {
       for (const name of TOTP_PACKAGES) {
-        expect(nodeModulesOf(packages).includes(name), `${group} ${name}`).toBe(group === 'auth');
+        expect(nodeModulesOf(packages).includes(name), `${group} ${name}`).toBe(group === 'accounts');
       }
-      expect(nodeModulesOf(packages).includes(FILE_TYPE_PACKAGE), group).toBe(group === 'upload');
+      expect(nodeModulesOf(packages).includes(FILE_TYPE_PACKAGE), group).toBe(group === 'files');
     }
   });
 
@@ -128,8 +128,8 @@ describe('bundles and the packages only some requests load', () => {
       expect(
         [...TOTP_PACKAGES].every((name) => named.has(name)),
         group,
-      ).toBe(group === 'auth');
-      expect(named.has(`${FILE_TYPE_PACKAGE}/core`), group).toBe(group === 'upload');
+      ).toBe(group === 'accounts');
+      expect(named.has(`${FILE_TYPE_PACKAGE}/core`), group).toBe(group === 'files');
     }
   }, 120_000);
 });
@@ -147,7 +147,7 @@ function touch(root: string, path: string): void {
 }
 
 describe('bundles and the native addons', () => {
-  it('leaves argon2 and sharp out of every bundle, installed beside auth, payments and render only', () => {
+  it('leaves argon2 and sharp out of every bundle, installed beside accounts, shares, payments and render only', () => {
     expect(NATIVE_ADDON_NAMES.map((addon) => NATIVE_ADDONS[addon].package).sort()).toEqual(
       [ARGON2_PACKAGE, SHARP_PACKAGE].sort(),
     );
@@ -156,7 +156,7 @@ describe('bundles and the native addons', () => {
         expect.arrayContaining([ARGON2_PACKAGE, SHARP_PACKAGE]),
       );
       expect(nodeModulesOf(packages).includes(ARGON2_PACKAGE), group).toBe(
-        group === 'auth' || group === 'payments',
+        group === 'accounts' || group === 'shares' || group === 'payments',
       );
       expect(nodeModulesOf(packages).includes(SHARP_PACKAGE), group).toBe(group === 'render');
     }
@@ -196,12 +196,12 @@ describe('bundles and the native addons', () => {
           ...esbuildOptions({
             entry: join(outDir, 'entry.ts'),
             outfile: join(outDir, BUNDLE_FILE),
-            packages: GROUP_PACKAGES.files,
+            packages: GROUP_PACKAGES.meta,
           }),
           sourcemap: false,
           logLevel: 'silent',
         });
-        const checks = nativeChecks(outDir, 'files', GROUP_PACKAGES.files, 'arm64');
+        const checks = nativeChecks(outDir, 'meta', GROUP_PACKAGES.meta, 'arm64');
 
         const failed = checks.map(runHook).filter((run) => run.status !== 0);
         expect(
@@ -209,7 +209,7 @@ describe('bundles and the native addons', () => {
           kind,
         ).toEqual([1]);
         expect(failed[0]!.stderr, kind).toContain(
-          "files imports sharp; ship it (GROUP_PACKAGES native: ['sharp'])",
+          "meta imports sharp; ship it (GROUP_PACKAGES native: ['sharp'])",
         );
       }
     } finally {
@@ -280,7 +280,7 @@ describe('bundles and the tracer', () => {
     try {
       const outfile = join(dir, 'index.mjs');
       await build({
-        ...esbuildOptions({ entry: functionEntry('files'), outfile, packages: GROUP_PACKAGES.files }),
+        ...esbuildOptions({ entry: functionEntry('meta'), outfile, packages: GROUP_PACKAGES.meta }),
         sourcemap: false,
         logLevel: 'silent',
       });

@@ -98,8 +98,8 @@ describe('the synthesized prod template', () => {
       expect(functionOf(prod, row.group).ReservedConcurrentExecutions, row.group).toBe(row.reserved);
       expect(functionOf(dev, row.group).ReservedConcurrentExecutions, row.group).toBeUndefined();
     }
-    expect(functionOf(prod, 'auth').MemorySize).toBe(1769);
-    expect(functionOf(dev, 'auth').MemorySize).toBe(MEMORY_MB['password-hashing']);
+    expect(functionOf(prod, 'accounts').MemorySize).toBe(1769);
+    expect(functionOf(dev, 'accounts').MemorySize).toBe(MEMORY_MB['password-hashing']);
     expect(stageThrottleOf(dev)).toEqual({
       ThrottlingRateLimit: DEV_FILE.infra.throttle.rate_limit,
       ThrottlingBurstLimit: DEV_FILE.infra.throttle.burst_limit,

@@ -110,26 +110,27 @@ describe('functions', () => {
     }
   });
 
-  it('give the password-hashing auth function at least 1024 MB, render one full vCPU, the others 256 to 512', () => {
-    expect(functionOf(dev, 'auth').MemorySize).toBeGreaterThanOrEqual(1024);
+  it('give the password-hashing functions (accounts, shares) at least 1024 MB, render one full vCPU, the others 256 to 512', () => {
+    expect(functionOf(dev, 'accounts').MemorySize).toBeGreaterThanOrEqual(1024);
+    expect(functionOf(dev, 'shares').MemorySize).toBeGreaterThanOrEqual(1024);
     // libvips renders on one thread: 1,769 MB is one full vCPU, and far above its measured peak.
     expect(functionOf(dev, 'render').MemorySize).toBe(1769);
     expect(functionOf(dev, 'render').Timeout).toBe(29);
-    for (const group of FUNCTION_GROUPS.filter((name) => name !== 'auth' && name !== 'render')) {
+    for (const group of FUNCTION_GROUPS.filter((name) => !['accounts', 'shares', 'render'].includes(name))) {
       expect(functionOf(dev, group).MemorySize, group).toBeGreaterThanOrEqual(256);
       expect(functionOf(dev, group).MemorySize, group).toBeLessThanOrEqual(512);
     }
   });
 
-  it('carry exactly the variables their needs imply, and the files function no table', () => {
+  it('carry exactly the variables their needs imply, and the meta function no table', () => {
     for (const group of FUNCTION_GROUPS) {
       const env = Object.keys(functionOf(dev, group).Environment.Variables as Json).sort();
       expect(env, group).toEqual(
         [...deployedVariablesOf(GROUP_NEEDS[group]), ...OBSERVABILITY_VARIABLES].sort(),
       );
     }
-    expect(functionOf(dev, 'files').Environment.Variables.TABLE_NAME).toBeUndefined();
-    expect(functionOf(dev, 'upload').Environment.Variables.MASTER_KEY__PROVIDER).toBe('kms');
+    expect(functionOf(dev, 'meta').Environment.Variables.TABLE_NAME).toBeUndefined();
+    expect(functionOf(dev, 'files').Environment.Variables.MASTER_KEY__PROVIDER).toBe('kms');
   });
 
   it('receive the stage config and the deployment-owned settings', () => {
@@ -207,13 +208,13 @@ describe('least privilege', () => {
       expect(has(group, 'ses:'), group).toBe(false);
     }
     expect(
-      actionsOf(roleStatements(dev, 'auth'))
+      actionsOf(roleStatements(dev, 'accounts'))
         .filter((action) => action.startsWith('kms:'))
         .sort(),
     ).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
   });
 
-  it('lets the render function read the originals and write under derived/ only; the files function no S3', () => {
+  it('lets the render function read the originals and write under derived/ only; the meta function no S3', () => {
     const bucketArn = { 'Fn::GetAtt': [logicalIdOf(dev, dev.stack.bucket), 'Arn'] };
     const objectsUnder = (prefix: string) => ({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
     const s3Of = (group: FunctionGroup) =>
@@ -237,8 +238,8 @@ describe('least privilege', () => {
       'secretsmanager:GetSecretValue',
     ]);
     expect(DERIVED_PREFIX).toBe('derived/');
-    expect(s3Of('files')).toEqual([]);
-    expect(functionOf(dev, 'files').Environment.Variables.BUCKET_NAME).toBeUndefined();
+    expect(s3Of('meta')).toEqual([]);
+    expect(functionOf(dev, 'meta').Environment.Variables.BUCKET_NAME).toBeUndefined();
   });
 
   it('lets no API function invalidate in the CDN: deletes leave it by the edge maximum age or the takedowns worker', () => {
@@ -253,7 +254,7 @@ describe('least privilege', () => {
       config: stageConfigFrom('dev', { ...DEV_FILE, mail: { from: 'no-reply@mail.example.com' } }),
     });
 
-    const senders = ['auth', 'payments', 'payment-callback'] as const;
+    const senders = ['accounts', 'payments', 'payment-callback'] as const;
     for (const sender of senders) {
       const ses = roleStatements(withMail, sender).filter((statement) =>
         String(statement.Action).includes('ses:'),
@@ -284,11 +285,11 @@ describe('reserved concurrency', () => {
     const small = synth({
       config: stageConfigFrom('dev', {
         ...DEV_FILE,
-        infra: { ...DEV_FILE.infra, reserved_concurrency: { auth: 5, 'outbox-drain': 2 } },
+        infra: { ...DEV_FILE.infra, reserved_concurrency: { accounts: 5, 'outbox-drain': 2 } },
       }),
     });
-    expect(functionOf(small, 'auth').ReservedConcurrentExecutions).toBe(5);
-    expect(functionOf(small, 'upload').ReservedConcurrentExecutions).toBeUndefined();
+    expect(functionOf(small, 'accounts').ReservedConcurrentExecutions).toBe(5);
+    expect(functionOf(small, 'files').ReservedConcurrentExecutions).toBeUndefined();
     // The workers take the same setting by their names; without an entry they run unreserved.
     const workerProps = (name: 'outbox-drain' | 'reconciler') =>
       small.resources[

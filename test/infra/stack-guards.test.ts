@@ -160,11 +160,11 @@ describe('production guards', () => {
 
 describe('edge guards', () => {
   it('refuses to synthesize an API function that does not keep the front door', () => {
-    const files = GROUP_NEEDS.files as { frontDoor?: boolean };
+    const files = GROUP_NEEDS.meta as { frontDoor?: boolean };
     delete files.frontDoor;
     try {
       expect(() => synth({ stage: 'dev' })).toThrow(
-        /The files function is reached through API Gateway but functions\/files\/needs\.ts does not declare frontDoor/,
+        /The meta function is reached through API Gateway but functions\/meta\/needs\.ts does not declare frontDoor/,
       );
     } finally {
       files.frontDoor = true;
@@ -172,7 +172,7 @@ describe('edge guards', () => {
   }, 30_000);
 
   it('refuses more reserved concurrency than an account can give, and non-positive reservations', () => {
-    const greedy = { auth: 500, upload: 500 };
+    const greedy = { accounts: 500, files: 500 };
     expect(() =>
       stageConfigFrom('dev', { ...DEV_FILE, infra: { ...DEV_FILE.infra, reserved_concurrency: greedy } }),
     ).toThrow(
@@ -181,9 +181,9 @@ describe('edge guards', () => {
     expect(() =>
       stageConfigFrom('dev', {
         ...DEV_FILE,
-        infra: { ...DEV_FILE.infra, reserved_concurrency: { auth: 0 } },
+        infra: { ...DEV_FILE.infra, reserved_concurrency: { accounts: 0 } },
       }),
-    ).toThrow(/infra\.reserved_concurrency\.auth/);
+    ).toThrow(/infra\.reserved_concurrency\.accounts/);
     expect(() =>
       stageConfigFrom('dev', {
         ...DEV_FILE,

@@ -1,10 +1,10 @@
 // A credential check that fails for a reason other than a bad credential is a logged 5xx, never a 401
-// (docs/DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the upload function
+// (docs/DESIGN.md 9), and a group reaches nothing its needs do not declare. Regression for the files function
 // that had no master key in AWS and answered every session route "Session is invalid or expired".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildUploadDeps } from '#functions/upload/deps.ts';
-import { createUploadHandler } from '#functions/upload/handler.ts';
-import { needs as uploadNeeds } from '#functions/upload/needs.ts';
+import { buildFilesDeps } from '#functions/files/deps.ts';
+import { createFilesHandler } from '#functions/files/handler.ts';
+import { needs as filesNeeds } from '#functions/files/needs.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { cachedMasterKey, type MasterKey } from '#lib/platform/crypto/index.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
@@ -25,15 +25,15 @@ beforeAll(async () => {
 });
 afterAll(() => log.stop());
 
-/** The upload group as a fresh container whose master key opens with `open`. */
+/** The files group as a fresh container whose master key opens with `open`. */
 function uploadContainer(open: () => Promise<MasterKey>) {
-  const deps = buildUploadDeps(
-    testResources('upload', uploadNeeds, { provided: { masterKey: cachedMasterKey(open) } }),
+  const deps = buildFilesDeps(
+    testResources('files', filesNeeds, { provided: { masterKey: cachedMasterKey(open) } }),
   );
-  return createUploadHandler(() => deps, { maxUploadBytes: config.upload.max_bytes });
+  return createFilesHandler(() => deps, { maxUploadBytes: config.upload.max_bytes });
 }
 
-async function listTokens(handler: ReturnType<typeof createUploadHandler>) {
+async function listTokens(handler: ReturnType<typeof createFilesHandler>) {
   const result = await handler(
     apiEvent({ method: 'GET', path: '/api/v1/tokens', headers: alice.headers }),
     lambdaContext,
@@ -93,18 +93,18 @@ describe('a credential check that cannot be made', () => {
 
 describe('needs', () => {
   it('refuses a resource the group does not declare, naming the group and the need', () => {
-    const { masterKey: _dropped, ...withoutKey } = uploadNeeds;
-    const resources = groupResources('upload', withoutKey, config);
+    const { masterKey: _dropped, ...withoutKey } = filesNeeds;
+    const resources = groupResources('files', withoutKey, config);
 
     expect(() => masterKeyOf(resources)).toThrow(MissingNeedError);
     expect(() => masterKeyOf(resources)).toThrow(
-      'The upload function uses masterKey, which functions/upload/needs.ts does not declare',
+      'The files function uses masterKey, which functions/files/needs.ts does not declare',
     );
   });
 
   it('makes a group without the master key answer 500 (a wiring bug), never 401, and log the missing need', async () => {
-    const { masterKey: _dropped, ...withoutKey } = uploadNeeds;
-    const handler = createUploadHandler(() => buildUploadDeps(groupResources('upload', withoutKey, config)), {
+    const { masterKey: _dropped, ...withoutKey } = filesNeeds;
+    const handler = createFilesHandler(() => buildFilesDeps(groupResources('files', withoutKey, config)), {
       maxUploadBytes: config.upload.max_bytes,
     });
 
@@ -112,6 +112,6 @@ describe('needs', () => {
 
     expect(answer.status).toBe(500);
     expect(answer.body.message).toBe('Internal server error');
-    expect(log.lines.join('\n')).toContain('functions/upload/needs.ts does not declare');
+    expect(log.lines.join('\n')).toContain('functions/files/needs.ts does not declare');
   });
 });

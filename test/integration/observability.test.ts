@@ -94,7 +94,7 @@ describe('over HTTP through the local server', () => {
     expect(accessLinesOf(answers[2]!.requestId)[0]!.route).toBe('unmatched');
     expect(accessLinesOf(answers[3]!.requestId)[0]).toMatchObject({
       route: 'GET /auth/me',
-      function: 'auth',
+      function: 'accounts',
       principal: 'session',
       role: 'user',
       account_id: user.account.id,

@@ -11,7 +11,7 @@ import { provisionTestStack } from '#test/support/stack.ts';
 
 let table: Table;
 const { sessions, signer, groups, accounts: built } = testDeps();
-const { authenticate } = groups.auth;
+const { authenticate } = groups.accounts;
 beforeAll(async () => {
   ({ table } = await provisionTestStack());
 });

@@ -436,8 +436,8 @@ async function main(): Promise<void> {
     const { dynamoClient } = await import('#lib/platform/aws/dynamodb.ts');
     const { config } = await import('#lib/platform/config/index.ts');
     const handlers = {
-      auth: (await import('#functions/auth/handler.ts')).handler,
-      upload: (await import('#functions/upload/handler.ts')).handler,
+      accounts: (await import('#functions/accounts/handler.ts')).handler,
+      files: (await import('#functions/files/handler.ts')).handler,
       payments: (await import('#functions/payments/handler.ts')).handler,
       paymentCallback: (await import('#functions/payment-callback/handler.ts')).handler,
     };

@@ -111,7 +111,7 @@ export async function runLoad(options: { connections: number; seconds: number })
   try {
     const port = new URL(app.url).port;
     const url = `http://127.0.0.1:${port}/auth/me`;
-    // A short warm-up: the auth group's first import and JIT, not part of the figure.
+    // A short warm-up: the accounts group's first import and JIT, not part of the figure.
     await runAutocannon(url, user.token, options.connections, 2);
     const me = await runAutocannon(url, user.token, options.connections, options.seconds);
     const raw = await rawGetItemLoad(user.account.id, options.connections, options.seconds);

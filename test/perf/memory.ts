@@ -1,4 +1,4 @@
-// Peak memory of the upload function's two write paths, in a process of its own (started by bench.ts with
+// Peak memory of the files function's two write paths, in a process of its own (started by bench.ts with
 // `--expose-gc`, configured for the same stand-ins): how far above its settled resident set one request
 // takes it. Prints one line `MEMORY {json}`.
 //
@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { handler as uploadHandler } from '#functions/upload/handler.ts';
+import { handler as uploadHandler } from '#functions/files/handler.ts';
 import { incomingKey } from '#lib/files/prefixes.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';

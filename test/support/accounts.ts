@@ -79,8 +79,8 @@ export interface CallOptions {
   token?: string;
   ip?: string;
   headers?: Record<string, string>;
-  /** Another group's handler of the same deps (default: auth), e.g. `upload` for API tokens. */
-  group?: 'auth' | 'upload';
+  /** Another group's handler of the same deps (default: accounts), e.g. `files` for API tokens. */
+  group?: 'accounts' | 'files';
 }
 
 export interface CallResult<T = unknown> {
@@ -91,7 +91,7 @@ export interface CallResult<T = unknown> {
 }
 
 /**
- * The auth group's handler over deps of the test's own (clock, limits, mailer), called in process
+ * The accounts group's handler over deps of the test's own (clock, limits, mailer), called in process
  * with API Gateway events. The IP limit is off unless the test sets it.
  */
 export function authHarness(options: HarnessOptions = {}) {
@@ -103,7 +103,7 @@ export function authHarness(options: HarnessOptions = {}) {
   });
   const { accounts, table, sessions, signer } = deps;
   const mail = deps.mail as ReturnType<typeof memoryMailer>;
-  const handler = deps.handlers.auth;
+  const handler = deps.handlers.accounts;
   // biome-ignore lint/suspicious/noExplicitAny: tests read response data of many shapes
   async function call<T = any>(
     method: string,
@@ -113,7 +113,7 @@ export function authHarness(options: HarnessOptions = {}) {
   ): Promise<CallResult<T>> {
     const headers: Record<string, string> = { ...callOptions.headers };
     if (callOptions.token) headers.authorization = `Bearer ${callOptions.token}`;
-    const result = await deps.handlers[callOptions.group ?? 'auth'](
+    const result = await deps.handlers[callOptions.group ?? 'accounts'](
       apiEvent({
         method,
         path,

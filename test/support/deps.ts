@@ -1,10 +1,13 @@
 // One place tests build the service from: each group's dependencies come from its production builder
 // (functions/<group>/deps.ts) over this test file's settings and resources, with the clock, mailer, storage,
 // CDN, publisher, settings or limits a test replaces. A test cannot wire something production lacks.
-import { buildAuthDeps } from '#functions/auth/deps.ts';
-import { createAuthHandler } from '#functions/auth/handler.ts';
-import { needs as authNeeds } from '#functions/auth/needs.ts';
+import { buildAccountsDeps } from '#functions/accounts/deps.ts';
+import { createAccountsHandler } from '#functions/accounts/handler.ts';
+import { needs as accountsNeeds } from '#functions/accounts/needs.ts';
+import { buildFilesDeps } from '#functions/files/deps.ts';
 import { createFilesHandler } from '#functions/files/handler.ts';
+import { needs as filesNeeds } from '#functions/files/needs.ts';
+import { createMetaHandler } from '#functions/meta/handler.ts';
 import { buildOutboxDrainDeps } from '#functions/outbox-drain/deps.ts';
 import { createOutboxDrainHandler } from '#functions/outbox-drain/handler.ts';
 import { needs as outboxDrainNeeds } from '#functions/outbox-drain/needs.ts';
@@ -20,12 +23,12 @@ import { needs as reconcilerNeeds } from '#functions/reconciler/needs.ts';
 import { buildRenderDeps } from '#functions/render/deps.ts';
 import { createRenderHandler } from '#functions/render/handler.ts';
 import { needs as renderNeeds } from '#functions/render/needs.ts';
+import { buildSharesDeps } from '#functions/shares/deps.ts';
+import { createSharesHandler } from '#functions/shares/handler.ts';
+import { needs as sharesNeeds } from '#functions/shares/needs.ts';
 import { buildTakedownsDeps } from '#functions/takedowns/deps.ts';
 import { createTakedownsHandler } from '#functions/takedowns/handler.ts';
 import { needs as takedownsNeeds } from '#functions/takedowns/needs.ts';
-import { buildUploadDeps } from '#functions/upload/deps.ts';
-import { createUploadHandler } from '#functions/upload/handler.ts';
-import { needs as uploadNeeds } from '#functions/upload/needs.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
@@ -79,11 +82,15 @@ export function testDeps(options: TestDepsOptions = {}) {
         ...(options.events ? { events: options.events } : {}),
       },
     });
-  const authResources = resources('auth', authNeeds);
-  const uploadResources = resources('upload', uploadNeeds);
+  const authResources = resources('accounts', accountsNeeds);
+  const uploadResources = resources('files', filesNeeds);
   const groups = {
-    auth: buildAuthDeps(authResources, { limits }),
-    upload: buildUploadDeps(uploadResources),
+    accounts: buildAccountsDeps(authResources, { limits }),
+    files: buildFilesDeps(uploadResources),
+    shares: buildSharesDeps(
+      resources('shares', sharesNeeds),
+      limits.passwordGuessing ? { guessLimit: limits.passwordGuessing } : {},
+    ),
     render: buildRenderDeps(resources('render', renderNeeds)),
     payments: buildPaymentsDeps(resources('payments', paymentsNeeds)),
     paymentCallback: buildPaymentCallbackDeps(resources('payment-callback', paymentCallbackNeeds)),
@@ -92,9 +99,10 @@ export function testDeps(options: TestDepsOptions = {}) {
     takedowns: buildTakedownsDeps(resources('takedowns', takedownsNeeds)),
   };
   const handlers = {
-    auth: createAuthHandler(() => groups.auth),
-    upload: createUploadHandler(() => groups.upload, { maxUploadBytes: settings.upload.max_bytes }),
-    files: createFilesHandler(),
+    accounts: createAccountsHandler(() => groups.accounts),
+    files: createFilesHandler(() => groups.files, { maxUploadBytes: settings.upload.max_bytes }),
+    meta: createMetaHandler(),
+    shares: createSharesHandler(() => groups.shares),
     render: createRenderHandler(() => groups.render),
     payments: createPaymentsHandler(() => groups.payments),
     paymentCallback: createPaymentCallbackHandler(() => groups.paymentCallback),
@@ -112,11 +120,11 @@ export function testDeps(options: TestDepsOptions = {}) {
     storage: storageOf(uploadResources),
     masterKey: sharedMasterKey(),
     mail,
-    accounts: groups.auth.accounts,
-    sessions: groups.auth.sessions,
-    signer: groups.auth.signer,
-    uploads: groups.upload.services,
-    quota: groups.upload.services.quota,
+    accounts: groups.accounts.accounts,
+    sessions: groups.accounts.sessions,
+    signer: groups.accounts.signer,
+    uploads: groups.files.services,
+    quota: groups.files.services.quota,
     billing: groups.payments.billing,
     /** Delivers the order.paid events settled so far through this drain (test/support/outbox.ts). */
     drainOutbox: () => drainOutbox(handlers.outboxDrain),

@@ -20,8 +20,8 @@ import {
 import type { HeatRecorder } from './partition-heat.ts';
 
 export interface LoadMixHandlers {
-  auth: Handler;
-  upload: Handler;
+  accounts: Handler;
+  files: Handler;
   payments: Handler;
   paymentCallback: Handler;
 }
@@ -98,7 +98,7 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       const n = people.indexOf(person);
       await track('login', caller, () =>
         call(
-          handlers.auth,
+          handlers.accounts,
           apiEvent({
             method: 'POST',
             path: '/auth/login',
@@ -110,7 +110,7 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       );
       const uploaded = await track('upload', caller, () =>
         call(
-          handlers.upload,
+          handlers.files,
           uploadEvent(freshPng(), person.headers.authorization, person.address, n % 2 ? 'public' : 'private'),
           200,
         ),
@@ -120,14 +120,14 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
         // Another machine of the site's operator: many clients share the one static token.
         await track('upload-static', `static-client-${n}`, () =>
           call(
-            handlers.upload,
+            handlers.files,
             uploadEvent(freshPng(), `Bearer ${options.staticToken}`, person.address, 'public'),
             200,
           ),
         );
       }
       await track('gallery', caller, () =>
-        call(handlers.upload, apiEvent({ path: '/api/v1/gallery?limit=20', sourceIp: person.address }), 200),
+        call(handlers.files, apiEvent({ path: '/api/v1/gallery?limit=20', sourceIp: person.address }), 200),
       );
       // Orders are sampled more than once a round: each lands on one of the shards of the listings it
       // joins, and a shard's share of a few dozen orders is mostly chance.
@@ -149,7 +149,7 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
         const id = person.uploads.shift()!;
         await track('delete', caller, () =>
           call(
-            handlers.upload,
+            handlers.files,
             apiEvent({
               method: 'DELETE',
               path: `/api/v1/files/${id}`,

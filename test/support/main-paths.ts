@@ -4,11 +4,11 @@
 // so the floors are checked and measured on the same requests. Import it after the settings point at the
 // stand-ins (the handlers read them at import).
 import type { Context } from 'aws-lambda';
-import { handler as authHandler } from '#functions/auth/handler.ts';
+import { handler as authHandler } from '#functions/accounts/handler.ts';
+import { handler as uploadHandler } from '#functions/files/handler.ts';
 import { handler as callbackHandler } from '#functions/payment-callback/handler.ts';
 import { handler as paymentsHandler } from '#functions/payments/handler.ts';
 import { handler as renderHandler } from '#functions/render/handler.ts';
-import { handler as uploadHandler } from '#functions/upload/handler.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { createTestAccount, type TestAccount } from './accounts.ts';
 import { apiEvent, lambdaContext } from './events.ts';

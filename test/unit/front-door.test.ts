@@ -30,7 +30,7 @@ const PREVIOUS = `${'p'.repeat(24)}revious-origin-secret-0001`;
 function handlerBehind(frontDoor: OriginSecretsSource | undefined, functionUrlIsFrontDoor = false) {
   let served = 0;
   const handler = handlerOverRoutes(
-    'files',
+    'meta',
     {
       'GET /healthz': defineRoute({
         run: async (request) => {
@@ -164,7 +164,7 @@ describe('the front door check', () => {
 
   it('answers 500 naming the wiring when the group did not declare the need', async () => {
     const settings = configSchema.parse({ front_door: { provider: 'secrets-manager', secret_id: 'x' } });
-    const api = handlerBehind(groupFrontDoor('files', { bucket: 'read' }, settings));
+    const api = handlerBehind(groupFrontDoor('meta', { bucket: 'read' }, settings));
 
     const answer = await api.call({ 'x-origin-verify': CURRENT });
 
@@ -231,7 +231,7 @@ describe('the origin secret in Secrets Manager (Powertools Parameters)', () => {
     const settings = configSchema.parse({
       front_door: { provider: 'secrets-manager', secret_id: ARN, cache_seconds: 300 },
     });
-    const api = handlerBehind(frontDoorOf(groupResources('files', { frontDoor: true }, settings)));
+    const api = handlerBehind(frontDoorOf(groupResources('meta', { frontDoor: true }, settings)));
 
     expect((await api.call({ 'x-origin-verify': PREVIOUS })).status).toBe(200);
     expect((await api.call({ 'x-origin-verify': CURRENT })).status).toBe(403);
@@ -267,7 +267,7 @@ describe('the origin secret locally (the local server plays the CDN)', () => {
       data_dir: dataDir,
       front_door: { provider: 'local', cache_seconds: 1 },
     });
-    const api = handlerBehind(frontDoorOf(groupResources('files', { frontDoor: true }, settings)));
+    const api = handlerBehind(frontDoorOf(groupResources('meta', { frontDoor: true }, settings)));
 
     const old = edge(fakeRequest('127.0.0.1'));
     expect((await api.call(old)).status).toBe(200);

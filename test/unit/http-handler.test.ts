@@ -12,7 +12,7 @@ const authenticate: Authenticator = async (request, kind) => {
 };
 
 const handler = handlerOverRoutes(
-  'auth',
+  'accounts',
   {
     'POST /auth/login': defineRoute({
       body: z.object({
@@ -173,18 +173,18 @@ describe('the handler chain', () => {
   it('refuses to build a group with a route the table gives to another group', () => {
     expect(() =>
       handlerOverRoutes(
-        'files',
+        'meta',
         { 'POST /auth/login': defineRoute({ run: async () => ok(null) }) },
         { authenticate },
       ),
-    ).toThrow(/not a files route/);
+    ).toThrow(/not a meta route/);
   });
 
   it('refuses to build a group without an authenticator when one of its routes takes credentials', () => {
     // Act
     const build = () =>
       handlerOverRoutes(
-        'auth',
+        'accounts',
         { 'GET /auth/me': defineRoute({ run: async () => ok(null) }) },
         { authenticate: noCredentials },
       );
@@ -196,7 +196,7 @@ describe('the handler chain', () => {
   it('serves the routes that take no credentials without an authenticator', async () => {
     // Prepare
     const files = handlerOverRoutes(
-      'files',
+      'meta',
       { 'GET /healthz': defineRoute({ run: async () => ok({ status: 'ok' }) }) },
       { authenticate: noCredentials },
     );
@@ -214,7 +214,7 @@ describe('client address', () => {
   // Behind the CDN the front door (lib/http/front-door.ts, test/unit/front-door.test.ts) believes the viewer
   // address the CDN names; without it no claim in a header is believed, and routes see none of them.
   const plainHandler = handlerOverRoutes(
-    'auth',
+    'accounts',
     {
       'POST /auth/login': defineRoute({
         run: async (request) => ok({ ip: request.sourceIp, headers: Object.keys(request.headers) }),

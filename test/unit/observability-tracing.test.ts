@@ -40,7 +40,7 @@ describe('tracing off (no POWERTOOLS_TRACE_ENABLED)', () => {
     const { ok } = await import('#lib/http/envelope.ts');
     const { apiEvent, lambdaContext } = await import('#test/support/events.ts');
     const handler = handlerOverRoutes(
-      'files',
+      'meta',
       { 'GET /healthz': defineRoute({ run: async () => ok({}) }) },
       {
         authenticate: noCredentials,

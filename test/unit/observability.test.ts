@@ -39,7 +39,7 @@ const login = defineRoute({
 let insideRequest: () => void = () => undefined;
 
 const auth = handlerOverRoutes(
-  'auth',
+  'accounts',
   {
     'POST /auth/login': login,
     'POST /admin/auth/login': login,
@@ -69,7 +69,7 @@ const auth = handlerOverRoutes(
 );
 
 const upload = handlerOverRoutes(
-  'upload',
+  'files',
   {
     'POST /api/v1/upload/confirm': defineRoute({
       run: async () => ok({ id: 'f1', size: 1234, key: 'k' }),
@@ -159,7 +159,7 @@ describe('the access line and x-request-id', () => {
       status: 200,
       request_id: event.requestContext.requestId,
       function_request_id: context.awsRequestId,
-      function: 'auth',
+      function: 'accounts',
       principal: 'session',
       role: 'user',
       account_id: 'acct-1',
@@ -226,7 +226,7 @@ describe('the access line and x-request-id', () => {
 
   it('marks only the first invocation of a function as a cold start', async () => {
     const group = handlerOverRoutes(
-      'files',
+      'meta',
       { 'GET /healthz': defineRoute({ run: async () => ok({}) }) },
       {
         authenticate,
@@ -237,7 +237,7 @@ describe('the access line and x-request-id', () => {
     await group(apiEvent({ method: 'GET', path: '/healthz' }), contextFor());
 
     expect(accessLines().map((line) => line.cold_start)).toEqual([true, false]);
-    expect(valuesOf('ColdStart', { function_name: 'files' })).toEqual([1]);
+    expect(valuesOf('ColdStart', { function_name: 'meta' })).toEqual([1]);
   });
 });
 
@@ -439,7 +439,7 @@ describe('log lines through Powertools Logger', () => {
   });
 
   it('keeps the line shape and redacts secret-looking fields at any depth', () => {
-    withLogContext({ requestId: 'req-1', function: 'auth' }, () =>
+    withLogContext({ requestId: 'req-1', function: 'accounts' }, () =>
       log.warn('something', { password: 'pw', nested: { api_token: 't', fine: 1 }, count: 2 }),
     );
 
@@ -448,7 +448,7 @@ describe('log lines through Powertools Logger', () => {
     expect(line).toMatchObject({
       level: 'warn',
       message: 'something',
-      function: 'auth',
+      function: 'accounts',
       request_id: 'req-1',
       password: '[redacted]',
       nested: { api_token: '[redacted]', fine: 1 },

@@ -9,7 +9,7 @@ describe('route table', () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it('serves every account route both bare and under /api/v1 from the auth group', () => {
+  it('serves every account route both bare and under /api/v1 from the accounts group', () => {
     const bare = ROUTES.filter(
       (route) => route.path.startsWith('/auth/') || route.path === '/admin/auth/login',
     );
@@ -19,10 +19,10 @@ describe('route table', () => {
         (other) => routeKeyOf(other) === `${route.method} ${API_PREFIX}${route.path}`,
       );
       expect(prefixed, `${route.method} ${API_PREFIX}${route.path}`).toMatchObject({
-        group: 'auth',
+        group: 'accounts',
         auth: route.auth,
       });
-      expect(route.group).toBe('auth');
+      expect(route.group).toBe('accounts');
     }
   });
 

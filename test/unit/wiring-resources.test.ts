@@ -11,7 +11,7 @@ const memory: Mailer = { send: async (mail) => void sent.push(mail) };
 describe('provided resources', () => {
   it('hands a group the provided resource instead of building one', () => {
     // Prepare
-    const resources = groupResources('auth', { mail: true }, config, { provided: { mail: memory } });
+    const resources = groupResources('accounts', { mail: true }, config, { provided: { mail: memory } });
 
     // Act
     const mailer = mailerOf(resources);
@@ -22,13 +22,13 @@ describe('provided resources', () => {
 
   it('refuses a provided resource the group does not declare, as a built one', () => {
     // Prepare
-    const resources = groupResources('files', { bucket: 'read' }, config, { provided: { mail: memory } });
+    const resources = groupResources('meta', { bucket: 'read' }, config, { provided: { mail: memory } });
 
     // Act
     const reach = () => mailerOf(resources);
 
     // Assess
     expect(reach).toThrow(MissingNeedError);
-    expect(reach).toThrow('The files function uses mail, which functions/files/needs.ts does not declare');
+    expect(reach).toThrow('The meta function uses mail, which functions/meta/needs.ts does not declare');
   });
 });

@@ -1,4 +1,4 @@
-// Builds the pending takedowns (takedowns.ts): the upload group records them (lib/files buildFiles), the
+// Builds the pending takedowns (takedowns.ts): the files group records them (lib/files buildFiles), the
 // takedowns worker sends them; both build them here, over the same settings.
 import { Takedowns, type TakedownsDeps } from './takedowns.ts';
 

@@ -11,7 +11,7 @@ import { loadTracer, traced, tracingEnabled } from './tracing.ts';
 const warm = new Set<string>();
 
 export interface InvocationInfo {
-  /** The function group or worker name (`auth`, `outbox-drain`...). */
+  /** The function group or worker name (`accounts`, `outbox-drain`...). */
   name: string;
   /** Lambda's context; tests may pass a partial one or none. */
   context?: Partial<Context>;

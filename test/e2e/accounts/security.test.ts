@@ -12,7 +12,7 @@ vi.hoisted(() => {
   process.env.ADMIN__BOOTSTRAP__PASSWORD = 'e2e-root-password';
 });
 
-import { authRoutes } from '#functions/auth/handler.ts';
+import { accountsRoutes } from '#functions/accounts/handler.ts';
 import type { Accounts } from '#lib/accounts/build.ts';
 import type { RouteImpls } from '#lib/http/handler.ts';
 import { matchRoute, type RouteKey, routeKeyOf } from '#lib/http/routes.ts';
@@ -20,7 +20,7 @@ import type { Answer } from '#test/support/http-client.ts';
 import { useLocalApp } from '#test/support/local-app.ts';
 import { captureLog } from '#test/support/mail.ts';
 
-const ROUTES: RouteImpls = authRoutes(() => ({}) as Accounts);
+const ROUTES: RouteImpls = accountsRoutes(() => ({}) as Accounts);
 const PASSWORD = 'e2e-password-1';
 const ROOT_PASSWORD = 'e2e-root-password';
 

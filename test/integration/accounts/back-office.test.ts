@@ -187,10 +187,10 @@ describe('disabling an account', () => {
     const admin = await adminOf(h);
     const user = await h.registerUser();
     const apiToken = (
-      await h.call('POST', '/api/v1/tokens', { name: 'x' }, { token: user.token, group: 'upload' })
+      await h.call('POST', '/api/v1/tokens', { name: 'x' }, { token: user.token, group: 'files' })
     ).body.data.token as string;
     expect(
-      (await h.call('GET', '/api/v1/files', undefined, { token: apiToken, group: 'upload' })).status,
+      (await h.call('GET', '/api/v1/files', undefined, { token: apiToken, group: 'files' })).status,
     ).toBe(200);
     // Act
     const disabled = await h.call(
@@ -204,7 +204,7 @@ describe('disabling an account', () => {
     expect(disabled.body.data).toMatchObject({ id: user.id, status: 'disabled' });
     expect((await h.call('GET', '/auth/me', undefined, { token: user.token })).status).toBe(401);
     expect(
-      (await h.call('GET', '/api/v1/files', undefined, { token: apiToken, group: 'upload' })).status,
+      (await h.call('GET', '/api/v1/files', undefined, { token: apiToken, group: 'files' })).status,
     ).toBe(401);
     const right = await h.call('POST', '/auth/login', { username: user.username, password: user.password });
     expect(right.status).toBe(403);
@@ -231,7 +231,7 @@ describe('disabling an account', () => {
       (await h.call('POST', '/auth/login', { username: user.username, password: user.password })).status,
     ).toBe(200);
     expect(
-      (await h.call('GET', '/api/v1/files', undefined, { token: apiToken, group: 'upload' })).status,
+      (await h.call('GET', '/api/v1/files', undefined, { token: apiToken, group: 'files' })).status,
     ).toBe(200);
     expect((await h.call('GET', '/auth/me', undefined, { token: user.token })).status).toBe(401);
   });

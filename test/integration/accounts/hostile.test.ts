@@ -2,9 +2,10 @@
 // oversized and type-confused bodies, headers, query strings; no caller, a user and an administrator. No
 // answer is a 5xx, every error is an envelope, and rejected requests change nothing (hostile-fuzz.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler } from '#functions/auth/handler.ts';
+import { handler as accountsHandler } from '#functions/accounts/handler.ts';
+import { handler as sharesHandler } from '#functions/shares/handler.ts';
 import type { Account } from '#lib/accounts/model.ts';
-import { routesOf } from '#lib/http/routes.ts';
+import { type RouteSpec, routesOf } from '#lib/http/routes.ts';
 import { createTestAccount, type TestAccount, testSessions } from '#test/support/accounts.ts';
 import { lambdaContext } from '#test/support/events.ts';
 import {
@@ -46,14 +47,15 @@ const FIELDS: Record<string, readonly string[]> = {
   'GET /api/v1/admin/accounts': ['q', 'limit', 'cursor'],
   'PATCH /api/v1/admin/accounts/{id}': ['status'],
   'POST /api/v1/admin/accounts/{id}/totp/reset': [],
-  // Share links (docs/DESIGN.md 16), served by this group.
+  // Share links (docs/DESIGN.md 16): the shares group's, fuzzed here too (they share the password guard).
   'POST /api/v1/shares': ['file_id', 'album_id', 'password', 'expires_at', 'max_views'],
   'GET /api/v1/shares': ['limit', 'cursor'],
   'POST /api/v1/shares/{id}/open': ['password'],
   'POST /s/{id}': ['password'],
 };
 
-const ROUTES = routesOf('auth');
+const ROUTES = [...routesOf('accounts'), ...routesOf('shares')];
+const handlerOf = (route: RouteSpec) => (route.group === 'shares' ? sharesHandler : accountsHandler);
 const stats: BatchStats = { compared: [], skipped: [] };
 let user: TestAccount;
 let admin: TestAccount;
@@ -73,7 +75,7 @@ beforeAll(async () => {
   // Warm up: whatever the first request of a container creates once (bootstrap marker, keys) exists
   // before the first snapshot.
   for (const route of ROUTES) {
-    await handler(
+    await handlerOf(route)(
       eventFor(route, {
         params: {},
         query: '',
@@ -101,7 +103,14 @@ describe(`hostile input to every account route (seed ${SEED})`, () => {
       const logout = route.path.endsWith('/auth/logout');
       const auth: CallerAuth =
         caller === 'none' ? NO_CREDENTIALS : tokenOf(() => (caller === 'user' ? user : admin), logout);
-      await fuzzRoute({ route, caller, auth, fields: fieldsOf(route, FIELDS), handler, stats });
+      await fuzzRoute({
+        route,
+        caller,
+        auth,
+        fields: fieldsOf(route, FIELDS),
+        handler: handlerOf(route),
+        stats,
+      });
     },
   );
 

@@ -26,12 +26,12 @@ async function loginFrom(h: Harness, user: User, ip: string, userAgent: string) 
 const sessionId = async (h: Harness, token: string) => (await h.signer.verify(token, 'session')).jti;
 
 async function createApiToken(h: Harness, token: string) {
-  const created = await h.call('POST', '/api/v1/tokens', { name: 'uploader' }, { token, group: 'upload' });
+  const created = await h.call('POST', '/api/v1/tokens', { name: 'uploader' }, { token, group: 'files' });
   expect(created.status).toBe(201);
   return created.body.data.token as string;
 }
 const filesWith = (h: Harness, token: string) =>
-  h.call('GET', '/api/v1/files', undefined, { token, group: 'upload' });
+  h.call('GET', '/api/v1/files', undefined, { token, group: 'files' });
 
 describe('the session list', () => {
   it('lists live sessions newest first, marking the current one, with address and user agent', async () => {
@@ -179,7 +179,7 @@ describe('password change and reset', () => {
     const session = (
       await h.call('POST', '/auth/login', { username: user.username, password: 'reset-pw-123' })
     ).body.data.token;
-    const listed = await h.call('GET', '/api/v1/tokens', undefined, { token: session, group: 'upload' });
+    const listed = await h.call('GET', '/api/v1/tokens', undefined, { token: session, group: 'files' });
     expect(listed.body.data).toEqual([]);
     // A token made after the reset works.
     expect((await filesWith(h, await createApiToken(h, session))).status).toBe(200);
@@ -208,9 +208,9 @@ describe('security events', () => {
     step();
     const token = await loginFrom(h, user, '192.0.2.2', 'Browser/9');
     step();
-    const created = await h.call('POST', '/api/v1/tokens', { name: 'x' }, { token, group: 'upload' });
+    const created = await h.call('POST', '/api/v1/tokens', { name: 'x' }, { token, group: 'files' });
     step();
-    await h.call('DELETE', `/api/v1/tokens/${created.body.data.id}`, undefined, { token, group: 'upload' });
+    await h.call('DELETE', `/api/v1/tokens/${created.body.data.id}`, undefined, { token, group: 'files' });
     step();
     await h.call('DELETE', `/auth/sessions/${await sessionId(h, user.token)}`, undefined, { token });
     step();

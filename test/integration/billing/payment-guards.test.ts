@@ -145,7 +145,7 @@ describe('changing a key or a gateway URL', () => {
         expect(notices[0]!.text).toContain('198.51.100.7');
         expect(JSON.stringify(notices[0])).not.toContain(C_KEY);
       }
-      const events = await deps.handlers.auth(
+      const events = await deps.handlers.accounts(
         apiEvent({ method: 'GET', path: '/auth/security/events', headers: admin.headers }),
         lambdaContext,
       );

@@ -50,7 +50,7 @@ function recordingCdn(): Invalidator & { calls: string[][]; failWith: Error | un
 function service(cdn: Invalidator) {
   const { handlers } = testDeps({ cdn });
   const call = async <T = unknown>(input: EventInput) => {
-    const result = await handlers.upload(apiEvent(input), lambdaContext as Context);
+    const result = await handlers.files(apiEvent(input), lambdaContext as Context);
     return { status: result.statusCode ?? 0, body: parseBody(result) as { data: T } };
   };
   const runWorker = (): Promise<TakedownRun> => handlers.takedowns({}, lambdaContext as Context);

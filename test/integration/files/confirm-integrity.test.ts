@@ -60,7 +60,7 @@ function racingService() {
   const storage = new ReplacedBeforeStore(plain.client, plain.bucket);
   const deps = testDeps({ storage });
   const call = async <T>(input: EventInput) => {
-    const result = await deps.handlers.upload(apiEvent(input), lambdaContext as Context);
+    const result = await deps.handlers.files(apiEvent(input), lambdaContext as Context);
     return { status: result.statusCode ?? 0, body: parseBody(result) as Envelope<T> };
   };
   return { storage, deps, call };

@@ -2,8 +2,8 @@
 // counting what is in the bucket.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
+import { handler as uploadHandler } from '#functions/files/handler.ts';
 import { handler as renderHandler } from '#functions/render/handler.ts';
-import { handler as uploadHandler } from '#functions/upload/handler.ts';
 import type { PresignResult } from '#lib/files/presign.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';

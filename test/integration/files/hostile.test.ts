@@ -1,11 +1,11 @@
-// Hostile input, upload and file routes (docs/UPLOADS.md), the files group (/healthz, the `$default` 404)
+// Hostile input, upload and file routes (docs/UPLOADS.md), the meta group (/healthz, the `$default` 404)
 // and the render group (/i/{key+} with and without a rendition query, docs/IMAGES.md): random bodies, broken multipart, lying content-length, hostile keys and ids, no caller, a
 // user and an administrator. No 5xx, envelopes only, and rejected requests change nothing (hostile-fuzz.ts).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as filesHandler } from '#functions/files/handler.ts';
+import { handler as metaHandler } from '#functions/meta/handler.ts';
 import { handler as renderHandler } from '#functions/render/handler.ts';
-import { handler as uploadHandler } from '#functions/upload/handler.ts';
 import { buildEvent } from '#infra/local/api-event.ts';
 import { routesOf } from '#lib/http/routes.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -42,8 +42,8 @@ const FIELDS: Record<string, readonly string[]> = {
   'GET /api/v1/gallery': ['limit', 'cursor'],
 };
 
-const ROUTES = [...routesOf('upload'), ...routesOf('files'), ...routesOf('render')];
-const HANDLERS = { upload: uploadHandler, files: filesHandler, render: renderHandler } as const;
+const ROUTES = [...routesOf('files'), ...routesOf('meta'), ...routesOf('render')];
+const HANDLERS = { files: filesHandler, meta: metaHandler, render: renderHandler } as const;
 const stats: BatchStats = { compared: [], skipped: [] };
 let user: TestAccount;
 let admin: TestAccount;
@@ -90,7 +90,7 @@ describe(`hostile input to every upload and file route (seed ${SEED})`, () => {
             routeKey: '$default',
           });
           const result = await filesHandler(event, lambdaContext);
-          expectWellFormed({ method: 'GET', path, group: 'files', auth: 'none', body: 'none' }, result);
+          expectWellFormed({ method: 'GET', path, group: 'meta', auth: 'none', body: 'none' }, result);
         },
       ),
       { numRuns: RUNS * 2, seed: SEED, endOnFailure: true },

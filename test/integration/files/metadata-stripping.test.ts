@@ -166,7 +166,7 @@ describe('metadata stripping (upload.strip_metadata, on by default)', () => {
 describe('upload.strip_metadata: false', () => {
   const deps = testDeps({ stripMetadata: false });
   const call = async <T>(input: EventInput) => {
-    const result = await deps.handlers.upload(apiEvent(input), lambdaContext as Context);
+    const result = await deps.handlers.files(apiEvent(input), lambdaContext as Context);
     return { status: result.statusCode ?? 0, body: parseBody(result) as Envelope<T> };
   };
 

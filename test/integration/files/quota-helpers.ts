@@ -51,7 +51,7 @@ export interface Answer<T = unknown> {
 
 type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 
-/** Calls a group handler (testDeps' `handlers.upload`, `handlers.payments`...) as API Gateway would. */
+/** Calls a group handler (testDeps' `handlers.files`, `handlers.payments`...) as API Gateway would. */
 export async function callHandler<T = unknown>(handler: Handler, input: EventInput): Promise<Answer<T>> {
   const result = await handler(apiEvent(input), lambdaContext as Context);
   return {

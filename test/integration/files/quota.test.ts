@@ -51,7 +51,7 @@ interface Usage {
 function service(clock = movableClock()) {
   const events = capturingPublisher();
   const deps = testDeps({ clock, events, defaultQuotaBytes: DEFAULT_QUOTA });
-  const upload = <T>(input: Parameters<typeof callHandler>[1]) => callHandler<T>(deps.handlers.upload, input);
+  const upload = <T>(input: Parameters<typeof callHandler>[1]) => callHandler<T>(deps.handlers.files, input);
   const payments = <T>(input: Parameters<typeof callHandler>[1]) =>
     callHandler<T>(deps.handlers.payments, input);
   /** A session issued on the service's clock (one issued earlier may have ended after the clock moved). */

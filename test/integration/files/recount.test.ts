@@ -27,7 +27,7 @@ async function legacyFiles(account: TestAccount, sizes: number[]): Promise<Uploa
   const records: UploadRecord[] = [];
   for (const size of sizes) {
     const answer = await callHandler<UploadRecord>(
-      handlers.upload,
+      handlers.files,
       uploadEvent(account.headers, noisePng(size)),
     );
     expect(answer.status).toBe(200);
@@ -65,10 +65,10 @@ describe('usage recount', () => {
     const owner = await createTestAccount();
     const [old] = await legacyFiles(owner, [800]);
     const { handlers } = deps();
-    const fresh = await callHandler<UploadRecord>(handlers.upload, uploadEvent(owner.headers, noisePng(600)));
+    const fresh = await callHandler<UploadRecord>(handlers.files, uploadEvent(owner.headers, noisePng(600)));
 
     // Act
-    const deleted = await callHandler(handlers.upload, {
+    const deleted = await callHandler(handlers.files, {
       method: 'DELETE',
       path: `/api/v1/files/${old!.id}`,
       headers: owner.headers,
@@ -88,7 +88,7 @@ describe('usage recount', () => {
     // Prepare
     const owner = await createTestAccount();
     const { handlers } = deps();
-    const file = await callHandler<UploadRecord>(handlers.upload, uploadEvent(owner.headers, noisePng(900)));
+    const file = await callHandler<UploadRecord>(handlers.files, uploadEvent(owner.headers, noisePng(900)));
     await table.update(usageKey(owner.account.id), {
       UpdateExpression: 'SET used_bytes = :wrong, file_count = :wrong',
       ExpressionAttributeValues: { ':wrong': 123_456 },
@@ -116,7 +116,7 @@ describe('usage recount', () => {
     const files: UploadRecord[] = [];
     for (const size of [600, 700, 800, 900, 1000]) {
       const answer = await callHandler<UploadRecord>(
-        handlers.upload,
+        handlers.files,
         uploadEvent(boss.headers, noisePng(size)),
       );
       files.push(answer.body.data);
@@ -132,7 +132,7 @@ describe('usage recount', () => {
     // Act
     const report = await recountUsage(table);
     const itemsAfter = await new UsageRepository({ table }).items(boss.account.id);
-    const deleted = await callHandler(handlers.upload, {
+    const deleted = await callHandler(handlers.files, {
       method: 'DELETE',
       path: `/api/v1/files/${files[0]!.id}`,
       headers: boss.headers,
@@ -157,10 +157,10 @@ describe('usage recount', () => {
     await Promise.all([
       recountUsage(table),
       ...Array.from({ length: 10 }, () =>
-        callHandler(handlers.upload, uploadEvent(owner.headers, noisePng(650))),
+        callHandler(handlers.files, uploadEvent(owner.headers, noisePng(650))),
       ),
       ...old.slice(0, 3).map((record) =>
-        callHandler(handlers.upload, {
+        callHandler(handlers.files, {
           method: 'DELETE',
           path: `/api/v1/files/${record.id}`,
           headers: owner.headers,

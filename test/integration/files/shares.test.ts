@@ -45,7 +45,7 @@ interface Opened {
   items: Array<Record<string, unknown>>;
 }
 
-async function call<T = unknown>(group: 'auth' | 'upload', input: EventInput) {
+async function call<T = unknown>(group: 'shares' | 'files', input: EventInput) {
   const result = await deps.handlers[group](apiEvent(input), lambdaContext as Context);
   const headers = (result.headers ?? {}) as Record<string, string>;
   const raw = result.isBase64Encoded
@@ -83,7 +83,7 @@ async function upload(owner: TestAccount, fields: Record<string, string> = {}): 
     { name: 'file', filename: `photo-${shade}.png`, contentType: 'image/png', data: bytes },
     ...Object.entries(fields).map(([name, data]) => ({ name, data })),
   ]);
-  const answer = await call<UploadRecord>('upload', {
+  const answer = await call<UploadRecord>('files', {
     method: 'POST',
     path: '/api/v1/upload',
     body,
@@ -94,7 +94,7 @@ async function upload(owner: TestAccount, fields: Record<string, string> = {}): 
 }
 
 async function album(owner: TestAccount, name = 'Shared album', description = 'For friends') {
-  const answer = await call<{ id: string }>('upload', {
+  const answer = await call<{ id: string }>('files', {
     method: 'POST',
     path: '/api/v1/albums',
     headers: owner.headers,
@@ -105,7 +105,7 @@ async function album(owner: TestAccount, name = 'Shared album', description = 'F
 }
 
 async function share(owner: TestAccount, body: Record<string, unknown>) {
-  const answer = await call<Share>('auth', {
+  const answer = await call<Share>('shares', {
     method: 'POST',
     path: '/api/v1/shares',
     headers: owner.headers,
@@ -116,7 +116,7 @@ async function share(owner: TestAccount, body: Record<string, unknown>) {
 }
 
 const open = (id: string, body: Record<string, unknown> = {}) =>
-  call<Opened>('auth', { method: 'POST', path: `/api/v1/shares/${id}/open`, body });
+  call<Opened>('shares', { method: 'POST', path: `/api/v1/shares/${id}/open`, body });
 
 describe('creating and listing shares', () => {
   it('answers the fields of DESIGN 16, a page URL and an id of at least 128 random bits', async () => {
@@ -162,7 +162,7 @@ describe('creating and listing shares', () => {
     const body = Object.keys(extra).some((key) => key.endsWith('_id'))
       ? extra
       : { file_id: file.id, ...extra };
-    const answer = await call('auth', {
+    const answer = await call('shares', {
       method: 'POST',
       path: '/api/v1/shares',
       headers: alice.headers,
@@ -175,7 +175,7 @@ describe('creating and listing shares', () => {
     const theirs = await upload(bob);
     const theirAlbum = await album(bob);
     for (const body of [{ file_id: theirs.id }, { album_id: theirAlbum }]) {
-      const answer = await call('auth', {
+      const answer = await call('shares', {
         method: 'POST',
         path: '/api/v1/shares',
         headers: alice.headers,
@@ -183,7 +183,7 @@ describe('creating and listing shares', () => {
       });
       expect(answer.status).toBe(404);
     }
-    const anonymous = await call('auth', {
+    const anonymous = await call('shares', {
       method: 'POST',
       path: '/api/v1/shares',
       body: { file_id: theirs.id },
@@ -200,7 +200,10 @@ describe('creating and listing shares', () => {
     await share(bob, { file_id: (await upload(bob)).id });
     await open(first.id);
 
-    const listed = await call<{ items: Share[] }>('auth', { path: '/api/v1/shares', headers: owner.headers });
+    const listed = await call<{ items: Share[] }>('shares', {
+      path: '/api/v1/shares',
+      headers: owner.headers,
+    });
     expect(listed.status).toBe(200);
     expect(listed.body.data.items.map((item) => item.id)).toEqual([second.id, first.id]);
     expect(listed.body.data.items[1]!.views).toBe(1);
@@ -247,7 +250,7 @@ describe('opening a share', () => {
     const created = await share(alice, { album_id: albumId });
     const later = await upload(alice, { album_id: albumId, permission: 'private' });
     const movedOut = await upload(alice, { album_id: albumId });
-    await call('upload', {
+    await call('files', {
       method: 'PATCH',
       path: `/api/v1/files/${movedOut.id}`,
       headers: alice.headers,
@@ -336,7 +339,7 @@ describe('a share that ended answers 410 "share is no longer available"', () => 
   it("once revoked (and it leaves the owner's list); another account cannot revoke it", async () => {
     const file = await upload(alice);
     const created = await share(alice, { file_id: file.id });
-    const stranger = await call('auth', {
+    const stranger = await call('shares', {
       method: 'DELETE',
       path: `/api/v1/shares/${created.id}`,
       headers: bob.headers,
@@ -344,7 +347,7 @@ describe('a share that ended answers 410 "share is no longer available"', () => 
     expect(stranger.status).toBe(404);
     expect((await open(created.id)).status).toBe(200);
 
-    const revoked = await call('auth', {
+    const revoked = await call('shares', {
       method: 'DELETE',
       path: `/api/v1/shares/${created.id}`,
       headers: alice.headers,
@@ -352,7 +355,7 @@ describe('a share that ended answers 410 "share is no longer available"', () => 
 
     expect(revoked.status).toBe(200);
     await gone(created.id);
-    const listed = await call<{ items: Share[] }>('auth', {
+    const listed = await call<{ items: Share[] }>('shares', {
       path: '/api/v1/shares?limit=100',
       headers: alice.headers,
     });
@@ -369,14 +372,14 @@ describe('a share that ended answers 410 "share is no longer available"', () => 
   it('once its file is deleted by its owner', async () => {
     const file = await upload(alice);
     const created = await share(alice, { file_id: file.id });
-    await call('upload', { method: 'DELETE', path: `/api/v1/files/${file.id}`, headers: alice.headers });
+    await call('files', { method: 'DELETE', path: `/api/v1/files/${file.id}`, headers: alice.headers });
     await gone(created.id);
   });
 
   it('once its file is taken down by an administrator', async () => {
     const file = await upload(alice);
     const created = await share(alice, { file_id: file.id });
-    const takedown = await call('upload', {
+    const takedown = await call('files', {
       method: 'DELETE',
       path: `/api/v1/admin/files/${file.id}`,
       headers: admin.headers,
@@ -389,9 +392,9 @@ describe('a share that ended answers 410 "share is no longer available"', () => 
     const albumId = await album(alice);
     const file = await upload(alice, { album_id: albumId });
     const created = await share(alice, { album_id: albumId });
-    await call('upload', { method: 'DELETE', path: `/api/v1/albums/${albumId}`, headers: alice.headers });
+    await call('files', { method: 'DELETE', path: `/api/v1/albums/${albumId}`, headers: alice.headers });
     await gone(created.id);
-    expect((await call('upload', { path: `/api/v1/files/${file.id}`, headers: alice.headers })).status).toBe(
+    expect((await call('files', { path: `/api/v1/files/${file.id}`, headers: alice.headers })).status).toBe(
       200,
     );
   });
@@ -403,7 +406,7 @@ describe('GET /s/{id}: the page', () => {
     const file = await upload(alice, { album_id: albumId });
     const created = await share(alice, { album_id: albumId, max_views: 2 });
 
-    const page = await call('auth', { path: `/s/${created.id}` });
+    const page = await call('shares', { path: `/s/${created.id}` });
 
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
@@ -420,12 +423,12 @@ describe('GET /s/{id}: the page', () => {
   it('shows the password form (401), which posts to itself and then shows the share', async () => {
     const file = await upload(alice);
     const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
-    const form = await call('auth', { path: `/s/${created.id}` });
+    const form = await call('shares', { path: `/s/${created.id}` });
     expect(form.status).toBe(401);
     expect(form.text).toContain(`<form method="post" action="/s/${created.id}">`);
 
     const post = (password: string) =>
-      call('auth', {
+      call('shares', {
         method: 'POST',
         path: `/s/${created.id}`,
         body: `password=${encodeURIComponent(password)}`,
@@ -441,11 +444,11 @@ describe('GET /s/{id}: the page', () => {
   });
 
   it('answers 404 and 410 as pages', async () => {
-    expect((await call('auth', { path: `/s/${'B'.repeat(32)}` })).status).toBe(404);
+    expect((await call('shares', { path: `/s/${'B'.repeat(32)}` })).status).toBe(404);
     const file = await upload(alice);
     const created = await share(alice, { file_id: file.id, max_views: 1 });
     await open(created.id);
-    const ended = await call('auth', { path: `/s/${created.id}` });
+    const ended = await call('shares', { path: `/s/${created.id}` });
     expect(ended.status).toBe(410);
     expect(ended.text).toContain('no longer available');
   });
@@ -458,7 +461,7 @@ describe('GET /s/{id}/random', () => {
     const created = await share(alice, { album_id: albumId });
     const seen = new Set<string>();
     for (let attempt = 0; attempt < 12; attempt += 1) {
-      const answer = await call('auth', { path: `/s/${created.id}/random` });
+      const answer = await call('shares', { path: `/s/${created.id}/random` });
       expect(answer.status).toBe(302);
       expect(answer.headers['cache-control']).toBe('no-store');
       seen.add(answer.headers.location ?? '');
@@ -470,10 +473,10 @@ describe('GET /s/{id}/random', () => {
   it('answers 401 for a share with a password, and 410 once the views are spent', async () => {
     const file = await upload(alice);
     const locked = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
-    expect((await call('auth', { path: `/s/${locked.id}/random` })).status).toBe(401);
+    expect((await call('shares', { path: `/s/${locked.id}/random` })).status).toBe(401);
     const once = await share(alice, { file_id: file.id, max_views: 1 });
-    expect((await call('auth', { path: `/s/${once.id}/random` })).headers.location).toBe(file.url);
-    expect((await call('auth', { path: `/s/${once.id}/random` })).status).toBe(410);
+    expect((await call('shares', { path: `/s/${once.id}/random` })).headers.location).toBe(file.url);
+    expect((await call('shares', { path: `/s/${once.id}/random` })).status).toBe(410);
   });
 });
 
@@ -488,7 +491,7 @@ describe('hostile input to a real share', () => {
         fc.constantFrom(...routes),
         fc.oneof(jsonBody(['password']), rawBody),
         async (path, body) => {
-          const answer = await call('auth', {
+          const answer = await call('shares', {
             method: 'POST',
             path,
             body: body.bytes,
@@ -501,7 +504,7 @@ describe('hostile input to a real share', () => {
       { numRuns: RUNS * 2, seed: SEED },
     );
     // Nothing opened it: no view was counted.
-    const listed = await call<{ items: Share[] }>('auth', {
+    const listed = await call<{ items: Share[] }>('shares', {
       path: '/api/v1/shares?limit=100',
       headers: alice.headers,
     });

@@ -19,9 +19,9 @@ let report: LoadMixReport;
 beforeAll(async () => {
   await provisionTestStack();
   const deps = testDeps({ staticUploadToken: STATIC_TOKEN });
-  const { auth, upload, payments, paymentCallback } = deps.handlers;
+  const { accounts, files, payments, paymentCallback } = deps.handlers;
   report = await runLoadMix({
-    handlers: { auth, upload, payments, paymentCallback },
+    handlers: { accounts, files, payments, paymentCallback },
     recorder,
     startRecording: () => recorder.install(deps.table.client as never),
     accounts: 50,

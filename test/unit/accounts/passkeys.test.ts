@@ -8,7 +8,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { describe, expect, it } from 'vitest';
-import { relyingPartyOf } from '#functions/auth/deps.ts';
+import { relyingPartyOf } from '#functions/accounts/deps.ts';
 import { signedChallengeOf } from '#lib/accounts/webauthn.ts';
 import { ConfigError, loadConfig } from '#lib/platform/config/load.ts';
 import { cbor, SoftAuthenticator } from '#test/support/webauthn.ts';

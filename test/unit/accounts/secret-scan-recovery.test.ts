@@ -11,7 +11,7 @@ function response(route: string, status: number, data: unknown): ScanRecord {
   return {
     t: 'response',
     file: FILE,
-    group: 'auth',
+    group: 'accounts',
     route,
     status,
     body: JSON.stringify({ code: status < 300 ? 0 : status, message: 'ok', data }),

@@ -101,8 +101,8 @@ describe('isAllowed', () => {
 
 describe('describeDenial', () => {
   it('words the refusal as AWS does, naming the function, action and resource', () => {
-    expect(describeDenial('upload', 's3:PutObject', 'arn:aws:s3:::b/k')).toBe(
-      'User: upload is not authorized to perform: s3:PutObject on resource: arn:aws:s3:::b/k',
+    expect(describeDenial('files', 's3:PutObject', 'arn:aws:s3:::b/k')).toBe(
+      'User: files is not authorized to perform: s3:PutObject on resource: arn:aws:s3:::b/k',
     );
   });
 });

@@ -96,7 +96,7 @@ describe('AWS gateway with the AWS SDK: Secrets Manager', () => {
       [OTHER]: JSON.stringify({ current: 'x'.repeat(48) }),
     });
     const gateway = await startAwsGateway({
-      functionName: 'files',
+      functionName: 'meta',
       policy: [{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: resource }],
       region: REGION,
       account: ACCOUNT,
@@ -119,7 +119,7 @@ describe('AWS gateway with the AWS SDK: Secrets Manager', () => {
     await expect(refused).rejects.toMatchObject({ name: 'AccessDeniedException' });
     expect(gateway.denials).toEqual([
       {
-        functionName: 'files',
+        functionName: 'meta',
         action: 'secretsmanager:GetSecretValue',
         resource: OTHER,
         operation: 'GetSecretValue',

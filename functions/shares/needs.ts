@@ -1,12 +1,11 @@
-// What the `auth` function needs (lib/wiring/needs.ts); the stack and the local runner derive from this.
+// What the `shares` function needs (lib/wiring/needs.ts); the stack and the local runner derive from this.
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
+  // Share links, their views and password guesses, and the files and albums they show.
   table: 'readwrite',
-  // TOTP secrets and the token-signing key are sealed with it.
+  // The owner's routes (create, list, revoke) check session tokens, whose signing key is sealed with it.
   masterKey: true,
-  // Codes and notices go out by mail.
-  mail: true,
   // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
   // address the CDN names is believed only with it (lib/http/front-door.ts).
   frontDoor: true,

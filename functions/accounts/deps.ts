@@ -1,4 +1,4 @@
-// The auth function's dependencies, built once per container from its needs and settings.
+// The accounts function's dependencies, built once per container from its needs and settings.
 
 import { type Accounts, buildAccounts } from '#lib/accounts/build.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
@@ -7,8 +7,6 @@ import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { RelyingParty } from '#lib/accounts/webauthn.ts';
 import { buildQuota } from '#lib/files/build-quota.ts';
-import { buildShares } from '#lib/files/build-shares.ts';
-import type { ShareService } from '#lib/files/shares.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -20,10 +18,8 @@ import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
-export interface AuthDeps {
+export interface AccountsDeps {
   accounts: Accounts;
-  /** Share links (docs/DESIGN.md 16): their passwords are argon2id hashes, like accounts'. */
-  shares: ShareService;
   authenticate: Authenticator;
   /** `admin.bootstrap`: the first administrator, created once before the first request. */
   bootstrap: AppConfig['admin']['bootstrap'];
@@ -33,11 +29,14 @@ export interface AuthDeps {
 }
 
 /** What is not a setting: the account domain's limits (lib/accounts/limits.ts); production passes none. */
-export interface AuthOverrides {
+export interface AccountsOverrides {
   limits?: Partial<AccountLimits>;
 }
 
-export function buildAuthDeps(resources: GroupResources, overrides: AuthOverrides = {}): AuthDeps {
+export function buildAccountsDeps(
+  resources: GroupResources,
+  overrides: AccountsOverrides = {},
+): AccountsDeps {
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
@@ -62,7 +61,6 @@ export function buildAuthDeps(resources: GroupResources, overrides: AuthOverride
   });
   return {
     accounts,
-    shares: buildShares({ table, baseUrl: settings.base_url, listingShards, accounts }),
     authenticate: createAuthenticator({ sessions: shared.sessions }),
     bootstrap: settings.admin.bootstrap,
     sessions: shared.sessions,
@@ -83,9 +81,9 @@ export function relyingPartyOf(settings: AppConfig): RelyingParty {
   };
 }
 
-let deps: AuthDeps | undefined;
+let deps: AccountsDeps | undefined;
 
-export function authDeps(): AuthDeps {
-  deps ??= buildAuthDeps(groupResources('auth', needs, config));
+export function accountsDeps(): AccountsDeps {
+  deps ??= buildAccountsDeps(groupResources('accounts', needs, config));
   return deps;
 }

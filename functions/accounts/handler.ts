@@ -1,4 +1,4 @@
-// Lambda entry of the `auth` group: every account endpoint of docs/SPEC.md 4.1 and docs/DESIGN.md 10, served at the
+// Lambda entry of the `accounts` group: every account endpoint of docs/SPEC.md 4.1 and docs/DESIGN.md 10, served at the
 // listed paths and under /api/v1 (docs/DESIGN.md 4), plus the back office's account endpoints. Thin: validate,
 // call one account service, shape the envelope.
 import type { Accounts } from '#lib/accounts/build.ts';
@@ -16,9 +16,8 @@ import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { log } from '#lib/platform/log.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
-import { type AuthDeps, authDeps } from './deps.ts';
+import { type AccountsDeps, accountsDeps } from './deps.ts';
 import { needs } from './needs.ts';
-import { shareRoutes } from './share-routes.ts';
 
 function accountOf(request: HttpRequest<unknown, unknown>) {
   const { account } = requirePrincipal(request);
@@ -40,7 +39,7 @@ function atBothDoors<Path extends string>(path: Path, route: (door: 'user' | 'ad
   >;
 }
 
-export function authRoutes(accounts: () => Accounts) {
+export function accountsRoutes(accounts: () => Accounts) {
   const accountRoutes = {
     'POST /auth/register/code': defineRoute({
       summary: 'Mail a registration code to an address',
@@ -276,11 +275,11 @@ export function authRoutes(accounts: () => Accounts) {
   };
 }
 
-/** The auth group over the given dependencies (tests build theirs with their own clock and mailer). */
-export function createAuthHandler(deps: () => AuthDeps, options: FrontDoorOptions = {}) {
+/** The accounts group over the given dependencies (tests build theirs with their own clock and mailer). */
+export function createAccountsHandler(deps: () => AccountsDeps, options: FrontDoorOptions = {}) {
   return createGroupHandler(
-    'auth',
-    { ...authRoutes(() => deps().accounts), ...shareRoutes(() => deps().shares) },
+    'accounts',
+    accountsRoutes(() => deps().accounts),
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
       // Only through the CDN, which also names the viewer's address the per-IP limit counts.
@@ -302,4 +301,6 @@ export function createAuthHandler(deps: () => AuthDeps, options: FrontDoorOption
   );
 }
 
-export const handler = createAuthHandler(authDeps, { frontDoor: groupFrontDoor('auth', needs, config) });
+export const handler = createAccountsHandler(accountsDeps, {
+  frontDoor: groupFrontDoor('accounts', needs, config),
+});

@@ -1,4 +1,4 @@
-// The upload function's dependencies, built once per container from its needs and settings.
+// The files function's dependencies, built once per container from its needs and settings.
 
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
@@ -12,13 +12,13 @@ import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
-export interface UploadDeps {
+export interface FilesDeps {
   services: Files;
   /** Sessions, API tokens, and the static `upload.api_token` (docs/DESIGN.md 5). */
   authenticate: Authenticator;
 }
 
-export function buildUploadDeps(resources: GroupResources): UploadDeps {
+export function buildFilesDeps(resources: GroupResources): FilesDeps {
   const { settings } = resources;
   const table = tableOf(resources);
   const shared = buildSessions({
@@ -54,9 +54,9 @@ export function buildUploadDeps(resources: GroupResources): UploadDeps {
   };
 }
 
-let deps: UploadDeps | undefined;
+let deps: FilesDeps | undefined;
 
-export function uploadDeps(): UploadDeps {
-  deps ??= buildUploadDeps(groupResources('upload', needs, config));
+export function filesDeps(): FilesDeps {
+  deps ??= buildFilesDeps(groupResources('files', needs, config));
   return deps;
 }

@@ -1,4 +1,4 @@
-// The share-link routes of the `auth` group (docs/DESIGN.md 16): the owner's shares (create, list, revoke),
+// The share-link routes (docs/DESIGN.md 16): the owner's shares (create, list, revoke),
 // opening one without a login, its page without script and its random image. Thin: validate, call the
 // share service, shape the envelope or the page.
 import { AppError } from '#lib/core/errors.ts';

@@ -1,0 +1,55 @@
+// The shares function's dependencies, built once per container from its needs and settings.
+
+import { buildPasswordGuard, buildSessions } from '#lib/accounts/build-sessions.ts';
+import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
+import { buildShares } from '#lib/files/build-shares.ts';
+import type { ShareService } from '#lib/files/shares.ts';
+import { createAuthenticator } from '#lib/http/authenticate.ts';
+import type { Authenticator } from '#lib/http/handler.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { tableOf } from '#lib/wiring/table.ts';
+import { needs } from './needs.ts';
+
+export interface SharesDeps {
+  /** Share links (docs/DESIGN.md 16): their passwords are argon2id hashes, like accounts'. */
+  shares: ShareService;
+  /** Sessions, for the owner's routes. */
+  authenticate: Authenticator;
+}
+
+/** What is not a setting: wrong share passwords before the back-off; production passes none. */
+export interface SharesOverrides {
+  guessLimit?: PasswordGuessLimit;
+}
+
+export function buildSharesDeps(resources: GroupResources, overrides: SharesOverrides = {}): SharesDeps {
+  const { settings } = resources;
+  const table = tableOf(resources);
+  const masterKey = masterKeyOf(resources);
+  const listingShards = settings.listing_shards;
+  const { sessions } = buildSessions({
+    table,
+    masterKey,
+    ttlHours: settings.auth.session_ttl_hours,
+    listingShards,
+  });
+  return {
+    shares: buildShares({
+      table,
+      baseUrl: settings.base_url,
+      listingShards,
+      // Wrong share passwords back off as wrong account passwords do.
+      accounts: buildPasswordGuard({ table, limit: overrides.guessLimit }),
+    }),
+    authenticate: createAuthenticator({ sessions }),
+  };
+}
+
+let deps: SharesDeps | undefined;
+
+export function sharesDeps(): SharesDeps {
+  deps ??= buildSharesDeps(groupResources('shares', needs, config));
+  return deps;
+}

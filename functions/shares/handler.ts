@@ -1,0 +1,27 @@
+// Lambda entry of the `shares` group: share links of files and albums (docs/DESIGN.md 16), the owner's
+// routes and the viewer's (open, the page without script, a random image). It ships argon2 (share
+// passwords are hashed like account passwords) and the password-guessing guard.
+import type { FrontDoorOptions } from '#lib/http/front-door.ts';
+import { createGroupHandler } from '#lib/http/handler.ts';
+import { config } from '#lib/platform/config/index.ts';
+import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import { type SharesDeps, sharesDeps } from './deps.ts';
+import { needs } from './needs.ts';
+import { shareRoutes } from './routes.ts';
+
+/** The shares group over the given dependencies (tests build theirs with the same builder). */
+export function createSharesHandler(deps: () => SharesDeps, options: FrontDoorOptions = {}) {
+  return createGroupHandler(
+    'shares',
+    shareRoutes(() => deps().shares),
+    {
+      authenticate: (request, kind) => deps().authenticate(request, kind),
+      // Only through the CDN, which also names the viewer's address the per-IP limit counts.
+      frontDoor: options.frontDoor,
+    },
+  );
+}
+
+export const handler = createSharesHandler(sharesDeps, {
+  frontDoor: groupFrontDoor('shares', needs, config),
+});
