@@ -1,12 +1,10 @@
 // The accounts function's dependencies, built once per container from its needs and settings.
 
 import { type Accounts, buildAccounts } from '#lib/accounts/build.ts';
-import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { RelyingParty } from '#lib/accounts/webauthn.ts';
-import { buildQuota } from '#lib/files/build-quota.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -15,6 +13,7 @@ import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -40,13 +39,7 @@ export function buildAccountsDeps(
   const { settings } = resources;
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
-  const listingShards = settings.listing_shards;
-  const shared = buildSessions({
-    table,
-    masterKey,
-    ttlHours: settings.auth.session_ttl_hours,
-    listingShards,
-  });
+  const shared = sessionsOf(resources);
   const accounts = buildAccounts({
     table,
     mailer: mailerOf(resources),
@@ -57,7 +50,7 @@ export function buildAccountsDeps(
     baseUrl: settings.base_url,
     relyingParty: relyingPartyOf(settings),
     // The back office lists each account's storage use (docs/DESIGN.md 11).
-    usage: usageReader(buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes })),
+    usage: usageReader(quotaOf(resources)),
   });
   return {
     accounts,

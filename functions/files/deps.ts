@@ -1,13 +1,11 @@
 // The files function's dependencies, built once per container from its needs and settings.
 
-import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
-import { buildQuota } from '#lib/files/build-quota.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
@@ -21,12 +19,7 @@ export interface FilesDeps {
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
   const { settings } = resources;
   const table = tableOf(resources);
-  const shared = buildSessions({
-    table,
-    masterKey: masterKeyOf(resources),
-    ttlHours: settings.auth.session_ttl_hours,
-    listingShards: settings.listing_shards,
-  });
+  const shared = sessionsOf(resources);
   const services = buildFiles({
     table,
     storage: storageOf(resources),
@@ -37,7 +30,7 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
       allowedTypes: settings.upload.allowed_types,
       stripMetadata: settings.upload.strip_metadata,
     },
-    quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+    quota: quotaOf(resources),
     listingShards: settings.listing_shards,
     // Takedowns wait in the table for the takedowns worker, the only function that invalidates.
     cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },

@@ -1,11 +1,10 @@
 // The payment-callback function's dependencies, built once per container from its needs and settings.
-import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
-import { buildQuota } from '#lib/files/build-quota.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -24,9 +23,9 @@ export function settlingBilling(resources: GroupResources): Billing {
     table,
     masterKey,
     // It never signs a cashier link, but the builder makes every service; the signer opens its key only if used.
-    accounts: buildSessions({ table, masterKey, ttlHours: settings.auth.session_ttl_hours, listingShards }),
+    accounts: sessionsOf(resources),
     // Settlement writes the storage grant a plan buys.
-    quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+    quota: quotaOf(resources),
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,

@@ -1,15 +1,14 @@
 // The payments function's dependencies, built once per container from its needs and settings.
 
 import { buildRequestLimits } from '#lib/accounts/build-request-limits.ts';
-import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
-import { buildQuota } from '#lib/files/build-quota.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -25,18 +24,13 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
   const table = tableOf(resources);
   const masterKey = masterKeyOf(resources);
   const listingShards = settings.listing_shards;
-  const shared = buildSessions({
-    table,
-    masterKey,
-    ttlHours: settings.auth.session_ttl_hours,
-    listingShards,
-  });
+  const shared = sessionsOf(resources);
   const billing = buildBilling({
     table,
     masterKey,
     accounts: shared,
     // Settlement writes the storage grant a plan buys.
-    quota: buildQuota({ table, defaultQuotaBytes: settings.upload.default_quota_bytes }),
+    quota: quotaOf(resources),
     stage: settings.stage,
     baseUrl: settings.base_url,
     payment: settings.payment,

@@ -1,14 +1,14 @@
 // The shares function's dependencies, built once per container from its needs and settings.
 
-import { buildPasswordGuard, buildSessions } from '#lib/accounts/build-sessions.ts';
+import { buildPasswordGuard } from '#lib/accounts/build-sessions.ts';
 import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
 import type { ShareService } from '#lib/files/shares.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
+import { sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -27,14 +27,8 @@ export interface SharesOverrides {
 export function buildSharesDeps(resources: GroupResources, overrides: SharesOverrides = {}): SharesDeps {
   const { settings } = resources;
   const table = tableOf(resources);
-  const masterKey = masterKeyOf(resources);
   const listingShards = settings.listing_shards;
-  const { sessions } = buildSessions({
-    table,
-    masterKey,
-    ttlHours: settings.auth.session_ttl_hours,
-    listingShards,
-  });
+  const { sessions } = sessionsOf(resources);
   return {
     shares: buildShares({
       table,

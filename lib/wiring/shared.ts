@@ -1,0 +1,18 @@
+// What several groups build alike over their resources: the sessions every authenticating group shares
+// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`) and the storage quota (needs `table`).
+import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { buildQuota } from '#lib/files/build-quota.ts';
+import { masterKeyOf } from './master-key.ts';
+import type { GroupResources } from './resources.ts';
+import { tableOf } from './table.ts';
+
+export const sessionsOf = (resources: GroupResources) =>
+  buildSessions({
+    table: tableOf(resources),
+    masterKey: masterKeyOf(resources),
+    ttlHours: resources.settings.auth.session_ttl_hours,
+    listingShards: resources.settings.listing_shards,
+  });
+
+export const quotaOf = (resources: GroupResources) =>
+  buildQuota({ table: tableOf(resources), defaultQuotaBytes: resources.settings.upload.default_quota_bytes });
