@@ -171,6 +171,23 @@ export function PasswordField<V extends Values>({
   return <Field {...rest} name={name} label={label} type="password" autoComplete={autoComplete} />;
 }
 
+/** A new password (by default `new_password`), which the browser may suggest; the API wants 8 characters. */
+export function NewPasswordField<V extends Values>({
+  name = 'new_password' as keyof V & string,
+  label = 'New password',
+  ...rest
+}: PresetFieldProps<V>) {
+  return (
+    <PasswordField
+      {...rest}
+      name={name}
+      label={label}
+      autoComplete="new-password"
+      hint="At least 8 characters."
+    />
+  );
+}
+
 /** A one-time code (from an authenticator app or an e-mail): a phone shows digits, the browser may paste it. */
 export function CodeField<V extends Values>({
   name = 'code' as keyof V & string,

@@ -3,7 +3,7 @@
 // administrator or resetting another administrator's TOTP takes the acting administrator's password again.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call } from '../api/client.ts';
+import { api, byId, call } from '../api/client.ts';
 import { Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { formatBytes, ListTable, Page, Status, useLoad } from '../ui.tsx';
 
@@ -67,7 +67,7 @@ export function AdminAccounts() {
             : undefined
         }
         row={(account) => {
-          const path = { params: { path: { id: account.id } } };
+          const path = byId(account.id);
           const next = account.status === 'active' ? 'disabled' : 'active';
           return (
             <tr key={account.id}>

@@ -2,10 +2,10 @@
 // curl), list, revoke; and the size a tool may upload directly.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call, type DataOf } from '../api/client.ts';
+import { api, byId, call, type DataOf } from '../api/client.ts';
 import { DIRECT_UPLOAD_LIMIT } from '../api/upload.ts';
 import { Field, Submit, useForm } from '../form.tsx';
-import { copyText, formatBytes, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
+import { formatBytes, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 import {
   curlCommand,
   curlDeleteCommand,
@@ -55,12 +55,7 @@ export function TokensPage() {
             value={created.token}
             onFocus={(event) => (event.target as HTMLInputElement).select()}
           />
-          <button
-            type="button"
-            onClick={async () =>
-              action.say((await copyText(created.token)) ? 'Token copied' : 'Select the token and copy it')
-            }
-          >
+          <button type="button" onClick={() => action.copy(created.token, 'Token')}>
             Copy token
           </button>
           <label for="picgo-config">PicGo configuration (web-uploader plugin)</label>
@@ -100,7 +95,7 @@ export function TokensPage() {
             <td>
               <ActionButton
                 action={action}
-                work={() => call(api.DELETE('/api/v1/tokens/{id}', { params: { path: { id: token.id } } }))}
+                work={() => call(api.DELETE('/api/v1/tokens/{id}', byId(token.id)))}
                 done={`Token ${token.name} revoked`}
               >
                 Revoke<span class="visually-hidden"> {token.name}</span>
