@@ -58,17 +58,6 @@ export function TokensPage() {
           <button type="button" onClick={() => action.copy(created.token, 'Token')}>
             Copy token
           </button>
-          <label for="picgo-config">PicGo configuration (web-uploader plugin)</label>
-          <p class="hint">
-            Over {formatBytes(DIRECT_UPLOAD_LIMIT)}, PicGo's web-uploader shows its "upload failed"
-            notification and still ends with an empty link: the plugin never fails the upload itself.
-          </p>
-          <textarea
-            id="picgo-config"
-            readOnly
-            rows={14}
-            value={picgoConfig(created.token, location.origin)}
-          />
           <UploaderConfigs token={created.token} origin={location.origin} />
           <button type="button" class="secondary" onClick={() => setCreated(null)}>
             I have saved it
@@ -108,12 +97,18 @@ export function TokensPage() {
   );
 }
 
-/** The ShareX, Flameshot and curl configurations of a new token (PicGo's is shown above them). */
+/** The PicGo, ShareX, Flameshot and curl configurations of a new token. */
 function UploaderConfigs({ token, origin }: { token: string; origin: string }) {
   const sxcu = sharexFile(token, origin);
   const href = `data:application/json;charset=utf-8,${encodeURIComponent(sxcu.text)}`;
   return (
     <>
+      <label for="picgo-config">PicGo configuration (web-uploader plugin)</label>
+      <p class="hint">
+        Over {formatBytes(DIRECT_UPLOAD_LIMIT)}, PicGo's web-uploader shows its "upload failed" notification
+        and still ends with an empty link: the plugin never fails the upload itself.
+      </p>
+      <textarea id="picgo-config" readOnly rows={14} value={picgoConfig(token, origin)} />
       <p>
         ShareX:{' '}
         <a href={href} download={sxcu.name}>
