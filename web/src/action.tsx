@@ -1,13 +1,13 @@
 // One-click actions on a page (no form to hold input): the call, what it leaves on the page, and the button.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { errorText, FormError, Status } from './ui.tsx';
+import { copyText, errorText, FormError, Status } from './ui.tsx';
 
 export interface Action {
   run: (work: () => Promise<unknown>, done?: string) => Promise<void>;
   error: string;
-  /** Puts a message of the page's own (a copy to the clipboard, say) where the actions' go. */
-  say: (message: string) => void;
+  /** Copies `text` to the clipboard, saying so where the actions' messages go: `what` is "Link" or "Token". */
+  copy: (text: string, what: string) => Promise<void>;
   view: ComponentChildren;
 }
 
@@ -35,7 +35,9 @@ export function useAction(after: () => Promise<unknown> | unknown): Action {
       {error && <FormError message={error} />}
     </>
   );
-  return { run, error, say: setMessage, view };
+  const copy = async (text: string, what: string) =>
+    setMessage((await copyText(text)) ? `${what} copied` : `Select the ${what.toLowerCase()} and copy it`);
+  return { run, error, copy, view };
 }
 
 /** A row's button whose click runs `work` as the page's action; `children` name the row for screen readers. */

@@ -1,7 +1,6 @@
 // The files grid of My files, an album, the gallery and moderation: dense thumbnail tiles (the name on
-// hover or focus), a tap or Enter opens the lightbox, a corner checkbox selects, and a bar of bulk actions
-// over the selection (visibility, album, delete; in moderation make unlisted and take down), each calling
-// the per-file API a few requests at a time and saying what came of it.
+// hover or focus), a tap or Enter opens the lightbox, a corner checkbox selects, and the selection's bar of
+// bulk actions (selection-bar.tsx), saying what came of them.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeOutcome, runBulk } from './bulk.ts';

@@ -113,34 +113,23 @@ export function Field<V extends Values>({
   const id = useId();
   const error = form.errors[name];
   const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const shared = {
+    id,
+    name,
+    value: form.values[name],
+    onInput: (event: Event) => form.set(name, (event.target as HTMLInputElement | HTMLTextAreaElement).value),
+    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-describedby': describedBy || undefined,
+  };
   return (
     <div class="field">
       <label for={id}>{label}</label>
       {multiline ? (
         // Text that keeps its line breaks (a pasted PEM key): a one-line input would join them.
-        <textarea
-          id={id}
-          name={name}
-          rows={4}
-          spellcheck={false}
-          autoComplete={input.autoComplete}
-          value={form.values[name]}
-          onInput={(event) => form.set(name, (event.target as HTMLTextAreaElement).value)}
-          aria-invalid={error ? 'true' : undefined}
-          aria-describedby={describedBy || undefined}
-        />
+        <textarea {...shared} rows={4} spellcheck={false} autoComplete={input.autoComplete} />
       ) : (
-        <input
-          // Preact types each input type apart; these five share every attribute used here.
-          type={type as 'text'}
-          id={id}
-          name={name}
-          value={form.values[name]}
-          onInput={(event) => form.set(name, (event.target as HTMLInputElement).value)}
-          aria-invalid={error ? 'true' : undefined}
-          aria-describedby={describedBy || undefined}
-          {...input}
-        />
+        // Preact types each input type apart; these five share every attribute used here.
+        <input type={type as 'text'} {...shared} {...input} />
       )}
       {hint && (
         <p class="hint" id={`${id}-hint`}>
@@ -169,6 +158,23 @@ export function PasswordField<V extends Values>({
   ...rest
 }: PresetFieldProps<V>) {
   return <Field {...rest} name={name} label={label} type="password" autoComplete={autoComplete} />;
+}
+
+/** A new password (by default `new_password`), which the browser may suggest; the API wants 8 characters. */
+export function NewPasswordField<V extends Values>({
+  name = 'new_password' as keyof V & string,
+  label = 'New password',
+  ...rest
+}: PresetFieldProps<V>) {
+  return (
+    <PasswordField
+      {...rest}
+      name={name}
+      label={label}
+      autoComplete="new-password"
+      hint="At least 8 characters."
+    />
+  );
 }
 
 /** A one-time code (from an authenticator app or an e-mail): a phone shows digits, the browser may paste it. */

@@ -20,26 +20,23 @@ function wording(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Creates a credential for the options /auth/passkeys/register/options answered. */
-export async function createPasskey(options: { challenge: string }) {
-  const { startRegistration } = await library();
+/** Runs a ceremony of the browser's WebAuthn, a refusal in words for the form. */
+async function ceremony<T>(run: (browser: Awaited<ReturnType<typeof library>>) => Promise<T>): Promise<T> {
   try {
-    return await startRegistration({
-      optionsJSON: options as unknown as PublicKeyCredentialCreationOptionsJSON,
-    });
+    return await run(await library());
   } catch (error) {
     throw wording(error);
   }
 }
 
+/** Creates a credential for the options /auth/passkeys/register/options answered. */
+export const createPasskey = (options: { challenge: string }) =>
+  ceremony(({ startRegistration }) =>
+    startRegistration({ optionsJSON: options as unknown as PublicKeyCredentialCreationOptionsJSON }),
+  );
+
 /** Signs the challenge of request options (a login, or a login challenge's answer). */
-export async function signWithPasskey(options: { challenge: string }) {
-  const { startAuthentication } = await library();
-  try {
-    return await startAuthentication({
-      optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON,
-    });
-  } catch (error) {
-    throw wording(error);
-  }
-}
+export const signWithPasskey = (options: { challenge: string }) =>
+  ceremony(({ startAuthentication }) =>
+    startAuthentication({ optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON }),
+  );

@@ -2,7 +2,7 @@
 // (the owner's: make unlisted or public, move into an album or out, delete; moderation's: make unlisted,
 // take down), each through the per-file API a few at a time (bulk.ts), deletions confirmed by count.
 import { useId, useState } from 'preact/hooks';
-import { api, call } from './api/client.ts';
+import { api, byId, call } from './api/client.ts';
 import { type GridFile, PERMISSION_HINT } from './file-links.tsx';
 import type { AlbumChoice, GridMode } from './lightbox.tsx';
 
@@ -31,38 +31,14 @@ export function SelectionBar<T extends GridFile>({
     await onBulk(work, verb);
     setBusy(false);
   };
+  const path = admin ? '/api/v1/admin/files/{id}' : '/api/v1/files/{id}';
   const setPermission = (permission: 'private' | 'public') =>
-    run(
-      (file) =>
-        call(
-          admin
-            ? api.PATCH('/api/v1/admin/files/{id}', {
-                params: { path: { id: file.id } },
-                body: { permission },
-              })
-            : api.PATCH('/api/v1/files/{id}', { params: { path: { id: file.id } }, body: { permission } }),
-        ),
-      'updated',
-    );
-  const remove = () =>
-    run(
-      (file) =>
-        call(
-          admin
-            ? api.DELETE('/api/v1/admin/files/{id}', { params: { path: { id: file.id } } })
-            : api.DELETE('/api/v1/files/{id}', { params: { path: { id: file.id } } }),
-        ),
-      admin ? 'taken down' : 'deleted',
-    );
+    run((file) => call(api.PATCH(path, { ...byId(file.id), body: { permission } })), 'updated');
+  const remove = () => run((file) => call(api.DELETE(path, byId(file.id))), admin ? 'taken down' : 'deleted');
   const move = () =>
     run(
       (file) =>
-        call(
-          api.PATCH('/api/v1/files/{id}', {
-            params: { path: { id: file.id } },
-            body: { album_id: album || null },
-          }),
-        ),
+        call(api.PATCH('/api/v1/files/{id}', { ...byId(file.id), body: { album_id: album || null } })),
       'moved',
     );
   const files = count === 1 ? '1 file' : `${count} files`;

@@ -3,7 +3,6 @@
 import { useId, useState } from 'preact/hooks';
 import { useAction } from './action.tsx';
 import { api, call, type DataOf } from './api/client.ts';
-import { copyText } from './ui.tsx';
 
 type Share = DataOf<'/api/v1/shares', 'post', 201>;
 
@@ -105,12 +104,7 @@ function ShareLink({ share }: { share: Share }) {
         value={share.url}
         onFocus={(event) => (event.target as HTMLInputElement).select()}
       />
-      <button
-        type="button"
-        onClick={async () =>
-          action.say((await copyText(share.url)) ? 'Link copied' : 'Select the link and copy it')
-        }
-      >
+      <button type="button" onClick={() => action.copy(share.url, 'Link')}>
         Copy link
       </button>
       {action.view}

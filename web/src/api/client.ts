@@ -82,6 +82,12 @@ const authorize: Middleware = {
 export const api = createClient<paths>({ baseUrl: '' });
 api.use(authorize);
 
+/** A request's `{id}` path parameter. */
+export const byId = (id: string) => ({ params: { path: { id } } });
+
+/** A list's first 100 items, as the console's lists of links, albums, coupons and orders load them. */
+export const FIRST_100 = { params: { query: { limit: '100' } } };
+
 /** Unwraps the envelope: its data, or an ApiError with the API's words. */
 export async function call<R>(
   request: Promise<{ data?: R; error?: unknown; response: Response }>,

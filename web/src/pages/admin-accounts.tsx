@@ -3,7 +3,7 @@
 // administrator or resetting another administrator's TOTP takes the acting administrator's password again.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call } from '../api/client.ts';
+import { api, byId, call } from '../api/client.ts';
 import { Field, PasswordField, Submit, useForm } from '../form.tsx';
 import { formatBytes, ListTable, Page, Status, useLoad } from '../ui.tsx';
 
@@ -22,8 +22,8 @@ export function AdminAccounts() {
   const action = useAction(accounts.reload);
   // Sent with the actions on another administrator's account (the API answers 400 without it).
   const confirm = useForm({ current_password: '' });
-  const withPassword = () =>
-    confirm.values.current_password ? { current_password: confirm.values.current_password } : {};
+  const withPassword = (needed: boolean) =>
+    needed && confirm.values.current_password ? { current_password: confirm.values.current_password } : {};
   const create = useForm({ username: '', email: '', password: '', current_password: '' });
   const [created, setCreated] = useState('');
   const submitCreate = create.submit(async (values) => {
@@ -67,8 +67,9 @@ export function AdminAccounts() {
             : undefined
         }
         row={(account) => {
-          const path = { params: { path: { id: account.id } } };
+          const path = byId(account.id);
           const next = account.status === 'active' ? 'disabled' : 'active';
+          const admin = account.role === 'admin';
           return (
             <tr key={account.id}>
               <td>{account.username}</td>
@@ -87,10 +88,7 @@ export function AdminAccounts() {
                     call(
                       api.PATCH('/api/v1/admin/accounts/{id}', {
                         ...path,
-                        body: {
-                          status: next,
-                          ...(account.role === 'admin' && next === 'disabled' ? withPassword() : {}),
-                        },
+                        body: { status: next, ...withPassword(admin && next === 'disabled') },
                       }),
                     )
                   }
@@ -106,7 +104,7 @@ export function AdminAccounts() {
                       call(
                         api.POST('/api/v1/admin/accounts/{id}/totp/reset', {
                           ...path,
-                          body: account.role === 'admin' ? withPassword() : {},
+                          body: withPassword(admin),
                         }),
                       )
                     }

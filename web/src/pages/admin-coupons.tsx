@@ -2,13 +2,14 @@
 // each coupon's uses, switching it off or on, and deleting it.
 import { useId } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call, type DataOf } from '../api/client.ts';
+import { api, byId, call, type DataOf, FIRST_100 } from '../api/client.ts';
 import { Field, useForm } from '../form.tsx';
 import { FormError, formatMoney, ListTable, Page, useLoad } from '../ui.tsx';
 
 type Coupon = DataOf<'/api/v1/admin/coupons', 'get'>['items'][number];
 
-const couponPath = (coupon: Coupon) => ({ params: { path: { id: coupon.id } } });
+const switchCoupon = (coupon: Coupon) =>
+  call(api.PATCH('/api/v1/admin/coupons/{id}', { ...byId(coupon.id), body: { active: !coupon.active } }));
 
 function discountText(coupon: Coupon): string {
   return coupon.percent_off !== null
@@ -66,9 +67,7 @@ function CouponForm({ onSaved }: { onSaved: () => Promise<unknown> | unknown }) 
 }
 
 export function AdminCoupons() {
-  const coupons = useLoad(() =>
-    call(api.GET('/api/v1/admin/coupons', { params: { query: { limit: '100' } } })),
-  );
+  const coupons = useLoad(() => call(api.GET('/api/v1/admin/coupons', FIRST_100)));
   const action = useAction(coupons.reload);
   return (
     <Page title="Coupons">
@@ -93,14 +92,7 @@ export function AdminCoupons() {
             <td class="actions">
               <ActionButton
                 action={action}
-                work={() =>
-                  call(
-                    api.PATCH('/api/v1/admin/coupons/{id}', {
-                      ...couponPath(coupon),
-                      body: { active: !coupon.active },
-                    }),
-                  )
-                }
+                work={() => switchCoupon(coupon)}
                 done={`${coupon.code} ${coupon.active ? 'switched off' : 'switched on'}`}
               >
                 {coupon.active ? 'Switch off' : 'Switch on'}
@@ -108,7 +100,7 @@ export function AdminCoupons() {
               </ActionButton>
               <ActionButton
                 action={action}
-                work={() => call(api.DELETE('/api/v1/admin/coupons/{id}', couponPath(coupon)))}
+                work={() => call(api.DELETE('/api/v1/admin/coupons/{id}', byId(coupon.id)))}
                 done={`${coupon.code} deleted`}
               >
                 Delete<span class="visually-hidden"> {coupon.code}</span>

@@ -2,7 +2,7 @@
 // write-off of a pending manual order once the transfer has arrived (asked again before it is done).
 import { useState } from 'preact/hooks';
 import { type Action, useAction } from '../action.tsx';
-import { api, call, type DataOf } from '../api/client.ts';
+import { api, byId, call, type DataOf, FIRST_100 } from '../api/client.ts';
 import { ORDER_COLUMNS, OrderCells } from '../order-cells.tsx';
 import { formatMoney, ListTable, Page, useLoad } from '../ui.tsx';
 
@@ -33,7 +33,7 @@ function WriteOff({ order, action }: { order: AdminOrder; action: Action }) {
         onClick={() =>
           action.run(
             async () => {
-              await call(api.POST('/api/v1/admin/orders/{id}/pay', { params: { path: { id: order.id } } }));
+              await call(api.POST('/api/v1/admin/orders/{id}/pay', byId(order.id)));
               setAsking(false);
             },
             `Order ${order.id} of ${buyerOf(order)} written off as paid`,
@@ -61,7 +61,7 @@ function RefundControls({ orderId, action }: { orderId: string; action: Action }
     action.run(async () => {
       await call(
         api.POST('/api/v1/admin/orders/{id}/refund', {
-          params: { path: { id: orderId } },
+          ...byId(orderId),
           headers: { 'idempotency-key': key },
           body: { reason, ...(amount.trim() ? { amount_cents: Number(amount) } : {}) },
         }),
@@ -94,9 +94,7 @@ function RefundControls({ orderId, action }: { orderId: string; action: Action }
 }
 
 export function AdminOrders() {
-  const orders = useLoad(() =>
-    call(api.GET('/api/v1/admin/orders', { params: { query: { limit: '100' } } })),
-  );
+  const orders = useLoad(() => call(api.GET('/api/v1/admin/orders', FIRST_100)));
   const action = useAction(orders.reload);
   return (
     <Page title="Orders">

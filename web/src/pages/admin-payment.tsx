@@ -100,6 +100,10 @@ export function AdminPayment() {
   const settings = useLoad(() => call(api.GET('/api/v1/admin/payment')));
   const action = useAction(settings.reload);
   const data = settings.data;
+  const put = (
+    body: { default_gateway: PaymentSettings['default_gateway'] } | { mock: { enabled: boolean } },
+    done: string,
+  ) => action.run(() => call(api.PUT('/api/v1/admin/payment', { body })), done);
   return (
     <Page title="Payment settings">
       {settings.error && <FormError message={settings.error} />}
@@ -113,10 +117,7 @@ export function AdminPayment() {
               value={data.default_gateway}
               onChange={(event) => {
                 const value = (event.target as HTMLSelectElement).value as PaymentSettings['default_gateway'];
-                void action.run(
-                  () => call(api.PUT('/api/v1/admin/payment', { body: { default_gateway: value } })),
-                  `Default channel: ${value}`,
-                );
+                void put({ default_gateway: value }, `Default channel: ${value}`);
               }}
             >
               {(['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const).map((name) => (
@@ -131,10 +132,7 @@ export function AdminPayment() {
               checked={data.mock.enabled}
               onChange={(event) => {
                 const enabled = (event.target as HTMLInputElement).checked;
-                void action.run(
-                  () => call(api.PUT('/api/v1/admin/payment', { body: { mock: { enabled } } })),
-                  `Mock cashier ${enabled ? 'on' : 'off'}`,
-                );
+                void put({ mock: { enabled } }, `Mock cashier ${enabled ? 'on' : 'off'}`);
               }}
             />
             <label for="mock-enabled">Mock cashier enabled</label>

@@ -2,13 +2,14 @@
 // plan or edits one.
 import { useId, useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call, type DataOf } from '../api/client.ts';
+import { api, byId, call, type DataOf } from '../api/client.ts';
 import { Field, useForm } from '../form.tsx';
 import { FormError, formatBytes, formatMoney, ListTable, Page, Status, useLoad } from '../ui.tsx';
 
 type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
 
-const planPath = (plan: Plan) => ({ params: { path: { id: plan.id } } });
+const switchPlan = (plan: Plan) =>
+  call(api.PATCH('/api/v1/admin/plans/{id}', { ...byId(plan.id), body: { active: !plan.active } }));
 
 /**
  * A plan's fields as an administrator types them: the price in cents, the quota in GiB (empty: the plan
@@ -40,7 +41,7 @@ function PlanForm({
       duration_days: values.duration_days ? Number(values.duration_days) : 0,
     };
     if (plan) {
-      await call(api.PATCH('/api/v1/admin/plans/{id}', { ...planPath(plan), body }));
+      await call(api.PATCH('/api/v1/admin/plans/{id}', { ...byId(plan.id), body }));
     } else {
       await call(api.POST('/api/v1/admin/plans', { body }));
       form.reset();
@@ -122,14 +123,7 @@ export function AdminPlans() {
               </button>
               <ActionButton
                 action={action}
-                work={() =>
-                  call(
-                    api.PATCH('/api/v1/admin/plans/{id}', {
-                      ...planPath(plan),
-                      body: { active: !plan.active },
-                    }),
-                  )
-                }
+                work={() => switchPlan(plan)}
                 done={`${plan.name} ${plan.active ? 'withdrawn' : 'on sale'}`}
               >
                 {plan.active ? 'Withdraw' : 'Put on sale'}
@@ -137,7 +131,7 @@ export function AdminPlans() {
               </ActionButton>
               <ActionButton
                 action={action}
-                work={() => call(api.DELETE('/api/v1/admin/plans/{id}', planPath(plan)))}
+                work={() => call(api.DELETE('/api/v1/admin/plans/{id}', byId(plan.id)))}
                 done={`${plan.name} deleted`}
               >
                 Delete<span class="visually-hidden"> {plan.name}</span>

@@ -2,7 +2,7 @@
 // its files (the files grid: moved in and out from the lightbox or the selection bar), share it, delete it
 // (its files stay).
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call } from '../api/client.ts';
+import { api, byId, call, FIRST_100 } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
 import { Field, Submit, useForm } from '../form.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
@@ -17,7 +17,7 @@ export function AlbumsPage() {
 }
 
 function AlbumList() {
-  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', FIRST_100)));
   const form = useForm({ name: '', description: '' });
   const action = useAction(albums.reload);
 
@@ -55,7 +55,7 @@ function AlbumList() {
             <td>
               <ActionButton
                 action={action}
-                work={() => call(api.DELETE('/api/v1/albums/{id}', { params: { path: { id: album.id } } }))}
+                work={() => call(api.DELETE('/api/v1/albums/{id}', byId(album.id)))}
                 done={`Album ${album.name} deleted; its files stay in My files`}
               >
                 Delete<span class="visually-hidden"> album {album.name}</span>
@@ -69,8 +69,8 @@ function AlbumList() {
 }
 
 function AlbumPage({ id }: { id: string }) {
-  const album = useLoad(() => call(api.GET('/api/v1/albums/{id}', { params: { path: { id } } })));
-  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
+  const album = useLoad(() => call(api.GET('/api/v1/albums/{id}', byId(id))));
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', FIRST_100)));
   const files = usePages((cursor) =>
     call(
       api.GET('/api/v1/files', {
@@ -87,7 +87,7 @@ function AlbumPage({ id }: { id: string }) {
   const rename = form.submit(async ({ name, description }) => {
     await call(
       api.PATCH('/api/v1/albums/{id}', {
-        params: { path: { id } },
+        ...byId(id),
         body: { ...(name ? { name } : {}), ...(description ? { description } : {}) },
       }),
     );

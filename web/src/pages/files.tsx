@@ -1,6 +1,6 @@
 // My files: usage, the uploader (uploader.tsx) and the files grid (file-grid.tsx: thumbnails, the lightbox with
 // links in four formats, visibility, album, share, delete; bulk actions).
-import { api, call } from '../api/client.ts';
+import { api, call, FIRST_100 } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
 import { Page, useLoad, usePages } from '../ui.tsx';
 import { Uploader } from '../uploader.tsx';
@@ -10,7 +10,7 @@ export function FilesPage() {
   const files = usePages((cursor) =>
     call(api.GET('/api/v1/files', { params: { query: { limit: '60', ...(cursor ? { cursor } : {}) } } })),
   );
-  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', FIRST_100)));
   return (
     <Page title="My files">
       <Usage key={files.version} />

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, call } from '../api/client.ts';
 import { devices, type SessionUser, session } from '../api/session.ts';
-import { CodeField, Field, PasswordField, useForm } from '../form.tsx';
+import { CodeField, Field, NewPasswordField, PasswordField, useForm } from '../form.tsx';
 import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { navigate } from '../router.ts';
 import { FormError, Page, Status } from '../ui.tsx';
@@ -222,13 +222,7 @@ export function RegisterPage() {
                 hint="3 to 32 letters, digits, dots, dashes or underscores."
                 required
               />
-              <PasswordField
-                form={form}
-                label="Password"
-                autoComplete="new-password"
-                hint="At least 8 characters."
-                required
-              />
+              <NewPasswordField form={form} name="password" label="Password" required />
             </>
           )}
           {form.formError && <FormError message={form.formError} />}
@@ -273,17 +267,6 @@ export function ResetPage({ token }: { token?: string | undefined }) {
     setDone(true);
   });
 
-  const newPassword = (
-    <PasswordField
-      form={form}
-      name="new_password"
-      label="New password"
-      autoComplete="new-password"
-      hint="At least 8 characters."
-      required
-    />
-  );
-
   return (
     <Page title="Reset your password">
       <div class="narrow">
@@ -300,7 +283,7 @@ export function ResetPage({ token }: { token?: string | undefined }) {
                 <CodeField form={form} label="E-mail code" required />
               </>
             )}
-            {(token || codeSent) && newPassword}
+            {(token || codeSent) && <NewPasswordField form={form} required />}
             {form.formError && <FormError message={form.formError} />}
             <div class="actions">
               <button type="submit" disabled={form.busy}>

@@ -3,7 +3,7 @@
 // usage against the quota above.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Action, useAction } from '../action.tsx';
-import { api, call, type DataOf } from '../api/client.ts';
+import { api, byId, call, type DataOf } from '../api/client.ts';
 import { ORDER_COLUMNS, type Order, OrderCells } from '../order-cells.tsx';
 import { QrCode } from '../qr.tsx';
 import {
@@ -65,7 +65,7 @@ function PendingOrderActions({
 }) {
   const [asking, setAsking] = useState(false);
   const label = `order for ${order.plan_name} (${formatMoney(order.amount_cents)})`;
-  const path = { params: { path: { id: order.id } } };
+  const path = byId(order.id);
   if (asking) {
     return (
       <span class="confirm">
@@ -118,7 +118,7 @@ function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
     if (current.status !== 'pending') return;
     const timer = setTimeout(async () => {
       try {
-        const next = await call(api.GET('/api/v1/orders/{id}', { params: { path: { id: current.id } } }));
+        const next = await call(api.GET('/api/v1/orders/{id}', byId(current.id)));
         setCurrent(next);
         setError('');
         if (next.status === 'paid') onPaid();

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { session } from '../api/session.ts';
-import { CodeField, Field, PasswordField, Submit, useForm } from '../form.tsx';
+import { CodeField, Field, NewPasswordField, PasswordField, Submit, useForm } from '../form.tsx';
 import { FormError, Page, Status, useLoad } from '../ui.tsx';
 import { Passkeys } from './security/passkeys.tsx';
 import { Events, Sessions } from './security/sessions.tsx';
@@ -80,13 +80,7 @@ function Password() {
       <h2 id="password-title">Password</h2>
       <form onSubmit={change} noValidate>
         <PasswordField form={form} name="current_password" />
-        <PasswordField
-          form={form}
-          name="new_password"
-          label="New password"
-          autoComplete="new-password"
-          hint="At least 8 characters."
-        />
+        <NewPasswordField form={form} />
         <Submit form={form}>Change password</Submit>
         {done && <Status message={done} />}
       </form>

@@ -1,12 +1,12 @@
 // Share links (docs/DESIGN.md 16): the page of the caller's links (copy, views, revoke); the form that makes
 // one is share-form.tsx.
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call } from '../api/client.ts';
-import { copyText, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
+import { api, byId, call, FIRST_100 } from '../api/client.ts';
+import { formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 
 export function SharesPage() {
-  const shares = useLoad(() => call(api.GET('/api/v1/shares', { params: { query: { limit: '100' } } })));
-  const albums = useLoad(() => call(api.GET('/api/v1/albums', { params: { query: { limit: '100' } } })));
+  const shares = useLoad(() => call(api.GET('/api/v1/shares', FIRST_100)));
+  const albums = useLoad(() => call(api.GET('/api/v1/albums', FIRST_100)));
   const action = useAction(shares.reload);
   const albumName = (id: string | null) => albums.data?.items.find((album) => album.id === id)?.name;
   return (
@@ -38,18 +38,12 @@ export function SharesPage() {
               </td>
               <td>{share.expires_at ? formatTime(share.expires_at) : 'Never'}</td>
               <td>
-                <button
-                  type="button"
-                  class="secondary"
-                  onClick={async () =>
-                    action.say((await copyText(share.url)) ? 'Link copied' : 'Select the link and copy it')
-                  }
-                >
+                <button type="button" class="secondary" onClick={() => action.copy(share.url, 'Link')}>
                   Copy<span class="visually-hidden"> the link to {what}</span>
                 </button>
                 <ActionButton
                   action={action}
-                  work={() => call(api.DELETE('/api/v1/shares/{id}', { params: { path: { id: share.id } } }))}
+                  work={() => call(api.DELETE('/api/v1/shares/{id}', byId(share.id)))}
                   done="Share link revoked"
                 >
                   Revoke<span class="visually-hidden"> the link to {what}</span>

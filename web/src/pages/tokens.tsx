@@ -2,10 +2,10 @@
 // curl), list, revoke; and the size a tool may upload directly.
 import { useState } from 'preact/hooks';
 import { ActionButton, useAction } from '../action.tsx';
-import { api, call, type DataOf } from '../api/client.ts';
+import { api, byId, call, type DataOf } from '../api/client.ts';
 import { DIRECT_UPLOAD_LIMIT } from '../api/upload.ts';
 import { Field, Submit, useForm } from '../form.tsx';
-import { copyText, formatBytes, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
+import { formatBytes, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 import {
   curlCommand,
   curlDeleteCommand,
@@ -55,25 +55,9 @@ export function TokensPage() {
             value={created.token}
             onFocus={(event) => (event.target as HTMLInputElement).select()}
           />
-          <button
-            type="button"
-            onClick={async () =>
-              action.say((await copyText(created.token)) ? 'Token copied' : 'Select the token and copy it')
-            }
-          >
+          <button type="button" onClick={() => action.copy(created.token, 'Token')}>
             Copy token
           </button>
-          <label for="picgo-config">PicGo configuration (web-uploader plugin)</label>
-          <p class="hint">
-            Over {formatBytes(DIRECT_UPLOAD_LIMIT)}, PicGo's web-uploader shows its "upload failed"
-            notification and still ends with an empty link: the plugin never fails the upload itself.
-          </p>
-          <textarea
-            id="picgo-config"
-            readOnly
-            rows={14}
-            value={picgoConfig(created.token, location.origin)}
-          />
           <UploaderConfigs token={created.token} origin={location.origin} />
           <button type="button" class="secondary" onClick={() => setCreated(null)}>
             I have saved it
@@ -100,7 +84,7 @@ export function TokensPage() {
             <td>
               <ActionButton
                 action={action}
-                work={() => call(api.DELETE('/api/v1/tokens/{id}', { params: { path: { id: token.id } } }))}
+                work={() => call(api.DELETE('/api/v1/tokens/{id}', byId(token.id)))}
                 done={`Token ${token.name} revoked`}
               >
                 Revoke<span class="visually-hidden"> {token.name}</span>
@@ -113,12 +97,18 @@ export function TokensPage() {
   );
 }
 
-/** The ShareX, Flameshot and curl configurations of a new token (PicGo's is shown above them). */
+/** The PicGo, ShareX, Flameshot and curl configurations of a new token. */
 function UploaderConfigs({ token, origin }: { token: string; origin: string }) {
   const sxcu = sharexFile(token, origin);
   const href = `data:application/json;charset=utf-8,${encodeURIComponent(sxcu.text)}`;
   return (
     <>
+      <label for="picgo-config">PicGo configuration (web-uploader plugin)</label>
+      <p class="hint">
+        Over {formatBytes(DIRECT_UPLOAD_LIMIT)}, PicGo's web-uploader shows its "upload failed" notification
+        and still ends with an empty link: the plugin never fails the upload itself.
+      </p>
+      <textarea id="picgo-config" readOnly rows={14} value={picgoConfig(token, origin)} />
       <p>
         ShareX:{' '}
         <a href={href} download={sxcu.name}>

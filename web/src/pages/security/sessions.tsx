@@ -1,6 +1,6 @@
 // The security page's live sessions (revoke one, or every other) and the account's security events.
 import { ActionButton, useAction } from '../../action.tsx';
-import { api, call } from '../../api/client.ts';
+import { api, byId, call } from '../../api/client.ts';
 import { FormError, formatTime, ListState, listPhase, useLoad } from '../../ui.tsx';
 
 export function Sessions() {
@@ -22,7 +22,7 @@ export function Sessions() {
             {!row.current && (
               <ActionButton
                 action={action}
-                work={() => call(api.DELETE('/auth/sessions/{id}', { params: { path: { id: row.id } } }))}
+                work={() => call(api.DELETE('/auth/sessions/{id}', byId(row.id)))}
               >
                 Revoke<span class="visually-hidden"> session since {formatTime(row.created_at)}</span>
               </ActionButton>
