@@ -105,12 +105,7 @@ export function orderRefundedDetail(
 ): OrderRefundedDetail {
   return {
     order_id: order.id,
-    user_id: order.user_id,
-    plan_id: order.plan_id,
-    plan_name: order.plan_name,
-    amount_cents: order.amount_cents,
-    currency: order.currency,
-    provider: order.provider,
+    ...orderTerms(order),
     refunded_cents: order.amount_cents,
     refunded_at: refundedAt,
     grant: grant ? grantDetail(grant, grantEndsAt(grant)) : null,
