@@ -5,8 +5,8 @@ import type { EventBus } from '#lib/platform/events/eventbridge.ts';
 import { log } from '#lib/platform/log.ts';
 import { orderTerms, type StoredOrder } from './model.ts';
 
-/** What a product needs to grant the purchase; `order_id` is the idempotency key for consumers. */
-export interface OrderPaidDetail {
+/** What both events say of the order; `order_id` is the idempotency key for consumers. */
+interface OrderEventTerms {
   order_id: string;
   user_id: string;
   plan_id: string;
@@ -14,6 +14,10 @@ export interface OrderPaidDetail {
   amount_cents: number;
   currency: 'CNY';
   provider: string;
+}
+
+/** What a product needs to grant the purchase. */
+export interface OrderPaidDetail extends OrderEventTerms {
   trade_no: string | null;
   paid_at: string;
   /** True when the money arrived after the order was cancelled, expired or failed (needs a human). */
@@ -83,16 +87,9 @@ export function inDocumentedOrder(detail: OrderPaidDetail): OrderPaidDetail {
 
 /**
  * `order.refunded` (docs/DESIGN.md 17): an order refunded in full; its grant as the refund left it (null: the
- * refund took it all back, or the order granted none). `order_id` is the idempotency key for consumers.
+ * refund took it all back, or the order granted none).
  */
-export interface OrderRefundedDetail {
-  order_id: string;
-  user_id: string;
-  plan_id: string;
-  plan_name: string;
-  amount_cents: number;
-  currency: 'CNY';
-  provider: string;
+export interface OrderRefundedDetail extends OrderEventTerms {
   refunded_cents: number;
   refunded_at: string;
   grant: OrderGrantDetail | null;
@@ -105,12 +102,7 @@ export function orderRefundedDetail(
 ): OrderRefundedDetail {
   return {
     order_id: order.id,
-    user_id: order.user_id,
-    plan_id: order.plan_id,
-    plan_name: order.plan_name,
-    amount_cents: order.amount_cents,
-    currency: order.currency,
-    provider: order.provider,
+    ...orderTerms(order),
     refunded_cents: order.amount_cents,
     refunded_at: refundedAt,
     grant: grant ? grantDetail(grant, grantEndsAt(grant)) : null,

@@ -82,6 +82,34 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     );
     return sdk;
   };
+  /** One call, signed by the SDK, its answer's sign verified (validateSign). */
+  const exec = async (method: string, params: Record<string, unknown>, now = clock()) =>
+    (await (
+      await alipaySdk()
+    ).exec(
+      method,
+      // The SDK takes process-local time by default; Alipay documents Beijing time, so pass it explicitly.
+      { ...params, timestamp: beijingDateTime(now) },
+      { validateSign: true },
+    )) as unknown as Record<string, unknown>;
+  /** A reconciliation call's answer, or the verdict of its failure. */
+  async function answerOf(
+    method: string,
+    bizContent: Record<string, string>,
+  ): Promise<
+    { answer: Record<string, unknown> } | { failed: { kind: 'unknown'; reason: QueryFailureReason } }
+  > {
+    let answer: Record<string, unknown>;
+    try {
+      answer = await exec(method, { bizContent });
+    } catch (error) {
+      // The SDK's messages quote the raw answer and its sign: only a reason code leaves this function.
+      return { failed: { kind: 'unknown', reason: alipayFailureReason(error) } };
+    }
+    if (typeof answer !== 'object' || answer === null)
+      return { failed: { kind: 'unknown', reason: 'malformed' } };
+    return { answer };
+  }
 
   async function createOrder(input: CreateChannelOrderInput): Promise<ChannelOrder> {
     const now = clock();
@@ -96,13 +124,7 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
     }
     let answer: Record<string, unknown>;
     try {
-      // The SDK takes process-local time by default; Alipay documents Beijing time, so pass it explicitly.
-      const client = await alipaySdk();
-      answer = (await client.exec(
-        PRECREATE,
-        { bizContent, notify_url: input.notifyUrl, timestamp: beijingDateTime(now) },
-        { validateSign: true },
-      )) as unknown as Record<string, unknown>;
+      answer = await exec(PRECREATE, { bizContent, notify_url: input.notifyUrl }, now);
     } catch (error) {
       // The SDK error may quote the raw answer; keep it out of our message, only its class as detail.
       throw new ChannelRequestError(PROVIDER, 'precreate call failed or its answer did not verify', {
@@ -147,19 +169,9 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
    * and, when it names a seller and seller_id is configured, our seller.
    */
   async function queryOrder(outTradeNo: string): Promise<QueryVerdict> {
-    let answer: Record<string, unknown>;
-    try {
-      const client = await alipaySdk();
-      answer = (await client.exec(
-        QUERY,
-        { bizContent: { out_trade_no: outTradeNo }, timestamp: beijingDateTime(clock()) },
-        { validateSign: true },
-      )) as unknown as Record<string, unknown>;
-    } catch (error) {
-      // The SDK's messages quote the raw answer and its sign: only a reason code leaves this function.
-      return { kind: 'unknown', reason: alipayFailureReason(error) };
-    }
-    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    const call = await answerOf(QUERY, { out_trade_no: outTradeNo });
+    if ('failed' in call) return call.failed;
+    const { answer } = call;
     const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
     const code = text(answer.code);
     const subCode = text(answer.sub_code);
@@ -193,26 +205,14 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
    * a business failure (40004) refunds nothing.
    */
   async function refund(input: ChannelRefundInput): Promise<RefundVerdict> {
-    let answer: Record<string, unknown>;
-    try {
-      const client = await alipaySdk();
-      answer = (await client.exec(
-        REFUND,
-        {
-          bizContent: {
-            out_trade_no: input.outTradeNo,
-            refund_amount: centsToYuan(input.amountCents),
-            out_request_no: input.refundNo,
-            refund_reason: input.reason.slice(0, 256),
-          },
-          timestamp: beijingDateTime(clock()),
-        },
-        { validateSign: true },
-      )) as unknown as Record<string, unknown>;
-    } catch (error) {
-      return { kind: 'unknown', reason: alipayFailureReason(error) };
-    }
-    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    const call = await answerOf(REFUND, {
+      out_trade_no: input.outTradeNo,
+      refund_amount: centsToYuan(input.amountCents),
+      out_request_no: input.refundNo,
+      refund_reason: input.reason.slice(0, 256),
+    });
+    if ('failed' in call) return call.failed;
+    const { answer } = call;
     if (answer.code === '10000') {
       if (answer.out_trade_no !== undefined && answer.out_trade_no !== input.outTradeNo) {
         return { kind: 'unknown', reason: 'order_mismatch' };
@@ -230,21 +230,9 @@ export function createChannelA(settings: ChannelASettings): SynchronousChannelAd
    * with refund_status empty or REFUND_SUCCESS is a refund made; an answer without it, none made.
    */
   async function queryRefund(outTradeNo: string, refundNo: string): Promise<RefundVerdict> {
-    let answer: Record<string, unknown>;
-    try {
-      const client = await alipaySdk();
-      answer = (await client.exec(
-        REFUND_QUERY,
-        {
-          bizContent: { out_trade_no: outTradeNo, out_request_no: refundNo },
-          timestamp: beijingDateTime(clock()),
-        },
-        { validateSign: true },
-      )) as unknown as Record<string, unknown>;
-    } catch (error) {
-      return { kind: 'unknown', reason: alipayFailureReason(error) };
-    }
-    if (typeof answer !== 'object' || answer === null) return { kind: 'unknown', reason: 'malformed' };
+    const call = await answerOf(REFUND_QUERY, { out_trade_no: outTradeNo, out_request_no: refundNo });
+    if ('failed' in call) return call.failed;
+    const { answer } = call;
     if (answer.code !== '10000') {
       return { kind: 'unknown', reason: 'channel_error', detail: String(answer.code ?? '') };
     }

@@ -32,11 +32,7 @@ export function loadPrivateKey(field: string, value: string | undefined): KeyObj
       attempts.push(() => createPrivateKey({ key: der, format: 'der', type: 'pkcs1' }));
     }
   }
-  const key = firstThatParses(attempts);
-  if (key?.asymmetricKeyType !== 'rsa') {
-    throw new ChannelConfigError(field, 'is not an RSA private key in PEM or base64 form');
-  }
-  return key;
+  return firstRsaKey(attempts, field, 'is not an RSA private key in PEM or base64 form');
 }
 
 /** Loads a public RSA key, also from an X.509 certificate; throws ChannelConfigError naming `field`. */
@@ -55,11 +51,7 @@ export function loadPublicKey(field: string, value: string | undefined): KeyObje
       attempts.push(() => new X509Certificate(der).publicKey);
     }
   }
-  const key = firstThatParses(attempts);
-  if (key?.asymmetricKeyType !== 'rsa') {
-    throw new ChannelConfigError(field, 'is not an RSA public key or certificate in PEM or base64 form');
-  }
-  return key;
+  return firstRsaKey(attempts, field, 'is not an RSA public key or certificate in PEM or base64 form');
 }
 
 /** The serial of a PEM certificate in upper-case hex, or undefined when the text is a bare key. */
@@ -69,15 +61,18 @@ export function certificateSerial(value: string): string | undefined {
   return new X509Certificate(text).serialNumber.toUpperCase();
 }
 
-function firstThatParses(attempts: Array<() => KeyObject>): KeyObject | undefined {
+function firstRsaKey(attempts: Array<() => KeyObject>, field: string, problem: string): KeyObject {
   for (const attempt of attempts) {
+    let key: KeyObject;
     try {
-      return attempt();
+      key = attempt();
     } catch {
-      // Try the next encoding; the caller reports a single, value-free error if none fits.
+      continue; // Try the next encoding; a single, value-free error follows if none fits.
     }
+    if (key.asymmetricKeyType === 'rsa') return key;
+    break;
   }
-  return undefined;
+  throw new ChannelConfigError(field, problem);
 }
 
 export function privateKeyPem(key: KeyObject): string {
