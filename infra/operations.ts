@@ -12,7 +12,6 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
@@ -195,12 +194,7 @@ export class Operations extends Construct {
     if (!tracing) return;
     // ServiceFunction builds the function; its tracing mode is set on the CloudFormation resource.
     (fn.fn.node.defaultChild as CfnFunction).tracingConfig = { mode: Tracing.ACTIVE };
-    fn.role.addToPolicy(
-      new PolicyStatement({
-        actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
-        resources: ['*'],
-      }),
-    );
+    fn.allow(['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], ['*']);
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
