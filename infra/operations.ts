@@ -18,13 +18,7 @@ import { Construct } from 'constructs';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
 import { createDashboard } from './dashboard.ts';
-import {
-  ALARM_THRESHOLDS,
-  BUSINESS_METRICS,
-  FIVE_MINUTES,
-  insightsQuery,
-  metricsNamespaceOf,
-} from './operations-metrics.ts';
+import { ALARM_THRESHOLDS, BUSINESS_METRICS, FIVE_MINUTES, insightsQuery } from './operations-metrics.ts';
 import type { ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 import type { Workers } from './workers.ts';
@@ -62,7 +56,8 @@ export class Operations extends Construct {
     super(scope, id);
     const { config } = props;
     const stack = Stack.of(this);
-    this.metricsNamespace = metricsNamespaceOf(stack.stackName);
+    // One namespace per stage (the stack's name), so dev and prod in one account never mix their figures.
+    this.metricsNamespace = stack.stackName;
     const allFunctions: Record<string, ServiceFunction> = { ...props.functions, ...props.workers.functions };
 
     for (const [name, fn] of Object.entries(allFunctions)) this.observe(name, fn, config.infra.tracing);
