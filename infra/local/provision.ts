@@ -6,6 +6,7 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   type GlobalSecondaryIndexDescription,
+  type StreamSpecification,
   type TableDescription,
   UpdateTableCommand,
   type UpdateTableCommandInput,
@@ -66,17 +67,10 @@ async function ensureStream(
 ): Promise<void> {
   const stream = table.StreamSpecification;
   if (stream?.StreamEnabled && stream.StreamViewType === TABLE_STREAM_VIEW) return;
-  if (stream?.StreamEnabled) {
-    await client.send(
-      new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }),
-    );
-  }
-  await client.send(
-    new UpdateTableCommand({
-      TableName: tableName,
-      StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW },
-    }),
-  );
+  const setStream = (StreamSpecification: StreamSpecification) =>
+    client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification }));
+  if (stream?.StreamEnabled) await setStream({ StreamEnabled: false });
+  await setStream({ StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW });
 }
 
 async function describe(client: DynamoDBClient, tableName: string): Promise<TableDescription | undefined> {
