@@ -9,7 +9,7 @@ import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-la
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
@@ -105,12 +105,8 @@ export class Workers extends Construct {
         description: spec.description,
       }).applyNeeds(WORKER_NEEDS[name], props.resources);
     };
-    this.functions = {
-      'outbox-drain': make('outbox-drain'),
-      reconciler: make('reconciler'),
-      takedowns: make('takedowns'),
-      reminders: make('reminders'),
-    };
+    const made = WORKER_NAMES.map((name) => [name, make(name)] as const);
+    this.functions = Object.fromEntries(made) as Record<WorkerName, ServiceFunction>;
 
     this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
