@@ -9,11 +9,16 @@ import type { Construct } from 'constructs';
 import { accountKeyStatement } from './key-policy.ts';
 import type { StageConfig } from './stage-config.ts';
 
-const CLOUDWATCH = 'cloudwatch.amazonaws.com';
-
 /** `scope` is the Operations construct: the key and topic keep the logical ids they had inside it. */
 export function createAlarmTopic(scope: Construct, config: StageConfig): Topic {
-  const fromOwnAlarms = fromOwnAlarmsOf(Stack.of(scope).stackName);
+  const conditions = fromOwnAlarmsOf(Stack.of(scope).stackName);
+  const forCloudWatch = (actions: string[], resources: string[]) =>
+    new PolicyStatement({
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions,
+      resources,
+      conditions,
+    });
   const key = new Key(scope, 'AlarmsKey', {
     description: `Encrypts the alarm notifications of the ${config.stage} service`,
     enableKeyRotation: true,
@@ -25,12 +30,7 @@ export function createAlarmTopic(scope: Construct, config: StageConfig): Topic {
         accountKeyStatement(),
         // CloudWatch publishes this stack's alarms into the encrypted topic: the two actions the SNS guide
         // names for AWS services publishing to encrypted topics (GenerateDataKey* as it writes it).
-        new PolicyStatement({
-          principals: [new ServicePrincipal(CLOUDWATCH)],
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-          resources: ['*'],
-          conditions: fromOwnAlarms,
-        }),
+        forCloudWatch(['kms:Decrypt', 'kms:GenerateDataKey*'], ['*']),
       ],
     }),
   });
@@ -40,14 +40,7 @@ export function createAlarmTopic(scope: Construct, config: StageConfig): Topic {
     enforceSSL: true,
   });
   // The topic policy CDK writes (TLS only) replaces SNS's default one, so CloudWatch is allowed by name.
-  topic.addToResourcePolicy(
-    new PolicyStatement({
-      principals: [new ServicePrincipal(CLOUDWATCH)],
-      actions: ['sns:Publish'],
-      resources: [topic.topicArn],
-      conditions: fromOwnAlarms,
-    }),
-  );
+  topic.addToResourcePolicy(forCloudWatch(['sns:Publish'], [topic.topicArn]));
   if (config.infra.alarmEmail) topic.addSubscription(new EmailSubscription(config.infra.alarmEmail));
   return topic;
 }

@@ -159,13 +159,9 @@ export class ServiceApi {
         ? {
             corsPreflight: {
               allowOrigins: corsOrigins,
-              allowMethods: [
-                CorsHttpMethod.GET,
-                CorsHttpMethod.POST,
-                CorsHttpMethod.PUT,
-                CorsHttpMethod.PATCH,
-                CorsHttpMethod.DELETE,
-              ],
+              allowMethods: (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).map(
+                (m) => CorsHttpMethod[m],
+              ),
               allowHeaders: ['authorization', 'content-type'],
               // x-request-id: a browser can show it for a support ticket (docs/OBSERVABILITY.md).
               exposeHeaders: ['retry-after', 'x-request-id'],

@@ -65,8 +65,6 @@ export interface CallShape {
   s3Puts: number;
   s3Gets: number;
   events: number;
-  /** Not built yet: a placeholder estimate. */
-  later?: true;
 }
 
 const apiCall = (requestBytes = SMALL) => ({
@@ -75,25 +73,29 @@ const apiCall = (requestBytes = SMALL) => ({
   bytesToViewers: SMALL,
 });
 
-const none = { invocations: [], apiRequests: [], cdnRequests: 0, bytesToViewers: 0, s3Puts: 0, s3Gets: 0 };
+/** A call that pays for nothing until its entry says what. */
+const none = {
+  invocations: [],
+  apiRequests: [],
+  cdnRequests: 0,
+  bytesToViewers: 0,
+  rru: 0,
+  wru: 0,
+  s3Puts: 0,
+  s3Gets: 0,
+  events: 0,
+};
 
 /** The main calls: the modelled paths' units and durations (infra/capacity.ts), and what else each pays. */
 export const CALLS: readonly CallShape[] = [
-  {
-    ...none,
-    name: 'login',
-    ...apiCall(),
-    ...paths('POST /auth/login'),
-    events: 0,
-  },
-  { ...none, name: 'me', ...apiCall(), ...paths('GET /auth/me'), events: 0 },
+  { ...none, name: 'login', ...apiCall(), ...paths('POST /auth/login') },
+  { ...none, name: 'me', ...apiCall(), ...paths('GET /auth/me') },
   {
     ...none,
     name: 'direct upload (4 MiB)',
     ...apiCall(4 * MIB + SMALL),
     ...paths('POST /api/v1/upload (4 MiB)'),
     s3Puts: 1,
-    events: 0,
   },
   {
     ...none,
@@ -105,15 +107,8 @@ export const CALLS: readonly CallShape[] = [
     bytesToViewers: 2 * SMALL,
     s3Puts: 2,
     s3Gets: 1,
-    events: 0,
   },
-  {
-    ...none,
-    name: 'order (channel)',
-    ...apiCall(),
-    ...paths('POST /api/v1/orders (channel)'),
-    events: 0,
-  },
+  { ...none, name: 'order (channel)', ...apiCall(), ...paths('POST /api/v1/orders (channel)') },
   {
     ...none,
     name: 'callback (settles, + drain)',
@@ -122,23 +117,9 @@ export const CALLS: readonly CallShape[] = [
     invocations: [...paths('channel callback (settles an order)').invocations, { memoryMb: 256, ms: 30 }],
     events: 1,
   },
-  {
-    ...none,
-    name: 'delete',
-    ...apiCall(),
-    ...paths('DELETE /api/v1/files/{id}'),
-    events: 0,
-  },
-  {
-    ...none,
-    name: 'image view (4 MiB, CDN)',
-    // Served by the edge; the origin (S3) sees a miss per regional cache per edge lifetime, not per view.
-    cdnRequests: 1,
-    bytesToViewers: TARGET.viralImageBytes,
-    rru: 0,
-    wru: 0,
-    events: 0,
-  },
+  { ...none, name: 'delete', ...apiCall(), ...paths('DELETE /api/v1/files/{id}') },
+  // Served by the edge; the origin (S3) sees a miss per regional cache per edge lifetime, not per view.
+  { ...none, name: 'image view (4 MiB, CDN)', cdnRequests: 1, bytesToViewers: TARGET.viralImageBytes },
   {
     ...none,
     name: 'rendition first render (40 KiB WebP)',
@@ -149,17 +130,8 @@ export const CALLS: readonly CallShape[] = [
     bytesToViewers: 40 * KIB,
     s3Gets: 3,
     s3Puts: 1,
-    events: 0,
   },
-  {
-    ...none,
-    name: 'rendition view (40 KiB WebP, CDN)',
-    cdnRequests: 1,
-    bytesToViewers: 40 * KIB,
-    rru: 0,
-    wru: 0,
-    events: 0,
-  },
+  { ...none, name: 'rendition view (40 KiB WebP, CDN)', cdnRequests: 1, bytesToViewers: 40 * KIB },
 ];
 
 export interface CallCost {
@@ -171,7 +143,6 @@ export interface CallCost {
   s3: number;
   events: number;
   total: number;
-  later: boolean;
 }
 
 const cents = (dollars: number): number => Math.round(dollars * 100) / 100;
@@ -208,6 +179,5 @@ export function costPerMillion(call: CallShape): CallCost {
     s3: cents(s3),
     events: cents(events),
     total: cents(lambda + api + cdn + dynamodb + s3 + events),
-    later: call.later === true,
   };
 }

@@ -56,14 +56,10 @@ export function accountQuotas(paths: readonly PathLoad[] = PATHS): QuotaRow[] {
   const units = dynamoUnitsPerSecond(paths);
   const tableNeed = Math.max(units.rru, units.wru) * HEADROOM;
   // Only the functions that hold the master key unseal at start (render and files do not).
-  const kms =
-    kmsDecryptPerSecond(
-      new Set(paths.map((path) => path.group).filter((g) => GROUP_NEEDS[g].masterKey)).size,
-    ) * HEADROOM;
-  const mails = roundUp(
-    paths.reduce((sum, path) => sum + path.perSecond * (path.mails ?? 0), 0) * HEADROOM,
-    10,
-  );
+  const keyHolders = new Set(paths.map((path) => path.group).filter((g) => GROUP_NEEDS[g].masterKey));
+  const kms = kmsDecryptPerSecond(keyHolders.size) * HEADROOM;
+  const mailsPerSecond = paths.reduce((sum, path) => sum + path.perSecond * (path.mails ?? 0), 0);
+  const mails = roundUp(mailsPerSecond * HEADROOM, 10);
   return [
     {
       quota: 'Lambda: Concurrent executions',

@@ -276,10 +276,8 @@ export function groupCapacity(paths: readonly PathLoad[] = PATHS): GroupCapacity
 }
 
 export function prodReservedConcurrency(paths: readonly PathLoad[] = PATHS): Record<FunctionGroup, number> {
-  return Object.fromEntries(groupCapacity(paths).map((row) => [row.group, row.reserved])) as Record<
-    FunctionGroup,
-    number
-  >;
+  const reserved = groupCapacity(paths).map((row) => [row.group, row.reserved]);
+  return Object.fromEntries(reserved) as Record<FunctionGroup, number>;
 }
 
 /**

@@ -34,28 +34,27 @@ export function deployConsole(
     );
     return;
   }
-  const source = Source.asset(consoleDir);
-  const assets = new BucketDeployment(stack, 'ConsoleAssets', {
-    sources: [source],
+  const common = {
+    sources: [Source.asset(consoleDir)],
     destinationBucket: bucket,
     destinationKeyPrefix: CONSOLE_PREFIX,
+    memoryLimit: 256,
+  };
+  const assets = new BucketDeployment(stack, 'ConsoleAssets', {
+    ...common,
     exclude: ['index.html'],
     cacheControl: [CacheControl.fromString('public, max-age=31536000, immutable')],
     // Old hashed files go, but only under console/ (and never the page, which the next step writes).
     prune: true,
-    memoryLimit: 256,
   });
   const page = new BucketDeployment(stack, 'ConsolePage', {
-    sources: [source],
-    destinationBucket: bucket,
-    destinationKeyPrefix: CONSOLE_PREFIX,
+    ...common,
     exclude: ['*'],
     include: ['index.html'],
     cacheControl: [CacheControl.noCache()],
     prune: false,
     distribution,
     distributionPaths: ['/', `/${CONSOLE_ROOT_OBJECT}`],
-    memoryLimit: 256,
   });
   // The page names the assets: they must be in place before it.
   page.node.addDependency(assets);

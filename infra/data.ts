@@ -214,11 +214,7 @@ function backUpTable(stack: Stack, table: Table, retentionDays: number): void {
 
 /** The CDK form of an index's projection (lib/platform/db/keys.ts, shared with the local table). */
 function projectionProps(projection: TableIndex['projection']) {
-  const projectionType = {
-    ALL: ProjectionType.ALL,
-    KEYS_ONLY: ProjectionType.KEYS_ONLY,
-    INCLUDE: ProjectionType.INCLUDE,
-  }[projection.ProjectionType];
+  const projectionType = ProjectionType[projection.ProjectionType];
   return projection.NonKeyAttributes
     ? { projectionType, nonKeyAttributes: projection.NonKeyAttributes }
     : { projectionType };

@@ -272,10 +272,7 @@ export function infraProblems(infra: InfraFile, stage: string): string[] {
   return problems;
 }
 
-function reservedConcurrencyOf(
-  infra: InfraFile,
-  stage: string,
-): Partial<Record<FunctionGroup | WorkerName, number>> {
+function reservedConcurrencyOf(infra: InfraFile, stage: string): InfraSettings['reservedConcurrency'] {
   return (
     infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
   );

@@ -39,11 +39,6 @@ export const OBSERVABILITY_VARIABLES = [
   'POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS',
 ] as const;
 
-/** One namespace per stage, so dev and prod in one account never mix their figures or alarms. */
-export function metricsNamespaceOf(stackName: string): string {
-  return stackName;
-}
-
 /** The thresholds, named so docs/DEPLOYMENT.md and the tests read the same figures. */
 export const ALARM_THRESHOLDS = {
   /** Percent of API requests answered 5xx in 5 minutes (a 5xx is a bug), counted from this many requests. */

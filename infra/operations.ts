@@ -12,20 +12,13 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
 import { createDashboard } from './dashboard.ts';
-import {
-  ALARM_THRESHOLDS,
-  BUSINESS_METRICS,
-  FIVE_MINUTES,
-  insightsQuery,
-  metricsNamespaceOf,
-} from './operations-metrics.ts';
+import { ALARM_THRESHOLDS, BUSINESS_METRICS, FIVE_MINUTES, insightsQuery } from './operations-metrics.ts';
 import type { ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 import type { Workers } from './workers.ts';
@@ -63,7 +56,8 @@ export class Operations extends Construct {
     super(scope, id);
     const { config } = props;
     const stack = Stack.of(this);
-    this.metricsNamespace = metricsNamespaceOf(stack.stackName);
+    // One namespace per stage (the stack's name), so dev and prod in one account never mix their figures.
+    this.metricsNamespace = stack.stackName;
     const allFunctions: Record<string, ServiceFunction> = { ...props.functions, ...props.workers.functions };
 
     for (const [name, fn] of Object.entries(allFunctions)) this.observe(name, fn, config.infra.tracing);
@@ -195,12 +189,7 @@ export class Operations extends Construct {
     if (!tracing) return;
     // ServiceFunction builds the function; its tracing mode is set on the CloudFormation resource.
     (fn.fn.node.defaultChild as CfnFunction).tracingConfig = { mode: Tracing.ACTIVE };
-    fn.role.addToPolicy(
-      new PolicyStatement({
-        actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
-        resources: ['*'],
-      }),
-    );
+    fn.allow(['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], ['*']);
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',

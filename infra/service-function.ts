@@ -126,12 +126,7 @@ export class ServiceFunction extends Construct {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Runs the ${props.group} function`,
     });
-    this.role.addToPolicy(
-      new PolicyStatement({
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [this.logGroup.logGroupArn],
-      }),
-    );
+    this.allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [this.logGroup.logGroupArn]);
 
     const common = {
       runtime: RUNTIME,
@@ -250,7 +245,7 @@ export class ServiceFunction extends Construct {
     return this;
   }
 
-  private allow(actions: string[], resources: string[]): void {
+  allow(actions: string[], resources: string[]): void {
     this.role.addToPolicy(new PolicyStatement({ actions, resources }));
   }
 

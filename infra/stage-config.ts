@@ -15,9 +15,6 @@ import {
 /** Where `-c stage=<name>` finds its file, relative to the project root. */
 export const STAGE_CONFIG_DIR = 'infra/config';
 
-/** The deployment sets these itself (env overrides on every function); a stage file must not. */
-const DEPLOYMENT_OWNED_KEYS = DEPLOYMENT_OWNED_SETTINGS;
-
 /** Settings that are secrets: in a stage file they would end up readable in the Lambda environment. */
 const SECRET_KEYS = [
   'admin.bootstrap.password',
@@ -60,7 +57,7 @@ export function loadStageConfig(stage: string, root = process.cwd()): StageConfi
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'not readable JSON';
-    throw new StageConfigError(file, [`${reason}`]);
+    throw new StageConfigError(file, [reason]);
   }
   return stageConfigFrom(stage, raw, file);
 }
@@ -74,7 +71,8 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
 
   if (rest.stage !== undefined && rest.stage !== stage)
     problems.push(`stage: is "${String(rest.stage)}" in a file for "${stage}"`);
-  for (const key of DEPLOYMENT_OWNED_KEYS) {
+  // The deployment sets these itself (env overrides on every function); a stage file must not.
+  for (const key of DEPLOYMENT_OWNED_SETTINGS) {
     if (readPath(rest, key) !== undefined)
       problems.push(`${key}: is set by the deployment; remove it from the file`);
   }

@@ -9,7 +9,7 @@ import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-la
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
@@ -89,10 +89,6 @@ export class Workers extends Construct {
   readonly functions: Record<WorkerName, ServiceFunction>;
   /** Where the stream's batches go once retries are spent: the outbox's dead-letter queue. */
   readonly outboxDeadLetters: Queue;
-  readonly reconcileSchedule: Rule;
-  readonly outboxRedriveSchedule: Rule;
-  readonly takedownSchedule: Rule;
-  readonly remindersSchedule: Rule;
 
   constructor(scope: Construct, id: string, props: WorkersProps) {
     super(scope, id);
@@ -109,12 +105,8 @@ export class Workers extends Construct {
         description: spec.description,
       }).applyNeeds(WORKER_NEEDS[name], props.resources);
     };
-    this.functions = {
-      'outbox-drain': make('outbox-drain'),
-      reconciler: make('reconciler'),
-      takedowns: make('takedowns'),
-      reminders: make('reminders'),
-    };
+    const made = WORKER_NAMES.map((name) => [name, make(name)] as const);
+    this.functions = Object.fromEntries(made) as Record<WorkerName, ServiceFunction>;
 
     this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -164,28 +156,29 @@ export class Workers extends Construct {
       retention: Duration.days(config.infra.eventArchiveDays),
     });
 
-    const every = Duration.minutes(config.infra.reconcileEveryMinutes);
-    this.reconcileSchedule = new Rule(this, 'ReconcileSchedule', {
-      description: 'Runs the payment reconciler (pending orders whose callback never came)',
-      schedule: Schedule.rate(every),
-    });
-    this.reconcileSchedule.addTarget(
-      new LambdaTarget(this.functions.reconciler.fn, {
-        // EventBridge retries an invocation Lambda did not accept; past one interval the next run covers it.
-        retryAttempts: 2,
-        maxEventAge: every,
-      }),
+    // A worker run on a schedule: EventBridge retries an invocation Lambda did not accept; past one interval
+    // the next run covers it. The next run is the retry: one retried asynchronously would only overlap it.
+    const schedule = (id: string, description: string, worker: WorkerName, minutes: number) => {
+      const every = Duration.minutes(minutes);
+      const fn = this.functions[worker].fn;
+      new Rule(this, id, { description, schedule: Schedule.rate(every) }).addTarget(
+        new LambdaTarget(fn, { retryAttempts: 2, maxEventAge: every }),
+      );
+      fn.configureAsyncInvoke({ retryAttempts: 0 });
+    };
+    schedule(
+      'ReconcileSchedule',
+      'Runs the payment reconciler (pending orders whose callback never came)',
+      'reconciler',
+      config.infra.reconcileEveryMinutes,
     );
-    // The next scheduled run is the retry; a failed run retried asynchronously would only overlap it.
-    this.functions.reconciler.fn.configureAsyncInvoke({ retryAttempts: 0 });
 
     // What the stream gave up on (the bus down past every retry, a record older than maxRecordAge) stays
     // pending in the table: a periodic re-drive delivers it once the bus is back, with no operator.
-    this.outboxRedriveSchedule = new Rule(this, 'OutboxRedriveSchedule', {
+    new Rule(this, 'OutboxRedriveSchedule', {
       description: 'Re-drives order.paid events still pending in the outbox',
       schedule: Schedule.rate(Duration.minutes(OUTBOX_REDRIVE.everyMinutes)),
-    });
-    this.outboxRedriveSchedule.addTarget(
+    }).addTarget(
       new LambdaTarget(drain.fn, {
         event: RuleTargetInput.fromObject({
           action: 'redeliver-pending',
@@ -197,28 +190,21 @@ export class Workers extends Construct {
     );
 
     // The back office's takedowns: one CreateInvalidation a minute with every path pending (its grant, from
-    // its need `cdn`, is that one action on this distribution; no API function holds it).
-    const takedownEvery = Duration.minutes(TAKEDOWN_EVERY_MINUTES);
-    this.takedownSchedule = new Rule(this, 'TakedownSchedule', {
-      description: 'Sends pending CDN takedowns in one invalidation',
-      schedule: Schedule.rate(takedownEvery),
-    });
-    this.takedownSchedule.addTarget(
-      new LambdaTarget(this.functions.takedowns.fn, { retryAttempts: 2, maxEventAge: takedownEvery }),
+    // its need `cdn`, is that one action on this distribution; no API function holds it). An asynchronous
+    // retry would make a second request that minute.
+    schedule(
+      'TakedownSchedule',
+      'Sends pending CDN takedowns in one invalidation',
+      'takedowns',
+      TAKEDOWN_EVERY_MINUTES,
     );
-    // The next minute's run is the retry: an asynchronous retry would make a second request that minute.
-    this.functions.takedowns.fn.configureAsyncInvoke({ retryAttempts: 0 });
-
-    // Renewal reminders (docs/DESIGN.md 17): every hour; the next run is the retry.
-    const remindersEvery = Duration.minutes(REMINDERS_EVERY_MINUTES);
-    this.remindersSchedule = new Rule(this, 'RemindersSchedule', {
-      description: 'Mails renewal reminders before paid plans end',
-      schedule: Schedule.rate(remindersEvery),
-    });
-    this.remindersSchedule.addTarget(
-      new LambdaTarget(this.functions.reminders.fn, { retryAttempts: 2, maxEventAge: remindersEvery }),
+    // Renewal reminders (docs/DESIGN.md 17): every hour.
+    schedule(
+      'RemindersSchedule',
+      'Mails renewal reminders before paid plans end',
+      'reminders',
+      REMINDERS_EVERY_MINUTES,
     );
-    this.functions.reminders.fn.configureAsyncInvoke({ retryAttempts: 0 });
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
     const stack = Stack.of(this);

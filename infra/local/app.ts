@@ -186,22 +186,15 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
   });
   // The scheduled workers on timers, as the stack's schedules run them in AWS: pending channel orders
   // reconciled, renewal reminders mailed, the back office's takedowns sent (here: cleared, no CDN).
-  const invoker = (name: WorkerName) => {
+  const schedule = (name: WorkerName, intervalMs: number) => {
     const fn = functions?.get(name);
-    return fn && ((event: unknown) => fn.invoke(event as never));
+    return startLocalSchedule(name, intervalMs, fn && ((event: unknown) => fn.invoke(event as never)));
   };
-  const seconds = (value: number) => value * 1000;
-  const reconciler = startLocalSchedule(
-    'reconciler',
-    seconds(config.payment.reconcile.local_interval_seconds),
-    invoker('reconciler'),
-  );
-  const reminders = startLocalSchedule(
-    'reminders',
-    seconds(config.billing.local_interval_seconds),
-    invoker('reminders'),
-  );
-  const takedowns = startLocalSchedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS, invoker('takedowns'));
+  const schedules = [
+    schedule('reconciler', config.payment.reconcile.local_interval_seconds * 1000),
+    schedule('reminders', config.billing.local_interval_seconds * 1000),
+    schedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS),
+  ];
   return {
     server,
     url: `http://localhost:${address.port}`,
@@ -211,9 +204,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
         server.closeAllConnections();
       });
       await outboxDrain.stop();
-      await reconciler.stop();
-      await reminders.stop();
-      await takedowns.stop();
+      for (const scheduled of schedules) await scheduled.stop();
       if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
     },
   };

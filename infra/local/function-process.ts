@@ -56,6 +56,8 @@ function pipeLines(child: ChildProcess, output: (line: string, stream: 'stdout' 
 
 export async function startFunctionProcess(options: FunctionProcessOptions): Promise<FunctionProcess> {
   const output = options.output ?? 'inherit';
+  // stdout and stderr alike: inherited, or piped to `output` line by line.
+  const stdout = output === 'inherit' ? 'inherit' : 'pipe';
   const child = spawn(
     process.execPath,
     [
@@ -68,12 +70,7 @@ export async function startFunctionProcess(options: FunctionProcessOptions): Pro
     {
       cwd: options.cwd,
       env: options.env,
-      stdio: [
-        'ignore',
-        output === 'inherit' ? 'inherit' : 'pipe',
-        output === 'inherit' ? 'inherit' : 'pipe',
-        'ipc',
-      ],
+      stdio: ['ignore', stdout, stdout, 'ipc'],
       ...(options.uid !== undefined ? { uid: options.uid } : {}),
       ...(options.gid !== undefined ? { gid: options.gid } : {}),
     },
@@ -107,10 +104,7 @@ export async function startFunctionProcess(options: FunctionProcessOptions): Pro
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ event }),
       });
-      const answer = (await response.json()) as {
-        result?: ApiResult;
-        error?: { name?: string; message?: string };
-      };
+      const answer = (await response.json()) as { result?: ApiResult; error?: unknown };
       if (answer.error) {
         // API Gateway's answer to a function that threw: a bare 500, the error only in the function's log.
         return {

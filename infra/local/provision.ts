@@ -6,8 +6,10 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   type GlobalSecondaryIndexDescription,
+  type StreamSpecification,
   type TableDescription,
   UpdateTableCommand,
+  type UpdateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import {
   CreateBucketCommand,
@@ -65,17 +67,10 @@ async function ensureStream(
 ): Promise<void> {
   const stream = table.StreamSpecification;
   if (stream?.StreamEnabled && stream.StreamViewType === TABLE_STREAM_VIEW) return;
-  if (stream?.StreamEnabled) {
-    await client.send(
-      new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }),
-    );
-  }
-  await client.send(
-    new UpdateTableCommand({
-      TableName: tableName,
-      StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW },
-    }),
-  );
+  const setStream = (StreamSpecification: StreamSpecification) =>
+    client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification }));
+  if (stream?.StreamEnabled) await setStream({ StreamEnabled: false });
+  await setStream({ StreamEnabled: true, StreamViewType: TABLE_STREAM_VIEW });
 }
 
 async function describe(client: DynamoDBClient, tableName: string): Promise<TableDescription | undefined> {
@@ -99,25 +94,18 @@ async function ensureIndexes(client: DynamoDBClient, tableName: string, table: T
   const existing = table.GlobalSecondaryIndexes ?? [];
   const same = (index: GlobalSecondaryIndexDescription) =>
     wantedIndexes.some((candidate) => candidate.IndexName === index.IndexName && sameShape(candidate, index));
-  for (const index of existing.filter((candidate) => !same(candidate))) {
-    await client.send(
-      new UpdateTableCommand({
-        TableName: tableName,
-        GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.IndexName! } }],
-      }),
-    );
+  const update = async (change: Omit<UpdateTableCommandInput, 'TableName'>) => {
+    await client.send(new UpdateTableCommand({ TableName: tableName, ...change }));
     await settled(client, tableName);
-  }
+  };
+  for (const index of existing.filter((candidate) => !same(candidate)))
+    await update({ GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.IndexName! } }] });
   const kept = new Set(existing.filter(same).map((index) => index.IndexName));
   for (const index of wantedIndexes.filter((candidate) => !kept.has(candidate.IndexName))) {
-    await client.send(
-      new UpdateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: wanted.AttributeDefinitions,
-        GlobalSecondaryIndexUpdates: [{ Create: index }],
-      }),
-    );
-    await settled(client, tableName);
+    await update({
+      AttributeDefinitions: wanted.AttributeDefinitions,
+      GlobalSecondaryIndexUpdates: [{ Create: index }],
+    });
   }
 }
 
