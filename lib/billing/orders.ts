@@ -14,8 +14,8 @@ import {
 } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { PaidVia, StoredOrder, StoredStatus } from './model.ts';
-import { orderPaidDetail } from './order-events.ts';
-import { orderPaidOutboxPut } from './outbox.ts';
+import { ORDER_PAID, orderPaidDetail } from './order-events.ts';
+import { orderEventOutboxPut } from './outbox.ts';
 import { renewalItem } from './renewals.ts';
 
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
@@ -309,7 +309,7 @@ export class OrderRepository {
           ExpressionAttributeValues: values,
         },
       },
-      orderPaidOutboxPut(orderPaidDetail(settled), input.now, this.deps.listingShards),
+      orderEventOutboxPut(ORDER_PAID, orderPaidDetail(settled), input.now, this.deps.listingShards),
       // The grant, and its entry in the renewal reminders' index of end dates (docs/DESIGN.md 17).
       ...(grant ? [grant.item, renewalItem(order.user_id, grant.grant, this.deps.listingShards)] : []),
     ]);

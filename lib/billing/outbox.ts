@@ -76,41 +76,26 @@ export function isOutboxKey(key: { pk?: unknown; sk?: unknown }): key is Key {
 }
 
 /**
- * The transaction item that records `order.refunded` for an order refunded in full (docs/DESIGN.md 17); it
- * must not exist yet, so an order is refunded in full once.
+ * The transaction item that records an order's event: `order.paid` for a settled order, `order.refunded` for
+ * one refunded in full (docs/DESIGN.md 17). It must not exist yet, so the settlement or the full refund
+ * that writes it is the only one (a second would fail the whole transaction).
  */
-export function orderRefundedOutboxPut(
-  detail: OrderRefundedDetail,
+export function orderEventOutboxPut(
+  event: OrderEventName,
+  detail: OutboxItem['detail'],
   now: Date,
   listingShards: number,
 ): TransactItem {
+  const pending = pendingSortKey(now, detail.order_id);
   const item: OutboxItem & { gsi2pk: string; gsi2sk: string } = {
-    ...outboxKey(detail.order_id, ORDER_REFUNDED),
-    event: ORDER_REFUNDED,
+    ...outboxKey(detail.order_id, event),
+    event,
     order_id: detail.order_id,
     detail,
     created_at: isoWithOffset(now),
     created_ms: now.getTime(),
     gsi2pk: shardPartition(pendingListing(listingShards), detail.order_id),
-    gsi2sk: `${pendingSortKey(now, detail.order_id)}#refunded`,
-  };
-  return { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };
-}
-
-/**
- * The transaction item that records `order.paid` for a settled order; it must not exist yet, so the
- * settlement that writes it is the only one (a second would fail the whole transaction).
- */
-export function orderPaidOutboxPut(detail: OrderPaidDetail, now: Date, listingShards: number): TransactItem {
-  const item: OutboxItem & { gsi2pk: string; gsi2sk: string } = {
-    ...outboxKey(detail.order_id),
-    event: ORDER_PAID,
-    order_id: detail.order_id,
-    detail,
-    created_at: isoWithOffset(now),
-    created_ms: now.getTime(),
-    gsi2pk: shardPartition(pendingListing(listingShards), detail.order_id),
-    gsi2sk: pendingSortKey(now, detail.order_id),
+    gsi2sk: event === ORDER_REFUNDED ? `${pending}#refunded` : pending,
   };
   return { Put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } };
 }

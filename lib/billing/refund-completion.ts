@@ -18,9 +18,9 @@ import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { refundNoticeMail } from '#lib/platform/mail/templates.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { ORDER_ID_PATTERN, type StoredOrder } from './model.ts';
-import { orderRefundedDetail } from './order-events.ts';
+import { ORDER_REFUNDED, orderRefundedDetail } from './order-events.ts';
 import { type OrderRepository, orderKey } from './orders.ts';
-import { orderRefundedOutboxPut } from './outbox.ts';
+import { orderEventOutboxPut } from './outbox.ts';
 import type { ReconcileSchedule } from './reconcile-schedule.ts';
 import type { GatewaySource } from './registry.ts';
 import { renewalItem } from './renewals.ts';
@@ -219,7 +219,7 @@ export class RefundCompletion {
     const grant = takeBack ? takeBack.grant : (order.grant ?? null);
     return [
       ...(takeBack ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, listingShards)] : []),
-      orderRefundedOutboxPut(orderRefundedDetail(order, at, grant), now, listingShards),
+      orderEventOutboxPut(ORDER_REFUNDED, orderRefundedDetail(order, at, grant), now, listingShards),
     ];
   }
 

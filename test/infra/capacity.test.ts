@@ -21,11 +21,11 @@ import {
   TARGET,
   vcpuOf,
 } from '#infra/capacity.ts';
-import { CALLS, costPerMillion } from '#infra/capacity-cost.ts';
-import { accountQuotas } from '#infra/capacity-quotas.ts';
 import { MEMORY_MB } from '#infra/service-function.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { CALLS, costPerMillion } from '#test/perf/capacity-cost.ts';
+import { accountQuotas } from '#test/perf/capacity-quotas.ts';
 import {
   completedProd,
   DEV_FILE,

@@ -4,22 +4,14 @@
 import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
-import { localCredentials, memoByEndpoint } from './local.ts';
+import { clientOptions, memoByEndpoint } from './local.ts';
 
 export const cloudFrontClient = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 'cloudfront_endpoint'>): (() => Promise<CloudFrontClient>) => {
     let client: Promise<CloudFrontClient> | undefined;
     return () => {
       client ??= import('@aws-sdk/client-cloudfront').then(({ CloudFrontClient }) =>
-        captureClient(
-          new CloudFrontClient({
-            region: aws.region,
-            ...(aws.cloudfront_endpoint
-              ? { endpoint: aws.cloudfront_endpoint, credentials: localCredentials('cloudfront') }
-              : {}),
-            maxAttempts: 3,
-          }),
-        ),
+        captureClient(new CloudFrontClient(clientOptions('cloudfront', aws.region, aws.cloudfront_endpoint))),
       );
       client.catch(() => {
         client = undefined; // a failed load is tried again on the next run

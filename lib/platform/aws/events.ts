@@ -2,17 +2,9 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
-import { localCredentials, memoByEndpoint } from './local.ts';
+import { clientOptions, memoByEndpoint } from './local.ts';
 
 export const eventBridgeClient = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 'events_endpoint'>): EventBridgeClient =>
-    captureClient(
-      new EventBridgeClient({
-        region: aws.region,
-        ...(aws.events_endpoint
-          ? { endpoint: aws.events_endpoint, credentials: localCredentials('events') }
-          : {}),
-        maxAttempts: 3,
-      }),
-    ),
+    captureClient(new EventBridgeClient(clientOptions('events', aws.region, aws.events_endpoint))),
 );

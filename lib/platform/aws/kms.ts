@@ -2,15 +2,9 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
-import { localCredentials, memoByEndpoint } from './local.ts';
+import { clientOptions, memoByEndpoint } from './local.ts';
 
 export const kmsClient = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 'kms_endpoint'>): KMSClient =>
-    captureClient(
-      new KMSClient({
-        region: aws.region,
-        ...(aws.kms_endpoint ? { endpoint: aws.kms_endpoint, credentials: localCredentials('kms') } : {}),
-        maxAttempts: 3,
-      }),
-    ),
+    captureClient(new KMSClient(clientOptions('kms', aws.region, aws.kms_endpoint))),
 );

@@ -1,9 +1,21 @@
+type Service = 'dynamodb' | 's3' | 'ses' | 'kms' | 'events' | 'cloudfront' | 'secrets-manager';
+
 // Fixed credentials for the local stand-ins, which check only that an access key id is one they know.
-export function localCredentials(service: 'dynamodb' | 's3' | 'ses' | 'kms' | 'events' | 'cloudfront') {
+export function localCredentials(service: Service) {
   // s3rver accepts exactly this pair; DynamoDB Local and the other stand-ins accept any.
   return service === 's3'
     ? { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
     : { accessKeyId: 'local', secretAccessKey: 'local' };
+}
+
+/** A client's options: its region and attempts, and where `endpoint` is set (never in AWS), the stand-in's. */
+export function clientOptions(
+  service: Service,
+  region: string,
+  endpoint: string | undefined,
+  maxAttempts = 3,
+) {
+  return { region, maxAttempts, ...(endpoint ? { endpoint, credentials: localCredentials(service) } : {}) };
 }
 
 /**

@@ -2,20 +2,18 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
-import { localCredentials, memoByEndpoint } from './local.ts';
+import { clientOptions, memoByEndpoint } from './local.ts';
 
 export const s3Client = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 's3_endpoint'>): S3Client =>
     captureClient(
       new S3Client({
-        region: aws.region,
         // Checksums only when an API requires them: with the newer default, streamed PUTs to s3rver are
         // stored with their aws-chunked framing, and presigned URLs would carry x-amz-checksum-* (docs/CONTRIBUTING.md).
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
-        ...(aws.s3_endpoint
-          ? { endpoint: aws.s3_endpoint, forcePathStyle: true, credentials: localCredentials('s3') }
-          : {}),
+        ...clientOptions('s3', aws.region, aws.s3_endpoint),
+        forcePathStyle: Boolean(aws.s3_endpoint),
       }),
     ),
 );

@@ -3,21 +3,11 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
-import { memoByEndpoint } from './local.ts';
+import { clientOptions, memoByEndpoint } from './local.ts';
 
 export const secretsManagerClient = /* @__PURE__ */ memoByEndpoint(
   (aws: Pick<AwsSettings, 'region' | 'secrets_manager_endpoint'>): SecretsManagerClient =>
     captureClient(
-      new SecretsManagerClient({
-        region: aws.region,
-        // The deployed-shape test's gateway accepts any access key id; there is no local Secrets Manager.
-        ...(aws.secrets_manager_endpoint
-          ? {
-              endpoint: aws.secrets_manager_endpoint,
-              credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-            }
-          : {}),
-        maxAttempts: 3,
-      }),
+      new SecretsManagerClient(clientOptions('secrets-manager', aws.region, aws.secrets_manager_endpoint)),
     ),
 );

@@ -1,15 +1,9 @@
 // The SES client for the given settings, built once per container (mail.ses_region may differ from aws.region).
 import { SESClient } from '@aws-sdk/client-ses';
 import { captureClient } from '#lib/platform/observability/tracing.ts';
-import { localCredentials, memoByEndpoint } from './local.ts';
+import { clientOptions, memoByEndpoint } from './local.ts';
 
 export const sesClient = /* @__PURE__ */ memoByEndpoint(
   (options: { region: string; endpoint?: string | undefined }): SESClient =>
-    captureClient(
-      new SESClient({
-        region: options.region,
-        ...(options.endpoint ? { endpoint: options.endpoint, credentials: localCredentials('ses') } : {}),
-        maxAttempts: 2,
-      }),
-    ),
+    captureClient(new SESClient(clientOptions('ses', options.region, options.endpoint, 2))),
 );

@@ -13,7 +13,7 @@ import {
   prodThrottle,
   roundUp,
   TARGET,
-} from './capacity.ts';
+} from '#infra/capacity.ts';
 
 /** CloudFront's default data transfer rate per distribution, and its default requests per second. */
 export const CLOUDFRONT_DEFAULT_GBPS = 150;

@@ -1,6 +1,6 @@
 // What each main path costs per million at AWS list prices (docs/CAPACITY.md "Cost per million requests"):
 // arm64 Lambda at its prod memory and p50 duration, the HTTP API, CloudFront with its egress, DynamoDB, S3.
-import { PATHS, PROD_MEMORY_MB, TARGET } from './capacity.ts';
+import { PATHS, PROD_MEMORY_MB, TARGET } from '#infra/capacity.ts';
 
 /**
  * us-east-1 list prices, on-demand, as of November 2025 (DynamoDB's on-demand prices are those of its
