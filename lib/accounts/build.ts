@@ -110,7 +110,6 @@ export function buildAccounts(input: AccountsInput) {
       table,
       store: passkeyStore,
       accounts,
-      guard,
       requestLimits,
       signer,
       sessions,
