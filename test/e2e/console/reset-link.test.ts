@@ -1,6 +1,7 @@
 // The reset-by-link flow end to end from outside, in a real Chromium against `npm start`: an account
 // registered with the code from npm start's SES stand-in, a reset asked for over HTTP, the mail read from
-// the stand-in's HTTP API, its link opened in the console, a new password set there, and a login with it.
+// the stand-in's HTTP API, its link opened in the console, a new password set there (which signs the
+// browser in), and a login with it.
 // Skips itself, saying why, when Chromium is absent.
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
@@ -11,6 +12,7 @@ import {
   inbox,
   itRanWithoutPolicyViolations,
   logIn,
+  logOut,
   newAccount,
   page,
   registerAccount,
@@ -47,12 +49,9 @@ describe('password reset by the mailed link (npm start, its SES stand-in, Chromi
     await page.getByLabel('New password').fill(NEW_PASSWORD);
     await checkPage('reset-by-link');
     await page.getByRole('button', { name: 'Set the new password' }).click();
-    await page.getByText('Your password was changed').waitFor();
-
-    await page
-      .getByRole('region', { name: 'Reset your password' })
-      .getByRole('link', { name: 'Log in' })
-      .click();
+    // The reset signs the browser in; the new password logs in again after logging out.
+    await heading('My files');
+    await logOut();
     await logIn(USER.username, NEW_PASSWORD);
     await heading('My files');
     const old = await apiCall('POST', '/auth/login', undefined, {
