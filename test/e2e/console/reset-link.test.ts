@@ -67,5 +67,33 @@ describe('password reset by the mailed link (npm start, its SES stand-in, Chromi
     expect(again.status).toBe(400);
   });
 
+  it('asks for the second step after a reset by link when TOTP is on, then ends signed in', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    const { generate } = await import('otplib');
+    const owner = newAccount('twostep');
+    await registerAccount(owner);
+    const token = (await apiCall('POST', '/auth/login', undefined, owner)).data.token;
+    const setup = await apiCall('POST', '/auth/totp/setup', token, { password: owner.password });
+    const enableCode = await generate({ secret: setup.data.secret });
+    expect((await apiCall('POST', '/auth/totp/enable', token, { code: enableCode })).status).toBe(200);
+    await page.evaluate(() =>
+      (globalThis as unknown as { localStorage: { clear(): void } }).localStorage.clear(),
+    );
+    await apiCall('POST', '/auth/password/reset/code', undefined, { email: owner.email });
+
+    // A browser that holds nothing of the account (a fresh load of the console).
+    await page.goto('about:blank');
+    await page.goto(await inbox().linkFor(owner.email));
+    await page.getByLabel('New password').fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Set the new password' }).click();
+    await page.getByText('Your password was changed').waitFor();
+    await checkPage('reset-second-step');
+    // A code of the next time step: the one enable used is spent.
+    const code = await generate({ secret: setup.data.secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    await page.getByLabel('Authentication code or recovery code').fill(code);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await heading('My files');
+  }, 180_000);
+
   itRanWithoutPolicyViolations(MISSING);
 });
