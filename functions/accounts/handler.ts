@@ -147,9 +147,10 @@ export function accountsRoutes(accounts: () => Accounts) {
       run: async (req) => ok(await accounts().passwords.sendResetCode(req.body, clientOf(req))),
     }),
     'POST /auth/password/reset': defineRoute({
-      summary: 'Reset the password; every session and API token ends',
+      summary:
+        'Reset the password (every session, device token, API token and passkey ends): a session, or a TOTP challenge',
       body: schemas.passwordReset,
-      response: responses.nothing,
+      response: responses.sessionOrChallenge,
       run: async (req) => ok(await accounts().passwords.reset(req.body, clientOf(req))),
     }),
     'POST /auth/logout': defineRoute({

@@ -198,6 +198,8 @@ export class ApiTokenService {
    */
   async deleteAll(accountId: string): Promise<number> {
     const listed = await this.items(accountId);
+    // Nothing to delete (BatchGetItem refuses an empty list of keys).
+    if (listed.length === 0) return 0;
     // The index holds no hash: the id items themselves name their hash item.
     const items = (
       await this.deps.table.getMany<TokenItem & { token_hash?: string }>(

@@ -1,7 +1,7 @@
 // Signing in with a passkey (docs/DESIGN.md 18): passwordless at both doors (by username, or by a
 // discoverable credential), and as the second factor of a login whose password was right. Every refusal is
-// the same 401; each challenge is taken once; the signature counter only grows; failed attempts count
-// against the account's guessing guard like failed passwords.
+// the same 401; each challenge is taken once; the signature counter only grows. The password guard neither
+// counts a refused assertion nor holds a passkey login: a signature is not guessed.
 import { errors } from '#lib/core/errors.ts';
 import {
   conditionFailedAs,
@@ -13,7 +13,6 @@ import { challengeKey } from './challenge.ts';
 import type { ClientInfo } from './client.ts';
 import type { DeviceTokens } from './device-tokens.ts';
 import { loginAnswer } from './login.ts';
-import { guardKey, guardSubject, type LoginGuard } from './login-guard.ts';
 import type { Account, Role } from './model.ts';
 import { PASSKEY_CHALLENGE_SECONDS, type PasskeyItem, type PasskeyStore } from './passkey-store.ts';
 import type { AccountRepository } from './repository.ts';
@@ -41,7 +40,6 @@ export interface PasskeyLoginDeps {
   table: Table;
   store: PasskeyStore;
   accounts: AccountRepository;
-  guard: LoginGuard;
   requestLimits: RequestLimits;
   signer: TokenSigner;
   sessions: SessionService;
@@ -85,7 +83,7 @@ export class PasskeyLogin {
 
   /** POST /auth/passkeys/login/verify `{response}`: a session (a passkey is both factors). */
   async verify(door: Role, input: { response: AssertionAnswer }, client: ClientInfo) {
-    const { store, accounts, guard, events } = this.deps;
+    const { store, accounts, events } = this.deps;
     await this.deps.requestLimits.limitIp(client.ip);
     const challenge = signedChallengeOf(input.response);
     if (!challenge) throw passkeyRefusal();
@@ -99,16 +97,8 @@ export class PasskeyLogin {
     // The account and its passkey, both by key, together.
     const [account, passkey] = await Promise.all([accounts.get(owner), store.get(owner, input.response.id)]);
     if (!account) throw passkeyRefusal();
-    // The account's guessing guard (docs/ACCOUNTS.md "Password guessing"): a slot taken before the
-    // signature is checked, a failure until it proves right.
-    const subject = guardSubject(account.username, account.username);
-    const admission = await guard.admit(subject);
-    if (!admission.admitted) {
-      throw errors.tooManyRequests(
-        admission.retryAfterSeconds,
-        'Too many failed logins for this account; try again later',
-      );
-    }
+    // No password guard here (docs/ACCOUNTS.md "Passkeys"): an assertion is a signature nobody guesses, so
+    // a refused one is not a guess, and failed passwords never hold a passkey login.
     const accepted =
       passkey && account.role === door && (await this.check(passkey, input.response, challenge, true));
     if (!accepted) {
@@ -116,11 +106,9 @@ export class PasskeyLogin {
       throw passkeyRefusal();
     }
     // Only a caller who holds the passkey learns that the account is disabled.
-    if (account.status !== 'active') {
-      await guard.reset(subject);
-      throw errors.forbidden('account disabled');
-    }
-    return loginAnswer(this.deps, account, client, { alsoDelete: [guardKey(subject)], method: 'passkey' });
+    if (account.status !== 'active') throw errors.forbidden('account disabled');
+    // Like a device token's login, it leaves the password guard as it is: whoever is guessing stays held.
+    return loginAnswer(this.deps, account, client, { method: 'passkey' });
   }
 
   /**

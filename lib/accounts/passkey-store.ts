@@ -2,6 +2,7 @@
 // pointer item per credential id (a discoverable login finds the account by key, never by a scan or an
 // index), and the single-use WebAuthn challenges, taken by a conditional delete so a replay finds nothing.
 import { epochSeconds, type Item, type Key, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import type { Account } from './model.ts';
 import { accountKey } from './repository.ts';
 
 /** The passkeys one account may hold. */
@@ -106,30 +107,36 @@ export class PasskeyStore {
   /**
    * Adds a passkey with its pointer and counts it on the account, in one transaction: item 0 the passkey,
    * 1 the pointer (a credential id is registered once, to one account), 2 the account (at most
-   * MAX_PASSKEYS, and still active).
+   * MAX_PASSKEYS, still active, and still at the session epoch of the session adding it: a registration
+   * that lands after a password reset is refused, not kept past it).
    */
-  async add(accountId: string, passkey: PasskeyFields): Promise<void> {
+  async add(account: Pick<Account, 'id' | 'session_epoch'>, passkey: PasskeyFields): Promise<void> {
     await this.deps.table.transact([
       {
         Put: {
-          Item: { ...passkeyKey(accountId, passkey.credential_id), ...passkey },
+          Item: { ...passkeyKey(account.id, passkey.credential_id), ...passkey },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
       {
         Put: {
-          Item: { ...passkeyPointerKey(passkey.credential_id), account_id: accountId },
+          Item: { ...passkeyPointerKey(passkey.credential_id), account_id: account.id },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
       {
         Update: {
-          Key: accountKey(accountId),
+          Key: accountKey(account.id),
           UpdateExpression: 'ADD passkey_count :one',
           ConditionExpression:
-            'attribute_exists(pk) AND #status = :active AND (attribute_not_exists(passkey_count) OR passkey_count < :max)',
+            'attribute_exists(pk) AND #status = :active AND session_epoch = :sep AND (attribute_not_exists(passkey_count) OR passkey_count < :max)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':one': 1, ':max': MAX_PASSKEYS, ':active': 'active' },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':max': MAX_PASSKEYS,
+            ':active': 'active',
+            ':sep': account.session_epoch,
+          },
         },
       },
     ]);
@@ -153,12 +160,20 @@ export class PasskeyStore {
     return passkeys.length;
   }
 
+  /**
+   * The deletes of these passkeys and their pointers, without the account's count: a password reset joins
+   * them to its own update of the account, which drops the count.
+   */
+  deletions(accountId: string, credentialIds: string[]): TransactItem[] {
+    return credentialIds.flatMap((id): TransactItem[] => [
+      { Delete: { Key: passkeyKey(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+      { Delete: { Key: passkeyPointerKey(id) } },
+    ]);
+  }
+
   private removalItems(accountId: string, credentialIds: string[]): TransactItem[] {
     return [
-      ...credentialIds.flatMap((id): TransactItem[] => [
-        { Delete: { Key: passkeyKey(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
-        { Delete: { Key: passkeyPointerKey(id) } },
-      ]),
+      ...this.deletions(accountId, credentialIds),
       {
         Update: {
           Key: accountKey(accountId),

@@ -2,7 +2,7 @@
 // the password, then the authenticator's answer to a single-use challenge), listing, removing (with the
 // password). Each addition and removal is an event and a notice mail.
 import { errors } from '#lib/core/errors.ts';
-import { type Clock, conditionFailedAs } from '#lib/platform/db/table.ts';
+import { type Clock, ConditionFailedError, conditionFailedAs } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { Account } from './model.ts';
@@ -49,6 +49,7 @@ export function passkeyView(item: PasskeyFields) {
 const notAccepted = () =>
   errors.badRequest('response: was not accepted (a used or expired challenge, or another site or device)');
 const tooMany = () => errors.conflict(`An account holds at most ${MAX_PASSKEYS} passkeys`);
+const sessionEnded = () => errors.unauthorized('Session is invalid or expired');
 
 export class Passkeys {
   constructor(private readonly deps: PasskeysDeps) {}
@@ -113,13 +114,12 @@ export class Passkeys {
       name: input.name ?? 'Passkey',
       created_at: now,
     };
-    await store
-      .add(account.id, passkey)
-      .catch(
-        conditionFailedAs((error) =>
-          error.failedItems.includes(2) ? tooMany() : errors.conflict('This passkey is already registered'),
-        ),
-      );
+    await store.add(account, passkey).catch(async (error: unknown) => {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      if (!error.failedItems.includes(2)) throw errors.conflict('This passkey is already registered');
+      // The account is full, or was reset or disabled since this session was checked (its session ended).
+      throw (await store.list(account.id)).length >= MAX_PASSKEYS ? tooMany() : sessionEnded();
+    });
     await this.deps.changes.record(account, 'passkey_added', client, { kind: 'passkey_added' });
     return passkeyView(passkey);
   }

@@ -283,17 +283,20 @@ export class AccountRepository extends AccountWrites {
 
   /**
    * The account half of a password reset: new hash, session epoch bump (every session ends) and token
-   * epoch bump (every API token stops working) and device epoch bump (every device token too), provided `account.email` is still its verified address
-   * and it is active; with `sessionEpoch` (a reset link), only while the account is still at that epoch.
-   * Joins the reset code's or link's consumption.
+   * epoch bump (every API token stops working) and device epoch bump (every device token too), and no
+   * passkey count (the reset deletes the passkeys in the same transaction), provided `account.email` is
+   * still its verified address, it is active and its passkey count is still the one read (a passkey added
+   * or removed meanwhile fails it); with `sessionEpoch` (a reset link), only while the account is still at
+   * that epoch. Joins the reset code's or link's consumption.
    */
   resetPasswordItem(account: Account, passwordHash: string, sessionEpoch?: number): TransactItem {
+    const passkeys = account.passkey_count ?? 0;
     return {
       Update: {
         Key: accountKey(account.id),
         UpdateExpression:
-          'SET password_hash = :hash, updated_at = :now ADD session_epoch :one, token_epoch :one, device_epoch :one',
-        ConditionExpression: `attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email${sessionEpoch === undefined ? '' : ' AND session_epoch = :sep'}`,
+          'SET password_hash = :hash, updated_at = :now REMOVE passkey_count ADD session_epoch :one, token_epoch :one, device_epoch :one',
+        ConditionExpression: `attribute_exists(pk) AND email_verified = :true AND #status = :active AND email = :email AND (${passkeys === 0 ? 'attribute_not_exists(passkey_count) OR ' : ''}passkey_count = :passkeys)${sessionEpoch === undefined ? '' : ' AND session_epoch = :sep'}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':hash': passwordHash,
@@ -302,6 +305,7 @@ export class AccountRepository extends AccountWrites {
           ':true': true,
           ':active': 'active',
           ':email': account.email,
+          ':passkeys': passkeys,
           ...(sessionEpoch === undefined ? {} : { ':sep': sessionEpoch }),
         },
       },

@@ -236,13 +236,15 @@ function accountRoute(route: string): string {
 
 /**
  * The responses that show a session or challenge token by design: login and challenge (docs/SPEC.md 3.2, 5),
- * and a password change, which ends every session and answers a fresh one (docs/ACCOUNTS.md).
+ * a password change, which ends every session and answers a fresh one, and a password reset, which signs
+ * the owner in (docs/ACCOUNTS.md).
  */
 const ISSUES_SESSION = new Set([
   'POST /auth/login',
   'POST /admin/auth/login',
   'POST /auth/totp/verify',
   'POST /auth/password',
+  'POST /auth/password/reset',
   // Passkey logins (docs/DESIGN.md 18).
   'POST /auth/passkeys/login/verify',
   'POST /admin/auth/passkeys/login/verify',

@@ -13,7 +13,8 @@ const SUBJECTS: Record<CodePurposeText, string> = {
 const INTROS: Record<CodePurposeText, string> = {
   register: 'Use this code to finish creating your account:',
   email_bind: 'Use this code to verify this e-mail address for your account:',
-  reset: 'Use this code to set a new password for your account:',
+  reset:
+    'Use this code to set a new password for your account (this signs out every session and device, revokes every API token and removes every passkey):',
 };
 
 function page(paragraphs: string[]): string {
@@ -98,8 +99,8 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
       ];
     case 'password_reset':
       return [
-        `The password of ${account} was reset with a code sent to this address.`,
-        'Every session of the account was signed out and every API token was revoked: create new tokens for your upload tools.',
+        `The password of ${account} was reset with a code or link sent to this address.`,
+        'Every session of the account was signed out, every device it was used on must log in again with the new password, every API token was revoked (create new tokens for your upload tools) and every passkey was removed (add yours again on the security page).',
       ];
     case 'totp_enabled':
       return [`Two-step verification (an authenticator app) was turned on for ${account}.`];

@@ -1,6 +1,7 @@
 // The reset-by-link flow end to end from outside, in a real Chromium against `npm start`: an account
 // registered with the code from npm start's SES stand-in, a reset asked for over HTTP, the mail read from
-// the stand-in's HTTP API, its link opened in the console, a new password set there, and a login with it.
+// the stand-in's HTTP API, its link opened in the console, a new password set there (which signs the
+// browser in), and a login with it.
 // Skips itself, saying why, when Chromium is absent.
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
@@ -11,6 +12,7 @@ import {
   inbox,
   itRanWithoutPolicyViolations,
   logIn,
+  logOut,
   newAccount,
   page,
   registerAccount,
@@ -47,12 +49,9 @@ describe('password reset by the mailed link (npm start, its SES stand-in, Chromi
     await page.getByLabel('New password').fill(NEW_PASSWORD);
     await checkPage('reset-by-link');
     await page.getByRole('button', { name: 'Set the new password' }).click();
-    await page.getByText('Your password was changed').waitFor();
-
-    await page
-      .getByRole('region', { name: 'Reset your password' })
-      .getByRole('link', { name: 'Log in' })
-      .click();
+    // The reset signs the browser in; the new password logs in again after logging out.
+    await heading('My files');
+    await logOut();
     await logIn(USER.username, NEW_PASSWORD);
     await heading('My files');
     const old = await apiCall('POST', '/auth/login', undefined, {
@@ -67,6 +66,34 @@ describe('password reset by the mailed link (npm start, its SES stand-in, Chromi
     });
     expect(again.status).toBe(400);
   });
+
+  it('asks for the second step after a reset by link when TOTP is on, then ends signed in', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    const { generate } = await import('otplib');
+    const owner = newAccount('twostep');
+    await registerAccount(owner);
+    const token = (await apiCall('POST', '/auth/login', undefined, owner)).data.token;
+    const setup = await apiCall('POST', '/auth/totp/setup', token, { password: owner.password });
+    const enableCode = await generate({ secret: setup.data.secret });
+    expect((await apiCall('POST', '/auth/totp/enable', token, { code: enableCode })).status).toBe(200);
+    await page.evaluate(() =>
+      (globalThis as unknown as { localStorage: { clear(): void } }).localStorage.clear(),
+    );
+    await apiCall('POST', '/auth/password/reset/code', undefined, { email: owner.email });
+
+    // A browser that holds nothing of the account (a fresh load of the console).
+    await page.goto('about:blank');
+    await page.goto(await inbox().linkFor(owner.email));
+    await page.getByLabel('New password').fill(NEW_PASSWORD);
+    await page.getByRole('button', { name: 'Set the new password' }).click();
+    await page.getByText('Your password was changed').waitFor();
+    await checkPage('reset-second-step');
+    // A code of the next time step: the one enable used is spent.
+    const code = await generate({ secret: setup.data.secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    await page.getByLabel('Authentication code or recovery code').fill(code);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await heading('My files');
+  }, 180_000);
 
   itRanWithoutPolicyViolations(MISSING);
 });

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '#lib/accounts/passwords.ts';
 import { authHarness, movableClock } from '#test/support/accounts.ts';
+import { addPasskey, passkeyLogin, stranger } from '#test/support/passkeys.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { SoftAuthenticator } from '#test/support/webauthn.ts';
 
@@ -12,51 +13,6 @@ beforeAll(async () => {
 });
 
 type Harness = ReturnType<typeof authHarness>;
-
-/** Adds a passkey held by `device` to the user's account; answers the created passkey. */
-async function addPasskey(
-  h: Harness,
-  user: { token: string; password: string },
-  device: SoftAuthenticator,
-  name?: string,
-) {
-  const options = await h.call(
-    'POST',
-    '/auth/passkeys/register/options',
-    { password: user.password },
-    { token: user.token },
-  );
-  expect(options.status).toBe(200);
-  const verified = await h.call(
-    'POST',
-    '/auth/passkeys/register/verify',
-    { response: device.register(options.body.data), ...(name ? { name } : {}) },
-    { token: user.token },
-  );
-  expect(verified.status, verified.raw).toBe(201);
-  return verified.body.data as { id: string; name: string; created_at: string; last_used_at: string | null };
-}
-
-/** Options at a door, then the device's answer to them (bent as asked); answers the verify call. */
-async function passkeyLogin(
-  h: Harness,
-  device: SoftAuthenticator,
-  input: {
-    username?: string;
-    door?: 'user' | 'admin';
-    bend?: Parameters<SoftAuthenticator['authenticate']>[1];
-  } = {},
-) {
-  const prefix = input.door === 'admin' ? '/admin/auth' : '/auth';
-  const options = await h.call(
-    'POST',
-    `${prefix}/passkeys/login/options`,
-    input.username ? { username: input.username } : {},
-  );
-  expect(options.status).toBe(200);
-  const response = device.authenticate(options.body.data, input.bend);
-  return h.call('POST', `${prefix}/passkeys/login/verify`, { response });
-}
 
 async function adminAccount(h: Harness) {
   const password = 'admin-password-1';
@@ -314,31 +270,6 @@ describe('passwordless login', () => {
       400,
     );
   });
-
-  it("counts failed passkey attempts against the account's guessing bound", async () => {
-    const h = authHarness({
-      limits: {
-        passwordGuessing: {
-          threshold: 3,
-          baseLockSeconds: 60,
-          maxLockSeconds: 900,
-          forgetAfterSeconds: 3600,
-        },
-      },
-    });
-    const user = await h.registerUser();
-    const device = new SoftAuthenticator();
-    await addPasskey(h, user, device);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      expect((await passkeyLogin(h, device, { bend: { origin: 'https://evil.example' } })).status).toBe(401);
-    }
-    const held = await passkeyLogin(h, device);
-    expect(held.status).toBe(429);
-    // The password is held by the same guard.
-    expect(
-      (await h.call('POST', '/auth/login', { username: user.username, password: user.password })).status,
-    ).toBe(429);
-  });
 });
 
 describe('removing passkeys', () => {
@@ -460,10 +391,3 @@ describe('a passkey answering the login challenge', () => {
     ).toBe(401);
   });
 });
-
-/** A device holding a credential the service never saw (registered against nothing). */
-function stranger(): SoftAuthenticator {
-  const device = new SoftAuthenticator();
-  device.register({ challenge: 'AAAAAAAAAAAAAAAAAAAAAA', rp: { id: 'localhost' }, user: { id: 'AAAA' } });
-  return device;
-}

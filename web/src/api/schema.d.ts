@@ -268,7 +268,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Reset the password; every session and API token ends */
+    /** Reset the password (every session, device token, API token and passkey ends): a session, or a TOTP challenge */
     post: operations['postAuthPasswordReset'];
     delete?: never;
     options?: never;
@@ -2987,7 +2987,31 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
-            data: null;
+            data:
+              | {
+                  token: string;
+                  /** @constant */
+                  token_type: 'Bearer';
+                  expires_at: string;
+                  user: {
+                    id: string;
+                    username: string;
+                    email: string | null;
+                    email_verified: boolean;
+                    /** @enum {string} */
+                    role: 'user' | 'admin';
+                    totp_enabled: boolean;
+                    created_at: string;
+                  };
+                  device_token: string;
+                }
+              | {
+                  /** @constant */
+                  totp_required: true;
+                  challenge_token: string;
+                  expires_at: string;
+                  methods: ('totp' | 'recovery_code' | 'passkey')[];
+                };
           };
         };
       };
@@ -3589,7 +3613,7 @@ export interface operations {
                 ip: string | null;
                 user_agent: string | null;
                 /** @enum {string} */
-                method?: 'password' | 'totp' | 'recovery_code' | 'passkey';
+                method?: 'password' | 'totp' | 'recovery_code' | 'passkey' | 'password_reset';
               }[];
               next_cursor: string | null;
             };

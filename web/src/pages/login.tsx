@@ -43,11 +43,83 @@ async function throughDoors<T>(doors: Door[], attempt: (door: Door) => Promise<T
   throw new Error('no door to try');
 }
 
+/** A session a login (or a reset) answered: this browser keeps its device token, then starts it. */
+interface SignedIn {
+  token: string;
+  device_token: string;
+  user: SessionUser;
+}
+
+function startSession(data: SignedIn): void {
+  devices.keep(data.device_token, data.user);
+  session.start(data.token, data.user);
+}
+
+const goHome = () => navigate(session.isAdmin() ? '/admin/accounts' : '/files');
+
+interface Challenge {
+  challenge_token: string;
+  methods: string[];
+}
+
+/** The second step of a login or of a reset's sign-in: a TOTP code, a recovery code, or a passkey. */
+function ChallengeStep({
+  challenge: { challenge_token, methods },
+  onSignedIn,
+  onBack,
+}: {
+  challenge: Challenge;
+  onSignedIn: (data: SignedIn) => void;
+  onBack?: () => void;
+}) {
+  const form = useForm({ code: '' });
+
+  const withPasskey = form.submit(async () => {
+    const options = await call(api.POST('/auth/passkeys/challenge/options', { body: { challenge_token } }));
+    const response = await signWithPasskey(options);
+    onSignedIn(
+      await call(api.POST('/auth/passkeys/challenge/verify', { body: { challenge_token, response } })),
+    );
+  });
+
+  const verify = form.submit(async ({ code }) => {
+    onSignedIn(await call(api.POST('/auth/totp/verify', { body: { challenge_token, code: code.trim() } })));
+  });
+
+  return (
+    <form onSubmit={verify} noValidate>
+      <Status message="Enter the code from your authenticator app, or one of your recovery codes." />
+      <Field
+        form={form}
+        name="code"
+        label="Authentication code or recovery code"
+        autoComplete="one-time-code"
+        required
+        autoFocus
+      />
+      {form.formError && <FormError message={form.formError} />}
+      <div class="actions">
+        <button type="submit" disabled={form.busy}>
+          Verify
+        </button>
+        {methods.includes('passkey') && passkeysSupported() && (
+          <button type="button" class="secondary" onClick={withPasskey} disabled={form.busy}>
+            Use a passkey
+          </button>
+        )}
+        {onBack && (
+          <button type="button" class="secondary" onClick={onBack}>
+            Back
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
 export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: LoginFormProps) {
   const form = useForm({ username: initialUsername, password: '' });
-  const challenge = useForm({ code: '' });
-  const [challengeToken, setChallengeToken] = useState('');
-  const [methods, setMethods] = useState<string[]>([]);
+  const [challenge, setChallenge] = useState<Challenge | null>(null);
 
   const login = form.submit(async ({ username, password }) => {
     const device_token = devices.tokenFor(username);
@@ -55,21 +127,12 @@ export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: Log
     const data = await throughDoors(doorsFor(username, door), (at) =>
       call(api.POST(at === 'admin' ? '/admin/auth/login' : '/auth/login', { body })),
     );
-    if ('totp_required' in data) {
-      setChallengeToken(data.challenge_token);
-      setMethods(data.methods);
-      return;
-    }
+    if ('totp_required' in data) return setChallenge(data);
     signedIn(data);
   });
 
-  const signedIn = (data: {
-    token: string;
-    device_token: string;
-    user: Parameters<typeof session.start>[1];
-  }) => {
-    devices.keep(data.device_token, data.user);
-    session.start(data.token, data.user);
+  const signedIn = (data: SignedIn) => {
+    startSession(data);
     onDone();
   };
 
@@ -91,55 +154,8 @@ export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: Log
     );
   });
 
-  const challengeWithPasskey = challenge.submit(async () => {
-    const options = await call(
-      api.POST('/auth/passkeys/challenge/options', { body: { challenge_token: challengeToken } }),
-    );
-    const response = await signWithPasskey(options);
-    signedIn(
-      await call(
-        api.POST('/auth/passkeys/challenge/verify', {
-          body: { challenge_token: challengeToken, response },
-        }),
-      ),
-    );
-  });
-
-  const verify = challenge.submit(async ({ code }) => {
-    const data = await call(
-      api.POST('/auth/totp/verify', { body: { challenge_token: challengeToken, code: code.trim() } }),
-    );
-    signedIn(data);
-  });
-
-  if (challengeToken) {
-    return (
-      <form onSubmit={verify} noValidate>
-        <Status message="Enter the code from your authenticator app, or one of your recovery codes." />
-        <Field
-          form={challenge}
-          name="code"
-          label="Authentication code or recovery code"
-          autoComplete="one-time-code"
-          required
-          autoFocus
-        />
-        {challenge.formError && <FormError message={challenge.formError} />}
-        <div class="actions">
-          <button type="submit" disabled={challenge.busy}>
-            Verify
-          </button>
-          {methods.includes('passkey') && passkeysSupported() && (
-            <button type="button" class="secondary" onClick={challengeWithPasskey} disabled={challenge.busy}>
-              Use a passkey
-            </button>
-          )}
-          <button type="button" class="secondary" onClick={() => setChallengeToken('')}>
-            Back
-          </button>
-        </div>
-      </form>
-    );
+  if (challenge) {
+    return <ChallengeStep challenge={challenge} onSignedIn={signedIn} onBack={() => setChallenge(null)} />;
   }
 
   return (
@@ -172,7 +188,7 @@ export function LoginPage() {
   return (
     <Page title="Log in">
       <div class="narrow">
-        <LoginForm onDone={() => navigate(session.isAdmin() ? '/admin/accounts' : '/files')} />
+        <LoginForm onDone={goHome} />
         <p>
           <a href="#/reset">Forgot your password?</a>
         </p>
@@ -200,8 +216,7 @@ export function RegisterPage() {
     await call(api.POST('/auth/register', { body: { email, code: code.trim(), username, password } }));
     const data = await call(api.POST('/auth/login', { body: { username, password } }));
     if ('totp_required' in data) return navigate('/login');
-    devices.keep(data.device_token, data.user);
-    session.start(data.token, data.user);
+    startSession(data);
     navigate('/files');
   });
 
@@ -247,12 +262,13 @@ export function RegisterPage() {
 
 /**
  * A forgotten password: `#/reset` mails a code and a link; the code is typed here, or the link opens
- * `#/reset?token=…`, which asks only for the new password. Every session and API token ends.
+ * `#/reset?token=…`, which asks only for the new password. Every session, API token and passkey ends, and
+ * the reset signs this browser in (through the second step when TOTP is on), keeping a new device token.
  */
 export function ResetPage({ token }: { token?: string | undefined }) {
   const form = useForm({ email: '', code: '', new_password: '' });
   const [codeSent, setCodeSent] = useState('');
-  const [done, setDone] = useState(false);
+  const [challenge, setChallenge] = useState<Challenge | null>(null);
 
   const sendCode = form.submit(async ({ email }) => {
     const data = await call(api.POST('/auth/password/reset/code', { body: { email } }));
@@ -261,17 +277,26 @@ export function ResetPage({ token }: { token?: string | undefined }) {
     );
   });
 
+  const signedIn = (data: SignedIn) => {
+    startSession(data);
+    goHome();
+  };
+
   const reset = form.submit(async ({ email, code, new_password }) => {
     const body = token ? { token, new_password } : { email, code: code.trim(), new_password };
-    await call(api.POST('/auth/password/reset', { body }));
-    setDone(true);
+    const data = await call(api.POST('/auth/password/reset', { body }));
+    if ('totp_required' in data) return setChallenge(data);
+    signedIn(data);
   });
 
   return (
     <Page title="Reset your password">
       <div class="narrow">
-        {done ? (
-          <Status message="Your password was changed: every session and API token has ended. Log in with the new password." />
+        {challenge ? (
+          <>
+            <Status message="Your password was changed: every session, API token and passkey has ended." />
+            <ChallengeStep challenge={challenge} onSignedIn={signedIn} />
+          </>
         ) : (
           <form onSubmit={token || codeSent ? reset : sendCode} noValidate>
             {!token && (
