@@ -196,13 +196,12 @@ export interface InfraSettings {
   legacyIndexes?: string;
 }
 
-/** The stage whose synth refuses anything that would be unsafe with real users. */
-export function isProductionStage(stage: string): boolean {
-  return stage === 'prod';
-}
-
-/** The settings the stack reads, with each stage's defaults where the file is silent. */
-export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings {
+/**
+ * The settings the stack reads, with each stage's defaults where the file is silent; `production` (the
+ * stage's `deployment.production`, lib/platform/config/schema.ts isProduction) turns on tracing, backups and
+ * the reserved concurrency.
+ */
+export function infraSettingsOf(infra: InfraFile, stage: string, production: boolean): InfraSettings {
   const retainData = infra.retain_data ?? !['local', 'dev'].includes(stage);
   return {
     ...(infra.account ? { account: infra.account } : {}),
@@ -222,16 +221,16 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
       (retainData ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH)) as RetentionDays,
     throttle: { rateLimit: infra.throttle.rate_limit, burstLimit: infra.throttle.burst_limit },
     ...(infra.alarm_email ? { alarmEmail: infra.alarm_email } : {}),
-    tracing: infra.tracing ?? isProductionStage(stage),
+    tracing: infra.tracing ?? production,
     reconcileEveryMinutes: infra.reconcile_every_minutes,
     eventArchiveDays: infra.event_archive_days ?? (retainData ? 365 : 30),
     ...(infra.mail_identity ? { mailIdentity: infra.mail_identity } : {}),
     ...(infra.base_url ? { baseUrl: infra.base_url.replace(/\/+$/, '') } : {}),
     ...(infra.web_acl_arn ? { webAclArn: infra.web_acl_arn } : {}),
     ...(infra.waf ? { waf: { rateLimit: infra.waf.rate_limit } } : {}),
-    reservedConcurrency: reservedConcurrencyOf(infra, stage),
+    reservedConcurrency: reservedConcurrencyOf(infra, production),
     memoryMb: { ...infra.memory_mb },
-    ...backupOf(infra, stage),
+    ...backupOf(infra, production),
     ...(infra.origin_secret_version ? { originSecretVersion: infra.origin_secret_version } : {}),
     ...(infra.legacy_indexes ? { legacyIndexes: infra.legacy_indexes } : {}),
   };
@@ -241,7 +240,7 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
  * What the schema cannot see field by field: settings that only make sense together, or WAF and
  * concurrency settings that cannot deploy as written.
  */
-export function infraProblems(infra: InfraFile, stage: string): string[] {
+export function infraProblems(infra: InfraFile, production: boolean): string[] {
   const problems: string[] = [];
   if ((infra.domain_name === undefined) !== (infra.certificate_arn === undefined))
     problems.push('infra.domain_name and infra.certificate_arn: set both or neither');
@@ -257,7 +256,7 @@ export function infraProblems(infra: InfraFile, stage: string): string[] {
         `${infra.region ? `deploys to ${infra.region}` : 'pins no region'}; create the ACL in ${CERTIFICATE_REGION} ` +
         'and set infra.web_acl_arn instead (docs/DEPLOYMENT.md "WAF")',
     );
-  const reserved = Object.values(reservedConcurrencyOf(infra, stage)).reduce<number>(
+  const reserved = Object.values(reservedConcurrencyOf(infra, production)).reduce<number>(
     (sum, value) => sum + (value ?? 0),
     0,
   );
@@ -272,14 +271,12 @@ export function infraProblems(infra: InfraFile, stage: string): string[] {
   return problems;
 }
 
-function reservedConcurrencyOf(infra: InfraFile, stage: string): InfraSettings['reservedConcurrency'] {
-  return (
-    infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
-  );
+function reservedConcurrencyOf(infra: InfraFile, production: boolean): InfraSettings['reservedConcurrency'] {
+  return infra.reserved_concurrency ?? (production ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {});
 }
 
-function backupOf(infra: InfraFile, stage: string): { backup?: { retentionDays: number } } {
+function backupOf(infra: InfraFile, production: boolean): { backup?: { retentionDays: number } } {
   if (infra.backup === false) return {};
   if (infra.backup) return { backup: { retentionDays: infra.backup.retention_days } };
-  return isProductionStage(stage) ? { backup: { retentionDays: DEFAULT_BACKUP_RETENTION_DAYS } } : {};
+  return production ? { backup: { retentionDays: DEFAULT_BACKUP_RETENTION_DAYS } } : {};
 }

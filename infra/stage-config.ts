@@ -1,16 +1,10 @@
 // Reads one stage's config file and splits it: the settings the functions receive, and the deployment's own.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type AppConfig, configSchema } from '#lib/platform/config/schema.ts';
+import { type AppConfig, configSchema, isProduction } from '#lib/platform/config/schema.ts';
 import { DEPLOYMENT_OWNED_SETTINGS } from '#lib/wiring/needs.ts';
 import { queriedIndexesAt } from './index-move.ts';
-import {
-  type InfraSettings,
-  infraProblems,
-  infraSchema,
-  infraSettingsOf,
-  isProductionStage,
-} from './infra-settings.ts';
+import { type InfraSettings, infraProblems, infraSchema, infraSettingsOf } from './infra-settings.ts';
 
 /** Where `-c stage=<name>` finds its file, relative to the project root. */
 export const STAGE_CONFIG_DIR = 'infra/config';
@@ -97,8 +91,14 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
       ...settings.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
     );
   }
-  if (infra.success) problems.push(...infraProblems(infra.data, stage));
-  if (isProductionStage(stage)) problems.push(...productionProblems(rest, rawInfra));
+  // Read from the file as written, so a production stage's problems are named even beside schema errors.
+  const flag = readPath(rest, 'deployment.production');
+  const production = isProduction({
+    stage,
+    deployment: { production: typeof flag === 'boolean' ? flag : undefined },
+  });
+  if (infra.success) problems.push(...infraProblems(infra.data, production));
+  if (production) problems.push(...productionProblems(rest, rawInfra));
   if (problems.length > 0 || !infra.success || !settings.success)
     throw new StageConfigError(source, problems);
 
@@ -107,13 +107,14 @@ export function stageConfigFrom(stage: string, raw: unknown, source = `stage ${s
     appConfig: rest,
     settings: settings.data,
     secretKeys: SECRET_KEYS.filter((key) => readPath(rest, key) !== undefined),
-    infra: infraSettingsOf(infra.data, stage),
+    infra: infraSettingsOf(infra.data, stage, production),
   };
 }
 
 /**
- * What a prod stage must not synthesize without, read from the raw file so that every problem is named
- * at once, even beside schema errors (a malformed account or region is the schema's problem to name).
+ * What a production stage (`deployment.production`, or named prod or production without it) must not
+ * synthesize without, read from the raw file so that every problem is named at once, even beside schema
+ * errors (a malformed account or region is the schema's problem to name).
  */
 function productionProblems(settings: Record<string, unknown>, rawInfra: unknown): string[] {
   const problems: string[] = [];
@@ -123,20 +124,22 @@ function productionProblems(settings: Record<string, unknown>, rawInfra: unknown
   >;
   if (readPath(settings, 'mail.from') === undefined)
     problems.push(
-      'mail.from: a prod stage must send mail through SES; without it verification codes are written to the logs',
+      'mail.from: a production stage must send mail through SES; without it verification codes are written to the logs',
     );
   if (readPath(settings, 'payment.mock.enabled') === true)
     problems.push(
-      'payment.mock.enabled: must be false in a prod stage (the mock cashier settles without payment)',
+      'payment.mock.enabled: must be false in a production stage (the mock cashier settles without payment)',
     );
   if (infra.account === undefined)
-    problems.push('infra.account: a prod stage must pin the 12-digit AWS account it deploys to');
+    problems.push('infra.account: a production stage must pin the 12-digit AWS account it deploys to');
   if (infra.region === undefined)
-    problems.push('infra.region: a prod stage must pin the AWS region it deploys to');
+    problems.push('infra.region: a production stage must pin the AWS region it deploys to');
   const origins = Array.isArray(infra.cors_origins) ? infra.cors_origins : [];
   const insecure = origins.filter((value) => typeof value !== 'string' || !value.startsWith('https://'));
   if (insecure.length > 0)
-    problems.push(`infra.cors_origins: a prod stage allows https origins only, not ${insecure.join(', ')}`);
+    problems.push(
+      `infra.cors_origins: a production stage allows https origins only, not ${insecure.join(', ')}`,
+    );
   return problems;
 }
 

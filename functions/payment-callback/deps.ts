@@ -1,6 +1,7 @@
 // The payment-callback function's dependencies, built once per container from its needs and settings.
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { isProduction } from '#lib/platform/config/schema.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -26,7 +27,7 @@ export function settlingBilling(resources: GroupResources): Billing {
     accounts: sessionsOf(resources),
     // Settlement writes the storage grant a plan buys.
     quota: quotaOf(resources),
-    stage: settings.stage,
+    production: isProduction(settings),
     baseUrl: settings.base_url,
     payment: settings.payment,
     listingShards,

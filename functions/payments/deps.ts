@@ -5,6 +5,7 @@ import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { isProduction } from '#lib/platform/config/schema.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -31,7 +32,7 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     accounts: shared,
     // Settlement writes the storage grant a plan buys.
     quota: quotaOf(resources),
-    stage: settings.stage,
+    production: isProduction(settings),
     baseUrl: settings.base_url,
     payment: settings.payment,
     listingShards,

@@ -85,7 +85,8 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
         summary: 'Places an order for a plan; the price comes from the plan.',
         response: orderView,
         successStatus: 201,
-        errors: [502],
+        // 429: an order naming a coupon code spends a coupon check (docs/PAYMENTS-GUIDE.md "Coupons").
+        errors: [429, 502],
         run: async (request) =>
           created(await deps().orders.createOrder(callerId(request), request.body, request.sourceIp)),
       }),
@@ -156,14 +157,16 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
       }),
       'POST /api/v1/coupons/validate': defineRoute({
         summary:
-          'What a coupon code takes off a plan for the caller now; an unusable code is 400 coupon: <why>.',
+          'What a coupon code takes off a plan for the caller now; any unusable code is 400 coupon: cannot be used; 429 past the per-account or per-address budget.',
         body: validateBody,
         response: couponQuoteView,
+        errors: [429],
         run: async (request) => {
           const quote = await deps().orders.quoteCoupon(
             callerId(request),
             request.body.code,
             request.body.plan_id,
+            request.sourceIp,
           );
           return ok({
             code: quote.code,

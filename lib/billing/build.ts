@@ -2,6 +2,7 @@
 // links, settlement) made once, and the named services handlers call. Production (functions/*/deps.ts)
 // and tests call the same builder; what it reads of accounts it is given (Pick<Accounts, ...>).
 import type { Accounts } from '#lib/accounts/build.ts';
+import { type RateLimit, Throttle } from '#lib/accounts/throttle.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
@@ -38,8 +39,8 @@ export interface BillingInput {
   accounts: Pick<Accounts, 'signer' | 'repository' | 'securityEvents'>;
   /** Settlement writes the storage grant a plan buys (lib/files buildQuota). */
   quota: QuotaService;
-  /** No mock cashier in `prod`/`production`. */
-  stage: string;
+  /** A production deployment (lib/platform/config/schema.ts isProduction): no mock cashier, https gateways. */
+  production: boolean;
   /** The service's public address: cashier links, channel_c's return page, the default notify base. */
   baseUrl: string;
   /**
@@ -60,7 +61,7 @@ export interface BillingInput {
 }
 
 export function buildBilling(input: BillingInput) {
-  const { table, stage, baseUrl, payment, listingShards, quota } = input;
+  const { table, production, baseUrl, payment, listingShards, quota } = input;
   const { clock } = table;
   const accounts = input.accounts.repository;
   const planRepository = new PlanRepository({ table });
@@ -68,13 +69,21 @@ export function buildBilling(input: BillingInput) {
   // Config-file credentials seed the table on first start only (docs/SPEC.md 2.4 rules 2-3).
   const seed = () => settingsFromConfig(payment);
   const store = new PaymentSettingsStore({ table, masterKey: input.masterKey, seed });
-  const gateways = new GatewaySource({ store, stage, clock });
+  const gateways = new GatewaySource({ store, production, clock });
   const schedule = new ReconcileSchedule(payment.reconcile);
   const links = new CashierLinks({ signer: input.accounts.signer, baseUrl });
   const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
   // One catalogue: the plans page and order creation share this container's copy of the active plans.
   const catalog = new PlanCatalog({ plans: planRepository, clock });
-  const coupons = new CouponDesk({ coupons: new CouponRepository({ table, listingShards }), clock });
+  const coupons = new CouponDesk({
+    coupons: new CouponRepository({ table, listingShards }),
+    clock,
+    throttle: new Throttle({ table }),
+    checks: {
+      perAccount: rateOf(payment.coupon_checks.per_account),
+      perAddress: rateOf(payment.coupon_checks.per_address),
+    },
+  });
   const settlement = new Settlement({ orders, plans: planRepository, quota, clock });
   const completion = new RefundCompletion({
     table,
@@ -122,7 +131,7 @@ export function buildBilling(input: BillingInput) {
     settings: new GatewaySettings({
       store,
       gateways,
-      stage,
+      production,
       notifyBaseUrl,
       security: input.settingsChanges
         ? new PaymentSecurity({
@@ -151,3 +160,8 @@ export function buildBilling(input: BillingInput) {
 }
 
 export type Billing = ReturnType<typeof buildBilling>;
+
+/** A rate setting (`per_minute`, `burst`, `per_day`) as the throttle takes it. */
+function rateOf(setting: AppConfig['payment']['coupon_checks']['per_account']): RateLimit {
+  return { perMinute: setting.per_minute, burst: setting.burst, perDay: setting.per_day };
+}

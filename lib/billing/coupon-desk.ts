@@ -1,6 +1,9 @@
 // Coupons as administrators manage them and buyers use them (docs/DESIGN.md 17): create, list, change,
-// delete; the quote of a code for a plan (what validate answers and what an order is placed at), and the
-// redemption given back when an order is cancelled or expires unpaid.
+// delete; the quote of a code for a plan (what validate answers and what an order is placed at), limited
+// per buyer and per address and one answer for every unusable code, and the redemption given back when an
+// order is cancelled or expires unpaid.
+import { addressBucket } from '#lib/accounts/client.ts';
+import type { RateLimit, Throttle } from '#lib/accounts/throttle.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
@@ -36,13 +39,26 @@ export interface Quote {
   final_cents: number;
 }
 
-/** An unusable code: 400 `coupon: <why>`. */
-const unusable = (why: string) => errors.validation([{ field: 'coupon', message: why }]);
+/**
+ * A code that cannot be used, whatever the reason (unknown, switched off, not started, ended, used up,
+ * already used by this buyer, another plan's, below the minimum): one answer, so a guesser learns nothing
+ * but "not usable" (docs/PAYMENTS-GUIDE.md "Coupons").
+ */
+export const unusableCoupon = () => errors.validation([{ field: 'coupon', message: 'cannot be used' }]);
 const couponNotFound = () => errors.notFound('Coupon not found');
+
+/** Who checks a code: the buyer's account and the client's address, each with its own budget. */
+export interface CouponBuyer {
+  userId: string;
+  ip: string;
+}
 
 export interface CouponDeskDeps {
   coupons: CouponRepository;
   clock: Clock;
+  throttle: Pick<Throttle, 'consume'>;
+  /** `payment.coupon_checks`: checks per buyer and per client address (IPv6 by /64). */
+  checks: { perAccount: RateLimit; perAddress: RateLimit };
 }
 
 export class CouponDesk {
@@ -113,31 +129,23 @@ export class CouponDesk {
   }
 
   /**
-   * What `code` takes off `plan` for this buyer now, or 400 `coupon: <why>`. The counts read here are a
-   * preview: the order's transaction holds them again (lib/billing/coupons.ts redeemItems).
+   * What `code` takes off `plan` for this buyer now, or the one 400 of an unusable code; 429 past the
+   * buyer's or the address's budget. The counts read here are a preview: the order's transaction holds them
+   * again (lib/billing/coupons.ts redeemItems).
    */
-  async quote(code: string, plan: SaleTerms, userId: string): Promise<Quote> {
+  async quote(code: string, plan: SaleTerms, buyer: CouponBuyer): Promise<Quote> {
+    const { throttle, checks } = this.deps;
+    const tooMany = 'Too many coupon checks; try again later';
+    await throttle.consume(`coupon#account#${buyer.userId}`, checks.perAccount, tooMany);
+    await throttle.consume(`coupon#ip#${addressBucket(buyer.ip)}`, checks.perAddress, tooMany);
     const id = await this.deps.coupons.idOfCode(code);
-    if (!id) throw unusable('unknown');
+    if (!id) throw unusableCoupon();
     // The coupon and this buyer's uses of it, read together.
     const [coupon, used] = await Promise.all([
       this.deps.coupons.get(id),
-      this.deps.coupons.usedBy(id, userId),
+      this.deps.coupons.usedBy(id, buyer.userId),
     ]);
-    if (!coupon?.active) throw unusable('unknown');
-    const now = this.deps.clock().getTime();
-    if (coupon.starts_at && now < Date.parse(coupon.starts_at)) throw unusable('not started');
-    if (coupon.ends_at && now >= Date.parse(coupon.ends_at)) throw unusable('ended');
-    if (coupon.plan_ids && !coupon.plan_ids.includes(plan.id)) throw unusable('not valid for this plan');
-    if (coupon.min_amount_cents !== null && plan.amount_cents < coupon.min_amount_cents) {
-      throw unusable('below the minimum');
-    }
-    if (coupon.max_redemptions !== null && coupon.redemptions >= coupon.max_redemptions) {
-      throw unusable('used up');
-    }
-    if (used >= coupon.per_account_limit) {
-      throw unusable('already used by you');
-    }
+    if (!coupon || !usable(coupon, plan, used, this.deps.clock().getTime())) throw unusableCoupon();
     const discount = discountOf(coupon, plan.amount_cents);
     return {
       coupon,
@@ -151,17 +159,6 @@ export class CouponDesk {
   /** The writes taking one redemption in a new order's transaction (lib/billing/coupons.ts). */
   redeemItems(coupon: Coupon, userId: string, orderId: string, deadlineMs: number): TransactItem[] {
     return this.deps.coupons.redeemItems(coupon, userId, orderId, deadlineMs);
-  }
-
-  /**
-   * After an order's transaction failed on the coupon's or the buyer's count (places 1 and 2 after the
-   * order): the 400 saying which.
-   */
-  async refusalFor(failed: number[], couponPlace: number, couponId: string): Promise<Error> {
-    if (failed.includes(couponPlace + 1)) return unusable('already used by you');
-    // Switched off or deleted since it was quoted: as validate would say now.
-    const coupon = await this.deps.coupons.get(couponId);
-    return unusable(coupon?.active ? 'used up' : 'unknown');
   }
 
   /**
@@ -218,6 +215,19 @@ function expiredCheck(orderId: string, now: Date): TransactItem {
       ExpressionAttributeValues: { ':pending': 'pending', ':now': now.getTime() },
     },
   };
+}
+
+/** Whether `coupon` can take `used` + 1 redemptions on `plan` at `now`. */
+function usable(coupon: Coupon, plan: SaleTerms, used: number, now: number): boolean {
+  return (
+    coupon.active &&
+    !(coupon.starts_at && now < Date.parse(coupon.starts_at)) &&
+    !(coupon.ends_at && now >= Date.parse(coupon.ends_at)) &&
+    (!coupon.plan_ids || coupon.plan_ids.includes(plan.id)) &&
+    (coupon.min_amount_cents === null || plan.amount_cents >= coupon.min_amount_cents) &&
+    (coupon.max_redemptions === null || coupon.redemptions < coupon.max_redemptions) &&
+    used < coupon.per_account_limit
+  );
 }
 
 /** Percent off rounds the discount down (the buyer never gets more than the percentage); never below 0. */

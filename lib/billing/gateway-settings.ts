@@ -19,7 +19,8 @@ import type { PaymentSettingsStore } from './settings-store.ts';
 export interface GatewaySettingsDeps {
   store: PaymentSettingsStore;
   gateways: GatewaySource;
-  stage: string;
+  /** A production deployment: no mock cashier, https gateways only. */
+  production: boolean;
   /** `payment.notify_base_url ?? base_url`, without a trailing slash. */
   notifyBaseUrl: string;
   /**
@@ -44,17 +45,18 @@ export class GatewaySettings {
 
   /**
    * Merge, validate the whole result, then store: a bad value changes nothing (400 naming the field). A
-   * change to any key or gateway URL needs the actor's `current_password` (400 naming it), checked after
-   * the values, so a typo in a URL does not spend a password attempt; a gateway URL change is then recorded
-   * and every administrator told.
+   * change to any key, gateway URL or the mock cashier's switch needs the actor's `current_password` (400
+   * naming it), checked after the values, so a typo in a URL does not spend a password attempt; a gateway
+   * URL change is then recorded and every administrator told.
    */
   async updateSettings(patch: SettingsPatch, actor: SettingsActor) {
     const live = await this.deps.gateways.fresh();
     const next = mergeSettings(live.settings, patch);
-    validateSettings(next, this.deps.stage);
-    const { keys, urls } = sensitiveChanges(live.settings, patch, next);
-    if (keys.length > 0 || urls.length > 0) {
-      if (!this.deps.security) throw errors.forbidden('Payment keys and gateways are not changed here');
+    validateSettings(next, this.deps.production);
+    const { keys, urls, switches } = sensitiveChanges(live.settings, patch, next);
+    if (keys.length + urls.length + switches.length > 0) {
+      if (!this.deps.security)
+        throw errors.forbidden('Payment keys, gateways and the mock cashier are not changed here');
       await this.deps.security.requirePassword(actor.account, patch.current_password);
     }
     const saved = await this.deps.store.save(next, live.version).catch((error: unknown) => {

@@ -10,7 +10,7 @@ import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { CashierLinks } from './cashier.ts';
-import type { CouponDesk, Quote } from './coupon-desk.ts';
+import { type CouponDesk, type Quote, unusableCoupon } from './coupon-desk.ts';
 import { notifyUrl } from './gateway-settings.ts';
 import {
   type AdminOrderView,
@@ -80,7 +80,7 @@ export class OrderDesk {
     const quote =
       input.coupon_code === undefined
         ? undefined
-        : await this.deps.coupons.quote(input.coupon_code, plan, userId);
+        : await this.deps.coupons.quote(input.coupon_code, plan, { userId, ip: clientIp });
     // A coupon that takes the whole price makes a free order, settled at once whatever provider was asked for.
     const free = quote?.final_cents === 0;
     const asked = input.provider ?? registry.defaultProvider;
@@ -116,8 +116,8 @@ export class OrderDesk {
         return;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        if (error.failedItems.length > 0)
-          throw await coupons.refusalFor(error.failedItems, 1, quote.coupon.id);
+        // The coupon's count or the buyer's at its limit, or the coupon switched off since the quote.
+        if (error.failedItems.length > 0) throw unusableCoupon();
         if (attempt + 1 >= REDEEM_ATTEMPTS) {
           throw errors.conflict('The coupon is being used by many orders at once; try again');
         }
@@ -127,9 +127,9 @@ export class OrderDesk {
   }
 
   /** POST /api/v1/coupons/validate: what `code` takes off the plan for this buyer now. */
-  async quoteCoupon(userId: string, code: string, planId: string): Promise<Quote> {
+  async quoteCoupon(userId: string, code: string, planId: string, clientIp: string): Promise<Quote> {
     const plan = (await this.deps.catalog.held(planId)) ?? (await this.planOnSale(planId));
-    return this.deps.coupons.quote(code, plan, userId);
+    return this.deps.coupons.quote(code, plan, { userId, ip: clientIp });
   }
 
   /** The plan as the table holds it now, if it is on sale. */

@@ -1,8 +1,8 @@
 // What a payment settings change asks of the account domain (docs/PAYMENTS-GUIDE.md, "Who may change keys and
-// gateway addresses"): the acting administrator's password, re-entered, before a key or a gateway URL
-// changes; and after a gateway URL changed, a security event on the actor's account and a notice to every
-// administrator, so a hijacked session cannot quietly point a channel, and the merchant key its queries
-// carry, at a host of its choosing.
+// gateway addresses"): the acting administrator's password, re-entered, before a key, a gateway URL or the
+// mock cashier's switch changes; and after a gateway URL changed, a security event on the actor's account
+// and a notice to every administrator, so a hijacked session cannot quietly point a channel, and the
+// merchant key its queries carry, at a host of its choosing.
 import type { ClientInfo } from '#lib/accounts/client.ts';
 import type { Account } from '#lib/accounts/model.ts';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
@@ -45,7 +45,9 @@ export class PaymentSecurity {
   /** 400 naming `current_password` when it is absent or not the actor's password (throttled per account). */
   async requirePassword(actor: Account, password: string | undefined): Promise<void> {
     if (password === undefined || password === '') {
-      throw errors.badRequest('current_password: is required to change a key or a gateway URL');
+      throw errors.badRequest(
+        'current_password: is required to change a key, a gateway URL or the mock cashier',
+      );
     }
     await this.deps.passwords.requirePassword(actor, password, 'current_password');
   }

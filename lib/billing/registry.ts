@@ -17,7 +17,6 @@ import {
   type ChannelName,
   checkSettingFormats,
   inChannelSettings,
-  isProductionStage,
   type PaymentSettings,
 } from './settings.ts';
 import type { PaymentSettingsStore, VersionedSettings } from './settings-store.ts';
@@ -106,10 +105,10 @@ export class GatewayRegistry {
  */
 export function buildRegistry(
   settings: PaymentSettings,
-  options: { stage: string; strict?: boolean },
+  options: { production: boolean; strict?: boolean },
 ): GatewayRegistry {
   const registered = new Set<Provider>(['manual']);
-  if (settings.mock.enabled && !isProductionStage(options.stage)) registered.add('mock');
+  if (settings.mock.enabled && !options.production) registered.add('mock');
   const adapters = new Map<ChannelName, ChannelAdapter>();
   for (const name of CHANNELS) {
     if (!settings[name].enabled) continue;
@@ -126,9 +125,9 @@ export function buildRegistry(
 }
 
 /** PUT validation: every set value well-formed, every enabled channel complete. Throws 400 naming the field. */
-export function validateSettings(settings: PaymentSettings, stage: string): void {
-  checkSettingFormats(settings, stage);
-  buildRegistry(settings, { stage, strict: true });
+export function validateSettings(settings: PaymentSettings, production: boolean): void {
+  checkSettingFormats(settings, production);
+  buildRegistry(settings, { production, strict: true });
 }
 
 export interface LiveGateways extends VersionedSettings {
@@ -148,8 +147,8 @@ export const SETTINGS_STALENESS_MS = 30_000;
  */
 export interface GatewaySourceDeps {
   store: PaymentSettingsStore;
-  /** No mock cashier in `prod`/`production`. */
-  stage: string;
+  /** No mock cashier in production (lib/platform/config/schema.ts isProduction). */
+  production: boolean;
   clock: Clock;
 }
 
@@ -184,7 +183,7 @@ export class GatewaySource {
 
   /** After this container saved new settings, it need not read them back. */
   replace(saved: VersionedSettings): LiveGateways {
-    const live = { ...saved, registry: buildRegistry(saved.settings, { stage: this.deps.stage }) };
+    const live = { ...saved, registry: buildRegistry(saved.settings, { production: this.deps.production }) };
     this.cache.set(live);
     return live;
   }
@@ -197,6 +196,6 @@ export class GatewaySource {
   private async revalidate(previous: LiveGateways | undefined): Promise<LiveGateways> {
     if (previous && (await this.deps.store.currentVersion()) === previous.version) return previous;
     const loaded = await this.deps.store.load();
-    return { ...loaded, registry: buildRegistry(loaded.settings, { stage: this.deps.stage }) };
+    return { ...loaded, registry: buildRegistry(loaded.settings, { production: this.deps.production }) };
   }
 }

@@ -48,11 +48,6 @@ export const URL_FIELDS: ReadonlySet<string> = new Set([
   'submit_url',
 ]);
 
-/** Stages where the mock cashier can never be switched on (docs/DESIGN.md 3 **fix**). */
-export function isProductionStage(stage: string): boolean {
-  return stage === 'prod' || stage === 'production';
-}
-
 function compact<T extends object>(section: T): T {
   return Object.fromEntries(
     Object.entries(section).filter(([, value]) => value !== undefined && value !== ''),
@@ -137,9 +132,10 @@ export function mergeSettings(current: PaymentSettings, patch: SettingsPatch): P
 }
 
 /**
- * What only a re-entered password may change (`channel_c.gateway_url`, `channel_b.api_v3_key`): every key
- * the patch sets, even to its stored value (answering otherwise would tell a stolen session whether its
- * guess is the stored key), and every gateway URL whose value differs.
+ * What only a re-entered password may change (`channel_c.gateway_url`, `channel_b.api_v3_key`,
+ * `mock.enabled`): every key the patch sets, even to its stored value (answering otherwise would tell a
+ * stolen session whether its guess is the stored key), every gateway URL whose value differs, and the mock
+ * cashier switched on (buyers then pay nothing) or off.
  */
 export function sensitiveChanges(current: PaymentSettings, patch: SettingsPatch, next: PaymentSettings) {
   const keys: string[] = [];
@@ -156,7 +152,7 @@ export function sensitiveChanges(current: PaymentSettings, patch: SettingsPatch,
       if (URL_FIELDS.has(field) && before[field] !== after[field]) urls.push(`${name}.${field}`);
     }
   }
-  return { keys, urls };
+  return { keys, urls, switches: current.mock.enabled === next.mock.enabled ? [] : ['mock.enabled'] };
 }
 
 // ---- validation ----------------------------------------------------------------------------------
@@ -178,8 +174,8 @@ export function inChannelSettings(channel: ChannelName, error: ChannelConfigErro
  * Format checks on every value that is set, enabled or not: keys parse, the APIv3 key is 32 bytes, URLs
  * are http(s) (https only in production). Completeness of enabled channels is checked by building their adapters (registry.ts).
  */
-export function checkSettingFormats(settings: PaymentSettings, stage: string): void {
-  if (settings.mock.enabled && isProductionStage(stage)) {
+export function checkSettingFormats(settings: PaymentSettings, production: boolean): void {
+  if (settings.mock.enabled && production) {
     throw errors.validation([
       { field: 'mock.enabled', message: 'the mock cashier cannot be enabled in production' },
     ]);
@@ -192,7 +188,7 @@ export function checkSettingFormats(settings: PaymentSettings, stage: string): v
         if (URL_FIELDS.has(field)) {
           optionalHttpUrl(field, value);
           // In production a plain-http gateway would carry keys and payment answers readable on the way.
-          if (isProductionStage(stage) && new URL(value.trim()).protocol !== 'https:') {
+          if (production && new URL(value.trim()).protocol !== 'https:') {
             throw new ChannelConfigError(field, 'must be an https URL in production');
           }
         }

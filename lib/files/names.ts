@@ -20,6 +20,15 @@ function isUnwanted(codePoint: number): boolean {
   );
 }
 
+/**
+ * Whether `text` holds a character no displayed name may hold (above): names users give (albums, tokens,
+ * plans, passkeys) refuse them (lib/http/schemas/common.ts), where a file's name is cleaned of them.
+ */
+export function hasUnwantedCharacter(text: string): boolean {
+  for (const char of text) if (isUnwanted(char.codePointAt(0) ?? 0)) return true;
+  return false;
+}
+
 // Built on first use (only for names over the limit): constructing a Segmenter initialises ICU's break
 // iterator, about 3 ms that every cold start of the upload and files groups would otherwise pay.
 let graphemes: Intl.Segmenter | undefined;

@@ -93,13 +93,13 @@ describe('production guards', () => {
     const { mail: _mail, ...withoutMail } = completedProd();
 
     expect(prodSynth(withoutMail)).toThrow(StageConfigError);
-    expect(prodSynth(withoutMail)).toThrow(/mail\.from: a prod stage must send mail through SES/);
+    expect(prodSynth(withoutMail)).toThrow(/mail\.from: a production stage must send mail through SES/);
   });
 
   it('refuses a prod stage with the mock cashier on', () => {
     const withMock = { ...completedProd(), payment: { ...PROD_FILE.payment, mock: { enabled: true } } };
 
-    expect(prodSynth(withMock)).toThrow(/payment\.mock\.enabled: must be false in a prod stage/);
+    expect(prodSynth(withMock)).toThrow(/payment\.mock\.enabled: must be false in a production stage/);
   });
 
   it('refuses a prod stage without a pinned 12-digit account', () => {
@@ -107,7 +107,7 @@ describe('production guards', () => {
     const shortAccount = completedProd({ infra: { account: '12345' } });
 
     expect(prodSynth(withoutAccount)).toThrow(
-      /infra\.account: a prod stage must pin the 12-digit AWS account/,
+      /infra\.account: a production stage must pin the 12-digit AWS account/,
     );
     expect(prodSynth(shortAccount)).toThrow(/infra\.account: must be a 12-digit AWS account id/);
   });
@@ -115,7 +115,7 @@ describe('production guards', () => {
   it('refuses a prod stage without a pinned region', () => {
     const withoutRegion = completedProd({ infra: { region: undefined } });
 
-    expect(prodSynth(withoutRegion)).toThrow(/infra\.region: a prod stage must pin the AWS region/);
+    expect(prodSynth(withoutRegion)).toThrow(/infra\.region: a production stage must pin the AWS region/);
   });
 
   it('refuses a prod stage with a CORS origin that is not https, naming it', () => {
@@ -124,7 +124,7 @@ describe('production guards', () => {
     });
 
     expect(prodSynth(plainHttp)).toThrow(
-      /infra\.cors_origins: a prod stage allows https origins only, not http:\/\/app\.example\.com$/m,
+      /infra\.cors_origins: a production stage allows https origins only, not http:\/\/app\.example\.com$/m,
     );
   });
 
@@ -155,6 +155,41 @@ describe('production guards', () => {
 
   it('applies none of the prod guards to other stages', () => {
     expect(stageConfigFrom('dev', DEV_FILE).stage).toBe('dev');
+  });
+
+  it('applies them to any stage that says deployment.production, whatever its name', () => {
+    // Prepare: the dev file (mock cashier on, an http origin, no sender) marked production, under another name.
+    const marked = { ...DEV_FILE, stage: 'live', deployment: { production: true } };
+
+    // Act
+    const attempt = () => stageConfigFrom('live', marked);
+
+    // Assess
+    expect(attempt).toThrow(StageConfigError);
+    expect(attempt).toThrow(/payment\.mock\.enabled: must be false in a production stage/);
+    expect(attempt).toThrow(/mail\.from: a production stage[\s\S]*infra\.cors_origins: a production stage/);
+    expect(stageConfigFrom('live', { ...DEV_FILE, stage: 'live' }).settings.payment.mock.enabled).toBe(true);
+  });
+
+  it('gives tracing, backups and reserved concurrency by the setting (a prod file without it: by its name)', () => {
+    // Prepare: the completed prod file without the settings those defaults fill in.
+    const file = completedProd({ infra: { tracing: undefined, reserved_concurrency: undefined } });
+    const as = (stage: string, production: boolean | undefined) =>
+      stageConfigFrom(stage, { ...file, stage, deployment: { production } }).infra;
+
+    // Act
+    const marked = [as('live', true), as('prod', undefined)];
+    const unmarked = [as('live', undefined), as('prod', false)];
+
+    // Assess
+    for (const infra of marked) {
+      expect(infra).toMatchObject({ tracing: true, backup: { retentionDays: 90 } });
+      expect(infra.reservedConcurrency).toMatchObject({ render: expect.any(Number) });
+    }
+    for (const infra of unmarked) {
+      expect(infra).toMatchObject({ tracing: false, reservedConcurrency: {} });
+      expect(infra.backup).toBeUndefined();
+    }
   });
 });
 

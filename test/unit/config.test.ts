@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configLeaves, envNameOf, loadConfig } from '#lib/platform/config/load.ts';
+import { isProduction } from '#lib/platform/config/schema.ts';
 
 function configError(run: () => unknown): ConfigError {
   try {
@@ -76,6 +77,17 @@ describe('configuration', () => {
     expect(loaded.payment.order_ttl_minutes).toBe(30);
     expect(loaded.auth.session_ttl_hours).toBe(24);
     expect(loaded.upload.max_bytes).toBe(4 * 1024 * 1024);
+  });
+
+  it('marks a deployment production by deployment.production, whatever its stage; unset, by the old names', () => {
+    const production = (stage: string, env: Record<string, string> = {}) =>
+      isProduction(loadConfig({ env: { APP_CONFIG_JSON: JSON.stringify({ stage }), ...env } }));
+
+    expect(production('live', { DEPLOYMENT__PRODUCTION: 'true' })).toBe(true);
+    expect(production('prod')).toBe(true);
+    expect(production('production')).toBe(true);
+    expect(production('live')).toBe(false);
+    expect(production('prod', { DEPLOYMENT__PRODUCTION: 'false' })).toBe(false);
   });
 
   it('reads the file named by APP_CONFIG and reports a missing one', () => {

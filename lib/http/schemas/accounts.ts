@@ -2,6 +2,7 @@
 // bad one is a 400 naming it. Unknown fields are dropped.
 import { DEFAULT_PAGE_SIZE, pageLimitField, pageQuery } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
+import { nameCharacters } from './common.ts';
 
 /** A missing field says so; a field of the wrong type says that. */
 const text = () =>
@@ -130,7 +131,12 @@ export const schemas = {
   passkeyRegister: z.object({
     response: registrationAnswer,
     name: z.optional(
-      text().check(z.trim(), z.minLength(1, 'is required'), z.maxLength(64, 'must be at most 64 characters')),
+      text().check(
+        z.trim(),
+        z.minLength(1, 'is required'),
+        z.maxLength(64, 'must be at most 64 characters'),
+        nameCharacters(),
+      ),
     ),
   }),
   passkeyLoginOptions: z.object({

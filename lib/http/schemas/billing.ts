@@ -5,7 +5,7 @@ import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans
 import { type ChannelName, PLAIN_FIELDS, SECRET_FIELDS, type SettingsPatch } from '#lib/billing/settings.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import * as z from '#lib/platform/zod.ts';
-import { timestamp } from './common.ts';
+import { nameCharacters, timestamp } from './common.ts';
 
 const ORDER_STATUSES = ['pending', 'paid', 'cancelled', 'expired', 'failed', 'refunded'] as const;
 
@@ -121,7 +121,7 @@ export const settingsView = z.object({
 export const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
 
 export const planBody = z.object({
-  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)),
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100), nameCharacters()),
   description: z.optional(z.string().check(z.trim(), z.maxLength(1000))),
   amount_cents: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_AMOUNT_CENTS)),
   active: z.optional(z.boolean()),
@@ -151,12 +151,12 @@ export const planBody = z.object({
   ),
 });
 
-export const couponCode = z.string().check(z.maxLength(64));
+export const couponCode = z.string().check(z.maxLength(64), nameCharacters());
 
 export const orderBody = z.object({
   plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
   provider: z.optional(z.enum(PROVIDERS)),
-  // docs/DESIGN.md 17: an unusable code is 400 `coupon: <why>`.
+  // docs/PAYMENTS-GUIDE.md "Coupons": any unusable code is 400 `coupon: cannot be used`.
   coupon_code: z.optional(couponCode),
 });
 

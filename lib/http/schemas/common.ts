@@ -1,4 +1,5 @@
-// Pieces every group's schemas share: a stored time, a page of items, a deletion's answer.
+// Pieces every group's schemas share: a stored time, a page of items, a deletion's answer, a user-given name.
+import { hasUnwantedCharacter } from '#lib/files/names.ts';
 import * as z from '#lib/platform/zod.ts';
 
 /** A time as the service writes it: ISO 8601 with its offset (lib/platform/time.ts). */
@@ -12,3 +13,13 @@ export const pageOf = <T extends z.ZodMiniType>(item: T) =>
 export const deletedView = z.object({ id: z.string(), deleted: z.literal(true) });
 
 export const healthView = z.object({ status: z.literal('ok') });
+
+/**
+ * The check every name a user gives takes (albums, API tokens, plans, passkeys, coupon codes): no control
+ * characters (C0, DEL, C1), bidirectional marks, embeddings, overrides or isolates, nor lone surrogates; a
+ * 400 naming the field. A file's own name is cleaned of them instead (lib/files/names.ts).
+ */
+export const nameCharacters = () =>
+  z.refine<string>((value) => !hasUnwantedCharacter(value), {
+    message: 'must not contain control characters, bidirectional controls or lone surrogates',
+  });

@@ -5,7 +5,7 @@ import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
 import { PERMISSIONS, type UploadRecord } from '#lib/files/record.ts';
 import { DEFAULT_PAGE_SIZE, pageQueryFields } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
-import { pageOf, timestamp } from './common.ts';
+import { nameCharacters, pageOf, timestamp } from './common.ts';
 
 /** The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. */
 export const uploadRecordSchema = z.strictObject({
@@ -98,7 +98,9 @@ export const filesQuery = z.pipe(
     ...(cursor ? { cursor } : {}),
   })),
 );
-export const albumName = z.string().check(z.trim(), z.minLength(1), z.maxLength(ALBUM_NAME_MAX));
+export const albumName = z
+  .string()
+  .check(z.trim(), z.minLength(1), z.maxLength(ALBUM_NAME_MAX), nameCharacters());
 export const albumDescription = z.string().check(z.trim(), z.maxLength(ALBUM_DESCRIPTION_MAX));
 export const albumView = z.object({
   id: z.string(),
@@ -118,7 +120,7 @@ export const albumPatchBody = z.object({
   description: z.optional(albumDescription),
 });
 export const tokenCreateBody = z.object({
-  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(64), nameCharacters()),
 });
 /** A new token: its value, shown this once. */
 export const tokenCreated = z.extend(z.omit(tokenView, { last_used_at: true }), { token: z.string() });

@@ -39,6 +39,14 @@ const flag = (fallback: boolean) => z._default(z.boolean(), fallback);
 const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
   z.prefault(z.object(shape), {} as z.input<z.ZodMiniObject<Shape>>);
 
+/** A rate with a burst and a daily cap (lib/accounts/throttle.ts); 0 turns a part off. */
+const rateLimit = (fallback: { per_minute: number; burst: number; per_day: number }) =>
+  section({
+    per_minute: wholeNumber(0, 100_000, fallback.per_minute),
+    burst: wholeNumber(1, 100_000, fallback.burst),
+    per_day: wholeNumber(0, 10_000_000, fallback.per_day),
+  });
+
 const channelA = section({
   enabled: flag(false),
   app_id: optionalText,
@@ -78,6 +86,9 @@ export const configSchema = z.object({
     'local',
   ),
   base_url: z.pipe(z._default(url, 'http://localhost:3000'), z.transform(withoutTrailingSlashes)),
+  // Whether this deployment serves real users (docs/DEPLOYMENT.md "Production guards"): no mock cashier,
+  // https gateways only, the synth's guards. Absent: a stage named prod or production is (isProduction).
+  deployment: section({ production: z.optional(z.boolean()) }),
   port: wholeNumber(0, 65535, 3000),
   data_dir: z._default(z.string().check(z.minLength(1)), '.data'),
   table_name: z._default(
@@ -249,6 +260,13 @@ export const configSchema = z.object({
       local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
     }),
     mock: section({ enabled: flag(false) }),
+    // Coupon checks (POST /api/v1/coupons/validate, and an order naming a code) per buyer and per client
+    // address, so codes cannot be guessed in bulk (docs/PAYMENTS-GUIDE.md "Coupons"); 429 past either.
+    coupon_checks: section({
+      // The console checks a code against every plan on sale: a burst of 20 covers a catalogue twice over.
+      per_account: rateLimit({ per_minute: 10, burst: 20, per_day: 200 }),
+      per_address: rateLimit({ per_minute: 30, burst: 60, per_day: 2000 }),
+    }),
     channel_a: channelA,
     channel_b: channelB,
     channel_c: channelC,
@@ -263,3 +281,11 @@ export const configSchema = z.object({
 
 export type AppConfig = z.infer<typeof configSchema>;
 export type AwsSettings = AppConfig['aws'];
+
+/** Stage names that meant production before `deployment.production` existed (docs/DEPLOYMENT.md). */
+const PRODUCTION_STAGE_NAMES: readonly string[] = ['prod', 'production'];
+
+/** Whether the settings describe a production deployment: `deployment.production`, else the stage's name. */
+export function isProduction(settings: { stage: string; deployment: { production?: boolean | undefined } }) {
+  return settings.deployment.production ?? PRODUCTION_STAGE_NAMES.includes(settings.stage);
+}

@@ -1,9 +1,10 @@
 // The console's account settings and back-office forms in a real Chromium against `npm start` (as in
 // journeys.test.ts, through harness.ts): binding and unbinding an e-mail, changing the password, revoking
 // another session, turning TOTP off; and for an administrator, creating an administrator, creating and
-// editing a plan, and saving payment settings whose secrets are write-only. Each form is driven by its labels
-// and buttons; plain HTTP only sets up state or checks what the page cannot show (the API's view, another
-// session's token). Skips itself, saying why, when Chromium is absent.
+// editing a plan, saving payment settings whose secrets are write-only, and switching the mock cashier with
+// the password. Each form is driven by its labels and buttons; plain HTTP only sets up state or checks what
+// the page cannot show (the API's view, another session's token). Skips itself, saying why, when Chromium is
+// absent.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { generate } from 'otplib';
 import { describe, expect, it } from 'vitest';
@@ -321,6 +322,31 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     const settings = await apiCall('GET', '/api/v1/admin/payment', await adminToken());
     expect(settings.data.channel_a).toMatchObject({ private_key_set: true, public_key_set: true });
     await checkPage('admin-payment-pem');
+  }, 180_000);
+
+  it("switches the mock cashier only with the administrator's password", async (context) => {
+    if (MISSING) context.skip(MISSING);
+    await page.reload();
+    await heading('Payment settings');
+    const mock = page.getByRole('form', { name: /^Mock cashier: / });
+    await mock.getByRole('heading', { name: 'Mock cashier: on' }).waitFor();
+
+    // Without the password the switch stays where it was, and the field says why.
+    await mock.getByRole('button', { name: 'Turn the mock cashier off' }).click();
+    await mock.getByText('is required to change a key, a gateway URL or the mock cashier').waitFor();
+    const token = await adminToken();
+    expect((await apiCall('GET', '/api/v1/admin/payment', token)).data.mock.enabled).toBe(true);
+
+    await mock.getByLabel('Your password (to switch the mock cashier)').fill(ADMIN.password);
+    await mock.getByRole('button', { name: 'Turn the mock cashier off' }).click();
+    await mock.getByRole('heading', { name: 'Mock cashier: off' }).waitFor();
+    expect((await apiCall('GET', '/api/v1/admin/payment', token)).data.mock.enabled).toBe(false);
+    await checkPage('admin-payment-mock');
+
+    // Back on, for whatever runs after.
+    await mock.getByLabel('Your password (to switch the mock cashier)').fill(ADMIN.password);
+    await mock.getByRole('button', { name: 'Turn the mock cashier on' }).click();
+    await mock.getByRole('heading', { name: 'Mock cashier: on' }).waitFor();
   }, 180_000);
 
   itRanWithoutPolicyViolations(MISSING);

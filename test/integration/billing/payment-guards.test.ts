@@ -2,7 +2,8 @@
 // the reconciler sent it the stored merchant key in the query string and settled an order on its unsigned
 // answer; http:// gateways were accepted. Now a key or gateway URL change needs the acting administrator's
 // password, a prod stage takes https gateways only, a gateway change is a security event mailed to every
-// administrator, and an order is asked about only at the gateway it was placed with.
+// administrator, and an order is asked about only at the gateway it was placed with. Issue 37: switching the
+// mock cashier needs the password too, and a deployment marked production refuses it whatever its name.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildPaymentsDeps } from '#functions/payments/deps.ts';
 import { createPaymentsHandler } from '#functions/payments/handler.ts';
@@ -221,6 +222,74 @@ describe('changing a key or a gateway URL', () => {
         'password',
       );
     }
+  });
+});
+
+describe('the mock cashier', () => {
+  const mockOn = async () =>
+    (await call('GET', '/api/v1/admin/payment', { headers: admin.headers })).json.data.mock.enabled;
+  const gateways = async () => (await call('GET', '/api/v1/payment-gateways')).json.data as string[];
+
+  it('is switched off or on only with current_password: missing or wrong is 400 naming it, and nothing changes', async () => {
+    // Prepare: the test config has it on.
+    expect(await mockOn()).toBe(true);
+
+    // Act
+    const offWithout = await put({ mock: { enabled: false } });
+    const offWrong = await put({ mock: { enabled: false } }, 'wrong password');
+    const stillOn = await mockOn();
+    const unchanged = await put({ mock: { enabled: true } });
+    const off = await put({ mock: { enabled: false } }, 'password');
+    const onWithout = await put({ mock: { enabled: true } });
+    const stillOff = [await mockOn(), await gateways()];
+    const on = await put({ mock: { enabled: true } }, 'password');
+
+    // Assess
+    for (const refused of [offWithout, offWrong, onWithout]) {
+      expect(refused.status).toBe(400);
+      expect(refused.json.message).toMatch(/^current_password: /);
+    }
+    expect(stillOn).toBe(true);
+    expect(unchanged.status).toBe(200);
+    expect(off.status).toBe(200);
+    expect(off.json.data.mock.enabled).toBe(false);
+    expect(stillOff).toEqual([false, expect.not.arrayContaining(['mock'])]);
+    expect(on.status).toBe(200);
+    expect(await gateways()).toContain('mock');
+  });
+
+  it('is refused by a deployment marked production, whatever its stage name, even with the password', async () => {
+    // Prepare: the stored settings have it on; the payments group of a stage named `live` marked production.
+    expect(await mockOn()).toBe(true);
+    const settings = { ...testSettings(), stage: 'live', deployment: { production: true } };
+    const deps = buildPaymentsDeps(
+      testResources('payments', paymentsNeeds, { settings, provided: { mail: memoryMailer() } }),
+    );
+    const production = createPaymentsHandler(() => deps);
+    const send = async (method: string, path: string, body?: object) => {
+      const result = await production(
+        apiEvent({ method, path, headers: admin.headers, ...(body ? { body } : {}) }),
+        lambdaContext,
+      );
+      return { status: result.statusCode, json: parseBody(result) as { message: string; data: unknown } };
+    };
+
+    // Act
+    const listed = await send('GET', '/api/v1/payment-gateways');
+    const ordered = await send('POST', '/api/v1/orders', { plan_id: planId, provider: 'mock' });
+    const enabled = await send('PUT', '/api/v1/admin/payment', {
+      mock: { enabled: true },
+      current_password: admin.password,
+    });
+
+    // Assess
+    expect(listed.json.data).not.toContain('mock');
+    expect(ordered.status).toBe(400);
+    expect(ordered.json.message).toMatch(/^provider: mock is not available/);
+    expect(enabled.status).toBe(400);
+    expect(enabled.json.message).toBe('mock.enabled: the mock cashier cannot be enabled in production');
+    // The same stored settings in this file's own (unmarked) stage still offer it.
+    expect(await gateways()).toContain('mock');
   });
 });
 

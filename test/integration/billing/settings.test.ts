@@ -61,7 +61,7 @@ function read() {
 function otherContainer(clock: () => Date = () => new Date()) {
   const seed = () => settingsFromConfig(config.payment);
   const store = new PaymentSettingsStore({ table, masterKey: sharedMasterKey(), seed });
-  return new GatewaySource({ store, stage: 'test', clock });
+  return new GatewaySource({ store, production: false, clock });
 }
 
 /** A clock that stands still until the test moves it. */

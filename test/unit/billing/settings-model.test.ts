@@ -85,13 +85,13 @@ describe('validateSettings', () => {
           public_key: keys.publicKeyBase64,
         },
       };
-      expect(() => validateSettings(settings, 'test')).not.toThrow();
+      expect(() => validateSettings(settings, false)).not.toThrow();
     }
   });
 
   it('refuses an api_v3_key that is not 32 bytes even on a disabled channel', () => {
     const error = statusOf(() =>
-      validateSettings({ ...base(), channel_b: { enabled: false, api_v3_key: 'x'.repeat(31) } }, 'test'),
+      validateSettings({ ...base(), channel_b: { enabled: false, api_v3_key: 'x'.repeat(31) } }, false),
     );
     expect(error.status).toBe(400);
     expect(error.message).toContain('channel_b.api_v3_key');
@@ -111,7 +111,7 @@ describe('validateSettings', () => {
             api_v3_key: 'k'.repeat(32),
           },
         },
-        'test',
+        false,
       ),
     );
     expect(error.status).toBe(400);
@@ -119,7 +119,7 @@ describe('validateSettings', () => {
   });
 
   it('refuses the mock cashier in production', () => {
-    expect(statusOf(() => validateSettings(base(), 'prod')).status).toBe(400);
+    expect(statusOf(() => validateSettings(base(), true)).status).toBe(400);
   });
 
   it('names settings in snake_case', () => {
@@ -133,7 +133,7 @@ describe('buildRegistry', () => {
   it('lists the default first and registers complete, enabled channels only', () => {
     const registry = buildRegistry(
       { ...base(), default_gateway: 'channel_c', channel_c: channelC, channel_a: { enabled: true } },
-      { stage: 'test' },
+      { production: false },
     );
     expect(registry.providers).toEqual(['channel_c', 'manual', 'mock']);
     expect(registry.channel('channel_c')).toBeDefined();
@@ -141,7 +141,7 @@ describe('buildRegistry', () => {
   });
 
   it('falls back to manual when the default is not registered, and never registers mock in production', () => {
-    const registry = buildRegistry({ ...base(), default_gateway: 'channel_b' }, { stage: 'production' });
+    const registry = buildRegistry({ ...base(), default_gateway: 'channel_b' }, { production: true });
     expect(registry.defaultProvider).toBe('manual');
     expect(registry.providers).toEqual(['manual']);
   });

@@ -1260,7 +1260,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** What a coupon code takes off a plan for the caller now; an unusable code is 400 coupon: <why>. */
+    /** What a coupon code takes off a plan for the caller now; any unusable code is 400 coupon: cannot be used; 429 past the per-account or per-address budget. */
     post: operations['postApiV1CouponsValidate'];
     delete?: never;
     options?: never;
@@ -9079,6 +9079,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -10591,6 +10600,15 @@ export interface operations {
       };
       /** @description Payload too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };

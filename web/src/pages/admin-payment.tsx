@@ -1,6 +1,7 @@
 // The back office's payment settings: the default channel, the mock cashier's switch, and each channel's
-// fields (secrets write-only). Changing a key or a gateway URL takes the administrator's password again
-// (docs/PAYMENTS-GUIDE.md): a stolen session alone cannot point a channel elsewhere.
+// fields (secrets write-only). Changing a key, a gateway URL or the mock cashier's switch takes the
+// administrator's password again (docs/PAYMENTS-GUIDE.md): a stolen session alone cannot point a channel
+// elsewhere nor let buyers pay nothing.
 import { useState } from 'preact/hooks';
 import { useAction } from '../action.tsx';
 import { api, call, type DataOf } from '../api/client.ts';
@@ -96,14 +97,33 @@ function ChannelForm({
   );
 }
 
+/** The mock cashier's switch: on, buyers of mock orders pay nothing, so it takes the password. */
+function MockForm({ enabled, onSaved }: { enabled: boolean; onSaved: () => void }) {
+  const form = useForm({ current_password: '' });
+  const [saved, setSaved] = useState('');
+  const save = form.submit(async (values) => {
+    const body = { mock: { enabled: !enabled }, current_password: values.current_password };
+    await call(api.PUT('/api/v1/admin/payment', { body }));
+    form.reset();
+    setSaved(`Mock cashier ${enabled ? 'off' : 'on'}`);
+    onSaved();
+  });
+  return (
+    <form onSubmit={save} noValidate aria-labelledby="mock-title">
+      <h2 id="mock-title">Mock cashier: {enabled ? 'on' : 'off'}</h2>
+      <PasswordField form={form} name="current_password" label="Your password (to switch the mock cashier)" />
+      <Submit form={form}>Turn the mock cashier {enabled ? 'off' : 'on'}</Submit>
+      {saved && <Status message={saved} />}
+    </form>
+  );
+}
+
 export function AdminPayment() {
   const settings = useLoad(() => call(api.GET('/api/v1/admin/payment')));
   const action = useAction(settings.reload);
   const data = settings.data;
-  const put = (
-    body: { default_gateway: PaymentSettings['default_gateway'] } | { mock: { enabled: boolean } },
-    done: string,
-  ) => action.run(() => call(api.PUT('/api/v1/admin/payment', { body })), done);
+  const put = (body: { default_gateway: PaymentSettings['default_gateway'] }, done: string) =>
+    action.run(() => call(api.PUT('/api/v1/admin/payment', { body })), done);
   return (
     <Page title="Payment settings">
       {settings.error && <FormError message={settings.error} />}
@@ -125,18 +145,7 @@ export function AdminPayment() {
               ))}
             </select>
           </div>
-          <div class="check">
-            <input
-              id="mock-enabled"
-              type="checkbox"
-              checked={data.mock.enabled}
-              onChange={(event) => {
-                const enabled = (event.target as HTMLInputElement).checked;
-                void put({ mock: { enabled } }, `Mock cashier ${enabled ? 'on' : 'off'}`);
-              }}
-            />
-            <label for="mock-enabled">Mock cashier enabled</label>
-          </div>
+          <MockForm enabled={data.mock.enabled} onSaved={settings.reload} />
           {(['channel_a', 'channel_b', 'channel_c'] as const).map((channel) => (
             <ChannelForm key={channel} channel={channel} current={data} onSaved={settings.reload} />
           ))}
