@@ -42,10 +42,11 @@ export const FUNCTION_SPECS: Record<FunctionGroup, FunctionSpec> = {
   // API Gateway stops waiting after 30 s; confirm streams up to upload.presign_max_bytes from S3.
   files: { functionClass: 'io', timeoutSeconds: 29 },
   meta: { functionClass: 'light', timeoutSeconds: 10 },
+  // Share pages and opens: argon2 for a share's password, like an account's. A share's thumbnail may be
+  // rendered through its own door on a first request, under the same render deadline as render's.
+  shares: { functionClass: 'password-hashing', timeoutSeconds: 29 },
   // A first render of up to images.max_input_pixels, abandoned by the renderer after
   // images.render_timeout_seconds (20 s); API Gateway stops waiting after 30 s.
-  // Share pages and opens: argon2 for a share's password, like an account's.
-  shares: { functionClass: 'password-hashing', timeoutSeconds: 10 },
   render: { functionClass: 'image-rendering', timeoutSeconds: 29 },
   payments: { functionClass: 'io', timeoutSeconds: 20 },
   'payment-callback': { functionClass: 'io', timeoutSeconds: 20 },

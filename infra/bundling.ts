@@ -122,8 +122,8 @@ export interface GroupPackages {
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
 export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> = {
   accounts: { native: ['argon2'], installed: [...TOTP_PACKAGES, PASSKEY_PACKAGE] },
-  // Share passwords are argon2id hashes.
-  shares: { native: ['argon2'], installed: [] },
+  // Share passwords are argon2id hashes; a share's thumbnails come through its own door, rendered by sharp.
+  shares: { native: ['argon2', 'sharp'], installed: [] },
   files: { native: [], installed: [FILE_TYPE_PACKAGE] },
   // The API reference's renderer (lib/http/docs-page.ts): files the page loads, read from the package on
   // their first request; never imported, so not bundled.

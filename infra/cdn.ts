@@ -32,6 +32,9 @@ import type { StageConfig } from './stage-config.ts';
  */
 export const IMAGE_PATH_PATTERN = '/i/*';
 
+/** A share's images through its door (/s/<id>/i/<grant>): the shares function, cached briefly. */
+export const SHARE_IMAGE_PATH_PATTERN = '/s/*/i/*';
+
 export interface CdnProps {
   config: StageConfig;
   api: HttpApi;
@@ -93,6 +96,16 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         responseHeadersPolicy: edge.imageHeaders,
         functionAssociations: [{ function: edge.imageKey, eventType: FunctionEventType.VIEWER_REQUEST }],
+      },
+      // A share's images: the shares function checks the share on every request that reaches it, and the
+      // edge keeps an answer no longer than it says (a minute at most). The same sandboxing headers as /i/*.
+      [SHARE_IMAGE_PATH_PATTERN]: {
+        origin: apiOrigin,
+        allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+        cachePolicy: edge.shareImageCache,
+        originRequestPolicy: edge.imageOriginRequest,
+        viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        responseHeadersPolicy: edge.imageHeaders,
       },
       // The web console from the bucket's console/ prefix (hashed assets cached long, the page revalidated
       // by its own Cache-Control); every other path stays the API's.

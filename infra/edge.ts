@@ -20,6 +20,7 @@ import {
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { ACCEPTS_AVIF, ACCEPTS_WEBP, type ParamName } from '#lib/files/rendition-query.ts';
+import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
 
@@ -122,6 +123,7 @@ export interface EdgePolicies {
   viewerAddress: CloudFrontFunction;
   imageKey: CloudFrontFunction;
   imageCache: CachePolicy;
+  shareImageCache: CachePolicy;
   imageOriginRequest: OriginRequestPolicy;
   securityHeaders: ResponseHeadersPolicy;
   imageHeaders: ResponseHeadersPolicy;
@@ -158,6 +160,18 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
     minTtl: Duration.seconds(0),
     queryStringBehavior: CacheQueryStringBehavior.all(),
     headerBehavior: CacheHeaderBehavior.allowList(ACCEPT_CLASS_HEADER),
+    enableAcceptEncodingGzip: true,
+    enableAcceptEncodingBrotli: true,
+  });
+  // A share's images (/s/<id>/i/<grant>, from the shares function): kept only as long as the answer says,
+  // at most SHARE_IMAGE_MAX_AGE_SECONDS, so a revoked share's images leave the edge within that; nothing
+  // kept when the function says nothing. Keyed by the grant in the path and the query.
+  const shareImageCache = new CachePolicy(stack, 'ShareImageCache', {
+    comment: "A share's images: at most a minute, as the shares function says",
+    defaultTtl: Duration.seconds(0),
+    maxTtl: Duration.seconds(SHARE_IMAGE_MAX_AGE_SECONDS),
+    minTtl: Duration.seconds(0),
+    queryStringBehavior: CacheQueryStringBehavior.all(),
     enableAcceptEncodingGzip: true,
     enableAcceptEncodingBrotli: true,
   });
@@ -206,6 +220,7 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
     viewerAddress,
     imageKey,
     imageCache,
+    shareImageCache,
     imageOriginRequest,
     securityHeaders,
     imageHeaders,

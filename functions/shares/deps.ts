@@ -2,13 +2,18 @@
 
 import { buildPasswordGuard } from '#lib/accounts/build-sessions.ts';
 import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
+import { buildRenditions } from '#lib/files/build-renditions.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
+import type { Renditions } from '#lib/files/renditions.ts';
 import type { ShareService } from '#lib/files/shares.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { sessionsOf } from '#lib/wiring/shared.ts';
+import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -17,6 +22,9 @@ export interface SharesDeps {
   shares: ShareService;
   /** Sessions, for the owner's routes. */
   authenticate: Authenticator;
+  /** A share's images through its own door: the originals, and their thumbnails as the render group makes them. */
+  storage: FileStorage;
+  renditions: Renditions;
 }
 
 /** What is not a setting: wrong share passwords before the back-off; production passes none. */
@@ -27,17 +35,20 @@ export interface SharesOverrides {
 export function buildSharesDeps(resources: GroupResources, overrides: SharesOverrides = {}): SharesDeps {
   const { settings } = resources;
   const table = tableOf(resources);
-  const listingShards = settings.listing_shards;
+  const storage = storageOf(resources);
   const { sessions } = sessionsOf(resources);
   return {
     shares: buildShares({
       table,
+      masterKey: masterKeyOf(resources),
       baseUrl: settings.base_url,
-      listingShards,
+      listingShards: settings.listing_shards,
       // Wrong share passwords back off as wrong account passwords do.
       accounts: buildPasswordGuard({ table, limit: overrides.guessLimit }),
     }),
     authenticate: createAuthenticator({ sessions }),
+    storage,
+    renditions: buildRenditions({ storage, images: settings.images }),
   };
 }
 

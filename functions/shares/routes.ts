@@ -1,7 +1,8 @@
 // The share-link routes (docs/DESIGN.md 16): the owner's shares (create, list, revoke),
-// opening one without a login, its page without script and its random image. Thin: validate, call the
-// share service, shape the envelope or the page.
-import { AppError } from '#lib/core/errors.ts';
+// opening one without a login, its page without script, its random image and its images through its own
+// door. Thin: validate, call the share service, shape the envelope or the page.
+import { AppError, errors } from '#lib/core/errors.ts';
+import { THUMBNAIL_QUERY } from '#lib/files/rendition-query.ts';
 import { SHARE_PASSWORD_MAX, type ShareService } from '#lib/files/shares.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
@@ -16,8 +17,10 @@ import {
   shareView,
 } from '#lib/http/schemas/shares.ts';
 import { renderSharePage, type SharePageState, sharePageCsp } from '#lib/http/share-page.ts';
+import { renditionResult, storedFileResult } from '#lib/http/stored-file.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
+import type { SharesDeps } from './deps.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -41,12 +44,17 @@ function page(
 }
 
 /** Opens the share for the page; refusals become the page's own states, with the API's statuses. */
-async function openPage(shares: ShareService, id: string, password: string | undefined): Promise<HttpResult> {
+async function openPage(
+  shares: ShareService,
+  request: HttpRequest<unknown, unknown>,
+  password: string | undefined,
+): Promise<HttpResult> {
+  const id = request.params.id ?? '';
   try {
     if (password === undefined && (await shares.needsPassword(id))) {
       return page(shares, { kind: 'password', id, wrong: false }, 401);
     }
-    const opened = await shares.open(id, password);
+    const opened = await shares.open(id, password, request.sourceIp);
     return page(
       shares,
       {
@@ -100,7 +108,34 @@ function formPassword(raw: Buffer): string | undefined {
   return value === null || value === '' ? undefined : value.slice(0, SHARE_PASSWORD_MAX + 1);
 }
 
-export function shareRoutes(shares: () => ShareService) {
+const sortedQuery = (query: string) => {
+  const params = new URLSearchParams(query);
+  params.sort();
+  return params.toString();
+};
+const THUMBNAIL = sortedQuery(THUMBNAIL_QUERY);
+
+/**
+ * A share's image through its door: the original, or its thumbnail (the one rendition the page shows, so a
+ * share's link renders nothing else), kept by browsers and the CDN no longer than the share allows.
+ */
+async function shareImage(deps: SharesDeps, request: HttpRequest<unknown, unknown>): Promise<HttpResult> {
+  const thumbnail = request.rawQuery !== '';
+  if (thumbnail && sortedQuery(request.rawQuery) !== THUMBNAIL) {
+    throw errors.badRequest(`query: a share shows its files and their thumbnails (${THUMBNAIL_QUERY}) only`);
+  }
+  const { key, maxAgeSeconds } = await deps.shares.image(request.params.id ?? '', request.params.grant ?? '');
+  const result = thumbnail
+    ? renditionResult(
+        await deps.renditions.serve({ key, query: new URLSearchParams(THUMBNAIL_QUERY), accept: undefined }),
+      )
+    : await storedFileResult(deps.storage, key);
+  if (result.status !== 200) return result;
+  return { ...result, headers: { ...result.headers, 'cache-control': `public, max-age=${maxAgeSeconds}` } };
+}
+
+export function shareRoutes(deps: () => SharesDeps) {
+  const shares = () => deps().shares;
   return {
     'POST /api/v1/shares': defineRoute({
       summary:
@@ -128,14 +163,16 @@ export function shareRoutes(shares: () => ShareService) {
       response: openedView,
       errors: [401, 404, 410, 429],
       run: async (request) =>
-        ok(await shares().open(request.params.id ?? '', request.body.password || undefined)),
+        ok(
+          await shares().open(request.params.id ?? '', request.body.password || undefined, request.sourceIp),
+        ),
     }),
     'GET /s/{id}': defineRoute({
       summary: 'The share as a page without script; a password share shows its form (401).',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the password form, or why it cannot be shown.',
       errors: [401, 410, 429],
-      run: async (request) => openPage(shares(), request.params.id ?? '', undefined),
+      run: async (request) => openPage(shares(), request, undefined),
     }),
     'POST /s/{id}': defineRoute({
       summary: "The share page's password form.",
@@ -144,13 +181,13 @@ export function shareRoutes(shares: () => ShareService) {
       responseDescription: 'The shared file or album, or the form again (401) or why it cannot be shown.',
       errors: [401, 410, 429],
       maxBodyBytes: 4096,
-      run: async (request) => openPage(shares(), request.params.id ?? '', formPassword(request.rawBody)),
+      run: async (request) => openPage(shares(), request, formPassword(request.rawBody)),
     }),
     'GET /s/{id}/random': defineRoute({
       summary:
         'A 302 to one random image of a shared album (or the shared file), counted as a view; 401 for a share with a password.',
       successStatus: 302,
-      responseDescription: 'A redirect (Cache-Control: no-store) to the image URL.',
+      responseDescription: "A redirect (Cache-Control: no-store) to the image's link through the share.",
       errors: [401, 404, 410],
       run: async (request) => ({
         kind: 'raw',
@@ -158,6 +195,15 @@ export function shareRoutes(shares: () => ShareService) {
         body: '',
         headers: { location: await shares().random(request.params.id ?? ''), 'cache-control': 'no-store' },
       }),
+    }),
+    'GET /s/{id}/i/{grant}': defineRoute({
+      summary:
+        "An image of a share through the share's door: the link an open or the page gave (the original, or with `w=480&q=75&f=webp` its thumbnail), answered while the share is live and the link unexpired; counts no view.",
+      responseContentType: 'application/octet-stream',
+      responseDescription:
+        'The bytes (Cache-Control: public, max-age of at most 60 seconds), or a 302 to a short presigned GET for an original over 4 MiB. 400 any other query; 404 a link this share did not give or a file no longer in its album; 410 the share revoked, expired or its file or album deleted, or the link expired.',
+      errors: [400, 404, 410, 415, 422],
+      run: async (request) => shareImage(deps(), request),
     }),
   };
 }

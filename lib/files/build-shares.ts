@@ -1,15 +1,21 @@
-// Builds the share links' service (docs/DESIGN.md 16) from the table, settings and the accounts' password
-// guard: what the function that serves shares needs of the files domain (records and albums, no storage),
-// kept apart from buildFiles so that function does not bundle the upload pipeline.
+// Builds the share links' service (docs/DESIGN.md 16) from the table, the master key, settings and the
+// accounts' password guard: what the function that serves shares needs of the files domain (records,
+// albums, the grants of its image links), kept apart from buildFiles so that function does not bundle the
+// upload pipeline.
 import type { Accounts } from '#lib/accounts/build.ts';
+import { sealedKey } from '#lib/accounts/sealed-key.ts';
+import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
 import { FileRepository } from './files.ts';
+import { ShareGrants } from './share-grants.ts';
 import { ShareService } from './shares.ts';
 
 export interface SharesInput {
   table: Table;
+  /** Seals the key of the share-scoped image links, kept in the table. */
+  masterKey: () => Promise<MasterKey>;
   /** `base_url`: share pages and file URLs. */
   baseUrl: string;
   /** `listing_shards` (file records carry their listing keys). */
@@ -32,6 +38,10 @@ export function buildShares(input: SharesInput): ShareService {
       baseUrl,
     }),
     guard: input.accounts.guard,
+    grants: new ShareGrants({
+      key: sealedKey(table, input.masterKey, 'share-grant-key'),
+      clock: table.clock,
+    }),
     clock: table.clock,
     baseUrl,
   });

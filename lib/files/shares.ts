@@ -1,9 +1,12 @@
 // Share links (docs/DESIGN.md 16): one file or one album behind an unguessable id, with an optional password
-// (argon2id, like account passwords; guessing bounded by the login guard), expiry and view limit. Each
-// successful open counts one view in one conditional update, so with `max_views` k exactly k opens succeed
-// however many arrive at once. The owner's shares are listed by key (the `owner` index, `shares#<owner>`).
-import { randomBytes } from 'node:crypto';
-import { guardKey, type LoginGuard } from '#lib/accounts/login-guard.ts';
+// (argon2id, like account passwords; guessing bounded by the login guard per visitor address), expiry and
+// view limit. Each successful open counts one view in one conditional update, so with `max_views` k exactly
+// k opens succeed however many arrive at once. The owner's shares are listed by key (the `owner` index,
+// `shares#<owner>`). Viewers get the share's own image links (share-grants.ts), checked on every request
+// that reaches the function, never a file's /i/<key> (docs/ALBUMS.md "What a share adds").
+import { createHash, randomBytes } from 'node:crypto';
+import { addressBucket } from '#lib/accounts/client.ts';
+import type { LoginGuard } from '#lib/accounts/login-guard.ts';
 import { hashPassword, verifyPassword } from '#lib/accounts/passwords.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
@@ -12,7 +15,8 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumService } from './albums.ts';
 import type { FileItem, FileRepository } from './files.ts';
 import { ownerIndexPage } from './index-page.ts';
-import { thumbnailOf } from './rendition-query.ts';
+import { renderableSourceOfKey, THUMBNAIL_QUERY } from './rendition-query.ts';
+import { SHARE_IMAGE_MAX_AGE_SECONDS, type ShareGrants } from './share-grants.ts';
 
 /** At most this many of an album's files (the newest) are shown by one open. */
 export const MAX_SHARE_ITEMS = 100;
@@ -25,10 +29,15 @@ const SHARE_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export const shareKey = (id: string) => ({ pk: `share#${id}`, sk: 'share' });
 const ownerShares = (ownerId: string) => `shares#${ownerId}`;
-/** The guard of a share's password: its own subject beside the accounts' (`user-`, `unknown-`). */
-const guardSubjectOf = (id: string) => `share-${id}`;
+/**
+ * The guard of a share's password for one visitor address (IPv6 by its /64): its own subject beside the
+ * accounts' (`user-`, `unknown-`), so wrong passwords from one address never hold another's right one.
+ */
+const guardSubjectOf = (id: string, visitor: string) =>
+  `share-${id}-${createHash('sha256').update(addressBucket(visitor)).digest('hex').slice(0, 32)}`;
 
 export const SHARE_GONE = 'share is no longer available';
+const LINK_EXPIRED = 'link: this image link has expired; open the share again';
 
 interface ShareItem {
   pk: string;
@@ -98,8 +107,10 @@ export interface ShareServiceDeps {
   table: Table;
   files: FileRepository;
   albums: AlbumService;
-  /** The login guard's rules (10 failures, then back-off), under a subject of the share's own. */
+  /** The login guard's rules (10 failures, then back-off), under a subject per share and visitor address. */
   guard: LoginGuard;
+  /** The share-scoped image links viewers get. */
+  grants: ShareGrants;
   clock: Clock;
   /** `base_url`: a share's page is `{base_url}/s/<id>`. */
   baseUrl: string;
@@ -186,9 +197,9 @@ export class ShareService {
    * successful open counts one view, conditionally: of concurrent opens only those the limit allows
    * succeed, the rest are 410.
    */
-  async open(id: string, password: string | undefined): Promise<OpenedShare> {
+  async open(id: string, password: string | undefined, visitor: string): Promise<OpenedShare> {
     const share = await this.live(id);
-    await this.checkPassword(share, password);
+    await this.checkPassword(share, password, visitor);
     const target = await this.target(share);
     const counted = await this.countView(share);
     return {
@@ -200,7 +211,7 @@ export class ShareService {
         views: counted.views,
       },
       album: target.album,
-      items: target.files.map((file) => this.itemView(file)),
+      items: await Promise.all(target.files.map((file) => this.itemView(share.id, file))),
     };
   }
 
@@ -215,7 +226,41 @@ export class ShareService {
     if (files.length === 0) throw errors.gone(SHARE_GONE);
     const chosen = files[randomBytes(4).readUInt32BE(0) % files.length]!;
     await this.countView(share);
-    return this.deps.files.record(chosen).url;
+    return this.imageUrl(share.id, chosen);
+  }
+
+  /**
+   * The stored key behind a share-scoped image link (GET /s/{id}/i/{grant}) and how long its answer may be
+   * kept, checked on every request that reaches the function; counts no view. 404: not a grant of this
+   * share, or a file no longer in its album. 410: the share revoked, expired or its file or album deleted,
+   * and the grant expired (a view that spent the last of a limit keeps its images until then).
+   */
+  async image(id: string, grant: string): Promise<{ key: string; maxAgeSeconds: number }> {
+    const granted = SHARE_ID.test(id) ? await this.deps.grants.read(id, grant) : undefined;
+    if (!granted) throw errors.notFound('file: not found');
+    const [share, file] = await Promise.all([
+      this.deps.table.get<ShareItem>(shareKey(id)),
+      this.deps.files.getItem(granted.fileId),
+    ]);
+    const now = this.deps.clock().getTime();
+    if (!share) throw errors.notFound('share: not found');
+    if (this.closed(share, now)) throw errors.gone(SHARE_GONE);
+    if (granted.expiresAt <= now) throw errors.gone(this.ended(share) ? SHARE_GONE : LINK_EXPIRED);
+    if (share.album_id !== undefined) {
+      const album = await this.deps.albums.find(share.album_id);
+      if (!album || album.owner_id !== share.owner_id) throw errors.gone(SHARE_GONE);
+    }
+    const inShare =
+      share.file_id === undefined ? file?.album_id === share.album_id : file?.id === share.file_id;
+    if (!file || file.owner_id !== share.owner_id || !inShare) {
+      // A file share ends with its file; an album's file may only have left the album.
+      throw share.file_id === undefined ? errors.notFound('file: not found') : errors.gone(SHARE_GONE);
+    }
+    const until = Math.min(granted.expiresAt, share.ends_at_ms ?? Number.POSITIVE_INFINITY);
+    return {
+      key: file.key,
+      maxAgeSeconds: Math.min(SHARE_IMAGE_MAX_AGE_SECONDS, Math.floor((until - now) / 1000)),
+    };
   }
 
   /** Whether a share exists and needs a password (the page shows its form), without counting a view. */
@@ -231,16 +276,25 @@ export class ShareService {
   }
 
   private ended(share: ShareItem): boolean {
-    if (share.revoked_at !== undefined) return true;
-    if (share.ends_at_ms !== undefined && share.ends_at_ms <= this.deps.clock().getTime()) return true;
-    return share.max_views !== undefined && share.views >= share.max_views;
+    const spent = share.max_views !== undefined && share.views >= share.max_views;
+    return spent || this.closed(share, this.deps.clock().getTime());
   }
 
-  private async checkPassword(share: ShareItem, password: string | undefined): Promise<void> {
+  /** Revoked or past its end: nothing of it answers, not even the images a view already has. */
+  private closed(share: ShareItem, now: number): boolean {
+    return share.revoked_at !== undefined || (share.ends_at_ms !== undefined && share.ends_at_ms <= now);
+  }
+
+  // Proof of work after a few failures (docs/DESIGN.md 26) would be asked for here, before the slot.
+  private async checkPassword(
+    share: ShareItem,
+    password: string | undefined,
+    visitor: string,
+  ): Promise<void> {
     if (share.password_hash === undefined) return;
     if (password === undefined || password === '')
       throw errors.unauthorized('password: this share needs one');
-    const subject = guardSubjectOf(share.id);
+    const subject = guardSubjectOf(share.id, visitor);
     const admission = await this.deps.guard.admit(subject);
     if (!admission.admitted) {
       throw errors.tooManyRequests(
@@ -283,11 +337,21 @@ export class ShareService {
       .catch(conditionFailedAs(() => errors.gone(SHARE_GONE)));
   }
 
-  private itemView(file: FileItem): ShareItemView {
+  /** The file's link through this share: `{base_url}/s/<id>/i/<grant>`. */
+  private async imageUrl(shareId: string, file: FileItem): Promise<string> {
+    return `${this.pageUrl(shareId)}/i/${await this.deps.grants.issue(shareId, file.id)}`;
+  }
+
+  private pageUrl(shareId: string): string {
+    return `${this.deps.baseUrl.replace(/\/+$/, '')}/s/${shareId}`;
+  }
+
+  private async itemView(shareId: string, file: FileItem): Promise<ShareItemView> {
     const record = this.deps.files.record(file);
+    const url = await this.imageUrl(shareId, file);
     return {
-      url: record.url,
-      thumbnail: thumbnailOf(this.deps.baseUrl, file.key),
+      url,
+      thumbnail: renderableSourceOfKey(file.key) === undefined ? null : `${url}?${THUMBNAIL_QUERY}`,
       original_name: record.original_name,
       mime_type: record.mime_type,
       size: record.size,
@@ -299,7 +363,7 @@ export class ShareService {
   private view(share: ShareItem): ShareView {
     return {
       id: share.id,
-      url: `${this.deps.baseUrl.replace(/\/+$/, '')}/s/${share.id}`,
+      url: this.pageUrl(share.id),
       file_id: share.file_id ?? null,
       album_id: share.album_id ?? null,
       has_password: share.password_hash !== undefined,
@@ -310,6 +374,3 @@ export class ShareService {
     };
   }
 }
-
-/** The guard item of a share's password (tests read it). */
-export const shareGuardKey = (id: string) => guardKey(guardSubjectOf(id));

@@ -99,6 +99,8 @@ const GROUP_ROUTES = {
     ['GET', '/s/{id}', 'none', 'none'],
     ['POST', '/s/{id}', 'none', 'raw'],
     ['GET', '/s/{id}/random', 'none', 'none'],
+    // A share's images through its own door (docs/ALBUMS.md "What a share adds"), never a file's /i/<key>.
+    ['GET', '/s/{id}/i/{grant}', 'none', 'none'],
   ],
   files: [
     ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],

@@ -29,7 +29,7 @@ export interface GroupNeeds {
   cdn?: boolean;
   /**
    * Writing renditions: PutObject under the bucket's derived/ prefix only (lib/files/rendition-query.ts),
-   * beside `bucket: 'read'` for the originals. The render function's alone.
+   * beside `bucket: 'read'` for the originals: the render function, and shares for its thumbnails.
    */
   renditions?: boolean;
 }

@@ -157,13 +157,16 @@ describe('the deployed shape', () => {
     // The API reference's renderer (lib/http/docs-page.ts), read as files, never imported.
     expect(shipped('meta')).toEqual(['swagger-ui-dist']);
     // sharp with its libvips built for Lambda's arm64 (infra/bundling.ts NATIVE_ADDONS), and what sharp's
-    // JavaScript requires, beside the render bundle only; no build of the machine that bundled it.
+    // JavaScript requires, beside the render and shares bundles only; no build of the machine that bundled it.
     expect([...shipped('render')].sort()).toEqual(['@img', 'detect-libc', 'semver', 'sharp']);
-    const img = readdirSync(join(stack.functions.get('render')!.asset, 'node_modules', '@img')).sort();
-    expect(img).toEqual(['colour', 'sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
-    // argon2 alone beside the shares bundle: share passwords are hashed like account passwords.
-    expect(shipped('shares')).toEqual(['@node-rs']);
-    for (const group of ['accounts', 'shares', 'files', 'meta', 'payments', 'payment-callback', 'takedowns'])
+    for (const group of ['render', 'shares']) {
+      const img = readdirSync(join(stack.functions.get(group)!.asset, 'node_modules', '@img')).sort();
+      expect(img, group).toEqual(['colour', 'sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
+    }
+    // argon2 beside the shares bundle (share passwords are hashed like account passwords), and sharp for
+    // the thumbnails a share shows through its own door.
+    expect([...shipped('shares')].sort()).toEqual(['@img', '@node-rs', 'detect-libc', 'semver', 'sharp']);
+    for (const group of ['accounts', 'files', 'meta', 'payments', 'payment-callback', 'takedowns'])
       expect(shipped(group), group).not.toContain('sharp');
   });
 
@@ -424,7 +427,15 @@ describe('the deployed shape', () => {
         body: { password: 'deployed-share-pass' },
       }),
     );
-    expect(opened.json.data.items.map((item: { url: string }) => item.url)).toEqual([uploaded.json.data.url]);
+    // The share's own links through its door, never the file's /i/<key>; they close with the share.
+    const [item] = opened.json.data.items as Array<{ url: string; thumbnail: string }>;
+    expect(item!.url.startsWith(`${share.json.data.url}/i/`)).toBe(true);
+    for (const link of [item!.url, item!.thumbnail])
+      expect((await stack.api('GET', new URL(link).pathname + new URL(link).search)).status).toBe(200);
+    expectOk(
+      await stack.api('DELETE', `/api/v1/shares/${share.json.data.id}`, { headers: json(state.user.token) }),
+    );
+    expect((await stack.api('GET', new URL(item!.url).pathname)).status).toBe(410);
     const open = expectOk(
       await stack.api('POST', '/api/v1/shares', {
         headers: json(state.user.token),
@@ -434,7 +445,7 @@ describe('the deployed shape', () => {
     );
     const random = await stack.api('GET', `${new URL(open.json.data.url).pathname}/random`);
     expect(random.status).toBe(302);
-    expect(random.headers.location).toBe(uploaded.json.data.url);
+    expect(random.headers.location?.startsWith(`${open.json.data.url}/i/`)).toBe(true);
   });
 
   it('deletes a file without an invalidation: the edge drops it within cdn.deleted_max_age_seconds', async () => {

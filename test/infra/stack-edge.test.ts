@@ -4,7 +4,7 @@ import { runInNewContext } from 'node:vm';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import { IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
+import { IMAGE_PATH_PATTERN, SHARE_IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT } from '#infra/console.ts';
 import {
   ACCEPT_CLASS_HEADER,
@@ -14,6 +14,7 @@ import {
 } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { acceptClassOf } from '#lib/files/rendition-query.ts';
+import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '#lib/platform/storage/s3.ts';
 import {
@@ -102,6 +103,24 @@ describe('CDN', () => {
     dev.template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: { OriginAccessControlOriginType: 's3', SigningBehavior: 'always' },
     });
+  });
+
+  it("sends a share's images to the API, kept at the edge no longer than the answer says and a minute at most, sandboxed like /i/*", () => {
+    const config = distributionConfigOf(dev);
+    const shares = config.CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === SHARE_IMAGE_PATH_PATTERN,
+    );
+    expect(shares.TargetOriginId).toBe(config.DefaultCacheBehavior.TargetOriginId);
+    expect(shares.AllowedMethods.sort()).toEqual(['GET', 'HEAD']);
+    const cachePolicy = dev.resources[shares.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+    expect(cachePolicy.MaxTTL).toBe(SHARE_IMAGE_MAX_AGE_SECONDS);
+    expect(cachePolicy.DefaultTTL).toBe(0);
+    expect(cachePolicy.MinTTL).toBe(0);
+    expect(cachePolicy.ParametersInCacheKeyAndForwardedToOrigin.QueryStringsConfig.QueryStringBehavior).toBe(
+      'all',
+    );
+    expect(shares.ResponseHeadersPolicyId).toEqual(imageBehaviourOf(dev).ResponseHeadersPolicyId);
+    expect(shares.OriginRequestPolicyId).toEqual(imageBehaviourOf(dev).OriginRequestPolicyId);
   });
 
   it("keeps /i/* at the edge no longer than the stage's cdn.deleted_max_age_seconds, while browsers keep it a year", () => {
@@ -526,7 +545,7 @@ describe('web console at the CDN', () => {
     expect(behaviour.AllowedMethods.sort()).toEqual(['GET', 'HEAD']);
     expect(behaviour.ViewerProtocolPolicy).toBe('redirect-to-https');
     expect(config.CacheBehaviors.map((behavior: Json) => behavior.PathPattern).sort()).toEqual(
-      [CONSOLE_PATH_PATTERN, IMAGE_PATH_PATTERN].sort(),
+      [CONSOLE_PATH_PATTERN, IMAGE_PATH_PATTERN, SHARE_IMAGE_PATH_PATTERN].sort(),
     );
     expect(config.DefaultCacheBehavior.CachePolicyId).toBe(CachePolicy.CACHING_DISABLED.cachePolicyId);
   });

@@ -1,6 +1,6 @@
 // A share link as a visitor's browser and a blog's <img> see it, through the local HTTP server
-// (docs/DESIGN.md 16): the page without script, its password form posting to itself, and the random
-// image's redirect, followed to the bytes.
+// (docs/DESIGN.md 16): the page without script, its password form posting to itself, the random image's
+// redirect followed to the bytes, and the page's images through the share's own door, which close with it.
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -12,6 +12,17 @@ let user: TestAccount;
 let albumId: string;
 const images = [makePng(12, 8, [200, 10, 10]), makePng(8, 12, [10, 10, 200])];
 const urls: string[] = [];
+
+/** The page's image links (href: the original; img src: its thumbnail), entities decoded. */
+function linksOf(page: string): { originals: string[]; thumbnails: string[] } {
+  const decode = (value: string) => value.replaceAll('&amp;', '&');
+  return {
+    originals: [...page.matchAll(/<a href="([^"]+)">/g)].map((match) => decode(match[1]!)),
+    thumbnails: [...page.matchAll(/<img src="([^"]+)"/g)].map((match) => decode(match[1]!)),
+  };
+}
+
+const bytesOf = async (response: Response) => Buffer.from(await response.arrayBuffer());
 
 beforeAll(async () => {
   user = await createTestAccount();
@@ -44,7 +55,31 @@ describe('GET /s/{id}', () => {
     expect(policy.some((directive) => directive.startsWith('script-src'))).toBe(false);
     expect(page).not.toMatch(/<script|\son\w+=/i);
     expect(page).toContain('<h1>Banners</h1>');
-    for (const url of urls) expect(page).toContain(`href="${url}"`);
+    // The share's own links, never the files' /i/<key>.
+    for (const url of urls) expect(page).not.toContain(new URL(url).pathname);
+    const { originals, thumbnails } = linksOf(page);
+    expect(originals).toHaveLength(2);
+    for (const link of [...originals, ...thumbnails])
+      expect(link.startsWith(`${share.data.url}/i/`)).toBe(true);
+  });
+
+  it('serves its images through the share, and stops once the share is revoked', async () => {
+    const share = await app.api('POST', '/api/v1/shares', { token: user.token, body: { album_id: albumId } });
+    const { originals, thumbnails } = linksOf(await (await fetch(app.at(share.data.url))).text());
+
+    const served = await Promise.all(originals.map(async (link) => bytesOf(await fetch(app.at(link)))));
+    const thumbnail = await fetch(app.at(thumbnails[0]!));
+
+    expect(served.map((bytes) => images.findIndex((image) => image.equals(bytes))).sort()).toEqual([0, 1]);
+    expect(thumbnail.status).toBe(200);
+    expect(thumbnail.headers.get('content-type')).toBe('image/webp');
+    expect(thumbnail.headers.get('cache-control')).toMatch(/^public, max-age=\d+$/);
+
+    const revoked = await app.api('DELETE', `/api/v1/shares/${share.data.id}`, { token: user.token });
+    expect(revoked.status).toBe(200);
+    for (const link of [originals[0]!, thumbnails[0]!]) expect((await fetch(app.at(link))).status).toBe(410);
+    // The files' own links are unlisted links, untouched by the share.
+    expect((await fetch(app.at(urls[0]!))).status).toBe(200);
   });
 
   it('asks for the password with a form that posts to the page, then shows the album', async () => {
@@ -65,7 +100,9 @@ describe('GET /s/{id}', () => {
     expect(formPage).toContain(`<form method="post" action="${path}">`);
     expect(formPage).toContain('type="password"');
     expect(posted.status).toBe(200);
-    expect(await posted.text()).toContain(`href="${urls[0]}"`);
+    const { originals } = linksOf(await posted.text());
+    expect(originals).toHaveLength(2);
+    expect((await fetch(app.at(originals[0]!))).status).toBe(200);
   });
 });
 
@@ -79,8 +116,8 @@ describe('GET /s/{id}/random', () => {
     expect(response.status).toBe(302);
     expect(response.headers.get('cache-control')).toBe('no-store');
     const location = response.headers.get('location') ?? '';
-    expect(urls).toContain(location);
-    const image = Buffer.from(await (await fetch(app.at(location))).arrayBuffer());
+    expect(location.startsWith(`${share.data.url}/i/`)).toBe(true);
+    const image = await bytesOf(await fetch(app.at(location)));
     expect(images.some((bytes) => bytes.equals(image))).toBe(true);
   });
 });

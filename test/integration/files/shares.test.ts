@@ -1,64 +1,21 @@
-// Share links (docs/DESIGN.md 16) through the auth and upload handlers against DynamoDB Local and s3rver:
-// the share's fields, opening a file or an album's current files (URLs only), exactly k of 50 concurrent
-// opens with max_views k, passwords (401, then 429 after 10 wrong), and every 410: expired, revoked, out of
-// views, file deleted, album deleted, file taken down by an administrator. Also the page and the redirect.
-import type { Context } from 'aws-lambda';
+// Share links (docs/DESIGN.md 16) through the shares and files handlers against DynamoDB Local and s3rver:
+// the share's fields, opening a file or an album's current files (the share's own image links only),
+// exactly k of 50 concurrent opens with max_views k, passwords (401, then 429 after 10 wrong from one
+// address, never for another address), and every 410: expired, revoked, out of views, file deleted, album
+// deleted, file taken down by an administrator. Also the page and the redirect. The image links themselves:
+// share-images.test.ts.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { UploadRecord } from '#lib/files/record.ts';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
-import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
 import { jsonBody, RUNS, rawBody, SEED } from '#test/support/hostile-fuzz.ts';
-import { buildMultipart, makePng } from '#test/support/images.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
+import { type Share, shareHarness } from './share-helpers.ts';
 
 const clock = movableClock();
 const deps = testDeps({ clock });
 const SHARE_PASSWORD = 'share-pass-1';
-
-interface Envelope<T> {
-  code: number;
-  message: string;
-  data: T;
-}
-interface Share {
-  id: string;
-  url: string;
-  file_id: string | null;
-  album_id: string | null;
-  has_password: boolean;
-  expires_at: string | null;
-  max_views: number | null;
-  views: number;
-  created_at: string;
-}
-interface Opened {
-  share: {
-    id: string;
-    has_password: boolean;
-    expires_at: string | null;
-    max_views: number | null;
-    views: number;
-  };
-  album: { name: string; description: string } | null;
-  items: Array<Record<string, unknown>>;
-}
-
-async function call<T = unknown>(group: 'shares' | 'files', input: EventInput) {
-  const result = await deps.handlers[group](apiEvent(input), lambdaContext as Context);
-  const headers = (result.headers ?? {}) as Record<string, string>;
-  const raw = result.isBase64Encoded
-    ? Buffer.from(result.body ?? '', 'base64').toString()
-    : (result.body ?? '');
-  const json = (headers['content-type'] ?? '').includes('json');
-  return {
-    status: result.statusCode ?? 0,
-    headers,
-    text: raw,
-    body: (json ? parseBody(result) : undefined) as Envelope<T>,
-  };
-}
+const { call, upload, album, share, open, image } = shareHarness(deps, clock);
 
 let alice: TestAccount;
 let bob: TestAccount;
@@ -72,51 +29,6 @@ beforeAll(async () => {
     createTestAccount({ role: 'admin' }),
   ]);
 });
-
-let shade = 0;
-async function upload(owner: TestAccount, fields: Record<string, string> = {}): Promise<UploadRecord> {
-  shade += 1;
-  // The clock stands still unless moved: newest-first listings need distinct times.
-  clock.advance(5);
-  const bytes = makePng(3 + (shade % 50), 2 + Math.floor(shade / 50), [shade % 256, 17, (shade * 5) % 256]);
-  const { body, contentType } = buildMultipart([
-    { name: 'file', filename: `photo-${shade}.png`, contentType: 'image/png', data: bytes },
-    ...Object.entries(fields).map(([name, data]) => ({ name, data })),
-  ]);
-  const answer = await call<UploadRecord>('files', {
-    method: 'POST',
-    path: '/api/v1/upload',
-    body,
-    headers: { ...owner.headers, 'content-type': contentType, 'content-length': String(body.length) },
-  });
-  expect(answer.status, answer.text).toBe(200);
-  return answer.body.data;
-}
-
-async function album(owner: TestAccount, name = 'Shared album', description = 'For friends') {
-  const answer = await call<{ id: string }>('files', {
-    method: 'POST',
-    path: '/api/v1/albums',
-    headers: owner.headers,
-    body: { name, description },
-  });
-  expect(answer.status).toBe(201);
-  return answer.body.data.id;
-}
-
-async function share(owner: TestAccount, body: Record<string, unknown>) {
-  const answer = await call<Share>('shares', {
-    method: 'POST',
-    path: '/api/v1/shares',
-    headers: owner.headers,
-    body,
-  });
-  expect(answer.status, answer.text).toBe(201);
-  return answer.body.data;
-}
-
-const open = (id: string, body: Record<string, unknown> = {}) =>
-  call<Opened>('shares', { method: 'POST', path: `/api/v1/shares/${id}/open`, body });
 
 describe('creating and listing shares', () => {
   it('answers the fields of DESIGN 16, a page URL and an id of at least 128 random bits', async () => {
@@ -227,10 +139,11 @@ describe('opening a share', () => {
       max_views: null,
       views: 1,
     });
+    const url = answer.body.data.items[0]?.url ?? '';
     expect(answer.body.data.items).toEqual([
       {
-        url: file.url,
-        thumbnail: file.thumbnail,
+        url,
+        thumbnail: `${url}?w=480&q=75&f=webp`,
         original_name: file.original_name,
         mime_type: 'image/png',
         size: file.size,
@@ -238,10 +151,11 @@ describe('opening a share', () => {
         height: file.height,
       },
     ]);
-    // The URL names the stored file (its key), as every file URL does; no field carries an id.
+    // The share's own link, never the file's /i/<key>; no field carries an id.
+    expect(url).toMatch(new RegExp(`^${created.url}/i/[A-Za-z0-9_-]{64}$`));
     expect(JSON.stringify(answer.body.data.items)).not.toMatch(/"(id|file_id|key|hash|owner_id|filename)":/);
-    expect(answer.text).not.toContain(file.hash);
-    expect(answer.text).not.toContain(alice.account.id);
+    for (const secret of [file.key, file.id, file.hash, alice.account.id, '/i/2'])
+      expect(answer.text).not.toContain(secret);
   });
 
   it("shows an album's current files, private ones included, newest first", async () => {
@@ -260,7 +174,10 @@ describe('opening a share', () => {
     const answer = await open(created.id);
     expect(answer.status).toBe(200);
     expect(answer.body.data.album).toEqual({ name: 'Summer', description: 'Beach days' });
-    expect(answer.body.data.items.map((item) => item.url)).toEqual([later.url, first.url]);
+    expect(answer.body.data.items.map((item) => item.original_name)).toEqual([
+      later.original_name,
+      first.original_name,
+    ]);
   });
 
   it('lets exactly 5 of 50 concurrent opens through with max_views 5; the other 45 are 410', async () => {
@@ -302,7 +219,7 @@ describe('share passwords', () => {
     expect(right.body.data.share.views).toBe(1);
   });
 
-  it('answers 429 with Retry-After after 10 wrong passwords, even to the right one, until the back-off passes', async () => {
+  it('answers 429 with Retry-After after 10 wrong passwords from an address, even to its right one, until the back-off passes', async () => {
     const file = await upload(alice);
     const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
     for (let attempt = 0; attempt < 10; attempt += 1) {
@@ -315,6 +232,42 @@ describe('share passwords', () => {
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
     clock.advance(61_000);
     expect((await open(created.id, { password: SHARE_PASSWORD })).status).toBe(200);
+  });
+
+  it('never locks the right password out for another address: 60 wrong at once from one, then another opens it', async () => {
+    const file = await upload(alice);
+    const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
+    const attacker = '198.51.100.23';
+
+    const guesses = await Promise.all(
+      Array.from({ length: 60 }, (_, n) => open(created.id, { password: `guess-${n}` }, attacker)),
+    );
+    const statuses = guesses.map((answer) => answer.status);
+    expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+    // The guard evaluates at most 10 of them; the rest wait without a hash.
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(50);
+
+    const visitor = await open(created.id, { password: SHARE_PASSWORD }, '192.0.2.44');
+    expect(visitor.status, visitor.text).toBe(200);
+    expect(visitor.body.data.items).toHaveLength(1);
+    expect((await image(visitor.body.data.items[0]!.url)).status).toBe(200);
+
+    const stillHeld = await open(created.id, { password: SHARE_PASSWORD }, attacker);
+    expect(stillHeld.status).toBe(429);
+    expect(Number(stillHeld.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('counts an IPv6 visitor by its /64: another address of that network waits too, another network does not', async () => {
+    const file = await upload(alice);
+    const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const answer = await open(created.id, { password: `guess-${attempt}` }, `2001:db8:7:1::${attempt + 1}`);
+      expect(answer.status).toBe(401);
+    }
+
+    expect((await open(created.id, { password: SHARE_PASSWORD }, '2001:db8:7:1::ff')).status).toBe(429);
+    expect((await open(created.id, { password: SHARE_PASSWORD }, '2001:db8:7:2::1')).status).toBe(200);
   });
 });
 
@@ -416,7 +369,10 @@ describe('GET /s/{id}: the page', () => {
     expect(csp).not.toContain('script-src');
     expect(page.text).not.toMatch(/<script/i);
     expect(page.text).toContain('Cats &lt;script&gt;');
-    expect(page.text).toContain(file.thumbnail!.replaceAll('&', '&amp;'));
+    expect(page.text).toMatch(
+      new RegExp(`<img src="${created.url}/i/[A-Za-z0-9_-]{64}\\?w=480&amp;q=75&amp;f=webp"`),
+    );
+    expect(page.text).not.toContain(file.key);
     expect((await open(created.id)).body.data.share.views).toBe(2);
   });
 
@@ -439,7 +395,8 @@ describe('GET /s/{id}: the page', () => {
     expect(wrong.text).toContain('That password is wrong');
     const right = await post(SHARE_PASSWORD);
     expect(right.status).toBe(200);
-    expect(right.text).toContain(file.thumbnail!.replaceAll('&', '&amp;'));
+    expect(right.text).toContain(`<img src="${created.url}/i/`);
+    expect(right.text).not.toContain(file.key);
     expect(right.text).not.toContain(SHARE_PASSWORD);
   });
 
@@ -466,7 +423,13 @@ describe('GET /s/{id}/random', () => {
       expect(answer.headers['cache-control']).toBe('no-store');
       seen.add(answer.headers.location ?? '');
     }
-    expect([...seen].every((url) => files.some((file) => file.url === url))).toBe(true);
+    // The share's own links, which answer the files' bytes.
+    for (const url of seen) {
+      expect(url.startsWith(`${created.url}/i/`)).toBe(true);
+      const bytes = await image(url);
+      expect(bytes.status).toBe(200);
+      expect(files.map((file) => file.size)).toContain(bytes.bytes.length);
+    }
     expect((await open(created.id)).body.data.share.views).toBe(13);
   });
 
@@ -475,7 +438,9 @@ describe('GET /s/{id}/random', () => {
     const locked = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
     expect((await call('shares', { path: `/s/${locked.id}/random` })).status).toBe(401);
     const once = await share(alice, { file_id: file.id, max_views: 1 });
-    expect((await call('shares', { path: `/s/${once.id}/random` })).headers.location).toBe(file.url);
+    const location = (await call('shares', { path: `/s/${once.id}/random` })).headers.location ?? '';
+    expect(location.startsWith(`${once.url}/i/`)).toBe(true);
+    expect((await image(location)).status).toBe(200);
     expect((await call('shares', { path: `/s/${once.id}/random` })).status).toBe(410);
   });
 });

@@ -699,6 +699,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/s/{id}/i/{grant}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An image of a share through the share's door: the link an open or the page gave (the original, or with `w=480&q=75&f=webp` its thumbnail), answered while the share is live and the link unexpired; counts no view. */
+    get: operations['getSIdIGrant'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/upload': {
     parameters: {
       query?: never;
@@ -5927,7 +5944,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A redirect (Cache-Control: no-store) to the image URL. */
+      /** @description A redirect (Cache-Control: no-store) to the image's link through the share. */
       302: {
         headers: {
           [name: string]: unknown;
@@ -5977,6 +5994,107 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getSIdIGrant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        grant: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The bytes (Cache-Control: public, max-age of at most 60 seconds), or a 302 to a short presigned GET for an original over 4 MiB. 400 any other query; 404 a link this share did not give or a file no longer in its album; 410 the share revoked, expired or its file or album deleted, or the link expired. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Gone (an expired grant) */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Type not allowed */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
         };
       };
       /** @description A bug (never for bad input) */

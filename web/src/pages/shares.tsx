@@ -13,7 +13,8 @@ export function SharesPage() {
     <Page title="Share links">
       <p>
         Links to your files and albums that work without an account, until they expire, run out of views or
-        you revoke them. Share an album from its page under Albums.
+        you revoke them. Visitors see the images through the link itself, so they stop with it; a file's own
+        link (Copy under My files) is unlisted but permanent. Share an album from its page under Albums.
       </p>
       {action.view}
       <ListTable
