@@ -172,7 +172,7 @@ export function processEntryCommands(
       `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/${entry}"`,
       `--bundle --platform=node --format=esm --target=${BUNDLE_TARGET}`,
       `--main-fields=${BUNDLE_MAIN_FIELDS.join(',')} --banner:js="${ESM_REQUIRE_BANNER}"`,
-      `${BUNDLE_MINIFY ? '--minify ' : ''}--sourcemap=${BUNDLE_SOURCE_MAP} --sources-content=${BUNDLE_SOURCES_CONTENT}`,
+      `${BUNDLE_MINIFY ? '--minify ' : ''}${BUNDLE_SOURCE_MAP ? '--sourcemap ' : ''}--sources-content=${BUNDLE_SOURCES_CONTENT}`,
       `--log-level=warning ${external.join(' ')} --outfile="${outputDir}/${file}"`,
     ].join(' '),
   );
