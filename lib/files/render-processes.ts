@@ -101,7 +101,10 @@ export class RenderProcesses {
     return new Promise<RenderedImage>((resolve, reject) => {
       let stopped: Stop | undefined;
       let resident: number | undefined;
+      let settled = false;
       const stop = (reason: Stop) => {
+        // A memory reading that comes back after the job must not stop the process's next one.
+        if (settled) return;
         stopped ??= reason;
         child.kill('SIGKILL');
       };
@@ -113,6 +116,7 @@ export class RenderProcesses {
         });
       }, MEMORY_CHECK_MS);
       const settle = () => {
+        settled = true;
         clearTimeout(deadline);
         clearInterval(watch);
         child.off('message', onMessage);

@@ -158,7 +158,11 @@ export class Renditions {
       claims.claim(rendition.renditionKey, claimSeconds),
       this.deps.storage.open(rendition.key),
     ]);
-    if (!original) throw errors.notFound('file: not found');
+    if (!original) {
+      // No such file (any more): nothing to render, and no claim left behind for a key nobody stores.
+      if (claim.kind === 'won') await claims.release(rendition.renditionKey, claim.owner);
+      throw errors.notFound('file: not found');
+    }
     const waitUntil = Date.now() + claimSeconds * 1000;
     for (let look = FIRST_LOOK_MS; claim.kind === 'rendering'; look = Math.min(2 * look, LONGEST_LOOK_MS)) {
       original?.body.destroy();

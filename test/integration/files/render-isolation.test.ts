@@ -10,10 +10,11 @@ import { buildRenderDeps } from '#functions/render/deps.ts';
 import { createRenderHandler } from '#functions/render/handler.ts';
 import { needs as renderNeeds } from '#functions/render/needs.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from '#lib/files/names.ts';
+import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import { renditionPrefixOf } from '#lib/files/rendition-query.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { tapLogging } from '#lib/platform/log.ts';
-import { testStorage } from '#test/support/deps.ts';
+import { testStorage, testTable } from '#test/support/deps.ts';
 import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { decompressionBombPng, makePng, noiseJpeg, photoJpeg } from '#test/support/images.ts';
 import { testResources } from '#test/support/resources.ts';
@@ -188,5 +189,28 @@ describe('concurrent first requests for one rendition', () => {
     expect(a.renders.mock.calls.length + b.renders.mock.calls.length).toBe(1);
     expect(await bucketKeys(renditionPrefixOf(key))).toHaveLength(1);
     expect((await sharp(answers[0]!.bytes).metadata()).width).toBe(1920);
+  });
+});
+
+describe('a rendition of a key nobody stored', () => {
+  it('is 404 with no render, and leaves no claim behind', async () => {
+    const a = instance();
+    const claims = async () => {
+      let count = 0;
+      for await (const page of testTable().scan({})) {
+        count += page.filter((item) => String(item.pk).startsWith(RENDITION_CLAIM_PREFIX)).length;
+      }
+      return count;
+    };
+    const before = await claims();
+    const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(), 'png'));
+
+    const answers = await Promise.all([get(a, key, 'w=16'), get(a, key, 'w=32&f=webp')]);
+
+    expect(answers.map((answer) => [answer.status, answer.message])).toEqual(
+      Array(2).fill([404, 'file: not found']),
+    );
+    expect(a.renders).not.toHaveBeenCalled();
+    expect(await claims()).toBe(before);
   });
 });
