@@ -131,9 +131,12 @@ export class RenderProcesses {
           return reject(new Error(`render process: ${reply.fault}`));
         }
         this.park(child, resident);
-        if ('image' in reply) resolve({ ...reply.image, body: Buffer.from(reply.image.body) });
-        else
-          reject(new AppError(reply.refusal.errorName, reply.refusal.message, { data: reply.refusal.data }));
+        if ('refusal' in reply) {
+          const { errorName, message, data } = reply.refusal;
+          return reject(new AppError(errorName, message, { data }));
+        }
+        const { body } = reply.image;
+        resolve({ ...reply.image, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) });
       };
       // Answered only once the process is gone: its memory and CPU are free when the 422 is sent.
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {

@@ -6,5 +6,9 @@ import { type GroupResources, once } from './resources.ts';
 
 export function claimsTableOf(resources: GroupResources): Table {
   const { settings, clock } = resources;
-  return once(resources, 'renditionClaims', () => new Table(dynamoClient(settings.aws), settings.table_name, clock));
+  return once(
+    resources,
+    'renditionClaims',
+    () => new Table(dynamoClient(settings.aws), settings.table_name, clock),
+  );
 }

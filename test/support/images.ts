@@ -688,7 +688,9 @@ export function noiseJpeg(width: number, height: number): Promise<Buffer> {
   return once(`noise ${width}x${height}`, async () => {
     const sharp = await loadSharp();
     const raw = { width, height, channels: 3 as const };
-    return sharp(pseudoNoise(width * height * 3), { raw }).jpeg({ quality: 90 }).toBuffer();
+    return sharp(pseudoNoise(width * height * 3), { raw })
+      .jpeg({ quality: 90 })
+      .toBuffer();
   });
 }
 
