@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import type { WorkerName } from '#functions/needs.ts';
+import { RENDER_WORKER_BUNDLE } from '#lib/files/render-processes.ts';
 import { REFERENCE_RENDERER } from '#lib/http/docs-page.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 
@@ -146,6 +147,37 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   // Mails renewal reminders: the table and the mail channel only.
   reminders: { native: [], installed: [] },
 };
+
+/**
+ * Scripts a function starts as processes of its own, each bundled beside its index.mjs under its name, with
+ * the same settings and the same packages left out: the render function's render process
+ * (lib/files/render-processes.ts), which loads sharp and none of the function's code.
+ */
+export const PROCESS_ENTRIES: Partial<Record<FunctionGroup | WorkerName, Record<string, string>>> = {
+  render: { [RENDER_WORKER_BUNDLE]: 'lib/files/render-worker.ts' },
+  shares: { [RENDER_WORKER_BUNDLE]: 'lib/files/render-worker.ts' },
+};
+
+/**
+ * Shell commands for the CDK build's afterBundling hook: each of the group's PROCESS_ENTRIES bundled into the
+ * asset with the project's esbuild, as esbuildOptions says (NodejsFunction bundles one entry only).
+ */
+export function processEntryCommands(
+  inputDir: string,
+  outputDir: string,
+  group: FunctionGroup | WorkerName,
+): string[] {
+  const external = externalModulesOf(GROUP_PACKAGES[group]).map((name) => `--external:${name}`);
+  return Object.entries(PROCESS_ENTRIES[group] ?? {}).map(([file, entry]) =>
+    [
+      `"${inputDir}/node_modules/.bin/esbuild" "${inputDir}/${entry}"`,
+      `--bundle --platform=node --format=esm --target=${BUNDLE_TARGET}`,
+      `--main-fields=${BUNDLE_MAIN_FIELDS.join(',')} --banner:js="${ESM_REQUIRE_BANNER}"`,
+      `${BUNDLE_MINIFY ? '--minify ' : ''}${BUNDLE_SOURCE_MAP ? '--sourcemap ' : ''}--sources-content=${BUNDLE_SOURCES_CONTENT}`,
+      `--log-level=warning ${external.join(' ')} --outfile="${outputDir}/${file}"`,
+    ].join(' '),
+  );
+}
 
 /** functions/<group>/handler.ts, exporting `handler`. */
 export function functionEntry(group: FunctionGroup | WorkerName): string {

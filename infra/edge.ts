@@ -19,7 +19,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
-import { ACCEPTS_AVIF, ACCEPTS_WEBP, type ParamName } from '#lib/files/rendition-query.ts';
+import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, type ParamName } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
@@ -46,15 +46,20 @@ const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
 // Without a query string the key becomes the object's and the bucket answers. With one it is a rendition:
 // the uri stays /i/<key> (the render function's route) and the request goes to the API origin, so the
 // bucket never sees a query. The query is normalized, so one rendition is one cache key however its
-// parameters were ordered: w, h, fit, q, f first, then any others sorted (kept, repeats too, so the
-// function answers them 400 under their own key). For f=auto the Accept header's class, by the same rules
-// the function renders by (lib/files/rendition-query.ts), is the cache key's header; any other request
-// has it removed, so a viewer cannot split the cache by sending one. First line as CloudFront requires.
+// parameters were written: each name and value read as the function reads them (CloudFront hands them over
+// as the viewer encoded them; decodeQueryPart, the function's own, makes `%66=auto` the `f=auto` the
+// function renders) and written back percent-encoded, w, h, fit, q, f first, then any others sorted (kept,
+// repeats too, so the function answers them 400 under their own key). For f=auto the Accept header's
+// class, by the same rules the function renders by (lib/files/rendition-query.ts), is the cache key's
+// header; any other request has it removed, so a viewer cannot split the cache by sending one. First line
+// as CloudFront requires.
 export const IMAGE_KEY_FUNCTION = `import cf from 'cloudfront';
 
 var RENDITION_PARAMS = ${JSON.stringify(RENDITION_PARAM_ORDER)};
 var ACCEPTS_AVIF = ${regexLiteral(ACCEPTS_AVIF)};
 var ACCEPTS_WEBP = ${regexLiteral(ACCEPTS_WEBP)};
+
+${decodeQueryPart.toString()}
 
 function acceptClassOf(accept) {
   if (accept === undefined) return 'other';
@@ -77,13 +82,27 @@ function handler(event) {
     return request;
   }
   cf.selectRequestOriginById('${API_ORIGIN_ID}');
-  var others = names.filter(function (name) { return RENDITION_PARAMS.indexOf(name) < 0; }).sort();
+  var pairs = [];
+  names.forEach(function (name) {
+    (given[name].multiValue || [given[name]]).forEach(function (item) {
+      pairs.push([decodeQueryPart(name), decodeQueryPart(item.value)]);
+    });
+  });
+  var others = [];
+  pairs.forEach(function (pair) {
+    if (RENDITION_PARAMS.indexOf(pair[0]) < 0 && others.indexOf(pair[0]) < 0) others.push(pair[0]);
+  });
   var query = {};
-  RENDITION_PARAMS.concat(others).forEach(function (name) {
-    if (given[name] !== undefined) query[name] = given[name];
+  RENDITION_PARAMS.concat(others.sort()).forEach(function (name) {
+    var values = pairs
+      .filter(function (pair) { return pair[0] === name; })
+      .map(function (pair) { return { value: encodeURIComponent(pair[1]) }; });
+    if (values.length === 0) return;
+    query[encodeURIComponent(name)] = values.length === 1 ? values[0] : { value: values[0].value, multiValue: values };
   });
   request.querystring = query;
-  if (query.f !== undefined && query.f.value === 'auto') {
+  var auto = pairs.some(function (pair) { return pair[0] === 'f' && pair[1] === 'auto'; });
+  if (auto) {
     var accept = request.headers.accept;
     request.headers['${ACCEPT_CLASS_HEADER}'] = { value: acceptClassOf(accept ? accept.value : undefined) };
   }

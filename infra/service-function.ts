@@ -22,6 +22,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
+import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
@@ -39,6 +40,7 @@ import {
   nativeChecks,
   nodeModulesOf,
   PROJECT_ROOT,
+  processEntryCommands,
 } from './bundling.ts';
 import type { StageConfig } from './stage-config.ts';
 
@@ -90,6 +92,9 @@ const TABLE_WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem',
   'dynamodb:ConditionCheckItem',
 ];
+
+/** What a render does with its rendition's claim: takes it, reads who holds it, gives it up. */
+const RENDITION_CLAIM_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'];
 
 export interface ServiceFunctionProps {
   /** An API group (lib/http/routes.ts) or a worker (functions/needs.ts WORKER_NEEDS). */
@@ -194,7 +199,9 @@ export class ServiceFunction extends Construct {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => [
+          afterBundling: (inputDir: string, outputDir: string) => [
+            // The scripts it runs as processes of its own, beside index.mjs (the render process).
+            ...processEntryCommands(inputDir, outputDir, props.group),
             // Its native addons arrived built for Lambda; it imports none that it does not ship.
             ...nativeChecks(outputDir, props.group, packages, npmCpuOf(ARCHITECTURE)),
             // The install needed the project's whole lock file; the function needs neither it nor the
@@ -231,6 +238,18 @@ export class ServiceFunction extends Construct {
     // an upload in flight.
     if (needs.renditions)
       this.allow(['s3:PutObject', 's3:DeleteObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
+    // The renditions' claims: three item actions, on `RENDITION#` partitions only (lib/files/rendition-claims.ts).
+    if (needs.renditionClaims) {
+      this.role.addToPolicy(
+        new PolicyStatement({
+          actions: RENDITION_CLAIM_ACTIONS,
+          resources: [resources.table.tableArn],
+          conditions: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RENDITION_CLAIM_PREFIX}*`] },
+          },
+        }),
+      );
+    }
     // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
     if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);
     // PutEvents on the bus that carries `order.paid`.

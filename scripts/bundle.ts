@@ -8,7 +8,14 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
-import { BUNDLE_FILE, esbuildOptions, functionEntry, GROUP_PACKAGES, PROJECT_ROOT } from '#infra/bundling.ts';
+import {
+  BUNDLE_FILE,
+  esbuildOptions,
+  functionEntry,
+  GROUP_PACKAGES,
+  PROCESS_ENTRIES,
+  PROJECT_ROOT,
+} from '#infra/bundling.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 
 export const DIST_DIR = join(PROJECT_ROOT, 'dist');
@@ -20,17 +27,26 @@ export interface BuiltBundle {
   metafile: Metafile;
 }
 
-/** Bundles one function; the metafile tells which packages went in (the benchmarks read the SDK clients). */
+/**
+ * Bundles one function, and beside it the scripts it runs as processes of its own (PROCESS_ENTRIES); the
+ * metafile tells which packages went into index.mjs (the benchmarks read the SDK clients).
+ */
 export async function bundleGroup(
   group: FunctionGroup | WorkerName,
   outDir = DIST_DIR,
 ): Promise<BuiltBundle> {
   const file = join(outDir, group, BUNDLE_FILE);
   mkdirSync(join(outDir, group), { recursive: true });
+  const packages = GROUP_PACKAGES[group];
   const result = await build({
-    ...esbuildOptions({ entry: functionEntry(group), outfile: file, packages: GROUP_PACKAGES[group] }),
+    ...esbuildOptions({ entry: functionEntry(group), outfile: file, packages }),
     metafile: true,
   });
+  for (const [name, entry] of Object.entries(PROCESS_ENTRIES[group] ?? {})) {
+    await build(
+      esbuildOptions({ entry: join(PROJECT_ROOT, entry), outfile: join(outDir, group, name), packages }),
+    );
+  }
   return { group, file, bytes: statSync(file).size, metafile: result.metafile };
 }
 

@@ -2,6 +2,7 @@
 // one (docs/IMAGES.md). In AWS the CDN serves query-less requests from the bucket itself and sends only
 // renditions here; every route of this group takes no credentials.
 
+import { renditionQueryOf } from '#lib/files/rendition-query.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
 import { renditionResult, storedFileResult } from '#lib/http/stored-file.ts';
@@ -31,7 +32,7 @@ export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOp
           if (request.rawQuery === '') return storedFileResult(deps().storage, key);
           const answer = await deps().renditions.serve({
             key,
-            query: new URLSearchParams(request.rawQuery),
+            query: renditionQueryOf(request.rawQuery),
             accept: request.headers.accept,
           });
           return renditionResult(answer);

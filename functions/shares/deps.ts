@@ -2,7 +2,7 @@
 
 import { buildPasswordGuard } from '#lib/accounts/build-sessions.ts';
 import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
-import { buildRenditions } from '#lib/files/build-renditions.ts';
+import { buildRenderer, buildRenditions } from '#lib/files/build-renditions.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
 import type { Renditions } from '#lib/files/renditions.ts';
 import type { ShareService } from '#lib/files/shares.ts';
@@ -48,7 +48,12 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
     }),
     authenticate: createAuthenticator({ sessions }),
     storage,
-    renditions: buildRenditions({ storage, images: settings.images }),
+    renditions: buildRenditions({
+      storage,
+      table: async () => table,
+      images: settings.images,
+      renderer: buildRenderer(settings.images),
+    }),
   };
 }
 

@@ -75,7 +75,9 @@ export function localFunctionEnvironment(
       ...(aws.event_bus_name ? { eventBusName: aws.event_bus_name } : {}),
       ...(settings.payment.notify_base_url ? { notifyBaseUrl: settings.payment.notify_base_url } : {}),
     }),
-    ...(needs.table && aws.dynamodb_endpoint ? { AWS__DYNAMODB_ENDPOINT: aws.dynamodb_endpoint } : {}),
+    ...((needs.table || needs.renditionClaims) && aws.dynamodb_endpoint
+      ? { AWS__DYNAMODB_ENDPOINT: aws.dynamodb_endpoint }
+      : {}),
     ...(needs.bucket && aws.s3_endpoint ? { AWS__S3_ENDPOINT: aws.s3_endpoint } : {}),
     ...(needs.mail && aws.ses_endpoint ? { AWS__SES_ENDPOINT: aws.ses_endpoint } : {}),
     // What the Lambda runtime itself provides.

@@ -1,22 +1,52 @@
-// Builds the renditions service (renditions.ts) for the render function: the bucket and the `images`
-// settings alone, so that function bundles nothing of the upload pipeline.
+// Builds the renditions service (renditions.ts) for the render function: the bucket, the claims' table and
+// the `images` settings alone, so that function bundles nothing of the upload pipeline.
 import type { AppConfig } from '#lib/platform/config/schema.ts';
+import type { Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { RenderProcesses, renderProcessScript } from './render-processes.ts';
+import { RenditionClaims } from './rendition-claims.ts';
 import { Renditions } from './renditions.ts';
+
+/**
+ * Idle render processes kept for the next renders: a Lambda container renders one at a time and so keeps
+ * one; the local function serves a page of thumbnails at once.
+ */
+const IDLE_RENDER_PROCESSES = 4;
+
+/** The render processes: one per render in flight, a few kept idle for the next. */
+export function buildRenderer(images: AppConfig['images']): RenderProcesses {
+  return new RenderProcesses({
+    script: renderProcessScript(),
+    timeoutSeconds: images.render_timeout_seconds,
+    memoryMb: images.render_memory_mb,
+    idleMax: IDLE_RENDER_PROCESSES,
+  });
+}
 
 export interface RenditionsInput {
   storage: FileStorage;
+  /** The table of the claims, reached on the first render only. */
+  table: () => Promise<Table>;
   images: AppConfig['images'];
+  renderer: RenderProcesses;
 }
 
-export function buildRenditions({ storage, images }: RenditionsInput): Renditions {
+export function buildRenditions({ storage, table, images, renderer }: RenditionsInput): Renditions {
+  let claims: Promise<RenditionClaims> | undefined;
   return new Renditions({
     storage,
     limits: { widths: images.widths, qualities: images.qualities },
     render: {
       maxInputPixels: images.max_input_pixels,
       maxFrames: images.max_frames,
-      timeoutSeconds: images.render_timeout_seconds,
+      avifMaxPixels: images.avif_max_pixels,
     },
+    renderer,
+    claims: () => {
+      claims ??= table().then((claimsTable) => new RenditionClaims({ table: claimsTable }));
+      return claims;
+    },
+    timeoutSeconds: images.render_timeout_seconds,
+    failureSeconds: images.failure_cache_seconds,
   });
 }

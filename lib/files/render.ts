@@ -1,7 +1,8 @@
 // The renderer: sharp (libvips) turns an original's bytes into one rendition (docs/IMAGES.md). The header is
 // read first, so a file that is not what its key says, or too large to decode, is refused before any pixel
 // is decoded; then one bounded pipeline: oriented, resized (never enlarged), flattened or padded, sRGB,
-// written without metadata.
+// written without metadata. It runs in a render process (render-worker.ts), never in the function's own:
+// that process is killed when the render outlives its deadline or its memory (render-processes.ts).
 import type SharpModule from 'sharp';
 import type { FailOnOptions, Metadata, Sharp, SharpOptions } from 'sharp';
 import { type AppError, errors } from '#lib/core/errors.ts';
@@ -12,8 +13,8 @@ import {
   type RenditionParams,
 } from './rendition-query.ts';
 
-// sharp and libvips are loaded on the first render, not at every cold start of the render group, whose
-// requests for a stored rendition never need them; sharp is installed beside the bundle (infra/bundling.ts).
+// sharp and libvips are loaded by a render process on its first render; sharp is installed beside the
+// bundles (infra/bundling.ts).
 let loading: Promise<typeof SharpModule> | undefined;
 function loadSharp(): Promise<typeof SharpModule> {
   loading ??= import('sharp').then(
@@ -33,13 +34,14 @@ function loadSharp(): Promise<typeof SharpModule> {
   return loading;
 }
 
+/** What one render may decode and write; its time and memory are bounded by its process (render-processes.ts). */
 export interface RenderLimits {
   /** `images.max_input_pixels`: a render decoding more (all frames of an animation kept) is 422, up front. */
   maxInputPixels: number;
   /** `images.max_frames`: an animation kept as one with more frames is 422. */
   maxFrames: number;
-  /** `images.render_timeout_seconds`: a longer render is abandoned with 422. */
-  timeoutSeconds: number;
+  /** `images.avif_max_pixels`: an AVIF rendition larger than this is scaled down to it. */
+  avifMaxPixels: number;
 }
 
 export interface RenderedImage {
@@ -212,13 +214,9 @@ export async function renderRendition(
     if (jpeg) image = image.flatten({ background: WHITE });
     // 8-bit sRGB whatever came in (CMYK, Display P3 through its profile, 16-bit); written without the
     // metadata (EXIF, GPS, XMP, ICC) sharp drops unless asked to keep it.
-    image = encode(image.toColourspace('srgb'), output, params.quality).timeout({
-      seconds: limits.timeoutSeconds,
-    });
-    const { data, info } = await withinDeadline(
-      image.toBuffer({ resolveWithObject: true }),
-      limits.timeoutSeconds,
-    );
+    image = image.toColourspace('srgb');
+    if (output === 'avif') image = await withinAvifBound(sharp, image, limits.avifMaxPixels);
+    const { data, info } = await encode(image, output, params.quality).toBuffer({ resolveWithObject: true });
     return {
       body: data,
       format: output,
@@ -232,32 +230,23 @@ export async function renderRendition(
 }
 
 /**
- * `work`, or a timeout error once `seconds` have passed. sharp's own timeout stops libvips mid-render, but
- * libheif's AVIF encoder reports no progress and is not stopped (a 3840 x 3840 AVIF of noise takes about
- * 11 s here whatever the timeout): the answer is the 422 on time, before the function's own timeout would
- * make it a 504, while that encode finishes in the background and its result is dropped.
+ * The rendition's pixels, scaled down (proportions kept) to at most `maxPixels`: AVIF's encoder takes about
+ * 11 s for 8.3 megapixels of noise at effort 3 on one core here, and grows with the pixels, so an AVIF of a
+ * 50-megapixel original as it is would run for minutes. The pipeline is run to raw pixels first (the
+ * rendition's size is known only then), which the encoder then reads.
  */
-async function withinDeadline<T>(work: Promise<T>, seconds: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout: the render deadline passed')), seconds * 1000);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+async function withinAvifBound(sharp: typeof SharpModule, image: Sharp, maxPixels: number): Promise<Sharp> {
+  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
+  const raw = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+  const scale = Math.sqrt(maxPixels / (info.width * info.height));
+  if (scale >= 1) return raw;
+  const size = (side: number) => Math.max(1, Math.floor(side * scale));
+  return raw.resize({ width: size(info.width), height: size(info.height), fit: 'fill' });
 }
 
-/** What a failed render answers: a timeout or a pixel limit is 422, anything else the decoder refused 415. */
+/** What a failed render answers: a pixel limit is 422, anything else the decoder refused 415. */
 function renderFailure(error: unknown, sourceFormat: RenderableSource, limits: RenderLimits): AppError {
   const message = error instanceof Error ? error.message : String(error);
-  if (/timeout/i.test(message)) {
-    return errors.unprocessable(
-      `image: the render took over ${limits.timeoutSeconds} seconds and was abandoned`,
-      { render_timeout_seconds: limits.timeoutSeconds },
-    );
-  }
   if (/pixel limit/i.test(message)) {
     return errors.unprocessable(`image: over the limit of ${limits.maxInputPixels} pixels`, {
       max_input_pixels: limits.maxInputPixels,

@@ -60,6 +60,33 @@ export function acceptClassOf(accept: string | undefined): AcceptClass {
   return 'other';
 }
 
+/**
+ * One name or value of a query as written, read: `+` is a space and percent-escapes are decoded, so `%66`
+ * is `f`; a part that is not percent-encoded UTF-8 stays as written. The one reading of a rendition's query:
+ * the render function's (renditionQueryOf) and the CDN's viewer-request function's, which embeds this
+ * source (infra/edge.ts), so the edge keys its cache by the very parameters the function renders.
+ */
+export function decodeQueryPart(part: string): string {
+  const spaced = part.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch (_notEncoded) {
+    return spaced;
+  }
+}
+
+/** A raw query string (`w=480&%66=auto`) as its names and values read by decodeQueryPart. */
+export function renditionQueryOf(raw: string): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const at = part.indexOf('=');
+    const name = at < 0 ? part : part.slice(0, at);
+    query.append(decodeQueryPart(name), decodeQueryPart(at < 0 ? '' : part.slice(at + 1)));
+  }
+  return query;
+}
+
 /** `name: must be one of a, b, c`: the 400 every bad parameter answers with. */
 function mustBeOneOf(name: string, allowed: readonly (string | number)[]): never {
   throw errors.badRequest(`${name}: must be one of ${allowed.join(', ')}`, {

@@ -1,17 +1,26 @@
 // GET /i/<key>?<query>: a rendition, rendered once and stored (docs/IMAGES.md). The query is checked before
 // anything is read; then the stored rendition is served when there is one (one wait, as an original), else
-// the original is read, rendered and stored (three waits: the stored copy missed, the original, the store).
+// the rendition is claimed while the original is read, rendered in a process of its own and stored (three
+// waits: the stored copy missed, the claim beside the original, the store). One render at a time per
+// rendition: concurrent requests in this process share it, other instances wait for its stored copy, and a
+// refusal is remembered for a while (rendition-claims.ts).
 import { createHash } from 'node:crypto';
-import { errors } from '#lib/core/errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError, errors } from '#lib/core/errors.ts';
 import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
 import { parseStorageKey } from './names.ts';
-import { type RenderLimits, renderRendition } from './render.ts';
+import type { RenderLimits } from './render.ts';
+import type { RenderProcesses } from './render-processes.ts';
+import type { RenditionClaims } from './rendition-claims.ts';
 import {
   acceptClassOf,
   CONTENT_TYPES,
+  type OutputFormat,
   outputFormatOf,
   parseRenditionQuery,
+  type RenderableSource,
   type RenditionLimits,
+  type RenditionParams,
   renderableSourceOfKey,
   renditionKeyOf,
 } from './rendition-query.ts';
@@ -33,6 +42,30 @@ export interface RenditionsDeps {
   storage: FileStorage;
   limits: RenditionLimits;
   render: RenderLimits;
+  renderer: RenderProcesses;
+  /** Built on the first render (a stored copy's answer never loads the table's client). */
+  claims: () => Promise<RenditionClaims>;
+  /** `images.render_timeout_seconds`: a claim lasts this and CLAIM_MARGIN_SECONDS more. */
+  timeoutSeconds: number;
+  /** `images.failure_cache_seconds`: how long a refusal is answered without a render (0: never). */
+  failureSeconds: number;
+}
+
+/** What a claim adds to the render's own deadline: reading the original and storing the rendition. */
+const CLAIM_MARGIN_SECONDS = 5;
+/** A waiting request looks for the stored copy after this, then twice as long each time, up to the most. */
+const FIRST_LOOK_MS = 100;
+const LONGEST_LOOK_MS = 1000;
+/** Refusals of the image itself, remembered; any other failure (a read, a store) is not. */
+const REMEMBERED: ReadonlySet<string> = new Set(['unsupported_media_type', 'unprocessable']);
+
+interface Rendition {
+  key: string;
+  renditionKey: string;
+  source: RenderableSource;
+  params: RenditionParams;
+  output: OutputFormat;
+  varyByAccept: boolean;
 }
 
 export interface RenditionRequest {
@@ -55,8 +88,12 @@ function etagOf(bytes: Buffer): string {
 }
 
 export class Renditions {
+  /** Renders in flight in this process, by stored key: a concurrent request for one joins it. */
+  private readonly flights = new Map<string, Promise<RenditionAnswer>>();
+
   constructor(private readonly deps: RenditionsDeps) {}
 
+  /** The rendition of the file at `request.key` its query names: the entry point of every rendition URL. */
   async serve(request: RenditionRequest): Promise<RenditionAnswer> {
     const params = parseRenditionQuery(request.query, this.deps.limits);
     if (parseStorageKey(request.key) === undefined) throw errors.notFound('file: not found');
@@ -73,32 +110,106 @@ export class Renditions {
     }
     const output = outputFormatOf(params, source, acceptClassOf(request.accept));
     const renditionKey = renditionKeyOf(request.key, params, output);
+    const inFlight = this.flights.get(renditionKey);
+    if (inFlight) return inFlight;
 
     // The stored copy first, alone: serving it (every edge miss of a rendition) costs what serving an
     // original costs, one read. A first render then reads the original and stores its rendition.
-    const stored = await this.deps.storage.open(renditionKey);
-    if (stored) {
-      if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
-        stored.body.destroy();
-        return this.redirectTo(renditionKey, varyByAccept);
-      }
-      const body = await bytesOf(stored);
-      return {
-        kind: 'bytes',
-        body,
-        contentType: CONTENT_TYPES[output],
-        etag: stored.etag ?? etagOf(body),
-        varyByAccept,
-      };
+    const stored = await this.storedCopy(renditionKey, output, varyByAccept);
+    if (stored) return stored;
+    const rendition = { key: request.key, renditionKey, source, params, output, varyByAccept };
+    let flight = this.flights.get(renditionKey);
+    if (!flight) {
+      flight = this.renderOnce(rendition).finally(() => this.flights.delete(renditionKey));
+      this.flights.set(renditionKey, flight);
     }
-    const original = await this.deps.storage.open(request.key);
+    return flight;
+  }
+
+  private async storedCopy(
+    renditionKey: string,
+    output: OutputFormat,
+    varyByAccept: boolean,
+  ): Promise<RenditionAnswer | undefined> {
+    const stored = await this.deps.storage.open(renditionKey);
+    if (!stored) return undefined;
+    if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
+      stored.body.destroy();
+      return this.redirectTo(renditionKey, varyByAccept);
+    }
+    const body = await bytesOf(stored);
+    return {
+      kind: 'bytes',
+      body,
+      contentType: CONTENT_TYPES[output],
+      etag: stored.etag ?? etagOf(body),
+      varyByAccept,
+    };
+  }
+
+  /**
+   * The claim taken (beside the original's read) and the rendition rendered; or, while another instance
+   * renders it, its stored copy once there; or the refusal remembered for it.
+   */
+  private async renderOnce(rendition: Rendition): Promise<RenditionAnswer> {
+    const claims = await this.deps.claims();
+    const claimSeconds = this.deps.timeoutSeconds + CLAIM_MARGIN_SECONDS;
+    let [claim, original] = await Promise.all([
+      claims.claim(rendition.renditionKey, claimSeconds),
+      this.deps.storage.open(rendition.key),
+    ]);
+    if (!original) {
+      // No such file (any more): nothing to render, and no claim left behind for a key nobody stores.
+      if (claim.kind === 'won') await claims.release(rendition.renditionKey, claim.owner);
+      throw errors.notFound('file: not found');
+    }
+    const waitUntil = Date.now() + claimSeconds * 1000;
+    for (let look = FIRST_LOOK_MS; claim.kind === 'rendering'; look = Math.min(2 * look, LONGEST_LOOK_MS)) {
+      original?.body.destroy();
+      original = undefined;
+      if (Date.now() > waitUntil) {
+        throw new AppError('service_unavailable', 'image: still being rendered; try again shortly', {
+          retryAfterSeconds: 1,
+        });
+      }
+      await sleep(look);
+      const stored = await this.storedCopy(rendition.renditionKey, rendition.output, rendition.varyByAccept);
+      if (stored) return stored;
+      claim = await claims.claim(rendition.renditionKey, claimSeconds);
+    }
+    if (claim.kind === 'failed') {
+      original?.body.destroy();
+      throw claim.refusal;
+    }
+    const { owner } = claim;
+    original ??= await this.deps.storage.open(rendition.key);
     if (!original) throw errors.notFound('file: not found');
-    const rendered = await renderRendition(await bytesOf(original), source, params, output, this.deps.render);
+    try {
+      return await this.renderAndStore(rendition, original);
+    } catch (error) {
+      // A refusal of the image is remembered in place of the claim; any other failure frees the claim.
+      const remembered = error instanceof AppError && REMEMBERED.has(error.errorName);
+      if (remembered && this.deps.failureSeconds > 0)
+        await claims.fail(rendition.renditionKey, error, this.deps.failureSeconds);
+      else await claims.release(rendition.renditionKey, owner);
+      throw error;
+    }
+  }
+
+  private async renderAndStore(rendition: Rendition, original: StoredObject): Promise<RenditionAnswer> {
+    const { key, renditionKey, varyByAccept } = rendition;
+    const rendered = await this.deps.renderer.render({
+      source: await bytesOf(original),
+      sourceFormat: rendition.source,
+      params: rendition.params,
+      output: rendition.output,
+      limits: this.deps.render,
+    });
     // The original is looked for again as the rendition is stored (no extra wait): a file deleted while it
     // was rendering had its renditions swept before this one landed, so this one is taken back.
     const [, stillStored] = await Promise.all([
       this.deps.storage.put(renditionKey, rendered.body, rendered.contentType),
-      this.deps.storage.exists(request.key),
+      this.deps.storage.exists(key),
     ]);
     if (!stillStored) {
       await this.deps.storage.deleteQuietly(renditionKey);

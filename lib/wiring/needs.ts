@@ -32,6 +32,11 @@ export interface GroupNeeds {
    * beside `bucket: 'read'` for the originals: the render function, and shares for its thumbnails.
    */
   renditions?: boolean;
+  /**
+   * The renditions' claims and remembered failures (lib/files/rendition-claims.ts): GetItem, PutItem and
+   * DeleteItem on the table for `RENDITION#` partitions only. The render function's alone.
+   */
+  renditionClaims?: boolean;
 }
 
 export type Need = keyof GroupNeeds;
@@ -46,6 +51,7 @@ export const NEEDS: readonly Need[] = [
   'notifyUrl',
   'cdn',
   'renditions',
+  'renditionClaims',
 ];
 
 /** Where the master key lives: KMS in AWS, a key file in the data folder locally. */
@@ -105,7 +111,7 @@ export const COMMON_VARIABLES = ['APP_CONFIG_JSON', 'BASE_URL'] as const;
  */
 export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<string, string> {
   const env: Record<string, string> = { BASE_URL: values.baseUrl };
-  if (needs.table) env.TABLE_NAME = values.tableName;
+  if (needs.table || needs.renditionClaims) env.TABLE_NAME = values.tableName;
   if (needs.bucket) env.BUCKET_NAME = values.bucketName;
   if (needs.masterKey) {
     env.MASTER_KEY__PROVIDER = values.masterKey.provider;

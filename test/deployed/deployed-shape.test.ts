@@ -8,20 +8,23 @@ import { generate } from 'otplib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP_NEEDS, WORKER_NEEDS } from '#functions/needs.ts';
+import { PROCESS_ENTRIES } from '#infra/bundling.ts';
 import { LocalStreamPoller } from '#infra/local/outbox-drain.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
-import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
 import { deployedVariablesOf } from '#lib/wiring/needs.ts';
 import { isAllowed } from '#test/support/deployed/iam.ts';
 import {
+  ACCOUNT,
   type Answer,
   type DeployedStack,
   DISTRIBUTION_ID,
   deployLocally,
+  REGION,
 } from '#test/support/deployed-stack.ts';
 import {
   alipayNotifyFields,
@@ -115,12 +118,19 @@ const state = {
 describe('the deployed shape', () => {
   it('ships in each asset only what its code can import', () => {
     for (const fn of stack.functions.values()) {
-      // No lock file or generated package.json: the bundle and, where needed, its node_modules.
+      // No lock file or generated package.json: the bundle, the scripts it runs as processes of their own
+      // (the render process), and where needed its node_modules.
+      const processes = Object.keys(PROCESS_ENTRIES[fn.group as FunctionGroup] ?? {});
       expect(
-        fn.assetEntries.filter((entry) => !/^index\.mjs(\.map)?$|^node_modules$/.test(entry)),
+        fn.assetEntries.filter(
+          (entry) =>
+            !/^index\.mjs(\.map)?$|^node_modules$/.test(entry) &&
+            !processes.includes(entry.replace(/\.map$/, '')),
+        ),
         fn.group,
       ).toEqual([]);
     }
+    expect(stack.functions.get('render')!.assetEntries).toContain('render-worker.mjs');
     const shipped = (group: string) => stack.functions.get(group)!.shippedPackages;
     // Callbacks are verified with node:crypto: none of the channels' SDKs (axios, undici, urllib) ship.
     expect(shipped('payment-callback')).toEqual([]);
@@ -357,6 +367,16 @@ describe('the deployed shape', () => {
     expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/incoming/${key}`)).toBe(false);
     expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/derived/${key}/w=32`)).toBe(true);
     expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/${key}`)).toBe(false);
+    // In the table, its renditions' claims only: the render took one (PutItem, allowed), and nothing else
+    // of the table is within its reach.
+    const table = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${stack.tableName}`;
+    const claims = render.gateway.calls.slice(callsBefore).filter((call) => call.service === 'dynamodb');
+    expect(claims.map((call) => [call.action, call.allowed])).toEqual([['dynamodb:PutItem', true]]);
+    const leading = (key: string) => ({ 'dynamodb:LeadingKeys': [key] });
+    expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('RENDITION#abc'))).toBe(true);
+    expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('ACCOUNT#abc'))).toBe(false);
+    expect(isAllowed(render.policy, 'dynamodb:PutItem', table, leading('FILE#abc'))).toBe(false);
+    expect(isAllowed(render.policy, 'dynamodb:Query', table)).toBe(false);
     expect(isAllowed(render.policy, 'dynamodb:GetItem', '*')).toBe(false);
     expect(isAllowed(render.policy, 'kms:Decrypt', '*')).toBe(false);
   });
@@ -799,7 +819,7 @@ describe('the deployed shape', () => {
     expect(actions('payment-callback')).not.toContain('events:PutEvents');
     expect(actions('meta')).not.toContain('s3:GetObject');
     expect(actions('render')).toEqual(
-      new Set(['secretsmanager:GetSecretValue', 's3:GetObject', 's3:PutObject']),
+      new Set(['secretsmanager:GetSecretValue', 's3:GetObject', 's3:PutObject', 'dynamodb:PutItem']),
     );
     expect(actions('takedowns')).toContain('cloudfront:CreateInvalidation');
     expect([...actions('files')].filter((action) => action.startsWith('cloudfront:'))).toEqual([]);

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import {
@@ -26,13 +27,18 @@ import {
   nativeChecks,
   nativeImportCheck,
   nodeModulesOf,
+  PROCESS_ENTRIES,
   PROJECT_ROOT,
+  processEntryCommands,
   SHARP_PACKAGE,
   TOTP_PACKAGES,
   TRACER_PACKAGE,
   TRACER_PACKAGES,
 } from '#infra/bundling.ts';
+import { RENDER_WORKER_BUNDLE, RenderProcesses, renderProcessScript } from '#lib/files/render-processes.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
+import { photoJpeg } from '#test/support/images.ts';
+import { bundleGroup } from '../../scripts/bundle.ts';
 
 describe('bundles and the CloudFront client', () => {
   it('keeps the CloudFront SDK out of every bundle, shipped beside the one function that invalidates (takedowns)', () => {
@@ -330,6 +336,50 @@ describe('bundles and zod', () => {
         group,
       ).toEqual(['v4/locales/en.js']);
       expect(bundled, group).toContain('v4/mini/schemas.js');
+    }
+  }, 120_000);
+});
+
+describe('the render process bundle', () => {
+  it('is built beside the render bundle by build:functions and by the CDK hook; it loads sharp, the function never does', async () => {
+    // Inside the project, so the bundles find its node_modules (sharp) as a Lambda asset finds its own.
+    mkdirSync(join(PROJECT_ROOT, 'node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join(PROJECT_ROOT, 'node_modules', '.cache', 'bundle-render-'));
+    try {
+      expect(PROCESS_ENTRIES).toEqual({ render: { [RENDER_WORKER_BUNDLE]: 'lib/files/render-worker.ts' } });
+      await bundleGroup('render', dir);
+      const hookDir = join(dir, 'hook');
+      mkdirSync(hookDir);
+      const commands = processEntryCommands(PROJECT_ROOT, hookDir, 'render');
+      expect(commands).toHaveLength(1);
+      expect(runHook(commands[0]!)).toEqual({ status: 0, stderr: '' });
+      expect(processEntryCommands(PROJECT_ROOT, hookDir, 'files')).toEqual([]);
+
+      const index = readFileSync(join(dir, 'render', BUNDLE_FILE), 'utf8');
+      for (const file of [join(dir, 'render', RENDER_WORKER_BUNDLE), join(hookDir, RENDER_WORKER_BUNDLE)]) {
+        const worker = readFileSync(file, 'utf8');
+        expect(worker).toMatch(/import\(["']sharp["']\)/);
+        // None of the function's code: no SDK, no settings, no log.
+        expect(worker).not.toMatch(/@aws-sdk|APP_CONFIG|powertools/);
+      }
+      // The function's own bundle never names sharp: it starts the render process by its file name.
+      expect(index).not.toMatch(/["']sharp["']/);
+      expect(index).toContain(RENDER_WORKER_BUNDLE);
+
+      // And the built one renders under plain node, found where the bundle looks for it.
+      const script = renderProcessScript(pathToFileURL(join(dir, 'render', BUNDLE_FILE)).href);
+      expect(script).toEqual({ file: join(dir, 'render', RENDER_WORKER_BUNDLE), execArgv: [] });
+      const processes = new RenderProcesses({ script, timeoutSeconds: 20, memoryMb: 1024, idleMax: 0 });
+      const rendered = await processes.render({
+        source: await photoJpeg(320, 240),
+        sourceFormat: 'jpeg',
+        params: { fit: 'inside', quality: 75, width: 32 },
+        output: 'png',
+        limits: { maxInputPixels: 50_000_000, maxFrames: 1000, avifMaxPixels: 8_294_400 },
+      });
+      expect([rendered.contentType, rendered.width, rendered.height]).toEqual(['image/png', 32, 24]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
 import { IMAGE_PATH_PATTERN, SHARE_IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
@@ -13,9 +14,10 @@ import {
   VIEWER_ADDRESS_FUNCTION,
 } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
-import { acceptClassOf } from '#lib/files/rendition-query.ts';
+import { acceptClassOf, parseRenditionQuery, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { DEFAULT_IMAGE_QUALITIES, DEFAULT_IMAGE_WIDTHS } from '#lib/platform/config/schema.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '#lib/platform/storage/s3.ts';
 import {
   actionsOf,
@@ -59,10 +61,19 @@ function imageKeyFunction(code: string = IMAGE_KEY_FUNCTION) {
   return { handler, selected };
 }
 
-/** A viewer-request event as CloudFront builds it: the query string parsed, repeats in multiValue. */
+/**
+ * A viewer-request event as CloudFront builds it: the query string split into names and values as the
+ * viewer wrote them (CloudFront decodes no percent-escape), repeats in multiValue.
+ */
 function viewerEvent(uri: string, query = '', headers: Json = {}): Json {
   const querystring: Json = {};
-  for (const [name, value] of new URLSearchParams(query)) {
+  const written = query
+    .split('&')
+    .filter((part) => part !== '')
+    .map((part) =>
+      part.includes('=') ? [part.slice(0, part.indexOf('=')), part.slice(part.indexOf('=') + 1)] : [part, ''],
+    );
+  for (const [name, value] of written as Array<[string, string]>) {
     const entry = querystring[name];
     if (!entry) querystring[name] = { value };
     else entry.multiValue = [...(entry.multiValue ?? [{ value: entry.value }]), { value }];
@@ -207,6 +218,68 @@ describe('CDN', () => {
       expect(request.headers[ACCEPT_CLASS_HEADER], String(accept)).toEqual({ value: expected });
       expect(request.headers[ACCEPT_CLASS_HEADER].value, String(accept)).toBe(acceptClassOf(accept));
     }
+  });
+
+  it('reads percent-encoded names and values as the render function does, and forwards each encoded once', () => {
+    const cases: Array<[given: string, forwarded: string, acceptClass: string | undefined]> = [
+      // `%66` is `f` to the function: at the edge too, so f=auto is keyed by the Accept class.
+      ['%66=auto&w=480', 'w=480&f=auto', 'webp'],
+      ['w=480&f=auto', 'w=480&f=auto', 'webp'],
+      ['f=%61uto', 'f=auto', 'webp'],
+      ['%46=auto', 'F=auto', undefined],
+      // One name however it is spelt: a repeat, answered 400 by the function under its own key.
+      ['%77=480&w=960', 'w=480&w=960', undefined],
+      // `%25` is a literal %: the name is `%66`, not f, and reaches the function as that.
+      ['fit=cover&%2566=auto', 'fit=cover&%2566=auto', undefined],
+      ['w=480&a+b=%E2%9C%93', 'w=480&a%20b=%E2%9C%93', undefined],
+      // Not percent-encoded UTF-8: kept as written, so the function reads the same name.
+      ['w=480&%ZZ=1&%C3=2', 'w=480&%25C3=2&%25ZZ=1', undefined],
+    ];
+    for (const [given, forwarded, acceptClass] of cases) {
+      const { handler } = imageKeyFunction();
+      const request = handler(viewerEvent(`/i/${KEY}`, given, { accept: { value: 'image/webp,*/*' } }));
+
+      expect(queryOf(request), given).toBe(forwarded);
+      expect(request.headers[ACCEPT_CLASS_HEADER]?.value, given).toBe(acceptClass);
+    }
+  });
+
+  it('keys every query by what the render function will render: the same parameters, the same f=auto', () => {
+    const limits = { widths: [...DEFAULT_IMAGE_WIDTHS], qualities: [...DEFAULT_IMAGE_QUALITIES] };
+    /** What the function answers a query with: the parameters it renders, or a 400 (naming the first fault). */
+    const functionReads = (query: string) => {
+      try {
+        return parseRenditionQuery(renditionQueryOf(query), limits);
+      } catch {
+        return 'a 400';
+      }
+    };
+    const names = ['w', 'h', 'fit', 'q', 'f', 'F', '%66', '%77', '%2566', '%ZZ', 'a+b', '%E2%9C%93'];
+    const values = ['480', '960', 'auto', '%61uto', 'webp', '75', 'cover', '', '+', '%ZZ', 'a%20b'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom(...names), fc.constantFrom(...values)), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (pairs) => {
+          const given = pairs.map(([name, value]) => `${name}=${value}`).join('&');
+          const { handler } = imageKeyFunction();
+          const request = handler(viewerEvent(`/i/${KEY}`, given, { accept: { value: 'image/avif' } }));
+          const read = functionReads(given);
+
+          // The query the edge forwards (and keys by) is read by the function as the viewer's own.
+          expect(functionReads(queryOf(request))).toEqual(read);
+          // And a rendition the function renders as f=auto is keyed by the Accept class; no other is.
+          if (typeof read !== 'string') {
+            expect(request.headers[ACCEPT_CLASS_HEADER]?.value).toBe(
+              read.format === 'auto' ? 'avif' : undefined,
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('routes /i/* through the image-key function, keyed by the query and the Accept class, forwarding Accept, never Host', () => {

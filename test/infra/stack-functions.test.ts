@@ -5,6 +5,7 @@ import { PRODUCTION_RESERVED_CONCURRENCY } from '#infra/infra-settings.ts';
 import { OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
+import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import {
   DEFAULT_ROUTE_GROUP,
   FUNCTION_GROUPS,
@@ -193,8 +194,10 @@ describe('least privilege', () => {
       actionsOf(roleStatements(dev, group)).some((action) => action.startsWith(prefix));
     for (const group of FUNCTION_GROUPS) {
       const grants = GROUP_NEEDS[group];
-      expect(has(group, 'dynamodb:GetItem'), group).toBe(grants.table !== undefined);
-      expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite');
+      const claims = 'renditionClaims' in grants && grants.renditionClaims === true;
+      expect(has(group, 'dynamodb:GetItem'), group).toBe(grants.table !== undefined || claims);
+      expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite' || claims);
+      expect(has(group, 'dynamodb:Query'), group).toBe(grants.table !== undefined);
       expect(has(group, 's3:GetObject'), group).toBe(grants.bucket !== undefined);
       expect(has(group, 's3:PutObject'), group).toBe(
         grants.bucket === 'readwrite' || grants.renditions === true,
@@ -229,8 +232,25 @@ describe('least privilege', () => {
       { Action: 's3:ListBucket', Resource: bucketArn },
       { Action: ['s3:DeleteObject', 's3:PutObject'], Resource: objectsUnder(DERIVED_PREFIX) },
     ]);
-    // Nothing else: no delete outside derived/, no table, no key; only its logs and the origin secret.
+    // Nothing else: no delete outside derived/, no key; only its logs, the origin secret, and in the table
+    // three item actions on its renditions' claims (`RENDITION#` partitions) alone.
+    const tableArn = { 'Fn::GetAtt': [logicalIdOf(dev, dev.stack.table), 'Arn'] };
+    expect(
+      roleStatements(dev, 'render')
+        .filter((statement) => actionsOf([statement]).some((action) => action.startsWith('dynamodb:')))
+        .map(({ Action, Resource, Condition }) => ({ Action, Resource, Condition })),
+    ).toEqual([
+      {
+        Action: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+        Resource: tableArn,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RENDITION#*'] } },
+      },
+    ]);
+    expect(RENDITION_CLAIM_PREFIX).toBe('RENDITION#');
     expect(actionsOf(roleStatements(dev, 'render')).sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
       's3:DeleteObject',

@@ -124,7 +124,8 @@ export const CALLS: readonly CallShape[] = [
     ...none,
     name: 'rendition first render (40 KiB WebP)',
     // Through the CDN and API Gateway to the render function: the stored copy looked for (a miss), the
-    // original read, the rendition stored beside a HEAD of the original (billed as a GET), answered. No table.
+    // claim taken (one PutItem) beside the original's read, the rendition stored beside a HEAD of the
+    // original (billed as a GET), answered.
     ...apiCall(),
     ...paths('GET /i/{key}?w= (first render)'),
     bytesToViewers: 40 * KIB,

@@ -61,7 +61,7 @@ export const FLOORS = [
     path: 'rendition',
     request: '`GET /i/<key>?w=...` (first render)',
     floor: 3,
-    why: 'the stored copy is looked for alone first, so serving it (every edge miss) costs one read as an original does; then the original; the rendition is stored before it is answered (the original looked for again beside it), so the next request anywhere finds it',
+    why: "the stored copy is looked for alone first, so serving it (every edge miss) costs one read as an original does; then the original, the rendition's claim taken beside it; the rendition is stored before it is answered (the original looked for again beside it), so the next request anywhere finds it",
   },
 ] as const satisfies readonly Floor[];
 

@@ -680,6 +680,21 @@ export function slowToRenderPng(side = 16_000): Promise<Buffer> {
   });
 }
 
+/**
+ * A `width` x `height` JPEG of noise (quality 90), the encoders' worst case: at 2880 x 2880 (8.3
+ * megapixels, images.avif_max_pixels' default) its AVIF takes about 11 s on one core here, at 4000 x 4000
+ * twice that: the input of a slow render that is a real file.
+ */
+export function noiseJpeg(width: number, height: number): Promise<Buffer> {
+  return once(`noise ${width}x${height}`, async () => {
+    const sharp = await loadSharp();
+    const raw = { width, height, channels: 3 as const };
+    return sharp(pseudoNoise(width * height * 3), { raw })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+  });
+}
+
 /** Deterministic noise bytes (xorshift32). */
 function pseudoNoise(length: number): Buffer {
   const out = Buffer.alloc(length);

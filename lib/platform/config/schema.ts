@@ -189,8 +189,15 @@ export const configSchema = z.object({
     // An animation kept as one (GIF or WebP output) with more frames than this is 422 (a 1x1 GIF of 100,000
     // frames is tiny and still slow); a still taken from it decodes the first frame only.
     max_frames: wholeNumber(1, 100_000, 1000),
-    // A render that takes longer is abandoned with 422 (bounded time whatever the input).
+    // A render that takes longer is stopped (its process killed) with 422 (bounded time whatever the input).
     render_timeout_seconds: wholeNumber(1, 60, 20),
+    // A render whose process holds more memory than this is stopped with 422 (docs/IMAGES.md).
+    render_memory_mb: wholeNumber(128, 8192, 1024),
+    // An AVIF rendition is scaled down to at most this many pixels (3840 x 2160), so its encode, the
+    // slowest, fits the render timeout.
+    avif_max_pixels: wholeNumber(1, 268_402_689, 8_294_400),
+    // A rendition that failed (415, 422) answers the same for this long without being rendered again.
+    failure_cache_seconds: wholeNumber(0, 7 * 24 * 60 * 60, 600),
   }),
   log: section({ level: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info') }),
   auth: section({

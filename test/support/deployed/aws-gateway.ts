@@ -244,7 +244,8 @@ export async function startAwsGateway(options: AwsGatewayOptions): Promise<AwsGa
     const found = iamCallsOf(request, where);
     let refusal: string | undefined;
     for (const call of found.calls) {
-      const allowed = !call.unrecognised && isAllowed(options.policy, call.action, call.resource);
+      const allowed =
+        !call.unrecognised && isAllowed(options.policy, call.action, call.resource, call.context);
       const { action, resource } = call;
       calls.push({ service: found.service, operation: found.operation, action, resource, allowed });
       if (allowed) continue;

@@ -1,6 +1,8 @@
 // What one AWS SDK request amounts to in IAM terms: its service, operation, and (action, resource) pairs.
+import { TABLE } from '#lib/platform/db/keys.ts';
 import { cloudFrontCalls } from './cloudfront-calls.ts';
 import { keyArnOfCiphertext } from './fake-kms.ts';
+import type { CallContext } from './iam.ts';
 import { s3Calls } from './s3-calls.ts';
 
 export interface AwsRequest {
@@ -14,6 +16,8 @@ export interface AwsRequest {
 export interface IamCall {
   action: string;
   resource: string;
+  /** What a condition may test (the partition keys of the items a DynamoDB call touches). */
+  context?: CallContext;
   /** the request was not understood (or not signed): deny it whatever the policy says, so it shows */
   unrecognised?: true;
 }
@@ -89,6 +93,13 @@ const TRANSACT_ACTIONS: Record<string, string> = {
   Get: 'dynamodb:GetItem',
 };
 
+/** `dynamodb:LeadingKeys` of one item request (its Key or Item), absent when it names no item. */
+function leadingKeysOf(request: Json): CallContext | undefined {
+  const item = (request.Key ?? request.Item) as Record<string, { S?: string }> | undefined;
+  const key = item?.[TABLE.partitionKey]?.S;
+  return key === undefined ? undefined : { 'dynamodb:LeadingKeys': [key] };
+}
+
 function dynamodbCalls(operation: string, body: Json, where: Where): IamCall[] | undefined {
   // TableName may also be a table ARN.
   const table = (name: string) =>
@@ -97,8 +108,13 @@ function dynamodbCalls(operation: string, body: Json, where: Where): IamCall[] |
     const name = text(body.TableName);
     if (!name) return undefined;
     const index = (operation === 'Query' || operation === 'Scan') && text(body.IndexName);
+    const context = leadingKeysOf(body);
     return [
-      { action: `dynamodb:${operation}`, resource: index ? `${table(name)}/index/${index}` : table(name) },
+      {
+        action: `dynamodb:${operation}`,
+        resource: index ? `${table(name)}/index/${index}` : table(name),
+        ...(context ? { context } : {}),
+      },
     ];
   }
   if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') {
@@ -113,7 +129,8 @@ function dynamodbCalls(operation: string, body: Json, where: Where): IamCall[] |
       const kind = kinds.find((candidate) => typeof item[candidate] === 'object');
       const name = kind && text((item[kind] as Json).TableName);
       if (!kind || !name) return undefined;
-      calls.push({ action: TRANSACT_ACTIONS[kind]!, resource: table(name) });
+      const context = leadingKeysOf(item[kind] as Json);
+      calls.push({ action: TRANSACT_ACTIONS[kind]!, resource: table(name), ...(context ? { context } : {}) });
     }
     return calls.length > 0 ? calls : undefined;
   }
@@ -217,7 +234,7 @@ export function iamCallsOf(request: AwsRequest, where: Where): IamCalls {
   const found = classify(request, where);
   const seen = new Set<string>();
   const calls = found.calls.filter((call) => {
-    const id = `${call.action} ${call.resource}`;
+    const id = `${call.action} ${call.resource} ${JSON.stringify(call.context ?? {})}`;
     if (seen.has(id)) return false;
     seen.add(id);
     return true;

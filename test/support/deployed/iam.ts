@@ -20,6 +20,20 @@ function listOf(value: string | string[] | undefined): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
+/** What a request says of itself that a condition may test: DynamoDB's `dynamodb:LeadingKeys`. */
+export type CallContext = Partial<Record<'dynamodb:LeadingKeys', string[]>>;
+
+/** The one condition modelled: `ForAllValues:StringLike` on `dynamodb:LeadingKeys` (the render function's). */
+function leadingKeyPatterns(condition: unknown): string[] | undefined {
+  const operators = typeof condition === 'object' && condition !== null ? Object.entries(condition) : [];
+  const [operator, keys] = operators.length === 1 ? operators[0]! : [];
+  const tests = typeof keys === 'object' && keys !== null ? Object.entries(keys) : [];
+  if (operator !== 'ForAllValues:StringLike' || tests.length !== 1) return undefined;
+  const [name, patterns] = tests[0]!;
+  const list = listOf(patterns as string | string[]);
+  return name === 'dynamodb:LeadingKeys' && list.every((item) => typeof item === 'string') ? list : undefined;
+}
+
 /**
  * Throws on statements this evaluator does not model. Our stack has none of these; evaluating them as if
  * the condition held (or as if NotAction were Action) would hide exactly the bugs this exists to catch.
@@ -27,6 +41,7 @@ function listOf(value: string | string[] | undefined): string[] {
 export function assertSupported(statements: readonly PolicyStatement[]): void {
   statements.forEach((statement, index) => {
     for (const key of ['Condition', 'NotAction', 'NotResource'] as const) {
+      if (key === 'Condition' && leadingKeyPatterns(statement.Condition)) continue;
       if (statement[key] !== undefined) {
         throw new Error(`IAM statement ${nameOf(statement, index)} uses ${key}, which is not supported here`);
       }
@@ -80,19 +95,42 @@ function resourceMatches(pattern: string, resource: string): boolean {
   return wanted.every((segment, index) => globMatches(segment, actual[index] ?? '', false));
 }
 
-function statementCovers(statement: PolicyStatement, action: string, resource: string): boolean {
+/**
+ * ForAllValues: every leading key of the request matches a pattern; a request naming none passes, as in
+ * IAM (a Query or Scan has no leading keys in its context).
+ */
+function conditionHolds(statement: PolicyStatement, context: CallContext): boolean {
+  if (statement.Condition === undefined) return true;
+  const patterns = leadingKeyPatterns(statement.Condition) ?? [];
+  return (context['dynamodb:LeadingKeys'] ?? []).every((key) =>
+    patterns.some((pattern) => globMatches(pattern, key, false)),
+  );
+}
+
+function statementCovers(
+  statement: PolicyStatement,
+  action: string,
+  resource: string,
+  context: CallContext,
+): boolean {
   return (
     listOf(statement.Action).some((pattern) => globMatches(pattern, action, true)) &&
-    listOf(statement.Resource).some((pattern) => resourceMatches(pattern, resource))
+    listOf(statement.Resource).some((pattern) => resourceMatches(pattern, resource)) &&
+    conditionHolds(statement, context)
   );
 }
 
 /** IAM evaluation of one identity policy: an explicit Deny wins, else some Allow must cover the call. */
-export function isAllowed(statements: readonly PolicyStatement[], action: string, resource: string): boolean {
+export function isAllowed(
+  statements: readonly PolicyStatement[],
+  action: string,
+  resource: string,
+  context: CallContext = {},
+): boolean {
   assertSupported(statements);
   let allowed = false;
   for (const statement of statements) {
-    if (!statementCovers(statement, action, resource)) continue;
+    if (!statementCovers(statement, action, resource, context)) continue;
     if (statement.Effect === 'Deny') return false;
     allowed = true;
   }

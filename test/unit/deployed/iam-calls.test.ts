@@ -34,12 +34,17 @@ const kms = (operation: string, body: unknown) =>
   );
 
 describe('iamCallsOf: DynamoDB', () => {
-  it('maps an item operation to its action on the table ARN', () => {
+  it('maps an item operation to its action on the table ARN, with its partition key as the leading key', () => {
     expect(dynamo('GetItem', { TableName: 'app', Key: { pk: { S: 'a' } } })).toEqual({
       service: 'dynamodb',
       operation: 'GetItem',
-      calls: [{ action: 'dynamodb:GetItem', resource: TABLE }],
+      calls: [{ action: 'dynamodb:GetItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': ['a'] } }],
     });
+    expect(
+      dynamo('PutItem', { TableName: 'app', Item: { pk: { S: 'RENDITION#x' }, sk: { S: 'CLAIM' } } }).calls,
+    ).toEqual([
+      { action: 'dynamodb:PutItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': ['RENDITION#x'] } },
+    ]);
   });
 
   it('maps a Query on an index to the index ARN', () => {

@@ -88,6 +88,29 @@ describe('isAllowed', () => {
     expect(() => isAllowed([notResource], 's3:GetObject', 'arn:aws:s3:::b/k')).toThrow(/NotResource/);
   });
 
+  it('holds a statement to its ForAllValues:StringLike dynamodb:LeadingKeys condition', () => {
+    // Prepare
+    const policy: PolicyStatement[] = [
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Resource: TABLE,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RENDITION#*'] } },
+      },
+    ];
+    const keys = (...leading: string[]) => ({ 'dynamodb:LeadingKeys': leading });
+
+    // Act / Assess
+    expect(isAllowed(policy, 'dynamodb:PutItem', TABLE, keys('RENDITION#abc'))).toBe(true);
+    expect(isAllowed(policy, 'dynamodb:GetItem', TABLE, keys('ACCOUNT#1'))).toBe(false);
+    expect(isAllowed(policy, 'dynamodb:GetItem', TABLE, keys('RENDITION#a', 'ACCOUNT#1'))).toBe(false);
+    // As in IAM, a request naming no leading key passes a ForAllValues test.
+    expect(isAllowed(policy, 'dynamodb:GetItem', TABLE)).toBe(true);
+    // Any other condition is still refused.
+    const otherCondition = { ...policy[0]!, Condition: { StringLike: { 'dynamodb:LeadingKeys': ['x*'] } } };
+    expect(() => isAllowed([otherCondition], 'dynamodb:GetItem', TABLE)).toThrow(/Condition/);
+  });
+
   it('refuses unresolved intrinsics and resource patterns that are not ARNs', () => {
     // Prepare
     const unresolved = { Effect: 'Allow', Action: 's3:GetObject', Resource: { Ref: 'Bucket' } };

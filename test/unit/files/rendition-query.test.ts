@@ -5,6 +5,7 @@ import { AppError } from '#lib/core/errors.ts';
 import {
   acceptClassOf,
   canonicalQuery,
+  decodeQueryPart,
   FITS,
   FORMAT_PARAMS,
   outputFormatOf,
@@ -15,6 +16,7 @@ import {
   renderableSourceOfKey,
   renditionKeyOf,
   renditionPrefixOf,
+  renditionQueryOf,
   THUMBNAIL_QUERY,
   thumbnailOf,
 } from '#lib/files/rendition-query.ts';
@@ -148,6 +150,34 @@ describe('parseRenditionQuery', () => {
     // Both outcomes were exercised.
     expect(parsed).toBeGreaterThan(20);
     expect(refused).toBeGreaterThan(20);
+  });
+});
+
+describe('renditionQueryOf: the query as written, read', () => {
+  it('decodes percent-encoded names and values, and + as a space, as the edge does (infra/edge.ts)', () => {
+    const read = (raw: string) => [...renditionQueryOf(raw)];
+
+    expect(read('%66=auto&w=480')).toEqual([
+      ['f', 'auto'],
+      ['w', '480'],
+    ]);
+    expect(parseRenditionQuery(renditionQueryOf('%66=%61uto&%77=480'), LIMITS)).toMatchObject({
+      format: 'auto',
+      width: 480,
+    });
+    expect(read('a+b=c%20d&flag&&=x')).toEqual([
+      ['a b', 'c d'],
+      ['flag', ''],
+      ['', 'x'],
+    ]);
+    // Decoded once: `%2566` is the name `%66`, an unknown parameter, not f.
+    expect(read('%2566=auto')).toEqual([['%66', 'auto']]);
+  });
+
+  it('keeps a part that is not percent-encoded UTF-8 as written', () => {
+    expect(decodeQueryPart('%ZZ')).toBe('%ZZ');
+    expect(decodeQueryPart('%C3')).toBe('%C3');
+    expect(decodeQueryPart('%E2%9C%93+ok')).toBe('\u2713 ok');
   });
 });
 
