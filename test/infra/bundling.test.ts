@@ -346,7 +346,9 @@ describe('the render process bundle', () => {
     mkdirSync(join(PROJECT_ROOT, 'node_modules', '.cache'), { recursive: true });
     const dir = mkdtempSync(join(PROJECT_ROOT, 'node_modules', '.cache', 'bundle-render-'));
     try {
-      expect(PROCESS_ENTRIES).toEqual({ render: { [RENDER_WORKER_BUNDLE]: 'lib/files/render-worker.ts' } });
+      // The shares function renders its share-scoped thumbnails through the same render processes.
+      const renderProcess = { [RENDER_WORKER_BUNDLE]: 'lib/files/render-worker.ts' };
+      expect(PROCESS_ENTRIES).toEqual({ render: renderProcess, shares: renderProcess });
       await bundleGroup('render', dir);
       const hookDir = join(dir, 'hook');
       mkdirSync(hookDir);
