@@ -22,9 +22,10 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ORIGIN_VERIFY_HEADER } from '#lib/http/event.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT, deployConsole } from './console.ts';
-import { API_ORIGIN_ID, createEdgePolicies, createWebAcl } from './edge.ts';
+import { API_ORIGIN_ID, createEdgePolicies } from './edge.ts';
 import type { DomainSettings } from './infra-settings.ts';
 import type { StageConfig } from './stage-config.ts';
+import { createWebAcl } from './waf.ts';
 
 /**
  * Images: originals from the bucket, renditions (with a query) from the API; the rest of the URL space
@@ -118,7 +119,7 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
         }
       : {}),
     ...(config.infra.webAclArn ? { webAclId: config.infra.webAclArn } : {}),
-    ...(config.infra.waf ? { webAclId: createWebAcl(stack, config.infra.waf.rateLimit).attrArn } : {}),
+    ...(config.infra.waf ? { webAclId: createWebAcl(stack, config.infra.waf).attrArn } : {}),
   });
 
   acknowledgeFindings(distribution, config);

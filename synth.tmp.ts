@@ -1,0 +1,10 @@
+import { synth, completedProd, resourcesOf } from '#test/infra/stack-helpers.ts';
+import { stageConfigFrom } from '#infra/stage-config.ts';
+const prod = synth({ config: stageConfigFrom('prod', completedProd()) });
+const st = resourcesOf(prod, 'AWS::ApiGatewayV2::Stage')[0][1];
+console.log(st.Properties.RouteSettings, st.DependsOn);
+const alarms = resourcesOf(prod, 'AWS::CloudWatch::Alarm').filter(([id]) => /estimated|cdn|render-inv|bucket-size/i.test(id));
+console.log(JSON.stringify(alarms.map(([id, r]) => [id, r.Properties]), null, 1).slice(0, 5000));
+const fn = resourcesOf(prod, 'AWS::Lambda::Function')[0][1];
+console.log(fn.Properties.LoggingConfig);
+console.log(resourcesOf(prod, 'AWS::Logs::LogGroup').map(([id]) => id));
