@@ -163,9 +163,9 @@ function acknowledgeFindings(distribution: Distribution, config: StageConfig): v
     Validations.of(distribution).acknowledge({
       id: 'AwsSolutions-CFR2',
       reason:
-        'This stage sets neither infra.waf (a web ACL the stack creates, us-east-1 stacks only) nor ' +
-        'infra.web_acl_arn (one made in us-east-1 apart). Abuse limits live in API Gateway throttling, ' +
-        'reserved concurrency and the per-IP and per-target counters of the service (docs/DESIGN.md 5).',
+        'This stage has neither infra.waf (a web ACL the stack creates, us-east-1 stacks only; on by default ' +
+        'in prod) nor infra.web_acl_arn (one made in us-east-1 apart). Abuse limits live in API Gateway ' +
+        'throttling, reserved concurrency and the per-IP and per-target counters of the service (docs/DESIGN.md 5).',
     });
   }
 }
