@@ -84,12 +84,10 @@ export function costSettingsOf({ budget, cost_alarms: alarms }: CostFile): CostS
 
 /** A prod stage's: it says what it expects to spend and alarms on what costs, or says false. */
 export function costProblems(infra: CostFile): string[] {
+  const missing = (key: keyof CostFile, why: string) =>
+    infra[key] === undefined ? [`infra.${key}: ${why}`] : [];
   return [
-    ...(infra.budget === undefined
-      ? ['infra.budget: a prod stage states the monthly spend it expects (monthly_usd), or false']
-      : []),
-    ...(infra.cost_alarms === undefined
-      ? ['infra.cost_alarms: a prod stage alarms on what costs (docs/CAPACITY.md derives them), or false']
-      : []),
+    ...missing('budget', 'a prod stage states the monthly spend it expects (monthly_usd), or false'),
+    ...missing('cost_alarms', 'a prod stage alarms on what costs (docs/CAPACITY.md derives them), or false'),
   ];
 }

@@ -242,7 +242,7 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
     retainData,
     logRetentionDays: (infra.log_retention_days ??
       (retainData ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH)) as RetentionDays,
-    throttle: { rateLimit: infra.throttle.rate_limit, burstLimit: infra.throttle.burst_limit },
+    throttle: throttleSettings(infra.throttle),
     ...(infra.alarm_email ? { alarmEmail: infra.alarm_email } : {}),
     tracing: infra.tracing ?? isProductionStage(stage),
     xraySamplingPercent: infra.xray_sampling_percent,
@@ -254,14 +254,7 @@ export function infraSettingsOf(infra: InfraFile, stage: string): InfraSettings 
     ...(infra.base_url ? { baseUrl: infra.base_url.replace(/\/+$/, '') } : {}),
     ...(infra.web_acl_arn ? { webAclArn: infra.web_acl_arn } : {}),
     ...wafOf(infra, stage),
-    ...(infra.render_throttle
-      ? {
-          renderThrottle: {
-            rateLimit: infra.render_throttle.rate_limit,
-            burstLimit: infra.render_throttle.burst_limit,
-          },
-        }
-      : {}),
+    ...(infra.render_throttle ? { renderThrottle: throttleSettings(infra.render_throttle) } : {}),
     ...costSettingsOf(infra),
     reservedConcurrency: reservedConcurrencyOf(infra, stage),
     memoryMb: { ...infra.memory_mb },
@@ -315,6 +308,11 @@ function reservedConcurrencyOf(infra: InfraFile, stage: string): InfraSettings['
     infra.reserved_concurrency ?? (isProductionStage(stage) ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {})
   );
 }
+
+const throttleSettings = (throttle: InfraFile['throttle']) => ({
+  rateLimit: throttle.rate_limit,
+  burstLimit: throttle.burst_limit,
+});
 
 /** The stage's own web ACL: as its file says, else a prod stage's default where it can be created. */
 function wafOf(infra: InfraFile, stage: string): Pick<InfraSettings, 'waf'> {

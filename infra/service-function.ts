@@ -290,25 +290,17 @@ function npmCpuOf(architecture: Architecture): LambdaCpu {
   return architecture === Architecture.ARM_64 ? 'arm64' : 'x64';
 }
 
-/** The stage's log.level as Lambda's application log level (which Powertools' Logger then follows). */
-const APPLICATION_LEVEL = {
-  debug: ApplicationLogLevel.DEBUG,
-  info: ApplicationLogLevel.INFO,
-  warn: ApplicationLogLevel.WARN,
-  error: ApplicationLogLevel.ERROR,
-  silent: ApplicationLogLevel.FATAL,
-} as const;
-
 /**
  * Lambda's own START, END and REPORT lines are INFO system logs: without `infra.platform_logs` (prod) the
  * JSON log format with system logs at WARN drops them, so a request's one line is its only line at INFO
- * (docs/OBSERVABILITY.md). The service's lines are JSON with a `level` already: Lambda filters them by it.
+ * (docs/OBSERVABILITY.md). Lambda filters none of the service's own lines (TRACE): the stage's `log.level`
+ * does, and an EMF document, which has no level, must pass whatever it is.
  */
 function loggingOf(config: StageConfig) {
   if (config.infra.platformLogs) return { loggingFormat: LoggingFormat.TEXT };
   return {
     loggingFormat: LoggingFormat.JSON,
     systemLogLevelV2: SystemLogLevel.WARN,
-    applicationLogLevelV2: APPLICATION_LEVEL[config.settings.log.level],
+    applicationLogLevelV2: ApplicationLogLevel.TRACE,
   };
 }

@@ -307,7 +307,8 @@ describe('the render route, traces and logs', () => {
     expect(functionOf(prod, 'render').LoggingConfig).toMatchObject({
       LogFormat: 'JSON',
       SystemLogLevel: 'WARN',
-      ApplicationLogLevel: 'INFO',
+      // Lambda filters none of the service's lines (its log.level does): EMF documents carry no level.
+      ApplicationLogLevel: 'TRACE',
     });
     expect(stageOf(prod).Properties.AccessLogSettings).toBeUndefined();
     expect(resourcesOf(prod, 'AWS::Logs::LogGroup').map(([id]) => id)).not.toContain(
