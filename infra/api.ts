@@ -3,6 +3,7 @@
 import { Duration, Fn, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type CfnStage,
   CorsHttpMethod,
   HttpApi,
   HttpMethod,
@@ -23,6 +24,7 @@ import {
   type FunctionGroup,
   ROUTES,
   type RouteSpec,
+  routeKeyOf,
 } from '#lib/http/routes.ts';
 import { bucketObjectsFinding } from './data.ts';
 import { type FunctionClass, type NeedResources, RUNTIME, ServiceFunction } from './service-function.ts';
@@ -171,25 +173,47 @@ export class ServiceApi {
           }
         : {}),
     });
-    const accessLogs = new LogGroup(this.stack, 'ApiAccessLogs', {
-      retention: config.infra.logRetentionDays,
-      removalPolicy: config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
     const stage = new HttpStage(this.stack, 'ApiStage', {
       httpApi: api,
       stageName: '$default',
       autoDeploy: true,
       throttle: { rateLimit: throttle.rateLimit, burstLimit: throttle.burstLimit },
-      accessLogSettings: {
-        destination: new LogGroupLogDestination(accessLogs),
-        format: API_ACCESS_LOG_FORMAT,
-      },
+      ...(config.infra.apiAccessLog ? { accessLogSettings: this.accessLogSettings(config) } : {}),
     });
-    this.addRoutes(api);
+    if (!config.infra.apiAccessLog)
+      Validations.of(stage).acknowledge({
+        id: 'AwsSolutions-APIG1',
+        reason:
+          "infra.api_access_log is off (prod's default): the CDN's standard logs record every request " +
+          "(address, path, status, bytes) and each function writes the request's one line (docs/OBSERVABILITY.md).",
+      });
+    const routes = this.addRoutes(api);
+    const { renderThrottle } = config.infra;
+    if (renderThrottle) {
+      // The render function's routes have their own throttle, inside the stage's (docs/DESIGN.md 23); the
+      // settings name routes, which must exist first. A JSON map: CloudFormation's own property names.
+      const render = ROUTES.filter((route) => route.group === 'render');
+      const settings = {
+        ThrottlingRateLimit: renderThrottle.rateLimit,
+        ThrottlingBurstLimit: renderThrottle.burstLimit,
+      };
+      (stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
+        render.map((route) => [routeKeyOf(route), settings]),
+      );
+      for (const route of render) stage.node.addDependency(routes.node.findChild(routeConstructId(route)));
+    }
     return { api, stage };
   }
 
-  private addRoutes(api: HttpApi): void {
+  private accessLogSettings(config: StageConfig) {
+    const accessLogs = new LogGroup(this.stack, 'ApiAccessLogs', {
+      retention: config.infra.logRetentionDays,
+      removalPolicy: config.infra.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    return { destination: new LogGroupLogDestination(accessLogs), format: API_ACCESS_LOG_FORMAT };
+  }
+
+  private addRoutes(api: HttpApi): Construct {
     // One front door: every function API Gateway reaches refuses requests without the CDN's origin secret
     // (lib/http/front-door.ts), which only the `frontDoor` need lets it read. A group without it would be
     // reachable at the execute-api address: refuse to synthesize that.
@@ -232,6 +256,7 @@ export class ServiceApi {
         'Authentication is per route in the functions (lib/http/routes.ts auth kinds): revocable jose sessions, ' +
         'API tokens checked against their stored hash, and signed payment callbacks; many routes are public.',
     });
+    return routes;
   }
 }
 

@@ -306,11 +306,39 @@ export function prodThrottle(paths: readonly PathLoad[] = PATHS): { rateLimit: n
   return { rateLimit, burstLimit: Math.min(rateLimit, API_GATEWAY_ACCOUNT_BURST) };
 }
 
+/**
+ * The render route's own throttle (infra/api.ts): render's target rate with headroom, by 500, burst one
+ * second of it, so renders never take the rest of the API's share of the stage throttle.
+ */
+export function prodRenderThrottle(paths: readonly PathLoad[] = PATHS): {
+  rateLimit: number;
+  burstLimit: number;
+} {
+  const perSecond = paths
+    .filter((path) => path.group === 'render')
+    .reduce((sum, path) => sum + path.perSecond, 0);
+  const rateLimit = roundUp(perSecond * HEADROOM, 500);
+  return { rateLimit, burstLimit: Math.min(rateLimit, API_GATEWAY_ACCOUNT_BURST) };
+}
+
+/** The window WAF counts an address's requests over, in seconds (its default). */
+export const WAF_WINDOW_SECONDS = 300;
+
+/**
+ * Requests one address may make per WAF_WINDOW_SECONDS before the web ACL blocks it (infra/waf.ts): every
+ * request; renders (an /i/ request naming a rendition); originals (any other /i/ request); code requests
+ * (each may send a mail). docs/CAPACITY.md "The worst hour" prices an address held at each: within
+ * $0.10 an hour, and a person browsing (a gallery page of thumbnails, a few originals) stays under them.
+ */
+export const PER_ADDRESS_LIMITS = { all: 1000, renders: 300, originals: 20, codes: 10 } as const;
+
 /** The prod stage file's capacity settings, as infra/config/prod.json must carry them. */
 export function prodCapacitySettings(paths: readonly PathLoad[] = PATHS) {
   const { rateLimit, burstLimit } = prodThrottle(paths);
+  const render = prodRenderThrottle(paths);
   return {
     throttle: { rate_limit: rateLimit, burst_limit: burstLimit },
+    render_throttle: { rate_limit: render.rateLimit, burst_limit: render.burstLimit },
     reserved_concurrency: prodReservedConcurrency(paths),
     lambda_concurrency_quota: lambdaQuotaToRequest(paths),
     // Only what differs from the function's class (infra/service-function.ts MEMORY_MB): dev stays small.

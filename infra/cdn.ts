@@ -22,9 +22,10 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ORIGIN_VERIFY_HEADER } from '#lib/http/event.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT, deployConsole } from './console.ts';
-import { API_ORIGIN_ID, createEdgePolicies, createWebAcl } from './edge.ts';
+import { API_ORIGIN_ID, createEdgePolicies } from './edge.ts';
 import type { DomainSettings } from './infra-settings.ts';
 import type { StageConfig } from './stage-config.ts';
+import { createWebAcl } from './waf.ts';
 
 /**
  * Images: originals from the bucket, renditions (with a query) from the API; the rest of the URL space
@@ -131,7 +132,7 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
         }
       : {}),
     ...(config.infra.webAclArn ? { webAclId: config.infra.webAclArn } : {}),
-    ...(config.infra.waf ? { webAclId: createWebAcl(stack, config.infra.waf.rateLimit).attrArn } : {}),
+    ...(config.infra.waf ? { webAclId: createWebAcl(stack, config.infra.waf).attrArn } : {}),
   });
 
   acknowledgeFindings(distribution, config);
@@ -175,9 +176,9 @@ function acknowledgeFindings(distribution: Distribution, config: StageConfig): v
     Validations.of(distribution).acknowledge({
       id: 'AwsSolutions-CFR2',
       reason:
-        'This stage sets neither infra.waf (a web ACL the stack creates, us-east-1 stacks only) nor ' +
-        'infra.web_acl_arn (one made in us-east-1 apart). Abuse limits live in API Gateway throttling, ' +
-        'reserved concurrency and the per-IP and per-target counters of the service (docs/DESIGN.md 5).',
+        'This stage has neither infra.waf (a web ACL the stack creates, us-east-1 stacks only; on by default ' +
+        'in prod) nor infra.web_acl_arn (one made in us-east-1 apart). Abuse limits live in API Gateway ' +
+        'throttling, reserved concurrency and the per-IP and per-target counters of the service (docs/DESIGN.md 5).',
     });
   }
 }

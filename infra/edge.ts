@@ -1,5 +1,5 @@
-// What runs or applies at CloudFront's edge: the viewer-request functions, the image cache policy, the
-// response header policies (HSTS, the stored files' and the console's CSP) and the optional per-address web ACL.
+// What runs or applies at CloudFront's edge: the viewer-request functions, the image cache policy and the
+// response header policies (HSTS, the stored files' and the console's CSP); the web ACL is infra/waf.ts's.
 import { Duration, type Stack } from 'aws-cdk-lib';
 import {
   CacheHeaderBehavior,
@@ -18,7 +18,6 @@ import {
   type ResponseSecurityHeadersBehavior,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
-import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, type ParamName } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
@@ -245,32 +244,4 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
     imageHeaders,
     consoleHeaders,
   };
-}
-
-/**
- * A CLOUDFRONT-scoped web ACL (the stage config allows it only in us-east-1): one rate-based rule that
- * blocks an address over `rateLimit` requests in 5 minutes. No managed rule groups: their body-size and
- * content rules would refuse legitimate uploads and channel notifications.
- */
-export function createWebAcl(stack: Stack, rateLimit: number): CfnWebACL {
-  const metrics = (name: string) => ({
-    cloudWatchMetricsEnabled: true,
-    metricName: `${stack.stackName}-${name}`.replace(/[^A-Za-z0-9_-]/g, '-'),
-    sampledRequestsEnabled: true,
-  });
-  return new CfnWebACL(stack, 'WebAcl', {
-    scope: 'CLOUDFRONT',
-    defaultAction: { allow: {} },
-    description: `Per-address request limit in front of the ${stack.stackName} CDN`,
-    visibilityConfig: metrics('web-acl'),
-    rules: [
-      {
-        name: 'rate-per-address',
-        priority: 0,
-        action: { block: {} },
-        statement: { rateBasedStatement: { aggregateKeyType: 'IP', limit: rateLimit } },
-        visibilityConfig: metrics('rate-per-address'),
-      },
-    ],
-  });
 }

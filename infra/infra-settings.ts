@@ -6,8 +6,10 @@ import * as z from '#lib/platform/zod.ts';
 import {
   DEFAULT_ACCOUNT_CONCURRENCY,
   LAMBDA_UNRESERVED_MINIMUM,
+  PER_ADDRESS_LIMITS,
   prodReservedConcurrency,
 } from './capacity.ts';
+import { COST_SETTINGS, type CostSettings, costProblems, costSettingsOf } from './cost-settings.ts';
 import { LEGACY_INDEX_STEPS } from './index-move.ts';
 
 const RETENTION_DAYS = new Set<number>(
@@ -60,6 +62,20 @@ export const DEFAULT_BACKUP_RETENTION_DAYS = 90;
 /** A whole number from min to max. */
 const wholeNumber = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
 
+/** Requests one address may make in WAF's 5 minutes, from WAF's minimum (10). */
+const wafLimit = (fallback: number) => z._default(wholeNumber(10, 2_000_000_000), fallback);
+const wafSchema = z.strictObject({
+  rate_limit: wafLimit(PER_ADDRESS_LIMITS.all),
+  render_rate_limit: wafLimit(PER_ADDRESS_LIMITS.renders),
+  original_rate_limit: wafLimit(PER_ADDRESS_LIMITS.originals),
+  code_rate_limit: wafLimit(PER_ADDRESS_LIMITS.codes),
+});
+const throttleOf = (rate: number, burst: number) =>
+  z.object({
+    rate_limit: z._default(z.number().check(z.int(), z.minimum(1)), rate),
+    burst_limit: z._default(z.number().check(z.int(), z.minimum(1)), burst),
+  });
+
 export const infraSchema = z.strictObject({
   /** The AWS account this stage deploys to; pins the stack's env (required for prod). */
   account: z.optional(matching(/^\d{12}$/, 'must be a 12-digit AWS account id')),
@@ -97,13 +113,14 @@ export const infraSchema = z.strictObject({
       'must be a CLOUDFRONT-scoped web ACL ARN (arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>)',
     ),
   ),
-  /** A web ACL this stack creates, with a per-address rate rule; only for a stack pinned to us-east-1. */
-  waf: z.optional(
-    z.strictObject({
-      /** Requests one address may make in any 5 minutes before WAF blocks it (WAF's minimum is 10). */
-      rate_limit: wholeNumber(10, 2_000_000_000),
-    }),
-  ),
+  /**
+   * A web ACL this stack creates with per-address rate rules (infra/waf.ts), only in a stack pinned to
+   * us-east-1: requests one address may make in any 5 minutes, in all and per costly kind (defaults:
+   * PER_ADDRESS_LIMITS). Default: on in a prod stage without web_acl_arn; false: none.
+   */
+  waf: z.optional(z.union([z.literal(false), wafSchema])),
+  /** The render route's own throttle (GET /i/{key+}), inside the stage's; absent: the stage's alone. */
+  render_throttle: z.optional(throttleOf(1, 1)),
   /**
    * Reserved concurrency per function, API groups and workers alike (default: PRODUCTION_RESERVED_CONCURRENCY
    * in prod, none elsewhere; the workers are never reserved by default).
@@ -138,6 +155,12 @@ export const infraSchema = z.strictObject({
   alarm_email: z.optional(z.email()),
   /** X-Ray tracing of every function (AWS SDK calls captured); default: on in prod only. */
   tracing: z.optional(z.boolean()),
+  /** Percent of requests X-Ray records where tracing is on (a sampling rule, infra/cost-alarms.ts). */
+  xray_sampling_percent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 5),
+  /** Lambda's START, END and REPORT lines of every invocation; default: on except in prod. */
+  platform_logs: z.optional(z.boolean()),
+  /** API Gateway's access log, a line per request; default: on except in prod (the CDN's logs hold them). */
+  api_access_log: z.optional(z.boolean()),
   /** Minutes between payment reconciliation runs (docs/DESIGN.md 14). */
   reconcile_every_minutes: z._default(wholeNumber(1, 1440), 5),
   /** Days the event bus archive keeps order.paid for replay; default 365 where data is retained, else 30. */
@@ -147,13 +170,8 @@ export const infraSchema = z.strictObject({
    * (infra/index-move.ts, docs/DEPLOYMENT.md "Moving to the sharded listings"); absent: the current ones.
    */
   legacy_indexes: z.optional(z.enum(LEGACY_INDEX_STEPS)),
-  throttle: z.prefault(
-    z.object({
-      rate_limit: z._default(z.number().check(z.int(), z.minimum(1)), 50),
-      burst_limit: z._default(z.number().check(z.int(), z.minimum(1)), 100),
-    }),
-    {},
-  ),
+  throttle: z.prefault(throttleOf(50, 100), {}),
+  ...COST_SETTINGS,
 });
 
 /** The `infra` section as the schema yields it (snake_case, defaults filled in). */
@@ -166,7 +184,7 @@ export interface DomainSettings {
   hostedZoneId?: string;
 }
 
-export interface InfraSettings {
+export interface InfraSettings extends CostSettings {
   /** Where the stack deploys (its env); without them synth stays environment-agnostic. */
   account?: string;
   region?: string;
@@ -177,8 +195,9 @@ export interface InfraSettings {
   mailIdentity?: string;
   baseUrl?: string;
   webAclArn?: string;
-  /** A web ACL the stack creates (region us-east-1 only), with this per-address limit per 5 minutes. */
-  waf?: { rateLimit: number };
+  /** A web ACL the stack creates (region us-east-1 only): requests per address per 5 minutes, by kind. */
+  waf?: Record<keyof typeof PER_ADDRESS_LIMITS, number>;
+  renderThrottle?: { rateLimit: number; burstLimit: number };
   /** Functions without an entry run unreserved. */
   reservedConcurrency: Partial<Record<FunctionGroup | WorkerName, number>>;
   /** Functions without an entry take their class's memory. */
@@ -190,6 +209,9 @@ export interface InfraSettings {
   /** Operations (infra/operations.ts, infra/workers.ts). */
   alarmEmail?: string;
   tracing: boolean;
+  xraySamplingPercent: number;
+  platformLogs: boolean;
+  apiAccessLog: boolean;
   reconcileEveryMinutes: number;
   eventArchiveDays: number;
   /** The step of the move from the first indexes (infra/index-move.ts); absent: done, or never needed. */
@@ -219,15 +241,20 @@ export function infraSettingsOf(infra: InfraFile, stage: string, production: boo
     retainData,
     logRetentionDays: (infra.log_retention_days ??
       (retainData ? RetentionDays.ONE_YEAR : RetentionDays.ONE_MONTH)) as RetentionDays,
-    throttle: { rateLimit: infra.throttle.rate_limit, burstLimit: infra.throttle.burst_limit },
+    throttle: throttleSettings(infra.throttle),
     ...(infra.alarm_email ? { alarmEmail: infra.alarm_email } : {}),
     tracing: infra.tracing ?? production,
+    xraySamplingPercent: infra.xray_sampling_percent,
+    platformLogs: infra.platform_logs ?? !production,
+    apiAccessLog: infra.api_access_log ?? !production,
     reconcileEveryMinutes: infra.reconcile_every_minutes,
     eventArchiveDays: infra.event_archive_days ?? (retainData ? 365 : 30),
     ...(infra.mail_identity ? { mailIdentity: infra.mail_identity } : {}),
     ...(infra.base_url ? { baseUrl: infra.base_url.replace(/\/+$/, '') } : {}),
     ...(infra.web_acl_arn ? { webAclArn: infra.web_acl_arn } : {}),
-    ...(infra.waf ? { waf: { rateLimit: infra.waf.rate_limit } } : {}),
+    ...wafOf(infra, production),
+    ...(infra.render_throttle ? { renderThrottle: throttleSettings(infra.render_throttle) } : {}),
+    ...costSettingsOf(infra),
     reservedConcurrency: reservedConcurrencyOf(infra, production),
     memoryMb: { ...infra.memory_mb },
     ...backupOf(infra, production),
@@ -249,13 +276,17 @@ export function infraProblems(infra: InfraFile, production: boolean): string[] {
   if (infra.waf && infra.web_acl_arn)
     problems.push('infra.waf and infra.web_acl_arn: a distribution takes one web ACL; set one or the other');
   // A CLOUDFRONT-scoped web ACL can only be created in us-east-1, and a stack creates its resources in its
-  // own region: elsewhere the ACL is made apart (in us-east-1) and attached by ARN.
-  if (infra.waf && infra.region !== CERTIFICATE_REGION)
+  // own region: elsewhere the ACL is made apart (in us-east-1) and attached by ARN. A prod stage has one
+  // unless it says otherwise (docs/DESIGN.md 23).
+  const prodWaf = production && infra.waf === undefined && !infra.web_acl_arn;
+  if ((infra.waf || prodWaf) && infra.region !== CERTIFICATE_REGION)
     problems.push(
       `infra.waf: a CloudFront web ACL can only be created in ${CERTIFICATE_REGION}, and this stage ` +
         `${infra.region ? `deploys to ${infra.region}` : 'pins no region'}; create the ACL in ${CERTIFICATE_REGION} ` +
-        'and set infra.web_acl_arn instead (docs/DEPLOYMENT.md "WAF")',
+        `and set infra.web_acl_arn instead${prodWaf ? ' (or infra.waf: false to go without)' : ''} ` +
+        '(docs/DEPLOYMENT.md "WAF")',
     );
+  if (production) problems.push(...costProblems(infra));
   const reserved = Object.values(reservedConcurrencyOf(infra, production)).reduce<number>(
     (sum, value) => sum + (value ?? 0),
     0,
@@ -273,6 +304,26 @@ export function infraProblems(infra: InfraFile, production: boolean): string[] {
 
 function reservedConcurrencyOf(infra: InfraFile, production: boolean): InfraSettings['reservedConcurrency'] {
   return infra.reserved_concurrency ?? (production ? { ...PRODUCTION_RESERVED_CONCURRENCY } : {});
+}
+
+const throttleSettings = (throttle: InfraFile['throttle']) => ({
+  rateLimit: throttle.rate_limit,
+  burstLimit: throttle.burst_limit,
+});
+
+/** The stage's own web ACL: as its file says, else a prod stage's default where it can be created. */
+function wafOf(infra: InfraFile, production: boolean): Pick<InfraSettings, 'waf'> {
+  const settings = infra.waf ?? (production && !infra.web_acl_arn ? wafSchema.parse({}) : undefined);
+  if (!settings) return {};
+  const { rate_limit, render_rate_limit, original_rate_limit, code_rate_limit } = settings;
+  return {
+    waf: {
+      all: rate_limit,
+      renders: render_rate_limit,
+      originals: original_rate_limit,
+      codes: code_rate_limit,
+    },
+  };
 }
 
 function backupOf(infra: InfraFile, production: boolean): { backup?: { retentionDays: number } } {

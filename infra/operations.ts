@@ -2,6 +2,7 @@
 // settings on every function and the alarms; their topic and the dashboard are built in this construct's scope.
 import { Aws, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { Distribution } from 'aws-cdk-lib/aws-cloudfront';
 import {
   Alarm,
   ComparisonOperator,
@@ -13,10 +14,12 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { type CfnFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { createAlarmTopic } from './alarm-topic.ts';
+import { addCostAlarms } from './cost-alarms.ts';
 import { createDashboard } from './dashboard.ts';
 import { ALARM_THRESHOLDS, BUSINESS_METRICS, FIVE_MINUTES, insightsQuery } from './operations-metrics.ts';
 import type { ServiceFunction } from './service-function.ts';
@@ -43,6 +46,9 @@ export interface OperationsProps {
   workers: Workers;
   apiStage: HttpStage;
   table: Table;
+  /** What the cost alarms watch (infra/cost-alarms.ts). */
+  bucket: Bucket;
+  distribution: Distribution;
 }
 
 export class Operations extends Construct {
@@ -149,6 +155,15 @@ export class Operations extends Construct {
     });
     this.alarm('reconciler-errors', reconcilerErrors, thresholds.workerErrors, {
       description: 'A reconciler run failed as a whole (one channel failing is counted, not thrown).',
+    });
+
+    addCostAlarms(this, {
+      config,
+      topic: this.alarmTopic,
+      render: props.functions.render,
+      bucket: props.bucket,
+      distribution: props.distribution,
+      alarm: (name, metric, threshold, options) => this.alarm(name, metric, threshold, options),
     });
 
     this.dashboard = createDashboard(this, {

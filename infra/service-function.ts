@@ -9,11 +9,13 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import {
+  ApplicationLogLevel,
   Architecture,
   Code,
   Function as LambdaFunction,
   LoggingFormat,
   Runtime,
+  SystemLogLevel,
 } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -141,7 +143,7 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,
-      loggingFormat: LoggingFormat.TEXT,
+      ...loggingOf(props.config),
       description: props.description ?? `${props.group} endpoints`,
       ...(infra.reservedConcurrency[props.group] !== undefined
         ? { reservedConcurrentExecutions: infra.reservedConcurrency[props.group] }
@@ -305,4 +307,19 @@ export class ServiceFunction extends Construct {
 
 function npmCpuOf(architecture: Architecture): LambdaCpu {
   return architecture === Architecture.ARM_64 ? 'arm64' : 'x64';
+}
+
+/**
+ * Lambda's own START, END and REPORT lines are INFO system logs: without `infra.platform_logs` (prod) the
+ * JSON log format with system logs at WARN drops them, so a request's one line is its only line at INFO
+ * (docs/OBSERVABILITY.md). Lambda filters none of the service's own lines (TRACE): the stage's `log.level`
+ * does, and an EMF document, which has no level, must pass whatever it is.
+ */
+function loggingOf(config: StageConfig) {
+  if (config.infra.platformLogs) return { loggingFormat: LoggingFormat.TEXT };
+  return {
+    loggingFormat: LoggingFormat.JSON,
+    systemLogLevelV2: SystemLogLevel.WARN,
+    applicationLogLevelV2: ApplicationLogLevel.TRACE,
+  };
 }

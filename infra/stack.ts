@@ -108,6 +108,8 @@ export class ServiceStack extends Stack {
       workers: this.workers,
       apiStage: this.apiStage,
       table: this.table,
+      bucket: this.bucket,
+      distribution: this.distribution,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'HTTP API (behind the CDN)' });

@@ -1,12 +1,12 @@
 // What every HTTP request leaves behind (docs/OBSERVABILITY.md): the `x-request-id` answer header, exactly one
-// access line, the request metrics per route and the business counts a route's outcome implies. A middy
-// middleware, used first by lib/http/handler.ts so it sees the final answer of every outcome, errors and
-// 404s included.
+// access line, the request metrics per route and the business counts a route's outcome implies (written in
+// that line: one line per request). A middy middleware, used first by lib/http/handler.ts so it sees the
+// final answer of every outcome, errors and 404s included.
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { currentLogContext, log } from '#lib/platform/log.ts';
-import { recordMetric } from '#lib/platform/observability/metrics.ts';
+import { currentLogContext } from '#lib/platform/log.ts';
+import { recordMetric, writeRequestLine } from '#lib/platform/observability/metrics.ts';
 import { annotateRequest } from '#lib/platform/observability/tracing.ts';
 import type { ApiEvent, ApiResult } from './event.ts';
 import { API_PREFIX } from './routes.ts';
@@ -53,13 +53,14 @@ export function observeRequests(
     const requestId = currentLogContext()?.requestId ?? requestIdOf(event, request.context);
     response.headers = { ...response.headers, 'x-request-id': requestId };
     const facts = describe(event);
-    const route = facts.route ?? UNMATCHED_ROUTE;
+    // Account routes answer with and without the /api/v1 prefix (docs/DESIGN.md 4): one route for both.
+    const route = (facts.route ?? UNMATCHED_ROUTE).replace(ACCOUNT_PREFIX, '$1 $2');
     const status = response.statusCode ?? 200;
     const begun = started.get(request);
     const durationMs = begun === undefined ? 0 : Math.round((performance.now() - begun) * 10) / 10;
     const principal = facts.principal;
     // The token or session that proved who called is never written: its kind, role and account only.
-    log.info('request', {
+    writeRequestLine('request', {
       method: event.requestContext?.http?.method?.toUpperCase(),
       route,
       status,
@@ -80,16 +81,14 @@ export function observeRequests(
   };
 }
 
+/** Latency on every request (its sample count is the request count); the errors only when there is one. */
 function recordRequest(route: string, status: number, durationMs: number): void {
   const dimensions = { route };
-  recordMetric('Requests', { dimensions });
   recordMetric('Latency', { value: durationMs, unit: 'Milliseconds', dimensions });
-  // 0 or 1 on every request, so the average is the rate and the sum the count.
-  recordMetric('ClientErrors', { value: status >= 400 && status < 500 ? 1 : 0, dimensions });
-  recordMetric('ServerErrors', { value: isServerFailure(status) ? 1 : 0, dimensions });
+  if (status >= 400 && status < 500) recordMetric('ClientErrors', { dimensions });
+  if (isServerFailure(status)) recordMetric('ServerErrors', { dimensions });
 }
 
-// Account routes answer with and without the /api/v1 prefix (docs/DESIGN.md 4): counted as one.
 const ACCOUNT_PREFIX = new RegExp(`^(\\w+) ${API_PREFIX}(/(?:admin/)?auth/)`);
 const LOGIN_ROUTES = new Set(['POST /auth/login', 'POST /admin/auth/login']);
 const TOTP_VERIFY = 'POST /auth/totp/verify';
@@ -99,21 +98,20 @@ const ORDER_CREATE = `POST ${API_PREFIX}/orders`;
 const PROVIDER_NAME = /^[a-z][a-z0-9_]{0,31}$/;
 
 /**
- * Business counts derived from a route's outcome (docs/OBSERVABILITY.md lists them). Dimensions are route
- * templates and provider names, never ids or paths.
+ * Business counts derived from a route's outcome (docs/OBSERVABILITY.md lists them); `route` is the account
+ * route without its /api/v1 prefix. Dimensions are route templates and provider names, never ids or paths.
  */
 function recordBusinessCounts(route: string, status: number, response: ApiResult): void {
-  const account = route.replace(ACCOUNT_PREFIX, '$1 $2');
   if (status === 429) recordMetric('Throttled', { dimensions: { route } });
-  if (LOGIN_ROUTES.has(account)) {
+  if (LOGIN_ROUTES.has(route)) {
     if (status === 200) {
       const challenged = dataOf(response)?.totp_required === true;
-      recordMetric(challenged ? 'LoginChallenges' : 'Logins', { dimensions: { route: account } });
-    } else if (status === 401) recordMetric('LoginsFailed', { dimensions: { route: account } });
+      recordMetric(challenged ? 'LoginChallenges' : 'Logins', { dimensions: { route } });
+    } else if (status === 401) recordMetric('LoginsFailed', { dimensions: { route } });
     return;
   }
-  if (account === TOTP_VERIFY) {
-    if (status === 200) recordMetric('Logins', { dimensions: { route: account } });
+  if (route === TOTP_VERIFY) {
+    if (status === 200) recordMetric('Logins', { dimensions: { route } });
     else if (status === 401) recordMetric('TotpFailures');
     return;
   }

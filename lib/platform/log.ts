@@ -7,6 +7,7 @@
 // than in the Logger instance: the local server and the tests serve concurrent requests in one process,
 // where instance-wide keys would cross from one request's lines into another's.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { isRequestXRaySampled } from '@aws-lambda-powertools/commons/utils/env';
 import { LogFormatter, Logger, LogItem, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 
@@ -47,7 +48,12 @@ const BODY = 'service_line';
 interface LineBody {
   scope: Record<string, unknown>;
   fields: Record<string, unknown>;
+  /** A request's one line: these fields are dropped, in order, while it is over MAX_REQUEST_LINE_BYTES. */
+  droppable?: readonly string[];
 }
+
+/** The most a request's one line takes at INFO (docs/OBSERVABILITY.md "The access line"). */
+export const MAX_REQUEST_LINE_BYTES = 600;
 
 /**
  * The service's line shape: `level` (lower case), `time`, `message`, then the scope's ids, then the fields.
@@ -55,20 +61,34 @@ interface LineBody {
  */
 class ServiceLineFormatter extends LogFormatter {
   formatAttributes(attributes: UnformattedAttributes, additional: LogAttributes): LogItem {
-    const { scope, fields } = (additional[BODY] ?? { scope: {}, fields: {} }) as unknown as LineBody;
-    return new LogItem({
-      attributes: {
-        level: attributes.logLevel.toLowerCase(),
-        time: attributes.timestamp.toISOString(),
-        message: attributes.message,
-        ...(attributes.serviceName && attributes.serviceName !== UNNAMED_SERVICE
-          ? { service: attributes.serviceName }
-          : {}),
-        ...scope,
-        ...(attributes.xRayTraceId ? { xray_trace_id: attributes.xRayTraceId } : {}),
-        ...fields,
-      },
-    });
+    const {
+      scope,
+      fields,
+      droppable = [],
+    } = (additional[BODY] ?? { scope: {}, fields: {} }) as unknown as LineBody;
+    const service =
+      attributes.serviceName && attributes.serviceName !== UNNAMED_SERVICE
+        ? attributes.serviceName
+        : undefined;
+    // `function` says nothing where the function's name is its service (every function in AWS).
+    const { function: name, ...ids } = scope;
+    const line: Record<string, unknown> = {
+      level: attributes.logLevel.toLowerCase(),
+      time: attributes.timestamp.toISOString(),
+      message: attributes.message,
+      ...(service ? { service } : {}),
+      ...(name === undefined || name === service ? {} : { function: name }),
+      ...ids,
+      // A trace id leads somewhere only when the request was sampled.
+      ...(attributes.xRayTraceId && isRequestXRaySampled() ? { xray_trace_id: attributes.xRayTraceId } : {}),
+      ...fields,
+    };
+    for (const key of droppable) {
+      // The line and its newline.
+      if (Buffer.byteLength(JSON.stringify(line)) < MAX_REQUEST_LINE_BYTES) break;
+      delete line[key];
+    }
+    return new LogItem({ attributes: line });
   }
 }
 
@@ -152,8 +172,11 @@ function scopeFields(): Record<string, unknown> {
   return {
     ...(context.function ? { function: context.function } : {}),
     ...(context.requestId ? { request_id: context.requestId } : {}),
-    ...(context.functionRequestId ? { function_request_id: context.functionRequestId } : {}),
-    ...(context.coldStart === undefined ? {} : { cold_start: context.coldStart }),
+    // Lambda's id only where there is no request id of the caller's to find the lines by (the workers).
+    ...(context.functionRequestId && !context.requestId
+      ? { function_request_id: context.functionRequestId }
+      : {}),
+    ...(context.coldStart ? { cold_start: true } : {}),
   };
 }
 
@@ -164,7 +187,13 @@ export function isLogged(level: Level): boolean {
   return tap !== undefined || THRESHOLD[level] >= THRESHOLD[threshold];
 }
 
-function write(level: Level, message: string, fields: Record<string, unknown> | undefined, clean: boolean) {
+function write(
+  level: Level,
+  message: string,
+  fields: Record<string, unknown> | undefined,
+  clean: boolean,
+  request?: RequestLine,
+) {
   if (!isLogged(level)) return;
   const { error, ...rest } = fields ?? {};
   const body: LineBody = {
@@ -172,9 +201,19 @@ function write(level: Level, message: string, fields: Record<string, unknown> | 
     fields: {
       ...(clean ? (redact(rest) as Record<string, unknown>) : rest),
       ...(error === undefined ? {} : { error: describeError(error) }),
+      ...request?.document,
     },
+    ...(request ? { droppable: request.droppable } : {}),
   };
   logger[level](message, { [BODY]: body as unknown as LogAttributes[string] });
+}
+
+/** What makes a line a request's one line (lib/platform/observability/metrics.ts writes it). */
+export interface RequestLine {
+  /** Its EMF document, written as is (never redacted: metric names are not secrets). */
+  document?: Record<string, unknown>;
+  /** The fields it can lose to stay within MAX_REQUEST_LINE_BYTES, the least needed first. */
+  droppable: readonly string[];
 }
 
 export const log = {
@@ -182,6 +221,9 @@ export const log = {
   info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields, true),
   warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields, true),
   error: (message: string, fields?: Record<string, unknown>) => write('error', message, fields, true),
+  /** A request's one line at INFO, within MAX_REQUEST_LINE_BYTES (docs/OBSERVABILITY.md "The access line"). */
+  request: (message: string, fields: Record<string, unknown>, line: RequestLine) =>
+    write('info', message, fields, true, line),
   /**
    * Writes a line without redaction: only for the no-mail fallback, which docs/SPEC.md 4.1 rule 9 asks to
    * carry the verification code.

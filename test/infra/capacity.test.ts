@@ -24,7 +24,14 @@ import {
 import { MEMORY_MB } from '#infra/service-function.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
-import { CALLS, costPerMillion } from '#test/perf/capacity-cost.ts';
+import {
+  CALLS,
+  costAlarmThresholds,
+  costPerMillion,
+  monthlyAtTarget,
+  WORST_HOUR_GOAL_USD,
+  worstHour,
+} from '#test/perf/capacity-cost.ts';
 import { accountQuotas } from '#test/perf/capacity-quotas.ts';
 import {
   completedProd,
@@ -50,12 +57,17 @@ const stageThrottleOf = (s: Synth): Json =>
   (resourcesOf(s, 'AWS::ApiGatewayV2::Stage')[0]![1] as Json).Properties.DefaultRouteSettings;
 
 describe('the prod stage file', () => {
-  it("carries exactly the model's throttle, reservations, quota and memory", () => {
-    const { throttle, reserved_concurrency, lambda_concurrency_quota, memory_mb } = PROD_FILE.infra;
+  it("carries exactly the model's throttles, reservations, quota and memory", () => {
+    const { throttle, render_throttle, reserved_concurrency, lambda_concurrency_quota, memory_mb } =
+      PROD_FILE.infra;
 
-    expect({ throttle, reserved_concurrency, lambda_concurrency_quota, memory_mb }).toEqual(
+    expect({ throttle, render_throttle, reserved_concurrency, lambda_concurrency_quota, memory_mb }).toEqual(
       prodCapacitySettings(),
     );
+  });
+
+  it('carries the cost alarms the model derives from its budget', () => {
+    expect(PROD_FILE.infra.cost_alarms).toEqual(costAlarmThresholds(PROD_FILE.infra.budget.monthly_usd));
   });
 
   it('reserves less than the quota the doc asks for, minus what Lambda keeps unreserved', () => {
@@ -165,11 +177,36 @@ describe('docs/CAPACITY.md', () => {
     }
   });
 
-  it('prices every main path as the cost model does', () => {
+  it('prices every main path as the cost model does, its log line, trace, WAF and CDN log included', () => {
     for (const call of CALLS) {
       const cost = costPerMillion(call);
-      const line = `| ${cost.name} | ${dollars(cost.lambda)} | ${dollars(cost.api)} | ${dollars(cost.cdn)} | ${dollars(cost.dynamodb)} | ${dollars(cost.s3)} | ${dollars(cost.events)} | **${dollars(cost.total)}** |`;
+      const parts = [cost.lambda, cost.api, cost.cdn, cost.waf, cost.dynamodb, cost.s3, cost.events];
+      const line = `| ${cost.name} | ${[...parts, cost.logs, cost.xray, cost.cdnLogs].map(dollars).join(' | ')} | **${dollars(cost.total)}** |`;
       expect(CAPACITY_DOC, call.name).toContain(line);
     }
+  });
+
+  it('states what logs, traces, CDN logs and the WAF cost in a month at the target', () => {
+    for (const item of monthlyAtTarget()) {
+      const line = `| ${item.name} | ${item.basis} | $${Math.round(item.dollars).toLocaleString('en-US')} |`;
+      expect(CAPACITY_DOC, item.name).toContain(line);
+    }
+  });
+
+  it('states the worst hour one anonymous address can cost on each anonymous route, within the goal where a count bounds it', () => {
+    for (const row of worstHour()) {
+      const line = `| ${row.name} | ${number(row.limit)} | ${number(row.perHour)} | $${row.perRequest.toPrecision(3)} | **$${row.dollars.toFixed(3)}** |`;
+      expect(CAPACITY_DOC, row.name).toContain(line);
+      if (!row.unbounded) expect(row.dollars, row.name).toBeLessThanOrEqual(WORST_HOUR_GOAL_USD);
+    }
+    expect(worstHour().filter((row) => row.unbounded)).toHaveLength(1);
+  });
+
+  it("states prod's cost alarms as the model derives them from its budget", () => {
+    const budget = PROD_FILE.infra.budget.monthly_usd as number;
+    const alarms = costAlarmThresholds(budget);
+    expect(CAPACITY_DOC).toContain(`a budget of $${number(budget)} a month`);
+    for (const [name, value] of Object.entries(alarms))
+      expect(CAPACITY_DOC, name).toContain(`| \`${name}\` | ${number(value)} |`);
   });
 });

@@ -513,7 +513,7 @@ describe('tracing', () => {
     const prodConfig = stageConfigFrom('prod', {
       ...PROD_FILE,
       mail: { from: 'no-reply@mail.example.com' },
-      infra: { ...prodInfra, account: '123456789012', region: 'eu-west-1' },
+      infra: { ...prodInfra, account: '123456789012' },
     });
     expect(prodConfig.infra.tracing).toBe(true);
     const { tracing: _devTracing, ...devInfra } = DEV_FILE.infra;

@@ -49,11 +49,13 @@ describe('stage config', () => {
     }
   });
 
-  it('refuses the committed prod file until its account, region and sender are filled in', () => {
+  it('refuses the committed prod file until its account and sender are filled in (it pins us-east-1)', () => {
     const attempt = () => loadStageConfig('prod', PROJECT_ROOT);
 
     expect(attempt).toThrow(StageConfigError);
-    expect(attempt).toThrow(/mail\.from[\s\S]*infra\.account[\s\S]*infra\.region/);
+    expect(attempt).toThrow(/mail\.from[\s\S]*infra\.account/);
+    expect(attempt).not.toThrow(/infra\.region/);
+    expect(PROD_FILE.infra.region).toBe('us-east-1');
   });
 
   it('refuses settings the deployment owns and unknown infra keys, naming each', () => {
@@ -129,10 +131,11 @@ describe('production guards', () => {
   });
 
   it('names every prod problem at once', () => {
+    const { region: _region, budget: _budget, cost_alarms: _alarms, ...infra } = PROD_FILE.infra;
     const everythingWrong = {
       ...PROD_FILE,
       payment: { ...PROD_FILE.payment, mock: { enabled: true } },
-      infra: { ...PROD_FILE.infra, cors_origins: ['http://localhost:5173'] },
+      infra: { ...infra, cors_origins: ['http://localhost:5173'] },
     };
 
     let message = '';
@@ -148,6 +151,10 @@ describe('production guards', () => {
       'infra.account',
       'infra.region',
       'infra.cors_origins',
+      // Its web ACL can be created in us-east-1 only; the cost guardrails are stated or refused.
+      'infra.waf',
+      'infra.budget',
+      'infra.cost_alarms',
     ]) {
       expect(message, setting).toContain(`  - ${setting}: `);
     }

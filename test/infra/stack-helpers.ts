@@ -113,7 +113,7 @@ export const readStageFile = (stage: string): Json =>
 export const PROD_FILE = readStageFile('prod');
 export const DEV_FILE = readStageFile('dev');
 export const PROD_ACCOUNT = '123456789012';
-export const PROD_REGION = 'eu-west-1';
+export const PROD_REGION: string = PROD_FILE.infra.region;
 export const CERTIFICATE_ARN = `arn:aws:acm:us-east-1:${PROD_ACCOUNT}:certificate/0f8fad5b-d9cb-469f-a165-70867728950e`;
 
 /** prod.json as an operator completes it before the first deploy (docs/DEPLOYMENT.md). */

@@ -2,14 +2,16 @@
 // Format, built by Powertools for AWS Lambda's Metrics. Points recorded while a request or invocation is
 // served (lib/platform/observability/invocation.ts) are kept in its AsyncLocalStorage scope and written once, when it
 // ends: one EMF document per set of dimensions (EMF applies a document's dimensions to all its values).
-// A point recorded outside any scope is written at once.
+// A point recorded outside any scope is written at once. An HTTP request's points ride in its access line
+// instead (`writeRequestLine`): one line per request, under its route, their own dimensions as the line's
+// fields.
 //
 // Every point with dimensions is also published under `service` alone, so an alarm or a dashboard can read
 // a total without knowing every route, provider or reason.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { getStringFromEnv, isRunningInLambda } from '@aws-lambda-powertools/commons/utils/env';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { isLogged, log } from '#lib/platform/log.ts';
+import { isLogged, log, type RequestLine } from '#lib/platform/log.ts';
 
 export type MetricUnit = 'Count' | 'Bytes' | 'Milliseconds';
 
@@ -33,6 +35,8 @@ interface Point {
 interface Scope {
   points: Point[];
   open: boolean;
+  /** The request's access line, written with the points when the scope ends. */
+  line?: { message: string; fields: Record<string, unknown> & { route: string } };
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
@@ -120,12 +124,84 @@ function publish(points: readonly Point[]): void {
         // A metric must never fail a request: a bad name or value is a bug worth a line, not a 500.
         log.warn('metrics not written', { error, names: slice.map((point) => point.name) });
       } finally {
-        metrics.clearMetrics();
-        metrics.clearDimensions();
-        metrics.clearMetadata();
+        clear(metrics);
       }
     }
   }
+}
+
+function clear(metrics: EmfDocuments): void {
+  metrics.clearMetrics();
+  metrics.clearDimensions();
+  metrics.clearMetadata();
+}
+
+/**
+ * The access line of the HTTP request being served: written once it has been served, as its one line at INFO
+ * and its EMF document, its points published under its `route` (and `service` alone) and their own
+ * dimensions written as the line's fields. Outside a scope it is written at once.
+ */
+export function writeRequestLine(message: string, fields: Record<string, unknown> & { route: string }): void {
+  const scope = scopes.getStore();
+  if (scope?.open) scope.line = { message, fields };
+  else log.request(message, fields, { droppable: LESS_NEEDED });
+}
+
+/**
+ * What a request line loses, in this order, when it would pass MAX_REQUEST_LINE_BYTES: first what it says
+ * twice (its route template names the method; its document has `Latency`, `ColdStart`, `_aws.Timestamp`),
+ * then the trace and the role, then its points' own dimensions; never its metrics.
+ */
+const LESS_NEEDED = ['xray_trace_id', 'role'];
+const SAID_AGAIN = ['method', 'duration_ms', 'cold_start', 'time', ...LESS_NEEDED];
+
+/**
+ * The points' own dimensions the line does not carry yet, as its fields, and the points whose values
+ * disagree with the line's or another point's (written apart).
+ */
+function asFields(points: readonly Point[], line: Record<string, unknown>) {
+  const fields: Record<string, string> = {};
+  const apart: Point[] = [];
+  for (const point of points) {
+    const own = Object.entries(point.dimensions);
+    if (own.some(([name, value]) => (line[name] ?? fields[name] ?? value) !== value)) apart.push(point);
+    else for (const [name, value] of own) if (!(name in line)) fields[name] = value;
+  }
+  return { fields, apart };
+}
+
+/** The request's line with its points in it (where INFO is not written, the points alone). */
+function publishLine(points: readonly Point[], { message, fields }: NonNullable<Scope['line']>): void {
+  const metrics = emf();
+  if (metrics.off || !isLogged('info')) {
+    // Each of these writes nothing where the other is what is off.
+    publish(points);
+    log.request(message, fields, { droppable: LESS_NEEDED });
+    return;
+  }
+  const { fields: own, apart } = asFields(points, fields);
+  const joined = points.filter((point) => !apart.includes(point));
+  const line: RequestLine = { droppable: [...SAID_AGAIN, ...Object.keys(own)] };
+  try {
+    metrics.addDimensions({ route: fields.route });
+    metrics.addDimensions({});
+    for (const point of joined) metrics.addMetric(point.name, point.unit, point.value);
+    if (joined.length > 0) line.document = metrics.serializeMetrics() as unknown as Record<string, unknown>;
+  } catch (error) {
+    log.warn('metrics not written', { error, names: joined.map((point) => point.name) });
+  } finally {
+    clear(metrics);
+  }
+  const document = line.document && JSON.stringify({ ...line.document, ...own });
+  // In AWS Lambda the line is the document CloudWatch reads; elsewhere they stay apart (documents at debug).
+  if (inLambda()) {
+    log.request(message, { ...fields, ...own }, line);
+    if (document) sink?.(document);
+  } else {
+    log.request(message, fields, { droppable: LESS_NEEDED });
+    if (document) write(document);
+  }
+  publish(apart);
 }
 
 /** Records one data point of `name` (default: a count of 1) for the request or invocation being served. */
@@ -151,6 +227,7 @@ export async function collectMetrics<T>(work: () => Promise<T>): Promise<T> {
     return await scopes.run(scope, work);
   } finally {
     scope.open = false;
-    publish(scope.points);
+    if (scope.line) publishLine(scope.points, scope.line);
+    else publish(scope.points);
   }
 }
