@@ -1,6 +1,7 @@
 // The functions that serve no route (docs/DESIGN.md 14): the outbox drain on the table's stream, the
-// payment reconciler on a schedule, the CDN takedowns every minute, and what makes their deliveries safe
-// (dead-letter queue, event archive).
+// payment reconciler on a schedule, the CDN takedowns every minute, the renewal reminders, and what makes
+// their deliveries safe (dead-letter queue, event archive). The scheduled ones fan out inside each run
+// (every shard of their listing read at once, docs/CAPACITY.md "Workers").
 import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { type ITable, StreamViewType } from 'aws-cdk-lib/aws-dynamodb';
 import { type EventBus, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
@@ -33,30 +34,39 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 30,
     description: 'Delivers order.paid from the outbox (table stream) to the event bus',
   },
-  // One query per due channel order (payment.reconcile.max_orders_per_run, 4 at a time), each bounded by
-  // the channel client's own timeout; it starts none with less than 15 s left.
+  // Every shard of the schedule read at once, one query per due channel order (at most
+  // payment.reconcile.max_orders_per_run, payment.reconcile.channel_concurrency in flight at each channel),
+  // each bounded by the channel client's own timeout; it starts none with less than 15 s left. Under the
+  // 5-minute schedule, so runs do not overlap (docs/CAPACITY.md "Workers").
   reconciler: {
     functionClass: 'io',
-    timeoutSeconds: 120,
+    timeoutSeconds: 240,
     description: 'Asks the payment channels about pending orders and settles those they report paid',
   },
-  // One query per shard, one CreateInvalidation, the deletes of what it sent; under a minute, so two runs
-  // never overlap and the batches stay one request a minute.
+  // Every shard's recorded takedowns onto the edge's deny-list (KeyValueStore writes of 50 keys, one at a
+  // time), one CreateInvalidation, the deletes of what it sent; under a minute, so two runs never overlap
+  // and the batches stay one request a minute.
   takedowns: {
     functionClass: 'light',
     timeoutSeconds: 50,
-    description: "Sends the back office's takedowns to the CDN in one invalidation a minute",
+    description:
+      "Puts the back office's takedowns on the edge's deny-list and sends one invalidation a minute",
   },
-  // One page of the index of grant end dates (at most 500 entries), a read, a marker and a mail each.
+  // Every shard of the index of grant end dates at once, a marker, a read, a mail and an unlisting each, at
+  // billing.reminders_per_second; it starts none with less than 10 s left, so it keeps sending for nearly
+  // its whole 5-minute period (docs/CAPACITY.md "Workers").
   reminders: {
     functionClass: 'light',
-    timeoutSeconds: 120,
+    timeoutSeconds: 280,
     description: 'Mails renewal reminders before paid plans end, once per grant',
   },
 };
 
-/** How often the reminders worker runs (a reminder goes out within this of its day). */
-export const REMINDERS_EVERY_MINUTES = 60;
+/**
+ * How often the reminders worker runs: with its timeout (280 s) it sends for most of each period, so the
+ * SES rate it is given is nearly all used (1 million a day at 14/s).
+ */
+export const REMINDERS_EVERY_MINUTES = 5;
 
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
@@ -189,16 +199,16 @@ export class Workers extends Construct {
       }),
     );
 
-    // The back office's takedowns: one CreateInvalidation a minute with every path pending (its grant, from
-    // its need `cdn`, is that one action on this distribution; no API function holds it). An asynchronous
-    // retry would make a second request that minute.
+    // The back office's takedowns: onto the edge's deny-list, then one CreateInvalidation a minute (its
+    // grants, from its need `cdn`, are that one action on this distribution and the deny-list's writes; no
+    // API function holds them). An asynchronous retry would make a second request that minute.
     schedule(
       'TakedownSchedule',
       'Sends pending CDN takedowns in one invalidation',
       'takedowns',
       TAKEDOWN_EVERY_MINUTES,
     );
-    // Renewal reminders (docs/DESIGN.md 17): every hour.
+    // Renewal reminders (docs/DESIGN.md 17): every 5 minutes.
     schedule(
       'RemindersSchedule',
       'Mails renewal reminders before paid plans end',

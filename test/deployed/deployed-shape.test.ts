@@ -674,8 +674,8 @@ describe('the deployed shape', () => {
     const again = await stack.invokeWorker('takedowns', scheduled);
 
     expect(afterDelete).toBe(before);
-    expect(run).toEqual({ paths: 1, invalidations: 1, more: false });
-    expect(again).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(run).toEqual({ denied: 1, paths: 1, invalidations: 1, more: false });
+    expect(again).toEqual({ denied: 0, paths: 0, invalidations: 0, more: false });
     const made = stack.cloudfront.invalidations.slice(before);
     // The file and every rendition of it: CloudFront's wildcard covers any query string.
     expect(made.map(({ distributionId, paths }) => ({ distributionId, paths }))).toEqual([

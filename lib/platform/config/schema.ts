@@ -168,6 +168,9 @@ export const configSchema = z.object({
     // Set by the deployment: the distribution serving /i/*, whose cache the takedowns worker invalidates
     // paths in. Absent locally, where no CDN caches anything.
     distribution_id: optionalText,
+    // Set by the deployment: the CloudFront KeyValueStore the /i/* edge function reads as its deny-list of
+    // taken-down files (lib/platform/cdn/deny-list.ts). Absent locally: the local server reads the table.
+    deny_list_arn: optionalText,
     // How long the CDN's edge keeps an /i/ object (browsers keep it a year, immutably): a deleted file
     // leaves the edge within this, with no invalidation (docs/DESIGN.md 19). Takedowns are invalidated.
     deleted_max_age_seconds: wholeNumber(60, 365 * 24 * 60 * 60, 24 * 60 * 60),
