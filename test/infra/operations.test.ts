@@ -227,7 +227,8 @@ describe('takedowns', () => {
 
 describe("the takedowns' deny-list", () => {
   it('is one KeyValueStore the /i/* edge function reads, written by the takedowns worker alone', () => {
-    const [[storeId], ...others] = resourcesOf(dev, 'AWS::CloudFront::KeyValueStore');
+    const [store, ...others] = resourcesOf(dev, 'AWS::CloudFront::KeyValueStore');
+    const [storeId] = store!;
     const storeArn = { 'Fn::GetAtt': [storeId, 'Arn'] };
     const takedowns = dev.stack.workers.functions.takedowns;
     const kvs = roleStatements(dev, takedowns).filter((statement) =>
