@@ -11,6 +11,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
@@ -168,19 +169,35 @@ export class Workers extends Construct {
 
     // A worker run on a schedule: EventBridge retries an invocation Lambda did not accept; past one interval
     // the next run covers it. The next run is the retry: one retried asynchronously would only overlap it.
-    const schedule = (id: string, description: string, worker: WorkerName, minutes: number) => {
+    // A run that fans out is one target per input, invoked at once (a rule takes at most 5 targets).
+    const schedule = (
+      id: string,
+      description: string,
+      worker: WorkerName,
+      minutes: number,
+      inputs: object[] = [],
+    ) => {
       const every = Duration.minutes(minutes);
       const fn = this.functions[worker].fn;
-      new Rule(this, id, { description, schedule: Schedule.rate(every) }).addTarget(
-        new LambdaTarget(fn, { retryAttempts: 2, maxEventAge: every }),
-      );
+      const rule = new Rule(this, id, { description, schedule: Schedule.rate(every) });
+      for (const input of inputs.length > 0 ? inputs : [undefined]) {
+        rule.addTarget(
+          new LambdaTarget(fn, {
+            retryAttempts: 2,
+            maxEventAge: every,
+            ...(input ? { event: RuleTargetInput.fromObject(input) } : {}),
+          }),
+        );
+      }
       fn.configureAsyncInvoke({ retryAttempts: 0 });
     };
+    // Fanned out: RECONCILE_FAN_OUT invocations, each reading its own range of the schedule's shards.
     schedule(
       'ReconcileSchedule',
       'Runs the payment reconciler (pending orders whose callback never came)',
       'reconciler',
       config.infra.reconcileEveryMinutes,
+      shardRanges(config.settings.listing_shards).map((shards) => ({ shards })),
     );
 
     // What the stream gave up on (the bus down past every retry, a record older than maxRecordAge) stays

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GROUP_NEEDS, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
@@ -195,8 +196,18 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     const fn = functions?.get(name);
     return startLocalSchedule(name, intervalMs, fn && ((event: unknown) => fn.invoke(event as never)));
   };
+  // The reconciler fans out as its schedule does in AWS: one invocation per range of shards, at once.
+  const reconciler = functions?.get('reconciler');
+  const fannedOut =
+    reconciler &&
+    ((event: unknown) =>
+      Promise.all(
+        shardRanges(config.listing_shards).map((shards) =>
+          reconciler.invoke({ ...(event as object), shards } as never),
+        ),
+      ));
   const schedules = [
-    schedule('reconciler', config.payment.reconcile.local_interval_seconds * 1000),
+    startLocalSchedule('reconciler', config.payment.reconcile.local_interval_seconds * 1000, fannedOut),
     schedule('reminders', config.billing.local_interval_seconds * 1000),
     schedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS),
   ];

@@ -74,6 +74,8 @@ const SIDE_WORK_PER_RUN = 1000;
 export interface RunOptions {
   /** The invocation's time left (Lambda's context.getRemainingTimeInMillis); absent: no limit. */
   timeLeftMs?: () => number;
+  /** The shards of the schedule this run reads, `from` to `to` - 1 (the schedule fans out); absent: all. */
+  shards?: { from: number; to: number };
 }
 
 type Outcome = 'settled' | 'already_paid' | 'still_pending' | 'failed';
@@ -154,7 +156,8 @@ export class Reconciler {
         await Promise.all(taken.map((order) => this.handle(order, state)));
       }
     };
-    await Promise.all(Array.from({ length: this.deps.orders.dueShards }, (_, shard) => readShard(shard)));
+    const { from, to } = options.shards ?? { from: 0, to: this.deps.orders.dueShards };
+    await Promise.all(Array.from({ length: to - from }, (_, n) => readShard(from + n)));
     [summary.refunds_completed, summary.coupons_released] = await sideWork;
     if (summary.truncated) {
       log.warn('payment reconciliation has more orders due than one run asks about', {

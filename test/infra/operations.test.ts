@@ -155,6 +155,14 @@ describe('reconciler', () => {
       return rules[0]![1].Properties;
     };
     expect(schedule(dev).ScheduleExpression).toBe('rate(5 minutes)');
+    // Fanned out: one target per range of the schedule's shards, together every shard once.
+    const ranges = (schedule(dev).Targets as Json[]).map((target) => JSON.parse(target.Input).shards);
+    expect(ranges).toEqual([
+      { from: 0, to: 4 },
+      { from: 4, to: 8 },
+      { from: 8, to: 12 },
+      { from: 12, to: 16 },
+    ]);
     expect(schedule(dev).State).toBe('ENABLED');
     expect(schedule(dev).Targets[0].RetryPolicy).toEqual({
       MaximumRetryAttempts: 2,

@@ -1,7 +1,7 @@
 // Workers that keep up (docs/DESIGN.md 24, docs/CAPACITY.md "Workers"): a batch of due work seeded straight
 // into the table (BatchWriteItem), then one run of each scheduled worker as deployed, built by its own
 // builder: the reconciler over 10,000 pending channel_c orders whose check is due (the fake channel answers
-// "not paid"), the reminders over grants ending within the window, the takedowns worker over 5,000 recorded
+// "not paid"), fanned out over its shards as its schedule invokes it, the reminders over grants ending within the window, the takedowns worker over 5,000 recorded
 // takedowns. Each must take every due item exactly once (no order asked about twice, no reminder mailed
 // twice, every file on the deny-list once); the rate each reached is printed, never asserted (DynamoDB
 // Local answers one request at a time on a shared machine). The suite runs 10,000 reminders; the full-size
@@ -9,6 +9,8 @@
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReconcilerDeps } from '#functions/reconciler/deps.ts';
+import { RECONCILE_FAN_OUT, shardRanges } from '#functions/reconciler/fan-out.ts';
+import { createReconcilerHandler } from '#functions/reconciler/handler.ts';
 import { needs as reconcilerNeeds } from '#functions/reconciler/needs.ts';
 import { buildRemindersDeps } from '#functions/reminders/deps.ts';
 import { needs as remindersNeeds } from '#functions/reminders/needs.ts';
@@ -110,7 +112,7 @@ afterAll(async () => {
 });
 
 describe('workers that keep up', () => {
-  it('asks about each of 10,000 due channel orders exactly once in one reconciler run', async () => {
+  it('asks about each of 10,000 due channel orders exactly once in one fanned-out reconciler run', async () => {
     // Prepare: pending channel_c orders placed at its fake gateway, first check a minute ago.
     const now = Date.now();
     const ids = Array.from({ length: SIZES.orders }, (_, n) => `rc-${now}-${n}`);
@@ -130,14 +132,20 @@ describe('workers that keep up', () => {
       })),
     );
     for (const id of ids) channels.queries('channel_c').set(id, 'not_paid');
-    const { reconciler } = buildReconcilerDeps(testResources('reconciler', reconcilerNeeds));
+    const deps = buildReconcilerDeps(testResources('reconciler', reconcilerNeeds));
+    const handler = createReconcilerHandler(() => deps);
+    const ranges = shardRanges(shards);
 
-    // Act
-    const summary = await timed('reconcile', ids.length, () => reconciler.run());
+    // Act: one scheduled run, fanned out as the schedule invokes it (one invocation per range of shards).
+    const summaries = await timed('reconcile', ids.length, () =>
+      Promise.all(ranges.map((range) => handler({ shards: range }, lambdaContext as Context))),
+    );
 
     // Assess
     const asked = counts(channels.queries('channel_c').queried);
-    expect(summary).toMatchObject({ checked: ids.length, still_pending: ids.length, truncated: false });
+    expect(ranges).toHaveLength(RECONCILE_FAN_OUT);
+    expect(summaries.every((summary) => summary.checked > 0 && !summary.truncated)).toBe(true);
+    expect(summaries.reduce((total, summary) => total + summary.still_pending, 0)).toBe(ids.length);
     expect(ids.filter((id) => asked.get(id) !== 1)).toEqual([]);
     const stored = await readAll(ids.map(orderKey));
     expect(stored.filter((item) => item?.reconcile_checks !== 1)).toEqual([]);
