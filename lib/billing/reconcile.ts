@@ -100,8 +100,9 @@ export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   /**
-   * One run over the orders due now: every shard of the schedule read at once, each by its own page loop,
-   * at most `channelConcurrency` queries in flight at each channel (docs/CAPACITY.md "Workers"). Never
+   * One run over the orders due now: every shard of the schedule (or of the range given) read at once, each
+   * by its own page loop, at most `channelConcurrency` queries in flight at each channel (docs/CAPACITY.md
+   * "Workers"). Never
    * throws for one channel or one order; only when the settings or the schedule cannot be read at all (the
    * run then fails as a whole and the schedule runs it again).
    */
@@ -116,20 +117,24 @@ export class Reconciler {
       coupons_released: 0,
       refunds_completed: 0,
     };
-    const sideLimit = Math.min(this.deps.maxOrdersPerRun, SIDE_WORK_PER_RUN);
     // Beside the checks, never fatal: refunds left pending, and coupon redemptions held by orders (of any
-    // provider) past their deadline, given back.
+    // provider) past their deadline, given back; by one invocation of a fanned-out run (the first range's).
+    const sideLimit =
+      (options.shards?.from ?? 0) === 0 ? Math.min(this.deps.maxOrdersPerRun, SIDE_WORK_PER_RUN) : 0;
     const sideWork = Promise.all([
-      this.deps.refunds.reconcilePending(sideLimit).catch((error: unknown) => {
-        log.error('pending refunds could not be read', { error });
+      (sideLimit > 0 ? this.deps.refunds.reconcilePending(sideLimit) : Promise.resolve(0)).catch(
+        (error: unknown) => {
+          log.error('pending refunds could not be read', { error });
+          return 0;
+        },
+      ),
+      (sideLimit > 0
+        ? this.deps.coupons.releaseExpired((id) => this.deps.orders.get(id), sideLimit)
+        : Promise.resolve(0)
+      ).catch((error: unknown) => {
+        log.error('coupon redemptions of expired orders could not be read', { error });
         return 0;
       }),
-      this.deps.coupons
-        .releaseExpired((id) => this.deps.orders.get(id), sideLimit)
-        .catch((error: unknown) => {
-          log.error('coupon redemptions of expired orders could not be read', { error });
-          return 0;
-        }),
     ]);
     const { registry } = await this.deps.gateways.current();
     // Only channels registered now can be asked (mock and manual orders are never scheduled: no channel).
