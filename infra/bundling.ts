@@ -76,6 +76,13 @@ export const CHANNEL_B_SDK = 'wechatpay-axios-plugin';
 // (need `cdn`).
 export const CLOUDFRONT_SDK = '@aws-sdk/client-cloudfront';
 
+// The KeyValueStore client and the JS SigV4A signer its API needs: the same worker's deny-list writes only
+// (lib/platform/aws/cloudfront.ts loads them on a run with keys to write). Installed beside that bundle.
+export const KEY_VALUE_STORE_SDK = [
+  '@aws-sdk/client-cloudfront-keyvaluestore',
+  '@aws-sdk/signature-v4a',
+] as const;
+
 // TOTP (otplib with its @otplib/*, @noble/hashes and @scure/base) and the setup's QR code (uqr): about
 // 48 KiB of the accounts bundle that V8 would compile at every cold start, for the few requests that set up or
 // check a code (lib/accounts/totp.ts, lib/accounts/qr.ts load them then). Installed beside the accounts bundle.
@@ -142,8 +149,8 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   // Asks the channels about pending orders; the channels' code may reach their SDKs, so they ship as for
   // payments (installed beside the bundle, loaded only when a channel's query path needs them).
   reconciler: { native: [], installed: [CHANNEL_A_SDK, CHANNEL_B_SDK] },
-  // Sends the administrators' takedowns to CloudFront once a minute.
-  takedowns: { native: [], installed: [CLOUDFRONT_SDK] },
+  // Sends the administrators' takedowns to CloudFront once a minute: the deny-list, then an invalidation.
+  takedowns: { native: [], installed: [CLOUDFRONT_SDK, ...KEY_VALUE_STORE_SDK] },
   // Mails renewal reminders: the table and the mail channel only.
   reminders: { native: [], installed: [] },
 };
@@ -203,6 +210,7 @@ export function externalModulesOf(packages: GroupPackages): string[] {
       ...NATIVE_ADDON_NAMES.map((addon) => NATIVE_ADDONS[addon].package),
       ...TRACER_PACKAGES,
       CLOUDFRONT_SDK,
+      ...KEY_VALUE_STORE_SDK,
       ...packages.installed,
       ...(packages.unreachable ?? []),
     ]),

@@ -10,6 +10,7 @@ import {
   FunctionRuntime,
   HeadersFrameOption,
   HeadersReferrerPolicy,
+  KeyValueStore,
   OriginRequestCookieBehavior,
   OriginRequestHeaderBehavior,
   OriginRequestPolicy,
@@ -50,10 +51,12 @@ const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
 // function renders) and written back percent-encoded, w, h, fit, q, f first, then any others sorted (kept,
 // repeats too, so the function answers them 400 under their own key). For f=auto the Accept header's
 // class, by the same rules the function renders by (lib/files/rendition-query.ts), is the cache key's
-// header; any other request has it removed, so a viewer cannot split the cache by sending one. First line
-// as CloudFront requires.
+// header; any other request has it removed, so a viewer cannot split the cache by sending one. A key on
+// the deny-list of taken-down files (the KeyValueStore, lib/platform/cdn/deny-list.ts) is 404 before the
+// cache, renditions included. First line as CloudFront requires.
 export const IMAGE_KEY_FUNCTION = `import cf from 'cloudfront';
 
+var DENY_LIST = cf.kvs();
 var RENDITION_PARAMS = ${JSON.stringify(RENDITION_PARAM_ORDER)};
 var ACCEPTS_AVIF = ${regexLiteral(ACCEPTS_AVIF)};
 var ACCEPTS_WEBP = ${regexLiteral(ACCEPTS_WEBP)};
@@ -67,12 +70,13 @@ function acceptClassOf(accept) {
   return 'other';
 }
 
-function handler(event) {
+async function handler(event) {
   var request = event.request;
   var key = request.uri.substring(2);
   if (!/^\\/\\d{4}\\/\\d{2}\\/\\d{2}\\/[^\\/]+$/.test(key)) {
     return { statusCode: 404, statusDescription: 'Not Found' };
   }
+  if (await DENY_LIST.exists(key.substring(1))) return { statusCode: 404, statusDescription: 'Not Found' };
   delete request.headers['${ACCEPT_CLASS_HEADER}'];
   var given = request.querystring;
   var names = Object.keys(given);
@@ -149,6 +153,18 @@ export interface EdgePolicies {
 }
 
 /**
+ * The deny-list of taken-down files the /i/* function reads (lib/platform/cdn/deny-list.ts), one per stack:
+ * the takedowns worker writes it (its need `cdn`).
+ */
+export function takedownDenyList(stack: Stack): KeyValueStore {
+  const id = 'TakedownDenyList';
+  return (
+    (stack.node.tryFindChild(id) as KeyValueStore | undefined) ??
+    new KeyValueStore(stack, id, { comment: 'Taken-down files: the /i/* edge function answers 404 for them' })
+  );
+}
+
+/**
  * `deletedMaxAgeSeconds` is the stage's `cdn.deleted_max_age_seconds`: how long the edge keeps an /i/
  * object, and so how long a deleted file can still be served from it (no invalidation per delete).
  */
@@ -162,6 +178,7 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
     comment: 'Maps /i/<key> to the object key, sends renditions to the API, refuses any other /i/ path',
     code: FunctionCode.fromInline(IMAGE_KEY_FUNCTION),
     runtime: FunctionRuntime.JS_2_0,
+    keyValueStore: takedownDenyList(stack),
   });
   // Keys carry a fresh uuid per upload and are never rewritten, so browsers keep them a year, immutably (the
   // objects' Cache-Control). The edge keeps them no longer than the stage's cdn.deleted_max_age_seconds:

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import type { IDistribution } from 'aws-cdk-lib/aws-cloudfront';
+import type { IDistribution, IKeyValueStore } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -75,8 +75,10 @@ export interface NeedResources {
   bucket: IBucket;
   masterKey: IKey;
   eventBus: IEventBus;
-  /** The CDN in front of the API and /i/*: deletes invalidate their file's path in it. */
+  /** The CDN in front of the API and /i/*: takedowns invalidate their file's path in it. */
   distribution: IDistribution;
+  /** The deny-list of taken-down files its /i/* edge function reads (infra/edge.ts). */
+  denyList: IKeyValueStore;
   /** The SES identity mail is sent as; absent when the stage sets no mail.from. */
   mailIdentityArn: string | undefined;
   /** The CDN's origin secret (lib/http/front-door.ts): read by every function API Gateway reaches. */
@@ -231,6 +233,7 @@ export class ServiceFunction extends Construct {
       frontDoor: { provider: 'secrets-manager', secretId: resources.originSecret.secretArn },
       notifyBaseUrl: resources.notifyBaseUrl,
       distributionId: resources.distribution.distributionId,
+      denyListArn: resources.denyList.keyValueStoreArn,
     });
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
@@ -260,7 +263,14 @@ export class ServiceFunction extends Construct {
     // through SES as that one verified identity.
     if (needs.mail && resources.mailIdentityArn)
       this.allow(['ses:SendEmail', 'ses:SendRawEmail'], [resources.mailIdentityArn]);
-    if (needs.cdn) this.grantInvalidation(resources.distribution);
+    if (needs.cdn) {
+      this.grantInvalidation(resources.distribution);
+      // The deny-list's data plane: its version, and writes of its keys (nothing else of CloudFront).
+      this.allow(
+        ['cloudfront-keyvaluestore:DescribeKeyValueStore', 'cloudfront-keyvaluestore:UpdateKeys'],
+        [resources.denyList.keyValueStoreArn],
+      );
+    }
     // GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret).
     if (needs.frontDoor) this.allow(['secretsmanager:GetSecretValue'], [resources.originSecret.secretArn]);
     return this;

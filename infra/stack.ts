@@ -15,6 +15,7 @@ import { ServiceApi } from './api.ts';
 import { createDistribution } from './cdn.ts';
 import { CONSOLE_BUILD_DIR } from './console.ts';
 import { ServiceData } from './data.ts';
+import { takedownDenyList } from './edge.ts';
 import { Operations } from './operations.ts';
 import type { NeedResources, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
@@ -89,6 +90,7 @@ export class ServiceStack extends Stack {
       masterKey: this.masterKey,
       eventBus: this.eventBus,
       distribution: this.distribution,
+      denyList: takedownDenyList(this),
       mailIdentityArn: this.mailIdentityArn(config),
       originSecret: this.originSecret,
       notifyBaseUrl: api.notifyBaseUrl,

@@ -1,6 +1,7 @@
 // The functions that serve no route (docs/DESIGN.md 14): the outbox drain on the table's stream, the
-// payment reconciler on a schedule, the CDN takedowns every minute, and what makes their deliveries safe
-// (dead-letter queue, event archive).
+// payment reconciler on a schedule, the CDN takedowns every minute, the renewal reminders, and what makes
+// their deliveries safe (dead-letter queue, event archive). The scheduled ones fan out inside each run
+// (every shard of their listing read at once, docs/CAPACITY.md "Workers").
 import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { type ITable, StreamViewType } from 'aws-cdk-lib/aws-dynamodb';
 import { type EventBus, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
@@ -10,6 +11,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
@@ -33,30 +35,39 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 30,
     description: 'Delivers order.paid from the outbox (table stream) to the event bus',
   },
-  // One query per due channel order (payment.reconcile.max_orders_per_run, 4 at a time), each bounded by
-  // the channel client's own timeout; it starts none with less than 15 s left.
+  // Every shard of the schedule read at once, one query per due channel order (at most
+  // payment.reconcile.max_orders_per_run, payment.reconcile.channel_concurrency in flight at each channel),
+  // each bounded by the channel client's own timeout; it starts none with less than 15 s left. Under the
+  // 5-minute schedule, so runs do not overlap (docs/CAPACITY.md "Workers").
   reconciler: {
     functionClass: 'io',
-    timeoutSeconds: 120,
+    timeoutSeconds: 240,
     description: 'Asks the payment channels about pending orders and settles those they report paid',
   },
-  // One query per shard, one CreateInvalidation, the deletes of what it sent; under a minute, so two runs
-  // never overlap and the batches stay one request a minute.
+  // Every shard's recorded takedowns onto the edge's deny-list (KeyValueStore writes of 50 keys, one at a
+  // time), one CreateInvalidation, the deletes of what it sent; under a minute, so two runs never overlap
+  // and the batches stay one request a minute.
   takedowns: {
     functionClass: 'light',
     timeoutSeconds: 50,
-    description: "Sends the back office's takedowns to the CDN in one invalidation a minute",
+    description:
+      "Puts the back office's takedowns on the edge's deny-list and sends one invalidation a minute",
   },
-  // One page of the index of grant end dates (at most 500 entries), a read, a marker and a mail each.
+  // Every shard of the index of grant end dates at once, a marker, a read, a mail and an unlisting each, at
+  // billing.reminders_per_second; it starts none with less than 10 s left, so it keeps sending for nearly
+  // its whole 5-minute period (docs/CAPACITY.md "Workers").
   reminders: {
     functionClass: 'light',
-    timeoutSeconds: 120,
+    timeoutSeconds: 280,
     description: 'Mails renewal reminders before paid plans end, once per grant',
   },
 };
 
-/** How often the reminders worker runs (a reminder goes out within this of its day). */
-export const REMINDERS_EVERY_MINUTES = 60;
+/**
+ * How often the reminders worker runs: with its timeout (280 s) it sends for most of each period, so the
+ * SES rate it is given is nearly all used (1 million a day at 14/s).
+ */
+export const REMINDERS_EVERY_MINUTES = 5;
 
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
@@ -158,19 +169,35 @@ export class Workers extends Construct {
 
     // A worker run on a schedule: EventBridge retries an invocation Lambda did not accept; past one interval
     // the next run covers it. The next run is the retry: one retried asynchronously would only overlap it.
-    const schedule = (id: string, description: string, worker: WorkerName, minutes: number) => {
+    // A run that fans out is one target per input, invoked at once (a rule takes at most 5 targets).
+    const schedule = (
+      id: string,
+      description: string,
+      worker: WorkerName,
+      minutes: number,
+      inputs: object[] = [],
+    ) => {
       const every = Duration.minutes(minutes);
       const fn = this.functions[worker].fn;
-      new Rule(this, id, { description, schedule: Schedule.rate(every) }).addTarget(
-        new LambdaTarget(fn, { retryAttempts: 2, maxEventAge: every }),
-      );
+      const rule = new Rule(this, id, { description, schedule: Schedule.rate(every) });
+      for (const input of inputs.length > 0 ? inputs : [undefined]) {
+        rule.addTarget(
+          new LambdaTarget(fn, {
+            retryAttempts: 2,
+            maxEventAge: every,
+            ...(input ? { event: RuleTargetInput.fromObject(input) } : {}),
+          }),
+        );
+      }
       fn.configureAsyncInvoke({ retryAttempts: 0 });
     };
+    // Fanned out: RECONCILE_FAN_OUT invocations, each reading its own range of the schedule's shards.
     schedule(
       'ReconcileSchedule',
       'Runs the payment reconciler (pending orders whose callback never came)',
       'reconciler',
       config.infra.reconcileEveryMinutes,
+      shardRanges(config.settings.listing_shards).map((shards) => ({ shards })),
     );
 
     // What the stream gave up on (the bus down past every retry, a record older than maxRecordAge) stays
@@ -189,16 +216,16 @@ export class Workers extends Construct {
       }),
     );
 
-    // The back office's takedowns: one CreateInvalidation a minute with every path pending (its grant, from
-    // its need `cdn`, is that one action on this distribution; no API function holds it). An asynchronous
-    // retry would make a second request that minute.
+    // The back office's takedowns: onto the edge's deny-list, then one CreateInvalidation a minute (its
+    // grants, from its need `cdn`, are that one action on this distribution and the deny-list's writes; no
+    // API function holds them). An asynchronous retry would make a second request that minute.
     schedule(
       'TakedownSchedule',
       'Sends pending CDN takedowns in one invalidation',
       'takedowns',
       TAKEDOWN_EVERY_MINUTES,
     );
-    // Renewal reminders (docs/DESIGN.md 17): every hour.
+    // Renewal reminders (docs/DESIGN.md 17): every 5 minutes.
     schedule(
       'RemindersSchedule',
       'Mails renewal reminders before paid plans end',

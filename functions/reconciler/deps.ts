@@ -7,11 +7,14 @@ import { config } from '#lib/platform/config/index.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { needs } from './needs.ts';
 
-/** The reconciler, its schedule and bounds from payment.reconcile (docs/PAYMENTS-GUIDE.md, "Reconciliation"). */
-export type ReconcilerDeps = Pick<Billing, 'reconciler'>;
+/**
+ * The reconciler, its schedule and bounds from payment.reconcile (docs/PAYMENTS-GUIDE.md, "Reconciliation"),
+ * and how many shards the schedule spreads over (`listing_shards`: a fanned-out run names a range of them).
+ */
+export type ReconcilerDeps = Pick<Billing, 'reconciler'> & { shards: number };
 
 export function buildReconcilerDeps(resources: GroupResources): ReconcilerDeps {
-  return { reconciler: settlingBilling(resources).reconciler };
+  return { reconciler: settlingBilling(resources).reconciler, shards: resources.settings.listing_shards };
 }
 
 let deps: ReconcilerDeps | undefined;

@@ -23,6 +23,7 @@ export function buildRemindersDeps(resources: GroupResources): RemindersDeps {
       mailer: mailerOf(resources),
       ...buildAccountRecords({ table, listingShards }),
       days: settings.billing.renewal_reminder_days,
+      perSecond: settings.billing.reminders_per_second,
       listingShards,
     }),
   };

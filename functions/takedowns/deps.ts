@@ -1,10 +1,11 @@
 // The takedowns worker's dependencies, built once per container from its needs and settings.
 
 import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
+import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { cdnOf } from '#lib/wiring/cdn.ts';
+import { cdnOf, edgeDenyListOf } from '#lib/wiring/cdn.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
@@ -13,6 +14,8 @@ export interface TakedownsDeps {
   takedowns: Takedowns;
   /** CloudFront where the deployment names a distribution; locally a no-op, so the batch is just cleared. */
   cdn: Invalidator;
+  /** The KeyValueStore the edge reads where the deployment names one; locally the table's record alone. */
+  denyList: EdgeDenyList;
 }
 
 export function buildTakedownsDeps(resources: GroupResources): TakedownsDeps {
@@ -24,6 +27,7 @@ export function buildTakedownsDeps(resources: GroupResources): TakedownsDeps {
       edgeMaxAgeSeconds: settings.cdn.deleted_max_age_seconds,
     }),
     cdn: cdnOf(resources),
+    denyList: edgeDenyListOf(resources),
   };
 }
 

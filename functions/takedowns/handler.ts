@@ -1,8 +1,10 @@
-// Lambda entry of the `takedowns` worker: a schedule (every minute, infra/workers.ts) runs it; it sends the
-// paths administrators took down since the last run in ONE CDN invalidation (at most MAX_TAKEDOWN_PATHS, of
-// which at most MAX_TAKEDOWN_WILDCARD_PATHS `/i/<key>*` wildcards; the rest next minute) and deletes what it
-// sent (lib/platform/cdn/takedowns.ts). A run with nothing pending makes no request. A failed invalidation
-// throws, so Lambda counts the error; the paths stay pending and the next minute's run sends them.
+// Lambda entry of the `takedowns` worker: a schedule (every minute, infra/workers.ts) runs it; it puts every
+// file administrators took down since the last run on the edge's deny-list (the /i/* edge function answers
+// 404 for it at once), then sends the oldest paths listed in ONE CDN invalidation (at most
+// MAX_TAKEDOWN_PATHS, of which at most MAX_TAKEDOWN_WILDCARD_PATHS `/i/<key>*` wildcards; the rest next
+// minute) and deletes what it sent (lib/platform/cdn/takedowns.ts). A run with nothing pending makes no
+// request. A failed invalidation or deny-list write throws, so Lambda counts the error; what it could not
+// do stays pending and the next minute's run does it.
 import type { Context } from 'aws-lambda';
 import type { TakedownRun } from '#lib/platform/cdn/takedowns.ts';
 import { observeInvocation } from '#lib/platform/observability/invocation.ts';
@@ -13,8 +15,8 @@ export type TakedownsHandler = (event: unknown, context: Context) => Promise<Tak
 /** The worker over the given dependencies, as one observed invocation (the scheduled event is not read). */
 export function createTakedownsHandler(deps: () => TakedownsDeps): TakedownsHandler {
   return observeInvocation('takedowns', async () => {
-    const { takedowns, cdn } = deps();
-    return takedowns.send(cdn);
+    const { takedowns, cdn, denyList } = deps();
+    return takedowns.send(cdn, denyList);
   });
 }
 

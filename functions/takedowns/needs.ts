@@ -1,10 +1,11 @@
-// What the `takedowns` worker needs (lib/wiring/needs.ts): once a minute it sends the paths administrators
-// took down in one CDN invalidation (lib/platform/cdn/takedowns.ts).
+// What the `takedowns` worker needs (lib/wiring/needs.ts): once a minute it puts the files administrators
+// took down on the edge's deny-list and sends their paths in one CDN invalidation (lib/platform/cdn/takedowns.ts).
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {
-  // Reads the pending takedowns and deletes those it sent.
+  // Reads the pending takedowns, keeps the deny-list's record, and deletes what it sent.
   table: 'readwrite',
-  // CreateInvalidation on the one distribution: the only function that invalidates.
+  // CreateInvalidation on the one distribution, and writes to the edge's deny-list (its KeyValueStore):
+  // the only function that does either.
   cdn: true,
 } as const satisfies GroupNeeds;

@@ -7,10 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GROUP_NEEDS, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
+import { deniedAtEdge } from '#lib/platform/cdn/deny-list.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { openMasterKey } from '#lib/platform/crypto/index.ts';
@@ -151,6 +153,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
   // The embedded master key is made on the first start, not on the first secret, so it can be backed up.
   await openMasterKey(config);
   const storage = new FileStorage(s3Client(config.aws), config.bucket_name);
+  const table = new Table(dynamoClient(config.aws), config.table_name);
 
   const { functions } = options;
   const loadHandler = functions
@@ -169,8 +172,10 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
       directory: resolve(PROJECT_ROOT, 'web', 'dist'),
       uploadOrigins: config.aws.s3_endpoint ? [new URL(config.aws.s3_endpoint).origin] : [],
     },
-    // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap).
-    direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url),
+    // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap); a key
+    // on the deny-list of taken-down files is 404, as the /i/* edge function answers it.
+    direct: (request, response, url) =>
+      serveStoredFileLocally(storage, request, response, url, (key) => deniedAtEdge(table, key)),
     onError: (error) => log.error('local server failed a request', { error }),
   });
   const port = options.port ?? config.port;
@@ -187,13 +192,24 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     ...(drainFn ? { invoke: (event) => drainFn.invoke(event as never) } : {}),
   });
   // The scheduled workers on timers, as the stack's schedules run them in AWS: pending channel orders
-  // reconciled, renewal reminders mailed, the back office's takedowns sent (here: cleared, no CDN).
+  // reconciled, renewal reminders mailed, the back office's takedowns put on the deny-list this server
+  // reads (no CDN to invalidate here).
   const schedule = (name: WorkerName, intervalMs: number) => {
     const fn = functions?.get(name);
     return startLocalSchedule(name, intervalMs, fn && ((event: unknown) => fn.invoke(event as never)));
   };
+  // The reconciler fans out as its schedule does in AWS: one invocation per range of shards, at once.
+  const reconciler = functions?.get('reconciler');
+  const fannedOut =
+    reconciler &&
+    ((event: unknown) =>
+      Promise.all(
+        shardRanges(config.listing_shards).map((shards) =>
+          reconciler.invoke({ ...(event as object), shards } as never),
+        ),
+      ));
   const schedules = [
-    schedule('reconciler', config.payment.reconcile.local_interval_seconds * 1000),
+    startLocalSchedule('reconciler', config.payment.reconcile.local_interval_seconds * 1000, fannedOut),
     schedule('reminders', config.billing.local_interval_seconds * 1000),
     schedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS),
   ];

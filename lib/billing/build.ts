@@ -152,6 +152,7 @@ export function buildBilling(input: BillingInput) {
       settlement,
       schedule,
       maxOrdersPerRun: payment.reconcile.max_orders_per_run,
+      channelConcurrency: payment.reconcile.channel_concurrency,
       clock,
       coupons,
       refunds: completion,

@@ -3,7 +3,7 @@
 
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
+import { readShards, type ShardedListing, shardPages, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   ANY_KEY_VALUE,
   decodeCursor,
@@ -59,6 +59,16 @@ export interface DueOrder {
   reconcile_checks: number;
   /** Its place in the schedule as read: a write moving it holds only while it is still there. */
   due_key: string;
+}
+
+function dueOrderOf(item: Item): DueOrder {
+  return {
+    id: String(item.id),
+    provider: String(item.provider),
+    deadline_ms: Number(item.deadline_ms),
+    reconcile_checks: typeof item.reconcile_checks === 'number' ? item.reconcile_checks : 0,
+    due_key: String(item.gsi3sk),
+  };
 }
 
 export interface SettleInput {
@@ -181,16 +191,21 @@ export class OrderRepository {
       // `~` sorts after `#`: an order due at exactly `now` is included.
       to: `${now.toISOString()}~`,
     });
-    return {
-      items: page.items.map((item) => ({
-        id: String(item.id),
-        provider: String(item.provider),
-        deadline_ms: Number(item.deadline_ms),
-        reconcile_checks: typeof item.reconcile_checks === 'number' ? item.reconcile_checks : 0,
-        due_key: String(item.gsi3sk),
-      })),
-      next_cursor: page.next_cursor,
-    };
+    return { items: page.items.map(dueOrderOf), next_cursor: page.next_cursor };
+  }
+
+  /** How many shards the schedule spreads over (a run reads them all at once, each with `dueInShard`). */
+  get dueShards(): number {
+    return this.due.count;
+  }
+
+  /** One shard of the schedule, due by `now`, most overdue first, page by page (lib/billing/reconcile.ts). */
+  async *dueInShard(shard: number, now: Date, pageSize: number): AsyncGenerator<DueOrder[]> {
+    for await (const page of shardPages(this.deps.table, this.due, shard, {
+      pageSize,
+      to: `${now.toISOString()}~`,
+    }))
+      yield page.map(dueOrderOf);
   }
 
   /**

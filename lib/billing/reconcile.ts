@@ -2,8 +2,8 @@
 // whose callback never came is asked about at its channel, and settled when the channel's verified answer
 // reports it paid, through the same checks a callback passes (lib/billing/callbacks.ts) and the same single
 // settlement write (paid_via reconciliation). Each such order has its own schedule (the `due` index,
-// lib/billing/reconcile-schedule.ts): a run takes the orders whose check is due, most overdue first, and
-// moves each to its next check or out of the schedule. A channel that cannot be asked changes nothing but
+// lib/billing/reconcile-schedule.ts): a run reads every shard of it at once, each shard's due orders most
+// overdue first, and moves each to its next check or out of the schedule. A channel that cannot be asked changes nothing but
 // the order's next check: a warning, a metric, and a later run asks again. An order is asked about only at
 // the gateway it was placed with (StoredOrder.gateway_origin).
 
@@ -11,6 +11,7 @@ import type { ChannelAdapter, QueryVerdict } from '#lib/billing/channels/types.t
 import { type Clock, ConditionFailedError } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
+import { concurrencyLimit } from '#lib/platform/throughput.ts';
 import { settleReportedPayment } from './callbacks.ts';
 import type { CouponDesk } from './coupon-desk.ts';
 import type { DueOrder, OrderRepository } from './orders.ts';
@@ -54,6 +55,8 @@ export interface ReconcilerDeps {
   schedule: ReconcileSchedule;
   /** payment.reconcile.max_orders_per_run. */
   maxOrdersPerRun: number;
+  /** payment.reconcile.channel_concurrency: queries in flight at once at one channel. */
+  channelConcurrency: number;
   clock: Clock;
   /** Gives back the coupon redemptions of orders that expired unpaid (docs/DESIGN.md 17). */
   coupons: CouponDesk;
@@ -61,16 +64,18 @@ export interface ReconcilerDeps {
   refunds: Pick<RefundCompletion, 'reconcilePending'>;
 }
 
-/** Queries in flight at once, across channels. */
-const CONCURRENCY = 4;
 /** No new query starts with less time than this left (a query's 5 s timeout plus its settlement). */
 const TIME_RESERVE_MS = 15_000;
-/** Due orders read per page of the schedule. */
+/** Due orders read per page of a shard. */
 const PAGE = 100;
+/** Pending refunds and coupon holds of expired orders taken per run, beside the checks. */
+const SIDE_WORK_PER_RUN = 1000;
 
 export interface RunOptions {
   /** The invocation's time left (Lambda's context.getRemainingTimeInMillis); absent: no limit. */
   timeLeftMs?: () => number;
+  /** The shards of the schedule this run reads, `from` to `to` - 1 (the schedule fans out); absent: all. */
+  shards?: { from: number; to: number };
 }
 
 type Outcome = 'settled' | 'already_paid' | 'still_pending' | 'failed';
@@ -83,12 +88,23 @@ const emptyCounts = (): ReconcileCounts => ({
   failed: 0,
 });
 
+/** What one run shares between its shards: the channels to ask, their limits, its totals. */
+interface RunState {
+  adapters: Map<ChannelName, ChannelAdapter>;
+  limits: Map<ChannelName, ReturnType<typeof concurrencyLimit>>;
+  summary: ReconcileSummary;
+  timeShort: () => boolean;
+}
+
 export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   /**
-   * One run over the orders due now. Never throws for one channel or one order; only when the settings or
-   * the schedule cannot be read at all (the run then fails as a whole and the schedule runs it again).
+   * One run over the orders due now: every shard of the schedule (or of the range given) read at once, each
+   * by its own page loop, at most `channelConcurrency` queries in flight at each channel (docs/CAPACITY.md
+   * "Workers"). Never
+   * throws for one channel or one order; only when the settings or the schedule cannot be read at all (the
+   * run then fails as a whole and the schedule runs it again).
    */
   async run(options: RunOptions = {}): Promise<ReconcileSummary> {
     const now = this.deps.clock();
@@ -101,76 +117,90 @@ export class Reconciler {
       coupons_released: 0,
       refunds_completed: 0,
     };
-    summary.refunds_completed = await this.deps.refunds
-      .reconcilePending(this.deps.maxOrdersPerRun)
-      .catch((error: unknown) => {
-        log.error('pending refunds could not be read', { error });
-        return 0;
-      });
-    // Orders of any provider holding a coupon's redemption past their deadline give it back (never fatal).
-    summary.coupons_released = await this.deps.coupons
-      .releaseExpired((id) => this.deps.orders.get(id), this.deps.maxOrdersPerRun)
-      .catch((error: unknown) => {
+    // Beside the checks, never fatal: refunds left pending, and coupon redemptions held by orders (of any
+    // provider) past their deadline, given back; by one invocation of a fanned-out run (the first range's).
+    const sideLimit =
+      (options.shards?.from ?? 0) === 0 ? Math.min(this.deps.maxOrdersPerRun, SIDE_WORK_PER_RUN) : 0;
+    const sideWork = Promise.all([
+      (sideLimit > 0 ? this.deps.refunds.reconcilePending(sideLimit) : Promise.resolve(0)).catch(
+        (error: unknown) => {
+          log.error('pending refunds could not be read', { error });
+          return 0;
+        },
+      ),
+      (sideLimit > 0
+        ? this.deps.coupons.releaseExpired((id) => this.deps.orders.get(id), sideLimit)
+        : Promise.resolve(0)
+      ).catch((error: unknown) => {
         log.error('coupon redemptions of expired orders could not be read', { error });
         return 0;
-      });
+      }),
+    ]);
     const { registry } = await this.deps.gateways.current();
     // Only channels registered now can be asked (mock and manual orders are never scheduled: no channel).
-    const adapters = new Map<ChannelName, ChannelAdapter>();
+    const state: RunState = {
+      adapters: new Map(),
+      limits: new Map(),
+      summary,
+      timeShort: () => options.timeLeftMs !== undefined && options.timeLeftMs() < TIME_RESERVE_MS,
+    };
     for (const name of CHANNELS) {
       const adapter = registry.channel(name);
-      if (adapter) adapters.set(name, adapter);
+      if (adapter) state.adapters.set(name, adapter);
+      state.limits.set(name, concurrencyLimit(this.deps.channelConcurrency));
     }
-
-    const due: DueOrder[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.deps.orders.dueBy(
-        now,
-        Math.min(PAGE, this.deps.maxOrdersPerRun - due.length),
-        cursor,
-      );
-      due.push(...page.items);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor && due.length < this.deps.maxOrdersPerRun);
-    if (cursor) {
-      summary.truncated = true;
-      log.warn('payment reconciliation has more orders due than one run asks about', {
-        asked: this.deps.maxOrdersPerRun,
-      });
-    }
-
-    let next = 0;
-    const worker = async () => {
-      while (next < due.length) {
-        if (options.timeLeftMs && options.timeLeftMs() < TIME_RESERVE_MS) {
+    let budget = this.deps.maxOrdersPerRun;
+    const readShard = async (shard: number) => {
+      for await (const page of this.deps.orders.dueInShard(shard, now, PAGE)) {
+        if (budget <= 0 || state.timeShort()) {
           summary.truncated = true;
           return;
         }
-        const order = due[next++]!;
-        const provider = order.provider as ChannelName;
-        const adapter = adapters.get(provider);
-        if (!adapter) {
-          // Its channel is off now: nobody to ask. It keeps its place (no check counted) until its end.
-          if (await this.moveOn(order, false)) summary.left_schedule += 1;
-          continue;
-        }
-        const outcome = await this.reconcileOrder(order, provider, adapter);
-        const counts = summary.providers[provider] ?? emptyCounts();
-        summary.providers[provider] = counts;
-        for (const total of [summary, counts]) {
-          total.checked += 1;
-          total[outcome] += 1;
-        }
-        // A settled order left the schedule in its settlement; an already paid one did too, or is taken out.
-        if (outcome === 'settled') continue;
-        if (outcome === 'already_paid') await this.leave(order, order.reconcile_checks + 1);
-        else if (await this.moveOn(order, true)) summary.left_schedule += 1;
+        const taken = page.slice(0, budget);
+        budget -= taken.length;
+        await Promise.all(taken.map((order) => this.handle(order, state)));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
-    if (due.length > 0) log.info('payment reconciliation run', { ...summary });
+    const { from, to } = options.shards ?? { from: 0, to: this.deps.orders.dueShards };
+    await Promise.all(Array.from({ length: to - from }, (_, n) => readShard(from + n)));
+    [summary.refunds_completed, summary.coupons_released] = await sideWork;
+    if (summary.truncated) {
+      log.warn('payment reconciliation has more orders due than one run asks about', {
+        asked: summary.checked,
+      });
+    }
+    if (summary.checked + summary.left_schedule > 0) log.info('payment reconciliation run', { ...summary });
     return summary;
+  }
+
+  /** One due order: asked about at its channel (within the channel's limit), then moved on or out. */
+  private async handle(order: DueOrder, state: RunState): Promise<void> {
+    const { summary } = state;
+    const provider = order.provider as ChannelName;
+    const adapter = state.adapters.get(provider);
+    if (!adapter) {
+      // Its channel is off now: nobody to ask. It keeps its place (no check counted) until its end.
+      if (await this.moveOn(order, false)) summary.left_schedule += 1;
+      return;
+    }
+    const outcome = await state.limits.get(provider)!(async () =>
+      state.timeShort() ? undefined : this.reconcileOrder(order, provider, adapter),
+    );
+    if (!outcome) {
+      // Too little time left to ask: it stays due, and the next run takes it.
+      summary.truncated = true;
+      return;
+    }
+    const counts = summary.providers[provider] ?? emptyCounts();
+    summary.providers[provider] = counts;
+    for (const total of [summary, counts]) {
+      total.checked += 1;
+      total[outcome] += 1;
+    }
+    // A settled order left the schedule in its settlement; an already paid one did too, or is taken out.
+    if (outcome === 'settled') return;
+    if (outcome === 'already_paid') await this.leave(order, order.reconcile_checks + 1);
+    else if (await this.moveOn(order, true)) summary.left_schedule += 1;
   }
 
   /**

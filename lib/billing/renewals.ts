@@ -1,14 +1,16 @@
 // Renewal reminders (docs/DESIGN.md 17): every grant with an end has one entry in a sparse, sharded index of
 // end dates (the `due` index under `renewals#<n>`), written in the same transaction as the grant (settlement,
-// a refund's take-back). The reminders worker reads the entries ending within `renewal_reminder_days`,
-// mails each owner once per grant (a conditional marker), and takes the entry out of the index.
+// a refund's take-back). The reminders worker reads the entries ending within `renewal_reminder_days`, every
+// shard at once, mails each owner once per grant (a conditional marker) at no more than the SES rate it is
+// given, and takes the entry out of the index.
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { Grant } from '#lib/files/quota-model.ts';
-import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
+import { type ShardedListing, shardPages, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   type Clock,
   ConditionFailedError,
   epochSeconds,
+  type Item,
   type Key,
   type Table,
   type TransactItem,
@@ -16,6 +18,7 @@ import {
 import { log } from '#lib/platform/log.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { renewalReminderMail } from '#lib/platform/mail/templates.ts';
+import { startPacer } from '#lib/platform/throughput.ts';
 
 const DAY_MS = 86_400_000;
 export const RENEWALS = 'renewals';
@@ -62,6 +65,8 @@ export interface ReminderSummary {
   /** Ended before any run reached them (the worker was off): taken out without a mail. */
   ended: number;
   failed: number;
+  /** True when time ran short with entries left: they stay listed for the next run. */
+  more: boolean;
 }
 
 export interface RenewalRemindersDeps {
@@ -70,55 +75,91 @@ export interface RenewalRemindersDeps {
   mailer: Mailer;
   /** `billing.renewal_reminder_days`. */
   days: number;
+  /** `billing.reminders_per_second`: reminders started a second at most (under the SES sending rate). */
+  perSecond: number;
   listingShards: number;
   clock: Clock;
 }
 
-/** Entries one run takes at most (the rest wait for the next). */
-const MAX_PER_RUN = 500;
+export interface ReminderRunOptions {
+  /** The invocation's time left (Lambda's context.getRemainingTimeInMillis); absent: no limit. */
+  timeLeftMs?: () => number;
+}
+
+/** Entries read per page of a shard (one BatchGetItem reads a page's entries again, strongly). */
+const PAGE = 100;
+/** No reminder starts with less time than this left (its marker, read, mail and unlisting). */
+const TIME_RESERVE_MS = 10_000;
 
 export class RenewalReminders {
-  constructor(private readonly deps: RenewalRemindersDeps) {}
+  private readonly listing: ShardedListing;
 
-  async run(): Promise<ReminderSummary> {
-    const { table, clock, days, listingShards } = this.deps;
+  constructor(private readonly deps: RenewalRemindersDeps) {
+    this.listing = listing(deps.listingShards);
+  }
+
+  /**
+   * One run: every shard of the index read at once, each by its own page loop, reminders started at most
+   * `perSecond` a second across them all, until the entries due are done or time runs short.
+   */
+  async run(options: ReminderRunOptions = {}): Promise<ReminderSummary> {
+    const { table, clock, days } = this.deps;
     const now = clock();
-    const summary: ReminderSummary = { found: 0, reminded: 0, already: 0, ended: 0, failed: 0 };
-    const until = new Date(now.getTime() + days * DAY_MS);
-    const page = await readShards(table, listing(listingShards), {
-      limit: MAX_PER_RUN,
-      order: 'oldest-first',
-      to: `${until.toISOString()}~`,
-    });
-    summary.found = page.items.length;
-    for (const entry of page.items) {
-      const accountId = String(entry.id);
-      const seen = String(entry.gsi3sk);
-      try {
-        const item = await table.get(renewalKey(accountId));
-        // Replaced since it was listed (a new grant): the next run reads it where it is now.
-        if (!item || item.gsi3sk !== seen) continue;
-        const endsMs = Number(item.deadline_ms);
-        if (endsMs <= now.getTime()) {
-          summary.ended += 1;
-        } else {
-          const outcome = await this.remind(
-            accountId,
-            String(item.grant_order_id),
-            endsMs,
-            String(item.plan_name),
-          );
-          summary[outcome] += 1;
-          if (outcome === 'failed') continue;
+    const summary: ReminderSummary = { found: 0, reminded: 0, already: 0, ended: 0, failed: 0, more: false };
+    const until = `${new Date(now.getTime() + days * DAY_MS).toISOString()}~`;
+    const pace = startPacer(this.deps.perSecond);
+    const timeShort = () => options.timeLeftMs !== undefined && options.timeLeftMs() < TIME_RESERVE_MS;
+    const readShard = async (shard: number) => {
+      for await (const page of shardPages(table, this.listing, shard, { pageSize: PAGE, to: until })) {
+        if (timeShort()) {
+          summary.more = true;
+          return;
         }
-        await this.unlist(accountId, seen);
-      } catch (error) {
-        summary.failed += 1;
-        log.error('a renewal reminder could not be handled', { account_id: accountId, error });
+        summary.found += page.length;
+        const current = await table.getMany(page.map((entry) => renewalKey(String(entry.id))));
+        await Promise.all(
+          page.map(async (entry, index) => {
+            const accountId = String(entry.id);
+            const seen = String(entry.gsi3sk);
+            // Replaced since it was listed (a new grant): a later run reads it where it is now.
+            const item = current[index];
+            if (!item || item.gsi3sk !== seen) return;
+            await pace();
+            if (timeShort()) {
+              summary.more = true;
+              return;
+            }
+            await this.handle(accountId, seen, item, now, summary);
+          }),
+        );
       }
-    }
+    };
+    await Promise.all(Array.from({ length: this.deps.listingShards }, (_, shard) => readShard(shard)));
     if (summary.found > 0) log.info('renewal reminders run', { ...summary });
     return summary;
+  }
+
+  /** One entry: its reminder (unless its grant has ended), then out of the index. */
+  private async handle(accountId: string, seen: string, item: Item, now: Date, summary: ReminderSummary) {
+    try {
+      const endsMs = Number(item.deadline_ms);
+      if (endsMs <= now.getTime()) {
+        summary.ended += 1;
+      } else {
+        const outcome = await this.remind(
+          accountId,
+          String(item.grant_order_id),
+          endsMs,
+          String(item.plan_name),
+        );
+        summary[outcome] += 1;
+        if (outcome === 'failed') return;
+      }
+      await this.unlist(accountId, seen);
+    } catch (error) {
+      summary.failed += 1;
+      log.error('a renewal reminder could not be handled', { account_id: accountId, error });
+    }
   }
 
   /** The mail, once per grant: the marker first; a mail that fails takes the marker back for the next run. */

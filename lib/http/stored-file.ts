@@ -115,21 +115,25 @@ function decodePath(path: string): string | undefined {
 
 /**
  * The local server's `direct` hook: answers GET and HEAD of /i/<key> by streaming from storage, the way
- * CloudFront will in AWS (no size cap, no base64). Returns false for every other request.
+ * CloudFront will in AWS (no size cap, no base64). A key `denied` names (the edge's deny-list of taken-down
+ * files) is 404, renditions included, as the /i/* edge function answers it. Returns false for every other
+ * request.
  */
 export async function serveStoredFileLocally(
   storage: FileStorage,
   request: IncomingMessage,
   response: ServerResponse,
   url: URL,
+  denied: (key: string) => Promise<boolean> = async () => false,
 ): Promise<boolean> {
   const method = (request.method ?? 'GET').toUpperCase();
-  // A query asks for a rendition: the render function's, through the route table (as the CDN sends it).
-  if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/') || url.search !== '')
-    return false;
-  request.resume();
+  if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/')) return false;
   const key = decodePath(url.pathname.slice(3));
-  const object = key === undefined ? undefined : await openStoredFile(storage, key);
+  const refused = key !== undefined && (await denied(key));
+  // A query asks for a rendition: the render function's, through the route table (as the CDN sends it).
+  if (url.search !== '' && !refused) return false;
+  request.resume();
+  const object = key === undefined || refused ? undefined : await openStoredFile(storage, key);
   if (!object) {
     sendNotFound(response);
     return true;

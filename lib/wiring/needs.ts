@@ -25,7 +25,10 @@ export interface GroupNeeds {
   frontDoor?: boolean;
   /** The payment channels' notify address (the callback function's URL). */
   notifyUrl?: boolean;
-  /** Invalidating paths in the CDN (CloudFront CreateInvalidation on the one distribution). */
+  /**
+   * Taking files out of the CDN: CloudFront CreateInvalidation on the one distribution, and writing the
+   * edge's deny-list (the KeyValueStore its /i/* function reads).
+   */
   cdn?: boolean;
   /**
    * Writing renditions: PutObject under the bucket's derived/ prefix only (lib/files/rendition-query.ts),
@@ -76,6 +79,8 @@ export interface NeedValues {
   notifyBaseUrl?: string;
   /** Absent locally: there is no CDN whose cache could hold a deleted file. */
   distributionId?: string;
+  /** The edge's deny-list (a KeyValueStore ARN); absent locally, like the distribution. */
+  denyListArn?: string;
 }
 
 /**
@@ -94,6 +99,7 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'aws.events_endpoint',
   'aws.cloudfront_endpoint',
   'cdn.distribution_id',
+  'cdn.deny_list_arn',
   'payment.notify_base_url',
   'front_door.provider',
   'front_door.secret_id',
@@ -127,6 +133,7 @@ export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<st
   }
   if (needs.notifyUrl && values.notifyBaseUrl) env.PAYMENT__NOTIFY_BASE_URL = values.notifyBaseUrl;
   if (needs.cdn && values.distributionId) env.CDN__DISTRIBUTION_ID = values.distributionId;
+  if (needs.cdn && values.denyListArn) env.CDN__DENY_LIST_ARN = values.denyListArn;
   return env;
 }
 
@@ -145,6 +152,7 @@ export function deployedVariablesOf(needs: GroupNeeds): string[] {
         frontDoor: { provider: 'secrets-manager', secretId: placeholder },
         notifyBaseUrl: placeholder,
         distributionId: placeholder,
+        denyListArn: placeholder,
       }),
     ),
   ];

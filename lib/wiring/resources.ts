@@ -5,6 +5,7 @@
 
 import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
 import { AppError } from '#lib/core/errors.ts';
+import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/index.ts';
@@ -32,8 +33,8 @@ export interface GroupResources {
   readonly needs: GroupNeeds;
   readonly settings: Readonly<AppConfig>;
   readonly clock: Clock | undefined;
-  /** What has been built, once per container. */
-  readonly built: Map<Need, unknown>;
+  /** What has been built, once per container (by need, or by the slot of a need's second resource). */
+  readonly built: Map<string, unknown>;
 }
 
 /**
@@ -48,6 +49,8 @@ export interface ProvidedResources {
   events?: OrderEventPublisher;
   mail?: Mailer;
   cdn?: Invalidator;
+  /** The edge's deny-list (need `cdn`). */
+  denyList?: EdgeDenyList;
 }
 
 export interface GroupResourcesOptions {
@@ -62,12 +65,12 @@ export function groupResources(
   options: GroupResourcesOptions = {},
 ): GroupResources {
   const provided = Object.entries(options.provided ?? {}).filter(([, resource]) => resource !== undefined);
-  return { group, needs, settings, clock: options.clock, built: new Map(provided as Array<[Need, unknown]>) };
+  return { group, needs, settings, clock: options.clock, built: new Map(provided) };
 }
 
 /** The resource behind `need`, built once per container; a need the group did not declare throws. */
-export function once<T>(resources: GroupResources, need: Need, build: () => T): T {
+export function once<T>(resources: GroupResources, need: Need, build: () => T, slot: string = need): T {
   if (!resources.needs[need]) throw new MissingNeedError(resources.group, need);
-  if (!resources.built.has(need)) resources.built.set(need, build());
-  return resources.built.get(need) as T;
+  if (!resources.built.has(slot)) resources.built.set(slot, build());
+  return resources.built.get(slot) as T;
 }

@@ -705,8 +705,12 @@ describe('the deployed shape', () => {
     const again = await stack.invokeWorker('takedowns', scheduled);
 
     expect(afterDelete).toBe(before);
-    expect(run).toEqual({ paths: 1, invalidations: 1, more: false });
-    expect(again).toEqual({ paths: 0, invalidations: 0, more: false });
+    expect(run).toEqual({ denied: 1, paths: 1, invalidations: 1, more: false });
+    expect(again).toEqual({ denied: 0, paths: 0, invalidations: 0, more: false });
+    // On the edge's deny-list (the KeyValueStore the /i/* function reads) until the edge's maximum age.
+    const [denyList] = [...stack.keyValueStore.stores.values()];
+    expect([...denyList!.keys()]).toEqual([key]);
+    expect(Number(denyList!.get(key))).toBeGreaterThan(Date.now() + 23 * 3600_000);
     const made = stack.cloudfront.invalidations.slice(before);
     // The file and every rendition of it: CloudFront's wildcard covers any query string.
     expect(made.map(({ distributionId, paths }) => ({ distributionId, paths }))).toEqual([
@@ -822,6 +826,7 @@ describe('the deployed shape', () => {
       new Set(['secretsmanager:GetSecretValue', 's3:GetObject', 's3:PutObject', 'dynamodb:PutItem']),
     );
     expect(actions('takedowns')).toContain('cloudfront:CreateInvalidation');
+    expect(actions('takedowns')).toContain('cloudfront-keyvaluestore:UpdateKeys');
     expect([...actions('files')].filter((action) => action.startsWith('cloudfront:'))).toEqual([]);
     // Every function behind API Gateway read the origin secret (the callback function for the requests
     // that came through API Gateway; its function URL needs none).

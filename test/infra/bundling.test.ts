@@ -21,6 +21,7 @@ import {
   FILE_TYPE_PACKAGE,
   functionEntry,
   GROUP_PACKAGES,
+  KEY_VALUE_STORE_SDK,
   NATIVE_ADDON_NAMES,
   NATIVE_ADDONS,
   nativeBinaryCheck,
@@ -41,10 +42,12 @@ import { photoJpeg } from '#test/support/images.ts';
 import { bundleGroup } from '../../scripts/bundle.ts';
 
 describe('bundles and the CloudFront client', () => {
-  it('keeps the CloudFront SDK out of every bundle, shipped beside the one function that invalidates (takedowns)', () => {
+  it('keeps the CloudFront SDKs out of every bundle, shipped beside the one function that invalidates and writes the deny-list (takedowns)', () => {
     for (const [group, packages] of Object.entries(GROUP_PACKAGES)) {
-      expect(externalModulesOf(packages), group).toContain(CLOUDFRONT_SDK);
-      expect(nodeModulesOf(packages).includes(CLOUDFRONT_SDK), group).toBe(group === 'takedowns');
+      for (const sdk of [CLOUDFRONT_SDK, ...KEY_VALUE_STORE_SDK]) {
+        expect(externalModulesOf(packages), group).toContain(sdk);
+        expect(nodeModulesOf(packages).includes(sdk), `${group}: ${sdk}`).toBe(group === 'takedowns');
+      }
     }
   });
 });

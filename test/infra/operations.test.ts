@@ -3,6 +3,7 @@
 // the dashboard; tracing per stage.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
+import { IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
 import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
 import type { ServiceFunction } from '#infra/service-function.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
@@ -15,6 +16,7 @@ import {
   actionsOf,
   completedProd,
   DEV_FILE,
+  distributionConfigOf,
   functionIdOf,
   functionOf,
   type Json,
@@ -153,6 +155,14 @@ describe('reconciler', () => {
       return rules[0]![1].Properties;
     };
     expect(schedule(dev).ScheduleExpression).toBe('rate(5 minutes)');
+    // Fanned out: one target per range of the schedule's shards, together every shard once.
+    const ranges = (schedule(dev).Targets as Json[]).map((target) => JSON.parse(target.Input).shards);
+    expect(ranges).toEqual([
+      { from: 0, to: 4 },
+      { from: 4, to: 8 },
+      { from: 8, to: 12 },
+      { from: 12, to: 16 },
+    ]);
     expect(schedule(dev).State).toBe('ENABLED');
     expect(schedule(dev).Targets[0].RetryPolicy).toEqual({
       MaximumRetryAttempts: 2,
@@ -220,6 +230,57 @@ describe('takedowns', () => {
       )
       .map(([name]) => name);
     expect(invalidating).toEqual(['takedowns']);
+  });
+});
+
+describe("the takedowns' deny-list", () => {
+  it('is one KeyValueStore the /i/* edge function reads, written by the takedowns worker alone', () => {
+    const [store, ...others] = resourcesOf(dev, 'AWS::CloudFront::KeyValueStore');
+    const [storeId] = store!;
+    const storeArn = { 'Fn::GetAtt': [storeId, 'Arn'] };
+    const takedowns = dev.stack.workers.functions.takedowns;
+    const kvs = roleStatements(dev, takedowns).filter((statement) =>
+      String(statement.Action).includes('cloudfront-keyvaluestore:'),
+    );
+    const images = distributionConfigOf(dev).CacheBehaviors.find(
+      (behavior: Json) => behavior.PathPattern === IMAGE_PATH_PATTERN,
+    );
+    const imageFunctionId = images.FunctionAssociations[0].FunctionARN['Fn::GetAtt'][0];
+
+    expect(others).toEqual([]);
+    // Its version and its keys' writes, on this store only; the store's own ARN in the worker's settings.
+    expect(kvs).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['cloudfront-keyvaluestore:DescribeKeyValueStore', 'cloudfront-keyvaluestore:UpdateKeys'],
+        Resource: storeArn,
+      },
+    ]);
+    expect(functionOf(dev, takedowns).Environment.Variables.CDN__DENY_LIST_ARN).toEqual(storeArn);
+    const writers = allFunctions(dev)
+      .filter(([, fn]) =>
+        actionsOf(roleStatements(dev, fn)).some((action) => action.startsWith('cloudfront-keyvaluestore:')),
+      )
+      .map(([name]) => name);
+    expect(writers).toEqual(['takedowns']);
+    expect(dev.resources[imageFunctionId]!.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
+      { KeyValueStoreARN: storeArn },
+    ]);
+  });
+});
+
+describe('scheduled workers that keep up (docs/CAPACITY.md "Workers")', () => {
+  it('runs the reminders every 5 minutes, sending for most of each period; the reconciler within its own', () => {
+    const reminders = dev.stack.workers.functions.reminders;
+    const remindersId = functionIdOf(dev, reminders);
+    const rules = resourcesOf(dev, 'AWS::Events::Rule').filter(([, rule]) =>
+      (rule.Properties.Targets ?? []).some((target: Json) => target.Arn?.['Fn::GetAtt']?.[0] === remindersId),
+    );
+
+    expect(rules.map(([, rule]) => rule.Properties.ScheduleExpression)).toEqual(['rate(5 minutes)']);
+    expect(functionOf(dev, reminders).Timeout).toBeGreaterThan(4 * 60);
+    expect(functionOf(dev, reminders).Timeout).toBeLessThan(5 * 60);
+    expect(functionOf(dev, dev.stack.workers.functions.reconciler).Timeout).toBeLessThan(5 * 60);
   });
 });
 

@@ -49,16 +49,23 @@ const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';\n";
 
 /**
  * The /i/* viewer-request function as CloudFront runs it: its code in a fresh context, the `cloudfront`
- * module's origin helper recorded instead of applied.
+ * module's origin helper recorded instead of applied, its KeyValueStore (the deny-list) holding `denied`.
  */
-function imageKeyFunction(code: string = IMAGE_KEY_FUNCTION) {
+function imageKeyFunction(code: string = IMAGE_KEY_FUNCTION, denied: readonly string[] = []) {
   expect(code.startsWith(CLOUDFRONT_IMPORT)).toBe(true);
   const selected: string[] = [];
-  const cf = { selectRequestOriginById: (id: string) => void selected.push(id) };
+  const lookedUp: string[] = [];
+  const kvs = () => ({
+    exists: async (key: string) => {
+      lookedUp.push(key);
+      return denied.includes(key);
+    },
+  });
+  const cf = { selectRequestOriginById: (id: string) => void selected.push(id), kvs };
   const handler = runInNewContext(`${code.slice(CLOUDFRONT_IMPORT.length)}\nhandler;`, { cf }) as (
     event: Json,
-  ) => Json;
-  return { handler, selected };
+  ) => Promise<Json>;
+  return { handler, selected, lookedUp };
 }
 
 /**
@@ -158,22 +165,37 @@ describe('CDN', () => {
     expect(IMMUTABLE_CACHE_CONTROL).toBe('public, max-age=31536000, immutable');
   });
 
-  it('maps /i/<key> to the object key at the edge and refuses anything that is not an image key', () => {
+  it('maps /i/<key> to the object key at the edge and refuses anything that is not an image key', async () => {
     const { handler, selected } = imageKeyFunction();
     const viewerRequest = (uri: string, query = '') => handler(viewerEvent(uri, query));
 
-    expect(viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png').uri).toBe(
+    expect((await viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png')).uri).toBe(
       '/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png',
     );
     for (const uri of ['/i/', '/i/incoming/2026/11/21/x.png', '/i/2026/11/21/a/b.png', '/i/../secret']) {
-      expect(viewerRequest(uri).statusCode, uri).toBe(404);
+      expect((await viewerRequest(uri)).statusCode, uri).toBe(404);
       // A rendition of a key that is no image is refused the same way, before any origin is chosen.
-      expect(viewerRequest(uri, 'w=480').statusCode, `${uri}?w=480`).toBe(404);
+      expect((await viewerRequest(uri, 'w=480')).statusCode, `${uri}?w=480`).toBe(404);
     }
     expect(selected).toEqual([]);
   });
 
-  it('sends a request with a query to the API origin, its uri kept, its query in one order', () => {
+  it('answers 404 for a key on the deny-list of taken-down files before the cache, renditions included', async () => {
+    const denied = imageKeyFunction(IMAGE_KEY_FUNCTION, [KEY]);
+    const other = '2026/11/21/1f8fad5b-d9cb-469f-a165-70867728950e.png';
+
+    for (const query of ['', 'w=480&f=webp', 'f=auto&w=1920']) {
+      expect((await denied.handler(viewerEvent(`/i/${KEY}`, query))).statusCode, query).toBe(404);
+    }
+    const served = await denied.handler(viewerEvent(`/i/${other}`));
+
+    // Looked up by the object key, as the takedowns worker lists it; no origin chosen for a denied key.
+    expect(denied.lookedUp).toEqual([KEY, KEY, KEY, other]);
+    expect(denied.selected).toEqual([]);
+    expect(served.uri).toBe(`/${other}`);
+  });
+
+  it('sends a request with a query to the API origin, its uri kept, its query in one order', async () => {
     const uri = `/i/${KEY}`;
     const cases: Array<[given: string, forwarded: string]> = [
       ['q=75&w=480', 'w=480&q=75'],
@@ -185,7 +207,7 @@ describe('CDN', () => {
     ];
     for (const [given, forwarded] of cases) {
       const { handler, selected } = imageKeyFunction();
-      const request = handler(viewerEvent(uri, given, { 'x-accept-class': { value: 'avif' } }));
+      const request = await handler(viewerEvent(uri, given, { 'x-accept-class': { value: 'avif' } }));
 
       expect(selected, given).toEqual([API_ORIGIN_ID]);
       expect(request.uri, given).toBe(uri);
@@ -195,12 +217,12 @@ describe('CDN', () => {
     }
     // Without a query: the bucket (the behaviour's own origin), no class header either.
     const { handler, selected } = imageKeyFunction();
-    const original = handler(viewerEvent(uri, '', { 'x-accept-class': { value: 'avif' } }));
+    const original = await handler(viewerEvent(uri, '', { 'x-accept-class': { value: 'avif' } }));
     expect(selected).toEqual([]);
     expect(original.headers[ACCEPT_CLASS_HEADER]).toBeUndefined();
   });
 
-  it("names f=auto's Accept class at the edge by the render function's own rule", () => {
+  it("names f=auto's Accept class at the edge by the render function's own rule", async () => {
     const accepts: Array<[accept: string | undefined, expected: string]> = [
       ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif'],
       ['image/webp,*/*', 'webp'],
@@ -213,14 +235,14 @@ describe('CDN', () => {
     for (const [accept, expected] of accepts) {
       const { handler } = imageKeyFunction();
       const headers = accept === undefined ? {} : { accept: { value: accept } };
-      const request = handler(viewerEvent(`/i/${KEY}`, 'f=auto&w=480', headers));
+      const request = await handler(viewerEvent(`/i/${KEY}`, 'f=auto&w=480', headers));
 
       expect(request.headers[ACCEPT_CLASS_HEADER], String(accept)).toEqual({ value: expected });
       expect(request.headers[ACCEPT_CLASS_HEADER].value, String(accept)).toBe(acceptClassOf(accept));
     }
   });
 
-  it('reads percent-encoded names and values as the render function does, and forwards each encoded once', () => {
+  it('reads percent-encoded names and values as the render function does, and forwards each encoded once', async () => {
     const cases: Array<[given: string, forwarded: string, acceptClass: string | undefined]> = [
       // `%66` is `f` to the function: at the edge too, so f=auto is keyed by the Accept class.
       ['%66=auto&w=480', 'w=480&f=auto', 'webp'],
@@ -237,14 +259,14 @@ describe('CDN', () => {
     ];
     for (const [given, forwarded, acceptClass] of cases) {
       const { handler } = imageKeyFunction();
-      const request = handler(viewerEvent(`/i/${KEY}`, given, { accept: { value: 'image/webp,*/*' } }));
+      const request = await handler(viewerEvent(`/i/${KEY}`, given, { accept: { value: 'image/webp,*/*' } }));
 
       expect(queryOf(request), given).toBe(forwarded);
       expect(request.headers[ACCEPT_CLASS_HEADER]?.value, given).toBe(acceptClass);
     }
   });
 
-  it('keys every query by what the render function will render: the same parameters, the same f=auto', () => {
+  it('keys every query by what the render function will render: the same parameters, the same f=auto', async () => {
     const limits = { widths: [...DEFAULT_IMAGE_WIDTHS], qualities: [...DEFAULT_IMAGE_QUALITIES] };
     /** What the function answers a query with: the parameters it renders, or a 400 (naming the first fault). */
     const functionReads = (query: string) => {
@@ -256,16 +278,16 @@ describe('CDN', () => {
     };
     const names = ['w', 'h', 'fit', 'q', 'f', 'F', '%66', '%77', '%2566', '%ZZ', 'a+b', '%E2%9C%93'];
     const values = ['480', '960', 'auto', '%61uto', 'webp', '75', 'cover', '', '+', '%ZZ', 'a%20b'];
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(fc.tuple(fc.constantFrom(...names), fc.constantFrom(...values)), {
           minLength: 1,
           maxLength: 5,
         }),
-        (pairs) => {
+        async (pairs) => {
           const given = pairs.map(([name, value]) => `${name}=${value}`).join('&');
           const { handler } = imageKeyFunction();
-          const request = handler(viewerEvent(`/i/${KEY}`, given, { accept: { value: 'image/avif' } }));
+          const request = await handler(viewerEvent(`/i/${KEY}`, given, { accept: { value: 'image/avif' } }));
           const read = functionReads(given);
 
           // The query the edge forwards (and keys by) is read by the function as the viewer's own.
@@ -309,13 +331,13 @@ describe('CDN', () => {
     expect(forwarded.HeadersConfig.Headers).toEqual(['accept']);
   });
 
-  it("selects the distribution's API origin by its id: the one carrying the origin secret, the default behaviour's", () => {
+  it("selects the distribution's API origin by its id: the one carrying the origin secret, the default behaviour's", async () => {
     const config = distributionConfigOf(dev);
     const { handler, selected } = imageKeyFunction(
       dev.resources[imageBehaviourOf(dev).FunctionAssociations[0].FunctionARN['Fn::GetAtt'][0]]!.Properties
         .FunctionCode,
     );
-    handler(viewerEvent(`/i/${KEY}`, 'w=480'));
+    await handler(viewerEvent(`/i/${KEY}`, 'w=480'));
     const [id] = selected;
     const origin = (config.Origins as Json[]).find((candidate) => candidate.Id === id);
 

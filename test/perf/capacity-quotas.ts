@@ -46,6 +46,12 @@ export interface QuotaRow {
   needed: number;
 }
 
+/**
+ * The renewal reminders' sending rate beside the paths' mail (`billing.reminders_per_second`'s default, 14):
+ * 1 million reminders a day need 11.6 a second on average, and a run sends at that rate while any are due.
+ */
+export const REMINDER_MAILS_PER_SECOND = 14;
+
 const NOTHING = 'nothing at the target';
 const n = (value: number) => value.toLocaleString('en-US');
 
@@ -58,7 +64,8 @@ export function accountQuotas(paths: readonly PathLoad[] = PATHS): QuotaRow[] {
   // Only the functions that hold the master key unseal at start (render and files do not).
   const keyHolders = new Set(paths.map((path) => path.group).filter((g) => GROUP_NEEDS[g].masterKey));
   const kms = kmsDecryptPerSecond(keyHolders.size) * HEADROOM;
-  const mailsPerSecond = paths.reduce((sum, path) => sum + path.perSecond * (path.mails ?? 0), 0);
+  const mailsPerSecond =
+    paths.reduce((sum, path) => sum + path.perSecond * (path.mails ?? 0), 0) + REMINDER_MAILS_PER_SECOND;
   const mails = roundUp(mailsPerSecond * HEADROOM, 10);
   return [
     {

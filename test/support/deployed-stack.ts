@@ -30,6 +30,7 @@ import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from '#te
 import { createFakeCloudFront, type FakeCloudFront } from '#test/support/deployed/fake-cloudfront.ts';
 import { createFakeEventBridge, type FakeEventBridge } from '#test/support/deployed/fake-eventbridge.ts';
 import { createFakeKms, type FakeKms } from '#test/support/deployed/fake-kms.ts';
+import { createFakeKeyValueStore, type FakeKeyValueStore } from '#test/support/deployed/fake-kvs.ts';
 import {
   createFakeSecretsManager,
   type FakeSecretsManager,
@@ -90,6 +91,8 @@ export interface DeployedStack {
   events: FakeEventBridge;
   /** The invalidations the functions created in the stack's distribution. */
   cloudfront: FakeCloudFront;
+  /** The edge's deny-list (the KeyValueStore the takedowns worker writes). */
+  keyValueStore: FakeKeyValueStore;
   /** The origin secret (and any other secret the template generates). */
   secrets: FakeSecretsManager;
   /** The ARN of the CDN's origin secret. */
@@ -215,6 +218,8 @@ function resolverFor(template: Json, names: { tableName: string; bucketName: str
       if (type === 'AWS::Events::EventBus') return `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/${ref(id)}`;
       if (type === 'AWS::Logs::LogGroup') return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${ref(id)}:*`;
       if (type === 'AWS::Lambda::Function') return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
+      if (type === 'AWS::CloudFront::KeyValueStore')
+        return `arn:aws:cloudfront::${ACCOUNT}:key-value-store/${keyId(id)}`;
       return `arn:aws:local:${REGION}:${ACCOUNT}:${id}`;
     }
     if (type === 'AWS::CloudFront::Distribution' && attribute === 'DomainName')
@@ -363,6 +368,11 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
       .filter(([, resource]) => resource.Type === 'AWS::CloudFront::Distribution')
       .map(([id]) => resolver.ref(id)),
   });
+  const keyValueStore = createFakeKeyValueStore({
+    storeArns: Object.entries(resources)
+      .filter(([, resource]) => resource.Type === 'AWS::CloudFront::KeyValueStore')
+      .map(([id]) => resolver.getAtt(id, 'Arn')),
+  });
   const hostDir = join(root, 'host');
   mkdirSync(hostDir, { mode: 0o755 });
   const host = await buildHost(hostDir);
@@ -435,6 +445,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
           kms,
           events,
           cloudfront,
+          keyValueStore,
           secrets,
         });
         cleanups.push(() => gateway.close());
@@ -600,6 +611,7 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     kms,
     events,
     cloudfront,
+    keyValueStore,
     secrets,
     originSecretArn,
     get cdnHeaders() {

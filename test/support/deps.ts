@@ -31,6 +31,7 @@ import { createTakedownsHandler } from '#functions/takedowns/handler.ts';
 import { needs as takedownsNeeds } from '#functions/takedowns/needs.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { OrderEventPublisher } from '#lib/billing/order-events.ts';
+import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
@@ -54,6 +55,8 @@ export interface TestDepsOptions extends TestSettingsOverrides {
   events?: OrderEventPublisher;
   /** The CDN invalidator the takedowns worker calls (default: none, as locally); a fake records the calls. */
   cdn?: Invalidator;
+  /** The edge's deny-list the takedowns worker writes (default: none, as locally); a fake records it. */
+  denyList?: EdgeDenyList;
 }
 
 /** This file's bucket, as lib/wiring/storage.ts builds it. */
@@ -79,6 +82,7 @@ export function testDeps(options: TestDepsOptions = {}) {
         mail,
         ...(options.storage ? { bucket: options.storage } : {}),
         ...(options.cdn ? { cdn: options.cdn } : {}),
+        ...(options.denyList ? { denyList: options.denyList } : {}),
         ...(options.events ? { events: options.events } : {}),
       },
     });

@@ -168,6 +168,9 @@ export const configSchema = z.object({
     // Set by the deployment: the distribution serving /i/*, whose cache the takedowns worker invalidates
     // paths in. Absent locally, where no CDN caches anything.
     distribution_id: optionalText,
+    // Set by the deployment: the CloudFront KeyValueStore the /i/* edge function reads as its deny-list of
+    // taken-down files (lib/platform/cdn/deny-list.ts). Absent locally: the local server reads the table.
+    deny_list_arn: optionalText,
     // How long the CDN's edge keeps an /i/ object (browsers keep it a year, immutably): a deleted file
     // leaves the edge within this, with no invalidation (docs/DESIGN.md 19). Takedowns are invalidated.
     deleted_max_age_seconds: wholeNumber(60, 365 * 24 * 60 * 60, 24 * 60 * 60),
@@ -261,8 +264,11 @@ export const configSchema = z.object({
       margin_minutes: wholeNumber(0, 7 * 24 * 60, 60),
       max_interval_minutes: wholeNumber(1, 24 * 60, 60),
       max_checks: wholeNumber(1, 1000, 10),
-      // Checks one run makes (4 at a time); the rest stay due and the next run takes them, oldest first.
-      max_orders_per_run: wholeNumber(1, 5000, 200),
+      // Checks one run makes at most (every shard of the schedule read at once); the rest stay due and the
+      // next run takes them. 20,000 a 5-minute run holds 50 abandoned orders/s (docs/CAPACITY.md "Workers").
+      max_orders_per_run: wholeNumber(1, 200_000, 20_000),
+      // Queries in flight at once at each channel, so a run never floods one (nor waits on a slow one).
+      channel_concurrency: wholeNumber(1, 256, 16),
       // npm start's periodic run (in AWS a schedule runs the reconciler every 5 minutes); 0 turns it off.
       local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
     }),
@@ -279,9 +285,12 @@ export const configSchema = z.object({
     channel_c: channelC,
   }),
   // docs/DESIGN.md 17: the owner of a paid plan is mailed once per grant this many days before it ends,
-  // by the reminders worker (every hour in AWS; every local_interval_seconds under npm start, 0: never).
+  // by the reminders worker (every 5 minutes in AWS; every local_interval_seconds under npm start, 0: never).
   billing: section({
     renewal_reminder_days: wholeNumber(1, 60, 3),
+    // Reminders started a second at most: keep it at or under the account's SES sending rate (14/s is
+    // SES's usual first production quota; 1 million a day needs 12/s on average: docs/CAPACITY.md "Workers").
+    reminders_per_second: wholeNumber(1, 10_000, 14),
     local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 300),
   }),
 });

@@ -207,3 +207,37 @@ function decodeShardCursor(
   }
   throw invalidCursor();
 }
+
+/**
+ * One shard of the listing, oldest first up to `to` (inclusive), page by page: a worker gives each shard its
+ * own loop and runs them all at once (docs/CAPACITY.md "Workers"). Each page starts past the last key of
+ * the one before, so an item moved out of the range while its page was worked on is never read twice.
+ */
+export async function* shardPages<T extends Item>(
+  table: Table,
+  listing: ShardedListing,
+  shard: number,
+  options: { pageSize: number; to?: string },
+): AsyncGenerator<T[]> {
+  const { partitionKey, sortKey } = indexOf(listing.index);
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const { items, lastKey } = await table.query<T>({
+      IndexName: listing.index,
+      KeyConditionExpression: `#pk = :partition${sortCondition(undefined, options.to)}`,
+      ExpressionAttributeNames: {
+        '#pk': partitionKey,
+        ...(options.to !== undefined ? { '#sk': sortKey } : {}),
+      },
+      ExpressionAttributeValues: {
+        ':partition': `${listing.name}#${shard}`,
+        ...(options.to !== undefined ? { ':to': options.to } : {}),
+      },
+      ScanIndexForward: true,
+      Limit: options.pageSize,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+    });
+    if (items.length > 0) yield items;
+    startKey = lastKey;
+  } while (startKey);
+}

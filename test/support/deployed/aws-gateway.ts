@@ -13,6 +13,7 @@ import { cloudFrontCalls } from './cloudfront-calls.ts';
 import { cloudFrontError, type FakeCloudFront, type FakeCloudFrontAnswer } from './fake-cloudfront.ts';
 import type { FakeEventBridge } from './fake-eventbridge.ts';
 import type { FakeKms } from './fake-kms.ts';
+import { type FakeKeyValueStore, keyValueStoreRequest } from './fake-kvs.ts';
 import type { FakeSecretsManager } from './fake-secrets-manager.ts';
 import { assertSupported, describeDenial, isAllowed, type PolicyStatement } from './iam.ts';
 import { type AwsRequest, type IamCalls, iamCallsOf, splitUrl } from './iam-calls.ts';
@@ -44,6 +45,8 @@ export interface AwsGatewayOptions {
   events: FakeEventBridge;
   /** without it, allowed CloudFront calls answer 501 */
   cloudfront?: FakeCloudFront;
+  /** without it, allowed KeyValueStore calls answer 501 */
+  keyValueStore?: FakeKeyValueStore;
   /** without it, allowed Secrets Manager calls answer 501 */
   secrets?: FakeSecretsManager;
 }
@@ -88,6 +91,8 @@ function styleOf(found: IamCalls, request: AwsRequest): ErrorStyle {
       return 's3';
     case 'cloudfront':
       return 'rest-xml';
+    case 'cloudfront-keyvaluestore':
+      return 'rest-json';
     default:
       // Unsigned or unknown: a JSON protocol if the request names a target, else S3's XML (browser requests).
       return request.headers['x-amz-target'] ? 'json1.1' : 's3';
@@ -296,6 +301,23 @@ export async function startAwsGateway(options: AwsGatewayOptions): Promise<AwsGa
         // iamCallsOf recognised the path, so it names a distribution.
         const target = cloudFrontCalls(request.method, splitUrl(request.url).pathname, where)!;
         return sendXml(res, options.cloudfront.handle(found.operation, target.distributionId, body));
+      }
+      case 'cloudfront-keyvaluestore': {
+        if (!options.keyValueStore) {
+          return sendError(res, style, 501, 'NotImplemented', 'This gateway has no KeyValueStore fake');
+        }
+        // iamCallsOf recognised the path, so it names an operation and a store.
+        const target = keyValueStoreRequest(request.method, splitUrl(request.url).pathname)!;
+        const ifMatch = request.headers['if-match'];
+        const answer = options.keyValueStore.handle(
+          target.operation,
+          target.kvsArn,
+          Array.isArray(ifMatch) ? ifMatch[0] : ifMatch,
+          body,
+        );
+        res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) });
+        res.end(answer.body);
+        return;
       }
       default:
         // iamCallsOf marks every other service unrecognised, so this is never reached with an allowed call.

@@ -2,6 +2,7 @@
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { cloudFrontCalls } from './cloudfront-calls.ts';
 import { keyArnOfCiphertext } from './fake-kms.ts';
+import { keyValueStoreRequest } from './fake-kvs.ts';
 import type { CallContext } from './iam.ts';
 import { s3Calls } from './s3-calls.ts';
 
@@ -43,9 +44,16 @@ function headerOf(request: AwsRequest, name: string): string | undefined {
   return undefined;
 }
 
-/** `Credential=AKID/date/region/service/aws4_request` of the Authorization header or of a presigned URL. */
+/**
+ * `Credential=AKID/date/region/service/aws4_request` of the Authorization header or of a presigned URL; a
+ * SigV4A signature's scope has no region (`AKID/date/service/aws4_request`).
+ */
 export function signingService(request: AwsRequest, query: URLSearchParams): string | undefined {
   const authorization = headerOf(request, 'authorization') ?? '';
+  if (authorization.startsWith('AWS4-ECDSA-P256-SHA256 ')) {
+    const scope = /Credential=([^,\s]+)/.exec(authorization)?.[1]?.split('/');
+    return scope?.length === 4 && scope[3] === 'aws4_request' ? scope[2] : undefined;
+  }
   const credential = authorization.startsWith('AWS4-HMAC-SHA256 ')
     ? /Credential=([^,\s]+)/.exec(authorization)?.[1]
     : query.get('X-Amz-Algorithm') === 'AWS4-HMAC-SHA256'
@@ -282,6 +290,17 @@ function classify(request: AwsRequest, where: Where): IamCalls {
       const found = cloudFrontCalls(method, pathname, where);
       return found
         ? { service, operation: found.operation, calls: found.calls }
+        : unknown(service, method, pathname);
+    }
+    case 'cloudfront-keyvaluestore': {
+      // The store is named by its ARN in the path; the action is the operation's.
+      const found = keyValueStoreRequest(method, pathname);
+      return found
+        ? {
+            service,
+            operation: found.operation,
+            calls: [{ action: `${service}:${found.operation}`, resource: found.kvsArn }],
+          }
         : unknown(service, method, pathname);
     }
     default:
