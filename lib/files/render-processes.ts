@@ -32,7 +32,11 @@ export function renderProcessScript(moduleUrl = import.meta.url): RenderProcessS
 
 export interface RenderProcessesDeps {
   script: RenderProcessScript;
-  /** `images.render_timeout_seconds`: from the job's start, its process's start included. */
+  /**
+   * `images.render_timeout_seconds`: from the job's hand-over to a ready process. A process's own start is
+   * bounded apart (PROCESS_START_MS): a slow start is the machine's, never the image's, so it must not
+   * become the image's remembered 422.
+   */
   timeoutSeconds: number;
   /** `images.render_memory_mb`: the resident memory a render process may reach. */
   memoryMb: number;
@@ -45,8 +49,10 @@ const PASSED_VARIABLES = ['PATH', 'LD_LIBRARY_PATH', 'TMPDIR', 'TZ', 'LANG'];
 /** How often a running render's resident memory is read (Linux's /proc; elsewhere it is not watched). */
 const MEMORY_CHECK_MS = 100;
 const PAGE_BYTES = 4096;
+/** A render process that is not ready by then (Node and sharp loaded) is killed: 503, not remembered. */
+const PROCESS_START_MS = 30_000;
 
-type Stop = 'deadline' | 'memory';
+type Stop = 'deadline' | 'memory' | 'start';
 
 /** A process's resident bytes, or undefined where /proc cannot tell. */
 async function residentBytes(pid: number | undefined): Promise<number | undefined> {
@@ -108,7 +114,12 @@ export class RenderProcesses {
         stopped ??= reason;
         child.kill('SIGKILL');
       };
-      const deadline = setTimeout(() => stop('deadline'), this.deps.timeoutSeconds * 1000);
+      let deadline = setTimeout(() => stop('start'), PROCESS_START_MS);
+      const hand = () => {
+        clearTimeout(deadline);
+        deadline = setTimeout(() => stop('deadline'), this.deps.timeoutSeconds * 1000);
+        child.send(job);
+      };
       const watch = setInterval(() => {
         residentBytes(child.pid).then((bytes) => {
           resident = bytes;
@@ -124,7 +135,7 @@ export class RenderProcesses {
         child.off('error', onError);
       };
       const onMessage = (reply: RenderReply) => {
-        if ('ready' in reply) return void child.send(job);
+        if ('ready' in reply) return hand();
         settle();
         if ('fault' in reply) {
           child.kill('SIGKILL');
@@ -152,7 +163,7 @@ export class RenderProcesses {
       child.on('message', onMessage);
       child.once('exit', onExit);
       child.once('error', onError);
-      if (reused) child.send(job);
+      if (reused) hand();
     });
   }
 
@@ -173,6 +184,8 @@ export class RenderProcesses {
   private stopped(reason: Stop | undefined, exit: Record<string, unknown>): AppError {
     recordMetric('RendersStopped', { dimensions: { reason: reason ?? 'crash' } });
     log.warn('render process stopped', { reason: reason ?? 'crash', ...exit });
+    if (reason === 'start')
+      return errors.serviceUnavailable('image: no render process could start; try again');
     if (reason === 'memory') {
       return errors.unprocessable(`image: the render needed over ${this.deps.memoryMb} MB and was stopped`, {
         render_memory_mb: this.deps.memoryMb,

@@ -1,10 +1,12 @@
 // Renders in processes of their own (lib/files/render-processes.ts): a render past its deadline or over its
 // memory is stopped by killing its process, which is gone when the 422 comes back; a render that finishes
 // leaves its process for the next one; nothing of the function's environment reaches it.
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '#lib/core/errors.ts';
 import { buildRenderer } from '#lib/files/build-renditions.ts';
+import { RenderProcesses } from '#lib/files/render-processes.ts';
 import type { RenderJob } from '#lib/files/render-worker.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { tapLogging } from '#lib/platform/log.ts';
@@ -109,6 +111,25 @@ describe('render processes', () => {
       expect(performance.now() - started, output).toBeLessThan(6_000);
       expect(processes.busy).toBe(0);
     }
+  }, 30_000);
+
+  it("does not count a render process's slow start against the image's deadline", async () => {
+    // A 1 s deadline and a process ready only after 1.5 s: the render still runs, in well under its second,
+    // so a loaded machine never turns into a 422 that would be remembered for the image.
+    const slowStart = new RenderProcesses({
+      script: {
+        file: fileURLToPath(new URL('../../support/slow-start-render-worker.ts', import.meta.url)),
+        execArgv: ['--import', 'tsx'],
+      },
+      timeoutSeconds: 1,
+      memoryMb: 1024,
+      idleMax: 0,
+    });
+    const photo = await photoJpeg(320, 240);
+    const { outcome, stopped } = await stoppedDuring(() => slowStart.render(job(photo)));
+
+    expect(outcome).toMatchObject({ value: { format: 'webp', width: 64 } });
+    expect(stopped).toEqual([]);
   }, 30_000);
 
   it('kills a render whose process passes images.render_memory_mb', async () => {
