@@ -2,16 +2,21 @@ import { defineConfig } from 'vitest/config';
 
 // Files that measure time (the timing and load tests): they run last and alone, so no other file's load
 // skews what they measure.
-const ALONE = ['test/integration/accounts/timing.test.ts', 'test/integration/scale/**/*.test.ts'];
+const ALONE = ['test/integration/accounts/timing.test.ts', 'test/integration/scale/load-mix.test.ts'];
+
+// The workers' scale run seeds tens of thousands of items into DynamoDB Local, which answers every later
+// request of that process about twenty times slower (its table dropped or not): so it runs after everything
+// else, on stand-ins of its own.
+const LAST = ['test/integration/scale/workers.test.ts'];
 
 // Files that start whole processes (npm start, Chromium, every bundle): after the integration files, two at
 // a time (each waits on its processes much of the time), before the ALONE ones.
 const WHOLE_PROCESSES = ['test/e2e/**/*.test.ts', 'test/deployed/**/*.test.ts'];
 
-// Four projects: tests that touch no I/O (unit, template checks) start nothing, so `vitest run test/unit`
+// Five projects: tests that touch no I/O (unit, template checks) start nothing, so `vitest run test/unit`
 // is quick; the integration tests share one DynamoDB Local and one s3rver started by the global setup, two
 // files at a time (the machine's two cores: about a quarter off the run); then the WHOLE_PROCESSES files,
-// two at a time, and last the ALONE files, one by one, each group on stand-ins of its own.
+// two at a time, then the ALONE files, one by one, and last the LAST one, each group on stand-ins of its own.
 const standIns = {
   globalSetup: ['test/support/global-setup.ts'],
   setupFiles: ['test/support/setup-env.ts'],
@@ -39,7 +44,7 @@ export default defineConfig({
         test: {
           name: 'stand-ins',
           include: ['test/integration/**/*.test.ts'],
-          exclude: [...ALONE, ...WHOLE_PROCESSES],
+          exclude: [...ALONE, ...WHOLE_PROCESSES, ...LAST],
           ...standIns,
         },
       },
@@ -60,6 +65,16 @@ export default defineConfig({
           include: ALONE,
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
+          ...standIns,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'stand-ins-last',
+          include: LAST,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
           ...standIns,
         },
       },
