@@ -1,4 +1,5 @@
-// Runs `npm start`'s entry (scripts/start.ts) as a child process, as a user would, and stops it cleanly.
+// Runs `npm start`'s entry (scripts/start.ts) as a child process, as a user would, and stops it cleanly; tells
+// whether a process still exists.
 import { type ChildProcess, spawn } from 'node:child_process';
 
 export interface StartedService {
@@ -50,5 +51,15 @@ export async function startService(env: Record<string, string>): Promise<Started
       throw new Error(`npm start did not listen within 45 s:\n${output}`);
     }
     await new Promise((wait) => setTimeout(wait, 100));
+  }
+}
+
+/** Whether a process of this pid still exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

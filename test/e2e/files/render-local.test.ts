@@ -13,6 +13,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { testStorage } from '#test/support/deps.ts';
 import { makePng, noiseJpeg } from '#test/support/images.ts';
 import { useLocalApp } from '#test/support/local-app.ts';
+import { isAlive } from '#test/support/start-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const TIMEOUT_SECONDS = 3;
@@ -58,15 +59,6 @@ async function get(path: string) {
   return { status: response.status, message: json?.message, type: response.headers.get('content-type') };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('the local render function', () => {
   it('keeps answering small renditions while slow ones run, and stops the slow ones for real', async () => {
     const big = await stored(await noiseJpeg(4000, 4000), 'jpg', 'image/jpeg');
@@ -91,7 +83,7 @@ describe('the local render function', () => {
     );
     const killed = lines.filter((line) => line.message === 'render process stopped');
     expect(killed.map((line) => line.reason)).toEqual(Array(4).fill('deadline'));
-    expect(killed.filter((line) => alive(line.pid as number))).toEqual([]);
+    expect(killed.filter((line) => isAlive(line.pid as number))).toEqual([]);
     // Remembered: asked again, the same answer without a render (no process stopped again).
     expect(await get(`/i/${big}?q=90&f=avif`)).toMatchObject({ status: 422 });
     expect(lines.filter((line) => line.message === 'render process stopped')).toHaveLength(4);

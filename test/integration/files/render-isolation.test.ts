@@ -19,6 +19,7 @@ import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { decompressionBombPng, makePng, noiseJpeg, photoJpeg } from '#test/support/images.ts';
 import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
+import { isAlive } from '#test/support/start-process.ts';
 import { bucketKeys } from './helpers.ts';
 
 const TIMEOUT_SECONDS = 4;
@@ -84,15 +85,6 @@ function watchStopped(): Array<{ reason: string; pid: number }> {
   return stopped;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 beforeAll(async () => {
   await provisionTestStack();
 });
@@ -133,7 +125,7 @@ describe('a slow render', () => {
     );
     // Stopped, not abandoned: each slow render's process was killed and is gone; none is running.
     expect(stopped.map((entry) => entry.reason)).toEqual(Array(4).fill('deadline'));
-    expect(stopped.filter((entry) => alive(entry.pid))).toEqual([]);
+    expect(stopped.filter((entry) => isAlive(entry.pid))).toEqual([]);
     expect(a.deps.renderer.busy).toBe(0);
     // Answered at the deadline, not minutes later (a generous bound: the machine is shared).
     for (const answer of slowAnswers) expect(answer.at).toBeLessThan((TIMEOUT_SECONDS + 10) * 1000);

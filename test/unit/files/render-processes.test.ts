@@ -11,6 +11,7 @@ import type { RenderJob } from '#lib/files/render-worker.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { tapLogging } from '#lib/platform/log.ts';
 import { photoJpeg, slowToRenderPng } from '#test/support/images.ts';
+import { isAlive } from '#test/support/start-process.ts';
 
 const LIMITS = { maxInputPixels: 268_402_689, maxFrames: 1000, avifMaxPixels: 268_402_689 };
 
@@ -44,16 +45,6 @@ async function stoppedDuring<T>(work: () => Promise<T>) {
     return { outcome, stopped };
   } finally {
     tapLogging(previous);
-  }
-}
-
-/** Whether a process of this pid still exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -107,7 +98,7 @@ describe('render processes', () => {
       expect(error!.data).toEqual({ render_timeout_seconds: 1 });
       // Answered once its process is gone, long before the encode would have finished.
       expect(stopped.map((entry) => entry.reason)).toEqual(['deadline']);
-      expect(alive(stopped[0]!.pid), output).toBe(false);
+      expect(isAlive(stopped[0]!.pid), output).toBe(false);
       expect(performance.now() - started, output).toBeLessThan(6_000);
       expect(processes.busy).toBe(0);
     }
@@ -153,6 +144,6 @@ describe('render processes', () => {
       'image: the render needed over 160 MB and was stopped',
     ]);
     expect(stopped.map((entry) => entry.reason)).toEqual(['memory']);
-    expect(alive(stopped[0]!.pid)).toBe(false);
+    expect(isAlive(stopped[0]!.pid)).toBe(false);
   }, 30_000);
 });
