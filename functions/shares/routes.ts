@@ -24,7 +24,7 @@ import type { SharesDeps } from './deps.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
-/** The page's answer: never cached (each open is a view), with its own policy. */
+/** The page's answer: never cached (an open of a limited share is a view), with its own policy. */
 function page(
   shares: ShareService,
   state: SharePageState,
@@ -51,9 +51,6 @@ async function openPage(
 ): Promise<HttpResult> {
   const id = request.params.id ?? '';
   try {
-    if (password === undefined && (await shares.needsPassword(id))) {
-      return page(shares, { kind: 'password', id, wrong: false }, 401);
-    }
     const opened = await shares.open(id, password, request.sourceIp);
     return page(
       shares,
@@ -158,7 +155,7 @@ export function shareRoutes(deps: () => SharesDeps) {
     }),
     'POST /api/v1/shares/{id}/open': defineRoute({
       summary:
-        'Opens a share (no login), counting one view: the file or the album\'s current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available".',
+        'Opens a share (no login), counting one view when it has a view limit: the file or the album\'s current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available".',
       body: openBody,
       response: openedView,
       errors: [401, 404, 410, 429],

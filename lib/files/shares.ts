@@ -1,7 +1,8 @@
 // Share links (docs/DESIGN.md 16): one file or one album behind an unguessable id, with an optional password
 // (argon2id, like account passwords; guessing bounded by the login guard per visitor address), expiry and
-// view limit. Each successful open counts one view in one conditional update, so with `max_views` k exactly
-// k opens succeed however many arrive at once. The owner's shares are listed by key (the `owner` index,
+// view limit. An open reads the share once; only a link with `max_views` writes on a view (one conditional
+// update, so with `max_views` k exactly k opens succeed however many arrive at once); an unlimited link's open
+// writes nothing and its `views` is not counted per request (DESIGN 24). The owner's shares are listed by key (the `owner` index,
 // `shares#<owner>`). Viewers get the share's own image links (share-grants.ts), checked on every request
 // that reaches the function, never a file's /i/<key> (docs/ALBUMS.md "What a share adds").
 import { createHash, randomBytes } from 'node:crypto';
@@ -194,8 +195,8 @@ export class ShareService {
   /**
    * Opens a share (no login): 404 unknown; 410 ended (expired, revoked, out of views, its file or album
    * deleted); 401 a missing or wrong password, 429 after 10 wrong ones (the login guard's back-off). A
-   * successful open counts one view, conditionally: of concurrent opens only those the limit allows
-   * succeed, the rest are 410.
+   * successful open of a limited share counts one view, conditionally: of concurrent opens only those the
+   * limit allows succeed, the rest are 410. An unlimited share's open writes nothing.
    */
   async open(id: string, password: string | undefined, visitor: string): Promise<OpenedShare> {
     const share = await this.live(id);
@@ -263,11 +264,6 @@ export class ShareService {
     };
   }
 
-  /** Whether a share exists and needs a password (the page shows its form), without counting a view. */
-  async needsPassword(id: string): Promise<boolean> {
-    return (await this.live(id)).password_hash !== undefined;
-  }
-
   private async live(id: string): Promise<ShareItem> {
     const share = SHARE_ID.test(id) ? await this.deps.table.get<ShareItem>(shareKey(id)) : undefined;
     if (!share) throw errors.notFound('share: not found');
@@ -322,8 +318,12 @@ export class ShareService {
     return { album: { name: album.name, description: album.description }, files };
   }
 
-  /** One view, only while the share is live (not revoked, not expired, views left): else 410. */
+  /**
+   * A limited share's view, only while it is live (not revoked, not expired, views left): else 410. An
+   * unlimited share (already read live by this request) writes nothing: its views come from the access logs.
+   */
   private async countView(share: ShareItem): Promise<ShareItem> {
+    if (share.max_views === undefined) return share;
     return this.deps.table
       .update<ShareItem>(shareKey(share.id), {
         UpdateExpression: 'SET #views = #views + :one',

@@ -91,13 +91,15 @@ ${state.wrong ? '<p class="error" role="alert">That password is wrong.</p>' : ''
     state.items.length === 0
       ? '<p class="lead">This album is empty.</p>'
       : `<ul class="grid">${state.items.map(itemHtml).join('')}</ul>`;
+  // An unlimited link's views are not counted per request (docs/ALBUMS.md): only a limit's are shown.
   const limits = [
-    `Views: ${state.views}${state.maxViews === null ? '' : ` of ${state.maxViews}`}`,
+    ...(state.maxViews === null ? [] : [`Views: ${state.views} of ${state.maxViews}`]),
     ...(state.expiresAt ? [`available until ${state.expiresAt}`] : []),
   ].join('; ');
+  const meta = limits ? `<p class="meta">${escapeHtml(limits)}.</p>` : '';
   return {
     title,
-    html: `<h1>${escapeHtml(title)}</h1>${lead}${list}<p class="meta">${escapeHtml(limits)}.</p>`,
+    html: `<h1>${escapeHtml(title)}</h1>${lead}${list}${meta}`,
   };
 }
 

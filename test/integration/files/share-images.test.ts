@@ -56,7 +56,7 @@ const viewsOf = async (id: string) => {
 describe("a share's links", () => {
   it('answer the original and its thumbnail, sandboxed, kept a minute at most, and count no view', async () => {
     const file = await upload(owner);
-    const created = await share(owner, { file_id: file.id });
+    const created = await share(owner, { file_id: file.id, max_views: 10 });
     const item = await openedItem(created.id);
 
     const original = await image(item.url);

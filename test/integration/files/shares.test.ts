@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
+import type { StackClient } from '#test/support/aws-waits.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { jsonBody, RUNS, rawBody, SEED } from '#test/support/hostile-fuzz.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
@@ -106,7 +107,7 @@ describe('creating and listing shares', () => {
   it("lists the caller's shares only, newest first, with their views; never a password or its hash", async () => {
     const owner = await createTestAccount();
     const file = await upload(owner);
-    const first = await share(owner, { file_id: file.id });
+    const first = await share(owner, { file_id: file.id, max_views: 10 });
     clock.advance(1000);
     const second = await share(owner, { file_id: file.id, password: SHARE_PASSWORD });
     await share(bob, { file_id: (await upload(bob)).id });
@@ -137,7 +138,8 @@ describe('opening a share', () => {
       has_password: false,
       expires_at: null,
       max_views: null,
-      views: 1,
+      // An unlimited share's views are not counted per request (docs/ALBUMS.md).
+      views: 0,
     });
     const url = answer.body.data.items[0]?.url ?? '';
     expect(answer.body.data.items).toEqual([
@@ -198,6 +200,34 @@ describe('opening a share', () => {
     expect(views.sort()).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('lets exactly 50 of 200 concurrent opens through with max_views 50; the other 150 are 410', async () => {
+    const file = await upload(alice);
+    const created = await share(alice, { file_id: file.id, max_views: 50 });
+
+    const answers = await Promise.all(Array.from({ length: 200 }, () => open(created.id)));
+
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(50);
+    expect(statuses.filter((status) => status === 410)).toHaveLength(150);
+  });
+
+  it("writes nothing to the table for an unlimited share's views and reads it once per page", async () => {
+    const file = await upload(alice);
+    const created = await share(alice, { file_id: file.id });
+    const calls = countShareCalls(created.id);
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => open(created.id)));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+      expect(calls.writes).toBe(0);
+      calls.reads = 0;
+      const page = await call('shares', { path: `/s/${created.id}` });
+      expect(page.status).toBe(200);
+      expect(calls).toMatchObject({ reads: 1, writes: 0 });
+    } finally {
+      calls.stop();
+    }
+  });
+
   it('answers 404 for an unknown id', async () => {
     for (const id of ['A'.repeat(32), 'short', '..%2F..']) expect((await open(id)).status).toBe(404);
   });
@@ -206,7 +236,7 @@ describe('opening a share', () => {
 describe('share passwords', () => {
   it('answers 401 without or with a wrong password, and the share with the right one', async () => {
     const file = await upload(alice);
-    const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD });
+    const created = await share(alice, { file_id: file.id, password: SHARE_PASSWORD, max_views: 10 });
     expect(created.has_password).toBe(true);
 
     const missing = await open(created.id);
@@ -415,7 +445,7 @@ describe('GET /s/{id}/random', () => {
   it("redirects (302, no-store) to one of the album's images and counts a view", async () => {
     const albumId = await album(alice);
     const files = [await upload(alice, { album_id: albumId }), await upload(alice, { album_id: albumId })];
-    const created = await share(alice, { album_id: albumId });
+    const created = await share(alice, { album_id: albumId, max_views: 100 });
     const seen = new Set<string>();
     for (let attempt = 0; attempt < 12; attempt += 1) {
       const answer = await call('shares', { path: `/s/${created.id}/random` });
@@ -476,3 +506,22 @@ describe('hostile input to a real share', () => {
     expect(listed.body.data.items.find((item) => item.id === created.id)?.views).toBe(0);
   });
 });
+
+/** The table calls that touch one share's item (its reads and its writes), from a middleware on the client. */
+function countShareCalls(id: string) {
+  const name = `share-calls-${id}`;
+  const stack = (deps.table.client as unknown as StackClient).middlewareStack;
+  const calls = { reads: 0, writes: 0, stop: () => stack.remove(name) };
+  stack.add(
+    (next: (args: { input: unknown }) => Promise<unknown>, context: { commandName?: string }) =>
+      async (args: { input: unknown }) => {
+        if (JSON.stringify(args.input).includes(`share#${id}`)) {
+          if (/^(Get|BatchGet|Query)/.test(context.commandName ?? '')) calls.reads += 1;
+          else calls.writes += 1;
+        }
+        return next(args);
+      },
+    { step: 'initialize', name },
+  );
+  return calls;
+}
