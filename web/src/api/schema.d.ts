@@ -656,7 +656,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Opens a share (no login), counting one view: the file or the album's current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available". */
+    /** Opens a share (no login), counting one view when it has a view limit: the file or the album's current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available". */
     post: operations['postApiV1SharesIdOpen'];
     delete?: never;
     options?: never;
