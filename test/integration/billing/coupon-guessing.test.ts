@@ -100,10 +100,11 @@ describe('coupon checks', () => {
     expect(otherBuyer).toMatchObject({ status: 400, message: 'coupon: cannot be used' });
     expect(stillHeld.status).toBe(429);
     expect(later).toMatchObject({ status: 400, message: 'coupon: cannot be used' });
-  });
+  }, 60_000);
 
   it(`admits one address its burst (${DEFAULTS.per_address.burst}) of 400 guesses spread over 40 buyers; the rest are 429`, async () => {
-    // Prepare: 40 buyers, each guessing 10 times (within its own budget), all from one address.
+    // Prepare: 40 buyers, each guessing 10 times (within its own budget), all from one address. Making 40
+    // accounts (an argon2id hash each) takes most of the time: about 15 s on a quiet 2-core machine.
     const buyers = await Promise.all(Array.from({ length: 40 }, () => createTestAccount()));
     const address = '198.51.100.40';
 
@@ -120,7 +121,7 @@ describe('coupon checks', () => {
       answers.filter((answer) => answer.status === 429).every((answer) => Number(answer.retryAfter) > 0),
     ).toBe(true);
     expect(elsewhere.status).toBe(400);
-  });
+  }, 60_000);
 
   it('counts an order naming a code as a check, so orders are no way around the limit', async () => {
     // Prepare: a buyer who spent the burst on validations.
