@@ -22,7 +22,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ORIGIN_VERIFY_HEADER } from '#lib/http/event.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT, deployConsole } from './console.ts';
-import { API_ORIGIN_ID, createEdgePolicies } from './edge.ts';
+import { API_ORIGIN_ID, createEdgePolicies, deploymentEdgeRules } from './edge.ts';
 import type { DomainSettings } from './infra-settings.ts';
 import type { StageConfig } from './stage-config.ts';
 import { createWebAcl } from './waf.ts';
@@ -52,7 +52,7 @@ export interface CdnProps {
 export function createDistribution(stack: Stack, props: CdnProps): Distribution {
   const { config, bucket } = props;
   const apiOrigin = new HttpOrigin(Fn.select(2, Fn.split('/', props.api.apiEndpoint)), {
-    // Named, so the /i/* viewer-request function can send renditions here (IMAGE_KEY_FUNCTION).
+    // Named, so the /i/* viewer-request function can send renditions here (imageKeyFunction).
     originId: API_ORIGIN_ID,
     protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
     // One front door: the functions serve only requests carrying the origin secret. A dynamic reference,
@@ -64,7 +64,12 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
       }).unsafeUnwrap(),
     },
   });
-  const edge = createEdgePolicies(stack, bucket, config.settings.cdn.deleted_max_age_seconds);
+  const edge = createEdgePolicies(
+    stack,
+    bucket,
+    config.settings.cdn.deleted_max_age_seconds,
+    deploymentEdgeRules(config.settings.hotlink),
+  );
   // LIST makes a missing key a 404 instead of S3's 403; /i/* lets through query-less image keys only (any
   // query goes to the API), /console/* maps to the console/ prefix and forwards no query string, so no
   // request can list the bucket.

@@ -19,6 +19,14 @@ import {
   type ResponseSecurityHeadersBehavior,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { ownerTagOfKey } from '#lib/files/names.ts';
+import {
+  type EdgeRules,
+  edgeRefusal,
+  edgeRulesEntry,
+  REFUSAL_MESSAGES,
+  refererHostOf,
+} from '#lib/files/owner-rules.ts';
 import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, type ParamName } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
@@ -53,15 +61,27 @@ const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
 // class, by the same rules the function renders by (lib/files/rendition-query.ts), is the cache key's
 // header; any other request has it removed, so a viewer cannot split the cache by sending one. A key on
 // the deny-list of taken-down files (the KeyValueStore, lib/platform/cdn/deny-list.ts) is 404 before the
-// cache, renditions included. First line as CloudFront requires.
-export const IMAGE_KEY_FUNCTION = `import cf from 'cloudfront';
+// cache, renditions included. Then the owner's rules (lib/files/owner-rules.ts, read from the same store by
+// the owner's tag in the key) and the deployment's Referer allow-list (`hotlink`, written in at synth): a
+// stopped owner's files, or a Referer a list refuses, are 403 with a short page, before the cache. First
+// line as CloudFront requires.
+export function imageKeyFunction(deploymentRules: EdgeRules | undefined): string {
+  return `import cf from 'cloudfront';
 
 var DENY_LIST = cf.kvs();
+var DEPLOYMENT_RULES = ${JSON.stringify(deploymentRules ?? null)};
+var REFUSALS = ${JSON.stringify(REFUSAL_MESSAGES)};
 var RENDITION_PARAMS = ${JSON.stringify(RENDITION_PARAM_ORDER)};
 var ACCEPTS_AVIF = ${regexLiteral(ACCEPTS_AVIF)};
 var ACCEPTS_WEBP = ${regexLiteral(ACCEPTS_WEBP)};
 
 ${decodeQueryPart.toString()}
+
+${ownerTagOfKey.toString()}
+
+${refererHostOf.toString()}
+
+${edgeRefusal.toString()}
 
 function acceptClassOf(accept) {
   if (accept === undefined) return 'other';
@@ -77,6 +97,31 @@ async function handler(event) {
     return { statusCode: 404, statusDescription: 'Not Found' };
   }
   if (await DENY_LIST.exists(key.substring(1))) return { statusCode: 404, statusDescription: 'Not Found' };
+  var tag = ownerTagOfKey(key);
+  var rules;
+  if (tag !== undefined) {
+    try {
+      rules = JSON.parse(await DENY_LIST.get('${edgeRulesEntry('')}' + tag));
+    } catch (absent) {
+      rules = undefined;
+    }
+  }
+  var referer = request.headers.referer;
+  var host = request.headers.host;
+  var refusal = edgeRefusal(
+    rules,
+    DEPLOYMENT_RULES || undefined,
+    refererHostOf(referer ? referer.value : undefined),
+    host ? host.value.replace(/:\\d+$/, '') : '',
+  );
+  if (refusal !== undefined) {
+    return {
+      statusCode: 403,
+      statusDescription: 'Forbidden',
+      headers: { 'content-type': { value: 'text/plain; charset=utf-8' }, 'cache-control': { value: 'no-store' } },
+      body: { encoding: 'text', data: REFUSALS[refusal] },
+    };
+  }
   delete request.headers['${ACCEPT_CLASS_HEADER}'];
   var given = request.querystring;
   var names = Object.keys(given);
@@ -111,6 +156,12 @@ async function handler(event) {
   }
   return request;
 }`;
+}
+
+/** The deployment's Referer allow-list (`hotlink`) as the edge reads it; undefined: none. */
+export function deploymentEdgeRules(hotlink: { referers?: string[] | undefined; allow_empty: boolean }) {
+  return hotlink.referers === undefined ? undefined : { h: hotlink.referers, e: hotlink.allow_empty };
+}
 
 // Runs at the edge on every API request: the viewer's address, written over anything the client sent,
 // in a header the API trusts only with the origin secret (lib/http/front-door.ts).
@@ -168,7 +219,12 @@ export function takedownDenyList(stack: Stack): KeyValueStore {
  * `deletedMaxAgeSeconds` is the stage's `cdn.deleted_max_age_seconds`: how long the edge keeps an /i/
  * object, and so how long a deleted file can still be served from it (no invalidation per delete).
  */
-export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSeconds: number): EdgePolicies {
+export function createEdgePolicies(
+  stack: Stack,
+  bucket: Bucket,
+  deletedMaxAgeSeconds: number,
+  deploymentRules: EdgeRules | undefined,
+): EdgePolicies {
   const viewerAddress = new CloudFrontFunction(stack, 'ViewerAddress', {
     comment: 'Passes the viewer address to the API (API Gateway sees only the edge server)',
     code: FunctionCode.fromInline(VIEWER_ADDRESS_FUNCTION),
@@ -176,7 +232,7 @@ export function createEdgePolicies(stack: Stack, bucket: Bucket, deletedMaxAgeSe
   });
   const imageKey = new CloudFrontFunction(stack, 'ImageKey', {
     comment: 'Maps /i/<key> to the object key, sends renditions to the API, refuses any other /i/ path',
-    code: FunctionCode.fromInline(IMAGE_KEY_FUNCTION),
+    code: FunctionCode.fromInline(imageKeyFunction(deploymentRules)),
     runtime: FunctionRuntime.JS_2_0,
     keyValueStore: takedownDenyList(stack),
   });

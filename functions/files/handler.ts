@@ -23,6 +23,7 @@ import {
   filePage,
   filePatchBody,
   filesQuery,
+  hotlinkRules,
   permissionBody,
   presignBody,
   presignResponse,
@@ -219,6 +220,28 @@ export function createFilesHandler(
         summary: "The caller's storage: bytes and files used, the quota in force, the plan granting it",
         response: usageResponse,
         run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
+      }),
+      'GET /api/v1/hotlink': defineRoute({
+        summary: "The caller's hotlink rules: which sites' pages may show their files",
+        response: hotlinkRules,
+        run: async (request) => {
+          const { referers } = await uploadServices().ownerRules.read(callerOf(request));
+          return ok({ hosts: referers?.hosts ?? null, allow_empty: referers?.allow_empty ?? true });
+        },
+      }),
+      'PUT /api/v1/hotlink': defineRoute({
+        summary:
+          "Sets the caller's hotlink rules (hosts null: any site). The CDN applies them within two minutes.",
+        body: hotlinkRules,
+        response: hotlinkRules,
+        run: async (request) => {
+          const { hosts, allow_empty } = request.body;
+          await uploadServices().ownerRules.setReferers(
+            callerOf(request),
+            hosts === null ? undefined : { hosts, allow_empty },
+          );
+          return ok({ hosts, allow_empty });
+        },
       }),
       'GET /api/v1/tokens': defineRoute({
         response: tokenList,

@@ -1,5 +1,7 @@
 // The takedowns worker's dependencies, built once per container from its needs and settings.
 
+import { buildOwnerRules } from '#lib/files/build-owner-rules.ts';
+import type { OwnerRulesDesk } from '#lib/files/owner-rules.ts';
 import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
 import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import type { Invalidator } from '#lib/platform/cdn/invalidator.ts';
@@ -12,6 +14,8 @@ import { needs } from './needs.ts';
 
 export interface TakedownsDeps {
   takedowns: Takedowns;
+  /** The owners' rules changed since the last run, copied to the edge's store by each run. */
+  ownerRules: OwnerRulesDesk;
   /** CloudFront where the deployment names a distribution; locally a no-op, so the batch is just cleared. */
   cdn: Invalidator;
   /** The KeyValueStore the edge reads where the deployment names one; locally the table's record alone. */
@@ -26,6 +30,7 @@ export function buildTakedownsDeps(resources: GroupResources): TakedownsDeps {
       shards: settings.listing_shards,
       edgeMaxAgeSeconds: settings.cdn.deleted_max_age_seconds,
     }),
+    ownerRules: buildOwnerRules({ table: tableOf(resources), shards: settings.listing_shards }),
     cdn: cdnOf(resources),
     denyList: edgeDenyListOf(resources),
   };

@@ -2,7 +2,9 @@
 // file administrators took down since the last run on the edge's deny-list (the /i/* edge function answers
 // 404 for it at once), then sends the oldest paths listed in ONE CDN invalidation (at most
 // MAX_TAKEDOWN_PATHS, of which at most MAX_TAKEDOWN_WILDCARD_PATHS `/i/<key>*` wildcards; the rest next
-// minute) and deletes what it sent (lib/platform/cdn/takedowns.ts). A run with nothing pending makes no
+// minute) and deletes what it sent (lib/platform/cdn/takedowns.ts). Beside them it copies the owners' rules
+// changed since the last run (served or stopped, Referer allow-lists) into the same store
+// (lib/files/owner-rules.ts). A run with nothing pending makes no
 // request. A failed invalidation or deny-list write throws, so Lambda counts the error; what it could not
 // do stays pending and the next minute's run does it.
 import type { Context } from 'aws-lambda';
@@ -10,13 +12,17 @@ import type { TakedownRun } from '#lib/platform/cdn/takedowns.ts';
 import { observeInvocation } from '#lib/platform/observability/invocation.ts';
 import { type TakedownsDeps, takedownsDeps } from './deps.ts';
 
-export type TakedownsHandler = (event: unknown, context: Context) => Promise<TakedownRun>;
+/** What a run did: the takedowns, and how many owners' rules it copied to the edge. */
+export type TakedownsRun = TakedownRun & { rules: number };
+
+export type TakedownsHandler = (event: unknown, context: Context) => Promise<TakedownsRun>;
 
 /** The worker over the given dependencies, as one observed invocation (the scheduled event is not read). */
 export function createTakedownsHandler(deps: () => TakedownsDeps): TakedownsHandler {
   return observeInvocation('takedowns', async () => {
-    const { takedowns, cdn, denyList } = deps();
-    return takedowns.send(cdn, denyList);
+    const { takedowns, ownerRules, cdn, denyList } = deps();
+    const [run, rules] = await Promise.all([takedowns.send(cdn, denyList), ownerRules.sync(denyList)]);
+    return { ...run, rules };
   });
 }
 

@@ -12,7 +12,6 @@ import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
-import { deniedAtEdge } from '#lib/platform/cdn/deny-list.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { openMasterKey } from '#lib/platform/crypto/index.ts';
@@ -20,6 +19,7 @@ import { Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import { FileStorage } from '#lib/platform/storage/s3.ts';
 import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '#lib/wiring/needs.ts';
+import { localEdge } from './edge.ts';
 import { localEdgeHeaders } from './front-door.ts';
 import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
 import { startLocalOutboxDrain } from './outbox-drain.ts';
@@ -162,6 +162,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
         return (event, context) => fn.invoke(event, context);
       }
     : loadGroupHandler;
+  const edge = localEdge(table, config.hotlink);
   const server = createLocalServer({
     loadHandler,
     ...(config.http.cors_origins ? { corsOrigins: config.http.cors_origins } : {}),
@@ -173,9 +174,8 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
       uploadOrigins: config.aws.s3_endpoint ? [new URL(config.aws.s3_endpoint).origin] : [],
     },
     // GET /i/<key> streams from storage, as CloudFront serves it from S3 in AWS (no Lambda size cap); a key
-    // on the deny-list of taken-down files is 404, as the /i/* edge function answers it.
-    direct: (request, response, url) =>
-      serveStoredFileLocally(storage, request, response, url, (key) => deniedAtEdge(table, key)),
+    // on the deny-list of taken-down files is 404, and an owner's rules 403, as the /i/* edge function answers.
+    direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url, edge),
     onError: (error) => log.error('local server failed a request', { error }),
   });
   const port = options.port ?? config.port;

@@ -11,6 +11,7 @@ import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { AdminFiles } from './admin-files.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
+import { buildOwnerRules } from './build-owner-rules.ts';
 import { ConfirmService } from './confirm.ts';
 import { DirectUploadService } from './direct-upload.ts';
 import { FileDeletionService } from './file-deletion.ts';
@@ -100,6 +101,8 @@ export function buildFiles(input: FilesInput) {
       }),
     }),
     quota,
+    /** The owners' rules at the edge: their Referer allow-lists (docs/IMAGES.md "Serving rules"). */
+    ownerRules: buildOwnerRules({ table, shards: input.listingShards }),
     /** The uploaders' API tokens (the accounts' own, for the upload routes). */
     tokens: input.accounts.apiTokens,
     /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */

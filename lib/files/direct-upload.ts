@@ -63,7 +63,7 @@ export class DirectUploadService {
 
     const now = this.deps.clock();
     const id = randomUUID();
-    const filename = storedFilename(id, newFilenameSuffix(), sniffed.ext);
+    const filename = storedFilename(id, newFilenameSuffix(owner.id), sniffed.ext);
     const key = storageKey(now, filename);
     const { bytes, facts } = storedUpload(file.bytes, sniffed, {
       strip: this.deps.stripMetadata,

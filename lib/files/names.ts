@@ -1,5 +1,5 @@
 // Names of an upload: the client's name as recorded, the stored filename, its storage key, timestamps.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export const ORIGINAL_NAME_MAX_BYTES = 255;
 const FALLBACK_NAME = 'file';
@@ -70,14 +70,36 @@ export function sanitizeOriginalName(name: string | undefined): string {
 }
 
 /**
- * The suffix between the uuid and the extension: `-` and 12 random lower-case hex digits (48 bits).
+ * The suffix between the uuid and the extension: `-`, 12 random lower-case hex digits (48 bits) and the
+ * owner's tag (ownerTagOf; files stored before it have none).
  * Why random and not derived: the presign path fixes the key before any bytes exist, so it cannot come
  * from the content; and the uuid is usually the record id, which shows up in API paths, events and logs,
  * while the stored name is the capability that lets anyone fetch the file. The random suffix means that
  * knowing a record id (and guessing its date) is not enough to fetch a private file.
  */
-export function newFilenameSuffix(random: (size: number) => Buffer = randomBytes): string {
-  return `-${random(6).toString('hex')}`;
+export function newFilenameSuffix(ownerId: string, random: (size: number) => Buffer = randomBytes): string {
+  return `-${random(6).toString('hex')}${ownerTagOf(ownerId)}`;
+}
+
+/**
+ * The owner's tag in a stored name (16 hex digits of a digest of the owner's id): what lets the CDN's edge
+ * apply an owner's rules (served or stopped, the Referer allow-list) to a file from its URL alone, with no
+ * look-up (lib/platform/cdn/owner-rules.ts). 64 bits, so 10 million owners share none in practice. It tells
+ * nothing of the owner, but two URLs with the same tag belong to the same owner (docs/IMAGES.md).
+ */
+export function ownerTagOf(ownerId: string): string {
+  return createHash('sha256').update(`owner-tag:${ownerId}`).digest('hex').slice(0, OWNER_TAG_LENGTH);
+}
+
+export const OWNER_TAG_LENGTH = 16;
+
+/**
+ * The owner's tag in a stored key, or undefined for a key stored before tags. Self-contained: the CDN's /i/*
+ * function embeds its source (infra/edge.ts), so the edge and the local server read a key alike.
+ */
+export function ownerTagOfKey(key: string): string | undefined {
+  const match = /-[0-9a-f]{12}([0-9a-f]{16})\.[a-z0-9]+$/.exec(key);
+  return match === null ? undefined : match[1];
 }
 
 /** `<uuid><suffix>.<ext>`, e.g. `0b9c…e1-4f2a9c01d3b7.png`. */
@@ -101,7 +123,9 @@ export function storageKey(date: Date, filename: string): string {
 }
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const STORAGE_KEY = new RegExp(String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12})\.([a-z]{3,4})$`);
+const STORAGE_KEY = new RegExp(
+  String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12}(?:[0-9a-f]{16})?)\.([a-z]{3,4})$`,
+);
 
 export interface ParsedStorageKey {
   key: string;

@@ -64,7 +64,7 @@ export class PresignService {
     const now = this.deps.clock();
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
     const id = randomUUID();
-    const key = storageKey(now, storedFilename(id, newFilenameSuffix(), ext));
+    const key = storageKey(now, storedFilename(id, newFilenameSuffix(ownerId), ext));
     const pending: PendingItem = {
       ...pendingKey(key),
       id,

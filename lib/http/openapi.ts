@@ -87,8 +87,8 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
   },
   {
     name: 'Files',
-    description: "The caller's files, storage usage and the public gallery.",
-    match: /^\/api\/v1\/(files|usage|gallery)/,
+    description: "The caller's files, storage usage, hotlink rules and the public gallery.",
+    match: /^\/api\/v1\/(files|usage|gallery|hotlink)/,
   },
   {
     name: 'Albums and shares',

@@ -116,6 +116,9 @@ const GROUP_ROUTES = {
     ['DELETE', `${API_PREFIX}/tokens/{id}`, 'session', 'none'],
     // Storage usage and quota (docs/UPLOADS.md).
     ['GET', `${API_PREFIX}/usage`, 'uploader', 'none'],
+    // The owner's hotlink rules (docs/IMAGES.md "Serving rules").
+    ['GET', `${API_PREFIX}/hotlink`, 'session', 'none'],
+    ['PUT', `${API_PREFIX}/hotlink`, 'session', 'json'],
     // Back office: any owner's files (docs/UPLOADS.md).
     ['GET', `${API_PREFIX}/admin/files`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/files/{id}`, 'admin', 'json'],

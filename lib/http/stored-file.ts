@@ -113,26 +113,47 @@ function decodePath(path: string): string | undefined {
   }
 }
 
+/** What the edge answers instead of a file: 404 (taken down), or 403 with its short page (owner's rules). */
+export type EdgeAnswer = { status: 404 } | { status: 403; message: string };
+
+/** The local server's stand-in for the /i/* edge function (infra/local/edge.ts). */
+export type LocalEdge = (key: string, request: IncomingMessage) => Promise<EdgeAnswer | undefined>;
+
+function sendRefused(response: ServerResponse, message: string): void {
+  response.writeHead(403, {
+    ...SECURITY_HEADERS,
+    ...RAW_CONTENT_HEADERS,
+    'content-type': 'text/plain; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': String(Buffer.byteLength(message)),
+  });
+  response.end(message);
+}
+
 /**
  * The local server's `direct` hook: answers GET and HEAD of /i/<key> by streaming from storage, the way
- * CloudFront will in AWS (no size cap, no base64). A key `denied` names (the edge's deny-list of taken-down
- * files) is 404, renditions included, as the /i/* edge function answers it. Returns false for every other
- * request.
+ * CloudFront will in AWS (no size cap, no base64). What `edge` answers for a key (taken down: 404; an owner's
+ * rules: 403) is answered instead, renditions included, as the /i/* edge function answers it. Returns false
+ * for every other request.
  */
 export async function serveStoredFileLocally(
   storage: FileStorage,
   request: IncomingMessage,
   response: ServerResponse,
   url: URL,
-  denied: (key: string) => Promise<boolean> = async () => false,
+  edge: LocalEdge = async () => undefined,
 ): Promise<boolean> {
   const method = (request.method ?? 'GET').toUpperCase();
   if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/')) return false;
   const key = decodePath(url.pathname.slice(3));
-  const refused = key !== undefined && (await denied(key));
+  const refused = key === undefined ? undefined : await edge(key, request);
   // A query asks for a rendition: the render function's, through the route table (as the CDN sends it).
   if (url.search !== '' && !refused) return false;
   request.resume();
+  if (refused?.status === 403) {
+    sendRefused(response, refused.message);
+    return true;
+  }
   const object = key === undefined || refused ? undefined : await openStoredFile(storage, key);
   if (!object) {
     sendNotFound(response);

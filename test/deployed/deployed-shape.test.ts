@@ -705,8 +705,8 @@ describe('the deployed shape', () => {
     const again = await stack.invokeWorker('takedowns', scheduled);
 
     expect(afterDelete).toBe(before);
-    expect(run).toEqual({ denied: 1, paths: 1, invalidations: 1, more: false });
-    expect(again).toEqual({ denied: 0, paths: 0, invalidations: 0, more: false });
+    expect(run).toMatchObject({ denied: 1, paths: 1, invalidations: 1, more: false });
+    expect(again).toMatchObject({ denied: 0, paths: 0, invalidations: 0, more: false });
     // On the edge's deny-list (the KeyValueStore the /i/* function reads) until the edge's maximum age.
     const [denyList] = [...stack.keyValueStore.stores.values()];
     expect([...denyList!.keys()]).toEqual([key]);

@@ -10,7 +10,7 @@ import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT } from '#infra/console.ts';
 import {
   ACCEPT_CLASS_HEADER,
   API_ORIGIN_ID,
-  IMAGE_KEY_FUNCTION,
+  imageKeyFunction as imageKeyFunctionCode,
   VIEWER_ADDRESS_FUNCTION,
 } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
@@ -44,6 +44,8 @@ beforeAll(() => {
 }, 60_000);
 
 const KEY = '2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png';
+/** The /i/* function of a deployment without a Referer allow-list (dev's and prod's). */
+const IMAGE_KEY_FUNCTION_CODE = imageKeyFunctionCode(undefined);
 /** CloudFront requires the origin helpers' import as a function's first line. */
 const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';\n";
 
@@ -51,7 +53,11 @@ const CLOUDFRONT_IMPORT = "import cf from 'cloudfront';\n";
  * The /i/* viewer-request function as CloudFront runs it: its code in a fresh context, the `cloudfront`
  * module's origin helper recorded instead of applied, its KeyValueStore (the deny-list) holding `denied`.
  */
-function imageKeyFunction(code: string = IMAGE_KEY_FUNCTION, denied: readonly string[] = []) {
+function imageKeyFunction(
+  code: string = IMAGE_KEY_FUNCTION_CODE,
+  denied: readonly string[] = [],
+  entries: Readonly<Record<string, string>> = {},
+) {
   expect(code.startsWith(CLOUDFRONT_IMPORT)).toBe(true);
   const selected: string[] = [];
   const lookedUp: string[] = [];
@@ -59,6 +65,12 @@ function imageKeyFunction(code: string = IMAGE_KEY_FUNCTION, denied: readonly st
     exists: async (key: string) => {
       lookedUp.push(key);
       return denied.includes(key);
+    },
+    get: async (key: string) => {
+      lookedUp.push(key);
+      const value = entries[key];
+      if (value === undefined) throw new Error('KeyNotFound');
+      return value;
     },
   });
   const cf = { selectRequestOriginById: (id: string) => void selected.push(id), kvs };
@@ -181,7 +193,7 @@ describe('CDN', () => {
   });
 
   it('answers 404 for a key on the deny-list of taken-down files before the cache, renditions included', async () => {
-    const denied = imageKeyFunction(IMAGE_KEY_FUNCTION, [KEY]);
+    const denied = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [KEY]);
     const other = '2026/11/21/1f8fad5b-d9cb-469f-a165-70867728950e.png';
 
     for (const query of ['', 'w=480&f=webp', 'f=auto&w=1920']) {
@@ -193,6 +205,48 @@ describe('CDN', () => {
     expect(denied.lookedUp).toEqual([KEY, KEY, KEY, other]);
     expect(denied.selected).toEqual([]);
     expect(served.uri).toBe(`/${other}`);
+  });
+
+  it("applies the owner's rules from the store by the tag in the key: stopped is 403, a Referer outside the list 403", async () => {
+    const tag = 'a1b2c3d4e5f60718';
+    const tagged = `2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e-0123456789ab${tag}.png`;
+    const request = (fn: ReturnType<typeof imageKeyFunction>, referer?: string, query = '') =>
+      fn.handler(
+        viewerEvent(`/i/${tagged}`, query, {
+          host: { value: 'img.example.net' },
+          ...(referer !== undefined ? { referer: { value: referer } } : {}),
+        }),
+      );
+    const stopped = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [], { [`o:${tag}`]: '{"s":"bandwidth"}' });
+    const refused = await request(stopped);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body.data).toMatch(/bandwidth/);
+    expect((await request(stopped, undefined, 'p=thumb')).statusCode).toBe(403);
+    expect(stopped.lookedUp).toContain(`o:${tag}`);
+    expect(stopped.selected).toEqual([]);
+
+    const listed = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [], {
+      [`o:${tag}`]: '{"h":["blog.example.org","*.example.com"],"e":false}',
+    });
+    expect((await request(listed, 'https://blog.example.org/post/1')).uri).toBe(`/${tagged}`);
+    expect((await request(listed, 'https://cdn.example.com/')).uri).toBe(`/${tagged}`);
+    expect((await request(listed, 'https://img.example.net/console/')).uri).toBe(`/${tagged}`);
+    expect((await request(listed, 'https://evil.example.org/')).statusCode).toBe(403);
+    expect((await request(listed, 'https://example.com.evil.net/')).statusCode).toBe(403);
+    expect((await request(listed)).statusCode).toBe(403);
+    // Another owner (no entry) and a key stored before tags are served.
+    const untagged = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [], {});
+    expect((await request(untagged, 'https://evil.example.org/')).uri).toBe(`/${tagged}`);
+    expect((await untagged.handler(viewerEvent(`/i/${KEY}`))).uri).toBe(`/${KEY}`);
+  });
+
+  it("applies the deployment's Referer allow-list to every file, tagged or not", async () => {
+    const fn = imageKeyFunction(imageKeyFunctionCode({ h: ['example.com'], e: true }));
+    const request = (referer?: string) =>
+      fn.handler(viewerEvent(`/i/${KEY}`, '', referer ? { referer: { value: referer } } : {}));
+    expect((await request('https://example.com/a')).uri).toBe(`/${KEY}`);
+    expect((await request()).uri).toBe(`/${KEY}`);
+    expect((await request('https://elsewhere.net/')).statusCode).toBe(403);
   });
 
   it('sends a request with a query to the API origin, its uri kept, its query in one order', async () => {
@@ -310,7 +364,7 @@ describe('CDN', () => {
     expect(images.FunctionAssociations).toHaveLength(1);
     expect(association!.EventType).toBe('viewer-request');
     const fn = dev.resources[association!.FunctionARN['Fn::GetAtt'][0]]!.Properties;
-    expect(fn.FunctionCode).toBe(IMAGE_KEY_FUNCTION);
+    expect(fn.FunctionCode).toBe(IMAGE_KEY_FUNCTION_CODE);
     expect(fn.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
 
     const cache = dev.resources[images.CachePolicyId.Ref]!.Properties.CachePolicyConfig;

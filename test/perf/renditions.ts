@@ -91,7 +91,7 @@ const s3 = () => s3Client(config.aws);
 
 /** A new key of the record form (`yyyy/mm/dd/<uuid>-<hex>.<ext>`), the only form /i/ looks up. */
 function recordKey(ext: string): string {
-  return storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(), ext));
+  return storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(randomUUID()), ext));
 }
 
 async function putObject(key: string, body: Uint8Array, contentType: string): Promise<void> {

@@ -3,6 +3,7 @@
 // answer to them.
 import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
 import { PERMISSIONS, type UploadRecord } from '#lib/files/record.ts';
+import { refererHosts } from '#lib/platform/config/schema.ts';
 import { DEFAULT_PAGE_SIZE, pageQueryFields } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
 import { nameCharacters, pageOf, timestamp } from './common.ts';
@@ -126,3 +127,13 @@ export const tokenCreateBody = z.object({
 export const tokenCreated = z.extend(z.omit(tokenView, { last_used_at: true }), { token: z.string() });
 export const tokenList = z.array(tokenView);
 export const tokenRevoked = z.object({ id: z.string(), revoked: z.literal(true) });
+
+/**
+ * The owner's hotlink rules (docs/IMAGES.md "Serving rules"): the sites whose pages may show their files
+ * (`example.com`; `*.example.com` for its subdomains), and whether a request with no Referer may. `hosts`
+ * null: any site may.
+ */
+export const hotlinkRules = z.strictObject({
+  hosts: z.nullable(refererHosts),
+  allow_empty: z.boolean(),
+});

@@ -13,12 +13,15 @@ export interface EdgeDenyList {
   put(keys: string[], untilMs: number): Promise<void>;
   /** Takes these object keys off the list. */
   remove(keys: string[]): Promise<void>;
+  /** Sets these entries (key, value) and deletes those keys: the owners' rules (lib/files/owner-rules.ts). */
+  write(puts: Array<[string, string]>, removals: string[]): Promise<void>;
 }
 
 /** Where no CDN is deployed (locally, in tests): the table's record is the whole deny-list. */
 export const noEdgeDenyList: EdgeDenyList = {
   put: async () => {},
   remove: async () => {},
+  write: async () => {},
 };
 
 /** The partition name of deny-list records in the `listing` index (`denied#<n>`, sorted by their end). */

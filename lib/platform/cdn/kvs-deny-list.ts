@@ -53,26 +53,26 @@ export function keyValueStoreDenyList(
     }
   }
 
-  const inBatches = (keys: string[], write: (batch: string[]) => Promise<void>) =>
+  const inBatches = <T>(entries: T[], write: (batch: T[]) => Promise<void>) =>
     oneAtATime(async () => {
-      for (let start = 0; start < keys.length; start += KVS_BATCH)
-        await write(keys.slice(start, start + KVS_BATCH));
+      for (let start = 0; start < entries.length; start += KVS_BATCH)
+        await write(entries.slice(start, start + KVS_BATCH));
     });
+  const writeEntries = (puts: Array<[string, string]>, removals: string[]) =>
+    inBatches([...puts, ...removals.map((key) => [key] as const)], (batch) =>
+      update(
+        batch.flatMap((entry) => (entry.length === 2 ? [{ Key: entry[0], Value: entry[1] }] : [])),
+        batch.flatMap((entry) => (entry.length === 1 ? [{ Key: entry[0] }] : [])),
+      ),
+    );
 
   return {
     put: (keys, untilMs) =>
-      inBatches(keys, (batch) =>
-        update(
-          batch.map((key) => ({ Key: key, Value: String(untilMs) })),
-          [],
-        ),
+      writeEntries(
+        keys.map((key) => [key, String(untilMs)]),
+        [],
       ),
-    remove: (keys) =>
-      inBatches(keys, (batch) =>
-        update(
-          [],
-          batch.map((key) => ({ Key: key })),
-        ),
-      ),
+    remove: (keys) => writeEntries([], keys),
+    write: writeEntries,
   };
 }

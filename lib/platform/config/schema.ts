@@ -36,6 +36,16 @@ const wholeNumber = (min: number, max: number, fallback: number) =>
   z._default(z.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
 const flag = (fallback: boolean) => z._default(z.boolean(), fallback);
 /** A section whose keys all have defaults or are optional: an absent section is `{}`, then filled in. */
+/** A host a Referer allow-list names: `example.com`, or `*.example.com` for its subdomains (lower case). */
+export const REFERER_HOST = /^(\*\.)?([a-z0-9-]+\.)*[a-z0-9-]+$/;
+export const refererHosts = z
+  .array(
+    z
+      .string()
+      .check(z.maxLength(253), z.regex(REFERER_HOST, 'must be a host like example.com or *.example.com')),
+  )
+  .check(z.maxLength(100));
+
 const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
   z.prefault(z.object(shape), {} as z.input<z.ZodMiniObject<Shape>>);
 
@@ -175,6 +185,9 @@ export const configSchema = z.object({
     // leaves the edge within this, with no invalidation (docs/DESIGN.md 19). Takedowns are invalidated.
     deleted_max_age_seconds: wholeNumber(60, 365 * 24 * 60 * 60, 24 * 60 * 60),
   }),
+  // Hotlink protection for every owner's files (docs/IMAGES.md "Serving rules"): `referers` absent, any site
+  // may show them (an owner may still set their own list); the service's own pages always may.
+  hotlink: section({ referers: z.optional(refererHosts), allow_empty: flag(true) }),
   images: section({
     // Renditions of /i/<key>?w=&h=&fit=&q=&f= (docs/DESIGN.md 15): the only widths and heights, and the
     // only qualities, a query may name, so a file has a bounded set of renditions (docs/IMAGES.md).

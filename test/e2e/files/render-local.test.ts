@@ -45,7 +45,7 @@ const app = useLocalApp(async () => {
 }, 90_000);
 
 async function stored(bytes: Buffer, ext: string, contentType: string): Promise<string> {
-  const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(), ext));
+  const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(randomUUID()), ext));
   await testStorage().put(key, bytes, contentType);
   return key;
 }

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localEdge } from '#infra/local/edge.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { deniedAtEdge, type EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
@@ -32,12 +33,14 @@ let edgeUrl: string;
 function recordingDenyList(): EdgeDenyList & {
   listed: Map<string, number>;
   removed: string[];
+  rules: Map<string, string>;
   failWith?: Error;
 } {
   const list = {
     listed: new Map<string, number>(),
     removed: [] as string[],
     failWith: undefined as Error | undefined,
+    rules: new Map<string, string>(),
     async put(keys: string[], untilMs: number) {
       if (list.failWith) throw list.failWith;
       for (const key of keys) list.listed.set(key, untilMs);
@@ -45,6 +48,10 @@ function recordingDenyList(): EdgeDenyList & {
     async remove(keys: string[]) {
       list.removed.push(...keys);
       for (const key of keys) list.listed.delete(key);
+    },
+    async write(puts: Array<[string, string]>, removals: string[]) {
+      for (const [key, value] of puts) list.rules.set(key, value);
+      for (const key of removals) list.rules.delete(key);
     },
   };
   return list;
@@ -84,11 +91,15 @@ beforeAll(async () => {
   const table = testTable();
   edge = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    void serveStoredFileLocally(storage, request, response, url, (key) => deniedAtEdge(table, key)).then(
-      (handled) => {
-        if (!handled) response.writeHead(299).end();
-      },
-    );
+    void serveStoredFileLocally(
+      storage,
+      request,
+      response,
+      url,
+      localEdge(table, { allow_empty: true }),
+    ).then((handled) => {
+      if (!handled) response.writeHead(299).end();
+    });
   });
   await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
   edgeUrl = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;

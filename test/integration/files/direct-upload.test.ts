@@ -78,7 +78,7 @@ describe('POST /api/v1/upload', () => {
     const created = new Date(record.created_at);
     const day = created.toISOString().slice(0, 10).replaceAll('-', '/');
     expect(record.id).toMatch(new RegExp(`^${UUID}$`));
-    expect(record.filename).toMatch(new RegExp(`^${record.id}-[0-9a-f]{12}\\.${image.ext}$`));
+    expect(record.filename).toMatch(new RegExp(`^${record.id}-[0-9a-f]{28}\\.${image.ext}$`));
     expect(record.key).toBe(`${day}/${record.filename}`);
     expect(record.url).toBe(`${config.base_url}/i/${record.key}`);
     expect(record.thumbnail).toBe(`${record.url}?w=480&q=75&f=webp`);

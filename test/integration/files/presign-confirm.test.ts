@@ -55,7 +55,7 @@ describe('POST /api/v1/upload/presign', () => {
     expect(status).toBe(200);
     const grant = body.data;
     expect(grant.method).toBe('PUT');
-    expect(grant.key).toMatch(/^\d{4}\/\d{2}\/\d{2}\/[0-9a-f-]{36}-[0-9a-f]{12}\.jpg$/);
+    expect(grant.key).toMatch(/^\d{4}\/\d{2}\/\d{2}\/[0-9a-f-]{36}-[0-9a-f]{28}\.jpg$/);
     expect(grant.headers).toEqual({ 'Content-Type': 'image/jpeg', 'Content-Length': '1234' });
     const url = new URL(grant.url);
     expect(url.pathname).toBe(`/${config.bucket_name}/incoming/${grant.key}`);

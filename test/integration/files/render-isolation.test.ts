@@ -70,7 +70,7 @@ async function get({ handler }: Instance, key: string, query: string): Promise<A
 
 /** An original stored under a fresh record key, as an upload leaves it. */
 async function stored(bytes: Buffer, ext: string, contentType: string): Promise<string> {
-  const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(), ext));
+  const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(randomUUID()), ext));
   await testStorage().put(key, bytes, contentType);
   return key;
 }
@@ -198,7 +198,7 @@ describe('a rendition of a key nobody stored', () => {
       return count;
     };
     const before = await claims();
-    const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(), 'png'));
+    const key = storageKey(new Date(), storedFilename(randomUUID(), newFilenameSuffix(randomUUID()), 'png'));
 
     const answers = await Promise.all([get(a, key, 'w=16'), get(a, key, 'w=32&f=webp')]);
 

@@ -210,6 +210,7 @@ describe('workers that keep up', () => {
     const denyList: EdgeDenyList = {
       put: async (batch) => void listed.push(...batch),
       remove: async () => {},
+      write: async () => {},
     };
     const invalidations: string[][] = [];
     const cdn: Invalidator = { invalidate: async (paths) => void invalidations.push(paths) };

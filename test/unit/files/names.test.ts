@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import {
   newFilenameSuffix,
   ORIGINAL_NAME_MAX_BYTES,
+  ownerTagOf,
+  ownerTagOfKey,
   parseStorageKey,
   sanitizeOriginalName,
   storageKey,
@@ -90,11 +92,23 @@ describe('sanitizeOriginalName', () => {
 describe('stored filename and key', () => {
   const id = '0b9c6f1e-2d3a-4c5b-8e7f-9a0b1c2d3e4f';
 
-  it('suffix is a dash and 12 lower-case hex digits, random each time', () => {
-    const suffix = newFilenameSuffix();
-    expect(suffix).toMatch(/^-[0-9a-f]{12}$/);
-    expect(newFilenameSuffix()).not.toBe(suffix);
-    expect(newFilenameSuffix((size) => Buffer.alloc(size, 0xab))).toBe('-abababababab');
+  it("suffix is a dash, 12 random lower-case hex digits and the owner's 16-digit tag", () => {
+    const suffix = newFilenameSuffix('owner-1');
+    expect(suffix).toMatch(/^-[0-9a-f]{28}$/);
+    expect(newFilenameSuffix('owner-1')).not.toBe(suffix);
+    expect(newFilenameSuffix('owner-1', (size) => Buffer.alloc(size, 0xab))).toBe(
+      `-abababababab${ownerTagOf('owner-1')}`,
+    );
+  });
+
+  it("an owner's tag is the same for every file of theirs and differs between owners", () => {
+    expect(ownerTagOf('owner-1')).toMatch(/^[0-9a-f]{16}$/);
+    expect(ownerTagOf('owner-1')).toBe(ownerTagOf('owner-1'));
+    expect(ownerTagOf('owner-2')).not.toBe(ownerTagOf('owner-1'));
+    expect(ownerTagOfKey(`2026/11/28/${id}-abababababab${ownerTagOf('owner-1')}.png`)).toBe(
+      ownerTagOf('owner-1'),
+    );
+    expect(ownerTagOfKey(`2026/11/28/${id}-abababababab.png`)).toBeUndefined();
   });
 
   it('filename is <uuid><suffix>.<ext>', () => {

@@ -146,7 +146,7 @@ describe('the whole byte pipeline', () => {
       maxBytes: 4 * 1024 * 1024,
       sha256: form.file.sha256,
     });
-    const filename = storedFilename(ID, newFilenameSuffix(), facts.ext);
+    const filename = storedFilename(ID, newFilenameSuffix('owner-1'), facts.ext);
     const record = buildUploadRecord({
       id: ID,
       facts,
@@ -166,6 +166,6 @@ describe('the whole byte pipeline', () => {
       height: fixture.height,
       size: fixture.bytes.length,
     });
-    expect(record.filename).toMatch(new RegExp(`^${ID}-[0-9a-f]{12}\\.${fixture.ext}$`));
+    expect(record.filename).toMatch(new RegExp(`^${ID}-[0-9a-f]{28}\\.${fixture.ext}$`));
   });
 });
