@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
 import { startStandInProcess } from '#infra/local/stand-ins.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import { worstHour } from './capacity-cost.ts';
 import { runColdImport } from './cold-import.ts';
 import { coldPaths, ONE_TIME_WAIT_MS } from './cold-path.ts';
 import { heatFigures, PARTITION_LIMITS, predict, TARGET_RATES } from './heat-model.ts';
@@ -51,6 +52,11 @@ const GOALS = {
   // served over an original of the same bytes: our code around sharp and around the read.
   rendition_ratio: 1.3,
   stored_ratio: 1.2,
+  // docs/CAPACITY.md "The worst hour": one anonymous address at the WAF's limits, on each route whose
+  // cost a count bounds (a large original's bytes are bounded by its owner's bandwidth instead).
+  worst_hour_usd_max: 0.1,
+  // docs/DESIGN.md 23: at INFO, at most one line of at most 600 bytes a request (log-bytes.ts).
+  log_bytes_per_request_max: 600,
 } as const;
 
 /** The static upload token of the bench's settings: the load mix includes uploads made with it. */
@@ -63,7 +69,8 @@ const ONLY = (() => {
   const at = ARGS.findIndex((arg) => arg === '--only' || arg.startsWith('--only='));
   if (at < 0) return undefined;
   const value = ARGS[at]!.includes('=') ? ARGS[at]!.slice('--only='.length) : ARGS[at + 1];
-  if (value !== 'renditions') throw new Error(`--only: the part to run alone is renditions, not ${value}`);
+  if (value !== 'renditions' && value !== 'log-bytes')
+    throw new Error(`--only: the parts to run alone are renditions and log-bytes, not ${value}`);
   return value;
 })();
 
@@ -87,6 +94,49 @@ function runMemory(): MemoryReport {
     throw new Error(`memory run failed (${child.status}): ${child.stderr.slice(-2000)}`);
   }
   return JSON.parse(line.slice('MEMORY '.length)) as MemoryReport;
+}
+
+interface LogBytesReport {
+  log_bytes_per_request_max: number;
+  log_lines_per_request_max: number;
+  per_path: Record<string, { bytes_max: number; lines_max: number }>;
+}
+
+/** The groups log-bytes.ts drives: one process each, its service name the group's, as in prod. */
+const LOG_BYTES_GROUPS = ['accounts', 'files', 'meta'] as const;
+
+/** test/perf/log-bytes.ts in a process of its own per group (its logging at INFO, as Lambda runs in prod). */
+function runLogBytes(): LogBytesReport {
+  const reports = LOG_BYTES_GROUPS.map((group) => {
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'log-bytes.ts'), group],
+      { env: process.env, encoding: 'utf8', timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+    );
+    // LOGBYTES_SHOW=1: the lines themselves, to see what a request wrote.
+    if (process.env.LOGBYTES_SHOW) process.stderr.write(child.stderr);
+    const line = child.stdout.split('\n').find((entry) => entry.startsWith('LOGBYTES '));
+    if (child.status !== 0 || !line) {
+      throw new Error(`log bytes run of ${group} failed (${child.status}): ${child.stderr.slice(-2000)}`);
+    }
+    return JSON.parse(line.slice('LOGBYTES '.length)) as LogBytesReport;
+  });
+  return {
+    log_bytes_per_request_max: Math.max(...reports.map((report) => report.log_bytes_per_request_max)),
+    log_lines_per_request_max: Math.max(...reports.map((report) => report.log_lines_per_request_max)),
+    per_path: Object.assign({}, ...reports.map((report) => report.per_path)),
+  };
+}
+
+/** The worst hour of docs/CAPACITY.md: the dearest route a count bounds, and the one it does not. */
+function worstHourFigures() {
+  const rows = worstHour();
+  const dollars = (bounded: boolean) =>
+    Math.max(...rows.filter((row) => row.unbounded !== bounded).map((row) => row.dollars));
+  return {
+    worst_hour_usd_max: Number(dollars(true).toFixed(3)),
+    worst_hour_usd_large_original: Number(dollars(false).toFixed(3)),
+  };
 }
 
 const verdict = (value: number, goal: number) => (value <= goal ? 'met' : 'MISSED');
@@ -296,6 +346,15 @@ async function main(): Promise<void> {
   );
 
   if (ONLY === 'renditions') return onlyRenditions(settings, machine, started);
+  if (ONLY === 'log-bytes') {
+    const standIns = await startStandIns();
+    try {
+      console.log(`BENCH ${JSON.stringify({ ...runLogBytes(), ...worstHourFigures() })}`);
+    } finally {
+      await standIns.stop();
+    }
+    return;
+  }
 
   // Cold import first, before the stand-ins compete for the two cores.
   console.log(
@@ -507,6 +566,19 @@ async function main(): Promise<void> {
       ),
     );
 
+    console.log("\nlog bytes per request at INFO (a process of its own, Lambda's environment in prod) ...");
+    const logBytes = runLogBytes();
+    console.log(
+      table(
+        ['path', 'bytes (max of 4, the first cold)', 'lines'],
+        Object.entries(logBytes.per_path).map(([name, entry]) => [name, entry.bytes_max, entry.lines_max]),
+      ),
+    );
+    const worst = worstHourFigures();
+    console.log(
+      `worst hour of one anonymous address: $${worst.worst_hour_usd_max} on the routes a count bounds; a 100 MiB original $${worst.worst_hour_usd_large_original}, bounded by its owner's bandwidth (docs/CAPACITY.md)`,
+    );
+
     const summary = [
       ['hot_key_wcu_at_target', heat.hot_key_wcu_at_target, GOALS.hot_key_wcu_at_target],
       ['hot_key_rcu_at_target', heat.hot_key_rcu_at_target, GOALS.hot_key_rcu_at_target],
@@ -518,6 +590,8 @@ async function main(): Promise<void> {
         ? ([['confirm_peak_rss_mib', memory.confirm_peak_rss_mib, GOALS.confirm_peak_rss_mib]] as const)
         : []),
       ...renditionGoals(renditions),
+      ['worst_hour_usd_max', worst.worst_hour_usd_max, GOALS.worst_hour_usd_max],
+      ['log_bytes_per_request_max', logBytes.log_bytes_per_request_max, GOALS.log_bytes_per_request_max],
     ] as const;
     printGoals(summary);
     const seconds = (performance.now() - started) / 1000;
@@ -542,6 +616,9 @@ async function main(): Promise<void> {
       direct_upload_peak_rss_mib: memory?.direct_upload_peak_rss_mib ?? null,
       powertools_import_p50_ms: coldImport.powertools?.import_p50_ms ?? null,
       ...renditionJson(renditions),
+      ...worst,
+      log_bytes_per_request_max: logBytes.log_bytes_per_request_max,
+      log_lines_per_request_max: logBytes.log_lines_per_request_max,
       round_trips,
       paths: {
         me: inProcess.me,
