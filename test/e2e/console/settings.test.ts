@@ -174,6 +174,23 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     expect(direct.data.token).toEqual(expect.any(String));
   }, 180_000);
 
+  it('sets the sites allowed to show the owner\'s files, which the API then holds', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    await openFromMenu('Embedding');
+    await heading('Embedding');
+    await page.getByLabel('Sites allowed to show your files').fill('Blog.Example.com\n*.example.net');
+    await page.getByLabel(/Serve requests that name no site/).uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved: only these sites may show your files.').waitFor();
+
+    const rules = await apiCall('GET', '/api/v1/hotlink', await consoleSessionToken());
+    expect(rules.data).toEqual({ hosts: ['blog.example.com', '*.example.net'], allow_empty: false });
+
+    await page.getByLabel('Sites allowed to show your files').fill('not a host/');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('alert').filter({ hasText: /hosts/ }).waitFor();
+  }, 180_000);
+
   it('lets an administrator create another administrator, who can then log in as one', async (context) => {
     if (MISSING) context.skip(MISSING);
     await logOut();

@@ -13,6 +13,7 @@ import { AdminPlans } from '../pages/admin-plans.tsx';
 import { AlbumsPage } from '../pages/albums.tsx';
 import { FilesPage } from '../pages/files.tsx';
 import { GalleryPage } from '../pages/gallery.tsx';
+import { HotlinkPage } from '../pages/hotlink.tsx';
 import { LoginForm, LoginPage, RegisterPage, ResetPage } from '../pages/login.tsx';
 import { PlansPage } from '../pages/plans.tsx';
 import { SecurityPage } from '../pages/security.tsx';
@@ -33,6 +34,7 @@ const ROUTES: RouteDef[] = [
   { path: '/shares', label: 'Share links', page: SharesPage, access: 'any' },
   { path: '/gallery', label: 'Gallery', page: GalleryPage, access: 'public' },
   { path: '/tokens', label: 'API tokens', page: TokensPage, access: 'any' },
+  { path: '/embedding', label: 'Embedding', page: HotlinkPage, access: 'any' },
   { path: '/plans', label: 'Plans & usage', page: PlansPage, access: 'user' },
   { path: '/security', label: 'Security', page: SecurityPage, access: 'any' },
   { path: '/admin/accounts', label: 'Accounts', page: AdminAccounts, access: 'admin' },
