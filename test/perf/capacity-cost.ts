@@ -18,6 +18,10 @@ export const PRICES = {
   /** HTTP API (the stack's `HttpApi`, infra/api.ts): the first 300 million a month, metered per 512 KB. */
   httpApiPerRequest: 1.0 / 1e6,
   cloudfrontPerHttpsRequest: 0.01 / 10_000,
+  /** A viewer-request function runs on every request through the CDN (infra/edge.ts). */
+  cloudfrontFunctionPerInvocation: 0.1 / 1e6,
+  /** A KeyValueStore read by a function: the /i/* function reads the deny-list and the owner's rules. */
+  kvsPerRead: 0.03 / 1e6,
   /** Data transfer out to viewers, the first 10 TB a month; later tiers cost less. */
   cloudfrontEgressPerGb: 0.085,
   /** Data transfer from the edge to the origin (request bodies: uploads through the CDN). */
@@ -100,6 +104,8 @@ export interface CallShape {
   /** Size of each request that passes API Gateway (and the CDN in front of it). */
   apiRequests: number[];
   cdnRequests: number;
+  /** KeyValueStore reads at the edge: two for an /i/ request (the deny-list, the owner's rules). */
+  edgeReads?: number;
   bytesToViewers: number;
   rru: number;
   wru: number;
@@ -160,7 +166,13 @@ export const CALLS: readonly CallShape[] = [
   },
   { ...none, name: 'delete', ...apiCall(), ...paths('DELETE /api/v1/files/{id}') },
   // Served by the edge; the origin (S3) sees a miss per regional cache per edge lifetime, not per view.
-  { ...none, name: 'image view (4 MiB, CDN)', cdnRequests: 1, bytesToViewers: TARGET.viralImageBytes },
+  {
+    ...none,
+    name: 'image view (4 MiB, CDN)',
+    cdnRequests: 1,
+    edgeReads: 2,
+    bytesToViewers: TARGET.viralImageBytes,
+  },
   {
     ...none,
     name: 'rendition first render (40 KiB WebP)',
@@ -169,11 +181,18 @@ export const CALLS: readonly CallShape[] = [
     // original (billed as a GET), answered.
     ...apiCall(),
     ...paths('GET /i/{key}?w= (first render)'),
+    edgeReads: 2,
     bytesToViewers: 40 * KIB,
     s3Gets: 3,
     s3Puts: 1,
   },
-  { ...none, name: 'rendition view (40 KiB WebP, CDN)', cdnRequests: 1, bytesToViewers: 40 * KIB },
+  {
+    ...none,
+    name: 'rendition view (40 KiB WebP, CDN)',
+    cdnRequests: 1,
+    edgeReads: 2,
+    bytesToViewers: 40 * KIB,
+  },
 ];
 
 export interface CallCost {
@@ -220,7 +239,8 @@ export function costPerCall(call: CallShape): CallCost {
   );
   const toOrigin = call.apiRequests.reduce((sum, bytes) => sum + bytes, 0);
   const cdn =
-    call.cdnRequests * PRICES.cloudfrontPerHttpsRequest +
+    call.cdnRequests * (PRICES.cloudfrontPerHttpsRequest + PRICES.cloudfrontFunctionPerInvocation) +
+    (call.edgeReads ?? 0) * PRICES.kvsPerRead +
     (call.bytesToViewers / GB) * PRICES.cloudfrontEgressPerGb +
     (toOrigin / GB) * PRICES.cloudfrontToOriginPerGb;
   const dynamodb = call.rru * PRICES.dynamoPerRru + call.wru * PRICES.dynamoPerWru;
