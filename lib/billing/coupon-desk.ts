@@ -8,7 +8,7 @@ import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, ConditionFailedError, type TransactItem } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
-import { type Coupon, type CouponRepository, holdKey } from './coupons.ts';
+import { bucketCap, type Coupon, type CouponRepository, holdKey } from './coupons.ts';
 import { orderKey } from './orders.ts';
 import type { SaleTerms } from './plans.ts';
 
@@ -33,6 +33,8 @@ export interface CouponChanges {
 /** What a code takes off a plan's price. */
 export interface Quote {
   coupon: Coupon;
+  /** The coupon's bucket counts read with it: a limited coupon's order takes its share by them. */
+  counts: number[];
   code: string;
   amount_cents: number;
   discount_cents: number;
@@ -141,14 +143,16 @@ export class CouponDesk {
     const id = await this.deps.coupons.idOfCode(code);
     if (!id) throw unusableCoupon();
     // The coupon and this buyer's uses of it, read together.
-    const [coupon, used] = await Promise.all([
-      this.deps.coupons.get(id),
+    const [counted, used] = await Promise.all([
+      this.deps.coupons.getCounted(id),
       this.deps.coupons.usedBy(id, buyer.userId),
     ]);
+    const coupon = counted?.coupon;
     if (!coupon || !usable(coupon, plan, used, this.deps.clock().getTime())) throw unusableCoupon();
     const discount = discountOf(coupon, plan.amount_cents);
     return {
       coupon,
+      counts: counted.counts,
       code: coupon.code,
       amount_cents: plan.amount_cents,
       discount_cents: discount,
@@ -156,9 +160,20 @@ export class CouponDesk {
     };
   }
 
-  /** The writes taking one redemption in a new order's transaction (lib/billing/coupons.ts). */
-  redeemItems(coupon: Coupon, userId: string, orderId: string, deadlineMs: number): TransactItem[] {
-    return this.deps.coupons.redeemItems(coupon, userId, orderId, deadlineMs);
+  /**
+   * The writes taking one redemption in a new order's transaction, in `bucket` (lib/billing/coupons.ts);
+   * undefined when the bucket has no share of a limited coupon's room (nothing to try there).
+   */
+  redeemItems(quote: Quote, bucket: number, userId: string, orderId: string, deadlineMs: number) {
+    const { coupon, counts } = quote;
+    if (coupon.max_redemptions !== null && bucketCap(coupon, counts, bucket) === 0) return undefined;
+    return this.deps.coupons.redeemItems(
+      quote.coupon,
+      { bucket, counts: quote.counts },
+      userId,
+      orderId,
+      deadlineMs,
+    );
   }
 
   /**

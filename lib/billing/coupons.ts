@@ -22,7 +22,7 @@ export interface Coupon {
   /** null: every plan. */
   plan_ids: string[] | null;
   active: boolean;
-  /** Orders placed with it that are not cancelled or expired unpaid. */
+  /** Orders placed with it that are not cancelled or expired unpaid (its buckets' and its older count). */
   redemptions: number;
   created_at: string;
   updated_at: string;
@@ -36,6 +36,40 @@ export const redemptionKey = (couponId: string, userId: string): Key => ({
   pk: `couponuse#${couponId}#${userId}`,
   sk: 'use',
 });
+/**
+ * A coupon's redemption count is spread over COUPON_BUCKETS items (docs/CAPACITY.md "Coupons"), so no item
+ * takes every order placed with a popular coupon; the coupon's own `redemptions` keeps only the count of
+ * orders placed before the buckets. An unlimited coupon's orders add to a random bucket with no condition;
+ * a limited one's split what is left of `max_redemptions` between its buckets (bucketCap), each bucket
+ * refusing past its share, so the sum never passes the limit however many orders race.
+ */
+export const COUPON_BUCKETS = 16;
+export const couponCountKey = (couponId: string, bucket: number): Key => ({
+  pk: `couponcount#${couponId}#${bucket}`,
+  sk: 'count',
+});
+
+/** The buckets a coupon's orders use: all for an unlimited one; no more than its limit for a limited one. */
+export function bucketsOf(coupon: Pick<Coupon, 'max_redemptions'>): number {
+  return coupon.max_redemptions === null
+    ? COUPON_BUCKETS
+    : Math.max(1, Math.min(COUPON_BUCKETS, coupon.max_redemptions));
+}
+
+/**
+ * How many of a limited coupon's redemptions bucket `bucket` may hold: what is left of the limit after the
+ * older count and any bucket outside the coupon's (a limit lowered since), split evenly, the first buckets
+ * one more. Every bucket's share together is that room, so the buckets together never pass the limit.
+ */
+export function bucketCap(coupon: Coupon, counts: readonly number[], bucket: number): number {
+  const used = bucketsOf(coupon);
+  const sum = (list: readonly number[]) => list.reduce((total, count) => total + count, 0);
+  // `redemptions` as read with `counts`: the buckets' sum and the older count on the coupon's own item.
+  const older = coupon.redemptions - sum(counts);
+  const room = Math.max(0, (coupon.max_redemptions ?? 0) - older - sum(counts.slice(used)));
+  return Math.floor(room / used) + (bucket < room % used ? 1 : 0);
+}
+
 /** A pending order's hold of a redemption; in the `due` index by deadline until it is given back. */
 export const holdKey = (orderId: string): Key => ({ pk: `couponhold#${orderId}`, sk: 'hold' });
 
@@ -47,11 +81,25 @@ export const COUPON_HOLDS = 'couponholds';
 export const COUPON_ID_PATTERN = /^[0-9a-f-]{36}$/;
 export const COUPON_CODE_PATTERN = /^[A-Za-z0-9_-]{3,32}$/;
 
+/** A pending order's hold as stored: its coupon, buyer and the bucket it counts in (none: the older count). */
+export interface CouponHoldItem {
+  order_id: string;
+  coupon_id: string;
+  user_id: string;
+  bucket?: number;
+}
+
 /** A pending order's hold as the `due` index lists it. */
 export interface CouponHold {
   order_id: string;
   deadline_ms: number;
 }
+
+/** The coupon with `redemptions` its older count (its own item's) plus its buckets'. */
+const withCounts = (coupon: Coupon, counts: readonly number[]): Coupon => ({
+  ...coupon,
+  redemptions: coupon.redemptions + counts.reduce((total, count) => total + count, 0),
+});
 
 function fromItem(item: Item | undefined): Coupon | undefined {
   if (!item) return undefined;
@@ -110,8 +158,23 @@ export class CouponRepository {
   }
 
   async get(id: string): Promise<Coupon | undefined> {
+    return (await this.getCounted(id))?.coupon;
+  }
+
+  /** The coupon, its `redemptions` the sum of its buckets and its older count, and the buckets' counts. */
+  async getCounted(id: string): Promise<{ coupon: Coupon; counts: number[] } | undefined> {
     if (!COUPON_ID_PATTERN.test(id)) return undefined;
-    return fromItem(await this.table.get(couponKey(id)));
+    const [item, counts] = await Promise.all([this.table.get(couponKey(id)), this.bucketCounts(id)]);
+    const coupon = fromItem(item);
+    return coupon && { coupon: withCounts(coupon, counts), counts };
+  }
+
+  /** Each bucket's count of the coupon's redemptions, bucket 0 first (read together). */
+  private async bucketCounts(couponId: string): Promise<number[]> {
+    const items = await this.table.getMany(
+      Array.from({ length: COUPON_BUCKETS }, (_, bucket) => couponCountKey(couponId, bucket)),
+    );
+    return items.map((item) => (typeof item?.used === 'number' ? item.used : 0));
   }
 
   /** The id of the coupon holding this code (any case), from the code's own item. */
@@ -134,7 +197,12 @@ export class CouponRepository {
       page.items.length === 0
         ? []
         : await this.table.getMany(page.items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) })));
-    return { items: items.flatMap((item) => fromItem(item) ?? []), next_cursor: page.next_cursor };
+    const coupons = items.flatMap((item) => fromItem(item) ?? []);
+    const counts = await Promise.all(coupons.map((coupon) => this.bucketCounts(coupon.id)));
+    return {
+      items: coupons.map((coupon, at) => withCounts(coupon, counts[at] ?? [])),
+      next_cursor: page.next_cursor,
+    };
   }
 
   async update(
@@ -166,26 +234,38 @@ export class CouponRepository {
     await this.table.transact([
       { Delete: { Key: couponKey(coupon.id), ConditionExpression: 'attribute_exists(pk)' } },
       { Delete: { Key: couponCodeKey(coupon.code) } },
+      ...Array.from({ length: COUPON_BUCKETS }, (_, bucket) => ({
+        Delete: { Key: couponCountKey(coupon.id, bucket) },
+      })),
     ]);
   }
 
   /**
-   * The writes that take one redemption for a new order, in the order's own transaction: the coupon's count
-   * (below `max_redemptions`, the coupon still there and active), the buyer's count (below the coupon's
-   * `per_account_limit`) and the order's hold (listed by deadline, so an order that expires unpaid gives it
-   * back). Their places in the transaction: 1, 2, 3 after the order's put.
+   * The writes that take one redemption for a new order, in the order's own transaction: one bucket of the
+   * coupon's count (a limited coupon's below its share, bucketCap over `counts` as read just before), the
+   * buyer's count (below the coupon's `per_account_limit`) and the order's hold (listed by deadline, so an
+   * order that expires unpaid gives it back; it names its bucket). Their places in the transaction: 1, 2, 3
+   * after the order's put. The coupon's own item is not written: its state was checked by the quote.
    */
-  redeemItems(coupon: Coupon, userId: string, orderId: string, deadlineMs: number): TransactItem[] {
+  redeemItems(
+    coupon: Coupon,
+    taking: { bucket: number; counts: readonly number[] },
+    userId: string,
+    orderId: string,
+    deadlineMs: number,
+  ): TransactItem[] {
+    const limited = coupon.max_redemptions !== null;
     return [
       {
         Update: {
-          Key: couponKey(coupon.id),
-          UpdateExpression: 'ADD redemptions :one',
-          // The limit as stored now (an administrator may have set one since the coupon was read).
-          ConditionExpression:
-            'attribute_exists(pk) AND active = :true AND ' +
-            '(attribute_not_exists(max_redemptions) OR attribute_type(max_redemptions, :null) OR redemptions < max_redemptions)',
-          ExpressionAttributeValues: { ':one': 1, ':true': true, ':null': 'NULL' },
+          Key: couponCountKey(coupon.id, taking.bucket),
+          UpdateExpression: 'SET coupon_id = :coupon ADD used :one',
+          ...(limited ? { ConditionExpression: 'attribute_not_exists(used) OR used < :cap' } : {}),
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':coupon': coupon.id,
+            ...(limited ? { ':cap': bucketCap(coupon, taking.counts, taking.bucket) } : {}),
+          },
         },
       },
       {
@@ -210,6 +290,7 @@ export class CouponRepository {
             deadline_ms: deadlineMs,
             coupon_id: coupon.id,
             user_id: userId,
+            bucket: taking.bucket,
             gsi3pk: shardPartition(this.holds, orderId),
             gsi3sk: `${new Date(deadlineMs).toISOString()}#${orderId}`,
           },
@@ -224,7 +305,7 @@ export class CouponRepository {
    * redemption is given back once) and both counts lowered. `couponExists` false: the coupon was deleted,
    * only the buyer's count is lowered.
    */
-  releaseItems(hold: { order_id: string; coupon_id: string; user_id: string }, couponExists = true) {
+  releaseItems(hold: CouponHoldItem, couponExists = true) {
     const items: TransactItem[] = [
       { Delete: { Key: holdKey(hold.order_id), ConditionExpression: 'attribute_exists(pk)' } },
       {
@@ -236,7 +317,17 @@ export class CouponRepository {
         },
       },
     ];
-    if (couponExists) {
+    if (hold.bucket !== undefined) {
+      items.push({
+        Update: {
+          Key: couponCountKey(hold.coupon_id, hold.bucket),
+          UpdateExpression: 'ADD used :minus',
+          ConditionExpression: 'used > :zero',
+          ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+        },
+      });
+    } else if (couponExists) {
+      // A hold from before the buckets: its redemption was counted on the coupon's own item.
       items.push({
         Update: {
           Key: couponKey(hold.coupon_id),
@@ -250,10 +341,15 @@ export class CouponRepository {
   }
 
   /** The hold's item (coupon and buyer), if the order still holds a redemption. */
-  async hold(orderId: string): Promise<{ order_id: string; coupon_id: string; user_id: string } | undefined> {
+  async hold(orderId: string): Promise<CouponHoldItem | undefined> {
     const item = await this.table.get(holdKey(orderId));
     if (!item) return undefined;
-    return { order_id: orderId, coupon_id: String(item.coupon_id), user_id: String(item.user_id) };
+    return {
+      order_id: orderId,
+      coupon_id: String(item.coupon_id),
+      user_id: String(item.user_id),
+      ...(typeof item.bucket === 'number' ? { bucket: item.bucket } : {}),
+    };
   }
 
   /** Holds whose order's deadline is at or before `now`, the oldest first (every shard at once). */

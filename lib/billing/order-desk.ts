@@ -2,6 +2,7 @@
 // order), reading, listing, cancelling, and the two confirmation paths a person takes (owner pays mock,
 // admin writes off).
 
+import { randomInt } from 'node:crypto';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { ChannelRequestError } from '#lib/billing/channels/errors.ts';
 import { errors } from '#lib/core/errors.ts';
@@ -11,6 +12,7 @@ import { log } from '#lib/platform/log.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { CashierLinks } from './cashier.ts';
 import { type CouponDesk, type Quote, unusableCoupon } from './coupon-desk.ts';
+import { bucketsOf } from './coupons.ts';
 import { notifyUrl } from './gateway-settings.ts';
 import {
   type AdminOrderView,
@@ -103,22 +105,39 @@ export class OrderDesk {
   }
 
   /**
-   * The order and its coupon's redemption in one transaction (lib/billing/coupons.ts): the coupon's count
-   * below `max_redemptions` and the buyer's below `per_account_limit`, or no order at all. Transactions of
-   * other orders on the same coupon that collide with it are tried again; a count at its limit is the 400.
+   * The order and its coupon's redemption in one transaction (lib/billing/coupons.ts): one bucket of the
+   * coupon's count below its share and the buyer's count below `per_account_limit`, or no order at all. The
+   * first bucket is a random one; a bucket at its share sends the order to the next, so a limited coupon is
+   * refused only when every bucket is full. Transactions of other orders that collide with it are tried
+   * again; the buyer's count at its limit is the 400.
    */
   private async placeWithCoupon(order: StoredOrder, at: Date, firstCheck: Date | undefined, quote: Quote) {
     const { coupons, orders } = this.deps;
+    const buckets = bucketsOf(quote.coupon);
+    const first = randomInt(buckets);
+    let full = 0;
     for (let attempt = 0; ; attempt += 1) {
-      const together = coupons.redeemItems(quote.coupon, order.user_id, order.id, order.deadline_ms);
+      const bucket = (first + full) % buckets;
+      const together = coupons.redeemItems(quote, bucket, order.user_id, order.id, order.deadline_ms);
+      if (together === undefined) {
+        full += 1;
+        if (full >= buckets) throw unusableCoupon();
+        continue;
+      }
       try {
         await orders.create(order, at, { firstCheck, together });
         return;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
-        // The coupon's count or the buyer's at its limit, or the coupon switched off since the quote.
+        // Place 1 is the bucket (after the order's put): full, so the next one, until every one is.
+        if (error.failedItems.length === 1 && error.failedItems[0] === 1) {
+          full += 1;
+          if (full >= buckets) throw unusableCoupon();
+          continue;
+        }
+        // The buyer's count at its limit.
         if (error.failedItems.length > 0) throw unusableCoupon();
-        if (attempt + 1 >= REDEEM_ATTEMPTS) {
+        if (attempt + 1 >= REDEEM_ATTEMPTS + buckets) {
           throw errors.conflict('The coupon is being used by many orders at once; try again');
         }
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * (attempt + 1)));

@@ -174,7 +174,7 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     expect(direct.data.token).toEqual(expect.any(String));
   }, 180_000);
 
-  it('sets the sites allowed to show the owner\'s files, which the API then holds', async (context) => {
+  it("sets the sites allowed to show the owner's files, which the API then holds", async (context) => {
     if (MISSING) context.skip(MISSING);
     await openFromMenu('Embedding');
     await heading('Embedding');

@@ -3,7 +3,7 @@
 // per_account_limit under concurrency), given back on cancel and on unpaid expiry, and a free order paid at
 // once with its grant. The limits on coupon checks: coupon-guessing.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { couponKey } from '#lib/billing/coupons.ts';
+import { COUPON_BUCKETS, couponCountKey, couponKey, holdKey } from '#lib/billing/coupons.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
@@ -46,8 +46,14 @@ const order = (who: TestAccount, code: string | undefined, provider = 'mock') =>
     body: { plan_id: planId, provider, ...(code === undefined ? {} : { coupon_code: code }) },
   });
 
+/** The coupon's count as stored: its older count on its own item and its buckets'. */
 async function redemptionsOf(id: string): Promise<number> {
-  return Number((await table.get(couponKey(id)))?.redemptions ?? 0);
+  const items = await Promise.all([
+    table.get(couponKey(id)),
+    ...Array.from({ length: COUPON_BUCKETS }, (_, bucket) => table.get(couponCountKey(id, bucket))),
+  ]);
+  const [coupon, ...buckets] = items;
+  return Number(coupon?.redemptions ?? 0) + buckets.reduce((sum, item) => sum + Number(item?.used ?? 0), 0);
 }
 
 beforeAll(async () => {
@@ -225,6 +231,64 @@ describe('orders with a coupon', () => {
     expect(statuses.filter((status) => status !== 201).every((status) => status === 400)).toBe(true);
     expect(answers.find((answer) => answer.status === 400)?.json.message).toBe('coupon: cannot be used');
     expect(await redemptionsOf(coupon.id)).toBe(5);
+  });
+
+  it('places exactly 40 of 120 concurrent orders against max_redemptions 40, spread over its buckets', async () => {
+    const coupon = await newCoupon({ max_redemptions: 40, per_account_limit: 1000 });
+    const answers = await Promise.all(Array.from({ length: 120 }, () => order(buyer, coupon.code)));
+    const buckets = await Promise.all(
+      Array.from({ length: COUPON_BUCKETS }, (_, bucket) => table.get(couponCountKey(coupon.id, bucket))),
+    );
+    const stored = await table.get(couponKey(coupon.id));
+    const listed = await call('GET', '/api/v1/admin/coupons?limit=100', { headers: admin.headers });
+
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(40);
+    expect(answers.every((answer) => answer.status === 201 || answer.status === 400)).toBe(true);
+    expect(await redemptionsOf(coupon.id)).toBe(40);
+    // No item took every order: each bucket holds its share (40 over 16: 3 or 2), the coupon's own none.
+    expect(Math.max(...buckets.map((item) => Number(item?.used ?? 0)))).toBeLessThanOrEqual(3);
+    expect(stored?.redemptions).toBe(0);
+    const view = listed.json.data.items.find((item: { id: string }) => item.id === coupon.id);
+    expect(view?.redemptions).toBe(40);
+  });
+
+  it("writes no shared counter for an unlimited coupon: its orders land in many buckets, the coupon's item untouched", async () => {
+    const coupon = await newCoupon({ per_account_limit: 1000 });
+    const before = await table.get(couponKey(coupon.id));
+    const answers = await Promise.all(Array.from({ length: 48 }, () => order(buyer, coupon.code)));
+    const buckets = await Promise.all(
+      Array.from({ length: COUPON_BUCKETS }, (_, bucket) => table.get(couponCountKey(coupon.id, bucket))),
+    );
+
+    expect(answers.every((answer) => answer.status === 201)).toBe(true);
+    expect(await table.get(couponKey(coupon.id))).toEqual(before);
+    expect(buckets.filter((item) => Number(item?.used ?? 0) > 0).length).toBeGreaterThanOrEqual(8);
+    expect(await redemptionsOf(coupon.id)).toBe(48);
+  });
+
+  it('keeps counting the orders of a coupon from before the buckets toward its limit, and gives them back there', async () => {
+    // Prepare: a coupon whose own item holds 3 redemptions, one of them an order's hold without a bucket.
+    const user = await createTestAccount();
+    const coupon = await newCoupon({ max_redemptions: 5, per_account_limit: 100 });
+    const older = (await order(user, coupon.code)).json.data;
+    const hold = await table.get(holdKey(older.id));
+    const bucket = Number(hold?.bucket);
+    const counted = (await table.get(couponCountKey(coupon.id, bucket))) as Record<string, unknown>;
+    await table.put({ ...counted, used: 0 } as never);
+    const stored = (await table.get(couponKey(coupon.id))) as Record<string, unknown>;
+    await table.put({ ...stored, redemptions: 3 } as never);
+    const { bucket: _bucket, ...olderHold } = hold!;
+    await table.put(olderHold as never);
+
+    // Act
+    const answers = await Promise.all(Array.from({ length: 6 }, () => order(buyer, coupon.code)));
+    const cancelled = await call('POST', `/api/v1/orders/${older.id}/cancel`, { headers: user.headers });
+
+    // Assess: 3 + 2 = 5; the older hold's redemption given back on the coupon's own item.
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(2);
+    expect(cancelled.json.data.status).toBe('cancelled');
+    expect((await table.get(couponKey(coupon.id)))?.redemptions).toBe(2);
+    expect(await redemptionsOf(coupon.id)).toBe(4);
   });
 
   it('never lets one buyer pass per_account_limit, even with 20 orders at once', async () => {
