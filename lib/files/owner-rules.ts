@@ -64,11 +64,13 @@ export function edgeRefusal(
   ownHost: string,
 ): EdgeRefusal | undefined {
   // Written for CloudFront's runtime (ES 5.1 with let, const and arrows): no optional chaining, no for-of.
+  // biome-ignore lint/complexity/useOptionalChain: CloudFront's runtime has no optional chaining.
   if (owner && owner.s) return 'stopped';
   if (host !== null && host === ownHost) return undefined;
   const lists = [owner, deployment];
   for (let i = 0; i < lists.length; i++) {
     const rules = lists[i];
+    // biome-ignore lint/complexity/useOptionalChain: CloudFront's runtime has no optional chaining.
     if (!rules || !rules.h) continue;
     if (host === null) {
       if (!rules.e) return 'referer';
