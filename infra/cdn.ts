@@ -35,6 +35,10 @@ export const IMAGE_PATH_PATTERN = '/i/*';
 
 /** A share's images through its door (/s/<id>/i/<grant>): the shares function, cached briefly. */
 export const SHARE_IMAGE_PATH_PATTERN = '/s/*/i/*';
+/** Share pages (and their password form and random image), after their images' pattern. */
+export const SHARE_PAGE_PATH_PATTERN = '/s/*';
+/** The public gallery's pages. */
+export const GALLERY_PATH_PATTERN = '/api/v1/gallery';
 
 export interface CdnProps {
   config: StageConfig;
@@ -78,6 +82,15 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
   });
   const { domain } = config.infra;
 
+  const publicPages = () => ({
+    origin: apiOrigin,
+    allowedMethods: AllowedMethods.ALLOW_ALL,
+    cachePolicy: edge.publicPageCache,
+    originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+    viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    responseHeadersPolicy: edge.securityHeaders,
+    functionAssociations: [{ function: edge.viewerAddress, eventType: FunctionEventType.VIEWER_REQUEST }],
+  });
   const distribution = new Distribution(stack, 'Cdn', {
     comment: `Public address of the ${config.stage} service`,
     httpVersion: HttpVersion.HTTP2_AND_3,
@@ -113,6 +126,10 @@ export function createDistribution(stack: Stack, props: CdnProps): Distribution 
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         responseHeadersPolicy: edge.imageHeaders,
       },
+      // Anonymous public pages: the API as by default (every viewer header but Host, the viewer's address),
+      // but kept at the edge as long as the answer says, a minute at most (docs/CAPACITY.md "Viral reads").
+      [SHARE_PAGE_PATH_PATTERN]: publicPages(),
+      [GALLERY_PATH_PATTERN]: publicPages(),
       // The web console from the bucket's console/ prefix (hashed assets cached long, the page revalidated
       // by its own Cache-Control); every other path stays the API's.
       [CONSOLE_PATH_PATTERN]: {

@@ -29,6 +29,7 @@ import {
 } from '#lib/files/owner-rules.ts';
 import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, type ParamName } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
+import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
 
@@ -197,6 +198,7 @@ export interface EdgePolicies {
   imageKey: CloudFrontFunction;
   imageCache: CachePolicy;
   shareImageCache: CachePolicy;
+  publicPageCache: CachePolicy;
   imageOriginRequest: OriginRequestPolicy;
   securityHeaders: ResponseHeadersPolicy;
   imageHeaders: ResponseHeadersPolicy;
@@ -266,6 +268,18 @@ export function createEdgePolicies(
     enableAcceptEncodingGzip: true,
     enableAcceptEncodingBrotli: true,
   });
+  // Anonymous public pages (gallery pages, an open share's page without password or view limit): kept as
+  // long as the answer says, at most PUBLIC_PAGE_MAX_AGE_SECONDS; nothing kept when it says no-store (a
+  // limited share's page, whose every open counts). Keyed by the path and the query only.
+  const publicPageCache = new CachePolicy(stack, 'PublicPageCache', {
+    comment: 'Gallery and share pages: at most a minute, as the API says',
+    defaultTtl: Duration.seconds(0),
+    maxTtl: Duration.seconds(PUBLIC_PAGE_MAX_AGE_SECONDS),
+    minTtl: Duration.seconds(0),
+    queryStringBehavior: CacheQueryStringBehavior.all(),
+    enableAcceptEncodingGzip: true,
+    enableAcceptEncodingBrotli: true,
+  });
   // What a rendition's request carries to the API besides the cache key: the query, and Accept (the render
   // function picks f=auto's format from it). Never Host: API Gateway routes by its own host name. The
   // bucket gets the same, but only query-less requests reach it (IMAGE_KEY_FUNCTION).
@@ -312,6 +326,7 @@ export function createEdgePolicies(
     imageKey,
     imageCache,
     shareImageCache,
+    publicPageCache,
     imageOriginRequest,
     securityHeaders,
     imageHeaders,

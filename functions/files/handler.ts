@@ -6,8 +6,9 @@ import { clientOf } from '#lib/accounts/client.ts';
 import { errors } from '#lib/core/errors.ts';
 import { directUploadBodyLimit } from '#lib/files/build.ts';
 import { fileTooLarge } from '#lib/files/errors.ts';
+import { GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { created, ok } from '#lib/http/envelope.ts';
+import { created, ok, publicFor } from '#lib/http/envelope.ts';
 import type { FrontDoorOptions } from '#lib/http/front-door.ts';
 import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
@@ -201,10 +202,10 @@ export function createFilesHandler(
           ok(await uploadServices().albums.delete(callerOf(request), request.params.id ?? '')),
       }),
       'GET /api/v1/gallery': defineRoute({
-        summary: 'Public files of everyone, newest first.',
+        summary: `Public files of everyone, newest first; at most ${GALLERY_PAGE_MAX} a page. Cacheable for a minute.`,
         query: pageQuery,
         response: filePage,
-        run: async (request) => ok(await uploadServices().files.gallery(request.query)),
+        run: async (request) => publicFor(ok(await uploadServices().files.gallery(request.query))),
       }),
       'POST /api/v1/tokens': defineRoute({
         body: tokenCreateBody,

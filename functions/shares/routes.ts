@@ -4,7 +4,7 @@
 import { AppError, errors } from '#lib/core/errors.ts';
 import { THUMBNAIL_QUERY } from '#lib/files/rendition-query.ts';
 import { SHARE_PASSWORD_MAX, type ShareService } from '#lib/files/shares.ts';
-import { created, html, ok } from '#lib/http/envelope.ts';
+import { created, html, ok, publicFor } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
@@ -52,7 +52,10 @@ async function openPage(
   const id = request.params.id ?? '';
   try {
     const opened = await shares.open(id, password, request.sourceIp);
-    return page(
+    // Anyone's same page, with nothing counted per open: the CDN may keep it a minute (no longer than
+    // the share lives). A password or a view limit makes each open its own.
+    const lifetime = password === undefined ? shares.cacheableFor(opened) : undefined;
+    const result = page(
       shares,
       {
         kind: 'open',
@@ -64,6 +67,7 @@ async function openPage(
       },
       200,
     );
+    return lifetime === undefined ? result : publicFor(result, lifetime);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     const status = statusOf(error);

@@ -32,6 +32,11 @@ export const hashClaimKey = (ownerId: string, sha256: string) => ({
 const ownerIndex = (ownerId: string) => `files#${ownerId}`;
 /** The listing of public files: shards `gallery#public#<n>` of the `listing` index. */
 export const GALLERY_LISTING = 'gallery#public';
+/**
+ * The most files a gallery page holds, whatever `limit` asks (the console's page): a page reads up to this
+ * many from each shard, so the cap bounds what one anonymous page costs (docs/CAPACITY.md).
+ */
+export const GALLERY_PAGE_MAX = 60;
 /** The listing of private files: with the gallery's, every file (the back office's listing). */
 export const PRIVATE_LISTING = 'files#private';
 
@@ -309,9 +314,10 @@ export class FileRepository {
    * Public files, newest first: the gallery's shards read at once and merged. Records as the index holds
    * them: which album a file is in is its owner's business, so the gallery's `album_id` is null.
    */
+  /** The public gallery, newest first, at most GALLERY_PAGE_MAX a page (the anonymous page's cap). */
   async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
     const page = await readShards<FileItem>(this.table, fileListing('public', this.listingShards), {
-      limit: options.limit,
+      limit: Math.min(options.limit, GALLERY_PAGE_MAX),
       cursor: options.cursor,
       order: 'newest-first',
     });

@@ -217,6 +217,17 @@ export class ShareService {
   }
 
   /**
+   * How long anyone may keep the page of this open share: undefined with a password or a view limit (each
+   * open is its own); else the seconds it has left (Infinity without an end).
+   */
+  cacheableFor(opened: OpenedShare): number | undefined {
+    const { has_password, max_views, expires_at } = opened.share;
+    if (has_password || max_views !== null) return undefined;
+    if (expires_at === null) return Number.POSITIVE_INFINITY;
+    return (Date.parse(expires_at) - this.deps.clock().getTime()) / 1000;
+  }
+
+  /**
    * One random image of the share (GET /s/{id}/random), counted as a view. A share with a password
    * answers 401 (the address carries none); one with no image left answers 410.
    */

@@ -26,3 +26,18 @@ export function text(body: string, status = 200, contentType = 'text/plain; char
 export function html(body: string, status = 200): HttpResult {
   return { kind: 'raw', status, body, headers: { 'content-type': 'text/html; charset=utf-8' }, page: true };
 }
+
+/**
+ * How long the CDN and browsers may keep an anonymous public page (a gallery page, an open share's page
+ * without password or view limit): a share revoked or a file made private leaves them within this.
+ */
+export const PUBLIC_PAGE_MAX_AGE_SECONDS = 60;
+
+/** The result marked cacheable by anyone for `seconds` (at most PUBLIC_PAGE_MAX_AGE_SECONDS). */
+export function publicFor(result: HttpResult, seconds = PUBLIC_PAGE_MAX_AGE_SECONDS): HttpResult {
+  const maxAge = Math.max(0, Math.min(PUBLIC_PAGE_MAX_AGE_SECONDS, Math.floor(seconds)));
+  return {
+    ...result,
+    headers: { ...result.headers, 'cache-control': `public, max-age=${maxAge}` },
+  } as HttpResult;
+}

@@ -5,7 +5,12 @@ import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_NEEDS } from '#functions/needs.ts';
-import { IMAGE_PATH_PATTERN, SHARE_IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
+import {
+  GALLERY_PATH_PATTERN,
+  IMAGE_PATH_PATTERN,
+  SHARE_IMAGE_PATH_PATTERN,
+  SHARE_PAGE_PATH_PATTERN,
+} from '#infra/cdn.ts';
 import { CONSOLE_PATH_PATTERN, CONSOLE_ROOT_OBJECT } from '#infra/console.ts';
 import {
   ACCEPT_CLASS_HEADER,
@@ -16,6 +21,7 @@ import {
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { acceptClassOf, parseRenditionQuery, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
+import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { DEFAULT_IMAGE_QUALITIES, DEFAULT_IMAGE_WIDTHS } from '#lib/platform/config/schema.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '#lib/platform/storage/s3.ts';
@@ -694,9 +700,39 @@ describe('web console at the CDN', () => {
     expect(behaviour.AllowedMethods.sort()).toEqual(['GET', 'HEAD']);
     expect(behaviour.ViewerProtocolPolicy).toBe('redirect-to-https');
     expect(config.CacheBehaviors.map((behavior: Json) => behavior.PathPattern).sort()).toEqual(
-      [CONSOLE_PATH_PATTERN, IMAGE_PATH_PATTERN, SHARE_IMAGE_PATH_PATTERN].sort(),
+      [
+        CONSOLE_PATH_PATTERN,
+        IMAGE_PATH_PATTERN,
+        SHARE_IMAGE_PATH_PATTERN,
+        SHARE_PAGE_PATH_PATTERN,
+        GALLERY_PATH_PATTERN,
+      ].sort(),
     );
     expect(config.DefaultCacheBehavior.CachePolicyId).toBe(CachePolicy.CACHING_DISABLED.cachePolicyId);
+  });
+
+  it("keeps gallery and share pages at the edge only as long as the API says, a minute at most, a share's images matched first", () => {
+    const config = distributionConfigOf(prod);
+    const patterns = config.CacheBehaviors.map((behavior: Json) => behavior.PathPattern);
+    expect(patterns.indexOf(SHARE_IMAGE_PATH_PATTERN)).toBeLessThan(
+      patterns.indexOf(SHARE_PAGE_PATH_PATTERN),
+    );
+    for (const pattern of [SHARE_PAGE_PATH_PATTERN, GALLERY_PATH_PATTERN]) {
+      const behaviour = config.CacheBehaviors.find((candidate: Json) => candidate.PathPattern === pattern);
+      const policy = prod.resources[behaviour.CachePolicyId.Ref]!.Properties.CachePolicyConfig;
+      expect(policy.MaxTTL, pattern).toBe(PUBLIC_PAGE_MAX_AGE_SECONDS);
+      expect(policy.DefaultTTL, pattern).toBe(0);
+      expect(policy.ParametersInCacheKeyAndForwardedToOrigin.HeadersConfig.HeaderBehavior, pattern).toBe(
+        'none',
+      );
+      expect(behaviour.TargetOriginId, pattern).toBe(config.DefaultCacheBehavior.TargetOriginId);
+      expect(behaviour.OriginRequestPolicyId, pattern).toBe(
+        config.DefaultCacheBehavior.OriginRequestPolicyId,
+      );
+      expect(behaviour.FunctionAssociations, pattern).toEqual(
+        config.DefaultCacheBehavior.FunctionAssociations,
+      );
+    }
   });
 
   it('serves the console with a strict Content-Security-Policy and HSTS', () => {

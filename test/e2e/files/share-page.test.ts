@@ -46,7 +46,8 @@ describe('GET /s/{id}', () => {
     const page = await response.text();
 
     expect(response.status).toBe(200);
-    expect(response.headers.get('cache-control')).toBe('no-store');
+    // No password, no view limit: the same page for anyone, kept a minute at the edge as by this server.
+    expect(response.headers.get('cache-control')).toBe('public, max-age=60');
     const style = /<style>([\s\S]*?)<\/style>/.exec(page)?.[1] ?? '';
     const policy = (response.headers.get('content-security-policy') ?? '').split('; ');
     expect(policy).toContain("default-src 'none'");

@@ -1,6 +1,7 @@
 // File management and the public gallery through the upload handler, and GET /i/<key> through the render
 // handler: ownership (other people's files are 404), newest-first cursor pages, permission and deletion.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type FilePage, GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -198,6 +199,18 @@ describe('GET /api/v1/gallery', () => {
     expect(ids.slice(0, 3)).toEqual([c.id, b.id, a.id]);
     expect(pages.flat().every((item) => item.permission === 'public')).toBe(true);
   });
+});
+
+describe('GET /api/v1/gallery: an anonymous page', () => {
+  it(`holds at most ${GALLERY_PAGE_MAX} files whatever limit asks, and may be kept a minute by anyone`, async () => {
+    await Promise.all(Array.from({ length: GALLERY_PAGE_MAX + 2 }, () => upload(bob, 'public')));
+
+    const { body, headers } = await callUpload<FilePage>({ path: '/api/v1/gallery?limit=100' });
+
+    expect(body.data.items).toHaveLength(GALLERY_PAGE_MAX);
+    expect(body.data.next_cursor).not.toBeNull();
+    expect(headers['cache-control']).toBe('public, max-age=60');
+  }, 60_000);
 });
 
 describe('GET /i/<key> (render handler)', () => {

@@ -384,6 +384,28 @@ describe('a share that ended answers 410 "share is no longer available"', () => 
 });
 
 describe('GET /s/{id}: the page', () => {
+  it('may be kept a minute by anyone when it has no password and no view limit; else never, and never past its end', async () => {
+    const file = await upload(alice);
+    const open = await share(alice, { file_id: file.id });
+    const locked = await share(alice, { file_id: file.id, password: 'correct horse battery' });
+    const ending = await share(alice, {
+      file_id: file.id,
+      expires_at: new Date(clock().getTime() + 20_000).toISOString(),
+    });
+
+    const [openPage, lockedPage, endingPage] = await Promise.all(
+      [open, locked, ending].map((made) => call('shares', { path: `/s/${made.id}` })),
+    );
+    if (!openPage || !lockedPage || !endingPage) throw new Error('three answers');
+
+    expect(openPage.headers['cache-control']).toBe('public, max-age=60');
+    expect(lockedPage.status).toBe(401);
+    expect(lockedPage.headers['cache-control']).toBe('no-store');
+    const endingAge = Number(/max-age=(\d+)/.exec(endingPage.headers['cache-control'] ?? '')?.[1]);
+    expect(endingAge).toBeGreaterThan(0);
+    expect(endingAge).toBeLessThanOrEqual(20);
+  });
+
   it('renders the album without script, under its own policy, and counts a view', async () => {
     const albumId = await album(alice, 'Cats <script>alert(1)</script>');
     const file = await upload(alice, { album_id: albumId });

@@ -809,7 +809,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Public files of everyone, newest first. */
+    /** Public files of everyone, newest first; at most 60 a page. Cacheable for a minute. */
     get: operations['getApiV1Gallery'];
     put?: never;
     post?: never;
