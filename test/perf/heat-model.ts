@@ -18,7 +18,16 @@ export const TARGET_RATES: Record<string, number> = {
   callback: 100,
   gallery: 200,
   delete: 50,
+  // A sale: a third of the orders carry the one popular coupon (docs/CAPACITY.md "Coupons").
+  'coupon-order': 50,
+  // One viral link's page as the function sees it: the CDN keeps it a minute in each of its edge caches
+  // (docs/ALBUMS.md), so however many view it, each of about 600 edge locations and 13 regional caches
+  // asks about once a minute: 20 a second is above that. Many links viewed at once are each their own key.
+  'share-view': 20,
 };
+
+/** The target's multiple every key must still hold at (docs/DESIGN.md 24): at 10x, within its partition. */
+export const SCALE_HEADROOM = 10;
 
 /** DynamoDB's per-partition limits; the goals are half of each. */
 export const PARTITION_LIMITS = { wcu: 1000, rcu: 3000 } as const;
@@ -97,6 +106,9 @@ export function predict(
 export interface HeatFigures {
   hot_key_wcu_at_target: number;
   hot_key_rcu_at_target: number;
+  /** The same keys at SCALE_HEADROOM times the target (a shared key's units grow with its rate). */
+  hot_key_wcu_at_10x: number;
+  hot_key_rcu_at_10x: number;
   hottest_write_key: string | null;
   hottest_read_key: string | null;
   /** The hottest shared keys, for the report. */
@@ -110,6 +122,8 @@ export function heatFigures(predicted: PredictedKey[], top = 12): HeatFigures {
   return {
     hot_key_wcu_at_target: byWrites?.wcu_per_s ?? 0,
     hot_key_rcu_at_target: byReads?.rcu_per_s ?? 0,
+    hot_key_wcu_at_10x: round((byWrites?.wcu_per_s ?? 0) * SCALE_HEADROOM, 1),
+    hot_key_rcu_at_10x: round((byReads?.rcu_per_s ?? 0) * SCALE_HEADROOM, 1),
     hottest_write_key: byWrites ? `${byWrites.space} ${byWrites.key}` : null,
     hottest_read_key: byReads ? `${byReads.space} ${byReads.key}` : null,
     top: shared.slice(0, top),

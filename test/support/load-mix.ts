@@ -1,6 +1,7 @@
 // A load mix of many accounts, in process through the group handlers: logins (each account from its own
 // address, as people are), direct uploads (half public), uploads with the static upload token from many
-// clients, gallery pages, channel orders and the verified callbacks that settle them, and deletes. Every
+// clients, gallery pages, channel orders and the verified callbacks that settle them, orders with one
+// popular coupon, views of one viral share link (no password, no limit), and deletes. Every
 // request runs inside the heat recorder's `track`, so each partition it touches is charged to its path and
 // caller. Shared by the load-mix test and the bench's heat run.
 import { randomBytes } from 'node:crypto';
@@ -24,6 +25,7 @@ export interface LoadMixHandlers {
   files: Handler;
   payments: Handler;
   paymentCallback: Handler;
+  shares: Handler;
 }
 
 export interface LoadMixOptions {
@@ -82,6 +84,37 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
   const admin = await createTestAccount({ role: 'admin' });
   const { planId } = await billingFixtures(admin);
   const prefix = randomBytes(3).toString('hex');
+  // One popular coupon everyone orders with, and one viral share link of the administrator's file.
+  const coupon = `MIX${prefix}`;
+  await call(
+    handlers.payments,
+    apiEvent({
+      method: 'POST',
+      path: '/api/v1/admin/coupons',
+      headers: admin.headers,
+      body: { code: coupon, percent_off: 10, per_account_limit: 1000 },
+    }),
+    201,
+  );
+  const shared = dataOf<{ id: string }>(
+    await call(
+      handlers.files,
+      uploadEvent(freshPng(), admin.headers.authorization, '198.19.0.1', 'public'),
+      200,
+    ),
+  );
+  const link = dataOf<{ id: string }>(
+    await call(
+      handlers.shares,
+      apiEvent({
+        method: 'POST',
+        path: '/api/v1/shares',
+        headers: admin.headers,
+        body: { file_id: shared.id },
+      }),
+      201,
+    ),
+  );
   const people: Array<TestAccount & { address: string; uploads: string[] }> = [];
   for (let n = 0; n < options.accounts; n++) {
     const account = await createTestAccount({ username: `mix_${prefix}_${n}` });
@@ -145,6 +178,22 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
           return result;
         });
       }
+      await track('coupon-order', caller, () =>
+        call(
+          handlers.payments,
+          apiEvent({
+            method: 'POST',
+            path: '/api/v1/orders',
+            headers: person.headers,
+            body: { plan_id: planId, provider: 'channel_c', coupon_code: coupon },
+            sourceIp: person.address,
+          }),
+          201,
+        ),
+      );
+      await track('share-view', caller, () =>
+        call(handlers.shares, apiEvent({ path: `/s/${link.id}`, sourceIp: person.address }), 200),
+      );
       if (round % 2 === 1) {
         const id = person.uploads.shift()!;
         await track('delete', caller, () =>

@@ -1,6 +1,6 @@
 // Partition heat under a load mix (docs/DESIGN.md 19): 50 accounts log in (each from its own address),
-// upload, read the gallery, order and pay through a verified channel callback, and delete, and a few
-// clients upload with the static token. No partition of the table or of an index may take more than a tenth
+// upload, read the gallery, order and pay through a verified channel callback, order with one popular
+// coupon, open one viral share link, and delete, and a few clients upload with the static token. No partition of the table or of an index may take more than a tenth
 // of its writes: one that does would take a write for every request of a kind at any scale, and DynamoDB
 // holds 1,000 WCU/s per partition. Counts, not timings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +19,9 @@ let report: LoadMixReport;
 beforeAll(async () => {
   await provisionTestStack();
   const deps = testDeps({ staticUploadToken: STATIC_TOKEN });
-  const { accounts, files, payments, paymentCallback } = deps.handlers;
+  const { accounts, files, payments, paymentCallback, shares } = deps.handlers;
   report = await runLoadMix({
-    handlers: { accounts, files, payments, paymentCallback },
+    handlers: { accounts, files, payments, paymentCallback, shares },
     recorder,
     startRecording: () => recorder.install(deps.table.client as never),
     accounts: 50,
