@@ -61,6 +61,13 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 280,
     description: 'Mails renewal reminders before paid plans end, once per grant',
   },
+  // The new CDN log objects of the last two days (one listing of cdn/, then only those not yet counted),
+  // a transaction per object, then the owners counted or stopped (docs/CAPACITY.md "Workers").
+  bandwidth: {
+    functionClass: 'light',
+    timeoutSeconds: 280,
+    description: "Counts the CDN's logs per owner, mails bandwidth notices, stops and resumes serving",
+  },
 };
 
 /**
@@ -71,6 +78,12 @@ export const REMINDERS_EVERY_MINUTES = 5;
 
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
+
+/**
+ * How often the bandwidth worker counts the CDN's logs: CloudFront delivers them minutes to an hour late,
+ * so an owner past the cap plus grace stops within that delay plus 5 minutes plus the edge's 2 minutes.
+ */
+export const BANDWIDTH_EVERY_MINUTES = 5;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
@@ -231,6 +244,15 @@ export class Workers extends Construct {
       'Mails renewal reminders before paid plans end',
       'reminders',
       REMINDERS_EVERY_MINUTES,
+    );
+
+    // Bandwidth per owner (docs/UPLOADS.md "Bandwidth"): on a schedule rather than on each log object's
+    // ObjectCreated, so a burst of log objects is one run, not one invocation each.
+    schedule(
+      'BandwidthSchedule',
+      "Counts the CDN's logs per owner and applies the bandwidth caps",
+      'bandwidth',
+      BANDWIDTH_EVERY_MINUTES,
     );
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
