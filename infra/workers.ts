@@ -14,6 +14,8 @@ import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts
 import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
+import { CDN_LOG_PREFIX } from '#lib/platform/storage/access-logs.ts';
+import { bucketObjectsFinding } from './data.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 
@@ -131,6 +133,14 @@ export class Workers extends Construct {
     };
     const made = WORKER_NAMES.map((name) => [name, make(name)] as const);
     this.functions = Object.fromEntries(made) as Record<WorkerName, ServiceFunction>;
+    for (const name of WORKER_NAMES.filter((worker) => WORKER_NEEDS[worker].accessLogs)) {
+      Validations.of(this.functions[name]).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(props.resources.accessLogs, CDN_LOG_PREFIX)}]`,
+        reason:
+          'CloudFront names each log object it delivers (cdn/<distribution>.<hour>.<id>.gz), so GetObject (the ' +
+          'only object action) is granted on that prefix of the access-log bucket and nowhere else.',
+      });
+    }
 
     this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
