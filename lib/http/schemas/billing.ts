@@ -143,16 +143,14 @@ export const planBody = z.object({
   // Bytes served a month (docs/UPLOADS.md "Bandwidth"): whole bytes, or null for unlimited.
   bandwidth_bytes: z.optional(
     z.nullable(
-      z
-        .number()
-        .check(
-          z.minimum(0, { message: 'must be 0 or more', abort: true }),
-          z.maximum(MAX_PLAN_QUOTA_BYTES, {
-            message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
-            abort: true,
-          }),
-          z.int('must be a whole number of bytes'),
-        ),
+      z.number().check(
+        z.minimum(0, { message: 'must be 0 or more', abort: true }),
+        z.maximum(MAX_PLAN_QUOTA_BYTES, {
+          message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
+          abort: true,
+        }),
+        z.int('must be a whole number of bytes'),
+      ),
     ),
   ),
   duration_days: z.optional(
