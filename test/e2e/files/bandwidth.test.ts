@@ -1,9 +1,8 @@
 // Bandwidth capped per plan, as an owner meets it through the local server playing the CDN (docs/UPLOADS.md
-// "Bandwidth"): the server writes CloudFront-format logs of every /i/ answer to the access-log bucket, the
-// bandwidth worker (built as its Lambda builds it, mail through the SES stand-in) counts them, mails the
-// 80 % and 100 % notices once, stops the owner's files past the cap plus grace (403), and serves them again
-// once the owner buys a plan with a bigger cap.
-import type { Context } from 'aws-lambda';
+// "Bandwidth"): the server writes CloudFront-format logs of every /i/ answer to the access-log bucket; the
+// bandwidth worker, in its own process as npm start runs it and mailing through the SES stand-in, counts
+// them, mails the 80 % and 100 % notices once, stops the owner's files past the cap plus grace (403), and
+// serves them again once the owner buys a plan with a bigger cap.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const ses = await vi.hoisted(async () => {
@@ -14,25 +13,44 @@ const ses = await vi.hoisted(async () => {
   return standIn;
 });
 
-import { buildBandwidthDeps } from '#functions/bandwidth/deps.ts';
-import { createBandwidthHandler } from '#functions/bandwidth/handler.ts';
-import { needs } from '#functions/bandwidth/needs.ts';
+import { fileURLToPath } from 'node:url';
+import { localFunctionEnvironment } from '#infra/local/app.ts';
+import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
+import type { BandwidthRun } from '#lib/files/bandwidth-meter.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { groupResources } from '#lib/wiring/resources.ts';
 import { noisePng } from '#test/integration/files/quota-helpers.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { lambdaContext } from '#test/support/events.ts';
 import { useLocalApp } from '#test/support/local-app.ts';
 
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 afterAll(() => ses.close());
 const app = useLocalApp();
-const worker = createBandwidthHandler(() => buildBandwidthDeps(groupResources('bandwidth', needs, config)));
 let admin: TestAccount;
 let owner: TestAccount;
+let workerProcess: FunctionProcess | undefined;
 
 beforeAll(async () => {
   [admin, owner] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
-});
+  // The worker as npm start runs it: its own process, only its needs' environment.
+  workerProcess = await startFunctionProcess({
+    name: 'bandwidth',
+    host: `${ROOT}infra/local/function-host.ts`,
+    module: `${ROOT}functions/bandwidth/handler.ts`,
+    env: localFunctionEnvironment('bandwidth', config),
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    output: () => {},
+    startTimeoutMs: 60_000,
+  });
+}, 90_000);
+afterAll(() => workerProcess?.stop());
+
+/** One scheduled run of the worker. */
+const worker = async () =>
+  (await workerProcess!.invoke({
+    source: 'aws.events',
+    'detail-type': 'Scheduled Event',
+  } as never)) as BandwidthRun;
 
 const api = (method: string, path: string, who: TestAccount, body?: object) =>
   app.api(method, path, { headers: who.headers, body });
@@ -53,7 +71,7 @@ async function buy(bandwidthBytes: number): Promise<void> {
 /** Runs the worker until the month's count reaches `bytes` (the server writes its logs each second). */
 async function countedUpTo(bytes: number) {
   for (let attempt = 0; attempt < 50; attempt++) {
-    await worker({}, lambdaContext as Context);
+    await worker();
     const usage = await api('GET', '/api/v1/usage', owner);
     if (usage.data.bandwidth_bytes_used >= bytes) return usage.data;
     await new Promise((wait) => setTimeout(wait, 200));
@@ -75,12 +93,12 @@ describe("an owner's monthly bandwidth", () => {
     expect((await fetch(`${app.url}${path}`)).status).toBe(200);
     expect((await fetch(`${app.url}${path}`)).status).toBe(200);
     const atCap = await countedUpTo(2 * size);
-    await worker({}, lambdaContext as Context);
+    await worker();
     const servedAtCap = await fetch(`${app.url}${path}`);
     const past = await countedUpTo(3 * size);
     const refused = await fetch(`${app.url}${path}`);
     await buy(1_000_000);
-    const run = await worker({}, lambdaContext as Context);
+    const run = await worker();
     const again = await fetch(`${app.url}${path}`);
 
     // Assess
