@@ -103,9 +103,14 @@ export class PlanRepository {
         ExpressionAttributeValues: { ':plans': PLAN_INDEX },
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       });
-      for (const item of page.items) {
-        const plan = fromItem(item);
-        if (plan && (!options.activeOnly || plan.active)) plans.push(plan);
+      // The index projects the fields plans had before `bandwidth_bytes` (an index's projection cannot
+      // change in place): each page's plans are read whole, in one batch.
+      for (let start = 0; start < page.items.length; start += 100) {
+        const keys = page.items.slice(start, start + 100).map((item) => planKey(String(item.id)));
+        for (const item of await this.deps.table.getMany(keys)) {
+          const plan = fromItem(item);
+          if (plan && (!options.activeOnly || plan.active)) plans.push(plan);
+        }
       }
       startKey = page.lastKey;
     } while (startKey);

@@ -63,7 +63,10 @@ async function buy(bandwidthBytes: number): Promise<void> {
     bandwidth_bytes: bandwidthBytes,
     duration_days: 30,
   });
-  expect(plan.data.bandwidth_bytes).toBe(bandwidthBytes);
+  const listed = await api('GET', '/api/v1/plans', owner);
+  expect(listed.data.find((each: { id: string }) => each.id === plan.data.id)).toMatchObject({
+    bandwidth_bytes: bandwidthBytes,
+  });
   const order = await api('POST', '/api/v1/orders', owner, { plan_id: plan.data.id, provider: 'mock' });
   expect((await fetch(app.at(order.data.pay_url), { method: 'POST' })).status).toBe(200);
 }
