@@ -7,7 +7,8 @@
 // once under it (a bigger plan, or a new month). A tag's owner is read once from the file record a key of it
 // names (its uuid is the record's id) and kept on the month's item.
 import type { AccountRepository } from '#lib/accounts/repository.ts';
-import { conditionFailedReturns, type Table } from '#lib/platform/db/table.ts';
+import { TABLE } from '#lib/platform/db/keys.ts';
+import { conditionFailedReturns, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { bandwidthNoticeMail } from '#lib/platform/mail/templates.ts';
 import type { AccessLogStore } from '#lib/platform/storage/access-logs.ts';
@@ -95,8 +96,13 @@ export class BandwidthMeter {
             },
           };
         });
+      // The claim outlives the listing's window, then goes: an object older than that is never listed again.
+      const expires = epochSeconds(this.deps.table.clock()) + (LOOKBACK_MS * 2) / 1000;
       const claim = {
-        Put: { Item: { ...claimKey(key, part) }, ConditionExpression: 'attribute_not_exists(pk)' },
+        Put: {
+          Item: { ...claimKey(key, part), [TABLE.ttlAttribute]: expires },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
       };
       const written = await this.deps.table
         .transact([claim, ...adds])
