@@ -1,6 +1,7 @@
 // Every group's needs by name: what the stack and the local runner iterate over.
 
 import { needs as accounts } from '#functions/accounts/needs.ts';
+import { needs as bandwidth } from '#functions/bandwidth/needs.ts';
 import { needs as files } from '#functions/files/needs.ts';
 import { needs as meta } from '#functions/meta/needs.ts';
 import { needs as outboxDrain } from '#functions/outbox-drain/needs.ts';
@@ -26,13 +27,14 @@ export const GROUP_NEEDS: Record<FunctionGroup, GroupNeeds> = {
 };
 
 /** Functions that serve no route: they run on a table stream or a schedule (docs/DESIGN.md 14). */
-export type WorkerName = 'outbox-drain' | 'reconciler' | 'takedowns' | 'reminders';
+export type WorkerName = 'outbox-drain' | 'reconciler' | 'takedowns' | 'reminders' | 'bandwidth';
 
 export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   'outbox-drain': outboxDrain,
   reconciler,
   takedowns,
   reminders,
+  bandwidth,
 };
 
 export const WORKER_NAMES = Object.keys(WORKER_NEEDS) as WorkerName[];

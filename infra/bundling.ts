@@ -153,6 +153,8 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   takedowns: { native: [], installed: [CLOUDFRONT_SDK, ...KEY_VALUE_STORE_SDK] },
   // Mails renewal reminders: the table and the mail channel only.
   reminders: { native: [], installed: [] },
+  // Counts the CDN's logs per owner: the table, the log bucket and the mail channel only.
+  bandwidth: { native: [], installed: [] },
 };
 
 /**

@@ -1,5 +1,6 @@
 // "A function of this service": runtime, architecture, memory class, logs, bundling, and its needs applied
 // as environment and grants together.
+
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -27,6 +28,7 @@ import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
+import { CDN_LOG_PREFIX } from '#lib/platform/storage/access-logs.ts';
 import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
 import {
   BUNDLE_MAIN_FIELDS,
@@ -73,6 +75,8 @@ const MASTER_KEY_ACTIONS = ['kms:Encrypt', 'kms:Decrypt', 'kms:GenerateDataKey']
 export interface NeedResources {
   table: ITable;
   bucket: IBucket;
+  /** The CDN's access logs (`cdn/`): the bandwidth worker reads them. */
+  accessLogs: IBucket;
   masterKey: IKey;
   eventBus: IEventBus;
   /** The CDN in front of the API and /i/*: takedowns invalidate their file's path in it. */
@@ -234,6 +238,7 @@ export class ServiceFunction extends Construct {
       notifyBaseUrl: resources.notifyBaseUrl,
       distributionId: resources.distribution.distributionId,
       denyListArn: resources.denyList.keyValueStoreArn,
+      accessLogBucketName: resources.accessLogs.bucketName,
     });
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
@@ -270,6 +275,17 @@ export class ServiceFunction extends Construct {
         ['cloudfront-keyvaluestore:DescribeKeyValueStore', 'cloudfront-keyvaluestore:UpdateKeys'],
         [resources.denyList.keyValueStoreArn],
       );
+    }
+    // The CDN's logs: list the bucket under cdn/ and read those objects only.
+    if (needs.accessLogs) {
+      this.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [resources.accessLogs.bucketArn],
+          conditions: { StringLike: { 's3:prefix': [`${CDN_LOG_PREFIX}*`] } },
+        }),
+      );
+      this.allow(['s3:GetObject'], [resources.accessLogs.arnForObjects(`${CDN_LOG_PREFIX}*`)]);
     }
     // GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret).
     if (needs.frontDoor) this.allow(['secretsmanager:GetSecretValue'], [resources.originSecret.secretArn]);

@@ -85,6 +85,7 @@ export class ServiceStack extends Stack {
       (infra.domain ? `https://${infra.domain.name}` : `https://${this.distribution.distributionDomainName}`);
 
     const resources: NeedResources = {
+      accessLogs: data.accessLogs,
       table: this.table,
       bucket: this.bucket,
       masterKey: this.masterKey,

@@ -14,6 +14,8 @@ import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts
 import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
+import { CDN_LOG_PREFIX } from '#lib/platform/storage/access-logs.ts';
+import { bucketObjectsFinding } from './data.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
 
@@ -61,6 +63,13 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 280,
     description: 'Mails renewal reminders before paid plans end, once per grant',
   },
+  // The new CDN log objects of the last two days (one listing of cdn/, then only those not yet counted),
+  // a transaction per object, then the owners counted or stopped (docs/CAPACITY.md "Workers").
+  bandwidth: {
+    functionClass: 'light',
+    timeoutSeconds: 280,
+    description: "Counts the CDN's logs per owner, mails bandwidth notices, stops and resumes serving",
+  },
 };
 
 /**
@@ -71,6 +80,12 @@ export const REMINDERS_EVERY_MINUTES = 5;
 
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
+
+/**
+ * How often the bandwidth worker counts the CDN's logs: CloudFront delivers them minutes to an hour late,
+ * so an owner past the cap plus grace stops within that delay plus 5 minutes plus the edge's 2 minutes.
+ */
+export const BANDWIDTH_EVERY_MINUTES = 5;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
@@ -118,6 +133,14 @@ export class Workers extends Construct {
     };
     const made = WORKER_NAMES.map((name) => [name, make(name)] as const);
     this.functions = Object.fromEntries(made) as Record<WorkerName, ServiceFunction>;
+    for (const name of WORKER_NAMES.filter((worker) => WORKER_NEEDS[worker].accessLogs)) {
+      Validations.of(this.functions[name]).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(props.resources.accessLogs, CDN_LOG_PREFIX)}]`,
+        reason:
+          'CloudFront names each log object it delivers (cdn/<distribution>.<hour>.<id>.gz), so GetObject (the ' +
+          'only object action) is granted on that prefix of the access-log bucket and nowhere else.',
+      });
+    }
 
     this.outboxDeadLetters = new Queue(this, 'OutboxDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -231,6 +254,15 @@ export class Workers extends Construct {
       'Mails renewal reminders before paid plans end',
       'reminders',
       REMINDERS_EVERY_MINUTES,
+    );
+
+    // Bandwidth per owner (docs/UPLOADS.md "Bandwidth"): on a schedule rather than on each log object's
+    // ObjectCreated, so a burst of log objects is one run, not one invocation each.
+    schedule(
+      'BandwidthSchedule',
+      "Counts the CDN's logs per owner and applies the bandwidth caps",
+      'bandwidth',
+      BANDWIDTH_EVERY_MINUTES,
     );
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.

@@ -5,6 +5,7 @@ import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { TokenSigner } from '#lib/accounts/tokens.ts';
 import type { RelyingParty } from '#lib/accounts/webauthn.ts';
+import { buildBandwidthUsage } from '#lib/files/build-bandwidth.ts';
 import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
@@ -49,8 +50,15 @@ export function buildAccountsDeps(
     totpIssuer: settings.auth.totp_issuer,
     baseUrl: settings.base_url,
     relyingParty: relyingPartyOf(settings),
-    // The back office lists each account's storage use (docs/DESIGN.md 11).
-    usage: usageReader(quotaOf(resources)),
+    // The back office lists each account's storage use (docs/DESIGN.md 11) and bytes served this month.
+    usage: usageReader(
+      quotaOf(resources),
+      buildBandwidthUsage({
+        table,
+        defaultQuotaBytes: settings.upload.default_quota_bytes,
+        defaultBytes: settings.bandwidth.default_bytes,
+      }),
+    ),
   });
   return {
     accounts,

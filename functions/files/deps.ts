@@ -1,6 +1,8 @@
 // The files function's dependencies, built once per container from its needs and settings.
 
+import type { BandwidthUsage } from '#lib/files/bandwidth.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
+import { buildBandwidthUsage } from '#lib/files/build-bandwidth.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -14,6 +16,8 @@ export interface FilesDeps {
   services: Files;
   /** Sessions, API tokens, and the static `upload.api_token` (docs/DESIGN.md 5). */
   authenticate: Authenticator;
+  /** Bytes served this month and the cap in force (GET /api/v1/usage, docs/UPLOADS.md "Bandwidth"). */
+  bandwidth: BandwidthUsage;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
@@ -39,6 +43,11 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
   const staticToken = settings.upload.api_token;
   return {
     services,
+    bandwidth: buildBandwidthUsage({
+      table,
+      defaultQuotaBytes: settings.upload.default_quota_bytes,
+      defaultBytes: settings.bandwidth.default_bytes,
+    }),
     authenticate: createAuthenticator({
       sessions: shared.sessions,
       apiTokens: shared.apiTokens,

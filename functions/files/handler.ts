@@ -220,7 +220,14 @@ export function createFilesHandler(
       'GET /api/v1/usage': defineRoute({
         summary: "The caller's storage: bytes and files used, the quota in force, the plan granting it",
         response: usageResponse,
-        run: async (request) => ok(await uploadServices().quota.usageOf(ownerOf(request))),
+        run: async (request) => {
+          const owner = ownerOf(request);
+          const [usage, bandwidth] = await Promise.all([
+            uploadServices().quota.usageOf(owner),
+            deps().bandwidth.viewOf(owner),
+          ]);
+          return ok({ ...usage, ...bandwidth });
+        },
       }),
       'GET /api/v1/hotlink': defineRoute({
         summary: "The caller's hotlink rules: which sites' pages may show their files",

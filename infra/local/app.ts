@@ -17,8 +17,10 @@ import type { AppConfig } from '#lib/platform/config/schema.ts';
 import { openMasterKey } from '#lib/platform/crypto/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
+import { AccessLogStore } from '#lib/platform/storage/access-logs.ts';
 import { FileStorage } from '#lib/platform/storage/s3.ts';
 import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '#lib/wiring/needs.ts';
+import { localAccessLog } from './access-log.ts';
 import { localEdge } from './edge.ts';
 import { localEdgeHeaders } from './front-door.ts';
 import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
@@ -72,6 +74,7 @@ export function localFunctionEnvironment(
       baseUrl: settings.base_url,
       tableName: settings.table_name,
       bucketName: settings.bucket_name,
+      accessLogBucketName: settings.access_log_bucket_name,
       masterKey: { provider: 'local', dataDir: resolve(settings.data_dir) },
       frontDoor: { provider: 'local', dataDir: resolve(settings.data_dir) },
       ...(aws.event_bus_name ? { eventBusName: aws.event_bus_name } : {}),
@@ -80,7 +83,7 @@ export function localFunctionEnvironment(
     ...((needs.table || needs.renditionClaims) && aws.dynamodb_endpoint
       ? { AWS__DYNAMODB_ENDPOINT: aws.dynamodb_endpoint }
       : {}),
-    ...(needs.bucket && aws.s3_endpoint ? { AWS__S3_ENDPOINT: aws.s3_endpoint } : {}),
+    ...((needs.bucket || needs.accessLogs) && aws.s3_endpoint ? { AWS__S3_ENDPOINT: aws.s3_endpoint } : {}),
     ...(needs.mail && aws.ses_endpoint ? { AWS__SES_ENDPOINT: aws.ses_endpoint } : {}),
     // What the Lambda runtime itself provides.
     AWS_REGION: aws.region,
@@ -91,7 +94,7 @@ export function localFunctionEnvironment(
 }
 
 /** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
-const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns', 'reminders'];
+const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns', 'reminders', 'bandwidth'];
 
 /** Every group and worker in its own process (infra/local/function-host.ts under tsx), started side by side. */
 export async function startLocalFunctions(
@@ -150,6 +153,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     report: (lines) => console.log(['Local table migrated to the current key shape:', ...lines].join('\n')),
   });
   await ensureBucket(s3Client(config.aws), config.bucket_name);
+  await ensureBucket(s3Client(config.aws), config.access_log_bucket_name);
   // The embedded master key is made on the first start, not on the first secret, so it can be backed up.
   await openMasterKey(config);
   const storage = new FileStorage(s3Client(config.aws), config.bucket_name);
@@ -163,6 +167,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
       }
     : loadGroupHandler;
   const edge = localEdge(table, config.hotlink);
+  const accessLog = localAccessLog(new AccessLogStore(s3Client(config.aws), config.access_log_bucket_name));
   const server = createLocalServer({
     loadHandler,
     ...(config.http.cors_origins ? { corsOrigins: config.http.cors_origins } : {}),
@@ -183,6 +188,8 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     server.once('error', reject);
     server.listen(port, options.host ?? localListenHost(), () => resolve());
   });
+  // The CDN's log records of every /i/ answer, written to the access-log bucket as CloudFront delivers them.
+  server.prependListener('request', accessLog.record);
   const address = server.address() as AddressInfo;
   // order.paid leaves the outbox as in AWS: the table's stream feeds the outbox-drain function.
   const drainFn = functions?.get('outbox-drain');
@@ -212,6 +219,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     startLocalSchedule('reconciler', config.payment.reconcile.local_interval_seconds * 1000, fannedOut),
     schedule('reminders', config.billing.local_interval_seconds * 1000),
     schedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS),
+    schedule('bandwidth', config.bandwidth.local_interval_seconds * 1000),
   ];
   return {
     server,
@@ -222,6 +230,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
         server.closeAllConnections();
       });
       await outboxDrain.stop();
+      await accessLog.stop();
       for (const scheduled of schedules) await scheduled.stop();
       if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));
     },

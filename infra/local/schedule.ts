@@ -1,6 +1,6 @@
 // The local stand-in for the workers' schedules (infra/workers.ts): in AWS an EventBridge rule invokes the
-// reconciler every 5 minutes, the takedowns worker every minute and the reminders every 5 minutes; npm start
-// invokes the same functions (each its own process, its own needs' environment) on a timer, with the event
+// reconciler every 5 minutes, the takedowns worker every minute, the reminders and the bandwidth worker every
+// 5 minutes; npm start invokes the same functions (each its own process, its own needs' environment) on a timer, with the event
 // EventBridge sends a scheduled target. Each run fans out inside itself as in AWS (every shard of its listing
 // read at once). Locally no CDN caches anything, so a takedowns run lists its files on the deny-list's table
 // record (which the local server reads as its edge) and sends its batch to the no-op invalidator; a

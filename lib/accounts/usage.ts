@@ -6,6 +6,8 @@ export interface AccountUsage {
   file_count: number;
   /** null: no quota (administrators). */
   quota_bytes: number | null;
+  /** Bytes of the account's files served this month (docs/UPLOADS.md "Bandwidth"). */
+  bandwidth_bytes_used: number;
 }
 
 /**

@@ -14,6 +14,8 @@ export interface Plan {
   active: boolean;
   /** Storage the plan grants (docs/DESIGN.md 11); null: none. Plans stored before quotas read as null. */
   quota_bytes: number | null;
+  /** Bytes served a month (docs/UPLOADS.md "Bandwidth"); null: unlimited (also plans stored before it). */
+  bandwidth_bytes: number | null;
   /** How long the grant lasts; 0: permanent (also for plans stored before quotas). */
   duration_days: number;
   created_at: string;
@@ -187,6 +189,7 @@ export function planView(plan: Plan) {
     amount_cents: plan.amount_cents,
     active: plan.active,
     quota_bytes: plan.quota_bytes,
+    bandwidth_bytes: plan.bandwidth_bytes,
     duration_days: plan.duration_days,
     created_at: plan.created_at,
   };

@@ -23,12 +23,17 @@ export interface NewPlan {
   active?: boolean;
   /** Absent or null: the plan grants no storage. */
   quota_bytes?: number | null;
+  /** Bytes served a month (docs/UPLOADS.md "Bandwidth"); absent or null: unlimited. */
+  bandwidth_bytes?: number | null;
   /** Absent or 0: permanent. */
   duration_days?: number;
 }
 
 export type PlanChanges = Partial<
-  Pick<Plan, 'name' | 'description' | 'amount_cents' | 'active' | 'quota_bytes' | 'duration_days'>
+  Pick<
+    Plan,
+    'name' | 'description' | 'amount_cents' | 'active' | 'quota_bytes' | 'bandwidth_bytes' | 'duration_days'
+  >
 >;
 
 /** What an order copies from its plan: the terms it is sold at. */
@@ -46,6 +51,7 @@ function fromItem(item: Item | undefined): Plan | undefined {
   return {
     ...(plan as unknown as Plan),
     quota_bytes: typeof plan.quota_bytes === 'number' ? plan.quota_bytes : null,
+    bandwidth_bytes: typeof plan.bandwidth_bytes === 'number' ? plan.bandwidth_bytes : null,
     duration_days: typeof plan.duration_days === 'number' ? plan.duration_days : 0,
   };
 }
@@ -67,6 +73,7 @@ export class PlanRepository {
       amount_cents: input.amount_cents,
       active: input.active ?? true,
       quota_bytes: input.quota_bytes ?? null,
+      bandwidth_bytes: input.bandwidth_bytes ?? null,
       duration_days: input.duration_days ?? 0,
       created_at: now,
       updated_at: now,
@@ -96,9 +103,14 @@ export class PlanRepository {
         ExpressionAttributeValues: { ':plans': PLAN_INDEX },
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       });
-      for (const item of page.items) {
-        const plan = fromItem(item);
-        if (plan && (!options.activeOnly || plan.active)) plans.push(plan);
+      // The index projects the fields plans had before `bandwidth_bytes` (an index's projection cannot
+      // change in place): each page's plans are read whole, in one batch.
+      for (let start = 0; start < page.items.length; start += 100) {
+        const keys = page.items.slice(start, start + 100).map((item) => planKey(String(item.id)));
+        for (const item of await this.deps.table.getMany(keys)) {
+          const plan = fromItem(item);
+          if (plan && (!options.activeOnly || plan.active)) plans.push(plan);
+        }
       }
       startKey = page.lastKey;
     } while (startKey);

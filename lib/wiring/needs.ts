@@ -40,6 +40,8 @@ export interface GroupNeeds {
    * DeleteItem on the table for `RENDITION#` partitions only. The render function's alone.
    */
   renditionClaims?: boolean;
+  /** Reading the CDN's access logs (the access-log bucket's `cdn/`): the bandwidth worker's alone. */
+  accessLogs?: boolean;
 }
 
 export type Need = keyof GroupNeeds;
@@ -55,6 +57,7 @@ export const NEEDS: readonly Need[] = [
   'cdn',
   'renditions',
   'renditionClaims',
+  'accessLogs',
 ];
 
 /** Where the master key lives: KMS in AWS, a key file in the data folder locally. */
@@ -81,6 +84,8 @@ export interface NeedValues {
   distributionId?: string;
   /** The edge's deny-list (a KeyValueStore ARN); absent locally, like the distribution. */
   denyListArn?: string;
+  /** The access-log bucket; absent locally (the setting's default names the local one). */
+  accessLogBucketName?: string;
 }
 
 /**
@@ -100,6 +105,7 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'aws.cloudfront_endpoint',
   'cdn.distribution_id',
   'cdn.deny_list_arn',
+  'access_log_bucket_name',
   'payment.notify_base_url',
   'front_door.provider',
   'front_door.secret_id',
@@ -134,6 +140,7 @@ export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<st
   if (needs.notifyUrl && values.notifyBaseUrl) env.PAYMENT__NOTIFY_BASE_URL = values.notifyBaseUrl;
   if (needs.cdn && values.distributionId) env.CDN__DISTRIBUTION_ID = values.distributionId;
   if (needs.cdn && values.denyListArn) env.CDN__DENY_LIST_ARN = values.denyListArn;
+  if (needs.accessLogs && values.accessLogBucketName) env.ACCESS_LOG_BUCKET_NAME = values.accessLogBucketName;
   return env;
 }
 
@@ -153,6 +160,7 @@ export function deployedVariablesOf(needs: GroupNeeds): string[] {
         notifyBaseUrl: placeholder,
         distributionId: placeholder,
         denyListArn: placeholder,
+        accessLogBucketName: placeholder,
       }),
     ),
   ];

@@ -4,6 +4,9 @@
 import { buildAccountsDeps } from '#functions/accounts/deps.ts';
 import { createAccountsHandler } from '#functions/accounts/handler.ts';
 import { needs as accountsNeeds } from '#functions/accounts/needs.ts';
+import { buildBandwidthDeps } from '#functions/bandwidth/deps.ts';
+import { createBandwidthHandler } from '#functions/bandwidth/handler.ts';
+import { needs as bandwidthNeeds } from '#functions/bandwidth/needs.ts';
 import { buildFilesDeps } from '#functions/files/deps.ts';
 import { createFilesHandler } from '#functions/files/handler.ts';
 import { needs as filesNeeds } from '#functions/files/needs.ts';
@@ -71,6 +74,9 @@ export function testDeps(options: TestDepsOptions = {}) {
     ...(options.staticUploadToken ? { staticUploadToken: options.staticUploadToken } : {}),
     ...(options.defaultQuotaBytes !== undefined ? { defaultQuotaBytes: options.defaultQuotaBytes } : {}),
     ...(options.stripMetadata !== undefined ? { stripMetadata: options.stripMetadata } : {}),
+    ...(options.bandwidthDefaultBytes !== undefined
+      ? { bandwidthDefaultBytes: options.bandwidthDefaultBytes }
+      : {}),
     ...(ipPerMinute !== undefined ? { ipLimitPerMinute: ipPerMinute } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
@@ -101,6 +107,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     reconciler: buildReconcilerDeps(resources('reconciler', reconcilerNeeds)),
     outboxDrain: buildOutboxDrainDeps(resources('outbox-drain', outboxDrainNeeds)),
     takedowns: buildTakedownsDeps(resources('takedowns', takedownsNeeds)),
+    bandwidth: buildBandwidthDeps(resources('bandwidth', bandwidthNeeds)),
   };
   const handlers = {
     accounts: createAccountsHandler(() => groups.accounts),
@@ -113,6 +120,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     reconciler: createReconcilerHandler(() => groups.reconciler),
     outboxDrain: createOutboxDrainHandler(() => groups.outboxDrain),
     takedowns: createTakedownsHandler(() => groups.takedowns),
+    bandwidth: createBandwidthHandler(() => groups.bandwidth),
   };
   return {
     settings,

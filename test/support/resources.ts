@@ -19,13 +19,16 @@ export interface TestSettingsOverrides {
   stripMetadata?: boolean;
   /** `auth.ip_limit_per_minute` (default: 0, off, so tests sharing one source address are not throttled). */
   ipLimitPerMinute?: number;
+  /** `bandwidth.default_bytes` (default: the test config's, unlimited). */
+  bandwidthDefaultBytes?: number;
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
 export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<AppConfig> {
-  const { upload, admin, auth } = config;
+  const { upload, admin, auth, bandwidth } = config;
   return {
     ...config,
+    bandwidth: { ...bandwidth, default_bytes: overrides.bandwidthDefaultBytes ?? bandwidth.default_bytes },
     auth: { ...auth, ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0 },
     admin: { ...admin, bootstrap: overrides.bootstrap ?? {} },
     upload: {

@@ -18,6 +18,7 @@ process.env.AWS__DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
 process.env.AWS__S3_ENDPOINT = inject('s3Endpoint');
 process.env.TABLE_NAME = `test-${suffix}`;
 process.env.BUCKET_NAME = `test-${suffix}`;
+process.env.ACCESS_LOG_BUCKET_NAME = `test-${suffix}-logs`;
 process.env.DATA_DIR = join(inject('scratchDir'), `data-${suffix}`);
 mkdirSync(process.env.DATA_DIR, { recursive: true });
 

@@ -24,6 +24,7 @@ export async function provisionTestStack(): Promise<{ table: Table }> {
       listingShards: config.listing_shards,
     }),
     ensureBucket(s3Client(config.aws), config.bucket_name),
+    ensureBucket(s3Client(config.aws), config.access_log_bucket_name),
   ]);
   return { table };
 }

@@ -1,4 +1,5 @@
-// The account's usage against its quota, with its plan (My files, Plans and usage).
+// The account's usage against its quota, with its plan, and the bytes served this month against the
+// month's bandwidth (My files, Plans and usage; docs/UPLOADS.md "Bandwidth").
 import { api, call } from './api/client.ts';
 import { FormError, formatBytes, formatTime, useLoad } from './ui.tsx';
 
@@ -6,7 +7,7 @@ export function Usage() {
   const usage = useLoad(() => call(api.GET('/api/v1/usage')));
   if (usage.error) return <FormError message={usage.error} />;
   if (!usage.data) return null;
-  const { used_bytes, quota_bytes, file_count, plan } = usage.data;
+  const { used_bytes, quota_bytes, file_count, plan, bandwidth_bytes_used, bandwidth_bytes } = usage.data;
   return (
     <div class="usage">
       <p id="usage-text">
@@ -18,6 +19,16 @@ export function Usage() {
           aria-labelledby="usage-text"
           max={quota_bytes || 1}
           value={Math.min(used_bytes, quota_bytes)}
+        />
+      )}
+      <p id="bandwidth-text">
+        {formatBytes(bandwidth_bytes_used)} of {formatBytes(bandwidth_bytes)} served this month
+      </p>
+      {bandwidth_bytes !== null && (
+        <progress
+          aria-labelledby="bandwidth-text"
+          max={bandwidth_bytes || 1}
+          value={Math.min(bandwidth_bytes_used, bandwidth_bytes)}
         />
       )}
     </div>

@@ -58,6 +58,9 @@ const usage = z.object({
   used_bytes: z.number().check(z.int()),
   file_count: z.number().check(z.int()),
   quota_bytes: z.nullable(z.number().check(z.int())),
+  bandwidth_bytes_used: z
+    .number()
+    .check(z.int(), z.minimum(0), z.describe("Bytes of the account's files served this month (UTC).")),
 });
 
 export const adminAccountData = z.extend(userData, {

@@ -16,6 +16,7 @@ export const planView = z.object({
   amount_cents: z.number().check(z.int()),
   active: z.boolean(),
   quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
+  bandwidth_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
   duration_days: z.number().check(z.int(), z.minimum(0)),
   created_at: timestamp,
 });
@@ -128,6 +129,19 @@ export const planBody = z.object({
   // Storage the plan grants (docs/DESIGN.md 11): whole bytes, or null for none; days, 0 for permanent.
   // One problem per field: the first failed check ends the field's checks.
   quota_bytes: z.optional(
+    z.nullable(
+      z.number().check(
+        z.minimum(0, { message: 'must be 0 or more', abort: true }),
+        z.maximum(MAX_PLAN_QUOTA_BYTES, {
+          message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
+          abort: true,
+        }),
+        z.int('must be a whole number of bytes'),
+      ),
+    ),
+  ),
+  // Bytes served a month (docs/UPLOADS.md "Bandwidth"): whole bytes, or null for unlimited.
+  bandwidth_bytes: z.optional(
     z.nullable(
       z.number().check(
         z.minimum(0, { message: 'must be 0 or more', abort: true }),

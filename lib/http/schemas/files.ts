@@ -40,6 +40,22 @@ export const usageResponse = z.object({
   file_count: z.number().check(z.int()),
   quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
   plan: z.nullable(z.object({ id: z.string(), name: z.string(), expires_at: z.nullable(z.string()) })),
+  bandwidth_bytes_used: z
+    .number()
+    .check(
+      z.int(),
+      z.minimum(0),
+      z.describe(
+        "Bytes of the owner's files served this month (UTC), as counted from the CDN's logs so far.",
+      ),
+    ),
+  bandwidth_bytes: z
+    .nullable(z.number().check(z.int(), z.minimum(0)))
+    .check(
+      z.describe(
+        "The month's cap in force: the plan's `bandwidth_bytes`, else the default; null: unlimited.",
+      ),
+    ),
 });
 
 export const filePage = pageOf(uploadRecordSchema);

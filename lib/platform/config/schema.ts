@@ -122,6 +122,11 @@ export const configSchema = z.object({
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
     'service-files',
   ),
+  // The CDN's access logs (docs/UPLOADS.md "Bandwidth"); locally a bucket of that name in s3rver.
+  access_log_bucket_name: z._default(
+    z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')),
+    'service-access-logs',
+  ),
   aws: section({
     region: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
     // Set only when running against the local stand-ins (DynamoDB Local, s3rver, local SES).
@@ -296,6 +301,14 @@ export const configSchema = z.object({
     channel_a: channelA,
     channel_b: channelB,
     channel_c: channelC,
+  }),
+  // docs/UPLOADS.md "Bandwidth": bytes served a month to an account without a plan granting a cap (absent:
+  // unlimited), the share past the cap before its files stop being served, and how many days of CDN logs
+  // each run of the bandwidth worker lists (every 5 minutes in AWS; locally every local_interval_seconds).
+  bandwidth: section({
+    default_bytes: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(2 ** 50))),
+    grace_percent: wholeNumber(0, 1000, 10),
+    local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 60),
   }),
   // docs/DESIGN.md 17: the owner of a paid plan is mailed once per grant this many days before it ends,
   // by the reminders worker (every 5 minutes in AWS; every local_interval_seconds under npm start, 0: never).

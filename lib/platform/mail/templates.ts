@@ -199,3 +199,21 @@ export function renewalReminderMail(to: string, facts: { planName: string; endsA
   ];
   return { to, subject: 'Your plan ends soon', text: `${lines.join('\n\n')}\n`, html: page(lines) };
 }
+
+/** docs/UPLOADS.md "Bandwidth": an owner's files served past 80 % or 100 % of the month's cap. */
+export function bandwidthNoticeMail(
+  to: string,
+  facts: { percent: 80 | 100; used: number; cap: number; gracePercent: number },
+): Mail {
+  const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  const lines = [
+    `Your files have been served ${mib(facts.used)} this month: ${facts.percent} % of your plan's ${mib(facts.cap)}.`,
+    `Past ${100 + facts.gracePercent} % they stop being served until the month ends or you choose a bigger plan.`,
+  ];
+  return {
+    to,
+    subject: `Bandwidth: ${facts.percent} % of this month's used`,
+    text: `${lines.join('\n\n')}\n`,
+    html: page(lines),
+  };
+}

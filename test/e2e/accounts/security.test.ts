@@ -173,7 +173,7 @@ describe('account security over HTTP', () => {
     expect(found.body.data.items[0]).toMatchObject({
       username: user.username,
       status: 'active',
-      usage: { used_bytes: 0, file_count: 0, quota_bytes: 1024 ** 3 },
+      usage: { used_bytes: 0, file_count: 0, quota_bytes: 1024 ** 3, bandwidth_bytes_used: 0 },
     });
     expect((await call('GET', '/api/v1/admin/accounts', undefined, user.token)).status).toBe(403);
 

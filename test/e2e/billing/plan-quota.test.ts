@@ -60,6 +60,8 @@ describe('a plan that grants storage', () => {
       file_count: 0,
       quota_bytes: 6000,
       plan: { id: plan.data.id, name: 'Tiny storage', expires_at: expect.any(String) },
+      bandwidth_bytes_used: 0,
+      bandwidth_bytes: null,
     });
     const daysLeft = (Date.parse(after.data.plan.expires_at) - Date.now()) / 86_400_000;
     expect(daysLeft).toBeGreaterThan(29.9);

@@ -132,7 +132,7 @@ describe('searching accounts', () => {
       created_at: expect.stringMatching(/\+00:00$/),
       status: 'active',
       // From the usage repository (docs/DESIGN.md 11): nothing stored yet, the default quota in force.
-      usage: { used_bytes: 0, file_count: 0, quota_bytes: 1024 ** 3 },
+      usage: { used_bytes: 0, file_count: 0, quota_bytes: 1024 ** 3, bandwidth_bytes_used: 0 },
     });
     const byEmail = await h.call('GET', `${ACCOUNTS}?q=${tag}.MAIL`, undefined, { token: admin.token });
     expect(byEmail.body.data.items.map((item: { id: string }) => item.id)).toEqual([byMail.id]);

@@ -60,12 +60,14 @@ describe('plans catalogue', () => {
       amount_cents: 99,
       active: false,
       quota_bytes: null,
+      bandwidth_bytes: null,
       duration_days: 0,
     });
     expect(Object.keys(created.json.data).sort()).toEqual(
       [
         'active',
         'amount_cents',
+        'bandwidth_bytes',
         'created_at',
         'description',
         'duration_days',

@@ -46,13 +46,30 @@ describe('plan storage fields', () => {
     });
   });
 
+  it('stores bandwidth_bytes, lists it, changes it, and reads its absence as unlimited (null)', async () => {
+    const capped = await createPlan({ bandwidth_bytes: 5 * 1024 ** 3 });
+    const unlimited = await createPlan({});
+    const changed = await call('PATCH', `/api/v1/admin/plans/${capped.json.data.id}`, {
+      headers: admin.headers,
+      body: { bandwidth_bytes: 1024 },
+    });
+    const listed = await call('GET', '/api/v1/admin/plans', { headers: admin.headers });
+
+    expect(capped.json.data.bandwidth_bytes).toBe(5 * 1024 ** 3);
+    expect(unlimited.json.data.bandwidth_bytes).toBeNull();
+    expect(changed.json.data.bandwidth_bytes).toBe(1024);
+    const byId = (id: string) => listed.json.data.find((plan: { id: string }) => plan.id === id);
+    expect(byId(capped.json.data.id).bandwidth_bytes).toBe(1024);
+    expect(byId(unlimited.json.data.id).bandwidth_bytes).toBeNull();
+  });
+
   it('accepts zero for both (a plan of no bytes; a permanent plan)', async () => {
     const zero = await createPlan({ quota_bytes: 0, duration_days: 0 });
     expect(zero.status).toBe(201);
     expect(zero.json.data).toMatchObject({ quota_bytes: 0, duration_days: 0 });
   });
 
-  for (const field of ['quota_bytes', 'duration_days'] as const) {
+  for (const field of ['quota_bytes', 'bandwidth_bytes', 'duration_days'] as const) {
     it.each(BAD_VALUES)(
       `refuses ${field} %s on create with 400 naming the field, creating nothing`,
       async (_case, value) => {

@@ -66,8 +66,20 @@ function service(clock = movableClock()) {
     upload,
     payments,
     session,
-    usage: async (headers: Record<string, string>) =>
-      (await upload<Usage>({ path: '/api/v1/usage', headers })).body.data,
+    /** The storage part of GET /api/v1/usage; nothing is served here, so its bandwidth part is nought, uncapped. */
+    usage: async (headers: Record<string, string>) => {
+      const { bandwidth_bytes_used, bandwidth_bytes, ...storage } = (
+        await upload<Usage & { bandwidth_bytes_used: number; bandwidth_bytes: number | null }>({
+          path: '/api/v1/usage',
+          headers,
+        })
+      ).body.data;
+      expect({ bandwidth_bytes_used, bandwidth_bytes }).toEqual({
+        bandwidth_bytes_used: 0,
+        bandwidth_bytes: null,
+      });
+      return storage;
+    },
     createPlan: async (body: Record<string, unknown>) => {
       const created = await payments<{ id: string }>({
         method: 'POST',
@@ -238,6 +250,8 @@ describe('usage and the default quota', () => {
       file_count: 0,
       quota_bytes: DEFAULT_QUOTA,
       plan: null,
+      bandwidth_bytes_used: 0,
+      bandwidth_bytes: null,
     });
     if (config.upload.api_token) {
       expect(byStatic.status).toBe(200);

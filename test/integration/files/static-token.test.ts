@@ -104,6 +104,8 @@ describe('the static upload token', () => {
       file_count: stored.count,
       quota_bytes: null,
       plan: null,
+      bandwidth_bytes_used: 0,
+      bandwidth_bytes: null,
     });
   });
 });

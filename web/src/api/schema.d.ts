@@ -4846,6 +4846,8 @@ export interface operations {
                   used_bytes: number;
                   file_count: number;
                   quota_bytes: number | null;
+                  /** @description Bytes of the account's files served this month (UTC). */
+                  bandwidth_bytes_used: number;
                 } | null;
               }[];
               next_cursor: string | null;
@@ -5071,6 +5073,8 @@ export interface operations {
                 used_bytes: number;
                 file_count: number;
                 quota_bytes: number | null;
+                /** @description Bytes of the account's files served this month (UTC). */
+                bandwidth_bytes_used: number;
               } | null;
             };
           };
@@ -5202,6 +5206,8 @@ export interface operations {
                 used_bytes: number;
                 file_count: number;
                 quota_bytes: number | null;
+                /** @description Bytes of the account's files served this month (UTC). */
+                bandwidth_bytes_used: number;
               } | null;
             };
           };
@@ -7327,6 +7333,10 @@ export interface operations {
                 name: string;
                 expires_at: string | null;
               } | null;
+              /** @description Bytes of the owner's files served this month (UTC), as counted from the CDN's logs so far. */
+              bandwidth_bytes_used: number;
+              /** @description The month's cap in force: the plan's `bandwidth_bytes`, else the default; null: unlimited. */
+              bandwidth_bytes: number | null;
             };
           };
         };
@@ -8632,6 +8642,7 @@ export interface operations {
               amount_cents: number;
               active: boolean;
               quota_bytes: number | null;
+              bandwidth_bytes: number | null;
               duration_days: number;
               created_at: string;
             }[];
@@ -8685,6 +8696,7 @@ export interface operations {
               amount_cents: number;
               active: boolean;
               quota_bytes: number | null;
+              bandwidth_bytes: number | null;
               duration_days: number;
               created_at: string;
             }[];
@@ -8744,6 +8756,7 @@ export interface operations {
           amount_cents: number;
           active?: boolean;
           quota_bytes?: number | null;
+          bandwidth_bytes?: number | null;
           duration_days?: number;
         };
       };
@@ -8767,6 +8780,7 @@ export interface operations {
               amount_cents: number;
               active: boolean;
               quota_bytes: number | null;
+              bandwidth_bytes: number | null;
               duration_days: number;
               created_at: string;
             };
@@ -8950,6 +8964,7 @@ export interface operations {
           amount_cents?: number;
           active?: boolean;
           quota_bytes?: number | null;
+          bandwidth_bytes?: number | null;
           duration_days?: number;
         };
       };
@@ -8973,6 +8988,7 @@ export interface operations {
               amount_cents: number;
               active: boolean;
               quota_bytes: number | null;
+              bandwidth_bytes: number | null;
               duration_days: number;
               created_at: string;
             };

@@ -78,7 +78,7 @@ export function AdminAccounts() {
               <td>{account.status}</td>
               <td>
                 {account.usage
-                  ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)}`
+                  ? `${formatBytes(account.usage.used_bytes)} / ${formatBytes(account.usage.quota_bytes)} · ${formatBytes(account.usage.bandwidth_bytes_used)} served this month`
                   : '—'}
               </td>
               <td class="actions">

@@ -30,6 +30,7 @@ function PlanForm({
     description: plan?.description ?? '',
     amount_cents: plan ? String(plan.amount_cents) : '',
     quota_gib: plan && plan.quota_bytes !== null ? String(plan.quota_bytes / 1024 ** 3) : '',
+    bandwidth_gib: plan && plan.bandwidth_bytes !== null ? String(plan.bandwidth_bytes / 1024 ** 3) : '',
     duration_days: plan?.duration_days ? String(plan.duration_days) : '',
   });
   const save = form.submit(async (values) => {
@@ -38,6 +39,7 @@ function PlanForm({
       description: values.description,
       amount_cents: Number(values.amount_cents),
       quota_bytes: values.quota_gib ? Math.round(Number(values.quota_gib) * 1024 ** 3) : null,
+      bandwidth_bytes: values.bandwidth_gib ? Math.round(Number(values.bandwidth_gib) * 1024 ** 3) : null,
       duration_days: values.duration_days ? Number(values.duration_days) : 0,
     };
     if (plan) {
@@ -59,6 +61,13 @@ function PlanForm({
         name="quota_gib"
         label="Quota in GiB"
         hint="Empty: the plan grants no storage; buyers keep the quota they have."
+        inputMode="decimal"
+      />
+      <Field
+        form={form}
+        name="bandwidth_gib"
+        label="Bandwidth a month in GiB"
+        hint="Empty: unlimited. Past it plus the grace, the buyer's files stop being served until the month ends."
         inputMode="decimal"
       />
       <Field
