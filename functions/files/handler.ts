@@ -42,10 +42,10 @@ import { needs } from './needs.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
-/** The caller as quotas see it: administrators have none. */
+/** The caller as quotas see it: administrators have none; the static upload token has its own. */
 const ownerOf = (request: HttpRequest<unknown, unknown>) => {
-  const { accountId, role } = requirePrincipal(request);
-  return { id: accountId, role };
+  const { accountId, role, quotaBytes } = requirePrincipal(request);
+  return { id: accountId, role, ...(quotaBytes === undefined ? {} : { quotaBytes }) };
 };
 
 /** The files group over the given dependencies (tests build theirs with the same builders). */
