@@ -39,6 +39,14 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
     // Takedowns wait in the table for the takedowns worker, the only function that invalidates.
     cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },
     accounts: shared,
+    staticToken: {
+      quotaBytes: settings.upload.api_token_quota_bytes,
+      rate: {
+        perMinute: settings.upload.api_token_rate.per_minute,
+        burst: settings.upload.api_token_rate.burst,
+        perDay: settings.upload.api_token_rate.per_day,
+      },
+    },
   });
   const staticToken = settings.upload.api_token;
   return {

@@ -44,10 +44,10 @@ import { needs } from './needs.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
-/** The caller as quotas see it: administrators have none. */
+/** The caller as quotas see it: administrators have none; the static upload token has its own. */
 const ownerOf = (request: HttpRequest<unknown, unknown>) => {
-  const { accountId, role } = requirePrincipal(request);
-  return { id: accountId, role };
+  const { accountId, role, quotaBytes } = requirePrincipal(request);
+  return { id: accountId, role, ...(quotaBytes === undefined ? {} : { quotaBytes }) };
 };
 
 /** The files group over the given dependencies (tests build theirs with the same builders). */
@@ -67,8 +67,8 @@ export function createFilesHandler(
           'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
         requestContentType: 'multipart/form-data',
         response: uploadRecordSchema,
-        // Not an allowed type; over the owner's storage quota (docs/DESIGN.md 11).
-        errors: [415, 507],
+        // Not an allowed type; the static token past its rate; over the owner's storage quota (docs/DESIGN.md 11).
+        errors: [415, 429, 507],
         run: async (request) => {
           const declared = Number(request.headers['content-length']);
           const record = await uploadServices().directUploads.upload(ownerOf(request), {
@@ -92,7 +92,7 @@ export function createFilesHandler(
         summary: 'Checks a presigned upload and records it (idempotent).',
         response: uploadRecordSchema,
         // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
-        errors: [409, 410, 415, 507],
+        errors: [409, 410, 415, 429, 507],
         run: async (request) =>
           ok(await uploadServices().confirms.confirm(ownerOf(request), request.body.key)),
       }),

@@ -41,4 +41,6 @@ export interface Principal {
   credentialId?: string;
   /** The account record as read while authenticating, so routes need not read it again. */
   account?: Account;
+  /** The static upload token's own storage quota (`upload.api_token_quota_bytes`), whatever the role. */
+  quotaBytes?: number;
 }

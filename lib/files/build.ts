@@ -3,6 +3,7 @@
 // tests call the same builder.
 import type { Accounts } from '#lib/accounts/build.ts';
 import type { Principal } from '#lib/accounts/model.ts';
+import { type RateLimit, Throttle } from '#lib/accounts/throttle.ts';
 import { errors } from '#lib/core/errors.ts';
 import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
 import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
@@ -46,6 +47,8 @@ export interface FilesInput {
   cdn: { deletedMaxAgeSeconds: number };
   /** The owners' usernames (back office), the static token's owner, and the uploaders' API tokens. */
   accounts: Pick<Accounts, 'repository' | 'apiTokens'>;
+  /** The static token's own quota and rate (`upload.api_token_quota_bytes`, `upload.api_token_rate`). */
+  staticToken: { quotaBytes: number; rate: RateLimit };
 }
 
 /** How long the owner of the static token (the first administrator) is remembered once found. */
@@ -106,7 +109,7 @@ export function buildFiles(input: FilesInput) {
     /** The uploaders' API tokens (the accounts' own, for the upload routes). */
     tokens: input.accounts.apiTokens,
     /** Who uploads made with the static `upload.api_token` belong to: the first administrator. */
-    staticTokenOwner: staticTokenOwner(accounts),
+    staticTokenOwner: staticTokenOwner(accounts, new Throttle({ table }), input.staticToken),
   };
 }
 
@@ -116,9 +119,15 @@ export type Files = ReturnType<typeof buildFiles>;
  * The first administrator, remembered for a minute. Before an administrator exists the token is right but
  * has no owner: 503 with a message saying so (the operator's fix, not the client's).
  */
-function staticTokenOwner(accounts: Accounts['repository']): () => Promise<Principal> {
+function staticTokenOwner(
+  accounts: Accounts['repository'],
+  throttle: Throttle,
+  limits: FilesInput['staticToken'],
+): () => Promise<Principal> {
   let owner: { principal: Principal; until: number } | undefined;
   return async () => {
+    // One rate for the token, whichever container answers: a conditional write per request, 429 past it.
+    await throttle.consume('static-upload-token', limits.rate, 'Too many uploads with the static token');
     if (owner && owner.until > Date.now()) return owner.principal;
     const admin = await accounts.firstAdmin();
     if (!admin) {
@@ -131,6 +140,7 @@ function staticTokenOwner(accounts: Accounts['repository']): () => Promise<Princ
       role: admin.role,
       via: 'static_token',
       account: admin,
+      quotaBytes: limits.quotaBytes,
     };
     owner = { principal, until: Date.now() + STATIC_OWNER_CACHE_MS };
     return principal;

@@ -39,7 +39,15 @@ const HOLD_ATTEMPTS = 5;
 export interface QuotaAccount {
   id: string;
   role: Role;
+  /**
+   * A quota of its own, whatever the role: the static upload token's (`upload.api_token_quota_bytes`). Its
+   * uploads are counted in the owner's single usage item, which an administrator's own uploads never touch.
+   */
+  quotaBytes?: number;
 }
+
+/** No quota: an administrator's own uploads (not the static token's). */
+const unlimited = (account: QuotaAccount) => account.role === 'admin' && account.quotaBytes === undefined;
 
 /** What a reservation holds: whose bytes, for which file, and the usage they were checked against. */
 export interface ReservationFacts {
@@ -104,10 +112,11 @@ export interface QuotaDeps {
 export class QuotaService {
   constructor(private readonly deps: QuotaDeps) {}
 
-  /** GET /api/v1/usage for one account. */
+  /** GET /api/v1/usage for one account (for the static token: its own uploads and quota). */
   async usageOf(account: QuotaAccount): Promise<UsageView> {
-    const state = await this.deps.usage.read(account.id);
-    return usageView(state, this.deps.clock(), this.deps, account.role);
+    const state = usageStateOf(account.id, await this.itemsOf(account));
+    const view = usageView(state, this.deps.clock(), this.deps, account.role);
+    return account.quotaBytes === undefined ? view : { ...view, quota_bytes: account.quotaBytes };
   }
 
   /** Many accounts at once (100 per round trip), e.g. for a back-office listing; keyed by account id. */
@@ -127,11 +136,21 @@ export class QuotaService {
    * reservations go to shards nothing conditions on).
    */
   async stateFor(account: QuotaAccount): Promise<{ state: UsageState; quotaBytes: number | null }> {
-    if (account.role === 'admin') {
+    if (unlimited(account)) {
       return { state: { accountId: account.id, usedBytes: 0, fileCount: 0 }, quotaBytes: null };
     }
-    const state = await this.deps.usage.read(account.id);
-    return { state, quotaBytes: effectiveQuota(state.grant, this.deps.clock(), this.deps, account.role) };
+    const state = usageStateOf(account.id, await this.itemsOf(account));
+    return { state, quotaBytes: this.quotaOf(account, state) };
+  }
+
+  /** The usage items a quota is checked on: the static token's, the single item alone (not the shards). */
+  private async itemsOf(account: QuotaAccount) {
+    const items = await this.deps.usage.items(account.id);
+    return account.quotaBytes === undefined ? items : items.filter((item) => item.sk === USAGE_SK);
+  }
+
+  private quotaOf(account: QuotaAccount, state: UsageState): number | null {
+    return account.quotaBytes ?? effectiveQuota(state.grant, this.deps.clock(), this.deps, account.role);
   }
 
   /**
@@ -145,13 +164,13 @@ export class QuotaService {
     request: HoldRequest,
     together: TransactItem[] = [],
   ): Promise<boolean> {
-    if (account.role === 'admin') return false;
+    if (unlimited(account)) return false;
     const { table } = this.deps.usage;
     for (let attempt = 1; ; attempt += 1) {
-      const items = await this.deps.usage.items(account.id);
+      const items = await this.itemsOf(account);
       const state = usageStateOf(account.id, items);
       const now = this.deps.clock();
-      const quotaBytes = effectiveQuota(state.grant, now, this.deps, account.role);
+      const quotaBytes = this.quotaOf(account, state);
       if (quotaBytes === null) return false;
       const single = items.find((item) => item.sk === USAGE_SK);
       const { Key, ...update } = holdUpdate(state, single, quotaBytes, request, epochSeconds(now));
@@ -174,7 +193,7 @@ export class QuotaService {
    * administrator's presigns held nothing: no write (the static token's uploads would all hit one item).
    */
   async releasePresigned(account: QuotaAccount, id: string, bytes: number): Promise<void> {
-    if (account.role === 'admin') return;
+    if (unlimited(account)) return;
     const accountId = account.id;
     const { Key, ...update } = releaseUpdate(accountId, id, bytes);
     try {

@@ -160,6 +160,8 @@ export async function measureAwsFigures(options: {
   iterations: number;
   loginIterations: number;
   uploadBytes: () => Buffer;
+  /** The paths to measure (default: all). */
+  only?: readonly string[];
 }): Promise<AwsFigures> {
   const { paths, user } = await mainPaths({ uploadBytes: options.uploadBytes });
   const passwordHash = (user.account as { password_hash?: string }).password_hash ?? '';
@@ -168,7 +170,7 @@ export async function measureAwsFigures(options: {
   const counter = new WaitCounter(true, awsRoundTrips).installOnAws(config.aws);
   const figures = {} as Record<MainPath, PathAwsFigures>;
   try {
-    for (const name of MAIN_PATHS) {
+    for (const name of MAIN_PATHS.filter((path) => !options.only || options.only.includes(path))) {
       const path = paths[name];
       // The path once first, just before it is counted: a container's one-time work belongs to the cold
       // path, and what a container refreshes every so often (the payment settings' version, every 30 s)

@@ -14,7 +14,7 @@
 // BENCH_RENDITION_RUNS (7 first renders per side), BENCH_RENDITION_STORED_ITERATIONS (30).
 //
 // `npm run bench -- --only renditions` runs the rendition figures alone (renditions.ts), on the same
-// stand-ins, with their goals.
+// stand-ins, with their goals; `--only cpu` the CPU figure alone (BENCH_CPU_PATHS: some paths only).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
@@ -67,13 +67,13 @@ const STATIC_TOKEN = 'bench-static-upload-token-0001';
 
 const ARGS = process.argv.slice(2);
 const CHECK = ARGS.includes('--check');
-/** `--only renditions` (or `--only=renditions`): one part of the bench alone. */
+/** `--only renditions`, `--only log-bytes` or `--only cpu` (or `--only=...`): one part of the bench alone. */
 const ONLY = (() => {
   const at = ARGS.findIndex((arg) => arg === '--only' || arg.startsWith('--only='));
   if (at < 0) return undefined;
   const value = ARGS[at]!.includes('=') ? ARGS[at]!.slice('--only='.length) : ARGS[at + 1];
-  if (value !== 'renditions' && value !== 'log-bytes')
-    throw new Error(`--only: the parts to run alone are renditions and log-bytes, not ${value}`);
+  if (value !== 'renditions' && value !== 'log-bytes' && value !== 'cpu')
+    throw new Error(`--only: the parts to run alone are renditions, log-bytes and cpu, not ${value}`);
   return value;
 })();
 
@@ -296,6 +296,40 @@ function checkGoals(summary: ReadonlyArray<readonly [string, number, number]>): 
   }
 }
 
+/** `--only cpu`: the stand-ins and the CPU per request of each main path against its baseline. */
+async function onlyCpu(iterations: number): Promise<void> {
+  const standIns = await startStandIns();
+  try {
+    const { measureAwsFigures } = await import('./aws-figures.ts');
+    const { pngOf, varied, UPLOAD_BYTES } = await import('./in-process.ts');
+    const bigPng = pngOf(UPLOAD_BYTES);
+    let uploads = 1_000_000;
+    const aws = await measureAwsFigures({
+      iterations,
+      loginIterations: Math.min(10, iterations),
+      uploadBytes: () => varied(bigPng, ++uploads),
+      only: process.env.BENCH_CPU_PATHS?.split(','),
+    });
+    console.log(
+      table(
+        ['path', 'CPU ms', 'SDK-only CPU ms', 'CPU ratio'],
+        Object.entries(aws.paths).map(([name, entry]) => [
+          name,
+          ms(entry.cpu_ms),
+          ms(entry.baseline_cpu_ms),
+          entry.cpu_ratio.toFixed(2),
+        ]),
+      ),
+    );
+    const summary = [['cpu_ratio_max', aws.cpu_ratio_max, GOALS.cpu_ratio_max]] as const;
+    printGoals(summary);
+    console.log(`BENCH ${JSON.stringify({ cpu_ratio_max: aws.cpu_ratio_max, aws_paths: aws.paths })}`);
+    checkGoals(summary);
+  } finally {
+    await standIns.stop();
+  }
+}
+
 /** `--only renditions`: the stand-ins and the rendition figures, nothing else. */
 async function onlyRenditions(
   settings: Parameters<typeof renditionFigures>[0],
@@ -349,6 +383,7 @@ async function main(): Promise<void> {
   );
 
   if (ONLY === 'renditions') return onlyRenditions(settings, machine, started);
+  if (ONLY === 'cpu') return onlyCpu(settings.cpuIterations);
   if (ONLY === 'log-bytes') {
     const standIns = await startStandIns();
     try {

@@ -259,6 +259,10 @@ export const configSchema = z.object({
   mail: section({ from: z.optional(z.email()), ses_region: optionalText }),
   upload: section({
     api_token: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
+    // The static token's requests have a rate, its uploads a storage quota of their own (docs/UPLOADS.md);
+    // the rate is twice the 50 uploads/s of the target load (docs/PERFORMANCE.md), per_day 0: no daily cap.
+    api_token_quota_bytes: wholeNumber(0, 2 ** 50, 10 * 1024 ** 3),
+    api_token_rate: rateLimit({ per_minute: 6000, burst: 600, per_day: 0 }),
     max_bytes: wholeNumber(1, 6 * 1024 * 1024, 4 * 1024 * 1024),
     presign_max_bytes: wholeNumber(1, 5 * 1024 ** 3, 100 * 1024 * 1024),
     allowed_types: z._default(z.array(z.enum(UPLOAD_TYPES)).check(z.minLength(1)), [...UPLOAD_TYPES]),
