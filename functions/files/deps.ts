@@ -1,9 +1,11 @@
 // The files function's dependencies, built once per container from its needs and settings.
 
 import { buildFiles, type Files } from '#lib/files/build.ts';
+import { renditionUrlSigner } from '#lib/files/rendition-access.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
@@ -14,6 +16,8 @@ export interface FilesDeps {
   services: Files;
   /** Sessions, API tokens, and the static `upload.api_token` (docs/DESIGN.md 5). */
   authenticate: Authenticator;
+  /** A signed rendition URL of a stored file's key (docs/IMAGES.md "Presets and signatures"). */
+  renditionUrl: (key: string, query: URLSearchParams) => Promise<string>;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
@@ -39,6 +43,7 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
   const staticToken = settings.upload.api_token;
   return {
     services,
+    renditionUrl: renditionUrlSigner(settings, renditionSecretsOf(resources)),
     authenticate: createAuthenticator({
       sessions: shared.sessions,
       apiTokens: shared.apiTokens,

@@ -23,6 +23,18 @@ export function frontDoorOf(resources: GroupResources): OriginSecretsSource {
   return async () => read?.();
 }
 
+/**
+ * The secrets rendition URLs are signed with (docs/IMAGES.md): the origin secret's values, the current one
+ * first (a URL signed under the previous one still verifies during a rotation). None without a front door.
+ */
+export function renditionSecretsOf(resources: GroupResources): () => Promise<readonly string[]> {
+  const source = frontDoorOf(resources);
+  return async () => {
+    const secrets = await source();
+    return secrets ? [secrets.current, ...(secrets.previous !== undefined ? [secrets.previous] : [])] : [];
+  };
+}
+
 function originSecretsReader(settings: Readonly<AppConfig>): (() => Promise<OriginSecrets>) | undefined {
   const { provider, secret_id: secretId, cache_seconds: maxAge } = settings.front_door;
   if (provider === 'none') return undefined;
