@@ -21,7 +21,13 @@ import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
 import { startStandInProcess } from '#infra/local/stand-ins.ts';
+import { anonymousRenditionsPerOriginal, presetsOf } from '#lib/files/rendition-access.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import {
+  DEFAULT_IMAGE_PRESETS,
+  DEFAULT_IMAGE_QUALITIES,
+  DEFAULT_IMAGE_WIDTHS,
+} from '#lib/platform/config/schema.ts';
 import { runColdImport } from './cold-import.ts';
 import { coldPaths, ONE_TIME_WAIT_MS } from './cold-path.ts';
 import { heatFigures, PARTITION_LIMITS, predict, TARGET_RATES } from './heat-model.ts';
@@ -51,7 +57,17 @@ const GOALS = {
   // served over an original of the same bytes: our code around sharp and around the read.
   rendition_ratio: 1.3,
   stored_ratio: 1.2,
+  // Distinct stored renditions an anonymous client can force per original (docs/IMAGES.md).
+  anon_renders_per_original_max: 12,
 } as const;
+
+/**
+ * Computed, not measured: presets x the formats `f` may name beside one, from the default `images.presets`
+ * (the bench reads no stage's settings); test/e2e/files/rendition-access.test.ts counts them in storage.
+ */
+const ANON_RENDERS_PER_ORIGINAL = anonymousRenditionsPerOriginal(
+  presetsOf(DEFAULT_IMAGE_PRESETS, { widths: DEFAULT_IMAGE_WIDTHS, qualities: DEFAULT_IMAGE_QUALITIES }),
+);
 
 /** The static upload token of the bench's settings: the load mix includes uploads made with it. */
 const STATIC_TOKEN = 'bench-static-upload-token-0001';
@@ -215,6 +231,7 @@ function renditionJson(report: RenditionReport) {
     original_ms: report.original_ms,
     stored_ratio: report.stored_ratio,
     render_peak_rss_mib: report.memory?.peak_rss_mib ?? null,
+    anon_renders_per_original_max: ANON_RENDERS_PER_ORIGINAL,
   };
 }
 
@@ -222,6 +239,7 @@ function renditionGoals(report: RenditionReport) {
   return [
     ['rendition_ratio', report.rendition_ratio, GOALS.rendition_ratio],
     ['stored_ratio', report.stored_ratio, GOALS.stored_ratio],
+    ['anon_renders_per_original_max', ANON_RENDERS_PER_ORIGINAL, GOALS.anon_renders_per_original_max],
   ] as const;
 }
 
