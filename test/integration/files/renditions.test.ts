@@ -18,6 +18,7 @@ import {
   photoWebp,
   pngWithAlpha,
 } from '#test/support/images.ts';
+import { signedQuery } from '#test/support/signed-renditions.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { bucketKeys, callImage, callUpload, uploadInput } from './helpers.ts';
 
@@ -58,8 +59,10 @@ interface Answer {
   json: { code: number; message: string; data: unknown } | undefined;
 }
 
+/** The rendition of `key` the query names, signed (test/support/signed-renditions.ts). */
 async function get(key: string, query: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const result = await callImage({ path: `/i/${key}${query ? `?${query}` : ''}`, headers });
+  const signed = signedQuery(key, query);
+  const result = await callImage({ path: `/i/${key}${signed ? `?${signed}` : ''}`, headers });
   const bytes = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   const responseHeaders = Object.fromEntries(
     Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]),
@@ -74,7 +77,7 @@ describe('a rendition', () => {
   it('is the thumbnail every record names: oriented, no larger than the original, without metadata', async () => {
     // Stored 60 wide and 40 high, displayed (orientation 6) 40 wide and 60 high.
     const record = await upload(await jpegWithOrientation6AndGps(60, 40), 'jpeg');
-    expect(record.thumbnail).toBe(`${record.url}?w=480&q=75&f=webp`);
+    expect(record.thumbnail).toBe(`${record.url}?p=thumb`);
 
     const answer = await get(record.key, new URL(record.thumbnail!).search.slice(1));
 
@@ -209,7 +212,7 @@ describe('rendered once', () => {
 });
 
 describe('what is refused', () => {
-  it('answers 400 naming a bad, unknown or repeated parameter, and stores nothing', async () => {
+  it('answers 400 naming a bad or repeated parameter or an unknown preset, and stores nothing', async () => {
     const record = await upload(await photoWebp(32, 24), 'webp');
 
     const cases: Array<[string, string]> = [
@@ -219,7 +222,7 @@ describe('what is refused', () => {
       ['fit=crop', 'fit: must be one of inside, cover, contain, outside, fill'],
       ['q=80', 'q: must be one of 50, 75, 90, 100'],
       ['f=tiff', 'f: must be one of jpeg, png, webp, avif, auto'],
-      ['width=480', 'width: is not a rendition parameter'],
+      ['p=huge', 'p: there is no preset named huge'],
       ['w=480&w=640', 'w: is given more than once'],
     ];
     for (const [query, message] of cases) {
@@ -227,6 +230,8 @@ describe('what is refused', () => {
       expect([answer.status, answer.json?.code], query).toEqual([400, 400]);
       expect(answer.json?.message, query).toContain(message);
     }
+    // A parameter that is no rendition's is dropped, as the edge drops it: the original.
+    expect((await get(record.key, 'width=480')).status).toBe(200);
     expect(await bucketKeys(renditionPrefixOf(record.key))).toEqual([]);
   });
 
