@@ -137,7 +137,7 @@ type GridImage = Awaited<ReturnType<typeof loadedGrid>>['images'][number];
 /** Each grid picture is its record's thumbnail (with the 960-wide one for 2x), none the original. */
 function expectThumbnails(images: GridImage[], records: Map<string, FileRecord>, density: 1 | 2) {
   const rendition = new RegExp(
-    `^${service.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/i/\\d{4}/\\d{2}/\\d{2}/[^?]+\\.jpg\\?w=480&q=75&f=webp$`,
+    `^${service.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/i/\\d{4}/\\d{2}/\\d{2}/[^?]+\\.jpg\\?p=thumb$`,
   );
   expect(images.map((image) => image.alt).sort()).toEqual(
     Array.from({ length: PHOTOS }, (_, index) => photoName(index)),
