@@ -145,7 +145,7 @@ function expectThumbnails(images: GridImage[], records: Map<string, FileRecord>,
   for (const image of images) {
     const record = records.get(image.alt)!;
     expect(record.thumbnail, image.alt).toMatch(rendition);
-    const double = record.thumbnail!.replace('?w=480&', '?w=960&');
+    const double = record.thumbnail!.replace('?p=thumb', '?p=small');
     expect(image, image.alt).toMatchObject({
       src: record.thumbnail,
       srcset: `${record.thumbnail} 1x, ${double} 2x`,
@@ -224,7 +224,7 @@ describe('console thumbnails (npm start, Chromium)', () => {
       records.get(photoName(0))!.url,
     );
     expect(await lightbox.getByRole('img', { name: photoName(0) }).getAttribute('src')).toBe(
-      records.get(photoName(0))!.thumbnail!.replace('?w=480&', '?w=1200&'),
+      records.get(photoName(0))!.thumbnail!.replace('?p=thumb', '?p=medium'),
     );
     await page.keyboard.press('Escape');
     await poll(() => lightbox.count()).toBe(0);
