@@ -1,7 +1,7 @@
 // Builds the renditions service (renditions.ts) for the render function: the bucket, the claims' table and
 // the `images` settings alone, so that function bundles nothing of the upload pipeline.
 import type { AppConfig } from '#lib/platform/config/schema.ts';
-import type { Table } from '#lib/platform/db/table.ts';
+import type { Clock, Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { RenderProcesses, renderProcessScript } from './render-processes.ts';
 import { presetsOf } from './rendition-access.ts';
@@ -32,10 +32,11 @@ export interface RenditionsInput {
   renderer: RenderProcesses;
   /** The secrets signed rendition queries are checked against. */
   signingSecrets: () => Promise<readonly string[]>;
+  clock?: Clock;
 }
 
 export function buildRenditions(input: RenditionsInput): Renditions {
-  const { storage, table, images, renderer, signingSecrets } = input;
+  const { storage, table, images, renderer, signingSecrets, clock = () => new Date() } = input;
   const limits = { widths: images.widths, qualities: images.qualities };
   let claims: Promise<RenditionClaims> | undefined;
   return new Renditions({
@@ -56,5 +57,6 @@ export function buildRenditions(input: RenditionsInput): Renditions {
     timeoutSeconds: images.render_timeout_seconds,
     failureSeconds: images.failure_cache_seconds,
     refreshAfterMs: (images.derived_ttl_days * 24 * 60 * 60 * 1000) / 2,
+    clock,
   });
 }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, errors } from '#lib/core/errors.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
 import { parseStorageKey } from './names.ts';
 import type { RenderLimits } from './render.ts';
@@ -52,8 +53,10 @@ export interface RenditionsDeps {
   timeoutSeconds: number;
   /** `images.failure_cache_seconds`: how long a refusal is answered without a render (0: never). */
   failureSeconds: number;
-  /** Half `images.derived_ttl_days`: a stored rendition served that is older is copied onto itself. */
+  /** Half `images.derived_ttl_days`: a stored rendition served that is older is stored again. */
   refreshAfterMs: number;
+  /** What time it is, for the refresh. */
+  clock: Clock;
 }
 
 /** What a claim adds to the render's own deadline: reading the original and storing the rendition. */
@@ -144,20 +147,16 @@ export class Renditions {
   ): Promise<RenditionAnswer | undefined> {
     const stored = await this.deps.storage.open(renditionKey);
     if (!stored) return undefined;
-    // Still requested: its date refreshed, so the lifecycle on derived/ (which counts from it) keeps it.
-    const old = stored.lastModified && Date.now() - stored.lastModified.getTime() > this.deps.refreshAfterMs;
-    const refresh =
-      old && stored.etag !== undefined
-        ? this.deps.storage
-            .copyIfMatch(renditionKey, renditionKey, CONTENT_TYPES[output], stored.etag)
-            .catch(() => undefined)
-        : undefined;
     if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
       stored.body.destroy();
-      await refresh;
       return this.redirectTo(renditionKey, varyByAccept);
     }
-    const [body] = await Promise.all([bytesOf(stored), refresh]);
+    const body = await bytesOf(stored);
+    // Still requested: stored again (the bytes are at hand), so the lifecycle on derived/, which counts
+    // from the stored date, keeps it. A failed refresh is tried by a later request.
+    const age = stored.lastModified && this.deps.clock().getTime() - stored.lastModified.getTime();
+    if (age !== undefined && age > this.deps.refreshAfterMs)
+      await this.deps.storage.put(renditionKey, body, CONTENT_TYPES[output]).catch(() => undefined);
     return {
       kind: 'bytes',
       body,

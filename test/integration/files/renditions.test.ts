@@ -1,14 +1,16 @@
 // Renditions end to end (docs/IMAGES.md): real images uploaded through the upload handler, their renditions
 // asked of the render handler as the CDN asks it, the answers decoded with sharp; stored once in the bucket
 // (s3rver), served from the stored copy, deleted with their file.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildRenderer, buildRenditions } from '#lib/files/build-renditions.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { renditionPrefixOf } from '#lib/files/rendition-query.ts';
+import { renditionPrefixOf, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { testStorage } from '#test/support/deps.ts';
 import {
   animatedGif,
   decompressionBombPng,
@@ -151,6 +153,36 @@ describe('a rendition', () => {
 });
 
 describe('rendered once', () => {
+  it('refreshes the date of a stored rendition served after half images.derived_ttl_days (the lifecycle counts from it)', async () => {
+    const record = await upload(await photoWebp(40, 30), 'webp');
+    await get(record.key, 'p=thumb');
+    const [stored] = await bucketKeys(renditionPrefixOf(record.key));
+    const dateOf = async () =>
+      (await s3Client(config.aws).send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: stored })))
+        .LastModified!;
+    const before = await dateOf();
+    await new Promise((wait) => setTimeout(wait, 1100)); // the stored date counts whole seconds
+
+    let now = new Date();
+    const renditions = buildRenditions({
+      storage: testStorage(),
+      table: () => Promise.reject(new Error('a stored copy needs no table')),
+      images: config.images,
+      renderer: buildRenderer(config.images),
+      signingSecrets: async () => [],
+      clock: () => now,
+    });
+    const serve = () =>
+      renditions.serve({ key: record.key, query: renditionQueryOf('p=thumb'), accept: undefined });
+
+    expect((await serve()).kind).toBe('bytes'); // within the half: left as it is
+    expect(await dateOf()).toEqual(before);
+    now = new Date(Date.now() + (config.images.derived_ttl_days / 2 + 1) * 24 * 60 * 60 * 1000);
+    expect((await serve()).kind).toBe('bytes');
+    expect((await dateOf()).getTime()).toBeGreaterThan(before.getTime());
+    expect(await bucketKeys(renditionPrefixOf(record.key))).toEqual([stored]);
+  });
+
   it('stores one copy per normalized query, and serves the stored copy from then on', async () => {
     const record = await upload(await photoWebp(64, 48), 'webp');
     const prefix = renditionPrefixOf(record.key);
