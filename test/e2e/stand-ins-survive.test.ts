@@ -73,8 +73,8 @@ describe('npm start and its stand-ins', () => {
       const answers = await Promise.all(
         files.flatMap((file) => [
           ...[16, 24, 32, 48, 64, 96, 128, 160].flatMap((width) => [
-            client.request('GET', `/i/${file.key}?${signedQuery(file.key, `w=${width}`)}`),
-            client.request('GET', `/i/${file.key}?${signedQuery(file.key, `w=${width}&f=webp`)}`),
+            client.request('GET', `/i/${file.key}?${signedQuery(file.key, `w=${width}`, dataDir)}`),
+            client.request('GET', `/i/${file.key}?${signedQuery(file.key, `w=${width}&f=webp`, dataDir)}`),
           ]),
           new Promise((wait) => setTimeout(wait, 30 * round)).then(() =>
             client.request('DELETE', `/api/v1/files/${file.id}`, { token: TOKEN }),
@@ -86,9 +86,9 @@ describe('npm start and its stand-ins', () => {
     }
     expect((await client.request('GET', '/healthz')).status).toBe(200);
     const after = await upload(99);
-    expect((await client.request('GET', `/i/${after.key}?${signedQuery(after.key, 'w=64')}`)).status).toBe(
-      200,
-    );
+    expect(
+      (await client.request('GET', `/i/${after.key}?${signedQuery(after.key, 'w=64', dataDir)}`)).status,
+    ).toBe(200);
     expect(restarts()).toEqual([]);
     expect(service.output()).not.toMatch(/ENOENT|Unhandled|uncaught/i);
   });

@@ -9,7 +9,8 @@ import { parseRenditionQuery, renditionQueryOf } from '#lib/files/rendition-quer
 import { parseOriginSecrets } from '#lib/http/front-door.ts';
 import { config } from '#lib/platform/config/index.ts';
 
-export function signedQuery(key: string, query: string): string {
+/** `dataDir`: the data folder of the server asked (the tests' own by default). */
+export function signedQuery(key: string, query: string, dataDir = config.data_dir): string {
   const read = renditionQueryOf(query);
   if (read.size === 0 || read.has('p') || read.has('s')) return query;
   let params: ReturnType<typeof parseRenditionQuery>;
@@ -18,7 +19,7 @@ export function signedQuery(key: string, query: string): string {
   } catch {
     return query;
   }
-  const file = ensureLocalOriginSecret(resolve(config.data_dir));
+  const file = ensureLocalOriginSecret(resolve(dataDir));
   const { current } = parseOriginSecrets(readFileSync(file, 'utf8'));
   return `${query}&s=${renditionSignature(current, key, params)}`;
 }
