@@ -16,7 +16,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { INCOMING_PREFIX } from '#lib/files/prefixes.ts';
+import { DERIVED_PREFIX, INCOMING_PREFIX } from '#lib/files/prefixes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { type TableIndex, tableIndexesAt } from './index-move.ts';
 import { accountKeyStatement } from './key-policy.ts';
@@ -132,6 +132,14 @@ export class ServiceData {
           expiration: Duration.days(PENDING_UPLOAD_EXPIRY_DAYS),
         },
         { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // A rendition not requested for images.derived_ttl_days goes (one served refreshes its date,
+        // lib/files/renditions.ts); its old versions go after a day.
+        {
+          id: 'expire-unrequested-renditions',
+          prefix: DERIVED_PREFIX,
+          expiration: Duration.days(config.settings.images.derived_ttl_days),
+          ...(infra.retainData ? { noncurrentVersionExpiration: Duration.days(1) } : {}),
+        },
         // Where data is retained, an overwrite or delete (owner, back office, or mistake) can be undone
         // for a while; the old versions then go, so storage does not grow without bound.
         ...(infra.retainData

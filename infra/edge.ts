@@ -27,7 +27,7 @@ import {
   REFUSAL_MESSAGES,
   refererHostOf,
 } from '#lib/files/owner-rules.ts';
-import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, type ParamName } from '#lib/files/rendition-query.ts';
+import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, RENDITION_PARAMS } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
@@ -45,20 +45,18 @@ export const API_ORIGIN_ID = 'api';
  */
 export const ACCEPT_CLASS_HEADER = 'x-accept-class';
 
-/** A rendition's parameters in the order the cache key (and the query the API receives) lists them. */
-const RENDITION_PARAM_ORDER = ['w', 'h', 'fit', 'q', 'f'] as const satisfies readonly ParamName[];
-
 const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
 
 // Runs at the edge before the cache, on every /i/ request. Only `/i/<yyyy>/<mm>/<dd>/<file>` is served;
 // anything else under /i/ (e.g. the incoming/ area of unconfirmed uploads) is 404 and reaches no origin.
-// Without a query string the key becomes the object's and the bucket answers. With one it is a rendition:
-// the uri stays /i/<key> (the render function's route) and the request goes to the API origin, so the
-// bucket never sees a query. The query is normalized, so one rendition is one cache key however its
-// parameters were written: each name and value read as the function reads them (CloudFront hands them over
-// as the viewer encoded them; decodeQueryPart, the function's own, makes `%66=auto` the `f=auto` the
-// function renders) and written back percent-encoded, w, h, fit, q, f first, then any others sorted (kept,
-// repeats too, so the function answers them 400 under their own key). For f=auto the Accept header's
+// Every parameter that is not a rendition's (p, w, h, fit, q, f, s: `v`, `fbclid`, `utm_*`) is dropped
+// first, so it neither splits the cache nor reaches an origin. Left without one, the key becomes the
+// object's and the bucket answers (the original). With one it is a rendition: the uri stays /i/<key> (the
+// render function's route) and the request goes to the API origin, so the bucket never sees a query. The
+// query is normalized, so one rendition is one cache key however its parameters were written: each name
+// and value read as the function reads them (CloudFront hands them over as the viewer encoded them;
+// decodeQueryPart, the function's own, makes `%66=auto` the `f=auto` the function renders) and written back
+// percent-encoded in the fixed order (repeats kept, so the function answers them 400 under their own key). For f=auto the Accept header's
 // class, by the same rules the function renders by (lib/files/rendition-query.ts), is the cache key's
 // header; any other request has it removed, so a viewer cannot split the cache by sending one. A key on
 // the deny-list of taken-down files (the KeyValueStore, lib/platform/cdn/deny-list.ts) is 404 before the
@@ -72,7 +70,7 @@ export function imageKeyFunction(deploymentRules: EdgeRules | undefined): string
 var DENY_LIST = cf.kvs();
 var DEPLOYMENT_RULES = ${JSON.stringify(deploymentRules ?? null)};
 var REFUSALS = ${JSON.stringify(REFUSAL_MESSAGES)};
-var RENDITION_PARAMS = ${JSON.stringify(RENDITION_PARAM_ORDER)};
+var RENDITION_PARAMS = ${JSON.stringify(RENDITION_PARAMS)};
 var ACCEPTS_AVIF = ${regexLiteral(ACCEPTS_AVIF)};
 var ACCEPTS_WEBP = ${regexLiteral(ACCEPTS_WEBP)};
 
@@ -125,29 +123,26 @@ async function handler(event) {
   }
   delete request.headers['${ACCEPT_CLASS_HEADER}'];
   var given = request.querystring;
-  var names = Object.keys(given);
-  if (names.length === 0) {
+  var pairs = [];
+  Object.keys(given).forEach(function (name) {
+    (given[name].multiValue || [given[name]]).forEach(function (item) {
+      var pair = [decodeQueryPart(name), decodeQueryPart(item.value)];
+      if (RENDITION_PARAMS.indexOf(pair[0]) >= 0) pairs.push(pair);
+    });
+  });
+  if (pairs.length === 0) {
+    request.querystring = {};
     request.uri = key;
     return request;
   }
   cf.selectRequestOriginById('${API_ORIGIN_ID}');
-  var pairs = [];
-  names.forEach(function (name) {
-    (given[name].multiValue || [given[name]]).forEach(function (item) {
-      pairs.push([decodeQueryPart(name), decodeQueryPart(item.value)]);
-    });
-  });
-  var others = [];
-  pairs.forEach(function (pair) {
-    if (RENDITION_PARAMS.indexOf(pair[0]) < 0 && others.indexOf(pair[0]) < 0) others.push(pair[0]);
-  });
   var query = {};
-  RENDITION_PARAMS.concat(others.sort()).forEach(function (name) {
+  RENDITION_PARAMS.forEach(function (name) {
     var values = pairs
       .filter(function (pair) { return pair[0] === name; })
       .map(function (pair) { return { value: encodeURIComponent(pair[1]) }; });
     if (values.length === 0) return;
-    query[encodeURIComponent(name)] = values.length === 1 ? values[0] : { value: values[0].value, multiValue: values };
+    query[name] = values.length === 1 ? values[0] : { value: values[0].value, multiValue: values };
   });
   request.querystring = query;
   var auto = pairs.some(function (pair) { return pair[0] === 'f' && pair[1] === 'auto'; });

@@ -3,9 +3,11 @@
 import type { BandwidthUsage } from '#lib/files/bandwidth.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
 import { buildBandwidthUsage } from '#lib/files/build-bandwidth.ts';
+import { renditionUrlSigner } from '#lib/files/rendition-access.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
@@ -18,6 +20,8 @@ export interface FilesDeps {
   authenticate: Authenticator;
   /** Bytes served this month and the cap in force (GET /api/v1/usage, docs/UPLOADS.md "Bandwidth"). */
   bandwidth: BandwidthUsage;
+  /** A signed rendition URL of a stored file's key (docs/IMAGES.md "Presets and signatures"). */
+  renditionUrl: (key: string, query: URLSearchParams) => Promise<string>;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
@@ -56,6 +60,7 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
       defaultQuotaBytes: settings.upload.default_quota_bytes,
       defaultBytes: settings.bandwidth.default_bytes,
     }),
+    renditionUrl: renditionUrlSigner(settings, renditionSecretsOf(resources)),
     authenticate: createAuthenticator({
       sessions: shared.sessions,
       apiTokens: shared.apiTokens,

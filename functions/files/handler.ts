@@ -28,6 +28,8 @@ import {
   permissionBody,
   presignBody,
   presignResponse,
+  renditionUrlBody,
+  renditionUrlResponse,
   tokenCreateBody,
   tokenCreated,
   tokenList,
@@ -142,6 +144,24 @@ export function createFilesHandler(
         response: deletedView,
         run: async (request) =>
           ok(await uploadServices().deletions.delete(callerOf(request), request.params.id ?? '')),
+      }),
+      'POST /api/v1/files/{id}/rendition-url': defineRoute({
+        summary:
+          'A signed URL of a rendition of the file (w, h, fit, q, f as /i/<key> takes them; docs/IMAGES.md), ' +
+          'for its owner and administrators; others 404.',
+        body: renditionUrlBody,
+        response: renditionUrlResponse,
+        errors: [400, 403, 404, 415],
+        run: async (request) => {
+          const { files } = uploadServices();
+          const { accountId, role } = requirePrincipal(request);
+          const id = request.params.id ?? '';
+          const file = role === 'admin' ? await files.getAny(id) : await files.getOwn(accountId, id);
+          const query = new URLSearchParams(
+            Object.entries(request.body).map(([name, v]): [string, string] => [name, String(v)]),
+          );
+          return ok({ url: await deps().renditionUrl(file.key, query) });
+        },
       }),
       'GET /api/v1/admin/files': defineRoute({
         summary:

@@ -5,6 +5,7 @@ import type { RenderProcesses } from '#lib/files/render-processes.ts';
 import type { Renditions } from '#lib/files/renditions.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { needs } from './needs.ts';
@@ -22,7 +23,17 @@ export function buildRenderDeps(resources: GroupResources): RenderDeps {
   const renderer = buildRenderer(images);
   // The table's client is loaded on the first render: a stored rendition's answer never needs it.
   const table = async () => (await import('#lib/wiring/rendition-claims.ts')).claimsTableOf(resources);
-  return { storage, renderer, renditions: buildRenditions({ storage, table, images, renderer }) };
+  return {
+    storage,
+    renderer,
+    renditions: buildRenditions({
+      storage,
+      table,
+      images,
+      renderer,
+      signingSecrets: renditionSecretsOf(resources),
+    }),
+  };
 }
 
 let deps: RenderDeps | undefined;

@@ -18,23 +18,23 @@ export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOp
     {
       'GET /i/{key+}': defineRoute({
         summary:
-          'The stored bytes of a file, or with a query (w, h, fit, q, f) a rendition of it, to anyone who ' +
-          'holds the URL.',
+          'The stored bytes of a file, or with a preset (p) or a signed query (w, h, fit, q, f, s) a ' +
+          'rendition of it, to anyone who holds the URL.',
         responseContentType: 'application/octet-stream',
         responseDescription:
           'The file with the Content-Type of its sniffed type; with a query, the rendition in its output ' +
-          'format (w and h from images.widths, fit inside|cover|contain|outside|fill, q from ' +
-          'images.qualities, f jpeg|png|webp|avif|auto; docs/IMAGES.md). 400 names a bad parameter, 415 a ' +
-          'source that cannot be rendered, 422 one over the pixel, frame or time limit.',
-        errors: [400, 404, 415, 422],
+          'format (p a preset of images.presets with f auto|webp|avif; else w and h from images.widths, fit ' +
+          'inside|cover|contain|outside|fill, q from images.qualities, f jpeg|png|webp|avif|auto and s the ' +
+          'signature of POST /api/v1/files/{id}/rendition-url; other parameters are ignored; ' +
+          'docs/IMAGES.md). 400 names a bad parameter or unknown preset, 403 a missing or wrong signature, ' +
+          '415 a source that cannot be rendered, 422 one over the pixel, frame or time limit.',
+        errors: [400, 403, 404, 415, 422],
         run: async (request) => {
           const key = request.params.key ?? '';
-          if (request.rawQuery === '') return storedFileResult(deps().storage, key);
-          const answer = await deps().renditions.serve({
-            key,
-            query: renditionQueryOf(request.rawQuery),
-            accept: request.headers.accept,
-          });
+          // Parameters that are no rendition's (`v`, `fbclid`) are dropped, as the edge drops them.
+          const query = renditionQueryOf(request.rawQuery);
+          if (query.size === 0) return storedFileResult(deps().storage, key);
+          const answer = await deps().renditions.serve({ key, query, accept: request.headers.accept });
           return renditionResult(answer);
         },
       }),

@@ -53,6 +53,8 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
       table: async () => table,
       images: settings.images,
       renderer: buildRenderer(settings.images),
+      // A share shows its thumbnails (a preset) only: nothing signed.
+      signingSecrets: async () => [],
     }),
   };
 }

@@ -1,9 +1,10 @@
 // Builds the renditions service (renditions.ts) for the render function: the bucket, the claims' table and
 // the `images` settings alone, so that function bundles nothing of the upload pipeline.
 import type { AppConfig } from '#lib/platform/config/schema.ts';
-import type { Table } from '#lib/platform/db/table.ts';
+import type { Clock, Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { RenderProcesses, renderProcessScript } from './render-processes.ts';
+import { presetsOf } from './rendition-access.ts';
 import { RenditionClaims } from './rendition-claims.ts';
 import { Renditions } from './renditions.ts';
 
@@ -29,13 +30,20 @@ export interface RenditionsInput {
   table: () => Promise<Table>;
   images: AppConfig['images'];
   renderer: RenderProcesses;
+  /** The secrets signed rendition queries are checked against. */
+  signingSecrets: () => Promise<readonly string[]>;
+  clock?: Clock;
 }
 
-export function buildRenditions({ storage, table, images, renderer }: RenditionsInput): Renditions {
+export function buildRenditions(input: RenditionsInput): Renditions {
+  const { storage, table, images, renderer, signingSecrets, clock = () => new Date() } = input;
+  const limits = { widths: images.widths, qualities: images.qualities };
   let claims: Promise<RenditionClaims> | undefined;
   return new Renditions({
     storage,
-    limits: { widths: images.widths, qualities: images.qualities },
+    limits,
+    presets: presetsOf(images.presets, limits),
+    signingSecrets,
     render: {
       maxInputPixels: images.max_input_pixels,
       maxFrames: images.max_frames,
@@ -48,5 +56,7 @@ export function buildRenditions({ storage, table, images, renderer }: Renditions
     },
     timeoutSeconds: images.render_timeout_seconds,
     failureSeconds: images.failure_cache_seconds,
+    refreshAfterMs: (images.derived_ttl_days * 24 * 60 * 60 * 1000) / 2,
+    clock,
   });
 }

@@ -25,6 +25,9 @@ export type RenderableSource = (typeof RENDERABLE_SOURCES)[number];
 export const PARAM_NAMES = ['w', 'h', 'fit', 'q', 'f'] as const;
 export type ParamName = (typeof PARAM_NAMES)[number];
 
+/** Every parameter of a rendition URL, in the order the edge writes them: a preset, the above, a signature. */
+export const RENDITION_PARAMS = ['p', ...PARAM_NAMES, 's'] as const;
+
 export const DEFAULT_FIT: Fit = 'inside';
 export const DEFAULT_QUALITY = 75;
 
@@ -75,14 +78,17 @@ export function decodeQueryPart(part: string): string {
   }
 }
 
-/** A raw query string (`w=480&%66=auto`) as its names and values read by decodeQueryPart. */
+/**
+ * A raw query string (`w=480&%66=auto`) as its names and values read by decodeQueryPart, every parameter
+ * that is not a rendition's (`v`, `fbclid`) dropped, as the edge drops it: empty, it asks for the original.
+ */
 export function renditionQueryOf(raw: string): URLSearchParams {
   const query = new URLSearchParams();
   for (const part of raw.split('&')) {
-    if (part === '') continue;
     const at = part.indexOf('=');
-    const name = at < 0 ? part : part.slice(0, at);
-    query.append(decodeQueryPart(name), decodeQueryPart(at < 0 ? '' : part.slice(at + 1)));
+    const name = decodeQueryPart(at < 0 ? part : part.slice(0, at));
+    if ((RENDITION_PARAMS as readonly string[]).includes(name))
+      query.append(name, decodeQueryPart(at < 0 ? '' : part.slice(at + 1)));
   }
   return query;
 }
@@ -95,7 +101,7 @@ function mustBeOneOf(name: string, allowed: readonly (string | number)[]): never
   });
 }
 
-function pick<T extends string | number>(name: string, value: string, allowed: readonly T[]): T {
+export function pick<T extends string | number>(name: string, value: string, allowed: readonly T[]): T {
   const found = allowed.find((candidate) => String(candidate) === value);
   if (found === undefined) mustBeOneOf(name, allowed);
   return found;
@@ -135,31 +141,38 @@ export function parseRenditionQuery(query: URLSearchParams, limits: RenditionLim
   };
 }
 
+/** Outputs that ignore `q`: their canonical form writes the default, so one stored copy. */
+const LOSSLESS: ReadonlySet<OutputFormat> = new Set(['png', 'gif']);
+
 /**
  * The one spelling of a rendition: every parameter in a fixed order with its default filled in, so
  * `?q=75&w=480` and `?w=480` name the same stored rendition. `f=auto` is written as the format it
- * resolved to (the stored copy is that format's).
+ * resolved to (the stored copy is that format's); PNG and GIF, which ignore `q`, with the default one.
  */
 export function canonicalQuery(params: RenditionParams, output: OutputFormat): string {
   return [
     `w=${params.width ?? 0}`,
     `h=${params.height ?? 0}`,
     `fit=${params.fit}`,
-    `q=${params.quality}`,
+    `q=${LOSSLESS.has(output) ? DEFAULT_QUALITY : params.quality}`,
     `f=${output}`,
   ].join('&');
 }
 
-/** The format a rendition is written in: `f` itself; for `auto` the best the viewer accepts; else the source's. */
+/**
+ * The format a rendition is written in: `f` itself; for `auto` the best the viewer accepts, else the
+ * fallback (a preset's format, or the source's); without `f` the source's.
+ */
 export function outputFormatOf(
   params: Pick<RenditionParams, 'format'>,
   source: RenderableSource,
   accept: AcceptClass,
+  fallback: OutputFormat = source,
 ): OutputFormat {
   const { format } = params;
   if (format === undefined) return source;
   if (format !== 'auto') return format;
-  return accept === 'other' ? source : accept;
+  return accept === 'other' ? fallback : accept;
 }
 
 export const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
@@ -189,11 +202,11 @@ export function renditionPrefixOf(key: string): string {
   return `${DERIVED_PREFIX}${key}/`;
 }
 
-/** The record's `thumbnail`: the 480-wide WebP rendition every grid shows. */
+/** The `thumb` preset's own query: the thumbnail URL of older records, still served unsigned. */
 export const THUMBNAIL_QUERY = 'w=480&q=75&f=webp';
 
-/** The record's `thumbnail`: the rendition URL, or null for a source the renderer cannot read (BMP, ICO). */
+/** The record's `thumbnail`: the `thumb` preset's URL, or null for a source the renderer cannot read (BMP, ICO). */
 export function thumbnailOf(baseUrl: string, key: string): string | null {
   if (renderableSourceOfKey(key) === undefined) return null;
-  return `${baseUrl.replace(/\/+$/, '')}/i/${key}?${THUMBNAIL_QUERY}`;
+  return `${baseUrl.replace(/\/+$/, '')}/i/${key}?p=thumb`;
 }

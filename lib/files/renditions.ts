@@ -7,17 +7,19 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, errors } from '#lib/core/errors.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
 import { parseStorageKey } from './names.ts';
 import type { RenderLimits } from './render.ts';
 import type { RenderProcesses } from './render-processes.ts';
+import { askedRendition, type Presets, verifyRendition } from './rendition-access.ts';
 import type { RenditionClaims } from './rendition-claims.ts';
 import {
   acceptClassOf,
   CONTENT_TYPES,
+  DERIVED_PREFIX,
   type OutputFormat,
   outputFormatOf,
-  parseRenditionQuery,
   type RenderableSource,
   type RenditionLimits,
   type RenditionParams,
@@ -27,12 +29,10 @@ import {
 
 /** Largest rendition the function returns in its body (6 MB invocation cap, base64 on top). */
 export const INLINE_RENDITION_MAX_BYTES = 4 * 1024 * 1024;
-/** Lifetime of the presigned GET a larger rendition is answered with (never cached). */
-export const RENDITION_REDIRECT_SECONDS = 300;
-
 /**
- * A rendition to answer with: its bytes, or (over INLINE_RENDITION_MAX_BYTES) a short presigned GET of
- * the stored copy. `varyByAccept` for `f=auto`, whose output depends on the Accept header.
+ * A rendition to answer with: its bytes, or (over INLINE_RENDITION_MAX_BYTES) a redirect to the original's
+ * own URL, which the CDN serves from the bucket. `varyByAccept` for `f=auto`, whose output depends on the
+ * Accept header.
  */
 export type RenditionAnswer =
   | { kind: 'bytes'; body: Buffer; contentType: string; etag: string; varyByAccept: boolean }
@@ -41,6 +41,10 @@ export type RenditionAnswer =
 export interface RenditionsDeps {
   storage: FileStorage;
   limits: RenditionLimits;
+  /** `images.presets`: what anyone may ask for without a signature. */
+  presets: Presets;
+  /** The secrets a signed query may be signed with (none: only presets are served). */
+  signingSecrets: () => Promise<readonly string[]>;
   render: RenderLimits;
   renderer: RenderProcesses;
   /** Built on the first render (a stored copy's answer never loads the table's client). */
@@ -49,6 +53,10 @@ export interface RenditionsDeps {
   timeoutSeconds: number;
   /** `images.failure_cache_seconds`: how long a refusal is answered without a render (0: never). */
   failureSeconds: number;
+  /** Half `images.derived_ttl_days`: a stored rendition served that is older is stored again. */
+  refreshAfterMs: number;
+  /** What time it is, for the refresh. */
+  clock: Clock;
 }
 
 /** What a claim adds to the render's own deadline: reading the original and storing the rendition. */
@@ -95,7 +103,13 @@ export class Renditions {
 
   /** The rendition of the file at `request.key` its query names: the entry point of every rendition URL. */
   async serve(request: RenditionRequest): Promise<RenditionAnswer> {
-    const params = parseRenditionQuery(request.query, this.deps.limits);
+    const { params, fallback, signature } = askedRendition(
+      request.query,
+      this.deps.presets,
+      this.deps.limits,
+    );
+    if (signature !== undefined)
+      verifyRendition(await this.deps.signingSecrets(), request.key, params, signature);
     if (parseStorageKey(request.key) === undefined) throw errors.notFound('file: not found');
     const source = renderableSourceOfKey(request.key);
     const varyByAccept = params.format === 'auto';
@@ -108,7 +122,7 @@ export class Renditions {
         `file: ${original.contentType ?? 'this type'} cannot be rendered; request it without a query`,
       );
     }
-    const output = outputFormatOf(params, source, acceptClassOf(request.accept));
+    const output = outputFormatOf(params, source, acceptClassOf(request.accept), fallback);
     const renditionKey = renditionKeyOf(request.key, params, output);
     const inFlight = this.flights.get(renditionKey);
     if (inFlight) return inFlight;
@@ -138,6 +152,11 @@ export class Renditions {
       return this.redirectTo(renditionKey, varyByAccept);
     }
     const body = await bytesOf(stored);
+    // Still requested: stored again (the bytes are at hand), so the lifecycle on derived/, which counts
+    // from the stored date, keeps it. A failed refresh is tried by a later request.
+    const age = stored.lastModified && this.deps.clock().getTime() - stored.lastModified.getTime();
+    if (age !== undefined && age > this.deps.refreshAfterMs)
+      await this.deps.storage.put(renditionKey, body, CONTENT_TYPES[output]).catch(() => undefined);
     return {
       kind: 'bytes',
       body,
@@ -225,11 +244,9 @@ export class Renditions {
     };
   }
 
-  private async redirectTo(renditionKey: string, varyByAccept: boolean): Promise<RenditionAnswer> {
-    return {
-      kind: 'redirect',
-      location: await this.deps.storage.presignGet(renditionKey, RENDITION_REDIRECT_SECONDS),
-      varyByAccept,
-    };
+  /** Too large to answer inline: the original's own URL (`derived/<key>/<query>` names it), served from the bucket. */
+  private redirectTo(renditionKey: string, varyByAccept: boolean): RenditionAnswer {
+    const key = renditionKey.slice(DERIVED_PREFIX.length, renditionKey.lastIndexOf('/'));
+    return { kind: 'redirect', location: `/i/${key}`, varyByAccept };
   }
 }

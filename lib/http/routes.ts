@@ -110,6 +110,8 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
     ['PATCH', `${API_PREFIX}/files/{id}`, 'uploader', 'json'],
     ['DELETE', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
+    // A signed rendition URL for the file's owner or an administrator (docs/IMAGES.md).
+    ['POST', `${API_PREFIX}/files/{id}/rendition-url`, 'uploader', 'json'],
     ['GET', `${API_PREFIX}/gallery`, 'none', 'none'],
     ['POST', `${API_PREFIX}/tokens`, 'session', 'json'],
     ['GET', `${API_PREFIX}/tokens`, 'session', 'none'],

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { errors } from '#lib/core/errors.ts';
 import { parseStorageKey } from '#lib/files/names.ts';
+import { renditionQueryOf } from '#lib/files/rendition-query.ts';
 import type { RenditionAnswer } from '#lib/files/renditions.ts';
 import { type FileStorage, IMMUTABLE_CACHE_CONTROL, type StoredObject } from '#lib/platform/storage/s3.ts';
 import { SECURITY_HEADERS } from './envelope.ts';
@@ -14,6 +15,9 @@ import type { HttpResult } from './types.ts';
 export const INLINE_MAX_BYTES = 4 * 1024 * 1024;
 /** Lifetime of the presigned GET the Lambda redirects to for larger objects. */
 export const REDIRECT_URL_SECONDS = 300;
+
+/** How long a large rendition's redirect to its original is cached (by the CDN and browsers). */
+export const LARGE_RENDITION_REDIRECT_SECONDS = 24 * 60 * 60;
 
 /**
  * The policy of every /i/* answer (here and at the CDN, infra/edge.ts), as raw-content hosts send it: the
@@ -68,7 +72,8 @@ export async function storedFileResult(storage: FileStorage, key: string): Promi
 
 /**
  * A rendition's HTTP answer (docs/IMAGES.md): immutable for a year like the originals, nosniff (the
- * envelope's security headers), `Vary: Accept` only for `f=auto`; a redirect is never cached.
+ * envelope's security headers), `Vary: Accept` only for `f=auto`; a rendition too large to answer inline
+ * redirects to its original's URL, cached for a day (no presigned, uncached address).
  */
 export function renditionResult(answer: RenditionAnswer): HttpResult {
   const vary: Record<string, string> = answer.varyByAccept ? { vary: 'Accept' } : {};
@@ -77,7 +82,12 @@ export function renditionResult(answer: RenditionAnswer): HttpResult {
       kind: 'raw',
       status: 302,
       body: '',
-      headers: { location: answer.location, 'cache-control': 'no-store', ...RAW_CONTENT_HEADERS, ...vary },
+      headers: {
+        location: answer.location,
+        'cache-control': `public, max-age=${LARGE_RENDITION_REDIRECT_SECONDS}`,
+        ...RAW_CONTENT_HEADERS,
+        ...vary,
+      },
     };
   }
   return {
@@ -147,8 +157,9 @@ export async function serveStoredFileLocally(
   if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/')) return false;
   const key = decodePath(url.pathname.slice(3));
   const refused = key === undefined ? undefined : await edge(key, request);
-  // A query asks for a rendition: the render function's, through the route table (as the CDN sends it).
-  if (url.search !== '' && !refused) return false;
+  // A rendition's parameters ask for a rendition: the render function's, through the route table (as the
+  // CDN sends it); any other parameter (`fbclid`) is dropped as the edge drops it: the original.
+  if (renditionQueryOf(url.search.slice(1)).size > 0 && !refused) return false;
   request.resume();
   if (refused?.status === 403) {
     sendRefused(response, refused.message);

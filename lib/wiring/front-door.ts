@@ -23,6 +23,26 @@ export function frontDoorOf(resources: GroupResources): OriginSecretsSource {
   return async () => read?.();
 }
 
+/**
+ * The secrets rendition URLs are signed with (docs/IMAGES.md): the origin secret's values, the current one
+ * first (a URL signed under the previous one still verifies during a rotation). Without a front door, the
+ * local secret file when there is one (the local server keeps it); else none: only presets are served.
+ */
+export function renditionSecretsOf(resources: GroupResources): () => Promise<readonly string[]> {
+  const { settings } = resources;
+  const source =
+    settings.front_door.provider === 'none'
+      ? fileOriginSecrets(
+          join(settings.data_dir, LOCAL_ORIGIN_SECRET_FILE),
+          settings.front_door.cache_seconds,
+        )
+      : frontDoorOf(resources);
+  return async () => {
+    const secrets = await source().catch(() => undefined);
+    return secrets ? [secrets.current, ...(secrets.previous !== undefined ? [secrets.previous] : [])] : [];
+  };
+}
+
 function originSecretsReader(settings: Readonly<AppConfig>): (() => Promise<OriginSecrets>) | undefined {
   const { provider, secret_id: secretId, cache_seconds: maxAge } = settings.front_door;
   if (provider === 'none') return undefined;

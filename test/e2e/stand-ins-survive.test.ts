@@ -11,6 +11,7 @@ import { freePort } from '#infra/local/dynamodb-local.ts';
 import { httpClient } from '#test/support/http-client.ts';
 import { buildMultipart, photoJpeg } from '#test/support/images.ts';
 import { sesInbox } from '#test/support/mail.ts';
+import { signedQuery } from '#test/support/signed-renditions.ts';
 import { type StartedService, startService } from '#test/support/start-process.ts';
 import type { RunningStack } from '../../scripts/running-stack.ts';
 
@@ -72,8 +73,8 @@ describe('npm start and its stand-ins', () => {
       const answers = await Promise.all(
         files.flatMap((file) => [
           ...[16, 24, 32, 48, 64, 96, 128, 160].flatMap((width) => [
-            client.request('GET', `/i/${file.key}?w=${width}`),
-            client.request('GET', `/i/${file.key}?w=${width}&f=webp`),
+            client.request('GET', `/i/${file.key}?${signedQuery(file.key, `w=${width}`, dataDir)}`),
+            client.request('GET', `/i/${file.key}?${signedQuery(file.key, `w=${width}&f=webp`, dataDir)}`),
           ]),
           new Promise((wait) => setTimeout(wait, 30 * round)).then(() =>
             client.request('DELETE', `/api/v1/files/${file.id}`, { token: TOKEN }),
@@ -85,7 +86,9 @@ describe('npm start and its stand-ins', () => {
     }
     expect((await client.request('GET', '/healthz')).status).toBe(200);
     const after = await upload(99);
-    expect((await client.request('GET', `/i/${after.key}?w=64`)).status).toBe(200);
+    expect(
+      (await client.request('GET', `/i/${after.key}?${signedQuery(after.key, 'w=64', dataDir)}`)).status,
+    ).toBe(200);
     expect(restarts()).toEqual([]);
     expect(service.output()).not.toMatch(/ENOENT|Unhandled|uncaught/i);
   });

@@ -234,6 +234,19 @@ describe('data safety', () => {
     expect(NONCURRENT_VERSION_EXPIRY_DAYS).toBe(30);
   });
 
+  it('expires renditions not requested for images.derived_ttl_days (30), their old versions after a day', () => {
+    const rules = filesOf(prod).Properties.LifecycleConfiguration.Rules as Json[];
+
+    expect(rules).toContainEqual(
+      expect.objectContaining({
+        Prefix: 'derived/',
+        ExpirationInDays: 30,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        Status: 'Enabled',
+      }),
+    );
+  });
+
   it('expires old versions under incoming/ after a day, and their expired delete markers', () => {
     const rules = filesOf(prod).Properties.LifecycleConfiguration.Rules as Json[];
 

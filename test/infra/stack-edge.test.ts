@@ -260,10 +260,11 @@ describe('CDN', () => {
     const cases: Array<[given: string, forwarded: string]> = [
       ['q=75&w=480', 'w=480&q=75'],
       ['w=480&q=75', 'w=480&q=75'],
-      ['f=webp&zz=1&fit=cover&aa=2&h=320&w=480&q=90', 'w=480&h=320&fit=cover&q=90&f=webp&aa=2&zz=1'],
+      // Parameters that are no rendition's are dropped: no cache key of their own, never at the origin.
+      ['f=webp&zz=1&fit=cover&aa=2&h=320&w=480&q=90', 'w=480&h=320&fit=cover&q=90&f=webp'],
+      ['s=abc&fbclid=x&p=thumb&v=2', 'p=thumb&s=abc'],
       // Repeats are kept, so the function refuses them (400) rather than the edge picking one.
       ['w=960&f=jpeg&w=480', 'w=960&w=480&f=jpeg'],
-      ['W=480', 'W=480'],
     ];
     for (const [given, forwarded] of cases) {
       const { handler, selected } = imageKeyFunction();
@@ -280,6 +281,14 @@ describe('CDN', () => {
     const original = await handler(viewerEvent(uri, '', { 'x-accept-class': { value: 'avif' } }));
     expect(selected).toEqual([]);
     expect(original.headers[ACCEPT_CLASS_HEADER]).toBeUndefined();
+    // Only parameters that are no rendition's (`?fbclid=x`, `?v=2`, `W`): the original from the bucket.
+    for (const given of ['fbclid=x', 'v=2&utm_source=a', 'W=480']) {
+      const { handler, selected } = imageKeyFunction();
+      const request = await handler(viewerEvent(uri, given, {}));
+      expect(selected, given).toEqual([]);
+      expect(request.uri, given).toBe(`/${KEY}`);
+      expect(queryOf(request), given).toBe('');
+    }
   });
 
   it("names f=auto's Accept class at the edge by the render function's own rule", async () => {
@@ -308,14 +317,14 @@ describe('CDN', () => {
       ['%66=auto&w=480', 'w=480&f=auto', 'webp'],
       ['w=480&f=auto', 'w=480&f=auto', 'webp'],
       ['f=%61uto', 'f=auto', 'webp'],
-      ['%46=auto', 'F=auto', undefined],
+      ['%70=thumb&f=auto', 'p=thumb&f=auto', 'webp'],
       // One name however it is spelt: a repeat, answered 400 by the function under its own key.
       ['%77=480&w=960', 'w=480&w=960', undefined],
-      // `%25` is a literal %: the name is `%66`, not f, and reaches the function as that.
-      ['fit=cover&%2566=auto', 'fit=cover&%2566=auto', undefined],
-      ['w=480&a+b=%E2%9C%93', 'w=480&a%20b=%E2%9C%93', undefined],
-      // Not percent-encoded UTF-8: kept as written, so the function reads the same name.
-      ['w=480&%ZZ=1&%C3=2', 'w=480&%25C3=2&%25ZZ=1', undefined],
+      // `%25` is a literal %: the name is `%66`, not f, and is dropped as any other name.
+      ['fit=cover&%2566=auto', 'fit=cover', undefined],
+      ['w=480&a+b=%E2%9C%93', 'w=480', undefined],
+      // Values not percent-encoded UTF-8 are kept as written, so the function reads the same value.
+      ['w=480&f=%ZZ', 'w=480&f=%25ZZ', undefined],
     ];
     for (const [given, forwarded, acceptClass] of cases) {
       const { handler } = imageKeyFunction();

@@ -21,7 +21,13 @@ import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '#infra/local/dynamodb-local.ts';
 import { startStandInProcess } from '#infra/local/stand-ins.ts';
+import { anonymousRenditionsPerOriginal, presetsOf } from '#lib/files/rendition-access.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
+import {
+  DEFAULT_IMAGE_PRESETS,
+  DEFAULT_IMAGE_QUALITIES,
+  DEFAULT_IMAGE_WIDTHS,
+} from '#lib/platform/config/schema.ts';
 import { worstHour } from './capacity-cost.ts';
 import { runColdImport } from './cold-import.ts';
 import { coldPaths, ONE_TIME_WAIT_MS } from './cold-path.ts';
@@ -60,7 +66,17 @@ const GOALS = {
   worst_hour_usd_max: 0.1,
   // docs/DESIGN.md 23: at INFO, at most one line of at most 600 bytes a request (log-bytes.ts).
   log_bytes_per_request_max: 600,
+  // Distinct stored renditions an anonymous client can force per original (docs/IMAGES.md).
+  anon_renders_per_original_max: 12,
 } as const;
+
+/**
+ * Computed, not measured: presets x the formats `f` may name beside one, from the default `images.presets`
+ * (the bench reads no stage's settings); test/e2e/files/rendition-access.test.ts counts them in storage.
+ */
+const ANON_RENDERS_PER_ORIGINAL = anonymousRenditionsPerOriginal(
+  presetsOf(DEFAULT_IMAGE_PRESETS, { widths: DEFAULT_IMAGE_WIDTHS, qualities: DEFAULT_IMAGE_QUALITIES }),
+);
 
 /** The static upload token of the bench's settings: the load mix includes uploads made with it. */
 const STATIC_TOKEN = 'bench-static-upload-token-0001';
@@ -268,6 +284,7 @@ function renditionJson(report: RenditionReport) {
     original_ms: report.original_ms,
     stored_ratio: report.stored_ratio,
     render_peak_rss_mib: report.memory?.peak_rss_mib ?? null,
+    anon_renders_per_original_max: ANON_RENDERS_PER_ORIGINAL,
   };
 }
 
@@ -275,6 +292,7 @@ function renditionGoals(report: RenditionReport) {
   return [
     ['rendition_ratio', report.rendition_ratio, GOALS.rendition_ratio],
     ['stored_ratio', report.stored_ratio, GOALS.stored_ratio],
+    ['anon_renders_per_original_max', ANON_RENDERS_PER_ORIGINAL, GOALS.anon_renders_per_original_max],
   ] as const;
 }
 

@@ -233,7 +233,7 @@ export async function mainPaths(options: MainPathsOptions = {}) {
         const stored = dataOf<{ key: string }>(
           await call(uploadHandler, uploadEvent(freshPng(), user.headers), 200),
         );
-        return apiEvent({ path: `/i/${stored.key}?w=16&f=webp` }) as never;
+        return apiEvent({ path: `/i/${stored.key}?p=thumb` }) as never;
       },
       request: (event: ApiEvent) => call(renderHandler, event, 200),
     } as PathRun<never>,

@@ -1,5 +1,5 @@
-// A file's pictures and links as the console draws them: the link formats, the renditions of its record's
-// thumbnail URL (docs/IMAGES.md: widths from `images.widths`), and the picture itself, never the original.
+// A file's pictures and links as the console draws them: the link formats, the presets of its record's
+// thumbnail URL (docs/IMAGES.md "Presets and signatures"), and the picture itself, never the original.
 import type { DataOf } from './api/client.ts';
 
 /** A file of the owner's listing; the back office's items add their owner. */
@@ -21,21 +21,14 @@ export const PERMISSION_LABELS = { private: 'Unlisted', public: 'Public (in the 
 export const PERMISSION_HINT = 'Unlisted: anyone with the link can open it; it is not in the gallery.';
 
 /**
- * The record's thumbnail URL at another width (`w=480` -> `w=1200`), so the base and the rest of the query
- * stay the service's; undefined when the URL names no width. The width must be one of `images.widths`.
+ * The record's thumbnail URL (`?p=thumb`) as another preset (`?p=medium`), so the base and the rest of the
+ * query stay the service's; undefined when the URL names no preset.
  */
-export function atWidth(thumbnail: string, width: number): string | undefined {
-  const named = /([?&]w=)(\d+)(?=&|$)/;
-  return named.test(thumbnail) ? thumbnail.replace(named, (_, name: string) => `${name}${width}`) : undefined;
-}
-
-/**
- * The record's thumbnail at twice its width (`w=480` -> `w=960`, both in the default `images.widths`), for
- * screens of two device pixels per CSS pixel. Undefined when the URL names no width.
- */
-export function doubleWidthOf(thumbnail: string): string | undefined {
-  const width = /[?&]w=(\d+)(?=&|$)/.exec(thumbnail)?.[1];
-  return width === undefined ? undefined : atWidth(thumbnail, Number(width) * 2);
+export function asPreset(thumbnail: string, preset: string): string | undefined {
+  const named = /([?&]p=)[a-z0-9_-]+(?=&|$)/;
+  return named.test(thumbnail)
+    ? thumbnail.replace(named, (_, name: string) => `${name}${preset}`)
+    : undefined;
 }
 
 /** The type a placeholder names, from the stored extension (`BMP`, `ICO`). */
@@ -53,7 +46,8 @@ type Drawable = Pick<FileItem, 'thumbnail' | 'key' | 'original_name'>;
  */
 export function Thumbnail({ file }: { file: Drawable }) {
   if (file.thumbnail === null) return <TypeTile file={file} />;
-  const double = doubleWidthOf(file.thumbnail);
+  // `small` is twice the thumbnail's 480 pixels.
+  const double = asPreset(file.thumbnail, 'small');
   return (
     // loading before the sources: a lazy image fetches nothing until it nears the viewport.
     <img
@@ -69,15 +63,11 @@ export function Thumbnail({ file }: { file: Drawable }) {
   );
 }
 
-/** Widths of the lightbox's picture (both in the default `images.widths`). */
-const LARGE_WIDTH = 1200;
-const LARGE_DOUBLE_WIDTH = 1920;
-
-/** The lightbox's picture: a 1200-wide rendition (1920 on dense screens), never the original. */
+/** The lightbox's picture: the 1200-wide `medium` preset (`large`, 1920, on dense screens), never the original. */
 export function LargePicture({ file }: { file: Drawable }) {
   if (file.thumbnail === null) return <TypeTile file={file} />;
-  const large = atWidth(file.thumbnail, LARGE_WIDTH) ?? file.thumbnail;
-  const double = atWidth(file.thumbnail, LARGE_DOUBLE_WIDTH);
+  const large = asPreset(file.thumbnail, 'medium') ?? file.thumbnail;
+  const double = asPreset(file.thumbnail, 'large');
   return (
     <img
       class="lightbox-picture"

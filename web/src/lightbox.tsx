@@ -163,7 +163,40 @@ function FileLinks({ file }: { file: GridFile }) {
           {copied}
         </p>
       )}
+      {file.thumbnail !== null && <RenditionLink file={file} />}
     </div>
+  );
+}
+
+/** A signed link to a rendition of another width and format (POST /api/v1/files/{id}/rendition-url). */
+function RenditionLink({ file }: { file: GridFile }) {
+  const id = useId();
+  const [url, setUrl] = useState('');
+  const action = useAction(() => undefined);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.target as HTMLFormElement);
+    const body = { w: Number(form.get('w')), f: form.get('f') as 'webp' | 'jpeg' | 'avif' };
+    void action.run(async () => {
+      const params = { path: { id: file.id } };
+      setUrl((await call(api.POST('/api/v1/files/{id}/rendition-url', { params, body }))).url);
+    });
+  };
+  return (
+    <form class="link-row" onSubmit={submit}>
+      <label for={`${id}-w`}>Rendition</label>
+      <input id={`${id}-w`} name="w" type="number" defaultValue="640" aria-label="Width in pixels" />
+      <select name="f" aria-label="Format">
+        <option>webp</option>
+        <option>jpeg</option>
+        <option>avif</option>
+      </select>
+      <button type="submit" class="secondary">
+        Get link
+      </button>
+      {url && <input class="link-text" readOnly value={url} aria-label="Signed rendition link" />}
+      {action.view}
+    </form>
   );
 }
 

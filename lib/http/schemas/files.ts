@@ -3,6 +3,7 @@
 // answer to them.
 import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
 import { PERMISSIONS, type UploadRecord } from '#lib/files/record.ts';
+import { FITS, FORMAT_PARAMS } from '#lib/files/rendition-query.ts';
 import { refererHosts } from '#lib/platform/config/schema.ts';
 import { DEFAULT_PAGE_SIZE, pageQueryFields } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
@@ -18,8 +19,8 @@ export const uploadRecordSchema = z.strictObject({
     .nullable(z.url())
     .check(
       z.describe(
-        'The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes ' +
-          'w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO).',
+        'The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ' +
+          '?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO).',
       ),
     ),
   original_name: z.string().check(z.minLength(1)),
@@ -34,6 +35,19 @@ export const uploadRecordSchema = z.strictObject({
   height: z.number().check(z.int(), z.minimum(0)),
   created_at: timestamp,
 }) satisfies z.ZodMiniType<UploadRecord>;
+
+/** POST /api/v1/files/{id}/rendition-url: the rendition asked (docs/IMAGES.md "Parameters"). */
+export const renditionUrlBody = z.strictObject({
+  w: z.optional(z.number().check(z.int())),
+  h: z.optional(z.number().check(z.int())),
+  fit: z.optional(z.enum(FITS)),
+  q: z.optional(z.number().check(z.int())),
+  f: z.optional(z.enum(FORMAT_PARAMS)),
+});
+
+export const renditionUrlResponse = z.object({
+  url: z.url().check(z.describe('The signed rendition URL, {base_url}/i/<key>?<query>&s=<signature>.')),
+});
 
 export const usageResponse = z.object({
   used_bytes: z.number().check(z.int()),

@@ -10,6 +10,14 @@ export const DEFAULT_IMAGE_WIDTHS = [
   3840,
 ] as const;
 export const DEFAULT_IMAGE_QUALITIES = [50, 75, 90, 100] as const;
+/** docs/IMAGES.md: the renditions anyone may ask for (`?p=<name>`), each a query of the above. */
+export const DEFAULT_IMAGE_PRESETS = {
+  thumb: 'w=480&q=75&f=webp',
+  small: 'w=960&q=75&f=webp',
+  medium: 'w=1200&q=75&f=webp',
+  large: 'w=1920&q=75&f=webp',
+  avatar: 'w=128&h=128&fit=cover&q=75&f=webp',
+} as const;
 
 export const UPLOAD_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
 
@@ -204,6 +212,14 @@ export const configSchema = z.object({
       z.array(z.number().check(z.int(), z.minimum(1), z.maximum(100))).check(z.minLength(1)),
       [...DEFAULT_IMAGE_QUALITIES],
     ),
+    // The renditions served without a signature (`?p=<name>`, `f` may add auto, webp or avif); any other
+    // query needs the deployment's signature (docs/IMAGES.md "Presets and signatures").
+    presets: z._default(z.record(z.string().check(z.regex(/^[a-z0-9_-]{1,32}$/)), z.string()), {
+      ...DEFAULT_IMAGE_PRESETS,
+    }),
+    // A stored rendition not requested for this long expires (the bucket's lifecycle on derived/; a
+    // rendition served keeps its date fresh).
+    derived_ttl_days: wholeNumber(1, 3650, 30),
     // A render that would decode more pixels than this (every frame of an animation kept as one) is 422,
     // refused before decoding.
     max_input_pixels: wholeNumber(1, 268_402_689, 50_000_000),

@@ -100,7 +100,7 @@ describe('the files grid (npm start, Chromium)', () => {
     await tile('blue.png').click();
     await lightbox().getByRole('heading', { name: 'blue.png' }).waitFor();
     const picture = lightbox().getByRole('img', { name: 'blue.png' });
-    expect(await picture.getAttribute('src')).toBe(`${records.get('blue.png')!.url}?w=1200&q=75&f=webp`);
+    expect(await picture.getAttribute('src')).toBe(`${records.get('blue.png')!.url}?p=medium`);
     await checkPage('files-lightbox');
 
     // The arrow key goes to the next file (the grid's order: newest first), and the links follow it.

@@ -13,6 +13,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { testStorage } from '#test/support/deps.ts';
 import { makePng, noiseJpeg } from '#test/support/images.ts';
 import { useLocalApp } from '#test/support/local-app.ts';
+import { signedQuery } from '#test/support/signed-renditions.ts';
 import { isAlive } from '#test/support/start-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -51,7 +52,8 @@ async function stored(bytes: Buffer, ext: string, contentType: string): Promise<
 }
 
 async function get(path: string) {
-  const response = await fetch(`${app.url}${path}`);
+  const [pathname, query = ''] = path.split('?');
+  const response = await fetch(`${app.url}${pathname}?${signedQuery(pathname!.slice(3), query)}`);
   const bytes = Buffer.from(await response.arrayBuffer());
   const json = response.headers.get('content-type')?.startsWith('application/json')
     ? (JSON.parse(bytes.toString('utf8')) as { message: string })

@@ -141,7 +141,7 @@ describe('deletes and the CDN', () => {
     const [path] = cdn.calls[0]!;
     const covered = (url: string) =>
       `${new URL(url).pathname}${new URL(url).search}`.startsWith(path!.slice(0, -1));
-    expect(record.thumbnail).toMatch(/\?w=480&q=75&f=webp$/);
+    expect(record.thumbnail).toMatch(/\?p=thumb$/);
     for (const url of [record.url, record.thumbnail!, `${record.url}?w=1920&f=auto`]) {
       expect(covered(url), url).toBe(true);
     }

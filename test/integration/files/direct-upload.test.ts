@@ -81,7 +81,7 @@ describe('POST /api/v1/upload', () => {
     expect(record.filename).toMatch(new RegExp(`^${record.id}-[0-9a-f]{28}\\.${image.ext}$`));
     expect(record.key).toBe(`${day}/${record.filename}`);
     expect(record.url).toBe(`${config.base_url}/i/${record.key}`);
-    expect(record.thumbnail).toBe(`${record.url}?w=480&q=75&f=webp`);
+    expect(record.thumbnail).toBe(`${record.url}?p=thumb`);
     expect(record).toMatchObject({
       original_name: name,
       hash: (await import('node:crypto')).createHash('sha256').update(image.bytes).digest('hex'),

@@ -18,6 +18,7 @@ import { testStorage, testTable } from '#test/support/deps.ts';
 import { apiEvent, lambdaContext } from '#test/support/events.ts';
 import { decompressionBombPng, makePng, noiseJpeg, photoJpeg } from '#test/support/images.ts';
 import { testResources } from '#test/support/resources.ts';
+import { signedQuery } from '#test/support/signed-renditions.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { isAlive } from '#test/support/start-process.ts';
 import { bucketKeys } from './helpers.ts';
@@ -60,7 +61,7 @@ interface Answer {
 let started = 0;
 
 async function get({ handler }: Instance, key: string, query: string): Promise<Answer> {
-  const result = await handler(apiEvent({ path: `/i/${key}?${query}` }), lambdaContext);
+  const result = await handler(apiEvent({ path: `/i/${key}?${signedQuery(key, query)}` }), lambdaContext);
   const bytes = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   const json = String(result.headers?.['content-type']).startsWith('application/json')
     ? (JSON.parse(bytes.toString('utf8')) as { message: string })

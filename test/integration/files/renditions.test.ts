@@ -1,14 +1,16 @@
 // Renditions end to end (docs/IMAGES.md): real images uploaded through the upload handler, their renditions
 // asked of the render handler as the CDN asks it, the answers decoded with sharp; stored once in the bucket
 // (s3rver), served from the stored copy, deleted with their file.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildRenderer, buildRenditions } from '#lib/files/build-renditions.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { renditionPrefixOf } from '#lib/files/rendition-query.ts';
+import { renditionPrefixOf, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
+import { testStorage } from '#test/support/deps.ts';
 import {
   animatedGif,
   decompressionBombPng,
@@ -18,6 +20,7 @@ import {
   photoWebp,
   pngWithAlpha,
 } from '#test/support/images.ts';
+import { signedQuery } from '#test/support/signed-renditions.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { bucketKeys, callImage, callUpload, uploadInput } from './helpers.ts';
 
@@ -58,8 +61,10 @@ interface Answer {
   json: { code: number; message: string; data: unknown } | undefined;
 }
 
+/** The rendition of `key` the query names, signed (test/support/signed-renditions.ts). */
 async function get(key: string, query: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const result = await callImage({ path: `/i/${key}${query ? `?${query}` : ''}`, headers });
+  const signed = signedQuery(key, query);
+  const result = await callImage({ path: `/i/${key}${signed ? `?${signed}` : ''}`, headers });
   const bytes = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
   const responseHeaders = Object.fromEntries(
     Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]),
@@ -74,7 +79,7 @@ describe('a rendition', () => {
   it('is the thumbnail every record names: oriented, no larger than the original, without metadata', async () => {
     // Stored 60 wide and 40 high, displayed (orientation 6) 40 wide and 60 high.
     const record = await upload(await jpegWithOrientation6AndGps(60, 40), 'jpeg');
-    expect(record.thumbnail).toBe(`${record.url}?w=480&q=75&f=webp`);
+    expect(record.thumbnail).toBe(`${record.url}?p=thumb`);
 
     const answer = await get(record.key, new URL(record.thumbnail!).search.slice(1));
 
@@ -148,6 +153,36 @@ describe('a rendition', () => {
 });
 
 describe('rendered once', () => {
+  it('refreshes the date of a stored rendition served after half images.derived_ttl_days (the lifecycle counts from it)', async () => {
+    const record = await upload(await photoWebp(40, 30), 'webp');
+    await get(record.key, 'p=thumb');
+    const [stored] = await bucketKeys(renditionPrefixOf(record.key));
+    const dateOf = async () =>
+      (await s3Client(config.aws).send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: stored })))
+        .LastModified!;
+    const before = await dateOf();
+    await new Promise((wait) => setTimeout(wait, 1100)); // the stored date counts whole seconds
+
+    let now = new Date();
+    const renditions = buildRenditions({
+      storage: testStorage(),
+      table: () => Promise.reject(new Error('a stored copy needs no table')),
+      images: config.images,
+      renderer: buildRenderer(config.images),
+      signingSecrets: async () => [],
+      clock: () => now,
+    });
+    const serve = () =>
+      renditions.serve({ key: record.key, query: renditionQueryOf('p=thumb'), accept: undefined });
+
+    expect((await serve()).kind).toBe('bytes'); // within the half: left as it is
+    expect(await dateOf()).toEqual(before);
+    now = new Date(Date.now() + (config.images.derived_ttl_days / 2 + 1) * 24 * 60 * 60 * 1000);
+    expect((await serve()).kind).toBe('bytes');
+    expect((await dateOf()).getTime()).toBeGreaterThan(before.getTime());
+    expect(await bucketKeys(renditionPrefixOf(record.key))).toEqual([stored]);
+  });
+
   it('stores one copy per normalized query, and serves the stored copy from then on', async () => {
     const record = await upload(await photoWebp(64, 48), 'webp');
     const prefix = renditionPrefixOf(record.key);
@@ -209,7 +244,7 @@ describe('rendered once', () => {
 });
 
 describe('what is refused', () => {
-  it('answers 400 naming a bad, unknown or repeated parameter, and stores nothing', async () => {
+  it('answers 400 naming a bad or repeated parameter or an unknown preset, and stores nothing', async () => {
     const record = await upload(await photoWebp(32, 24), 'webp');
 
     const cases: Array<[string, string]> = [
@@ -219,7 +254,7 @@ describe('what is refused', () => {
       ['fit=crop', 'fit: must be one of inside, cover, contain, outside, fill'],
       ['q=80', 'q: must be one of 50, 75, 90, 100'],
       ['f=tiff', 'f: must be one of jpeg, png, webp, avif, auto'],
-      ['width=480', 'width: is not a rendition parameter'],
+      ['p=huge', 'p: there is no preset named huge'],
       ['w=480&w=640', 'w: is given more than once'],
     ];
     for (const [query, message] of cases) {
@@ -227,6 +262,8 @@ describe('what is refused', () => {
       expect([answer.status, answer.json?.code], query).toEqual([400, 400]);
       expect(answer.json?.message, query).toContain(message);
     }
+    // A parameter that is no rendition's is dropped, as the edge drops it: the original.
+    expect((await get(record.key, 'width=480')).status).toBe(200);
     expect(await bucketKeys(renditionPrefixOf(record.key))).toEqual([]);
   });
 

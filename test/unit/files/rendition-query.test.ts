@@ -165,13 +165,18 @@ describe('renditionQueryOf: the query as written, read', () => {
       format: 'auto',
       width: 480,
     });
-    expect(read('a+b=c%20d&flag&&=x')).toEqual([
-      ['a b', 'c d'],
-      ['flag', ''],
-      ['', 'x'],
+    expect(read('w+=c%20d&f&&=x&%70=a+b')).toEqual([
+      ['f', ''],
+      ['p', 'a b'],
     ]);
-    // Decoded once: `%2566` is the name `%66`, an unknown parameter, not f.
-    expect(read('%2566=auto')).toEqual([['%66', 'auto']]);
+    // Any parameter that is no rendition's is dropped, as the edge drops it: empty asks for the original.
+    expect(read('fbclid=x&v=2&utm_source=a&W=480')).toEqual([]);
+    expect(read('v=2&p=thumb&s=abc')).toEqual([
+      ['p', 'thumb'],
+      ['s', 'abc'],
+    ]);
+    // Decoded once: `%2566` is the name `%66`, not f, so dropped.
+    expect(read('%2566=auto')).toEqual([]);
   });
 
   it('keeps a part that is not percent-encoded UTF-8 as written', () => {
@@ -195,6 +200,9 @@ describe('canonicalQuery and the rendition key', () => {
     const params = parse('w=480&f=auto');
     expect(canonicalQuery(params, 'avif')).toBe('w=480&h=0&fit=inside&q=75&f=avif');
     expect(canonicalQuery(params, 'avif')).toBe(canonicalQuery(parse('w=480&f=avif'), 'avif'));
+    // PNG and GIF ignore q: every q is one stored copy.
+    expect(canonicalQuery(parse('w=480&q=90&f=png'), 'png')).toBe('w=480&h=0&fit=inside&q=75&f=png');
+    expect(canonicalQuery(parse('w=480&q=50'), 'gif')).toBe(canonicalQuery(parse('w=480'), 'gif'));
   });
 
   it('keeps renditions under derived/<key>/, the prefix deleted with the file', () => {
@@ -246,12 +254,12 @@ describe('renderableSourceOfKey and thumbnailOf', () => {
     expect(renderableSourceOfKey('2024/05/06/a.tiff')).toBeUndefined();
   });
 
-  it('gives the 480-wide WebP rendition URL, or null for what cannot be rendered', () => {
+  it('gives the thumb preset URL, or null for what cannot be rendered', () => {
     expect(thumbnailOf('https://cdn.example.com', '2024/05/06/a.jpg')).toBe(
-      `https://cdn.example.com/i/2024/05/06/a.jpg?${THUMBNAIL_QUERY}`,
+      'https://cdn.example.com/i/2024/05/06/a.jpg?p=thumb',
     );
     expect(thumbnailOf('https://cdn.example.com//', '2024/05/06/a.png')).toBe(
-      'https://cdn.example.com/i/2024/05/06/a.png?w=480&q=75&f=webp',
+      'https://cdn.example.com/i/2024/05/06/a.png?p=thumb',
     );
     expect(thumbnailOf('https://cdn.example.com', '2024/05/06/a.bmp')).toBeNull();
     expect(thumbnailOf('https://cdn.example.com', '2024/05/06/a.ico')).toBeNull();

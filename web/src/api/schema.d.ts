@@ -802,6 +802,23 @@ export interface paths {
     patch: operations['patchApiV1FilesId'];
     trace?: never;
   };
+  '/api/v1/files/{id}/rendition-url': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A signed URL of a rendition of the file (w, h, fit, q, f as /i/<key> takes them; docs/IMAGES.md), for its owner and administrators; others 404. */
+    post: operations['postApiV1FilesIdRenditionUrl'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/gallery': {
     parameters: {
       query?: never;
@@ -1042,7 +1059,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The stored bytes of a file, or with a query (w, h, fit, q, f) a rendition of it, to anyone who holds the URL. */
+    /** The stored bytes of a file, or with a preset (p) or a signed query (w, h, fit, q, f, s) a rendition of it, to anyone who holds the URL. */
     get: operations['getIKey'];
     put?: never;
     post?: never;
@@ -6170,7 +6187,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
-              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -6446,7 +6463,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
-              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -6594,7 +6611,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
-                /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+                /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
                 thumbnail: string | null;
                 original_name: string;
                 filename: string;
@@ -6687,7 +6704,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
-              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -6890,7 +6907,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
-              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -6981,6 +6998,133 @@ export interface operations {
       };
     };
   };
+  postApiV1FilesIdRenditionUrl: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          w?: number;
+          h?: number;
+          /** @enum {string} */
+          fit?: 'inside' | 'cover' | 'contain' | 'outside' | 'fill';
+          q?: number;
+          /** @enum {string} */
+          f?: 'jpeg' | 'png' | 'webp' | 'avif' | 'auto';
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              /**
+               * Format: uri
+               * @description The signed rendition URL, {base_url}/i/<key>?<query>&s=<signature>.
+               */
+              url: string;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Type not allowed */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
   getApiV1Gallery: {
     parameters: {
       query?: {
@@ -7010,7 +7154,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
-                /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+                /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
                 thumbnail: string | null;
                 original_name: string;
                 filename: string;
@@ -7591,7 +7735,7 @@ export interface operations {
                 key: string;
                 /** Format: uri */
                 url: string;
-                /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+                /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
                 thumbnail: string | null;
                 original_name: string;
                 filename: string;
@@ -7790,7 +7934,7 @@ export interface operations {
               key: string;
               /** Format: uri */
               url: string;
-              /** @description The 480-wide WebP rendition, {base_url}/i/<key>?w=480&q=75&f=webp (docs/IMAGES.md: /i/<key> takes w, h, fit, q and f); null for a type the renderer cannot read (BMP, ICO). */
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
               thumbnail: string | null;
               original_name: string;
               filename: string;
@@ -8564,7 +8708,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The file with the Content-Type of its sniffed type; with a query, the rendition in its output format (w and h from images.widths, fit inside|cover|contain|outside|fill, q from images.qualities, f jpeg|png|webp|avif|auto; docs/IMAGES.md). 400 names a bad parameter, 415 a source that cannot be rendered, 422 one over the pixel, frame or time limit. */
+      /** @description The file with the Content-Type of its sniffed type; with a query, the rendition in its output format (p a preset of images.presets with f auto|webp|avif; else w and h from images.widths, fit inside|cover|contain|outside|fill, q from images.qualities, f jpeg|png|webp|avif|auto and s the signature of POST /api/v1/files/{id}/rendition-url; other parameters are ignored; docs/IMAGES.md). 400 names a bad parameter or unknown preset, 403 a missing or wrong signature, 415 a source that cannot be rendered, 422 one over the pixel, frame or time limit. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -8575,6 +8719,16 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
         headers: {
           [name: string]: unknown;
         };
