@@ -4,8 +4,8 @@
 // a file's owner. So an anonymous client can make at most presets x PRESET_FORMATS renders per original.
 import { createHmac } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import { sameSecret } from '#lib/http/front-door.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
+import { sameSecret } from '#lib/platform/crypto/same-secret.ts';
 import {
   type FormatParam,
   type OutputFormat,

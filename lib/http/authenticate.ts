@@ -3,7 +3,7 @@
 import { API_TOKEN_PREFIX } from '#lib/accounts/api-tokens.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import { errors } from '#lib/core/errors.ts';
-import { sameSecret } from './front-door.ts';
+import { sameSecret } from '#lib/platform/crypto/same-secret.ts';
 import type { Authenticator } from './handler.ts';
 import type { Principal } from './types.ts';
 

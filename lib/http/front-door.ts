@@ -3,12 +3,12 @@
 // straight to the execute-api address is refused. The secret is read where it lives (Secrets Manager in
 // AWS, a file in the data folder locally) and cached for a while, so a rotated value is picked up without
 // a redeploy; during a rotation both the new value (`current`) and the old one (`previous`) are accepted.
-import { timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { AppError, errors } from '#lib/core/errors.ts';
+import { sameSecret } from '#lib/platform/crypto/same-secret.ts';
 import { log } from '#lib/platform/log.ts';
 import { recordMetric } from '#lib/platform/observability/metrics.ts';
 import { type ApiEvent, type ApiResult, ORIGIN_VERIFY_HEADER, VIEWER_ADDRESS_HEADER } from './event.ts';
@@ -67,13 +67,6 @@ export function originSecretsOf(value: unknown): OriginSecrets {
       `the origin secret's "previous" must be absent or at least ${MIN_SECRET_LENGTH} characters`,
     );
   return previous === undefined ? { current } : { current, previous };
-}
-
-/** Whether two secrets are equal, compared in constant time (the timing tells nothing of where they differ). */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Whether `proof` is the current value or, during a rotation, the previous one. */
