@@ -2,9 +2,9 @@
 
 import { buildAccountRecords } from '#lib/accounts/build-sessions.ts';
 import type { BandwidthMeter } from '#lib/files/bandwidth-meter.ts';
-import { buildBandwidthMeter } from '#lib/files/build-bandwidth.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { accessLogsOf } from '#lib/wiring/access-logs.ts';
+import { buildBandwidthMeter } from '#lib/wiring/bandwidth.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { tableOf } from '#lib/wiring/table.ts';

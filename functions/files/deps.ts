@@ -2,11 +2,11 @@
 
 import type { BandwidthUsage } from '#lib/files/bandwidth.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
-import { buildBandwidthUsage } from '#lib/files/build-bandwidth.ts';
 import { renditionUrlSigner } from '#lib/files/rendition-access.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';

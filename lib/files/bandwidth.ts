@@ -3,7 +3,6 @@
 // (`bandwidth#<tag>` / `<yyyy-mm>`, lib/files/bandwidth-meter.ts), and the monthly cap in force: the active
 // plan's `bandwidth_bytes`, else `bandwidth.default_bytes`; null is unlimited (and always for administrators).
 import type { Role } from '#lib/accounts/model.ts';
-import type { PlanRepository } from '#lib/billing/plans.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import { ownerTagOf } from './names.ts';
 import { isGrantActive } from './quota-model.ts';
@@ -25,7 +24,8 @@ export interface BandwidthUsageDeps {
   table: Table;
   clock: Clock;
   quota: Pick<QuotaService, 'stateFor'>;
-  plans: Pick<PlanRepository, 'get'>;
+  /** A plan's monthly cap by its id (the plan catalogue, lib/billing/plans.ts: billing builds on files). */
+  plans: { get(id: string): Promise<{ bandwidth_bytes?: number | null } | undefined> };
   /** `bandwidth.default_bytes`: the cap without a plan granting one; undefined: unlimited. */
   defaultBytes: number | undefined;
 }
@@ -57,7 +57,7 @@ export class BandwidthUsage {
     const { state } = await this.deps.quota.stateFor(account);
     if (isGrantActive(state.grant, this.deps.clock())) {
       const plan = await this.deps.plans.get(state.grant.plan_id);
-      if (plan) return plan.bandwidth_bytes;
+      if (plan) return plan.bandwidth_bytes ?? null;
     }
     return this.deps.defaultBytes ?? null;
   }

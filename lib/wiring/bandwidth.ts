@@ -2,13 +2,13 @@
 // "Bandwidth").
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { PlanRepository } from '#lib/billing/plans.ts';
+import { BandwidthUsage } from '#lib/files/bandwidth.ts';
+import { BandwidthMeter } from '#lib/files/bandwidth-meter.ts';
+import { buildOwnerRules } from '#lib/files/build-owner-rules.ts';
+import { buildQuota } from '#lib/files/build-quota.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import type { AccessLogStore } from '#lib/platform/storage/access-logs.ts';
-import { BandwidthUsage } from './bandwidth.ts';
-import { BandwidthMeter } from './bandwidth-meter.ts';
-import { buildOwnerRules } from './build-owner-rules.ts';
-import { buildQuota } from './build-quota.ts';
 
 export interface BandwidthUsageInput {
   table: Table;
