@@ -1,8 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
-// Files that measure time (the timing and load tests): they run last and alone, so no other file's load
-// skews what they measure.
-const ALONE = ['test/integration/accounts/timing.test.ts', 'test/integration/scale/load-mix.test.ts'];
+// Files that run last and alone: those that measure time (the timing and load tests), so no other file's
+// load skews what they measure; and those that count what the whole table holds (every due channel order
+// the reconciler sees, the usage of the static token's owner, the first administrator), which another
+// file's orders or uploads would change under them.
+const ALONE = [
+  'test/integration/accounts/timing.test.ts',
+  'test/integration/scale/load-mix.test.ts',
+  'test/integration/billing/reconcile-schedule.test.ts',
+  'test/integration/files/static-token-limits.test.ts',
+];
 
 // The workers' scale run seeds tens of thousands of items into DynamoDB Local, which answers every later
 // request of that process about twenty times slower (its table dropped or not): so it runs after everything

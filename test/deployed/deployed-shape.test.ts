@@ -331,14 +331,23 @@ describe('the deployed shape', () => {
         body,
       }),
     );
-    const { key } = uploaded.json.data as { key: string };
+    const { id, key } = uploaded.json.data as { id: string; key: string };
     const render = stack.functions.get('render')!;
     const callsBefore = render.gateway.calls.length;
+    // Not a preset: the owner's signed URL (the files function signs, the render function verifies).
+    const signed = expectOk(
+      await stack.api('POST', `/api/v1/files/${id}/rendition-url`, {
+        headers: json(state.user.token),
+        body: { w: 16, f: 'webp' },
+      }),
+    );
+    const query = new URL((signed.json.data as { url: string }).url).searchParams;
+    const reordered = [...query].reverse().map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
 
     // Through the CDN's API origin, as the /i/* viewer-request function sends a request with a query.
-    const first = await stack.api('GET', `/i/${key}?w=16&f=webp`);
+    const first = await stack.api('GET', `/i/${key}?${query}`);
     // The same rendition asked in another order: the stored copy, not a second render.
-    const again = await stack.api('GET', `/i/${key}?f=webp&w=16`);
+    const again = await stack.api('GET', `/i/${key}?${reordered.join('&')}`);
 
     expect(first.group).toBe('render');
     expect(first.status, `${first.text.slice(0, 300)}\n${stack.errorLog('render')}`).toBe(200);
@@ -673,6 +682,17 @@ describe('the deployed shape', () => {
     // The plans bought here last 30 days: none ends within the 3 days reminded of.
     expect(summary).toMatchObject({ found: 0, failed: 0 });
     expect(stack.errorLog('reminders')).toBe('');
+  });
+
+  it('runs the bandwidth worker on its schedule with its own grants: the CDN logs listed under cdn/ only', async () => {
+    const run = (await stack.invokeWorker('bandwidth', {
+      source: 'aws.events',
+      'detail-type': 'Scheduled Event',
+      detail: {},
+    })) as { objects: number; stopped: number };
+    expect(run, stack.errorLog('bandwidth')).toMatchObject({ objects: 0, stopped: 0 });
+    expect(stack.errorLog('bandwidth')).toBe('');
+    expect(stack.functions.get('bandwidth')!.gateway.denials).toEqual([]);
   });
 
   it("lists a file with its owner in the back office, and takes its takedown out of the distribution in the takedowns worker's next batch", async () => {

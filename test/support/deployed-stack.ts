@@ -20,10 +20,12 @@ import { build } from 'esbuild';
 import { type LambdaCpu, NATIVE_ADDON_NAMES, NATIVE_ADDONS, PROJECT_ROOT } from '#infra/bundling.ts';
 import { buildEvent } from '#infra/local/api-event.ts';
 import { type FunctionProcess, startFunctionProcess } from '#infra/local/function-process.ts';
+import { ensureBucket } from '#infra/local/provision.ts';
 import { buildServiceApp } from '#infra/service-app.ts';
 import type { StageConfig } from '#infra/stage-config.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { compilePath, matchRoute } from '#lib/http/routes.ts';
+import { s3Client } from '#lib/platform/aws/s3.ts';
 import { CDK_CONTEXT } from '#test/support/cdk-context.ts';
 import { type AwsGateway, startAwsGateway } from '#test/support/deployed/aws-gateway.ts';
 import { type IntrinsicResolver, pseudoParameters, resolveIntrinsics } from '#test/support/deployed/cfn.ts';
@@ -397,6 +399,12 @@ export async function deployLocally(options: DeployOptions): Promise<DeployedSta
     rmSync(root, { recursive: true, force: true });
   };
   try {
+    // The stack's other buckets (the access logs the bandwidth worker lists), as CloudFormation makes them.
+    const s3 = s3Client({ region: REGION, s3_endpoint: options.upstream.s3 });
+    for (const [logicalId, resource] of Object.entries(resources)) {
+      if (resource.Type === 'AWS::S3::Bucket' && !logicalId.startsWith('Files'))
+        await ensureBucket(s3, `${logicalId.toLowerCase()}-bucket`);
+    }
     const starting = Object.entries(resources)
       .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && groupOf(resource))
       .map(async ([logicalId, resource]) => {

@@ -20,10 +20,25 @@ function listOf(value: string | string[] | undefined): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-/** What a request says of itself that a condition may test: DynamoDB's `dynamodb:LeadingKeys`. */
-export type CallContext = Partial<Record<'dynamodb:LeadingKeys', string[]>>;
+/**
+ * What a request says of itself that a condition may test: DynamoDB's `dynamodb:LeadingKeys`, an S3
+ * listing's `s3:prefix`.
+ */
+export type CallContext = Partial<Record<'dynamodb:LeadingKeys', string[]>> &
+  Partial<Record<'s3:prefix', string>>;
 
-/** The one condition modelled: `ForAllValues:StringLike` on `dynamodb:LeadingKeys` (the render function's). */
+/** `StringLike` on `s3:prefix` (the bandwidth worker's listing of the CDN's logs): its patterns. */
+function prefixPatterns(condition: unknown): string[] | undefined {
+  const operators = typeof condition === 'object' && condition !== null ? Object.entries(condition) : [];
+  const [operator, keys] = operators.length === 1 ? operators[0]! : [];
+  const tests = typeof keys === 'object' && keys !== null ? Object.entries(keys) : [];
+  if (operator !== 'StringLike' || tests.length !== 1) return undefined;
+  const [name, patterns] = tests[0]!;
+  const list = listOf(patterns as string | string[]);
+  return name === 's3:prefix' && list.every((item) => typeof item === 'string') ? list : undefined;
+}
+
+/** The conditions modelled: `ForAllValues:StringLike` on `dynamodb:LeadingKeys` (the render function's). */
 function leadingKeyPatterns(condition: unknown): string[] | undefined {
   const operators = typeof condition === 'object' && condition !== null ? Object.entries(condition) : [];
   const [operator, keys] = operators.length === 1 ? operators[0]! : [];
@@ -41,7 +56,11 @@ function leadingKeyPatterns(condition: unknown): string[] | undefined {
 export function assertSupported(statements: readonly PolicyStatement[]): void {
   statements.forEach((statement, index) => {
     for (const key of ['Condition', 'NotAction', 'NotResource'] as const) {
-      if (key === 'Condition' && leadingKeyPatterns(statement.Condition)) continue;
+      if (
+        key === 'Condition' &&
+        (leadingKeyPatterns(statement.Condition) || prefixPatterns(statement.Condition))
+      )
+        continue;
       if (statement[key] !== undefined) {
         throw new Error(`IAM statement ${nameOf(statement, index)} uses ${key}, which is not supported here`);
       }
@@ -101,6 +120,11 @@ function resourceMatches(pattern: string, resource: string): boolean {
  */
 function conditionHolds(statement: PolicyStatement, context: CallContext): boolean {
   if (statement.Condition === undefined) return true;
+  const prefixes = prefixPatterns(statement.Condition);
+  if (prefixes) {
+    const prefix = context['s3:prefix'];
+    return prefix !== undefined && prefixes.some((pattern) => globMatches(pattern, prefix, false));
+  }
   const patterns = leadingKeyPatterns(statement.Condition) ?? [];
   return (context['dynamodb:LeadingKeys'] ?? []).every((key) =>
     patterns.some((pattern) => globMatches(pattern, key, false)),

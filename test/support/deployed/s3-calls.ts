@@ -1,8 +1,10 @@
 // The IAM actions and resources of one S3 REST request (path style, signed or presigned).
 
+import type { CallContext } from './iam.ts';
+
 export interface S3Calls {
   operation: string;
-  calls: Array<{ action: string; resource: string }>;
+  calls: Array<{ action: string; resource: string; context?: CallContext }>;
 }
 
 const bucketArn = (bucket: string) => `arn:aws:s3:::${bucket}`;
@@ -81,7 +83,10 @@ function bucketRequest(
     calls: [{ action, resource: bucketArn(bucket) }],
   });
   if (method === 'GET' && names.every((name) => LIST_OPTIONS.has(name))) {
-    return on(query.get('list-type') === '2' ? 'ListObjectsV2' : 'ListObjects', 's3:ListBucket');
+    // A listing's `s3:prefix` is what a condition on it tests (absent: the empty prefix, as in IAM).
+    const listing = on(query.get('list-type') === '2' ? 'ListObjectsV2' : 'ListObjects', 's3:ListBucket');
+    const [call] = listing.calls;
+    return { ...listing, calls: [{ ...call!, context: { 's3:prefix': query.get('prefix') ?? '' } }] };
   }
   if (method === 'GET' && only('cors')) return on('GetBucketCors', 's3:GetBucketCORS');
   if (method === 'GET' && only('location')) return on('GetBucketLocation', 's3:GetBucketLocation');

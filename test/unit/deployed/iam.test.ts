@@ -111,6 +111,24 @@ describe('isAllowed', () => {
     expect(() => isAllowed([otherCondition], 'dynamodb:GetItem', TABLE)).toThrow(/Condition/);
   });
 
+  it('holds a listing to its StringLike s3:prefix condition', () => {
+    const bucket = 'arn:aws:s3:::logs';
+    const policy: PolicyStatement[] = [
+      {
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: bucket,
+        Condition: { StringLike: { 's3:prefix': ['cdn/*'] } },
+      },
+    ];
+
+    expect(isAllowed(policy, 's3:ListBucket', bucket, { 's3:prefix': 'cdn/2026-11-28' })).toBe(true);
+    expect(isAllowed(policy, 's3:ListBucket', bucket, { 's3:prefix': 'files-bucket/' })).toBe(false);
+    // A listing of the whole bucket names the empty prefix, outside `cdn/*`.
+    expect(isAllowed(policy, 's3:ListBucket', bucket, { 's3:prefix': '' })).toBe(false);
+    expect(isAllowed(policy, 's3:ListBucket', bucket)).toBe(false);
+  });
+
   it('refuses unresolved intrinsics and resource patterns that are not ARNs', () => {
     // Prepare
     const unresolved = { Effect: 'Allow', Action: 's3:GetObject', Resource: { Ref: 'Bucket' } };

@@ -103,8 +103,9 @@ describe('iamCallsOf: S3', () => {
   });
 
   it('maps bucket requests to actions on the bucket ARN', () => {
+    // A listing carries its prefix, which a condition on `s3:prefix` tests.
     expect(s3('GET', '/b?list-type=2&prefix=up%2F').calls).toEqual([
-      { action: 's3:ListBucket', resource: 'arn:aws:s3:::b' },
+      { action: 's3:ListBucket', resource: 'arn:aws:s3:::b', context: { 's3:prefix': 'up/' } },
     ]);
     expect(s3('HEAD', '/b').calls).toEqual([{ action: 's3:ListBucket', resource: 'arn:aws:s3:::b' }]);
     expect(s3('PUT', '/b?cors').calls).toEqual([{ action: 's3:PutBucketCORS', resource: 'arn:aws:s3:::b' }]);
