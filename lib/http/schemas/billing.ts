@@ -120,6 +120,19 @@ export const settingsView = z.object({
 });
 
 export const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
+/** A plan's bytes (storage granted, or served a month): whole bytes up to 1 PiB, or null; one problem each. */
+const planBytes = z.nullable(
+  z
+    .number()
+    .check(
+      z.minimum(0, { message: 'must be 0 or more', abort: true }),
+      z.maximum(MAX_PLAN_QUOTA_BYTES, {
+        message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
+        abort: true,
+      }),
+      z.int('must be a whole number of bytes'),
+    ),
+);
 
 export const planBody = z.object({
   name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100), nameCharacters()),
@@ -128,31 +141,9 @@ export const planBody = z.object({
   active: z.optional(z.boolean()),
   // Storage the plan grants (docs/DESIGN.md 11): whole bytes, or null for none; days, 0 for permanent.
   // One problem per field: the first failed check ends the field's checks.
-  quota_bytes: z.optional(
-    z.nullable(
-      z.number().check(
-        z.minimum(0, { message: 'must be 0 or more', abort: true }),
-        z.maximum(MAX_PLAN_QUOTA_BYTES, {
-          message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
-          abort: true,
-        }),
-        z.int('must be a whole number of bytes'),
-      ),
-    ),
-  ),
+  quota_bytes: z.optional(planBytes),
   // Bytes served a month (docs/UPLOADS.md "Bandwidth"): whole bytes, or null for unlimited.
-  bandwidth_bytes: z.optional(
-    z.nullable(
-      z.number().check(
-        z.minimum(0, { message: 'must be 0 or more', abort: true }),
-        z.maximum(MAX_PLAN_QUOTA_BYTES, {
-          message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
-          abort: true,
-        }),
-        z.int('must be a whole number of bytes'),
-      ),
-    ),
-  ),
+  bandwidth_bytes: z.optional(planBytes),
   duration_days: z.optional(
     z.number().check(
       z.minimum(0, { message: 'must be 0 (permanent) or more', abort: true }),
