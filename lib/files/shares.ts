@@ -16,6 +16,8 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumService } from './albums.ts';
 import type { FileItem, FileRepository } from './files.ts';
 import { ownerIndexPage } from './index-page.ts';
+import { ownerTagOfKey } from './names.ts';
+import { edgeRulesAt, REFUSAL_MESSAGES } from './owner-rules.ts';
 import { renderableSourceOfKey, THUMBNAIL_QUERY } from './rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS, type ShareGrants } from './share-grants.ts';
 
@@ -268,6 +270,11 @@ export class ShareService {
       // A file share ends with its file; an album's file may only have left the album.
       throw share.file_id === undefined ? errors.notFound('file: not found') : errors.gone(SHARE_GONE);
     }
+    // A share's door passes no edge function: an owner whose files are stopped (past the month's bandwidth)
+    // is stopped here too (docs/IMAGES.md "Serving rules"). Only an image about to be served reads it.
+    const tag = ownerTagOfKey(file.key);
+    if (tag !== undefined && (await edgeRulesAt(this.deps.table, tag))?.s)
+      throw errors.forbidden(REFUSAL_MESSAGES.stopped);
     const until = Math.min(granted.expiresAt, share.ends_at_ms ?? Number.POSITIVE_INFINITY);
     return {
       key: file.key,

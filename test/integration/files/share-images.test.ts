@@ -4,6 +4,7 @@
 // its window) or its album deleted; a password share's links come only with the password; a link is bound
 // to its share and file and cannot be forged; fetching images counts no view.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildOwnerRules } from '#lib/files/build-owner-rules.ts';
 import { GRANT_WINDOW_SECONDS, SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
@@ -140,6 +141,25 @@ describe("a share's links", () => {
 
     await bothGone(item, 'link: this image link has expired; open the share again');
     await bothAnswer(await openedItem(created.id));
+  });
+});
+
+describe("a share's links of an owner whose files are stopped", () => {
+  it('answer 403 while the owner is stopped (past the bandwidth), and 200 again once resumed', async () => {
+    const stoppedOwner = await createTestAccount();
+    const file = await upload(stoppedOwner);
+    const created = await share(stoppedOwner, { file_id: file.id });
+    const item = await openedItem(created.id);
+    const rules = buildOwnerRules({ table: deps.table, shards: 16 });
+
+    await rules.setStopped(stoppedOwner.account.id, 'bandwidth');
+    const stopped = await Promise.all([image(item.url), image(item.thumbnail!)]);
+    await rules.setStopped(stoppedOwner.account.id, undefined);
+    const resumed = await image(item.url);
+
+    expect(stopped.map((answer) => answer.status)).toEqual([403, 403]);
+    expect(stopped[0]!.text).toMatch(/bandwidth/);
+    expect(resumed.status).toBe(200);
   });
 });
 
