@@ -122,16 +122,14 @@ export const settingsView = z.object({
 export const MAX_AMOUNT_CENTS = 100_000_000_00; // 100 million yuan, the largest amount the channels accept
 /** A plan's bytes (storage granted, or served a month): whole bytes up to 1 PiB, or null; one problem each. */
 const planBytes = z.nullable(
-  z
-    .number()
-    .check(
-      z.minimum(0, { message: 'must be 0 or more', abort: true }),
-      z.maximum(MAX_PLAN_QUOTA_BYTES, {
-        message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
-        abort: true,
-      }),
-      z.int('must be a whole number of bytes'),
-    ),
+  z.number().check(
+    z.minimum(0, { message: 'must be 0 or more', abort: true }),
+    z.maximum(MAX_PLAN_QUOTA_BYTES, {
+      message: `must be at most ${MAX_PLAN_QUOTA_BYTES} (1 PiB)`,
+      abort: true,
+    }),
+    z.int('must be a whole number of bytes'),
+  ),
 );
 
 export const planBody = z.object({
