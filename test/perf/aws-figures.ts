@@ -23,7 +23,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { verifyPassword } from '#lib/accounts/passwords.ts';
 import { PRESIGN_TTL_SECONDS } from '#lib/files/pending.ts';
-import { DEFAULT_QUALITY } from '#lib/files/rendition-query.ts';
+import { askedRendition, presetsOf } from '#lib/files/rendition-access.ts';
 import type { ApiEvent } from '#lib/http/event.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
@@ -109,16 +109,21 @@ async function resend(call: SentCall): Promise<Uint8Array | undefined> {
 function unskippable(path: MainPath, passwordHash: string, password: string) {
   return async (event: ApiEvent, read: readonly Uint8Array[]) => {
     if (path === 'rendition') {
-      const query = new URLSearchParams(event.rawQueryString ?? '');
-      if (query.get('f') !== 'webp') throw new Error('the rendition baseline renders WebP only');
+      const limits = { widths: config.images.widths, qualities: config.images.qualities };
+      const { params } = askedRendition(
+        new URLSearchParams(event.rawQueryString ?? ''),
+        presetsOf(config.images.presets, limits),
+        limits,
+      );
+      if (params.format !== 'webp') throw new Error('the rendition baseline renders WebP only');
       const original = read.reduce<Uint8Array | undefined>(
         (largest, bytes) => (largest === undefined || bytes.length > largest.length ? bytes : largest),
         undefined,
       );
       if (!original) throw new Error('the rendition baseline read no original');
       await sharpAloneWebp(original, {
-        width: Number(query.get('w')),
-        quality: Number(query.get('q') ?? DEFAULT_QUALITY),
+        width: params.width ?? 0,
+        quality: params.quality,
         maxInputPixels: config.images.max_input_pixels,
       });
     }
