@@ -557,6 +557,10 @@ async function main(): Promise<void> {
       paymentCallback: (await import('#functions/payment-callback/handler.ts')).handler,
       shares: (await import('#functions/shares/handler.ts')).handler,
     };
+    const takedowns = (await import('#functions/takedowns/handler.ts')).handler;
+    const reminders = (await import('#functions/reminders/handler.ts')).handler;
+    const { lambdaContext } = await import('#test/support/events.ts');
+    const { testTable } = await import('#test/support/resources.ts');
     const recorder = new HeatRecorder();
     const mix = await runLoadMix({
       handlers,
@@ -565,6 +569,12 @@ async function main(): Promise<void> {
       accounts: settings.mixAccounts,
       rounds: settings.mixRounds,
       staticToken: STATIC_TOKEN,
+      workers: {
+        takedowns: () => takedowns({}, lambdaContext as never),
+        reminders: () => reminders({}, lambdaContext as never),
+      },
+      table: testTable(),
+      listingShards: config.listing_shards,
     });
     recorder.uninstall();
     const predicted = predict(recorder.keys(), mix.requests, new Set(mix.usernames));

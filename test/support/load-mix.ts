@@ -1,11 +1,18 @@
 // A load mix of many accounts, in process through the group handlers: logins (each account from its own
-// address, as people are), direct uploads (half public), uploads with the static upload token from many
-// clients, gallery pages, channel orders and the verified callbacks that settle them, orders with one
-// popular coupon, views of one viral share link (no password, no limit), and deletes. Every
-// request runs inside the heat recorder's `track`, so each partition it touches is charged to its path and
-// caller. Shared by the load-mix test and the bench's heat run.
-import { randomBytes } from 'node:crypto';
+// address, as people are; again with the device token the first gave; and by passkey for a fifth of them),
+// direct uploads (half public), uploads with the static upload token from many clients, gallery pages of
+// the anonymous cap over shards already holding more than a page each, channel orders and the verified
+// callbacks that settle them, orders with one popular coupon, views of one viral share link and of one album
+// share (no password, no limit), deletes, takedowns by an administrator and the takedowns worker's runs
+// over them, and the reminders worker over grants ending soon. Every request runs inside the heat
+// recorder's `track`, so each partition it touches is charged to its path and caller. Shared by the
+// load-mix test and the bench's heat run.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { renewalItem } from '#lib/billing/renewals.ts';
+import { type FileItem, fileKey, fileListingKeys, GALLERY_PAGE_MAX } from '#lib/files/files.ts';
+import type { Grant } from '#lib/files/quota-model.ts';
 import type { ApiResult } from '#lib/http/event.ts';
+import type { Item, Key, Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from './accounts.ts';
 import { apiEvent } from './events.ts';
 import { buildMultipart } from './images.ts';
@@ -19,6 +26,7 @@ import {
   orderEvent,
 } from './main-paths.ts';
 import type { HeatRecorder } from './partition-heat.ts';
+import { SoftAuthenticator } from './webauthn.ts';
 
 export interface LoadMixHandlers {
   accounts: Handler;
@@ -26,6 +34,12 @@ export interface LoadMixHandlers {
   payments: Handler;
   paymentCallback: Handler;
   shares: Handler;
+}
+
+/** The scheduled workers whose runs are part of the mix; each answers how many items it took. */
+export interface LoadMixWorkers {
+  takedowns: () => Promise<{ denied: number }>;
+  reminders: () => Promise<{ reminded: number }>;
 }
 
 export interface LoadMixOptions {
@@ -41,6 +55,11 @@ export interface LoadMixOptions {
   staticToken?: string;
   /** Accounts working at once (default 10). */
   concurrency?: number;
+  workers: LoadMixWorkers;
+  /** The table the fixtures are written to directly (the gallery's shards filled, grants ending soon). */
+  table: Table;
+  /** The shards of the listings of everything (`table.listing_shards`). */
+  listingShards: number;
 }
 
 export interface LoadMixReport {
@@ -55,10 +74,12 @@ function uploadEvent(
   authorization: string,
   sourceIp: string,
   permission: 'public' | 'private',
+  albumId?: string,
 ) {
   const form = buildMultipart([
     { name: 'file', filename: 'shot.png', contentType: 'image/png', data: bytes },
     { name: 'permission', data: Buffer.from(permission) },
+    ...(albumId ? [{ name: 'album_id', data: Buffer.from(albumId) }] : []),
   ]);
   return apiEvent({
     method: 'POST',
@@ -76,6 +97,62 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
     while (next < items.length) await work(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** Writes items straight to the table, 25 a batch, a few batches at once (fixtures, not load). */
+async function seed(table: Table, items: Array<Item & Key>): Promise<void> {
+  const batches: Array<Array<Item & Key>> = [];
+  for (let start = 0; start < items.length; start += 25) batches.push(items.slice(start, start + 25));
+  await pool(batches, 4, (batch) => table.writeBatch(batch));
+}
+
+/**
+ * Public files enough that every shard of the gallery holds more than an anonymous page: copies of one
+ * stored record with ids of their own, listed as the gallery lists them, owned by nobody of the mix.
+ */
+async function fillGallery(table: Table, model: FileItem, shards: number): Promise<void> {
+  const owner = randomUUID();
+  const started = Date.now() - 86_400_000;
+  const items = Array.from({ length: shards * (GALLERY_PAGE_MAX + 10) }, (_, n) => {
+    const id = randomUUID();
+    const gsi1sk = `${new Date(started + n * 1000).toISOString()}#${id}`;
+    return {
+      ...model,
+      ...fileKey(id),
+      id,
+      owner_id: owner,
+      gsi1pk: `files#${owner}`,
+      gsi1sk,
+      ...fileListingKeys({ id, permission: 'public', gsi1sk }, shards),
+    } as FileItem;
+  });
+  await seed(table, items as Array<Item & Key>);
+}
+
+/** A passkey for the account, registered through the accounts handler (fixtures, before recording). */
+async function addPasskey(accounts: Handler, person: TestAccount): Promise<SoftAuthenticator> {
+  const device = new SoftAuthenticator();
+  const options = await call(
+    accounts,
+    apiEvent({
+      method: 'POST',
+      path: '/auth/passkeys/register/options',
+      headers: person.headers,
+      body: { password: person.password },
+    }),
+    200,
+  );
+  await call(
+    accounts,
+    apiEvent({
+      method: 'POST',
+      path: '/auth/passkeys/register/verify',
+      headers: person.headers,
+      body: { response: device.register(dataOf(options)) },
+    }),
+    201,
+  );
+  return device;
 }
 
 export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport> {
@@ -115,11 +192,60 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       201,
     ),
   );
-  const people: Array<TestAccount & { address: string; uploads: string[] }> = [];
+  // One album of three files, shared as a page anyone opens.
+  const album = dataOf<{ id: string }>(
+    await call(
+      handlers.files,
+      apiEvent({ method: 'POST', path: '/api/v1/albums', headers: admin.headers, body: { name: 'Mix' } }),
+      201,
+    ),
+  );
+  for (let k = 0; k < 3; k++) {
+    await call(
+      handlers.files,
+      uploadEvent(freshPng(), admin.headers.authorization, '198.19.0.1', 'public', album.id),
+      200,
+    );
+  }
+  const albumLink = dataOf<{ id: string }>(
+    await call(
+      handlers.shares,
+      apiEvent({
+        method: 'POST',
+        path: '/api/v1/shares',
+        headers: admin.headers,
+        body: { album_id: album.id },
+      }),
+      201,
+    ),
+  );
+  const model = await options.table.get<FileItem>(fileKey(shared.id));
+  if (!model) throw new Error('the shared file has no record');
+  await fillGallery(options.table, model, options.listingShards);
+  const people: Array<
+    TestAccount & { address: string; uploads: string[]; deviceToken?: string; passkey?: SoftAuthenticator }
+  > = [];
   for (let n = 0; n < options.accounts; n++) {
     const account = await createTestAccount({ username: `mix_${prefix}_${n}` });
-    people.push({ ...account, address: `198.18.${n >> 8}.${n & 255}`, uploads: [] });
+    const passkey = n % 5 === 1 ? await addPasskey(handlers.accounts, account) : undefined;
+    people.push({
+      ...account,
+      address: `198.18.${n >> 8}.${n & 255}`,
+      uploads: [],
+      ...(passkey ? { passkey } : {}),
+    });
   }
+  // Every account's paid plan ends in two days: one reminder each, mailed by the first run after a round.
+  const endsSoon = (id: string): Grant =>
+    ({ order_id: `mix-${id}`, plan_name: 'Mix', ends_ms: Date.now() + 2 * 86_400_000 }) as Grant;
+  await seed(
+    options.table,
+    people.map(
+      (person) =>
+        renewalItem(person.account.id, endsSoon(person.account.id), options.listingShards).Put!.Item as Item &
+          Key,
+    ),
+  );
   options.startRecording();
 
   const started = performance.now();
@@ -129,18 +255,52 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
     await pool(people, options.concurrency ?? 10, async (person) => {
       const caller = person.account.id;
       const n = people.indexOf(person);
-      await track('login', caller, () =>
+      // The first login gives a device token; later ones present it (docs/ACCOUNTS.md "Device tokens").
+      const { deviceToken } = person;
+      const login = await track(deviceToken ? 'login-device' : 'login', caller, () =>
         call(
           handlers.accounts,
           apiEvent({
             method: 'POST',
             path: '/auth/login',
-            body: { username: person.account.username, password: person.password },
+            body: {
+              username: person.account.username,
+              password: person.password,
+              ...(deviceToken ? { device_token: deviceToken } : {}),
+            },
             sourceIp: person.address,
           }),
           200,
         ),
       );
+      person.deviceToken = dataOf<{ device_token: string }>(login).device_token;
+      if (person.passkey) {
+        const { passkey } = person;
+        const asked = await track('passkey-options', caller, () =>
+          call(
+            handlers.accounts,
+            apiEvent({
+              method: 'POST',
+              path: '/auth/passkeys/login/options',
+              body: { username: person.account.username },
+              sourceIp: person.address,
+            }),
+            200,
+          ),
+        );
+        await track('passkey-login', caller, () =>
+          call(
+            handlers.accounts,
+            apiEvent({
+              method: 'POST',
+              path: '/auth/passkeys/login/verify',
+              body: { response: passkey.authenticate(dataOf(asked)) },
+              sourceIp: person.address,
+            }),
+            200,
+          ),
+        );
+      }
       const uploaded = await track('upload', caller, () =>
         call(
           handlers.files,
@@ -160,7 +320,11 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
         );
       }
       await track('gallery', caller, () =>
-        call(handlers.files, apiEvent({ path: '/api/v1/gallery?limit=20', sourceIp: person.address }), 200),
+        call(
+          handlers.files,
+          apiEvent({ path: `/api/v1/gallery?limit=${GALLERY_PAGE_MAX}`, sourceIp: person.address }),
+          200,
+        ),
       );
       // Orders are sampled more than once a round: each lands on one of the shards of the listings it
       // joins, and a shard's share of a few dozen orders is mostly chance.
@@ -194,6 +358,20 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       await track('share-view', caller, () =>
         call(handlers.shares, apiEvent({ path: `/s/${link.id}`, sourceIp: person.address }), 200),
       );
+      await track('album-share-view', caller, () =>
+        call(handlers.shares, apiEvent({ path: `/s/${albumLink.id}`, sourceIp: person.address }), 200),
+      );
+      if (n % 10 === 3 && person.uploads.length > 1) {
+        // An administrator takes one of this account's files down.
+        const id = person.uploads.pop()!;
+        await track('takedown', admin.account.id, () =>
+          call(
+            handlers.files,
+            apiEvent({ method: 'DELETE', path: `/api/v1/admin/files/${id}`, headers: admin.headers }),
+            200,
+          ),
+        );
+      }
       if (round % 2 === 1) {
         const id = person.uploads.shift()!;
         await track('delete', caller, () =>
@@ -210,6 +388,9 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
         );
       }
     });
+    // The scheduled workers after each round, each charged per item it took.
+    await recorder.trackBatch('takedowns-run', options.workers.takedowns, (run) => run.denied);
+    await recorder.trackBatch('reminders', options.workers.reminders, (run) => run.reminded);
   }
   return {
     requests: { ...recorder.requests },

@@ -36,6 +36,8 @@ type Item = Record<string, unknown>;
 type Input = Record<string, unknown>;
 
 const context = new AsyncLocalStorage<Context>();
+/** The caller of a worker's runs (trackBatch). */
+const WORKER = 'worker';
 const KB = 1024;
 
 /** DynamoDB's item size, approximately: attribute names plus values (numbers about half their digits). */
@@ -131,6 +133,16 @@ export class HeatRecorder {
     return context.run({ path, caller }, run);
   }
 
+  /**
+   * Runs one worker run of `path` that took `items` items (reminders mailed, takedowns denied): charged as
+   * `items` requests, so its units per request are per item, as its target rate counts them.
+   */
+  async trackBatch<T>(path: string, run: () => Promise<T>, items: (result: T) => number) {
+    const result = await context.run({ path, caller: WORKER }, run);
+    this.requests[path] = (this.requests[path] ?? 0) + items(result);
+    return result;
+  }
+
   /** On the document client's stack (`initialize`: the input and output are plain objects there). */
   install(client: StackClient): this {
     const name = 'partitionHeatRecorder';
@@ -186,7 +198,8 @@ export class HeatRecorder {
       entry.rcu += units;
       path.rcu += units;
     }
-    entry.callers.add(at.caller);
+    // A worker's run reaches each entity's items for their owner: it is not another caller of them.
+    if (at.caller !== WORKER) entry.callers.add(at.caller);
   }
 
   /** One item written: its table partition, every index partition it lands in, and those it leaves. */

@@ -3,11 +3,16 @@
 // coupon, open one viral share link, and delete, and a few clients upload with the static token. No partition of the table or of an index may take more than a tenth
 // of its writes: one that does would take a write for every request of a kind at any scale, and DynamoDB
 // holds 1,000 WCU/s per partition. Counts, not timings.
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classify, predict, TARGET_RATES } from '#test/perf/heat-model.ts';
+import { buildRemindersDeps } from '#functions/reminders/deps.ts';
+import { needs as remindersNeeds } from '#functions/reminders/needs.ts';
+import { classify, heatFigures, PARTITION_LIMITS, predict, TARGET_RATES } from '#test/perf/heat-model.ts';
 import { testDeps } from '#test/support/deps.ts';
+import { lambdaContext } from '#test/support/events.ts';
 import { type LoadMixReport, runLoadMix } from '#test/support/load-mix.ts';
 import { HeatRecorder } from '#test/support/partition-heat.ts';
+import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 
 const MAX_WRITE_SHARE = 0.1;
@@ -20,6 +25,12 @@ beforeAll(async () => {
   await provisionTestStack();
   const deps = testDeps({ staticUploadToken: STATIC_TOKEN });
   const { accounts, files, payments, paymentCallback, shares } = deps.handlers;
+  // The reminders worker at its own pace, not SES's (docs/CAPACITY.md "Workers").
+  const settings = {
+    ...deps.settings,
+    billing: { ...deps.settings.billing, reminders_per_second: 1_000_000 },
+  };
+  const { reminders } = buildRemindersDeps(testResources('reminders', remindersNeeds, { settings }));
   report = await runLoadMix({
     handlers: { accounts, files, payments, paymentCallback, shares },
     recorder,
@@ -29,6 +40,12 @@ beforeAll(async () => {
     // 500 orders: enough that no shard of the order listings takes a tenth of their writes by chance.
     ordersPerRound: 5,
     staticToken: STATIC_TOKEN,
+    workers: {
+      takedowns: () => deps.handlers.takedowns({}, lambdaContext as Context),
+      reminders: () => reminders.run(),
+    },
+    table: deps.table,
+    listingShards: deps.settings.listing_shards,
   });
 }, 240_000);
 
@@ -65,5 +82,29 @@ describe('partition heat of a load mix of 50 accounts', () => {
       over.map((entry) => `${entry.space} ${entry.key}`),
       `partitions over ${MAX_WRITE_SHARE * 100} % of their space's writes; the hottest:\n${hottest()}\n`,
     ).toEqual([]);
+  });
+
+  it('predicts every shared partition within its limit at ten times the target, shards populated', () => {
+    const usernames = new Set(report.usernames);
+    const heat = heatFigures(predict(recorder.keys(), report.requests, usernames));
+    const shared = predict(recorder.keys(), report.requests, usernames).filter(
+      (entry) => entry.class === 'shared',
+    );
+    const top = [
+      ...[...shared].sort((a, b) => b.wcu_per_s - a.wcu_per_s).slice(0, 5),
+      ...[...shared].sort((a, b) => b.rcu_per_s - a.rcu_per_s).slice(0, 5),
+    ]
+      .map(
+        (entry) =>
+          `${entry.space} ${entry.key}: ${entry.wcu_per_s} WCU/s, ${entry.rcu_per_s} RCU/s (${entry.paths.join(', ')})`,
+      )
+      .join('\n');
+    console.log(`HEAT ${JSON.stringify({ ...heat, top: undefined })}\n${top}`);
+
+    // Every worker path took items: the figures are per reminder mailed and per takedown denied.
+    expect(report.requests.reminders).toBeGreaterThanOrEqual(50);
+    expect(report.requests['takedowns-run']).toBe(report.requests.takedown);
+    expect(heat.hot_key_wcu_at_10x, top).toBeLessThanOrEqual(PARTITION_LIMITS.wcu);
+    expect(heat.hot_key_rcu_at_10x, top).toBeLessThanOrEqual(PARTITION_LIMITS.rcu);
   });
 });
