@@ -104,6 +104,16 @@ describe('partition heat of a load mix of 50 accounts', () => {
     // Every worker path took items: the figures are per reminder mailed and per takedown denied.
     expect(report.requests.reminders).toBeGreaterThanOrEqual(50);
     expect(report.requests['takedowns-run']).toBe(report.requests.takedown);
+    // A view of a share without a view limit, file or album, writes nothing (docs/DESIGN.md 24); the one
+    // write allowed is the deployment's grant key, created once by the first view that needs it.
+    const written = recorder
+      .keys()
+      .filter((entry) => !entry.key.startsWith('settings#'))
+      .filter((entry) =>
+        ['share-view', 'album-share-view'].some((path) => (entry.byPath[path]?.wcu ?? 0) > 0),
+      )
+      .map((entry) => `${entry.space} ${entry.key}`);
+    expect(written).toEqual([]);
     expect(heat.hot_key_wcu_at_10x, top).toBeLessThanOrEqual(PARTITION_LIMITS.wcu);
     expect(heat.hot_key_rcu_at_10x, top).toBeLessThanOrEqual(PARTITION_LIMITS.rcu);
   });
