@@ -81,15 +81,19 @@ function emf(): EmfDocuments {
 // Powertools flushes on its own past 100 metric names or 100 values of one; a document stays below both.
 const MAX_POINTS_PER_DOCUMENT = 90;
 
+let lambda: boolean | undefined;
+
 /**
  * In AWS Lambda: the runtime's initialization type (what Powertools goes by), or its execution environment
- * (also set by the deployed-shape test's host), so a missing variable never silences every metric.
+ * (also set by the deployed-shape test's host), so a missing variable never silences every metric. Read
+ * once: a container's environment does not change, and Powertools reads several variables each time
+ * (about a tenth of a request's own CPU on a small route).
  */
 function inLambda(): boolean {
-  return (
+  lambda ??=
     isRunningInLambda() ||
-    getStringFromEnv({ key: 'AWS_EXECUTION_ENV', defaultValue: '' }).startsWith('AWS_Lambda_')
-  );
+    getStringFromEnv({ key: 'AWS_EXECUTION_ENV', defaultValue: '' }).startsWith('AWS_Lambda_');
+  return lambda;
 }
 
 function write(document: string): void {
