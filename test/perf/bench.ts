@@ -381,7 +381,7 @@ async function main(): Promise<void> {
     memory: process.env.BENCH_MEMORY !== '0',
     orderIterations: option('BENCH_ORDER_ITERATIONS', 100),
     nodeOptions: process.env.BENCH_NODE_OPTIONS ?? '',
-    cpuIterations: option('BENCH_CPU_ITERATIONS', 30),
+    cpuIterations: option('BENCH_CPU_ITERATIONS', 80),
     mixAccounts: option('BENCH_MIX_ACCOUNTS', 50),
     mixRounds: option('BENCH_MIX_ROUNDS', 2),
     renditionRuns: option('BENCH_RENDITION_RUNS', 7),
