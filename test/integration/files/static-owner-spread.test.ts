@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileKey, newFileItem } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
+import { predict } from '#test/perf/heat-model.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
 import { type TestDeps, testDeps } from '#test/support/deps.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -46,9 +47,9 @@ beforeAll(async () => {
   const queue = Array.from({ length: UPLOADS }, (_, n) => n);
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      while (queue.shift() !== undefined) {
-        const answer = await call<UploadRecord>(
-          uploadInput(bearer(STATIC_TOKEN), { bytes: uniquePng(makePng).bytes }),
+      for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
+        const answer = await recorder.track('upload-static', `static-client-${n}`, () =>
+          call<UploadRecord>(uploadInput(bearer(STATIC_TOKEN), { bytes: uniquePng(makePng).bytes })),
         );
         expect(answer.status).toBe(200);
         uploaded.push(answer.body.data);
@@ -90,6 +91,19 @@ describe('the static upload token’s owner', () => {
     expect(keys.map((heat) => heat.key)).not.toContain(`usage#${ownerId}`);
     const hottest = Math.max(...keys.map((heat) => heat.writes));
     expect(hottest / total).toBeLessThanOrEqual(1 / 8);
+  });
+
+  it('puts no key of the owner past a fifth of a partition’s writes at ten times the target (the heat model)', () => {
+    // The heat model's rate of static-token uploads (50/s at the target), each key's units per upload.
+    const predicted = predict(ownerKeys(), recorder.requests, new Set());
+    const figures = predicted.map((key) => `${key.key} ${key.wcu_per_s} WCU/s ${key.rcu_per_s} RCU/s`);
+    // Before the spread: `usage#<owner>` about 100 WCU/s at the target, 1,000 at 10x (a whole partition).
+    expect(Math.max(...predicted.map((key) => key.wcu_per_s)) * 10, figures.join('\n')).toBeLessThanOrEqual(
+      200,
+    );
+    expect(Math.max(...predicted.map((key) => key.rcu_per_s)) * 10, figures.join('\n')).toBeLessThanOrEqual(
+      1000,
+    );
   });
 
   it('lists every file newest first across the shards in cursor pages, files from before the shards too', async () => {
