@@ -14,7 +14,8 @@ const STATIC_TOKEN = vi.hoisted(() => {
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileKey, newFileItem } from '#lib/files/files.ts';
+import { migrateItems } from '#infra/migrate-items.ts';
+import { FileRepository, fileKey, newFileItem } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { predict } from '#test/perf/heat-model.ts';
 import { createTestAccount } from '#test/support/accounts.ts';
@@ -154,5 +155,34 @@ describe('the static upload token’s owner', () => {
     const order = seen.map((record) => `${new Date(record.created_at).getTime()}`.padStart(15, '0'));
     expect(order).toEqual([...order].sort().reverse());
     expect(seen.at(-1)?.id).toBe(id);
+  });
+
+  it('moves its listing entries to their shards of a new listing_shards, and back (npm run migrate:shards)', async () => {
+    // Act
+    const fewer = 4;
+    const moved = await migrateItems(deps.table, { listingShards: fewer });
+    const files = new FileRepository({
+      table: deps.table,
+      baseUrl: deps.settings.base_url,
+      listingShards: fewer,
+    });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await files.list(
+        { id: ownerId, role: 'admin' },
+        { limit: 50, ...(cursor ? { cursor } : {}) },
+      );
+      seen.push(...page.items.map((record) => record.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    await migrateItems(deps.table, { listingShards: deps.settings.listing_shards });
+    const again = await migrateItems(deps.table, { listingShards: deps.settings.listing_shards });
+
+    // Assess
+    expect(moved.migrations['files: administrators’ listing shards']?.updated).toBeGreaterThan(0);
+    expect(seen).toEqual(expect.arrayContaining(uploaded.map((record) => record.id)));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(again.migrations['files: administrators’ listing shards']).toEqual({ updated: 0, skipped: 0 });
   });
 });
