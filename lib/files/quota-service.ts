@@ -148,7 +148,13 @@ export class QuotaService {
 
   /** Many accounts at once (100 per round trip), e.g. for a back-office listing; keyed by account id. */
   async usagesOf(accounts: readonly QuotaAccount[]): Promise<Map<string, UsageView>> {
-    const states = await this.deps.usage.readMany(accounts.map((account) => account.id));
+    const admins = new Set(
+      accounts.filter((account) => account.role === 'admin').map((account) => account.id),
+    );
+    const states = await this.deps.usage.readMany(
+      accounts.map((account) => account.id),
+      (id) => admins.has(id),
+    );
     const now = this.deps.clock();
     return new Map(
       accounts.map((account) => [
@@ -177,7 +183,8 @@ export class QuotaService {
 
   /** The usage items a quota is checked on: the static token's, its own (not the owner's shards). */
   private async itemsOf(account: QuotaAccount) {
-    const items = await this.deps.usage.items(account.id);
+    // Only administrators have shards or buckets (and the static token's owner is one).
+    const items = await this.deps.usage.items(account.id, account.role === 'admin');
     return account.quotaBytes === undefined ? items : tokenItems(items);
   }
 

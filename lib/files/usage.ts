@@ -73,7 +73,7 @@ export interface PresignHold {
   expires_at: number;
 }
 
-/** Accounts' usage queried at once by `readMany` (each is one Query). */
+/** Accounts' usage read at once by `readMany`. */
 const PARALLEL_READS = 16;
 
 /** The state of one account from all its usage items (none yet: zero). */
@@ -101,11 +101,21 @@ export class UsageRepository {
   }
 
   /**
-   * The account's usage items (the single one, the shards and buckets), strongly consistent: a reservation
-   * or a grant decided on them is conditioned on what was read.
+   * The account's usage items (the single one, and unless `spread` is false the shards and buckets: only
+   * administrators have any), strongly consistent: a reservation or a grant decided on them is conditioned
+   * on what was read.
    */
-  async items(accountId: string): Promise<UsageItem[]> {
-    const spread = this.table.getMany<UsageItem>(SPREAD_SLOTS.map((slot) => slotKey(accountId, slot)));
+  async items(accountId: string, spread = true): Promise<UsageItem[]> {
+    const keys = spread ? SPREAD_SLOTS.map((slot) => slotKey(accountId, slot)) : [];
+    const [own, others] = await Promise.all([
+      this.partitionItems(accountId),
+      keys.length > 0 ? this.table.getMany<UsageItem>(keys) : Promise.resolve([]),
+    ]);
+    return [...own, ...others.filter((item): item is UsageItem => item !== undefined)];
+  }
+
+  /** The items under `usage#<account>`: the single one and the shards of before. */
+  private async partitionItems(accountId: string): Promise<UsageItem[]> {
     const items: UsageItem[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -118,20 +128,25 @@ export class UsageRepository {
       items.push(...page.items);
       start = page.lastKey;
     } while (start);
-    return [...items, ...(await spread).filter((item): item is UsageItem => item !== undefined)];
+    return items;
   }
 
   async read(accountId: string): Promise<UsageState> {
     return usageStateOf(accountId, await this.items(accountId));
   }
 
-  /** Many accounts' usage (a back-office page), PARALLEL_READS queries at a time. */
-  async readMany(accountIds: readonly string[]): Promise<Map<string, UsageState>> {
+  /** Many accounts' usage (a back-office page), PARALLEL_READS at a time; `spread`: whose to read too. */
+  async readMany(
+    accountIds: readonly string[],
+    spread: (accountId: string) => boolean = () => true,
+  ): Promise<Map<string, UsageState>> {
     const unique = [...new Set(accountIds)];
     const out = new Map<string, UsageState>();
     for (let start = 0; start < unique.length; start += PARALLEL_READS) {
       const ids = unique.slice(start, start + PARALLEL_READS);
-      const states = await Promise.all(ids.map((id) => this.read(id)));
+      const states = await Promise.all(
+        ids.map(async (id) => usageStateOf(id, await this.items(id, spread(id)))),
+      );
       for (const state of states) out.set(state.accountId, state);
     }
     return out;
