@@ -53,29 +53,26 @@ export interface QuotaAccount {
 /** No quota: an administrator's own uploads (not the static token's). */
 const unlimited = (account: QuotaAccount) => account.role === 'admin' && account.quotaBytes === undefined;
 
-/** What a reservation holds: whose bytes, for which file, and the usage they were checked against. */
-export interface ReservationFacts {
-  service: Pick<QuotaService, 'stateFor'>;
-  account: QuotaAccount;
-  fileId: string;
-  bytes: number;
+/** What a reservation is decided on: the usage as read and the quota in force. */
+export interface UsageRead {
   state: UsageState;
   quotaBytes: number | null;
   /** The static token's usage items as read (its reservations go to its buckets). */
   items?: readonly UsageItem[] | undefined;
 }
 
-/** What a reservation is decided on: the usage as read and the quota in force. */
-export interface UsageRead {
-  state: UsageState;
-  quotaBytes: number | null;
-  items?: readonly UsageItem[] | undefined;
+/** What a reservation holds: whose bytes, for which file, and the usage they were checked against. */
+export interface ReservationFacts extends UsageRead {
+  service: Pick<QuotaService, 'stateFor'>;
+  account: QuotaAccount;
+  fileId: string;
+  bytes: number;
 }
 
 /**
  * The bytes of one new file, to be reserved in the owner's usage in the same transaction that writes its
- * record. `check()` throws the 507 when they do not fit the usage as last read; `item()` is the
- * conditional write; after that write's condition failed, `refresh()` reads again and checks again.
+ * record. `check()` throws the 507 when they do not fit the usage as last read; `items()` are the
+ * conditional writes; after that write's condition failed, `refresh()` reads again and checks again.
  * `recordFields()` are what the file's record keeps of it (its deletion gives the bytes back there).
  */
 export class Reservation {
