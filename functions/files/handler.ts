@@ -107,7 +107,7 @@ export function createFilesHandler(
           const services = uploadServices();
           return ok(
             albumId === undefined
-              ? await services.files.list(callerOf(request), page)
+              ? await services.files.list(ownerOf(request), page)
               : await services.albums.files(callerOf(request), albumId, page),
           );
         },

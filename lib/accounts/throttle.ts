@@ -25,6 +25,28 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 const CLOCK_SKEW_MS = 250;
 const throttleKey = (key: string, sk: string) => ({ pk: `throttle#${key}`, sk });
+/** `consumeSpread`: one bucket per this much of the burst, at most MAX_SPREAD buckets. */
+const BURST_PER_BUCKET = 50;
+const MAX_SPREAD = 8;
+
+/**
+ * How a busy key's limit is spread: `count` buckets, each allowing `limit`, a share rounded down of the
+ * whole (so together they never pass it). A burst under 2 * BURST_PER_BUCKET keeps one bucket: the limit
+ * exactly as set.
+ */
+export function spreadLimit(limit: RateLimit): { count: number; limit: RateLimit } {
+  const burst = limit.burst ?? Math.ceil(limit.perMinute ?? 0);
+  const byDay = limit.perDay ? limit.perDay : MAX_SPREAD;
+  const count = Math.max(1, Math.min(MAX_SPREAD, Math.floor(burst / BURST_PER_BUCKET), byDay));
+  if (count === 1) return { count, limit };
+  return {
+    count,
+    limit: {
+      ...(limit.perMinute ? { perMinute: limit.perMinute / count, burst: Math.floor(burst / count) } : {}),
+      ...(limit.perDay ? { perDay: Math.floor(limit.perDay / count) } : {}),
+    },
+  };
+}
 
 export interface ThrottleDeps {
   table: Table;
@@ -48,6 +70,16 @@ export class Throttle {
       const waitMs = await this.countToday(key, limit.perDay, now);
       if (waitMs > 0) throw errors.tooManyRequests(waitMs / 1000, message);
     }
+  }
+
+  /**
+   * `consume` for a key too busy for one item (e.g. the static upload token: docs/CAPACITY.md): its limit
+   * spread over buckets `<key>#<n>` (spreadLimit), one chosen at random per request.
+   */
+  async consumeSpread(key: string, limit: RateLimit, message?: string): Promise<void> {
+    const spread = spreadLimit(limit);
+    if (spread.count === 1) return this.consume(key, limit, message);
+    return this.consume(`${key}#${Math.floor(Math.random() * spread.count)}`, spread.limit, message);
   }
 
   /** 0 when admitted, else milliseconds until the next request would be. */

@@ -22,7 +22,7 @@ export interface AdminFilesDeps {
   table: Table;
   files: FileRepository;
   /** The owners' usernames. */
-  accounts: Pick<AccountRepository, 'usernamesOf'>;
+  accounts: Pick<AccountRepository, 'usernamesOf' | 'get'>;
 }
 
 export class AdminFiles {
@@ -32,7 +32,10 @@ export class AdminFiles {
   async list(request: AdminListRequest): Promise<Page<AdminFileRecord>> {
     const { ownerId, limit, cursor } = request;
     if (ownerId !== undefined) {
-      const page = await this.deps.files.list(ownerId, { limit, ...(cursor ? { cursor } : {}) });
+      // The owner's role says how their listing is kept (lib/files/files.ts ownerListing).
+      const account = await this.deps.accounts.get(ownerId);
+      const owner = { id: ownerId, role: account?.role ?? 'user' };
+      const page = await this.deps.files.list(owner, { limit, ...(cursor ? { cursor } : {}) });
       const owners = page.items.length === 0 ? new Map() : await this.usernames([ownerId]);
       return {
         items: page.items.map((record) => withOwner(record, ownerId, owners)),

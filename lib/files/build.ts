@@ -126,8 +126,13 @@ function staticTokenOwner(
 ): () => Promise<Principal> {
   let owner: { principal: Principal; until: number } | undefined;
   return async () => {
-    // One rate for the token, whichever container answers: a conditional write per request, 429 past it.
-    await throttle.consume('static-upload-token', limits.rate, 'Too many uploads with the static token');
+    // One rate for the token, whichever container answers: a conditional write per request on one of its
+    // buckets (no item takes every request), 429 past it.
+    await throttle.consumeSpread(
+      'static-upload-token',
+      limits.rate,
+      'Too many uploads with the static token',
+    );
     if (owner && owner.until > Date.now()) return owner.principal;
     const admin = await accounts.firstAdmin();
     if (!admin) {

@@ -110,6 +110,7 @@ export class ConfirmService {
       permission: pending.permission,
       albumId: pending.album_id ?? null,
       ownerId,
+      ownerRole: owner.role,
       now,
       originalName: pending.original_name,
       baseUrl: this.deps.baseUrl,

@@ -78,6 +78,7 @@ export class DirectUploadService {
       permission,
       albumId,
       ownerId: owner.id,
+      ownerRole: owner.role,
       now,
       originalName: file.originalName,
       baseUrl: this.deps.baseUrl,

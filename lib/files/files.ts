@@ -14,7 +14,7 @@ import {
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { albumIndexKeys, albumKey } from './album-keys.ts';
-import { ownerIndexPage } from './index-page.ts';
+import { type FileOwner, ownerFilesPage, ownerFilesPartition } from './index-page.ts';
 import type { Reservation } from './quota-service.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { buildUploadRecord } from './record-build.ts';
@@ -29,7 +29,6 @@ export const hashClaimKey = (ownerId: string, sha256: string) => ({
   sk: 'filehash',
 });
 
-const ownerIndex = (ownerId: string) => `files#${ownerId}`;
 /** The listing of public files: shards `gallery#public#<n>` of the `listing` index. */
 export const GALLERY_LISTING = 'gallery#public';
 /**
@@ -97,6 +96,8 @@ export interface NewFileInput {
   facts: UploadFacts;
   permission: Permission;
   ownerId: string;
+  /** The owner's role: an administrator's listing is sharded (lib/files/index-page.ts). */
+  ownerRole: FileOwner['role'];
   now: Date;
   originalName: string;
   baseUrl: string;
@@ -111,7 +112,7 @@ export interface NewFileInput {
  * whose milliseconds order listings.
  */
 export function newFileItem(input: NewFileInput): FileItem {
-  const { ownerId, listingShards, ...fields } = input;
+  const { ownerId, ownerRole, listingShards, ...fields } = input;
   const { url: _url, thumbnail: _thumbnail, album_id: albumId, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
@@ -119,7 +120,7 @@ export function newFileItem(input: NewFileInput): FileItem {
     ...record,
     ...(albumId ? { album_id: albumId } : {}),
     owner_id: ownerId,
-    gsi1pk: ownerIndex(ownerId),
+    gsi1pk: ownerFilesPartition({ id: ownerId, role: ownerRole }, listingShards, record.id),
     gsi1sk: sortKey,
     ...fileListingKeys({ id: record.id, permission: record.permission, gsi1sk: sortKey }, listingShards),
     ...albumIndexKeys(albumId, sortKey),
@@ -242,10 +243,12 @@ export class FileRepository {
    */
   async createDeduped(item: FileItem, options: CreateOptions = {}): Promise<CreateOutcome> {
     const { reservation, extra = [] } = options;
-    const stored: FileItem = reservation ? { ...item, ...reservation.recordFields() } : item;
     const claimKey = hashClaimKey(item.owner_id, item.hash);
-    const usageIndex = reservation ? 2 : -1;
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
+      // The usage writes (one, or a static token bucket's balancing) follow the record and the claim.
+      const usage = reservation ? reservation.items() : [];
+      const stored: FileItem = reservation ? { ...item, ...reservation.recordFields() } : item;
+      const isUsage = (index: number) => index >= 2 && index < 2 + usage.length;
       try {
         await this.table.transact([
           { Put: { Item: stored, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -255,15 +258,15 @@ export class FileRepository {
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
-          ...(reservation ? [reservation.item()] : []),
+          ...usage,
           ...extra,
         ]);
         return { created: true, item: stored };
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;
         const { failedItems } = error;
-        if (failedItems.some((index) => index !== 1 && index !== usageIndex)) throw error;
-        if (failedItems.includes(usageIndex) && !failedItems.includes(1)) {
+        if (failedItems.some((index) => index !== 1 && !isUsage(index))) throw error;
+        if (failedItems.some(isUsage) && !failedItems.includes(1)) {
           // The usage moved (other uploads, a new grant): decide again on what it is now.
           await reservation!.refresh();
           continue;
@@ -271,7 +274,7 @@ export class FileRepository {
         // The claim is taken (or another transaction on it was in flight): read who holds it.
         const winner = await this.findByHash(item.owner_id, item.hash);
         if (winner) return { created: false, item: winner };
-        if (failedItems.includes(usageIndex)) await reservation!.refresh();
+        if (failedItems.some(isUsage)) await reservation!.refresh();
         // Nobody holds it any more (a conflicting write failed, or the file was just deleted): try again.
         await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * (attempt + 1)));
       }
@@ -288,14 +291,9 @@ export class FileRepository {
     await this.table.transact([...deletion(item), ...extra]).catch(conditionFailedReturns(undefined));
   }
 
-  /** The owner's files, newest first: one partition of the `owner` index, then the files by key. */
-  async list(ownerId: string, options: { limit: number; cursor?: string }): Promise<FilePage> {
-    const page = await ownerIndexPage<FileItem>(
-      this.table,
-      ownerIndex(ownerId),
-      { pk: /^file#/, sk: 'file' },
-      options,
-    );
+  /** The owner's files, newest first: their `owner` index partitions (index-page.ts), then the files. */
+  async list(owner: FileOwner, options: { limit: number; cursor?: string }): Promise<FilePage> {
+    const page = await ownerFilesPage<FileItem>(this.table, owner, this.listingShards, options);
     return { items: await this.records(page.items), next_cursor: page.next_cursor };
   }
 

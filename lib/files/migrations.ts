@@ -2,10 +2,12 @@
 // record listed under the constant partitions `gallery#public` / `files#private`, under none (records
 // older than the listings), or in a shard of another number after a change of `listing_shards`, moves to
 // its permission's listing in the shard of its id. Conditional on the permission and the listing as read:
-// a permission change meanwhile has written the right shard itself, and wins.
+// a permission change meanwhile has written the right shard itself, and wins. An administrator's listing
+// entry (`files#<owner>#<n>`, lib/files/index-page.ts) in a shard of another number moves the same way.
 import type { ItemMigration } from '#lib/platform/db/migration.ts';
 import type { Item } from '#lib/platform/db/table.ts';
 import { fileListingKeys } from './files.ts';
+import { ownerFilesPartition } from './index-page.ts';
 import type { Permission } from './record.ts';
 
 const isPermission = (value: unknown): value is Permission => value === 'public' || value === 'private';
@@ -35,4 +37,23 @@ export const fileListingShards: ItemMigration = {
   },
 };
 
-export const filesMigrations: ItemMigration[] = [fileListingShards];
+export const fileOwnerShards: ItemMigration = {
+  name: 'files: administrators’ listing shards',
+  plan(item: Item, { listingShards }) {
+    const { pk, sk, id, owner_id: ownerId, gsi1pk } = item;
+    if (typeof pk !== 'string' || !pk.startsWith('file#') || sk !== 'file') return undefined;
+    if (typeof id !== 'string' || typeof ownerId !== 'string' || typeof gsi1pk !== 'string') return undefined;
+    // Only a sharded entry has a shard to be wrong in; `files#<owner>` is read as it is.
+    if (!gsi1pk.startsWith(`files#${ownerId}#`)) return undefined;
+    const wanted = ownerFilesPartition({ id: ownerId, role: 'admin' }, listingShards, id);
+    if (gsi1pk === wanted) return undefined;
+    return {
+      Key: { pk, sk },
+      UpdateExpression: 'SET gsi1pk = :pk',
+      ConditionExpression: 'gsi1pk = :old',
+      ExpressionAttributeValues: { ':pk': wanted, ':old': gsi1pk },
+    };
+  },
+};
+
+export const filesMigrations: ItemMigration[] = [fileListingShards, fileOwnerShards];

@@ -25,12 +25,15 @@ import { type HoldRequest, holdsMapUpdate, holdUpdate, releaseUpdate } from './q
 import {
   grantItem,
   grantRemovalItem,
-  reserveItem,
+  type ReservePlan,
+  reserveItems,
   USAGE_SK,
+  type UsageItem,
   type UsageRepository,
   type UsageSlot,
   usageStateOf,
 } from './usage.ts';
+import { tokenItems, tokenReserveItems } from './usage-buckets.ts';
 
 /** How often a presign's hold is read and written again after losing a race, before that answers 409. */
 const HOLD_ATTEMPTS = 5;
@@ -41,7 +44,8 @@ export interface QuotaAccount {
   role: Role;
   /**
    * A quota of its own, whatever the role: the static upload token's (`upload.api_token_quota_bytes`). Its
-   * uploads are counted in the owner's single usage item, which an administrator's own uploads never touch.
+   * uploads are counted in its buckets (lib/files/usage-buckets.ts; those from before them in the owner's
+   * single item), which an administrator's own uploads never touch.
    */
   quotaBytes?: number;
 }
@@ -49,23 +53,31 @@ export interface QuotaAccount {
 /** No quota: an administrator's own uploads (not the static token's). */
 const unlimited = (account: QuotaAccount) => account.role === 'admin' && account.quotaBytes === undefined;
 
+/** What a reservation is decided on: the usage as read and the quota in force. */
+export interface UsageRead {
+  state: UsageState;
+  quotaBytes: number | null;
+  /** The static token's usage items as read (its reservations go to its buckets). */
+  items?: readonly UsageItem[] | undefined;
+}
+
 /** What a reservation holds: whose bytes, for which file, and the usage they were checked against. */
-export interface ReservationFacts {
+export interface ReservationFacts extends UsageRead {
   service: Pick<QuotaService, 'stateFor'>;
   account: QuotaAccount;
   fileId: string;
   bytes: number;
-  state: UsageState;
-  quotaBytes: number | null;
 }
 
 /**
  * The bytes of one new file, to be reserved in the owner's usage in the same transaction that writes its
- * record. `check()` throws the 507 when they do not fit the usage as last read; `item()` is the
- * conditional write; after that write's condition failed, `refresh()` reads again and checks again.
+ * record. `check()` throws the 507 when they do not fit the usage as last read; `items()` are the
+ * conditional writes; after that write's condition failed, `refresh()` reads again and checks again.
  * `recordFields()` are what the file's record keeps of it (its deletion gives the bytes back there).
  */
 export class Reservation {
+  private plan: ReservePlan | undefined;
+
   constructor(private readonly held: ReservationFacts) {}
 
   /** Whether the bytes fit the usage as last read (no quota: always). */
@@ -78,13 +90,14 @@ export class Reservation {
     if (!this.fits()) throw errors.insufficientStorage(this.held.state.usedBytes, this.held.quotaBytes!);
   }
 
-  item(): TransactItem {
-    return reserveItem(this.held.state, this.held.fileId, this.held.bytes, this.held.quotaBytes).item;
+  /** The conditional writes (decided once per read of the usage: a bucket is chosen at random). */
+  items(): TransactItem[] {
+    return this.decided().items;
   }
 
   /** Marks the record counted, and in which usage item when not the single one (an account without quota). */
   recordFields(): { usage_counted: true; usage_item?: UsageSlot } {
-    const { slot } = reserveItem(this.held.state, this.held.fileId, this.held.bytes, this.held.quotaBytes);
+    const { slot } = this.decided();
     return slot === USAGE_SK ? { usage_counted: true } : { usage_counted: true, usage_item: slot };
   }
 
@@ -92,7 +105,18 @@ export class Reservation {
     const fresh = await this.held.service.stateFor(this.held.account);
     this.held.state = fresh.state;
     this.held.quotaBytes = fresh.quotaBytes;
+    this.held.items = fresh.items;
+    this.plan = undefined;
     this.check();
+  }
+
+  private decided(): ReservePlan {
+    const { state, fileId, bytes, quotaBytes, items } = this.held;
+    this.plan ??=
+      items && quotaBytes !== null
+        ? tokenReserveItems(state.accountId, items, bytes, quotaBytes)
+        : reserveItems(state, fileId, bytes, quotaBytes);
+    return this.plan;
   }
 }
 
@@ -121,7 +145,13 @@ export class QuotaService {
 
   /** Many accounts at once (100 per round trip), e.g. for a back-office listing; keyed by account id. */
   async usagesOf(accounts: readonly QuotaAccount[]): Promise<Map<string, UsageView>> {
-    const states = await this.deps.usage.readMany(accounts.map((account) => account.id));
+    const admins = new Set(
+      accounts.filter((account) => account.role === 'admin').map((account) => account.id),
+    );
+    const states = await this.deps.usage.readMany(
+      accounts.map((account) => account.id),
+      (id) => admins.has(id),
+    );
     const now = this.deps.clock();
     return new Map(
       accounts.map((account) => [
@@ -135,18 +165,24 @@ export class QuotaService {
    * The account's usage and the quota in force now (an administrator's is not even read: no quota, and its
    * reservations go to shards nothing conditions on).
    */
-  async stateFor(account: QuotaAccount): Promise<{ state: UsageState; quotaBytes: number | null }> {
+  async stateFor(account: QuotaAccount): Promise<UsageRead> {
     if (unlimited(account)) {
       return { state: { accountId: account.id, usedBytes: 0, fileCount: 0 }, quotaBytes: null };
     }
-    const state = usageStateOf(account.id, await this.itemsOf(account));
-    return { state, quotaBytes: this.quotaOf(account, state) };
+    const items = await this.itemsOf(account);
+    const state = usageStateOf(account.id, items);
+    return {
+      state,
+      quotaBytes: this.quotaOf(account, state),
+      ...(account.quotaBytes === undefined ? {} : { items }),
+    };
   }
 
-  /** The usage items a quota is checked on: the static token's, the single item alone (not the shards). */
+  /** The usage items a quota is checked on: the static token's, its own (not the owner's shards). */
   private async itemsOf(account: QuotaAccount) {
-    const items = await this.deps.usage.items(account.id);
-    return account.quotaBytes === undefined ? items : items.filter((item) => item.sk === USAGE_SK);
+    // Only administrators have shards or buckets (and the static token's owner is one).
+    const items = await this.deps.usage.items(account.id, account.role === 'admin');
+    return account.quotaBytes === undefined ? items : tokenItems(items);
   }
 
   private quotaOf(account: QuotaAccount, state: UsageState): number | null {
@@ -165,6 +201,12 @@ export class QuotaService {
     together: TransactItem[] = [],
   ): Promise<boolean> {
     if (unlimited(account)) return false;
+    if (account.quotaBytes !== undefined) {
+      // The static token's presigns hold nothing (one item would take them all): 507 past its quota as
+      // read, and its confirm is held to the quota exactly by its buckets.
+      (await this.prepareReservation(account, request.bytes, '')).check();
+      return false;
+    }
     const { table } = this.deps.usage;
     for (let attempt = 1; ; attempt += 1) {
       const items = await this.itemsOf(account);
@@ -190,10 +232,10 @@ export class QuotaService {
 
   /**
    * Gives back a presign's hold once it is confirmed or abandoned; one already gone is left as it is. An
-   * administrator's presigns held nothing: no write (the static token's uploads would all hit one item).
+   * administrator's presigns and the static token's held nothing: no write.
    */
   async releasePresigned(account: QuotaAccount, id: string, bytes: number): Promise<void> {
-    if (unlimited(account)) return;
+    if (unlimited(account) || account.quotaBytes !== undefined) return;
     const accountId = account.id;
     const { Key, ...update } = releaseUpdate(accountId, id, bytes);
     try {
@@ -216,12 +258,7 @@ export class QuotaService {
    * A reservation on usage read already (`stateFor`), e.g. read beside other reads before the size was
    * known (confirm); the transaction's condition still holds it to the usage as it is when written.
    */
-  reservationOn(
-    account: QuotaAccount,
-    read: { state: UsageState; quotaBytes: number | null },
-    bytes: number,
-    fileId: string,
-  ): Reservation {
+  reservationOn(account: QuotaAccount, read: UsageRead, bytes: number, fileId: string): Reservation {
     return new Reservation({
       service: this,
       account,
@@ -229,6 +266,7 @@ export class QuotaService {
       bytes,
       state: read.state,
       quotaBytes: read.quotaBytes,
+      items: read.items,
     });
   }
 

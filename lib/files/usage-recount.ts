@@ -3,7 +3,17 @@
 // corrects any drift. Safe to run while the service runs, and idempotent: a second run changes nothing.
 import { conditionFailedReturns, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import { type FileItem, fileKey } from './files.ts';
-import { USAGE_SHARDS, USAGE_SK, type UsageItem, usageKey, usageStateOf } from './usage.ts';
+import {
+  isTokenItem,
+  SPREAD_SLOTS,
+  slotKey,
+  USAGE_SHARDS,
+  USAGE_SK,
+  type UsageItem,
+  usageAccountOf,
+  usageKey,
+  usageStateOf,
+} from './usage.ts';
 
 export interface RecountReport {
   /** Records stored before quotas, now counted in their owner's usage. */
@@ -104,7 +114,7 @@ async function correctDrift(
   const usageByAccount = new Map<string, UsageItem[]>();
   for (const usage of usages) {
     // By the partition key: whose usage an item is does not depend on an attribute it may lack.
-    const accountId = usage.pk.slice('usage#'.length);
+    const accountId = usageAccountOf(usage.pk);
     usageByAccount.set(accountId, [...(usageByAccount.get(accountId) ?? []), usage]);
   }
   const accounts = [...new Set([...usageByAccount.keys(), ...sums.keys()])].filter(
@@ -130,6 +140,7 @@ async function correctDrift(
 /**
  * Sets the single usage item to the records' sums and folds the shards into it (each deleted), all
  * conditioned on every usage item of the account being as read: a shard absent then must still be absent.
+ * The static token's buckets stay (their room holds its quota): the single item takes the rest.
  */
 function correction(
   accountId: string,
@@ -141,12 +152,19 @@ function correction(
     rev === undefined
       ? { ConditionExpression: 'attribute_not_exists(rev)' }
       : { ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': rev } };
-  const shards = Array.from({ length: USAGE_SHARDS }, (_, n) => {
-    const key = { pk: usageKey(accountId).pk, sk: `${USAGE_SK}#${n}` };
-    const read = items.find((item) => item.sk === key.sk);
+  const keys = [
+    ...Array.from({ length: USAGE_SHARDS }, (_, n) => slotKey(accountId, `${USAGE_SK}#${n}`)),
+    ...SPREAD_SLOTS.map((slot) => slotKey(accountId, slot)),
+  ];
+  const kept = { used_bytes: 0, file_count: 0 };
+  const shards = keys.map((key): TransactItem => {
+    const read = items.find((item) => item.pk === key.pk && item.sk === key.sk);
     if (!read) return { ConditionCheck: { Key: key, ConditionExpression: 'attribute_not_exists(pk)' } };
     const condition = revCondition(read.rev);
-    return { Delete: { Key: key, ...condition } };
+    if (!isTokenItem(read)) return { Delete: { Key: key, ...condition } };
+    kept.used_bytes += read.used_bytes ?? 0;
+    kept.file_count += read.file_count ?? 0;
+    return { ConditionCheck: { Key: key, ...condition } };
   });
   const condition = revCondition(single?.rev);
   return [
@@ -157,8 +175,8 @@ function correction(
         ConditionExpression: condition.ConditionExpression,
         ExpressionAttributeValues: {
           ':account': accountId,
-          ':used': after.used_bytes,
-          ':files': after.file_count,
+          ':used': after.used_bytes - kept.used_bytes,
+          ':files': after.file_count - kept.file_count,
           ':one': 1,
           ...(condition.ExpressionAttributeValues ?? {}),
         },

@@ -1,12 +1,12 @@
 // The per-account usage: bytes and files counted, and the storage grant. An account with a quota keeps
 // one item, so that every write that moves one of them can be conditioned on the others. An account
-// without one (administrators, and so the static token's owner) spreads its counters over USAGE_SHARDS
-// items chosen from each file's id: nothing conditions on them, and one item taking every upload of the
-// static token would be a hot key (DynamoDB holds 1,000 writes a second per item, and a transaction on a
-// contended item is cancelled). Reading sums every item of the account's partition in one Query: the
-// single item written before shards existed is one of them, so no migration is needed. Only transaction
-// items are built here; the callers put them in the same transaction as the record, the deletion or the
-// settlement they count.
+// without one (administrators) spreads its counters over USAGE_SHARDS items chosen from each file's id,
+// and the static upload token's uploads go to TOKEN_BUCKETS buckets (lib/files/usage-buckets.ts): each
+// on a partition key of its own (`usage#<account>#<slot>`), since DynamoDB holds 1,000 writes a second per
+// partition, whatever the sort keys. Reading is one Query of `usage#<account>` (the single item, and the
+// shards written before they had partition keys of their own, sort keys `usage#<n>`) beside one BatchGet
+// of the spread items: no migration is needed. Only transaction items are built here; the callers put
+// them in the same transaction as the record, the deletion or the settlement they count.
 import { shardOf } from '#lib/platform/db/shards.ts';
 import type { Item, Table, TransactItem } from '#lib/platform/db/table.ts';
 import type { Grant, UsageState } from './quota-model.ts';
@@ -17,22 +17,38 @@ export const usageKey = (accountId: string) => ({ pk: `usage#${accountId}`, sk: 
 /** Sort key of the single usage item; every usage item's sort key begins with it. */
 export const USAGE_SK = 'usage';
 
-/**
- * Counter items of an account without a quota. Fixed, not a setting: reads sum whatever items exist, so
- * changing it later would need no migration either.
- */
+/** Counter items of an account without a quota. Fixed, not a setting: readers get each by its key. */
 export const USAGE_SHARDS = 16;
+/** The static token's buckets (lib/files/usage-buckets.ts), fixed the same way. */
+export const TOKEN_BUCKETS = 8;
+export const tokenSlot = (bucket: number) => `t${bucket}`;
 
-/** The usage item a file's bytes are counted in when its owner has no quota. */
-export const usageShardKey = (accountId: string, fileId: string) => ({
-  pk: `usage#${accountId}`,
-  sk: `${USAGE_SK}#${shardOf(fileId, USAGE_SHARDS)}`,
-});
+/**
+ * The usage item of a slot as a file's record names it (`usage_item`): absent or `usage`, the single item;
+ * `usage#<n>`, a shard of before (under the account's partition key); `s<n>` a shard, `t<n>` a static
+ * token bucket, each under its own partition key.
+ */
+export function slotKey(accountId: string, slot: UsageSlot = USAGE_SK) {
+  if (slot === USAGE_SK || slot.startsWith(`${USAGE_SK}#`)) return { pk: `usage#${accountId}`, sk: slot };
+  return { pk: `usage#${accountId}#${slot}`, sk: `${USAGE_SK}#${slot}` };
+}
+
+/** The account a usage item counts for, from its partition key (`usage#<account>[#<slot>]`). */
+export const usageAccountOf = (pk: string) => pk.split('#')[1] ?? '';
+
+/** Every spread item's slot: the shards, then the static token's buckets. */
+export const SPREAD_SLOTS = [
+  ...Array.from({ length: USAGE_SHARDS }, (_, n) => `s${n}`),
+  ...Array.from({ length: TOKEN_BUCKETS }, (_, n) => tokenSlot(n)),
+];
+
+/** Whether a usage item is one of the static token's buckets. */
+export const isTokenItem = (item: Pick<UsageItem, 'sk'>) => item.sk.startsWith(`${USAGE_SK}#t`);
 
 /** A usage item. `rev` moves with every change of its counters (the recount script conditions on it). */
 export interface UsageItem extends Item {
   pk: string;
-  /** `usage` (the single item), or `usage#<n>` (a shard: counters only, never a grant). */
+  /** `usage` (the single item), or `usage#<slot>` (a shard or a bucket: counters only, never a grant). */
   sk: string;
   account_id: string;
   used_bytes?: number;
@@ -45,6 +61,9 @@ export interface UsageItem extends Item {
    */
   presigned?: Record<string, PresignHold>;
   presigned_bytes?: number;
+  /** A static token bucket's bytes still free, of the quota `quota` it was last balanced under. */
+  room?: number;
+  quota?: number;
 }
 
 /** One presigned upload's bytes, held against the quota until it is confirmed or expires. */
@@ -54,7 +73,7 @@ export interface PresignHold {
   expires_at: number;
 }
 
-/** Accounts' usage queried at once by `readMany` (each is one Query). */
+/** Accounts' usage read at once by `readMany`. */
 const PARALLEL_READS = 16;
 
 /** The state of one account from all its usage items (none yet: zero). */
@@ -82,10 +101,21 @@ export class UsageRepository {
   }
 
   /**
-   * The account's usage items (the single one and any shards), strongly consistent: a reservation or a
-   * grant decided on them is conditioned on what was read. Seventeen small items fit one page.
+   * The account's usage items (the single one, and unless `spread` is false the shards and buckets: only
+   * administrators have any), strongly consistent: a reservation or a grant decided on them is conditioned
+   * on what was read.
    */
-  async items(accountId: string): Promise<UsageItem[]> {
+  async items(accountId: string, spread = true): Promise<UsageItem[]> {
+    const keys = spread ? SPREAD_SLOTS.map((slot) => slotKey(accountId, slot)) : [];
+    const [own, others] = await Promise.all([
+      this.partitionItems(accountId),
+      keys.length > 0 ? this.table.getMany<UsageItem>(keys) : Promise.resolve([]),
+    ]);
+    return [...own, ...others.filter((item): item is UsageItem => item !== undefined)];
+  }
+
+  /** The items under `usage#<account>`: the single one and the shards of before. */
+  private async partitionItems(accountId: string): Promise<UsageItem[]> {
     const items: UsageItem[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -105,13 +135,18 @@ export class UsageRepository {
     return usageStateOf(accountId, await this.items(accountId));
   }
 
-  /** Many accounts' usage (a back-office page), PARALLEL_READS queries at a time. */
-  async readMany(accountIds: readonly string[]): Promise<Map<string, UsageState>> {
+  /** Many accounts' usage (a back-office page), PARALLEL_READS at a time; `spread`: whose to read too. */
+  async readMany(
+    accountIds: readonly string[],
+    spread: (accountId: string) => boolean = () => true,
+  ): Promise<Map<string, UsageState>> {
     const unique = [...new Set(accountIds)];
     const out = new Map<string, UsageState>();
     for (let start = 0; start < unique.length; start += PARALLEL_READS) {
       const ids = unique.slice(start, start + PARALLEL_READS);
-      const states = await Promise.all(ids.map((id) => this.read(id)));
+      const states = await Promise.all(
+        ids.map(async (id) => usageStateOf(id, await this.items(id, spread(id)))),
+      );
       for (const state of states) out.set(state.accountId, state);
     }
     return out;
@@ -125,54 +160,69 @@ export function sameGrant(state: UsageState): { expression: string; values: Reco
     : { expression: 'attribute_not_exists(#grant)', values: {} };
 }
 
-/** Where a file's bytes were counted: its usage item's sort key (absent on the record: the single item). */
+/** Where a file's bytes were counted (slotKey; absent on the record: the single item). */
 export type UsageSlot = string;
+
+/** What a reservation writes (in the record's transaction) and the slot the record keeps. */
+export interface ReservePlan {
+  items: TransactItem[];
+  slot: UsageSlot;
+}
 
 /**
  * Adds file `fileId` of `bytes` to the account's usage. With a quota, the write goes to the single item
  * and holds only while the usage still leaves room (`used_bytes <= quota - bytes`) and the grant the quota
  * came from is unchanged; an account never written yet starts at zero (the write creates its item).
- * Without a quota it goes, unconditioned, to the file's shard. `slot` is recorded on the file, so its
- * deletion gives the bytes back to the same item.
+ * Without a quota it goes, unconditioned, to the file's shard (the static token's: usage-buckets.ts).
+ * `slot` is recorded on the file, so its deletion gives the bytes back to the same item.
  */
-export function reserveItem(
+export function reserveItems(
   state: UsageState,
   fileId: string,
   bytes: number,
   quotaBytes: number | null,
-): { item: TransactItem; slot: UsageSlot } {
-  const key = quotaBytes === null ? usageShardKey(state.accountId, fileId) : usageKey(state.accountId);
+): ReservePlan {
+  const slot = quotaBytes === null ? `s${shardOf(fileId, USAGE_SHARDS)}` : USAGE_SK;
   const update = {
-    Key: key,
+    Key: slotKey(state.accountId, slot),
     UpdateExpression: 'SET account_id = :account ADD used_bytes :bytes, file_count :one, rev :one',
   };
   const values = { ':account': state.accountId, ':bytes': bytes, ':one': 1 };
   if (quotaBytes === null)
-    return { item: { Update: { ...update, ExpressionAttributeValues: values } }, slot: key.sk };
+    return { items: [{ Update: { ...update, ExpressionAttributeValues: values } }], slot };
   const grant = sameGrant(state);
   return {
-    item: {
-      Update: {
-        ...update,
-        ConditionExpression: `(attribute_not_exists(used_bytes) OR used_bytes <= :room) AND ${grant.expression}`,
-        ExpressionAttributeNames: { '#grant': 'grant' },
-        ExpressionAttributeValues: { ...values, ':room': quotaBytes - bytes, ...grant.values },
+    items: [
+      {
+        Update: {
+          ...update,
+          ConditionExpression: `(attribute_not_exists(used_bytes) OR used_bytes <= :room) AND ${grant.expression}`,
+          ExpressionAttributeNames: { '#grant': 'grant' },
+          ExpressionAttributeValues: { ...values, ':room': quotaBytes - bytes, ...grant.values },
+        },
       },
-    },
-    slot: key.sk,
+    ],
+    slot,
   };
 }
 
 /**
  * Gives back the bytes of one counted file (deleted in the same transaction) to the usage item that
- * counted them (`slot`, as recorded on the file; absent: the single item).
+ * counted them (`slot`, as recorded on the file; absent: the single item); a bucket gets them as room.
  */
 export function releaseItem(accountId: string, bytes: number, slot: UsageSlot = USAGE_SK): TransactItem {
+  const room = /^t\d+$/.test(slot) ? ', room :room' : '';
   return {
     Update: {
-      Key: { pk: usageKey(accountId).pk, sk: slot },
-      UpdateExpression: 'SET account_id = :account ADD used_bytes :bytes, file_count :minusOne, rev :one',
-      ExpressionAttributeValues: { ':account': accountId, ':bytes': -bytes, ':minusOne': -1, ':one': 1 },
+      Key: slotKey(accountId, slot),
+      UpdateExpression: `SET account_id = :account ADD used_bytes :bytes, file_count :minusOne, rev :one${room}`,
+      ExpressionAttributeValues: {
+        ':account': accountId,
+        ':bytes': -bytes,
+        ':minusOne': -1,
+        ':one': 1,
+        ...(room ? { ':room': bytes } : {}),
+      },
     },
   };
 }

@@ -30,6 +30,8 @@ export interface ShardedListing {
   index: IndexName;
   name: string;
   count: number;
+  /** One more partition read beside the shards (and counted after them): the listing's items from before it was sharded. */
+  unsharded?: string;
 }
 
 /** The shard (0 to count - 1) of an item, from a stable seed (its id): FNV-1a, so ids spread evenly. */
@@ -102,6 +104,7 @@ export async function readShards<T extends Item>(
   const names = 'names' in listing ? listing.names : [listing.name];
   // One list of partitions, each listing's shards in turn: `done` numbers them in this order.
   const partitions = names.flatMap((name) => shardPartitions({ name, count: listing.count }));
+  if ('unsharded' in listing && listing.unsharded !== undefined) partitions.push(listing.unsharded);
   const read = { name: names.join('+'), count: partitions.length };
   const ascending = options.order === 'oldest-first';
   const cursor = decodeShardCursor(options.cursor, read);

@@ -39,6 +39,7 @@ describe('writing many files', () => {
           },
           permission: 'public',
           ownerId: owner,
+          ownerRole: 'user',
           now: new Date(start + index),
           originalName: `f${index}.png`,
           baseUrl: config.base_url,

@@ -11,7 +11,8 @@ const STATIC_TOKEN = vi.hoisted(() => {
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fileKey } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { USAGE_SK, UsageRepository } from '#lib/files/usage.ts';
+import { UsageRepository, usageStateOf } from '#lib/files/usage.ts';
+import { tokenItems } from '#lib/files/usage-buckets.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { configureLogging } from '#lib/platform/log.ts';
@@ -77,7 +78,7 @@ describe('the static upload token', () => {
     expect(status).toBe(401);
   });
 
-  it('takes 40 concurrent uploads, each counted against its own quota exactly, in the owner’s single usage item', async () => {
+  it('takes 40 concurrent uploads, each counted against its own quota exactly, spread over its usage buckets', async () => {
     // Prepare: an administrator owns the token (the first one, if an earlier test made one already).
     await createTestAccount({ role: 'admin' });
     const pngs = Array.from({ length: 40 }, () => uniquePng(makePng).bytes);
@@ -91,14 +92,17 @@ describe('the static upload token', () => {
       headers: bearer(STATIC_TOKEN),
     });
 
-    // Assess: the quota's conditional write needs one item; the owner's own uploads stay in its shards.
+    // Assess: the token's buckets (each its own partition key) count its uploads; the owner's own uploads
+    // stay in its shards.
     expect(answers.map((answer) => answer.status)).toEqual(pngs.map(() => 200));
     const ownerId = String((await table.get(fileKey(answers[0]!.body.data.id)))?.owner_id);
-    const items = await new UsageRepository({ table }).items(ownerId);
-    const single = items.find((item) => item.sk === USAGE_SK);
+    const items = tokenItems(await new UsageRepository({ table }).items(ownerId));
     const stored = await recordsOf(ownerId);
     expect(stored.count).toBeGreaterThanOrEqual(40);
-    expect(single).toMatchObject({ used_bytes: stored.bytes, file_count: stored.count });
+    expect(usageStateOf(ownerId, items)).toMatchObject({ usedBytes: stored.bytes, fileCount: stored.count });
+    const used = items.filter((item) => (item.file_count ?? 0) > 0);
+    expect(new Set(used.map((item) => item.pk)).size).toBeGreaterThan(1);
+    expect(Math.max(...used.map((item) => item.file_count ?? 0))).toBeLessThan(40);
     expect(usage.body.data).toEqual({
       used_bytes: stored.bytes,
       file_count: stored.count,
