@@ -84,7 +84,21 @@ export interface PredictedKey {
   paths: string[];
 }
 
-/** Each partition at the target: Σ over paths of (its units in the run / the path's requests) × target rate. */
+/**
+ * The family of a shard's key (`gallery#public#14` → `gallery#public`, `usage#<id>#t3` → `usage#<id>`), or
+ * undefined for a key that is no shard: a listing's shards, a coupon's or a usage's buckets, a spread rate.
+ */
+export function shardFamily(key: string): string | undefined {
+  return /^(.+)#[st]?\d{1,2}$/.exec(key)?.[1];
+}
+
+/**
+ * Each partition at the target: Σ over paths of (its units in the run / the path's requests) × target rate.
+ * A shard is predicted at its family's mean over the shards the run touched: a shard is chosen by a hash of
+ * the item's id (or at random), so at the target's millions of items each takes an even share, and what one
+ * shard took of a run's hundred-odd writes is sampling noise (it swung a gallery shard between 35 and 90
+ * WCU/s from run to run).
+ */
 export function predict(
   keys: KeyHeat[],
   requests: Record<string, number>,
@@ -93,26 +107,42 @@ export function predict(
 ): PredictedKey[] {
   const writes = new Map<string, number>();
   for (const entry of keys) writes.set(entry.space, (writes.get(entry.space) ?? 0) + entry.writes);
-  return keys
-    .map((entry) => {
-      let wcu = 0;
-      let rcu = 0;
-      for (const [path, units] of Object.entries(entry.byPath)) {
-        const perRequest = 1 / (requests[path] ?? Number.POSITIVE_INFINITY);
-        wcu += units.wcu * perRequest * (rates[path] ?? 0);
-        rcu += units.rcu * perRequest * (rates[path] ?? 0);
-      }
-      return {
-        space: entry.space,
-        key: entry.key,
-        class: classify(entry, usernames),
-        write_share: round(entry.writes / (writes.get(entry.space) || 1), 3),
-        wcu_per_s: round(wcu, 1),
-        rcu_per_s: round(rcu, 1),
-        paths: Object.keys(entry.byPath).sort(),
-      };
-    })
-    .sort((a, b) => Math.max(b.wcu_per_s, b.rcu_per_s / 3) - Math.max(a.wcu_per_s, a.rcu_per_s / 3));
+  const predicted = keys.map((entry): PredictedKey => {
+    let wcu = 0;
+    let rcu = 0;
+    for (const [path, units] of Object.entries(entry.byPath)) {
+      const perRequest = 1 / (requests[path] ?? Number.POSITIVE_INFINITY);
+      wcu += units.wcu * perRequest * (rates[path] ?? 0);
+      rcu += units.rcu * perRequest * (rates[path] ?? 0);
+    }
+    return {
+      space: entry.space,
+      key: entry.key,
+      class: classify(entry, usernames),
+      write_share: round(entry.writes / (writes.get(entry.space) || 1), 3),
+      wcu_per_s: round(wcu, 1),
+      rcu_per_s: round(rcu, 1),
+      paths: Object.keys(entry.byPath).sort(),
+    };
+  });
+  const families = new Map<string, PredictedKey[]>();
+  for (const entry of predicted) {
+    const family = shardFamily(entry.key);
+    if (family !== undefined && entry.class === 'shared') {
+      const name = `${entry.space} ${family}`;
+      families.set(name, [...(families.get(name) ?? []), entry]);
+    }
+  }
+  for (const members of families.values()) {
+    const mean = (units: (entry: PredictedKey) => number) =>
+      round(members.reduce((sum, entry) => sum + units(entry), 0) / members.length, 1);
+    const wcu = mean((entry) => entry.wcu_per_s);
+    const rcu = mean((entry) => entry.rcu_per_s);
+    for (const entry of members) Object.assign(entry, { wcu_per_s: wcu, rcu_per_s: rcu });
+  }
+  return predicted.sort(
+    (a, b) => Math.max(b.wcu_per_s, b.rcu_per_s / 3) - Math.max(a.wcu_per_s, a.rcu_per_s / 3),
+  );
 }
 
 export interface HeatFigures {
