@@ -324,7 +324,7 @@ async function onlyCpu(iterations: number): Promise<void> {
     let uploads = 1_000_000;
     const aws = await measureAwsFigures({
       iterations,
-      loginIterations: Math.min(10, iterations),
+      loginIterations: Math.min(40, iterations),
       uploadBytes: () => varied(bigPng, ++uploads),
       only: process.env.BENCH_CPU_PATHS?.split(','),
     });
@@ -515,7 +515,7 @@ async function main(): Promise<void> {
     );
 
     console.log(
-      `\ncritical-path waits and CPU of this process per request (${settings.cpuIterations} per path, logins ${Math.min(10, settings.cpuIterations)}) ...`,
+      `\ncritical-path waits and CPU of this process per request (${settings.cpuIterations} per path, logins ${Math.min(40, settings.cpuIterations)}) ...`,
     );
     const { measureAwsFigures } = await import('./aws-figures.ts');
     const { pngOf, varied, UPLOAD_BYTES } = await import('./in-process.ts');
@@ -523,7 +523,7 @@ async function main(): Promise<void> {
     let bigUploads = 1_000_000;
     const aws = await measureAwsFigures({
       iterations: settings.cpuIterations,
-      loginIterations: Math.min(10, settings.cpuIterations),
+      loginIterations: Math.min(40, settings.cpuIterations),
       uploadBytes: () => varied(bigPng, ++bigUploads),
     });
     console.log(
