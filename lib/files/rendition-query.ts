@@ -197,6 +197,26 @@ export function renditionKeyOf(key: string, params: RenditionParams, output: Out
   return `${DERIVED_PREFIX}${key}/${canonicalQuery(params, output)}`;
 }
 
+/**
+ * The parameters giving the same pixels for an original of `size` (as displayed; 0/0 unknown): a size at or
+ * over the original's becomes the original's own (no `w`, no `h`), since a render never enlarges
+ * (`withoutEnlargement`), so every such request is one stored copy (docs/IMAGES.md). With one side asked
+ * `fit` does not apply; with both, only `inside` and `outside` keep the original's shape (`cover` and
+ * `fill` crop or stretch to the box, `contain` pads it), so only they are clamped.
+ */
+export function clampToOriginal(
+  params: RenditionParams,
+  size: { width: number; height: number },
+): RenditionParams {
+  const { width, height, fit, quality, format } = params;
+  if (size.width === 0 || (width === undefined && height === undefined)) return params;
+  const oneSide = width === undefined || height === undefined;
+  const covers = (width ?? 0) >= size.width || width === undefined;
+  const coversHeight = (height ?? 0) >= size.height || height === undefined;
+  if (!covers || !coversHeight || !(oneSide || fit === 'inside' || fit === 'outside')) return params;
+  return { fit: 'inside', quality, ...(format !== undefined ? { format } : {}) };
+}
+
 /** The prefix holding every rendition of `key` (deleted with the file). */
 export function renditionPrefixOf(key: string): string {
   return `${DERIVED_PREFIX}${key}/`;

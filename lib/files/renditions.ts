@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, errors } from '#lib/core/errors.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
+import { measureImage } from './measure.ts';
 import { parseStorageKey } from './names.ts';
 import type { RenderLimits } from './render.ts';
 import type { RenderProcesses } from './render-processes.ts';
@@ -17,6 +18,7 @@ import type { RenditionClaims } from './rendition-claims.ts';
 import {
   acceptClassOf,
   CONTENT_TYPES,
+  clampToOriginal,
   DERIVED_PREFIX,
   type OutputFormat,
   outputFormatOf,
@@ -204,7 +206,19 @@ export class Renditions {
     original ??= await this.deps.storage.open(rendition.key);
     if (!original) throw errors.notFound('file: not found');
     try {
-      return await this.renderAndStore(rendition, original);
+      const source = await bytesOf(original);
+      const params = clampToOriginal(rendition.params, measureImage(source));
+      const renditionKey = renditionKeyOf(rendition.key, params, rendition.output);
+      if (renditionKey === rendition.renditionKey) return await this.renderAndStore(rendition, source);
+      // At or over the original's size: the one copy of the original's size, stored or made. This URL's
+      // own key is never written, so its claim is freed beside the look (no wait of its own); two first
+      // renders of that copy at once are possible, and harmless (the same bytes).
+      const clamped = { ...rendition, params, renditionKey };
+      const [stored] = await Promise.all([
+        this.storedCopy(renditionKey, rendition.output, rendition.varyByAccept),
+        claims.release(rendition.renditionKey, owner),
+      ]);
+      return stored ?? (await this.renderAndStore(clamped, source));
     } catch (error) {
       // A refusal of the image is remembered in place of the claim; any other failure frees the claim.
       const remembered = error instanceof AppError && REMEMBERED.has(error.errorName);
@@ -215,10 +229,10 @@ export class Renditions {
     }
   }
 
-  private async renderAndStore(rendition: Rendition, original: StoredObject): Promise<RenditionAnswer> {
+  private async renderAndStore(rendition: Rendition, source: Buffer): Promise<RenditionAnswer> {
     const { key, renditionKey, varyByAccept } = rendition;
     const rendered = await this.deps.renderer.render({
-      source: await bytesOf(original),
+      source,
       sourceFormat: rendition.source,
       params: rendition.params,
       output: rendition.output,

@@ -229,9 +229,13 @@ export async function mainPaths(options: MainPathsOptions = {}) {
     } as PathRun<never>,
     rendition: {
       // A file uploaded first; its first rendition is the request measured (later ones are stored copies).
+      // Wider than the thumb preset, as photos are: a preset at or over the original's size is the copy of
+      // its own size, found or made after one more wait (docs/IMAGES.md).
       prepare: async () => {
+        pngs += 1;
+        const photo = makePng(640, 360, [pngs & 255, (pngs >> 8) & 255, process.pid & 255]);
         const stored = dataOf<{ key: string }>(
-          await call(uploadHandler, uploadEvent(freshPng(), user.headers), 200),
+          await call(uploadHandler, uploadEvent(photo, user.headers), 200),
         );
         return apiEvent({ path: `/i/${stored.key}?p=thumb` }) as never;
       },

@@ -154,7 +154,8 @@ describe('a rendition', () => {
 
 describe('rendered once', () => {
   it('refreshes the date of a stored rendition served after half images.derived_ttl_days (the lifecycle counts from it)', async () => {
-    const record = await upload(await photoWebp(40, 30), 'webp');
+    // Wider than the thumb preset (480): its own stored copy, not the original's size (read with the table).
+    const record = await upload(await photoWebp(600, 400), 'webp');
     await get(record.key, 'p=thumb');
     const [stored] = await bucketKeys(renditionPrefixOf(record.key));
     const dateOf = async () =>
@@ -212,6 +213,35 @@ describe('rendered once', () => {
     );
     const later = await get(record.key, 'w=32&f=jpeg');
     expect(later.bytes.equals(replacement)).toBe(true);
+  });
+
+  it('stores a size at or over the original as one copy of the original size, whatever asked it', async () => {
+    // An original 300 wide (narrower than every preset but thumb's 480).
+    const record = await upload(await photoWebp(300, 200), 'webp');
+    const prefix = renditionPrefixOf(record.key);
+
+    const answers = [
+      await get(record.key, 'w=1920&f=webp'),
+      await get(record.key, 'w=3840&f=webp'),
+      await get(record.key, 'w=1920&h=1920&fit=outside&f=webp'),
+      await get(record.key, 'p=large'),
+      await get(record.key, 'p=thumb'),
+      // Asked again (the CDN missing elsewhere): the copy is found, not rendered again.
+      await get(record.key, 'w=2560&f=webp'),
+    ];
+    const sizes = await Promise.all(answers.map((answer) => sharp(answer.bytes).metadata()));
+    const stored = await bucketKeys(prefix);
+
+    expect(answers.map((answer) => answer.status)).toEqual(Array(answers.length).fill(200));
+    expect(sizes.map(({ width, height }) => `${width}x${height}`)).toEqual(
+      Array(answers.length).fill('300x200'),
+    );
+    expect(new Set(answers.map((answer) => answer.headers.etag)).size).toBe(1);
+    expect(stored).toEqual([`${prefix}w=0&h=0&fit=inside&q=75&f=webp`]);
+    // A box the original does not fill on one side, or a crop, is its own rendition.
+    expect((await get(record.key, 'w=1920&h=128&f=webp')).status).toBe(200);
+    expect((await get(record.key, 'w=1920&h=1920&fit=cover&f=webp')).status).toBe(200);
+    expect(await bucketKeys(prefix)).toHaveLength(3);
   });
 
   it('renders concurrent first requests into one stored copy, every answer the same image', async () => {

@@ -5,6 +5,7 @@ import { AppError } from '#lib/core/errors.ts';
 import {
   acceptClassOf,
   canonicalQuery,
+  clampToOriginal,
   decodeQueryPart,
   FITS,
   FORMAT_PARAMS,
@@ -13,6 +14,7 @@ import {
   parseRenditionQuery,
   RENDERABLE_SOURCES,
   type RenditionLimits,
+  type RenditionParams,
   renderableSourceOfKey,
   renditionKeyOf,
   renditionPrefixOf,
@@ -271,5 +273,49 @@ describe('renderableSourceOfKey and thumbnailOf', () => {
     expect(canonicalQuery(params, outputFormatOf(params, 'jpeg', 'other'))).toBe(
       'w=480&h=0&fit=inside&q=75&f=webp',
     );
+  });
+});
+
+describe('clampToOriginal: a size at or over the original is the original size', () => {
+  const original = { width: 300, height: 200 };
+  const asked = (query: Partial<RenditionParams>): RenditionParams => ({
+    fit: 'inside',
+    quality: 75,
+    format: 'webp',
+    ...query,
+  });
+  const originalSize: RenditionParams = { fit: 'inside', quality: 75, format: 'webp' };
+
+  it('clamps one side at or over the original, whatever the fit (fit needs both sides)', () => {
+    for (const fit of ['inside', 'cover', 'contain', 'outside', 'fill'] as const) {
+      expect(clampToOriginal(asked({ width: 300, fit }), original)).toEqual(originalSize);
+      expect(clampToOriginal(asked({ width: 3840, fit }), original)).toEqual(originalSize);
+      expect(clampToOriginal(asked({ height: 200, fit }), original)).toEqual(originalSize);
+    }
+  });
+
+  it('clamps a box covering the original only for inside and outside', () => {
+    const box = { width: 1920, height: 1920 };
+    expect(clampToOriginal(asked({ ...box, fit: 'inside' }), original)).toEqual(originalSize);
+    expect(clampToOriginal(asked({ ...box, fit: 'outside' }), original)).toEqual(originalSize);
+    for (const fit of ['cover', 'contain', 'fill'] as const) {
+      expect(clampToOriginal(asked({ ...box, fit }), original)).toEqual(asked({ ...box, fit }));
+    }
+  });
+
+  it('leaves a size under the original on either side, an unknown size and no size as asked', () => {
+    expect(clampToOriginal(asked({ width: 256 }), original)).toEqual(asked({ width: 256 }));
+    expect(clampToOriginal(asked({ width: 1920, height: 128 }), original)).toEqual(
+      asked({ width: 1920, height: 128 }),
+    );
+    expect(clampToOriginal(asked({ width: 1920 }), { width: 0, height: 0 })).toEqual(asked({ width: 1920 }));
+    expect(clampToOriginal(asked({}), original)).toEqual(asked({}));
+  });
+
+  it('keeps the quality and the format, or no format (the original own)', () => {
+    expect(clampToOriginal({ width: 960, fit: 'inside', quality: 90 }, original)).toEqual({
+      fit: 'inside',
+      quality: 90,
+    });
   });
 });
