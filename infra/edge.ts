@@ -31,6 +31,7 @@ import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, RENDITION_PARAMS } from '#
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
 
 /** Browsers keep to https for this long once they have seen the header (one year). */
@@ -77,6 +78,8 @@ var ACCEPTS_WEBP = ${regexLiteral(ACCEPTS_WEBP)};
 ${decodeQueryPart.toString()}
 
 ${ownerTagOfKey.toString()}
+
+${objectKeyOf.toString()}
 
 ${refererHostOf.toString()}
 
@@ -132,7 +135,7 @@ async function handler(event) {
   });
   if (pairs.length === 0) {
     request.querystring = {};
-    request.uri = key;
+    request.uri = '/' + objectKeyOf(key.substring(1));
     return request;
   }
   cf.selectRequestOriginById('${API_ORIGIN_ID}');

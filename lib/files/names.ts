@@ -70,7 +70,7 @@ export function sanitizeOriginalName(name: string | undefined): string {
 }
 
 /**
- * The suffix between the uuid and the extension: `-`, 12 random lower-case hex digits (48 bits) and the
+ * The suffix between the uuid and the extension: `-`, 14 random lower-case hex digits (56 bits; 12 before) and the
  * owner's tag (ownerTagOf; files stored before it have none).
  * Why random and not derived: the presign path fixes the key before any bytes exist, so it cannot come
  * from the content; and the uuid is usually the record id, which shows up in API paths, events and logs,
@@ -78,8 +78,14 @@ export function sanitizeOriginalName(name: string | undefined): string {
  * knowing a record id (and guessing its date) is not enough to fetch a private file.
  */
 export function newFilenameSuffix(ownerId: string, random: (size: number) => Buffer = randomBytes): string {
-  return `-${random(6).toString('hex')}${ownerTagOf(ownerId)}`;
+  return `-${random(RANDOM_BYTES).toString('hex')}${ownerTagOf(ownerId)}`;
 }
+
+/**
+ * 7 random bytes (14 hex digits): 48 bits of capability past the two that place the key's bytes in the
+ * bucket (lib/platform/storage/object-keys.ts). Names before had 6 (12 digits), and stay where they were.
+ */
+const RANDOM_BYTES = 7;
 
 /**
  * The owner's tag in a stored name (16 hex digits of a digest of the owner's id): what lets the CDN's edge
@@ -98,7 +104,7 @@ export const OWNER_TAG_LENGTH = 16;
  * function embeds its source (infra/edge.ts), so the edge and the local server read a key alike.
  */
 export function ownerTagOfKey(key: string): string | undefined {
-  const match = /-[0-9a-f]{12}([0-9a-f]{16})\.[a-z0-9]+$/.exec(key);
+  const match = /-(?:[0-9a-f]{2})?[0-9a-f]{12}([0-9a-f]{16})\.[a-z0-9]+$/.exec(key);
   return match === null ? undefined : match[1];
 }
 
@@ -124,7 +130,7 @@ export function storageKey(date: Date, filename: string): string {
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const STORAGE_KEY = new RegExp(
-  String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12}(?:[0-9a-f]{16})?)\.([a-z]{3,4})$`,
+  String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12}(?:[0-9a-f]{16}|[0-9a-f]{18})?)\.([a-z]{3,4})$`,
 );
 
 export interface ParsedStorageKey {

@@ -24,6 +24,7 @@ import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
 import { DEFAULT_IMAGE_QUALITIES, DEFAULT_IMAGE_WIDTHS } from '#lib/platform/config/schema.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { IMMUTABLE_CACHE_CONTROL } from '#lib/platform/storage/s3.ts';
 import {
   actionsOf,
@@ -190,6 +191,11 @@ describe('CDN', () => {
     expect((await viewerRequest('/i/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png')).uri).toBe(
       '/2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e.png',
     );
+    // A key of the current layout (14 random digits, then the owner's tag) is read from its spread prefix,
+    // as the service stores it (lib/platform/storage/object-keys.ts); its URL is unchanged.
+    const spread = `2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e-9e${'1'.repeat(12)}${'a'.repeat(16)}.png`;
+    expect((await viewerRequest(`/i/${spread}`)).uri).toBe(`/${objectKeyOf(spread)}`);
+    expect(objectKeyOf(spread)).toBe(`9e/${spread}`);
     for (const uri of ['/i/', '/i/incoming/2026/11/21/x.png', '/i/2026/11/21/a/b.png', '/i/../secret']) {
       expect((await viewerRequest(uri)).statusCode, uri).toBe(404);
       // A rendition of a key that is no image is refused the same way, before any origin is chosen.

@@ -12,6 +12,7 @@ import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
+import { serviceKeyOf } from './object-keys.ts';
 
 export type FaultKind = 'throttling' | 'timeout' | 'generic';
 
@@ -154,7 +155,7 @@ export async function listBucket(): Promise<string[]> {
     const page = await s3Client(config.aws).send(
       new ListObjectsV2Command({ Bucket: config.bucket_name, ContinuationToken: token }),
     );
-    keys.push(...(page.Contents ?? []).map((object) => object.Key ?? ''));
+    keys.push(...(page.Contents ?? []).map((object) => serviceKeyOf(object.Key ?? '')));
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return keys;

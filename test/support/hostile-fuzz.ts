@@ -12,6 +12,7 @@ import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { lambdaContext } from './events.ts';
+import { serviceKeyOf } from './object-keys.ts';
 
 /** Fixed so failures reproduce; `HOSTILE_SEED=<n>` explores another part of the space. */
 export const SEED = Number(process.env.HOSTILE_SEED ?? 20261121);
@@ -458,7 +459,8 @@ export async function snapshot(): Promise<Snapshot> {
     const page = await s3Client(config.aws).send(
       new ListObjectsV2Command({ Bucket: config.bucket_name, ContinuationToken: token }),
     );
-    for (const object of page.Contents ?? []) objects.set(object.Key ?? '', `${object.ETag} ${object.Size}`);
+    for (const object of page.Contents ?? [])
+      objects.set(serviceKeyOf(object.Key ?? ''), `${object.ETag} ${object.Size}`);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return { items, objects };

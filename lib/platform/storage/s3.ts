@@ -1,5 +1,7 @@
 // The S3 adapter (s3rver locally): immutable puts, conditional copies, streamed reads, prefix deletes and
-// presigned URLs. Which key holds what is the files domain's (lib/files/prefixes.ts).
+// presigned URLs. Which key holds what is the files domain's (lib/files/prefixes.ts); where its bytes sit
+// in the bucket is objectKeyOf's (a spread prefix for keys of the current layout), applied here to every
+// key and prefix, so no caller ever spells a bucket key.
 import type { Readable } from 'node:stream';
 import {
   CopyObjectCommand,
@@ -13,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { log } from '#lib/platform/log.ts';
+import { objectKeyOf } from './object-keys.ts';
 
 /** Keys are unique (uuid + random suffix) and their bytes never change, so caches may keep them forever. */
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -68,7 +71,7 @@ export class FileStorage {
   async put(key: string, bytes: Buffer, contentType: string, sha256Hex?: string): Promise<void> {
     const command = new PutObjectCommand({
       Bucket: this.bucket,
-      Key: key,
+      Key: objectKeyOf(key),
       Body: bytes,
       ContentLength: bytes.length,
       ContentType: contentType,
@@ -101,8 +104,8 @@ export class FileStorage {
       const output = await this.client.send(
         new CopyObjectCommand({
           Bucket: this.bucket,
-          Key: toKey,
-          CopySource: `${this.bucket}/${fromKey.split('/').map(encodeURIComponent).join('/')}`,
+          Key: objectKeyOf(toKey),
+          CopySource: `${this.bucket}/${objectKeyOf(fromKey).split('/').map(encodeURIComponent).join('/')}`,
           CopySourceIfMatch: etag,
           MetadataDirective: 'REPLACE',
           ContentType: contentType,
@@ -125,7 +128,9 @@ export class FileStorage {
   /** The ETag of what the key holds now, or undefined when it holds nothing. */
   private async etagOf(key: string): Promise<string | undefined> {
     try {
-      const output = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const output = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: objectKeyOf(key) }),
+      );
       return output.ETag;
     } catch (error) {
       if ((error as { name?: string }).name === 'NotFound') return undefined;
@@ -142,7 +147,7 @@ export class FileStorage {
       const output = await this.client.send(
         new GetObjectCommand({
           Bucket: this.bucket,
-          Key: key,
+          Key: objectKeyOf(key),
           ...(ifMatch !== undefined ? { IfMatch: ifMatch } : {}),
         }),
       );
@@ -167,7 +172,7 @@ export class FileStorage {
 
   /** Idempotent: deleting a missing key succeeds. */
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKeyOf(key) }));
   }
 
   /**
@@ -181,7 +186,7 @@ export class FileStorage {
       const page = await this.client.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
-          Prefix: prefix,
+          Prefix: objectKeyOf(prefix),
           ...(token !== undefined ? { ContinuationToken: token } : {}),
         }),
       );
@@ -221,7 +226,7 @@ export class FileStorage {
       this.client,
       new PutObjectCommand({
         Bucket: this.bucket,
-        Key: key,
+        Key: objectKeyOf(key),
         ContentType: options.contentType,
         ContentLength: options.size,
       }),
@@ -235,7 +240,7 @@ export class FileStorage {
 
   /** A short-lived presigned GET (the Lambda answer for objects too big to return inline). */
   async presignGet(key: string, expiresInSeconds: number): Promise<string> {
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: objectKeyOf(key) }), {
       expiresIn: expiresInSeconds,
     });
   }

@@ -6,6 +6,7 @@ import type { UploadRecord } from '#lib/files/record.ts';
 import { uploadRecordSchema } from '#lib/http/schemas/files.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { FileStorage } from '#lib/platform/storage/s3.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
@@ -25,7 +26,7 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
 async function storedObject(key: string) {
   const object = await s3Client(config.aws).send(
-    new GetObjectCommand({ Bucket: config.bucket_name, Key: key }),
+    new GetObjectCommand({ Bucket: config.bucket_name, Key: objectKeyOf(key) }),
   );
   return {
     bytes: Buffer.from(await object.Body!.transformToByteArray()),
@@ -78,7 +79,7 @@ describe('POST /api/v1/upload', () => {
     const created = new Date(record.created_at);
     const day = created.toISOString().slice(0, 10).replaceAll('-', '/');
     expect(record.id).toMatch(new RegExp(`^${UUID}$`));
-    expect(record.filename).toMatch(new RegExp(`^${record.id}-[0-9a-f]{28}\\.${image.ext}$`));
+    expect(record.filename).toMatch(new RegExp(`^${record.id}-[0-9a-f]{30}\\.${image.ext}$`));
     expect(record.key).toBe(`${day}/${record.filename}`);
     expect(record.url).toBe(`${config.base_url}/i/${record.key}`);
     expect(record.thumbnail).toBe(`${record.url}?p=thumb`);

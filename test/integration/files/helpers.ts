@@ -7,8 +7,10 @@ import { handler as renderHandler } from '#functions/render/handler.ts';
 import type { PresignResult } from '#lib/files/presign.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
 import { buildMultipart, type MultipartPart, makePng } from '#test/support/images.ts';
+import { serviceKeyOf } from '#test/support/object-keys.ts';
 
 export interface Envelope<T = unknown> {
   code: number;
@@ -68,15 +70,19 @@ export function uploadInput(
   };
 }
 
-/** Every key in this test file's bucket. */
+/** Every key in this test file's bucket under `prefix` (a service key's prefix), as the service names them. */
 export async function bucketKeys(prefix = ''): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
     const page = await s3Client(config.aws).send(
-      new ListObjectsV2Command({ Bucket: config.bucket_name, Prefix: prefix, ContinuationToken: token }),
+      new ListObjectsV2Command({
+        Bucket: config.bucket_name,
+        Prefix: objectKeyOf(prefix),
+        ContinuationToken: token,
+      }),
     );
-    keys.push(...(page.Contents ?? []).map((object) => object.Key ?? ''));
+    keys.push(...(page.Contents ?? []).map((object) => serviceKeyOf(object.Key ?? '')));
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return keys;

@@ -16,6 +16,7 @@ import type { PresignResult } from '#lib/files/presign.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -124,7 +125,7 @@ describe('metadata stripping (upload.strip_metadata, on by default)', () => {
     // bucket's lifecycle rule.
     expect((await callImage({ path: `/i/incoming/${key}` })).statusCode).toBe(404);
     const original = await s3Client(config.aws)
-      .send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: incomingKey(key) }))
+      .send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: objectKeyOf(incomingKey(key)) }))
       .then(
         () => 'kept',
         (error: { name?: string }) => error.name,

@@ -8,6 +8,7 @@ import type { UploadRecord } from '#lib/files/record.ts';
 import { uploadRecordSchema } from '#lib/http/schemas/files.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { gif, jpeg, makePng, notAnImage } from '#test/support/images.ts';
@@ -55,10 +56,10 @@ describe('POST /api/v1/upload/presign', () => {
     expect(status).toBe(200);
     const grant = body.data;
     expect(grant.method).toBe('PUT');
-    expect(grant.key).toMatch(/^\d{4}\/\d{2}\/\d{2}\/[0-9a-f-]{36}-[0-9a-f]{28}\.jpg$/);
+    expect(grant.key).toMatch(/^\d{4}\/\d{2}\/\d{2}\/[0-9a-f-]{36}-[0-9a-f]{30}\.jpg$/);
     expect(grant.headers).toEqual({ 'Content-Type': 'image/jpeg', 'Content-Length': '1234' });
     const url = new URL(grant.url);
-    expect(url.pathname).toBe(`/${config.bucket_name}/incoming/${grant.key}`);
+    expect(url.pathname).toBe(`/${config.bucket_name}/${objectKeyOf(`incoming/${grant.key}`)}`);
     expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';').sort()).toEqual([
       'content-length',
       'content-type',
@@ -269,7 +270,7 @@ describe('confirm refuses', () => {
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
-        Key: `incoming/${grant.key}`,
+        Key: objectKeyOf(`incoming/${grant.key}`),
         Body: jpeg.bytes,
         ContentType: 'image/jpeg',
       }),
@@ -300,7 +301,7 @@ describe('confirm refuses', () => {
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
-        Key: `incoming/${grant.key}`,
+        Key: objectKeyOf(`incoming/${grant.key}`),
         Body: Buffer.alloc(200),
         ContentType: 'image/png',
       }),
@@ -324,7 +325,7 @@ describe('confirm refuses', () => {
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
-        Key: `incoming/${grant.key}`,
+        Key: objectKeyOf(`incoming/${grant.key}`),
         Body: image.bytes,
         ContentType: 'image/png',
       }),

@@ -15,6 +15,7 @@ import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { Table } from '#lib/platform/db/table.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
@@ -273,7 +274,7 @@ describe('confirm and the quota', () => {
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
-        Key: incomingKey(grant.body.data.key),
+        Key: objectKeyOf(incomingKey(grant.body.data.key)),
         Body: bytes,
         ContentType: 'image/png',
       }),
@@ -740,7 +741,7 @@ describe('presign and the quota (issue 29, finding 8)', () => {
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
-        Key: incomingKey(grant.body.data.key),
+        Key: objectKeyOf(incomingKey(grant.body.data.key)),
         Body: bytes,
         ContentType: 'image/png',
       }),

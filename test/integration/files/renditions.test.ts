@@ -9,6 +9,7 @@ import type { UploadRecord } from '#lib/files/record.ts';
 import { renditionPrefixOf, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testStorage } from '#test/support/deps.ts';
 import {
@@ -159,8 +160,11 @@ describe('rendered once', () => {
     await get(record.key, 'p=thumb');
     const [stored] = await bucketKeys(renditionPrefixOf(record.key));
     const dateOf = async () =>
-      (await s3Client(config.aws).send(new HeadObjectCommand({ Bucket: config.bucket_name, Key: stored })))
-        .LastModified!;
+      (
+        await s3Client(config.aws).send(
+          new HeadObjectCommand({ Bucket: config.bucket_name, Key: objectKeyOf(stored ?? '') }),
+        )
+      ).LastModified!;
     const before = await dateOf();
     await new Promise((wait) => setTimeout(wait, 1100)); // the stored date counts whole seconds
 
@@ -206,7 +210,7 @@ describe('rendered once', () => {
     await s3Client(config.aws).send(
       new PutObjectCommand({
         Bucket: config.bucket_name,
-        Key: stored[0],
+        Key: objectKeyOf(stored[0] ?? ''),
         Body: replacement,
         ContentType: 'image/jpeg',
       }),

@@ -92,12 +92,12 @@ describe('sanitizeOriginalName', () => {
 describe('stored filename and key', () => {
   const id = '0b9c6f1e-2d3a-4c5b-8e7f-9a0b1c2d3e4f';
 
-  it("suffix is a dash, 12 random lower-case hex digits and the owner's 16-digit tag", () => {
+  it("suffix is a dash, 14 random lower-case hex digits and the owner's 16-digit tag", () => {
     const suffix = newFilenameSuffix('owner-1');
-    expect(suffix).toMatch(/^-[0-9a-f]{28}$/);
+    expect(suffix).toMatch(/^-[0-9a-f]{30}$/);
     expect(newFilenameSuffix('owner-1')).not.toBe(suffix);
     expect(newFilenameSuffix('owner-1', (size) => Buffer.alloc(size, 0xab))).toBe(
-      `-abababababab${ownerTagOf('owner-1')}`,
+      `-ababababababab${ownerTagOf('owner-1')}`,
     );
   });
 
@@ -105,10 +105,19 @@ describe('stored filename and key', () => {
     expect(ownerTagOf('owner-1')).toMatch(/^[0-9a-f]{16}$/);
     expect(ownerTagOf('owner-1')).toBe(ownerTagOf('owner-1'));
     expect(ownerTagOf('owner-2')).not.toBe(ownerTagOf('owner-1'));
-    expect(ownerTagOfKey(`2026/11/28/${id}-abababababab${ownerTagOf('owner-1')}.png`)).toBe(
-      ownerTagOf('owner-1'),
-    );
+    // Read from keys of the current layout (14 random digits) and of the one before (12).
+    for (const random of ['ababababababab', 'abababababab']) {
+      expect(ownerTagOfKey(`2026/11/28/${id}-${random}${ownerTagOf('owner-1')}.png`)).toBe(ownerTagOf('owner-1'));
+    }
     expect(ownerTagOfKey(`2026/11/28/${id}-abababababab.png`)).toBeUndefined();
+  });
+
+  it('parses keys of every layout: untagged, tagged, and spread (14 random digits)', () => {
+    const tag = ownerTagOf('owner-1');
+    for (const suffix of ['-abababababab', `-abababababab${tag}`, `-ababababababab${tag}`]) {
+      expect(parseStorageKey(`2026/11/28/${id}${suffix}.png`)).toMatchObject({ id, suffix, ext: 'png' });
+    }
+    expect(parseStorageKey(`2026/11/28/${id}-ababababababab.png`)).toBeUndefined();
   });
 
   it('filename is <uuid><suffix>.<ext>', () => {

@@ -166,6 +166,6 @@ describe('the whole byte pipeline', () => {
       height: fixture.height,
       size: fixture.bytes.length,
     });
-    expect(record.filename).toMatch(new RegExp(`^${ID}-[0-9a-f]{28}\\.${fixture.ext}$`));
+    expect(record.filename).toMatch(new RegExp(`^${ID}-[0-9a-f]{30}\\.${fixture.ext}$`));
   });
 });
