@@ -200,9 +200,10 @@ export function renditionKeyOf(key: string, params: RenditionParams, output: Out
 /**
  * The parameters giving the same pixels for an original of `size` (as displayed; 0/0 unknown): a size at or
  * over the original's becomes the original's own (no `w`, no `h`), since a render never enlarges
- * (`withoutEnlargement`), so every such request is one stored copy (docs/IMAGES.md). With one side asked
- * `fit` does not apply; with both, only `inside` and `outside` keep the original's shape (`cover` and
- * `fill` crop or stretch to the box, `contain` pads it), so only they are clamped.
+ * (`withoutEnlargement`), so every such request is one stored copy (docs/IMAGES.md). `contain` never is:
+ * it pads to the size asked, even one side of it. With both sides asked, only `inside` and `outside` keep
+ * the original's shape (`cover` and `fill` crop or stretch to the box). The renderer's own test holds each
+ * clamp to the same pixels as the size asked (test/unit/files/render.test.ts).
  */
 export function clampToOriginal(
   params: RenditionParams,
@@ -213,7 +214,8 @@ export function clampToOriginal(
   const oneSide = width === undefined || height === undefined;
   const covers = (width ?? 0) >= size.width || width === undefined;
   const coversHeight = (height ?? 0) >= size.height || height === undefined;
-  if (!covers || !coversHeight || !(oneSide || fit === 'inside' || fit === 'outside')) return params;
+  if (!covers || !coversHeight || fit === 'contain' || !(oneSide || fit === 'inside' || fit === 'outside'))
+    return params;
   return { fit: 'inside', quality, ...(format !== undefined ? { format } : {}) };
 }
 

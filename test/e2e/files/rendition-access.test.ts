@@ -2,6 +2,7 @@
 // (docs/IMAGES.md "Presets and signatures", "A clean cache key"): presets for anyone, any other query
 // only signed, parameters that are no rendition's dropped, and a bounded number of stored renditions.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { measureImage } from '#lib/files/measure.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { listBucket } from '#test/support/faults.ts';
 import { makePng } from '#test/support/images.ts';
@@ -100,5 +101,10 @@ describe('renditions no stranger can multiply', () => {
     const derived = (await listBucket()).filter((stored) => stored.startsWith(`derived/${key}/`));
     expect(derived.length).toBeGreaterThan(0);
     expect(derived.length).toBeLessThanOrEqual(presets.length * 2);
+    // small, medium and large are over the 600 px original: the original's size, one copy per format,
+    // beside thumb's and avatar's (docs/IMAGES.md "What a rendition is").
+    expect(derived).toHaveLength(3 * 2);
+    const large = await get(`/i/${key}?p=large&f=webp`);
+    expect(measureImage(large.body)).toEqual({ width: 600, height: 400 });
   }, 120_000);
 });

@@ -107,7 +107,9 @@ describe('stored filename and key', () => {
     expect(ownerTagOf('owner-2')).not.toBe(ownerTagOf('owner-1'));
     // Read from keys of the current layout (14 random digits) and of the one before (12).
     for (const random of ['ababababababab', 'abababababab']) {
-      expect(ownerTagOfKey(`2026/11/28/${id}-${random}${ownerTagOf('owner-1')}.png`)).toBe(ownerTagOf('owner-1'));
+      expect(ownerTagOfKey(`2026/11/28/${id}-${random}${ownerTagOf('owner-1')}.png`)).toBe(
+        ownerTagOf('owner-1'),
+      );
     }
     expect(ownerTagOfKey(`2026/11/28/${id}-abababababab.png`)).toBeUndefined();
   });

@@ -4,8 +4,15 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '#lib/core/errors.ts';
+import { measureImage } from '#lib/files/measure.ts';
 import { type RenderLimits, renderRendition } from '#lib/files/render.ts';
-import type { OutputFormat, RenderableSource, RenditionParams } from '#lib/files/rendition-query.ts';
+import {
+  clampToOriginal,
+  FITS,
+  type OutputFormat,
+  type RenderableSource,
+  type RenditionParams,
+} from '#lib/files/rendition-query.ts';
 import {
   animatedGif,
   animatedWebp,
@@ -467,5 +474,24 @@ describe('renderRendition: AVIF bounded in pixels', () => {
     // Under the bound: as asked.
     expect([small.width, small.height]).toEqual([96, 72]);
     expect([webp.width, webp.height]).toEqual([640, 480]);
+  });
+});
+
+describe('clampToOriginal against the renderer', () => {
+  it('gives, for every fit and size, the very pixels the size asked gives (never enlarged, oriented)', async () => {
+    const sources = [await photoJpeg(90, 60), await jpegWithOrientation6AndGps(90, 60)];
+    const sizes = [[1920], [90], [undefined, 1920], [1920, 1920], [1920, 32], [48, 1920], [48, 32], [48]];
+    for (const source of sources) {
+      for (const fit of FITS) {
+        for (const [width, height] of sizes) {
+          const asked = ask({ fit, ...(width ? { width } : {}), ...(height ? { height } : {}) });
+          const clamped = clampToOriginal(asked, measureImage(source));
+          const [a, b] = await Promise.all(
+            [asked, clamped].map((params) => renderRendition(source, 'jpeg', params, 'png', LIMITS)),
+          );
+          expect(b!.body.equals(a!.body), `${fit} ${width}x${height}`).toBe(true);
+        }
+      }
+    }
   });
 });

@@ -286,8 +286,11 @@ describe('clampToOriginal: a size at or over the original is the original size',
   });
   const originalSize: RenditionParams = { fit: 'inside', quality: 75, format: 'webp' };
 
-  it('clamps one side at or over the original, whatever the fit (fit needs both sides)', () => {
-    for (const fit of ['inside', 'cover', 'contain', 'outside', 'fill'] as const) {
+  it('clamps one side at or over the original for every fit but contain (which pads to it)', () => {
+    expect(clampToOriginal(asked({ width: 1920, fit: 'contain' }), original)).toEqual(
+      asked({ width: 1920, fit: 'contain' }),
+    );
+    for (const fit of ['inside', 'cover', 'outside', 'fill'] as const) {
       expect(clampToOriginal(asked({ width: 300, fit }), original)).toEqual(originalSize);
       expect(clampToOriginal(asked({ width: 3840, fit }), original)).toEqual(originalSize);
       expect(clampToOriginal(asked({ height: 200, fit }), original)).toEqual(originalSize);
