@@ -156,6 +156,8 @@ export class Reconciler {
           summary.truncated = true;
           return;
         }
+        // A page past the budget leaves orders due as surely as a page never read.
+        if (page.length > budget) summary.truncated = true;
         const taken = page.slice(0, budget);
         budget -= taken.length;
         await Promise.all(taken.map((order) => this.handle(order, state)));

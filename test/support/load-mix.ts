@@ -180,18 +180,15 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       200,
     ),
   );
-  const link = dataOf<{ id: string }>(
-    await call(
-      handlers.shares,
-      apiEvent({
-        method: 'POST',
-        path: '/api/v1/shares',
-        headers: admin.headers,
-        body: { file_id: shared.id },
-      }),
-      201,
-    ),
-  );
+  const share = async (body: { file_id: string } | { album_id: string }) =>
+    dataOf<{ id: string }>(
+      await call(
+        handlers.shares,
+        apiEvent({ method: 'POST', path: '/api/v1/shares', headers: admin.headers, body }),
+        201,
+      ),
+    );
+  const link = await share({ file_id: shared.id });
   // One album of three files, shared as a page anyone opens.
   const album = dataOf<{ id: string }>(
     await call(
@@ -207,18 +204,7 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
       200,
     );
   }
-  const albumLink = dataOf<{ id: string }>(
-    await call(
-      handlers.shares,
-      apiEvent({
-        method: 'POST',
-        path: '/api/v1/shares',
-        headers: admin.headers,
-        body: { album_id: album.id },
-      }),
-      201,
-    ),
-  );
+  const albumLink = await share({ album_id: album.id });
   const model = await options.table.get<FileItem>(fileKey(shared.id));
   if (!model) throw new Error('the shared file has no record');
   await fillGallery(options.table, model, options.listingShards);

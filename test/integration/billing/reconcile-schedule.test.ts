@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReconcilerDeps } from '#functions/reconciler/deps.ts';
 import { needs } from '#functions/reconciler/needs.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { shardOf } from '#lib/platform/db/shards.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { startLoopbackServer } from '#test/support/fake-gateways/index.ts';
@@ -187,6 +188,31 @@ describe('the schedule of a channel order', () => {
     expect(second).toMatchObject({ checked: 1, truncated: false });
     expect(ids.map((id) => channels.queries('channel_b').timesQueried(id))).toEqual([1, 1, 1]);
     await cancelAll(ids);
+  });
+
+  it('says a run was cut short when one shard alone holds more due orders than it may ask about', async () => {
+    // Prepare: three due orders in one shard of the due listing (placed until three share one).
+    const byShard = new Map<number, string[]>();
+    let shared: string[] | undefined;
+    const placed: string[] = [];
+    while (!shared) {
+      const id = await placeOrder(buyer, planId, 'channel_b');
+      placed.push(id);
+      const shard = shardOf(id, config.listing_shards);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), id]);
+      if (byShard.get(shard)!.length === 3) shared = byShard.get(shard);
+    }
+    await cancelAll(placed.filter((id) => !shared!.includes(id)));
+    for (const id of shared) channels.queries('channel_b').set(id, 'not_paid');
+
+    // Act
+    const first = await reconcilerWith({ max_orders_per_run: 2 }, 5)();
+    const second = await reconcilerWith({ max_orders_per_run: 2 }, 5)();
+
+    // Assess
+    expect(first).toMatchObject({ checked: 2, truncated: true });
+    expect(second).toMatchObject({ checked: 1, truncated: false });
+    await cancelAll(shared);
   });
 
   it('keeps the place of an order whose channel is off, without counting a check, until its end', async () => {
