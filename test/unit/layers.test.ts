@@ -29,7 +29,7 @@ const LAYERS: Layers = [
   { name: 'edge', prefixes: ['lib/http/'], mayImport: ['domains', 'platform', 'core'] },
   {
     name: 'domains',
-    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/'],
+    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/moderation/'],
     mayImport: ['platform', 'core'],
   },
   { name: 'platform', prefixes: ['lib/platform/'], mayImport: ['core'] },
@@ -41,6 +41,7 @@ const DOMAIN_DIRECTIONS: Readonly<Record<string, string[]>> = {
   'lib/accounts/': [],
   'lib/files/': ['lib/accounts/'],
   'lib/billing/': ['lib/accounts/', 'lib/files/'],
+  'lib/moderation/': [],
 };
 
 /** The console's layers: the shell mounts the pages; a page uses the shared components and the API client. */
