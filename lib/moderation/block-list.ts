@@ -9,13 +9,15 @@
 // `nearest` queries the CHUNKS partitions of the upload's own pieces at once and measures the distance of
 // what they hold. An entry and its index items are written and deleted in one transaction.
 //
-// CHUNKS = 6 (pieces of 11, 11, 11, 11, 10 and 10 bits), so MAX_BLOCK_DISTANCE = 5. Measured (docs/
-// MODERATION.md): a copy resized to 70 %, re-encoded as JPEG q=60 and stripped moved by at most 4 bits,
-// unrelated images stayed 20 or more apart; 5 keeps one bit to spare. At a million entries a partition holds
-// about 1,000,000 / 2^11 = 490 (10-bit pieces: 980) items of about 100 bytes: six queries of at most about
-// 100 KB (some 25 read units each) per upload. Five pieces (13 bits: 120 items a partition) would allow 4,
-// no spare bit; eight (8 bits: 3,900 items a partition, 8 queries of 400 KB) would allow 7 at eight times
-// the reads.
+// CHUNKS = 7 (pieces of 10 bits and then six of 9), so MAX_BLOCK_DISTANCE = 6. Measured (docs/MODERATION.md):
+// a copy resized to 70 %, re-encoded as JPEG q=60 and stripped moved by 0 to 6 bits (mean 2), unrelated
+// images were 18 or more apart. A distance between two informative hashes is always even (each has exactly
+// 31 of its 63 median-thresholded bits set), so 7 would allow nothing more than 6, and 5 no more than 4,
+// which misses copies the measurement saw at 6. At a million entries a 9-bit piece's partition holds about
+// 1,000,000 / 2^9 = 1,950 index items of about 75 bytes (the 10-bit one half that): one `nearest` reads
+// seven such partitions, some 1 MB, about 120 read units (eventually consistent); the reads grow in
+// proportion to the list. Eight pieces (8 bits: 3,900 items a partition) would read twice that for
+// no more reach; six (11 bits) would reach only 4.
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
@@ -24,7 +26,7 @@ import { conditionFailedAs, type Key, type Table, type TransactItem } from '#lib
 import { hammingDistance, isPerceptualHash } from './perceptual-hash.ts';
 
 /** Pieces the hash is cut into for the index. */
-const CHUNKS = 6;
+const CHUNKS = 7;
 /** The largest `nearest` distance the index answers exactly: CHUNKS - 1 (pigeonhole, above). */
 export const MAX_BLOCK_DISTANCE = CHUNKS - 1;
 
@@ -62,7 +64,7 @@ interface EntryItem extends BlockEntry, Key {
   [attribute: string]: unknown;
 }
 
-/** The pieces of a hash, each as `<position>#<value in hex>`: widths of 11 bits and then 10. */
+/** The pieces of a hash from its top, each as `<position>#<value in hex>`: 10 bits, then 9 bits each. */
 function pieces(hash: string): string[] {
   let rest = BigInt(`0x${hash}`);
   const out: string[] = [];
@@ -75,8 +77,9 @@ function pieces(hash: string): string[] {
 }
 
 const entryKey = (id: string): Key => ({ pk: `${ENTRY_PREFIX}${id}`, sk: ENTRY_SORT_KEY });
+/** An entry's index items, one per piece of its hash: `blockhash#<position>#<value>` / `<id>`. */
 const indexKeys = (entry: Pick<BlockEntry, 'id' | 'hash'>): Key[] =>
-  pieces(entry.hash).map((piece) => ({ pk: `${INDEX_PREFIX}${piece}`, sk: `${ENTRY_PREFIX}${entry.id}` }));
+  pieces(entry.hash).map((piece) => ({ pk: `${INDEX_PREFIX}${piece}`, sk: entry.id }));
 
 function entryOf(item: EntryItem): BlockEntry {
   const { pk: _pk, sk: _sk, gsi2pk: _gsi2pk, gsi2sk: _gsi2sk, ...entry } = item;
@@ -109,7 +112,7 @@ export class BlockList {
     await this.deps.table.transact([
       { Put: { Item: item, ...isNew } },
       ...indexKeys(created).map(
-        (key): TransactItem => ({ Put: { Item: { ...key, id, hash: entry.hash }, ...isNew } }),
+        (key): TransactItem => ({ Put: { Item: { ...key, hash: entry.hash }, ...isNew } }),
       ),
     ]);
     return created;
@@ -169,20 +172,22 @@ export class BlockList {
     return entry && entryOf(entry);
   }
 
-  /** Every index item of one partition, page by page (strongly consistent: a block counts at once). */
+  /**
+   * Every index item of one partition, page by page. Eventually consistent (half the reads): an entry added
+   * in the last second may be missed; one removed is not answered, as its entry is read by key.
+   */
   private async partition(pk: string): Promise<Array<{ id: string; hash: string }>> {
     const out: Array<{ id: string; hash: string }> = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const { items, lastKey } = await this.deps.table.query<{ id: string; hash: string }>({
+      const { items, lastKey } = await this.deps.table.query<{ sk: string; hash: string }>({
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'id, #hash',
+        ProjectionExpression: 'sk, #hash',
         ExpressionAttributeNames: { '#hash': 'hash' },
-        ConsistentRead: true,
         ...(start ? { ExclusiveStartKey: start } : {}),
       });
-      out.push(...items);
+      out.push(...items.map(({ sk, hash }) => ({ id: sk, hash })));
       start = lastKey;
     } while (start);
     return out;

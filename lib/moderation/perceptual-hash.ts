@@ -5,9 +5,8 @@
 // The image is decoded straight to 32x32 greyscale (sharp shrinks JPEG and WebP while decoding, so the full
 // pixels are never held), first frame only, EXIF orientation applied, transparency over white. Its 2-D DCT's
 // lowest 8x8 frequencies are kept; each is one bit: above the median of the 63 that are not the mean (DC),
-// or not. pHash was chosen over dHash (9x8 gradients) by measurement on photo-like and drawn images: a copy
-// resized to 70 % and re-encoded as JPEG q=60 moved pHash by at most 4 bits (dHash: 6), unrelated images
-// were at least 20 bits apart (dHash: 12).
+// or not. pHash was chosen over dHash (9x8 gradients) by measurement (docs/MODERATION.md): a copy resized
+// to 70 % and re-encoded as JPEG q=60 moved by fewer bits, and unrelated images stayed further apart.
 import type SharpModule from 'sharp';
 import { errors } from '#lib/core/errors.ts';
 
