@@ -20,7 +20,7 @@
 // no more reach; six (11 bits) would reach only 4.
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
-import type { Page } from '#lib/platform/db/paging.ts';
+import { MAX_PAGE_SIZE, type Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import { conditionFailedAs, type Key, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import { hammingDistance, isPerceptualHash } from './perceptual-hash.ts';
@@ -134,6 +134,10 @@ export class BlockList {
 
   /** One page of the entries, newest first, every shard read at once; a forged cursor is 400. */
   async list(options: { limit: number; cursor?: string | undefined }): Promise<Page<BlockEntry>> {
+    // The entries of a page are read in one batch, which takes MAX_PAGE_SIZE keys at most.
+    if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > MAX_PAGE_SIZE) {
+      throw errors.badRequest(`query.limit: must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
+    }
     const page = await readShards<EntryItem>(this.deps.table, this.listing, {
       ...options,
       order: 'newest-first',

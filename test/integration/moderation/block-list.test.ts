@@ -150,6 +150,7 @@ describe('the block list', () => {
         cursor: Buffer.from(JSON.stringify(['gallery#public', 'x', []])).toString('base64url'),
       }),
     ).rejects.toMatchObject({ errorName: 'bad_request' });
+    await expect(blocks.list({ limit: 101 })).rejects.toMatchObject({ errorName: 'bad_request' });
     await expect(blocks.list({ limit: 5, cursor: 'not a cursor' })).rejects.toMatchObject({
       errorName: 'bad_request',
     });
