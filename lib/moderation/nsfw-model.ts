@@ -3,8 +3,9 @@
 // JSON and base64) and the backend's .wasm inside @tensorflow/tfjs-backend-wasm: nothing is downloaded, in
 // Lambda, under `npm start` or in the tests. The model is loaded once per process, on the first image.
 //
-// Backend: WASM (SIMD, one thread) classifies one image in about 50 ms here and loads the model in about
-// 0.2 s; the pure-JS `cpu` backend took about 0.8 s an image and 1 s to load (test/perf/moderation.ts).
+// Backend: WASM (SIMD, one thread) runs the model on one image in about 50 ms here (70 ms with the decode of a
+// 4000x3000 JPEG: test/perf/moderation.ts) and loads it in about 0.2 s; the pure-JS `cpu` backend took about
+// 0.8 s an image and 1 s to load, and prints a hint to install the native backend on its first tensor.
 // Bundled, everything but the .wasm goes into the bundle (the model is about 3.5 MB of it); the .wasm files
 // (TFJS_WASM_FILES) must sit beside the bundle under node_modules/, where they are looked up from here.
 import { createRequire } from 'node:module';
@@ -68,12 +69,18 @@ async function load(): Promise<LoadedModel> {
     import('nsfwjs/models/mobilenet_v2'),
     import('@tensorflow/tfjs-backend-wasm'),
   ]);
-  setWasmPaths(wasmDirectory());
-  // Production mode skips TensorFlow.js's debug checks and its console hints (the one that suggests the
-  // native Node backend among them).
+  const directory = wasmDirectory();
+  // The backend's Emscripten glue reads `__dirname` as it starts in Node; CommonJS gives each module its own,
+  // an ESM bundle defines none (a ReferenceError that fails the backend). Only its presence matters: the
+  // binaries are found through setWasmPaths.
+  (globalThis as { __dirname?: string }).__dirname ??= directory;
+  setWasmPaths(directory);
+  // A backend that fails to start is only logged (a warning with its error), then reported false.
+  if (!(await tf.setBackend('wasm'))) {
+    throw new Error('moderation: the TensorFlow.js wasm backend did not start (its error is logged above)');
+  }
+  // Production mode skips TensorFlow.js's debug checks and its console hints.
   tf.enableProdMode();
-  if (!(await tf.setBackend('wasm')))
-    throw new Error('moderation: the TensorFlow.js wasm backend did not start');
   const [{ default: json }, weights] = await Promise.all([
     MobileNetV2Model.modelJson(),
     Promise.all(MobileNetV2Model.weightBundles.map(async (bundle) => (await bundle()).default)),
