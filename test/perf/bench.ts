@@ -11,10 +11,12 @@
 // BENCH_UPLOAD_ITERATIONS (30), BENCH_ORDER_ITERATIONS (100), BENCH_MEMORY (1; 0 skips the memory runs),
 // BENCH_NODE_OPTIONS ('' as the functions run in AWS; '--enable-source-maps' to see what the maps cost),
 // BENCH_CPU_ITERATIONS (30 per path; logins 10), BENCH_MIX_ACCOUNTS (50), BENCH_MIX_ROUNDS (2),
-// BENCH_RENDITION_RUNS (7 first renders per side), BENCH_RENDITION_STORED_ITERATIONS (30).
+// BENCH_RENDITION_RUNS (7 first renders per side), BENCH_RENDITION_STORED_ITERATIONS (30),
+// BENCH_MODERATION_COLD_RUNS (5 fresh processes), BENCH_MODERATION_IMAGES (10).
 //
 // `npm run bench -- --only renditions` runs the rendition figures alone (renditions.ts), on the same
-// stand-ins, with their goals; `--only cpu` the CPU figure alone (BENCH_CPU_PATHS: some paths only).
+// stand-ins, with their goals; `--only cpu` the CPU figure alone (BENCH_CPU_PATHS: some paths only);
+// `--only moderation` the moderation classifier's cold start and per-image time (moderation.ts), no stand-ins.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
@@ -32,6 +34,7 @@ import { worstHour } from './capacity-cost.ts';
 import { runColdImport } from './cold-import.ts';
 import { coldPaths, ONE_TIME_WAIT_MS } from './cold-path.ts';
 import { heatFigures, PARTITION_LIMITS, predict, TARGET_RATES } from './heat-model.ts';
+import type { ModerationReport } from './moderation.ts';
 // Types only: renditions.ts imports the render handler, which reads the settings at import.
 import type { RenditionReport } from './renditions.ts';
 import { ms, table } from './stats.ts';
@@ -83,13 +86,15 @@ const STATIC_TOKEN = 'bench-static-upload-token-0001';
 
 const ARGS = process.argv.slice(2);
 const CHECK = ARGS.includes('--check');
-/** `--only renditions`, `--only log-bytes` or `--only cpu` (or `--only=...`): one part of the bench alone. */
+/** `--only renditions`, `log-bytes`, `cpu` or `moderation` (or `--only=...`): one part of the bench alone. */
 const ONLY = (() => {
   const at = ARGS.findIndex((arg) => arg === '--only' || arg.startsWith('--only='));
   if (at < 0) return undefined;
   const value = ARGS[at]!.includes('=') ? ARGS[at]!.slice('--only='.length) : ARGS[at + 1];
-  if (value !== 'renditions' && value !== 'log-bytes' && value !== 'cpu')
-    throw new Error(`--only: the parts to run alone are renditions, log-bytes and cpu, not ${value}`);
+  if (value !== 'renditions' && value !== 'log-bytes' && value !== 'cpu' && value !== 'moderation')
+    throw new Error(
+      `--only: the parts to run alone are renditions, log-bytes, cpu and moderation, not ${value}`,
+    );
   return value;
 })();
 
@@ -314,6 +319,54 @@ function checkGoals(summary: ReadonlyArray<readonly [string, number, number]>): 
   }
 }
 
+/** The moderation classifier's figures (moderation.ts), printed; reported, not goals. Needs no stand-in. */
+async function moderationFigures(settings: { coldRuns: number; images: number }): Promise<ModerationReport> {
+  console.log(
+    `\nmoderation: nsfwjs on a bundle as deployed, ${settings.coldRuns} fresh processes to the first answer; then ${settings.images} photo-like 4000x3000 JPEGs classified in this process ...`,
+  );
+  const { measureModeration } = await import('./moderation.ts');
+  const report = await measureModeration(settings);
+  console.log(
+    table(
+      ['moderation (wall clock, median)', 'figure', 'ms'],
+      [
+        [
+          `cold start: process start to the first answer (bundle ${report.bundle_kb} KiB: Node, parse, model load, one image)`,
+          'moderation_cold_start_ms',
+          ms(report.moderation_cold_start_ms),
+        ],
+        [
+          'of which process start to the bundle evaluated',
+          'moderation_cold_ready_ms',
+          ms(report.moderation_cold_ready_ms),
+        ],
+        [
+          'one 4000x3000 JPEG classified, the model loaded',
+          'moderation_per_image_ms',
+          ms(report.moderation_per_image_ms),
+        ],
+        [
+          'of which its decode (shrunk on load) and resize to 224x224',
+          'moderation_decode_ms',
+          ms(report.moderation_decode_ms),
+        ],
+      ],
+    ),
+  );
+  console.log(
+    `cold starts ${report.samples.cold_ms.join(' ')} (console output besides the figures: ${report.moderation_cold_console_bytes} bytes); per image ${report.samples.per_image_ms.join(' ')}; decode ${report.samples.decode_ms.join(' ')}`,
+  );
+  return report;
+}
+
+/** The figures of the JSON line from a moderation report. */
+function moderationJson(report: ModerationReport) {
+  return {
+    moderation_cold_start_ms: report.moderation_cold_start_ms,
+    moderation_per_image_ms: report.moderation_per_image_ms,
+  };
+}
+
 /** `--only cpu`: the stand-ins and the CPU per request of each main path against its baseline. */
 async function onlyCpu(iterations: number): Promise<void> {
   const standIns = await startStandIns();
@@ -386,6 +439,10 @@ async function main(): Promise<void> {
     mixRounds: option('BENCH_MIX_ROUNDS', 2),
     renditionRuns: option('BENCH_RENDITION_RUNS', 7),
     renditionStoredIterations: option('BENCH_RENDITION_STORED_ITERATIONS', 30),
+    moderation: {
+      coldRuns: option('BENCH_MODERATION_COLD_RUNS', 5),
+      images: option('BENCH_MODERATION_IMAGES', 10),
+    },
   };
   const started = performance.now();
   const machine = {
@@ -402,6 +459,11 @@ async function main(): Promise<void> {
 
   if (ONLY === 'renditions') return onlyRenditions(settings, machine, started);
   if (ONLY === 'cpu') return onlyCpu(settings.cpuIterations);
+  if (ONLY === 'moderation') {
+    const report = await moderationFigures(settings.moderation);
+    console.log(`BENCH ${JSON.stringify({ ...moderationJson(report), moderation: report, machine })}`);
+    return;
+  }
   if (ONLY === 'log-bytes') {
     const standIns = await startStandIns();
     try {
@@ -464,6 +526,8 @@ async function main(): Promise<void> {
       .map((entry) => `${entry.group} ${entry.ratio.toFixed(2)} (${entry.one_time_waits} waits)`)
       .join(', ')}`,
   );
+  // Before the stand-ins too: its cold start is fresh processes of its own.
+  const moderation = await moderationFigures(settings.moderation);
 
   const standIns = await startStandIns();
   try {
@@ -687,6 +751,7 @@ async function main(): Promise<void> {
       direct_upload_peak_rss_mib: memory?.direct_upload_peak_rss_mib ?? null,
       powertools_import_p50_ms: coldImport.powertools?.import_p50_ms ?? null,
       ...renditionJson(renditions),
+      ...moderationJson(moderation),
       ...worst,
       log_bytes_per_request_max: logBytes.log_bytes_per_request_max,
       log_lines_per_request_max: logBytes.log_lines_per_request_max,
@@ -712,6 +777,7 @@ async function main(): Promise<void> {
       cold_path: coldPath.groups,
       memory,
       renditions,
+      moderation,
       load,
       machine,
       seconds: Math.round(seconds),

@@ -1,4 +1,12 @@
-type Service = 'dynamodb' | 's3' | 'ses' | 'kms' | 'events' | 'cloudfront' | 'secrets-manager';
+type Service =
+  | 'dynamodb'
+  | 's3'
+  | 'ses'
+  | 'kms'
+  | 'events'
+  | 'cloudfront'
+  | 'secrets-manager'
+  | 'rekognition';
 
 // Fixed credentials for the local stand-ins, which check only that an access key id is one they know.
 export function localCredentials(service: Service) {
