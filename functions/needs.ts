@@ -4,6 +4,7 @@ import { needs as accounts } from '#functions/accounts/needs.ts';
 import { needs as bandwidth } from '#functions/bandwidth/needs.ts';
 import { needs as files } from '#functions/files/needs.ts';
 import { needs as meta } from '#functions/meta/needs.ts';
+import { needs as moderation } from '#functions/moderation/needs.ts';
 import { needs as outboxDrain } from '#functions/outbox-drain/needs.ts';
 import { needs as paymentCallback } from '#functions/payment-callback/needs.ts';
 import { needs as payments } from '#functions/payments/needs.ts';
@@ -27,7 +28,13 @@ export const GROUP_NEEDS: Record<FunctionGroup, GroupNeeds> = {
 };
 
 /** Functions that serve no route: they run on a table stream or a schedule (docs/DESIGN.md 14). */
-export type WorkerName = 'outbox-drain' | 'reconciler' | 'takedowns' | 'reminders' | 'bandwidth';
+export type WorkerName =
+  | 'outbox-drain'
+  | 'reconciler'
+  | 'takedowns'
+  | 'reminders'
+  | 'bandwidth'
+  | 'moderation';
 
 export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   'outbox-drain': outboxDrain,
@@ -35,6 +42,7 @@ export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   takedowns,
   reminders,
   bandwidth,
+  moderation,
 };
 
 export const WORKER_NAMES = Object.keys(WORKER_NEEDS) as WorkerName[];

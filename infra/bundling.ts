@@ -155,6 +155,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   reminders: { native: [], installed: [] },
   // Counts the CDN's logs per owner: the table, the log bucket and the mail channel only.
   bandwidth: { native: [], installed: [] },
+  // Classifies new files: sharp for the model's input, the model (nsfwjs's MobileNetV2, shipped inside its
+  // package as code) and TensorFlow.js bundled; Rekognition's client only where the deployment chose it.
+  moderation: { native: ['sharp'], installed: [] },
 };
 
 /**

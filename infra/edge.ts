@@ -19,6 +19,7 @@ import {
   type ResponseSecurityHeadersBehavior,
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import { ownerTagOfKey } from '#lib/files/names.ts';
 import {
   type EdgeRules,
@@ -31,6 +32,7 @@ import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, RENDITION_PARAMS } from '#
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
+import { HELD_ENTRY_PREFIX } from '#lib/moderation/edge-holds.ts';
 import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { consoleContentSecurityPolicy } from './console-policy.ts';
 
@@ -61,7 +63,8 @@ const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
 // class, by the same rules the function renders by (lib/files/rendition-query.ts), is the cache key's
 // header; any other request has it removed, so a viewer cannot split the cache by sending one. A key on
 // the deny-list of taken-down files (the KeyValueStore, lib/platform/cdn/deny-list.ts) is 404 before the
-// cache, renditions included. Then the owner's rules (lib/files/owner-rules.ts, read from the same store by
+// cache, renditions included; a file held for review (`h:<key>`, lib/moderation/edge-holds.ts) is 451 with
+// a short page. Then the owner's rules (lib/files/owner-rules.ts, read from the same store by
 // the owner's tag in the key) and the deployment's Referer allow-list (`hotlink`, written in at synth): a
 // stopped owner's files, or a Referer a list refuses, are 403 with a short page, before the cache. First
 // line as CloudFront requires.
@@ -99,6 +102,14 @@ async function handler(event) {
     return { statusCode: 404, statusDescription: 'Not Found' };
   }
   if (await DENY_LIST.exists(key.substring(1))) return { statusCode: 404, statusDescription: 'Not Found' };
+  if (await DENY_LIST.exists('${HELD_ENTRY_PREFIX}' + key.substring(1))) {
+    return {
+      statusCode: 451,
+      statusDescription: 'Unavailable For Legal Reasons',
+      headers: { 'content-type': { value: 'text/plain; charset=utf-8' }, 'cache-control': { value: 'no-store' } },
+      body: { encoding: 'text', data: ${JSON.stringify(HELD_MESSAGE)} },
+    };
+  }
   var tag = ownerTagOfKey(key);
   var rules;
   if (tag !== undefined) {

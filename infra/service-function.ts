@@ -123,10 +123,13 @@ export class ServiceFunction extends Construct {
   readonly fn: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
+  /** The stage's settings, for grants they decide (the moderation provider). */
+  private readonly settings: StageConfig['settings'];
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     this.group = props.group;
+    this.settings = props.config.settings;
     const { infra } = props.config;
     const entry = functionEntry(props.group);
 
@@ -287,6 +290,9 @@ export class ServiceFunction extends Construct {
       );
       this.allow(['s3:GetObject'], [resources.accessLogs.arnForObjects(`${CDN_LOG_PREFIX}*`)]);
     }
+    // DetectModerationLabels takes no resource (`*`): granted only where the deployment chose Rekognition.
+    if (needs.moderationApi && this.settings.moderation.provider === 'rekognition')
+      this.allow(['rekognition:DetectModerationLabels'], ['*']);
     // GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret).
     if (needs.frontDoor) this.allow(['secretsmanager:GetSecretValue'], [resources.originSecret.secretArn]);
     return this;

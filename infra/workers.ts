@@ -13,7 +13,12 @@ import { Construct } from 'constructs';
 import { WORKER_NAMES, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
 import { shardRanges } from '#functions/reconciler/fan-out.ts';
 import { EVENT_SOURCE, PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
-import { OUTBOX_KEY_PREFIX, TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME } from '#lib/platform/db/keys.ts';
+import { MODERATION_BATCH } from '#lib/moderation/classification.ts';
+import {
+  FILE_KEY_PREFIX,
+  OUTBOX_KEY_PREFIX,
+  TABLE_STREAM_VIEW as TABLE_STREAM_VIEW_NAME,
+} from '#lib/platform/db/keys.ts';
 import { CDN_LOG_PREFIX } from '#lib/platform/storage/access-logs.ts';
 import { bucketObjectsFinding } from './data.ts';
 import { type FunctionClass, type NeedResources, ServiceFunction } from './service-function.ts';
@@ -70,6 +75,13 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 280,
     description: "Counts the CDN's logs per owner, mails bandwidth notices, stops and resumes serving",
   },
+  // One batch (MODERATION_STREAM.batchSize) of new files, each read and classified on one full vCPU (the
+  // model's load on a cold start, then under a second a file: docs/PERFORMANCE.md "Moderation").
+  moderation: {
+    functionClass: 'image-rendering',
+    timeoutSeconds: 120,
+    description: 'Classifies every new file for moderation: published, flagged or held for review',
+  },
 };
 
 /**
@@ -96,6 +108,17 @@ export const OUTBOX_STREAM = {
   maxRecordAge: Duration.hours(6),
 } as const;
 
+/**
+ * How the stream reaches the moderation worker: a few files a batch (each about a second of CPU), several
+ * batches of one shard at once so a burst of uploads is classified within seconds, retried, then
+ * dead-lettered (the file keeps its stated state: flagged, or held under hold-all).
+ */
+export const MODERATION_STREAM = {
+  ...MODERATION_BATCH,
+  parallelizationFactor: 5,
+  maxRecordAge: Duration.hours(6),
+} as const;
+
 export interface WorkersProps {
   config: StageConfig;
   /** Must have its stream on (TABLE_STREAM_VIEW). */
@@ -115,6 +138,8 @@ export class Workers extends Construct {
   readonly functions: Record<WorkerName, ServiceFunction>;
   /** Where the stream's batches go once retries are spent: the outbox's dead-letter queue. */
   readonly outboxDeadLetters: Queue;
+  /** Where new files the moderation worker could not classify go once retries are spent. */
+  readonly moderationDeadLetters: Queue;
 
   constructor(scope: Construct, id: string, props: WorkersProps) {
     super(scope, id);
@@ -180,6 +205,41 @@ export class Workers extends Construct {
       reason:
         'dynamodb:ListStreams (granted with the stream read by the event source) has no resource-level ' +
         'permission; reading records is granted on this table stream only.',
+    });
+
+    // The table's second stream reader (DynamoDB allows two per shard): new file records only.
+    this.moderationDeadLetters = new Queue(this, 'ModerationDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.moderationDeadLetters).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the dead-letter destination of the moderation stream; nothing drains it.',
+    });
+    const moderation = this.functions.moderation;
+    if (config.settings.moderation.enabled)
+      moderation.fn.addEventSource(
+        new DynamoEventSource(table, {
+          // LATEST: files stored before the mapping existed are not classified by it (docs/MODERATION.md).
+          startingPosition: StartingPosition.LATEST,
+          ...MODERATION_STREAM,
+          bisectBatchOnError: true,
+          reportBatchItemFailures: true,
+          onFailure: new SqsDlq(this.moderationDeadLetters),
+          filters: [
+            FilterCriteria.filter({
+              eventName: FilterRule.isEqual('INSERT'),
+              dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(FILE_KEY_PREFIX) } } },
+            }),
+          ],
+        }),
+      );
+    Validations.of(moderation).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'dynamodb:ListStreams (granted with the stream read by the event source) and, where the deployment ' +
+        'chose Rekognition, rekognition:DetectModerationLabels have no resource-level permission.',
     });
 
     // Replayable history of what the service published (docs/DEPLOYMENT.md "Operating it").

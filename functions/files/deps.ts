@@ -5,7 +5,9 @@ import { buildFiles, type Files } from '#lib/files/build.ts';
 import { renditionUrlSigner } from '#lib/files/rendition-access.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
+import { buildBlockList, buildLikenessCheck, buildReviews } from '#lib/moderation/build.ts';
 import { config } from '#lib/platform/config/index.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -22,12 +24,17 @@ export interface FilesDeps {
   bandwidth: BandwidthUsage;
   /** A signed rendition URL of a stored file's key (docs/IMAGES.md "Presets and signatures"). */
   renditionUrl: (key: string, query: URLSearchParams) => Promise<string>;
+  /** The files' bytes, for their owners (GET /api/v1/files/{id}/content). */
+  storage: FileStorage;
+  /** The moderation queue, reviews, block list and audit log (docs/MODERATION.md). */
+  moderation: ReturnType<typeof buildReviews>;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
   const { settings } = resources;
   const table = tableOf(resources);
   const shared = sessionsOf(resources);
+  const blockList = buildBlockList({ table, shards: settings.listing_shards });
   const services = buildFiles({
     table,
     storage: storageOf(resources),
@@ -43,6 +50,7 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
     // Takedowns wait in the table for the takedowns worker, the only function that invalidates.
     cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },
     accounts: shared,
+    likeness: buildLikenessCheck(blockList, settings.moderation.block_distance),
     staticToken: {
       quotaBytes: settings.upload.api_token_quota_bytes,
       rate: {
@@ -53,8 +61,20 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
     },
   });
   const staticToken = settings.upload.api_token;
+  const storage = storageOf(resources);
   return {
     services,
+    storage,
+    moderation: buildReviews({
+      table,
+      files: services.files,
+      storage,
+      deletions: services.deletions,
+      accounts: shared.repository,
+      blockList,
+      shards: settings.listing_shards,
+      auditRetentionDays: settings.audit.retention_days,
+    }),
     bandwidth: buildBandwidthUsage({
       table,
       defaultQuotaBytes: settings.upload.default_quota_bytes,

@@ -42,6 +42,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
+import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
@@ -283,6 +284,7 @@ export function createFilesHandler(
           return ok({ id, revoked: true });
         },
       }),
+      ...moderationRoutes(deps),
     },
     { authenticate: (request, kind) => deps().authenticate(request, kind), frontDoor: options.frontDoor },
   );

@@ -2,12 +2,15 @@
 
 import { buildPasswordGuard } from '#lib/accounts/build-sessions.ts';
 import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
+import { buildFileRepository, buildShareGrants } from '#lib/files/build-records.ts';
 import { buildRenderer, buildRenditions } from '#lib/files/build-renditions.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
 import type { Renditions } from '#lib/files/renditions.ts';
 import type { ShareService } from '#lib/files/shares.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
+import { buildReports } from '#lib/moderation/build.ts';
+import type { Reports } from '#lib/moderation/reports.ts';
 import { config } from '#lib/platform/config/index.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
@@ -25,6 +28,8 @@ export interface SharesDeps {
   /** A share's images through its own door: the originals, and their thumbnails as the render group makes them. */
   storage: FileStorage;
   renditions: Renditions;
+  /** Reports of a file or a share by anyone (docs/MODERATION.md "Reports"). */
+  reports: Reports;
 }
 
 /** What is not a setting: wrong share passwords before the back-off; production passes none. */
@@ -48,6 +53,21 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
     }),
     authenticate: createAuthenticator({ sessions }),
     storage,
+    reports: buildReports({
+      table,
+      files: buildFileRepository({
+        table,
+        baseUrl: settings.base_url,
+        listingShards: settings.listing_shards,
+      }),
+      grants: buildShareGrants(table, masterKeyOf(resources)),
+      shards: settings.listing_shards,
+      rate: {
+        perMinute: settings.moderation.report_rate.per_minute,
+        burst: settings.moderation.report_rate.burst,
+        perDay: settings.moderation.report_rate.per_day,
+      },
+    }),
     renditions: buildRenditions({
       storage,
       table: async () => table,

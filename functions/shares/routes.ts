@@ -8,6 +8,7 @@ import { created, html, ok, publicFor } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
+import { reportBody, reportReceived } from '#lib/http/schemas/moderation.ts';
 import {
   createBody,
   openBody,
@@ -196,6 +197,15 @@ export function shareRoutes(deps: () => SharesDeps) {
         body: '',
         headers: { location: await shares().random(request.params.id ?? ''), 'cache-control': 'no-store' },
       }),
+    }),
+    'POST /api/v1/reports': defineRoute({
+      summary:
+        'Reports a file to the moderators (anyone): `url` is any link the service gave out (`/i/<key>`, a file share `/s/<id>`, a share image link), `reason` one of sexual, violence, hate, illegal, copyright, spam, other, `note` optional. At `moderation.report_rate` per address (docs/MODERATION.md "Reports").',
+      body: reportBody,
+      response: reportReceived,
+      successStatus: 202,
+      errors: [400, 404, 429],
+      run: async (request) => ok(await deps().reports.report(request.body, request.sourceIp), 202),
     }),
     'GET /s/{id}/i/{grant}': defineRoute({
       summary:

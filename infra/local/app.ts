@@ -24,6 +24,7 @@ import { localAccessLog } from './access-log.ts';
 import { localEdge } from './edge.ts';
 import { localEdgeHeaders } from './front-door.ts';
 import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
+import { startLocalModeration } from './moderation.ts';
 import { startLocalOutboxDrain } from './outbox-drain.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
 import { LOCAL_TAKEDOWN_INTERVAL_MS, startLocalSchedule } from './schedule.ts';
@@ -94,7 +95,14 @@ export function localFunctionEnvironment(
 }
 
 /** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
-const LOCAL_WORKERS: WorkerName[] = ['outbox-drain', 'reconciler', 'takedowns', 'reminders', 'bandwidth'];
+const LOCAL_WORKERS: WorkerName[] = [
+  'outbox-drain',
+  'reconciler',
+  'takedowns',
+  'reminders',
+  'bandwidth',
+  'moderation',
+];
 
 /** Every group and worker in its own process (infra/local/function-host.ts under tsx), started side by side. */
 export async function startLocalFunctions(
@@ -198,6 +206,15 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     tableName: config.table_name,
     ...(drainFn ? { invoke: (event) => drainFn.invoke(event as never) } : {}),
   });
+  // Every new file classified as in AWS: the table's stream feeds the moderation worker (docs/MODERATION.md).
+  const moderationFn = functions?.get('moderation');
+  const moderation = config.moderation.enabled
+    ? await startLocalModeration({
+        aws: config.aws,
+        tableName: config.table_name,
+        ...(moderationFn ? { invoke: (event) => moderationFn.invoke(event as never) } : {}),
+      })
+    : undefined;
   // The scheduled workers on timers, as the stack's schedules run them in AWS: pending channel orders
   // reconciled, renewal reminders mailed, the back office's takedowns put on the deny-list this server
   // reads (no CDN to invalidate here).
@@ -230,6 +247,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
         server.closeAllConnections();
       });
       await outboxDrain.stop();
+      await moderation?.stop();
       await accessLog.stop();
       for (const scheduled of schedules) await scheduled.stop();
       if (functions) await Promise.allSettled([...functions.values()].map((fn) => fn.stop()));

@@ -34,6 +34,14 @@ export interface LocalStreamPollerOptions {
   aws: Pick<AwsSettings, 'region' | 'dynamodb_endpoint'>;
   tableName: string;
   invoke: DrainInvoke;
+  /** The mapping's filter (default: the outbox drain's, isOutboxInsert). */
+  accepts?: (record: DynamoDBRecord) => boolean;
+  /** Records per invocation (default: the drain's, one PutEvents call's worth). */
+  batchSize?: number;
+  /** Where a new mapping starts: the oldest record kept (the drain's) or the newest (the moderation worker's). */
+  startAt?: 'oldest' | 'latest';
+  /** The function's name in log lines (default: the outbox drain). */
+  name?: string;
   /** Retries of a failing batch before it is given up (the stack's mapping uses 10). */
   retryAttempts?: number;
   /** Pause before retry number `attempt` (0-based). */
@@ -56,6 +64,8 @@ interface ShardState {
   iterator?: string;
   lastSequence?: string;
   done: boolean;
+  /** Read from its newest record on (a mapping that starts at the latest, for the shards open at its start). */
+  latest?: boolean;
 }
 
 /** Polls one table's stream on DynamoDB Local, as Lambda's event source mapping polls it in AWS. */
@@ -66,6 +76,7 @@ export class LocalStreamPoller {
   private readonly retryDelayMs: (attempt: number) => number;
   private streamArn: string | undefined;
   private shards = new Map<string, ShardState>();
+  private startsAtLatest: boolean;
   /** One poll at a time: a loop tick and a caller's pollOnce never read the same shard side by side. */
   private running: Promise<unknown> = Promise.resolve();
 
@@ -81,6 +92,7 @@ export class LocalStreamPoller {
     this.dynamo = new DynamoDBClient(client);
     this.streams = new DynamoDBStreamsClient(client);
     this.retryAttempts = options.retryAttempts ?? 10;
+    this.startsAtLatest = options.startAt === 'latest';
     this.retryDelayMs = options.retryDelayMs ?? ((attempt) => Math.min(100 * 2 ** attempt, 5_000));
   }
 
@@ -109,6 +121,14 @@ export class LocalStreamPoller {
     const streamArn = await this.currentStream();
     const shards = await this.listShards(streamArn);
     const listed = new Set(shards.map((shard) => shard.ShardId));
+    if (this.startsAtLatest) {
+      // Closed shards hold only what came before the start; open ones are read from their end on.
+      for (const shard of shards) {
+        const closed = shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
+        this.shards.set(shard.ShardId!, closed ? { done: true } : { done: false, latest: true });
+      }
+      this.startsAtLatest = false;
+    }
     // Parents before children, as Lambda reads them; a pass that moves nothing ends the poll.
     for (let moved = true; moved; ) {
       moved = false;
@@ -175,9 +195,11 @@ export class LocalStreamPoller {
         continue;
       }
       const records = answer.Records ?? [];
-      const wanted = records.map((record) => lambdaRecord(record, streamArn)).filter(isOutboxInsert);
-      for (let from = 0; from < wanted.length; from += BATCH_SIZE) {
-        await this.deliverBatch(wanted.slice(from, from + BATCH_SIZE), summary);
+      const accepts = this.options.accepts ?? isOutboxInsert;
+      const batchSize = this.options.batchSize ?? BATCH_SIZE;
+      const wanted = records.map((record) => lambdaRecord(record, streamArn)).filter(accepts);
+      for (let from = 0; from < wanted.length; from += batchSize) {
+        await this.deliverBatch(wanted.slice(from, from + batchSize), summary);
       }
       const last = records.at(-1)?.dynamodb?.SequenceNumber;
       if (last) state.lastSequence = last;
@@ -203,7 +225,12 @@ export class LocalStreamPoller {
           ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
           SequenceNumber: state.lastSequence,
         }
-      : { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' };
+      : {
+          StreamArn: streamArn,
+          ShardId: shardId,
+          ShardIteratorType: state.latest ? 'LATEST' : 'TRIM_HORIZON',
+        };
+    state.latest = false;
     const { ShardIterator: iterator } = await this.streams.send(new GetShardIteratorCommand(input));
     if (!iterator) throw new Error(`No iterator for shard ${shardId}`);
     return iterator;
@@ -220,10 +247,11 @@ export class LocalStreamPoller {
       records = records.slice(failedFrom);
       if (attempt >= this.retryAttempts) {
         summary.givenUp += records.length;
-        log.error(
-          'outbox stream records given up after their retries; the events stay pending for a re-drive',
-          { records: records.length, first_sequence_number: records[0]?.dynamodb?.SequenceNumber },
-        );
+        log.error('stream records given up after their retries', {
+          function: this.options.name ?? 'outbox-drain',
+          records: records.length,
+          first_sequence_number: records[0]?.dynamodb?.SequenceNumber,
+        });
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, this.retryDelayMs(attempt)));
@@ -236,7 +264,10 @@ export class LocalStreamPoller {
     try {
       result = await this.options.invoke({ Records: records } satisfies DynamoDBStreamEvent);
     } catch (error) {
-      log.warn('the outbox drain failed a whole batch', { error });
+      log.warn('a stream reader failed a whole batch', {
+        function: this.options.name ?? 'outbox-drain',
+        error,
+      });
       return 0;
     }
     // Our drain always answers a batch response; anything else is a failed invocation (the local function

@@ -11,6 +11,8 @@ export type ErrorName =
   | 'method_not_allowed'
   | 'conflict'
   | 'gone'
+  /** Held for review or refused by the operator's block list (docs/MODERATION.md): 451. */
+  | 'unavailable_for_legal_reasons'
   | 'payload_too_large'
   | 'unsupported_media_type'
   /** Well-formed input the service will not process, e.g. an image over the renderer's pixel limit. */
@@ -97,6 +99,7 @@ export const errors = {
   notFound: (message = 'Not found') => new AppError('not_found', message),
   conflict: (message: string) => new AppError('conflict', message),
   gone: (message: string) => new AppError('gone', message),
+  unavailableForLegalReasons: (message: string) => new AppError('unavailable_for_legal_reasons', message),
   payloadTooLarge: (limitBytes: number) =>
     new AppError('payload_too_large', `Payload too large: the limit is ${limitBytes} bytes`, {
       data: { limit_bytes: limitBytes },

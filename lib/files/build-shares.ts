@@ -3,13 +3,12 @@
 // albums, the grants of its image links), kept apart from buildFiles so that function does not bundle the
 // upload pipeline.
 import type { Accounts } from '#lib/accounts/build.ts';
-import { sealedKey } from '#lib/accounts/sealed-key.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
+import { buildShareGrants } from './build-records.ts';
 import { FileRepository } from './files.ts';
-import { ShareGrants } from './share-grants.ts';
 import { ShareService } from './shares.ts';
 
 export interface SharesInput {
@@ -38,10 +37,7 @@ export function buildShares(input: SharesInput): ShareService {
       baseUrl,
     }),
     guard: input.accounts.guard,
-    grants: new ShareGrants({
-      key: sealedKey(table, input.masterKey, 'share-grant-key'),
-      clock: table.clock,
-    }),
+    grants: buildShareGrants(table, input.masterKey),
     clock: table.clock,
     baseUrl,
   });

@@ -14,7 +14,7 @@ import { AlbumFiles } from './album-files.ts';
 import { AlbumService } from './albums.ts';
 import { buildOwnerRules } from './build-owner-rules.ts';
 import { ConfirmService } from './confirm.ts';
-import { DirectUploadService } from './direct-upload.ts';
+import { DirectUploadService, type LikenessCheck } from './direct-upload.ts';
 import { FileDeletionService } from './file-deletion.ts';
 import { FileRepository } from './files.ts';
 import { MULTIPART_OVERHEAD_BYTES } from './multipart.ts';
@@ -49,6 +49,8 @@ export interface FilesInput {
   accounts: Pick<Accounts, 'repository' | 'apiTokens'>;
   /** The static token's own quota and rate (`upload.api_token_quota_bytes`, `upload.api_token_rate`). */
   staticToken: { quotaBytes: number; rate: RateLimit };
+  /** Refuses likenesses of taken-down images (lib/moderation/build.ts buildLikenessCheck). */
+  likeness: LikenessCheck;
 }
 
 /** How long the owner of the static token (the first administrator) is remembered once found. */
@@ -81,6 +83,7 @@ export function buildFiles(input: FilesInput) {
       stripMetadata,
       baseUrl,
       albums,
+      likeness: input.likeness,
     }),
     presigns: new PresignService({ pending, storage, quota, clock, presignMaxBytes, allowedTypes, albums }),
     confirms: new ConfirmService({
@@ -93,6 +96,7 @@ export function buildFiles(input: FilesInput) {
       allowedTypes,
       stripMetadata,
       baseUrl,
+      likeness: input.likeness,
     }),
     deletions: new FileDeletionService({
       files,

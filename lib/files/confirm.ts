@@ -85,6 +85,11 @@ export class ConfirmService {
       throw error;
     }
     const { facts } = inspected.upload;
+    // A likeness of a taken-down image (docs/MODERATION.md): 451, and the presign is spent.
+    await this.deps.likeness.refuse(inspected.upload.bytes).catch(async (error: unknown) => {
+      await this.abandon(owner, pending);
+      throw error;
+    });
 
     const reservation = this.deps.quota.reservationOn(owner, usage, facts.size, pending.id);
     if (!reservation.fits()) {

@@ -30,6 +30,13 @@ export interface DirectUploadDeps {
   baseUrl: string;
   /** Checks the album an upload names is the caller's (docs/DESIGN.md 16). */
   albums: AlbumCheck;
+  /** Refuses (451) bytes like an image the operator took down (docs/MODERATION.md "The block list"). */
+  likeness: LikenessCheck;
+}
+
+/** The block list's check of new bytes: throws the 451 for a likeness of a taken-down image. */
+export interface LikenessCheck {
+  refuse(bytes: Buffer): Promise<void>;
 }
 
 /** The album an upload or presign names, checked as the caller's (404 otherwise); null for none. */
@@ -102,6 +109,7 @@ export class DirectUploadService {
       const [existing, reservation] = await Promise.all([
         files.findByHash(owner.id, facts.sha256),
         quota.prepareReservation(owner, facts.size, id),
+        this.deps.likeness.refuse(bytes),
       ]);
       if (existing) {
         outcome = { created: false, item: existing };

@@ -8,13 +8,13 @@ import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   ConditionFailedError,
-  conditionFailedAs,
   conditionFailedReturns,
   type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { albumIndexKeys, albumKey } from './album-keys.ts';
 import { type FileOwner, ownerFilesPage, ownerFilesPartition } from './index-page.ts';
+import { isHeld } from './moderation-state.ts';
 import type { Reservation } from './quota-service.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { buildUploadRecord } from './record-build.ts';
@@ -129,7 +129,7 @@ export function newFileItem(input: NewFileInput): FileItem {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export type CreateOutcome = { created: true; item: FileItem } | { created: false; item: FileItem };
+export type CreateOutcome = { created: boolean; item: FileItem };
 
 export interface CreateOptions {
   /** The record's bytes, reserved in the owner's usage in the record's transaction (lib/files). */
@@ -138,9 +138,8 @@ export interface CreateOptions {
   extra?: TransactItem[];
 }
 
-/** Tries of the record transaction: claim races, usage refusals decided again, transaction conflicts. */
-const CREATE_ATTEMPTS = 10;
-const DELETE_ATTEMPTS = 5;
+/** Tries of the record transaction (claim races, usage refusals decided again, conflicts), of a delete. */
+const [CREATE_ATTEMPTS, DELETE_ATTEMPTS] = [10, 5];
 
 export interface FileRepositoryDeps {
   table: Table;
@@ -181,6 +180,8 @@ export class FileRepository {
       width: item.width,
       height: item.height,
       created_at: item.created_at,
+      // Classified files only (docs/MODERATION.md); the gallery's index projects no `moderation`.
+      ...(item.moderation ? { moderation: item.moderation as UploadRecord['moderation'] } : {}),
     };
   }
 
@@ -309,10 +310,9 @@ export class FileRepository {
   }
 
   /**
-   * Public files, newest first: the gallery's shards read at once and merged. Records as the index holds
-   * them: which album a file is in is its owner's business, so the gallery's `album_id` is null.
+   * Public files, newest first, at most GALLERY_PAGE_MAX a page (the anonymous page's cap), the shards
+   * merged; records as the index holds them: whose album a file is in is not shown (`album_id` null).
    */
-  /** The public gallery, newest first, at most GALLERY_PAGE_MAX a page (the anonymous page's cap). */
   async gallery(options: { limit: number; cursor?: string }): Promise<FilePage> {
     const page = await readShards<FileItem>(this.table, fileListing('public', this.listingShards), {
       limit: Math.min(options.limit, GALLERY_PAGE_MAX),
@@ -324,23 +324,30 @@ export class FileRepository {
 
   /**
    * Sets the permission of the caller's file (any file when `ownerId` is null: the back office); public
-   * files join the gallery, private ones leave it for the private listing, in the shard of the same
-   * number (both come from the id).
+   * files join the gallery, private ones leave it, in the shard of the same number (both from the id).
    */
   async setPermission(ownerId: string | null, id: string, permission: Permission): Promise<UploadRecord> {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
     const item = await this.table
       .update<FileItem>(fileKey(id), {
-        ConditionExpression: `attribute_exists(pk)${ownerId === null ? '' : ' AND owner_id = :owner'}`,
-        ExpressionAttributeNames: { '#permission': 'permission' },
+        ConditionExpression: `attribute_exists(pk) AND NOT moderation.#state = :held${ownerId === null ? '' : ' AND owner_id = :owner'}`,
+        ExpressionAttributeNames: { '#permission': 'permission', '#state': 'state' },
         UpdateExpression: 'SET #permission = :permission, gsi2pk = :partition, gsi2sk = gsi1sk',
         ExpressionAttributeValues: {
           ...(ownerId === null ? {} : { ':owner': ownerId }),
           ':permission': permission,
+          ':held': 'held',
           ':partition': shardPartition(fileListing(permission, this.listingShards), id),
         },
       })
-      .catch(conditionFailedAs(() => errors.notFound('file: not found')));
+      .catch(async (error: unknown) => {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        const found = await this.getItem(id);
+        const theirs = found !== undefined && (ownerId === null || found.owner_id === ownerId);
+        if (theirs && isHeld(found.moderation))
+          throw errors.conflict('file: is held for review; its permission changes once it is approved');
+        throw errors.notFound('file: not found');
+      });
     return this.recordOf(item);
   }
 

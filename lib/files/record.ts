@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { ImageKind } from '#lib/files/metadata/types.ts';
 import { fileTooLarge, UploadError } from './errors.ts';
 import { measureImage } from './measure.ts';
+import type { Moderation } from './moderation-state.ts';
 import { kindFromMimeType, notAllowedError, type SniffedType, sniffImage } from './sniff.ts';
 
 export const PERMISSIONS = ['private', 'public'] as const;
@@ -26,6 +27,8 @@ export interface UploadRecord {
   width: number;
   height: number;
   created_at: string;
+  /** What moderation made of it (docs/MODERATION.md), once classified: shown to its owner and administrators. */
+  moderation?: Moderation;
 }
 
 /** What the bytes themselves tell: hash, size, mime_type, width, height and the stored extension. */

@@ -16,6 +16,7 @@ import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumService } from './albums.ts';
 import type { FileItem, FileRepository } from './files.ts';
 import { ownerIndexPage } from './index-page.ts';
+import { HELD_MESSAGE, isHeld } from './moderation-state.ts';
 import { ownerTagOfKey } from './names.ts';
 import { edgeRulesAt, REFUSAL_MESSAGES } from './owner-rules.ts';
 import { renderableSourceOfKey, THUMBNAIL_QUERY } from './rendition-query.ts';
@@ -270,6 +271,7 @@ export class ShareService {
       // A file share ends with its file; an album's file may only have left the album.
       throw share.file_id === undefined ? errors.notFound('file: not found') : errors.gone(SHARE_GONE);
     }
+    if (isHeld(file.moderation)) throw errors.unavailableForLegalReasons(HELD_MESSAGE);
     // A share's door passes no edge function: an owner whose files are stopped (past the month's bandwidth)
     // is stopped here too (docs/IMAGES.md "Serving rules"). Only an image about to be served reads it.
     const tag = ownerTagOfKey(file.key);
@@ -328,11 +330,14 @@ export class ShareService {
       const file = await this.deps.files.getItem(share.file_id);
       // Deleted by its owner or taken down by an administrator: the share ends with it.
       if (!file || file.owner_id !== share.owner_id) throw errors.gone(SHARE_GONE);
+      if (isHeld(file.moderation)) throw errors.unavailableForLegalReasons(HELD_MESSAGE);
       return { album: null, files: [file] };
     }
     const album = await this.deps.albums.find(share.album_id ?? '');
     if (!album || album.owner_id !== share.owner_id) throw errors.gone(SHARE_GONE);
-    const files = await this.deps.albums.newestFiles(album.id, MAX_SHARE_ITEMS);
+    const files = (await this.deps.albums.newestFiles(album.id, MAX_SHARE_ITEMS)).filter(
+      (file) => !isHeld(file.moderation),
+    );
     return { album: { name: album.name, description: album.description }, files };
   }
 

@@ -46,7 +46,7 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
    */
   response?: Schema;
   /** What a success answers (default 200; creations 201; a redirect 302). */
-  successStatus?: 200 | 201 | 302;
+  successStatus?: 200 | 201 | 202 | 302;
   /** One line for the API document. */
   summary?: string;
   /** Error statuses this route answers beyond those its auth kind and input imply (lib/http/openapi.ts). */

@@ -36,6 +36,7 @@ const ERROR_ENVELOPE: JsonSchema = {
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',
+  202: 'Accepted: kept for later handling',
   302: 'Found: a redirect (Location)',
   400: 'Malformed or invalid input (the message names the field)',
   401: 'Missing, invalid or expired credentials',
@@ -46,6 +47,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Payload too large',
   415: 'Type not allowed',
   429: 'Throttled (Retry-After)',
+  451: 'Held for review, or a likeness of a taken-down image (docs/MODERATION.md)',
   500: 'A bug (never for bad input)',
   502: 'A payment channel failed',
   503: 'A dependency is busy or unreachable; retry (Retry-After)',
@@ -106,6 +108,11 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
     name: 'Payment callbacks',
     description: "The channels' signed notifications.",
     match: /^\/api\/v1\/payments\//,
+  },
+  {
+    name: 'Moderation',
+    description: 'Reports from anyone; the moderation queue, reviews, the block list and the audit log.',
+    match: /^\/api\/v1\/(reports|admin\/(moderation|blocklist|audit))/,
   },
   {
     name: 'Back office',

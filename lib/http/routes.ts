@@ -101,6 +101,8 @@ const GROUP_ROUTES = {
     ['GET', '/s/{id}/random', 'none', 'none'],
     // A share's images through its own door (docs/ALBUMS.md "What a share adds"), never a file's /i/<key>.
     ['GET', '/s/{id}/i/{grant}', 'none', 'none'],
+    // Reports of a file or a share by anyone (docs/MODERATION.md "Reports").
+    ['POST', `${API_PREFIX}/reports`, 'none', 'json'],
   ],
   files: [
     ['POST', `${API_PREFIX}/upload`, 'uploader', 'raw'],
@@ -125,6 +127,14 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/admin/files`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/files/{id}`, 'admin', 'json'],
     ['DELETE', `${API_PREFIX}/admin/files/{id}`, 'admin', 'none'],
+    // Moderation (docs/MODERATION.md): a file's bytes for its owner, the queue, reviews, the block list,
+    // the audit log.
+    ['GET', `${API_PREFIX}/files/{id}/content`, 'uploader', 'none'],
+    ['GET', `${API_PREFIX}/admin/moderation`, 'admin', 'none'],
+    ['POST', `${API_PREFIX}/admin/moderation/{id}`, 'admin', 'json'],
+    ['GET', `${API_PREFIX}/admin/blocklist`, 'admin', 'none'],
+    ['DELETE', `${API_PREFIX}/admin/blocklist/{id}`, 'admin', 'none'],
+    ['GET', `${API_PREFIX}/admin/audit`, 'admin', 'none'],
     // Albums (docs/DESIGN.md 16).
     ['POST', `${API_PREFIX}/albums`, 'uploader', 'json'],
     ['GET', `${API_PREFIX}/albums`, 'uploader', 'none'],

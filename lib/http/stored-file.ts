@@ -124,13 +124,13 @@ function decodePath(path: string): string | undefined {
 }
 
 /** What the edge answers instead of a file: 404 (taken down), or 403 with its short page (owner's rules). */
-export type EdgeAnswer = { status: 404 } | { status: 403; message: string };
+export type EdgeAnswer = { status: 404 } | { status: 403 | 451; message: string };
 
 /** The local server's stand-in for the /i/* edge function (infra/local/edge.ts). */
 export type LocalEdge = (key: string, request: IncomingMessage) => Promise<EdgeAnswer | undefined>;
 
-function sendRefused(response: ServerResponse, message: string): void {
-  response.writeHead(403, {
+function sendRefused(response: ServerResponse, status: 403 | 451, message: string): void {
+  response.writeHead(status, {
     ...SECURITY_HEADERS,
     ...RAW_CONTENT_HEADERS,
     'content-type': 'text/plain; charset=utf-8',
@@ -161,8 +161,8 @@ export async function serveStoredFileLocally(
   // CDN sends it); any other parameter (`fbclid`) is dropped as the edge drops it: the original.
   if (renditionQueryOf(url.search.slice(1)).size > 0 && !refused) return false;
   request.resume();
-  if (refused?.status === 403) {
-    sendRefused(response, refused.message);
+  if (refused !== undefined && refused.status !== 404) {
+    sendRefused(response, refused.status, refused.message);
     return true;
   }
   const object = key === undefined || refused ? undefined : await openStoredFile(storage, key);

@@ -23,6 +23,7 @@ import { errors } from '#lib/core/errors.ts';
 import { MAX_PAGE_SIZE, type Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
 import { conditionFailedAs, type Key, type Table, type TransactItem } from '#lib/platform/db/table.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import { hammingDistance, isPerceptualHash } from './perceptual-hash.ts';
 
 /** Pieces the hash is cut into for the index. */
@@ -101,12 +102,13 @@ export class BlockList {
   async add(entry: NewBlockEntry): Promise<BlockEntry> {
     checkHash(entry.hash);
     const id = randomUUID();
-    const created: BlockEntry = { ...entry, id, created_at: this.deps.table.clock().toISOString() };
+    const now = this.deps.table.clock();
+    const created: BlockEntry = { ...entry, id, created_at: isoWithOffset(now) };
     const item: EntryItem = {
       ...entryKey(id),
       ...created,
       gsi2pk: shardPartition(this.listing, id),
-      gsi2sk: `${created.created_at}#${id}`,
+      gsi2sk: `${now.toISOString()}#${id}`,
     };
     const isNew = { ConditionExpression: 'attribute_not_exists(pk)' };
     await this.deps.table.transact([

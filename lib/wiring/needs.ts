@@ -42,6 +42,11 @@ export interface GroupNeeds {
   renditionClaims?: boolean;
   /** Reading the CDN's access logs (the access-log bucket's `cdn/`): the bandwidth worker's alone. */
   accessLogs?: boolean;
+  /**
+   * Amazon Rekognition's DetectModerationLabels, granted only where `moderation.provider` is rekognition
+   * (docs/MODERATION.md): the moderation worker's alone. With nsfwjs the model ships in the bundle.
+   */
+  moderationApi?: boolean;
 }
 
 export type Need = keyof GroupNeeds;
@@ -58,6 +63,7 @@ export const NEEDS: readonly Need[] = [
   'renditions',
   'renditionClaims',
   'accessLogs',
+  'moderationApi',
 ];
 
 /** Where the master key lives: KMS in AWS, a key file in the data folder locally. */

@@ -11,6 +11,9 @@ import { buildFilesDeps } from '#functions/files/deps.ts';
 import { createFilesHandler } from '#functions/files/handler.ts';
 import { needs as filesNeeds } from '#functions/files/needs.ts';
 import { createMetaHandler } from '#functions/meta/handler.ts';
+import { buildModerationDeps } from '#functions/moderation/deps.ts';
+import { createModerationHandler } from '#functions/moderation/handler.ts';
+import { needs as moderationNeeds } from '#functions/moderation/needs.ts';
 import { buildOutboxDrainDeps } from '#functions/outbox-drain/deps.ts';
 import { createOutboxDrainHandler } from '#functions/outbox-drain/handler.ts';
 import { needs as outboxDrainNeeds } from '#functions/outbox-drain/needs.ts';
@@ -78,6 +81,7 @@ export function testDeps(options: TestDepsOptions = {}) {
       ? { bandwidthDefaultBytes: options.bandwidthDefaultBytes }
       : {}),
     ...(ipPerMinute !== undefined ? { ipLimitPerMinute: ipPerMinute } : {}),
+    ...(options.moderation ? { moderation: options.moderation } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>
@@ -108,6 +112,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     outboxDrain: buildOutboxDrainDeps(resources('outbox-drain', outboxDrainNeeds)),
     takedowns: buildTakedownsDeps(resources('takedowns', takedownsNeeds)),
     bandwidth: buildBandwidthDeps(resources('bandwidth', bandwidthNeeds)),
+    moderation: buildModerationDeps(resources('moderation', moderationNeeds)),
   };
   const handlers = {
     accounts: createAccountsHandler(() => groups.accounts),
@@ -121,6 +126,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     outboxDrain: createOutboxDrainHandler(() => groups.outboxDrain),
     takedowns: createTakedownsHandler(() => groups.takedowns),
     bandwidth: createBandwidthHandler(() => groups.bandwidth),
+    moderation: createModerationHandler(() => groups.moderation),
   };
   return {
     settings,

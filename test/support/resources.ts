@@ -21,13 +21,16 @@ export interface TestSettingsOverrides {
   ipLimitPerMinute?: number;
   /** `bandwidth.default_bytes` (default: the test config's, unlimited). */
   bandwidthDefaultBytes?: number;
+  /** `moderation.*` replaced (default: the test config's). */
+  moderation?: Partial<AppConfig['moderation']>;
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
 export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<AppConfig> {
-  const { upload, admin, auth, bandwidth } = config;
+  const { upload, admin, auth, bandwidth, moderation } = config;
   return {
     ...config,
+    moderation: { ...moderation, ...overrides.moderation },
     bandwidth: { ...bandwidth, default_bytes: overrides.bandwidthDefaultBytes ?? bandwidth.default_bytes },
     auth: { ...auth, ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0 },
     admin: { ...admin, bootstrap: overrides.bootstrap ?? {} },

@@ -36,12 +36,15 @@ const LAYERS: Layers = [
   { name: 'core', prefixes: ['lib/core/'], mayImport: [] },
 ];
 
-/** Between the domains, only these directions (billing settles into files' quotas; both read accounts). */
+/**
+ * Between the domains, only these directions (billing settles into files' quotas; both read accounts;
+ * moderation decides on files and records administrators' actions in the accounts' audit log).
+ */
 const DOMAIN_DIRECTIONS: Readonly<Record<string, string[]>> = {
   'lib/accounts/': [],
   'lib/files/': ['lib/accounts/'],
   'lib/billing/': ['lib/accounts/', 'lib/files/'],
-  'lib/moderation/': [],
+  'lib/moderation/': ['lib/accounts/', 'lib/files/'],
 };
 
 /** The console's layers: the shell mounts the pages; a page uses the shared components and the API client. */

@@ -2,12 +2,22 @@
 // docs/ALBUMS.md), as schemas: the API document is generated from them and the contract tests hold every
 // answer to them.
 import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
+import { MODERATION_STATES } from '#lib/files/moderation-state.ts';
 import { PERMISSIONS, type UploadRecord } from '#lib/files/record.ts';
 import { FITS, FORMAT_PARAMS } from '#lib/files/rendition-query.ts';
 import { refererHosts } from '#lib/platform/config/schema.ts';
 import { DEFAULT_PAGE_SIZE, pageQueryFields } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
 import { nameCharacters, pageOf, timestamp } from './common.ts';
+
+/** What moderation made of a file (docs/MODERATION.md "Policy"). */
+export const moderationView = z.object({
+  state: z.enum(MODERATION_STATES),
+  labels: z.array(z.object({ name: z.string(), score: z.number() })),
+  score: z.nullable(z.number()),
+  reviewed: z.optional(z.boolean()),
+  error: z.optional(z.string()),
+});
 
 /** The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. */
 export const uploadRecordSchema = z.strictObject({
@@ -34,6 +44,8 @@ export const uploadRecordSchema = z.strictObject({
   width: z.number().check(z.int(), z.minimum(0)),
   height: z.number().check(z.int(), z.minimum(0)),
   created_at: timestamp,
+  // Owners and administrators see it once the file is classified (docs/MODERATION.md).
+  moderation: z.optional(moderationView),
 }) satisfies z.ZodMiniType<UploadRecord>;
 
 /** POST /api/v1/files/{id}/rendition-url: the rendition asked (docs/IMAGES.md "Parameters"). */

@@ -57,6 +57,9 @@ export const refererHosts = z
 const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
   z.prefault(z.object(shape), {} as z.input<z.ZodMiniObject<Shape>>);
 
+/** A moderation score threshold, 0..1; null: never (nothing held, or nothing flagged). */
+const threshold = z.nullable(z.number().check(z.minimum(0), z.maximum(1)));
+
 /** A rate with a burst and a daily cap (lib/accounts/throttle.ts); 0 turns a part off. */
 const rateLimit = (fallback: { per_minute: number; burst: number; per_day: number }) =>
   section({
@@ -330,6 +333,28 @@ export const configSchema = z.object({
     grace_percent: wholeNumber(0, 1000, 10),
     local_interval_seconds: wholeNumber(0, 24 * 60 * 60, 60),
   }),
+  // docs/MODERATION.md: every stored image classified by the moderation worker (nsfwjs on the function, or
+  // Amazon Rekognition), `held` at or above hold_above (null: nothing held; 0: everything, until reviewed),
+  // `flagged` at or above flag_above; per plan by id. An upload within block_distance bits of a taken-down
+  // image's perceptual hash is refused. Reports from anyone, at report_rate per address.
+  moderation: section({
+    enabled: flag(true),
+    provider: z._default(z.enum(['nsfwjs', 'rekognition']), 'nsfwjs'),
+    hold_above: z._default(threshold, 0.85),
+    flag_above: z._default(threshold, 0.5),
+    // A plan's own thresholds (absent: the deployment's) apply to files of owners holding it.
+    plans: z._default(
+      z.record(
+        z.string(),
+        z.object({ hold_above: z.optional(threshold), flag_above: z.optional(threshold) }),
+      ),
+      {},
+    ),
+    block_distance: wholeNumber(0, 6, 6),
+    report_rate: rateLimit({ per_minute: 5, burst: 5, per_day: 50 }),
+  }),
+  // docs/MODERATION.md "Audit": administrators' moderation actions, kept this many days.
+  audit: section({ retention_days: wholeNumber(1, 3650, 365) }),
   // docs/DESIGN.md 17: the owner of a paid plan is mailed once per grant this many days before it ends,
   // by the reminders worker (every 5 minutes in AWS; every local_interval_seconds under npm start, 0: never).
   billing: section({

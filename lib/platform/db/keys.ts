@@ -123,6 +123,11 @@ export type IndexName = (typeof TABLE.indexes)[number]['name'];
 export const TABLE_STREAM_VIEW = 'NEW_IMAGE' as const;
 /** Partition keys of outbox items (lib/billing/outbox.ts) begin with this; nothing else does. */
 export const OUTBOX_KEY_PREFIX = 'OUTBOX#';
+/**
+ * Partition keys of file records (lib/files/files.ts `fileKey`): the moderation worker's mapping takes their
+ * INSERTs (docs/MODERATION.md).
+ */
+export const FILE_KEY_PREFIX = 'file#';
 
 /** CreateTable input for DynamoDB Local and tests (on-demand billing, like production). */
 export function createTableInput(tableName: string): CreateTableCommandInput {

@@ -716,6 +716,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/reports': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Reports a file to the moderators (anyone): `url` is any link the service gave out (`/i/<key>`, a file share `/s/<id>`, a share image link), `reason` one of sexual, violence, hate, illegal, copyright, spam, other, `note` optional. At `moderation.report_rate` per address (docs/MODERATION.md "Reports"). */
+    post: operations['postApiV1Reports'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/upload': {
     parameters: {
       query?: never;
@@ -946,6 +963,123 @@ export interface paths {
      * @description An administrator session; a user session is 403.
      */
     patch: operations['patchApiV1AdminFilesId'];
+    trace?: never;
+  };
+  '/api/v1/files/{id}/content': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The file's bytes, for its owner and administrators only, whatever its moderation (a held file's /i/ link answers 451 to everyone); others 404. */
+    get: operations['getApiV1FilesIdContent'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/moderation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The moderation queue: files held or flagged by the classifier, or reported, oldest first, each with its record, owner and newest reports (administrators).
+     * @description An administrator session; a user session is 403.
+     */
+    get: operations['getApiV1AdminModeration'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/moderation/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reviews a file: `approve` (published for good), `take_down` (deleted, out of the CDN, its likeness refused at upload), or `take_down_and_disable` (also disables the uploader's account, never an administrator's). Each is an audit event (administrators).
+     * @description An administrator session; a user session is 403.
+     */
+    post: operations['postApiV1AdminModerationId'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/blocklist': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The block list: taken-down images' perceptual hashes, newest first (administrators).
+     * @description An administrator session; a user session is 403.
+     */
+    get: operations['getApiV1AdminBlocklist'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/blocklist/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Removes an entry of the block list: its likeness may be uploaded again (administrators).
+     * @description An administrator session; a user session is 403.
+     */
+    delete: operations['deleteApiV1AdminBlocklistId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Administrators' actions, newest first: who, what, on what, from where, when (administrators).
+     * @description An administrator session; a user session is 403.
+     */
+    get: operations['getApiV1AdminAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/v1/albums': {
@@ -6158,6 +6292,107 @@ export interface operations {
       };
     };
   };
+  postApiV1Reports: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          url: string;
+          /** @enum {string} */
+          reason: 'sexual' | 'violence' | 'hate' | 'illegal' | 'copyright' | 'spam' | 'other';
+          note?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted: kept for later handling */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              /** @constant */
+              received: true;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
   postApiV1Upload: {
     parameters: {
       query?: never;
@@ -6200,6 +6435,17 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
             };
           };
         };
@@ -6476,6 +6722,17 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
             };
           };
         };
@@ -6624,6 +6881,17 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                moderation?: {
+                  /** @enum {string} */
+                  state: 'published' | 'flagged' | 'held';
+                  labels: {
+                    name: string;
+                    score: number;
+                  }[];
+                  score: number | null;
+                  reviewed?: boolean;
+                  error?: string;
+                };
               }[];
               next_cursor: string | null;
             };
@@ -6717,6 +6985,17 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
             };
           };
         };
@@ -6920,6 +7199,17 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
             };
           };
         };
@@ -7167,6 +7457,17 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                moderation?: {
+                  /** @enum {string} */
+                  state: 'published' | 'flagged' | 'held';
+                  labels: {
+                    name: string;
+                    score: number;
+                  }[];
+                  score: number | null;
+                  reviewed?: boolean;
+                  error?: string;
+                };
               }[];
               next_cursor: string | null;
             };
@@ -7748,6 +8049,17 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                moderation?: {
+                  /** @enum {string} */
+                  state: 'published' | 'flagged' | 'held';
+                  labels: {
+                    name: string;
+                    score: number;
+                  }[];
+                  score: number | null;
+                  reviewed?: boolean;
+                  error?: string;
+                };
                 /** @description The owner's account id (the `owner_id` filter takes it). */
                 owner_id: string;
                 /** @description The owner's username; null when the account no longer exists. */
@@ -7947,6 +8259,17 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
             };
           };
         };
@@ -7998,6 +8321,593 @@ export interface operations {
       };
       /** @description Payload too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1FilesIdContent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The bytes (Cache-Control: private, no-store), or a 302 to a short presigned GET for a file over 4 MiB. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AdminModeration: {
+    parameters: {
+      query?: {
+        limit?: string;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                file: {
+                  id: string;
+                  key: string;
+                  /** Format: uri */
+                  url: string;
+                  /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+                  thumbnail: string | null;
+                  original_name: string;
+                  filename: string;
+                  hash: string;
+                  /** @enum {string} */
+                  permission: 'private' | 'public';
+                  album_id: string | null;
+                  size: number;
+                  mime_type: string;
+                  width: number;
+                  height: number;
+                  created_at: string;
+                  moderation?: {
+                    /** @enum {string} */
+                    state: 'published' | 'flagged' | 'held';
+                    labels: {
+                      name: string;
+                      score: number;
+                    }[];
+                    score: number | null;
+                    reviewed?: boolean;
+                    error?: string;
+                  };
+                  owner_id: string;
+                };
+                queued_at: string;
+                report_count: number;
+                reports: {
+                  /** @enum {string} */
+                  reason: 'sexual' | 'violence' | 'hate' | 'illegal' | 'copyright' | 'spam' | 'other';
+                  note: string | null;
+                  created_at: string;
+                }[];
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1AdminModerationId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          action: 'approve' | 'take_down' | 'take_down_and_disable';
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @enum {string} */
+              action: 'approve' | 'take_down' | 'take_down_and_disable';
+              moderation: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              } | null;
+              blocked: boolean;
+              owner_disabled: boolean;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AdminBlocklist: {
+    parameters: {
+      query?: {
+        limit?: string;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                id: string;
+                hash: string;
+                file_id: string;
+                owner_id: string;
+                created_at: string;
+                created_by: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1AdminBlocklistId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @constant */
+              deleted: true;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AdminAudit: {
+    parameters: {
+      query?: {
+        limit?: string;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                id: string;
+                actor_id: string;
+                action: string;
+                target: string;
+                from: string;
+                details: {
+                  [key: string]: unknown;
+                };
+                at: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Authenticated but not allowed */
+      403: {
         headers: {
           [name: string]: unknown;
         };
