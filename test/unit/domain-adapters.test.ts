@@ -5,7 +5,7 @@ import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 
-const DOMAINS = ['lib/accounts', 'lib/files', 'lib/billing'];
+const DOMAINS = ['lib/accounts', 'lib/files', 'lib/billing', 'lib/moderation'];
 /** An `@aws-sdk/` package named by an import, an export or a dynamic import (types included). */
 const SDK_IMPORT = /(?:from\s*|import\s*\(?\s*)['"](@aws-sdk\/[^'"]+)['"]/g;
 const SEND = /client\s*\.\s*send\s*\(/g;

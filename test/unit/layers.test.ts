@@ -29,7 +29,7 @@ const LAYERS: Layers = [
   { name: 'edge', prefixes: ['lib/http/'], mayImport: ['domains', 'platform', 'core'] },
   {
     name: 'domains',
-    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/'],
+    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/moderation/'],
     mayImport: ['platform', 'core'],
   },
   { name: 'platform', prefixes: ['lib/platform/'], mayImport: ['core'] },
