@@ -354,7 +354,7 @@ async function moderationFigures(settings: { coldRuns: number; images: number })
     ),
   );
   console.log(
-    `cold starts ${report.samples.cold_ms.join(' ')} (console output besides the figures: ${report.moderation_cold_console_bytes} bytes); per image ${report.samples.per_image_ms.join(' ')}; decode ${report.samples.decode_ms.join(' ')}`,
+    `cold starts ${report.samples.cold_ms.join(' ')} (resident set then ${report.moderation_cold_rss_mib} MiB; console output besides the figures: ${report.moderation_cold_console_bytes} bytes); per image ${report.samples.per_image_ms.join(' ')}; decode ${report.samples.decode_ms.join(' ')}`,
   );
   return report;
 }

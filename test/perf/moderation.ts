@@ -31,6 +31,8 @@ export interface ModerationReport {
   moderation_per_image_ms: number;
   /** Of which: the first frame decoded (shrunk on load), oriented and resized to 224x224. */
   moderation_decode_ms: number;
+  /** The resident set of a cold process after its first answer (the model loaded), the most of any. */
+  moderation_cold_rss_mib: number;
   /** Bytes the cold processes wrote besides their figures, the most of any (banners, warnings). */
   moderation_cold_console_bytes: number;
   bundle_kb: number;
@@ -57,6 +59,7 @@ async function lambdaLikePackage(dir: string): Promise<{ file: string; kb: numbe
 interface ColdRun {
   ready_ms: number;
   first_answer_ms: number;
+  rss_mib: number;
   /** Bytes the process wrote besides its figures (a library's banner would show here; 0 expected). */
   console_bytes: number;
 }
@@ -113,6 +116,7 @@ export async function measureModeration(settings: {
       moderation_cold_ready_ms: round(median(cold.map((run) => run.ready_ms)), 0),
       moderation_per_image_ms: round(median(perImage), 1),
       moderation_decode_ms: round(median(decode), 1),
+      moderation_cold_rss_mib: Math.max(...cold.map((run) => run.rss_mib)),
       moderation_cold_console_bytes: Math.max(...cold.map((run) => run.console_bytes)),
       bundle_kb: bundle.kb,
       cold_runs: settings.coldRuns,

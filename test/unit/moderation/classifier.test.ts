@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Classification, type Classifier, classifierFor } from '#lib/moderation/classifier.ts';
-import { animatedGif, photoJpeg } from '#test/support/images.ts';
+import { animatedGif, notAnImage, photoJpeg, truncated } from '#test/support/images.ts';
 
 const OPTIONS = { maxInputPixels: 50_000_000, region: 'us-east-1' };
 const CLASSES = ['Drawing', 'Hentai', 'Neutral', 'Porn', 'Sexy'];
@@ -110,6 +110,12 @@ describe('the nsfwjs classifier, with its real model', () => {
     const strict = await classifierFor('nsfwjs', { ...OPTIONS, maxInputPixels: 6000 * 4000 - 1 });
     await expect(strict.classify(large)).rejects.toThrow(/pixel limit/);
   }, 60_000);
+
+  it('classifies what a truncated JPEG decodes to, and refuses bytes that are no image', async () => {
+    // Browsers show a cut-off JPEG's top rows: it must not escape classification by failing the decoder.
+    expectWellFormed(await classifier.classify(truncated(await photoJpeg(800, 600, 5), 0.6)));
+    await expect(classifier.classify(notAnImage)).rejects.toThrow();
+  });
 
   it('leaves no tensor behind over 100 images', async () => {
     const photo = await photoJpeg(320, 240, 7);
