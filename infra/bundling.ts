@@ -8,6 +8,7 @@ import type { WorkerName } from '#functions/needs.ts';
 import { RENDER_WORKER_BUNDLE } from '#lib/files/render-processes.ts';
 import { REFERENCE_RENDERER } from '#lib/http/docs-page.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
+import { TFJS_WASM_FILES } from '#lib/moderation/nsfw-model.ts';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -125,6 +126,11 @@ export interface GroupPackages {
    * bundled nor shipped: the function must never reach them, and the deployed-shape test proves it does not.
    */
   unreachable?: string[];
+  /**
+   * Files of packages the bundle reads at run time, copied to the same path under the asset's node_modules
+   * (the moderation model's WebAssembly, lib/moderation/nsfw-model.ts TFJS_WASM_FILES).
+   */
+  files?: readonly string[];
 }
 
 /** What each group (and worker) needs outside its bundle; a Record so a new one does not compile without. */
@@ -132,7 +138,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   accounts: { native: ['argon2'], installed: [...TOTP_PACKAGES, PASSKEY_PACKAGE] },
   // Share passwords are argon2id hashes; a share's thumbnails come through its own door, rendered by sharp.
   shares: { native: ['argon2', 'sharp'], installed: [] },
-  files: { native: [], installed: [FILE_TYPE_PACKAGE] },
+  // sharp for an upload's perceptual hash against the block list (lib/moderation/perceptual-hash.ts), loaded
+  // on the first upload's check only.
+  files: { native: ['sharp'], installed: [FILE_TYPE_PACKAGE] },
   // The API reference's renderer (lib/http/docs-page.ts): files the page loads, read from the package on
   // their first request; never imported, so not bundled.
   meta: { native: [], installed: [REFERENCE_RENDERER] },
@@ -157,7 +165,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   bandwidth: { native: [], installed: [] },
   // Classifies new files: sharp for the model's input, the model (nsfwjs's MobileNetV2, shipped inside its
   // package as code) and TensorFlow.js bundled; Rekognition's client only where the deployment chose it.
-  moderation: { native: ['sharp'], installed: [] },
+  // node-fetch inside TensorFlow.js names `encoding` in a try (its optional charset conversion, for model
+  // downloads this worker never makes): neither bundled nor shipped.
+  moderation: { native: ['sharp'], installed: [], files: TFJS_WASM_FILES, unreachable: ['encoding'] },
 };
 
 /**
@@ -189,6 +199,14 @@ export function processEntryCommands(
       `--log-level=warning ${external.join(' ')} --outfile="${outputDir}/${file}"`,
     ].join(' '),
   );
+}
+
+/** Shell commands for the afterBundling hook: each of the group's package files copied beside the bundle. */
+export function packageFileCommands(inputDir: string, outputDir: string, packages: GroupPackages): string[] {
+  return (packages.files ?? []).map((path) => {
+    const target = `${outputDir}/node_modules/${path}`;
+    return `mkdir -p "$(dirname "${target}")" && cp "${inputDir}/node_modules/${path}" "${target}"`;
+  });
 }
 
 /** functions/<group>/handler.ts, exporting `handler`. */

@@ -44,6 +44,7 @@ import {
   nativeChecks,
   nodeModulesOf,
   PROJECT_ROOT,
+  packageFileCommands,
   processEntryCommands,
 } from './bundling.ts';
 import type { StageConfig } from './stage-config.ts';
@@ -213,6 +214,8 @@ export class ServiceFunction extends Construct {
           afterBundling: (inputDir: string, outputDir: string) => [
             // The scripts it runs as processes of its own, beside index.mjs (the render process).
             ...processEntryCommands(inputDir, outputDir, props.group),
+            // Package files it reads at run time (the moderation model's WebAssembly).
+            ...packageFileCommands(inputDir, outputDir, packages),
             // Its native addons arrived built for Lambda; it imports none that it does not ship.
             ...nativeChecks(outputDir, props.group, packages, npmCpuOf(ARCHITECTURE)),
             // The install needed the project's whole lock file; the function needs neither it nor the

@@ -236,6 +236,12 @@ export class Workers extends Construct {
         }),
       );
     Validations.of(moderation).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(props.resources.bucket)}]`,
+      reason:
+        'Object keys are minted per upload (<prefix>/<yyyy>/<mm>/<dd>/<uuid>...), so GetObject (the only ' +
+        'object action: it reads the originals it classifies) is granted on the key space of this one bucket.',
+    });
+    Validations.of(moderation).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'dynamodb:ListStreams (granted with the stream read by the event source) and, where the deployment ' +

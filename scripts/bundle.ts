@@ -3,8 +3,8 @@
 // left external (argon2, sharp, the TOTP packages, file-type, the CloudFront client, the channels' SDKs:
 // infra/bundling.ts GROUP_PACKAGES) resolve from this project's node_modules here; in AWS they ship beside
 // the bundle.
-import { mkdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { WORKER_NAMES, type WorkerName } from '#functions/needs.ts';
@@ -42,6 +42,12 @@ export async function bundleGroup(
     ...esbuildOptions({ entry: functionEntry(group), outfile: file, packages }),
     metafile: true,
   });
+  // Package files it reads at run time, where the CDK hook puts them (packageFileCommands).
+  for (const path of packages.files ?? []) {
+    const target = join(outDir, group, 'node_modules', path);
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(join(PROJECT_ROOT, 'node_modules', path), target);
+  }
   for (const [name, entry] of Object.entries(PROCESS_ENTRIES[group] ?? {})) {
     await build(
       esbuildOptions({ entry: join(PROJECT_ROOT, entry), outfile: join(outDir, group, name), packages }),

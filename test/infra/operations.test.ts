@@ -7,10 +7,10 @@ import { IMAGE_PATH_PATTERN } from '#infra/cdn.ts';
 import { ALARM_THRESHOLDS, BUSINESS_METRICS, OBSERVABILITY_VARIABLES } from '#infra/operations-metrics.ts';
 import type { ServiceFunction } from '#infra/service-function.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
-import { OUTBOX_STREAM } from '#infra/workers.ts';
+import { MODERATION_STREAM, OUTBOX_STREAM } from '#infra/workers.ts';
 import { EVENT_SOURCE } from '#lib/billing/order-events.ts';
 import { FUNCTION_GROUPS } from '#lib/http/routes.ts';
-import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
+import { FILE_KEY_PREFIX, OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
 import { deployedVariablesOf } from '#lib/wiring/needs.ts';
 import {
   actionsOf,
@@ -77,6 +77,52 @@ beforeAll(() => {
   });
 }, 120_000);
 
+/** The stream mapping of one worker. */
+function mappingOf(worker: 'outbox-drain' | 'moderation', s: Synth = dev): Json {
+  const fn = { Ref: functionIdOf(s, s.stack.workers.functions[worker]) };
+  const found = resourcesOf(s, 'AWS::Lambda::EventSourceMapping').find(
+    ([, mapping]) => JSON.stringify(mapping.Properties.FunctionName) === JSON.stringify(fn),
+  );
+  if (!found) throw new Error(`no stream mapping for ${worker}`);
+  return found[1];
+}
+
+describe('moderation worker', () => {
+  it("reads new file records only, from the stream's newest, a few at a time, retried, then dead-lettered", () => {
+    const props = mappingOf('moderation').Properties;
+    expect(props.StartingPosition).toBe('LATEST');
+    expect(props.BatchSize).toBe(MODERATION_STREAM.batchSize);
+    expect(props.ParallelizationFactor).toBe(MODERATION_STREAM.parallelizationFactor);
+    expect(props.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(props.MaximumRetryAttempts).toBe(MODERATION_STREAM.retryAttempts);
+    expect(props.FilterCriteria.Filters.map((filter: Json) => JSON.parse(filter.Pattern))).toEqual([
+      { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: FILE_KEY_PREFIX }] } } } },
+    ]);
+    const queueId = logicalIdOf(dev, dev.stack.workers.moderationDeadLetters);
+    expect(props.DestinationConfig).toEqual({
+      OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } },
+    });
+  });
+
+  it('may call Rekognition only where the deployment chose it, and never touches the bucket but to read', () => {
+    const actions = (s: Synth) => actionsOf(roleStatements(s, s.stack.workers.functions.moderation));
+    expect(actions(dev)).not.toContain('rekognition:DetectModerationLabels');
+    expect(actions(dev)).toContain('s3:GetObject');
+    expect(actions(dev)).not.toContain('s3:PutObject');
+    const rekognition = synth({
+      config: stageConfigFrom('dev', { ...DEV_FILE, moderation: { provider: 'rekognition' } }),
+    });
+    expect(actions(rekognition)).toContain('rekognition:DetectModerationLabels');
+    for (const group of FUNCTION_GROUPS)
+      expect(actionsOf(roleStatements(rekognition, group)), group).not.toContain(
+        'rekognition:DetectModerationLabels',
+      );
+    // Moderation off: the worker is deployed but nothing feeds it.
+    const off = synth({ config: stageConfigFrom('dev', { ...DEV_FILE, moderation: { enabled: false } }) });
+    expect(resourcesOf(off, 'AWS::Lambda::EventSourceMapping')).toHaveLength(1);
+  }, 120_000);
+});
+
 describe('outbox drain', () => {
   it('turns on the table stream with new images', () => {
     const [[, table]] = resourcesOf(dev, 'AWS::DynamoDB::Table') as [[string, Json]];
@@ -84,8 +130,10 @@ describe('outbox drain', () => {
   });
 
   it('feeds the drain only inserted outbox rows, in small batches, split and retried on failure', () => {
-    const [[, mapping], ...others] = resourcesOf(dev, 'AWS::Lambda::EventSourceMapping') as [[string, Json]];
-    expect(others).toEqual([]);
+    const mappings = resourcesOf(dev, 'AWS::Lambda::EventSourceMapping');
+    // The table's stream has two readers, the most DynamoDB allows per shard: the drain and moderation.
+    expect(mappings).toHaveLength(2);
+    const mapping = mappingOf('outbox-drain');
     const props = mapping.Properties;
     const tableId = logicalIdOf(dev, dev.stack.table);
     expect(props.FunctionName).toEqual({
@@ -107,7 +155,7 @@ describe('outbox drain', () => {
   });
 
   it('sends batches it gave up on to an encrypted, TLS-only dead-letter queue', () => {
-    const [[, mapping]] = resourcesOf(dev, 'AWS::Lambda::EventSourceMapping') as [[string, Json]];
+    const mapping = mappingOf('outbox-drain');
     const queueId = logicalIdOf(dev, dev.stack.workers.outboxDeadLetters);
     expect(mapping.Properties.DestinationConfig).toEqual({
       OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } },

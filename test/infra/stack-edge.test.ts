@@ -19,6 +19,7 @@ import {
   VIEWER_ADDRESS_FUNCTION,
 } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
+import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import { acceptClassOf, parseRenditionQuery, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
@@ -214,9 +215,24 @@ describe('CDN', () => {
     const served = await denied.handler(viewerEvent(`/i/${other}`));
 
     // Looked up by the object key, as the takedowns worker lists it; no origin chosen for a denied key.
-    expect(denied.lookedUp).toEqual([KEY, KEY, KEY, other]);
+    // A key not denied is then looked up as held (`h:<key>`).
+    expect(denied.lookedUp).toEqual([KEY, KEY, KEY, other, `h:${other}`]);
     expect(denied.selected).toEqual([]);
     expect(served.uri).toBe(`/${other}`);
+  });
+
+  it('answers 451 with a short page for a file held for review, renditions included, before the cache', async () => {
+    const held = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [`h:${KEY}`]);
+    const other = '2026/11/21/1f8fad5b-d9cb-469f-a165-70867728950e.png';
+
+    for (const query of ['', 'w=480&f=webp', 'p=thumb']) {
+      const answer = await held.handler(viewerEvent(`/i/${KEY}`, query));
+      expect(answer.statusCode, query).toBe(451);
+      expect(answer.body.data, query).toBe(HELD_MESSAGE);
+      expect(answer.headers['cache-control'].value, query).toBe('no-store');
+    }
+    expect(held.selected).toEqual([]);
+    expect((await held.handler(viewerEvent(`/i/${other}`))).uri).toBe(`/${other}`);
   });
 
   it("applies the owner's rules from the store by the tag in the key: stopped is 403, a Referer outside the list 403", async () => {
