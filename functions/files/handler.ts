@@ -71,7 +71,7 @@ export function createFilesHandler(
         requestContentType: 'multipart/form-data',
         response: uploadRecordSchema,
         // Not an allowed type; the static token past its rate; over the owner's storage quota (docs/DESIGN.md 11).
-        errors: [415, 429, 507],
+        errors: [415, 429, 451, 507],
         run: async (request) => {
           const declared = Number(request.headers['content-length']);
           const record = await uploadServices().directUploads.upload(ownerOf(request), {
@@ -95,7 +95,7 @@ export function createFilesHandler(
         summary: 'Checks a presigned upload and records it (idempotent).',
         response: uploadRecordSchema,
         // 409: the object changed while it was being confirmed (a second PUT); nothing recorded.
-        errors: [409, 410, 415, 429, 507],
+        errors: [409, 410, 415, 429, 451, 507],
         run: async (request) =>
           ok(await uploadServices().confirms.confirm(ownerOf(request), request.body.key)),
       }),

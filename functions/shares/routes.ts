@@ -163,7 +163,7 @@ export function shareRoutes(deps: () => SharesDeps) {
         'Opens a share (no login), counting one view when it has a view limit: the file or the album\'s current files, by URL only. 401 a missing or wrong password (429 after 10), 410 "share is no longer available".',
       body: openBody,
       response: openedView,
-      errors: [401, 404, 410, 429],
+      errors: [401, 404, 410, 429, 451],
       run: async (request) =>
         ok(
           await shares().open(request.params.id ?? '', request.body.password || undefined, request.sourceIp),
@@ -173,7 +173,7 @@ export function shareRoutes(deps: () => SharesDeps) {
       summary: 'The share as a page without script; a password share shows its form (401).',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the password form, or why it cannot be shown.',
-      errors: [401, 410, 429],
+      errors: [401, 410, 429, 451],
       run: async (request) => openPage(shares(), request, undefined),
     }),
     'POST /s/{id}': defineRoute({
@@ -181,7 +181,7 @@ export function shareRoutes(deps: () => SharesDeps) {
       requestContentType: 'application/x-www-form-urlencoded',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the form again (401) or why it cannot be shown.',
-      errors: [401, 410, 429],
+      errors: [401, 410, 429, 451],
       maxBodyBytes: 4096,
       run: async (request) => openPage(shares(), request, formPassword(request.rawBody)),
     }),
@@ -190,7 +190,7 @@ export function shareRoutes(deps: () => SharesDeps) {
         'A 302 to one random image of a shared album (or the shared file), counted as a view; 401 for a share with a password.',
       successStatus: 302,
       responseDescription: "A redirect (Cache-Control: no-store) to the image's link through the share.",
-      errors: [401, 404, 410],
+      errors: [401, 404, 410, 451],
       run: async (request) => ({
         kind: 'raw',
         status: 302,
@@ -213,7 +213,7 @@ export function shareRoutes(deps: () => SharesDeps) {
       responseContentType: 'application/octet-stream',
       responseDescription:
         'The bytes (Cache-Control: public, max-age of at most 60 seconds), or a 302 to a short presigned GET for an original over 4 MiB. 400 any other query; 404 a link this share did not give or a file no longer in its album; 410 the share revoked, expired or its file or album deleted, or the link expired.',
-      errors: [400, 404, 410, 415, 422],
+      errors: [400, 404, 410, 415, 422, 451],
       run: async (request) => shareImage(deps(), request),
     }),
   };

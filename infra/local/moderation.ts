@@ -54,10 +54,10 @@ export async function startLocalModeration(options: {
       log.warn('the local moderation worker could not read the stream; trying again', { error });
     }
     if (stopped) return;
-    timer = setTimeout(() => void tick(), options.intervalMs ?? 500);
+    timer = setTimeout(() => void tick(), options.intervalMs ?? 1_000);
     timer.unref();
   };
-  timer = setTimeout(() => void tick(), options.intervalMs ?? 500);
+  timer = setTimeout(() => void tick(), options.intervalMs ?? 1_000);
   timer.unref();
   return {
     poller,

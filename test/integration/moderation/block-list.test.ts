@@ -9,6 +9,7 @@ import { type BlockEntry, BlockList, MAX_BLOCK_DISTANCE } from '#lib/moderation/
 import { hammingDistance, perceptualHash } from '#lib/moderation/perceptual-hash.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { shardOf } from '#lib/platform/db/shards.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import { photoJpeg } from '#test/support/images.ts';
 import { testTable } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
@@ -64,7 +65,7 @@ describe('the block list', () => {
     expect(added).toMatchObject({
       hash: blocked!.hash,
       reason: 'taken down',
-      created_at: new Date(now).toISOString(),
+      created_at: isoWithOffset(new Date(now)),
     });
 
     expect(await blocks.nearest(disguised!.hash, MAX_BLOCK_DISTANCE)).toEqual(added);

@@ -5884,6 +5884,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -5966,6 +5975,16 @@ export interface operations {
       };
       /** @description Throttled (Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
         headers: {
           [name: string]: unknown;
         };
@@ -6088,6 +6107,16 @@ export interface operations {
           'text/html': unknown;
         };
       };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -6164,6 +6193,15 @@ export interface operations {
       };
       /** @description Throttled (Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
         headers: {
           [name: string]: unknown;
         };
@@ -6264,6 +6302,16 @@ export interface operations {
       };
       /** @description Throttled (Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
         headers: {
           [name: string]: unknown;
         };
@@ -6506,6 +6554,15 @@ export interface operations {
       };
       /** @description Throttled (Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
         headers: {
           [name: string]: unknown;
         };
@@ -6802,6 +6859,15 @@ export interface operations {
       };
       /** @description Throttled (Retry-After) */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Held for review, or a likeness of a taken-down image (docs/MODERATION.md) */
+      451: {
         headers: {
           [name: string]: unknown;
         };
