@@ -42,8 +42,8 @@ export const FLOORS = [
   {
     path: 'confirm',
     request: '`POST /api/v1/upload/confirm`',
-    floor: 4,
-    why: 'the caller is authenticated before anything else is read (an unauthenticated caller causes no reads beyond its credential’s); then the pending upload and the usage together, the incoming bytes, and the stored bytes with the record’s transaction together (the incoming object left to the bucket’s 1-day expiry rule for incoming/)',
+    floor: 5,
+    why: 'the caller is authenticated before anything else is read (an unauthenticated caller causes no reads beyond its credential’s); then the pending upload and the usage together, the incoming bytes, their likeness in the block list (only once the bytes are read, and before anything is recorded), and the stored bytes with the record’s transaction together (the incoming object left to the bucket’s 1-day expiry rule for incoming/)',
   },
   {
     path: 'order',

@@ -57,6 +57,36 @@ export function makePng(width: number, height: number, rgb: [number, number, num
 }
 
 /**
+ * An 8-bit RGB PNG of a 4x4 grid of colours from `seed` over a diagonal gradient: a picture with a layout
+ * (its perceptual hash is informative, lib/moderation/perceptual-hash.ts), another for every seed.
+ */
+export function makePatternPng(width: number, height: number, seed: number): Buffer {
+  let state = (seed * 2654435761) >>> 0 || 1;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) & 255;
+  };
+  const cells = Array.from({ length: 16 }, () => [next(), next(), next()]);
+  const ihdr = Buffer.concat([u32be(width), u32be(height), Buffer.from([8, 2, 0, 0, 0])]);
+  const raw = Buffer.alloc(height * (1 + width * 3));
+  for (let y = 0; y < height; y += 1) {
+    for (let x = 0; x < width; x += 1) {
+      const cell = cells[Math.floor((y * 4) / height) * 4 + Math.floor((x * 4) / width)]!;
+      const shade = Math.floor(((x + y) * 64) / (width + height));
+      for (let c = 0; c < 3; c += 1) raw[y * (1 + width * 3) + 1 + x * 3 + c] = (cell[c]! + shade) & 255;
+    }
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/**
  * A GIF89a of colour 0 (red). The LZW stream sends a clear code before every pixel, so the code table never
  * grows and the code width stays 3 bits: valid for any decoder, trivially simple to write.
  */

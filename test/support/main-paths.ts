@@ -13,7 +13,7 @@ import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { createTestAccount, type TestAccount } from './accounts.ts';
 import { apiEvent, lambdaContext } from './events.ts';
 import { buildEpayNotify, epayNotifyFields } from './fake-gateways/index.ts';
-import { buildMultipart, makePng } from './images.ts';
+import { buildMultipart, makePatternPng, makePng } from './images.ts';
 
 export type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 
@@ -51,11 +51,14 @@ export function dataOf<T>(result: ApiResult): T {
   return (JSON.parse(result.body ?? '{}') as { data: T }).data;
 }
 
-/** A small PNG whose bytes differ every call (a new file, never a dedupe hit). */
+/**
+ * A small PNG whose bytes differ every call (a new file, never a dedupe hit), with a layout, so an upload's
+ * likeness is looked up in the block list as a photo's is (docs/MODERATION.md).
+ */
 let pngs = 0;
 export function freshPng(): Buffer {
   pngs += 1;
-  return makePng(2 + (pngs % 29), 2 + ((pngs >> 5) % 29), [pngs & 255, (pngs >> 8) & 255, process.pid & 255]);
+  return makePatternPng(48 + (pngs % 29), 36 + ((pngs >> 5) % 29), pngs * 65_536 + process.pid);
 }
 
 /** A new source address per call, as logins of many people come from many addresses. */
