@@ -623,6 +623,7 @@ async function main(): Promise<void> {
     };
     const takedowns = (await import('#functions/takedowns/handler.ts')).handler;
     const reminders = (await import('#functions/reminders/handler.ts')).handler;
+    const moderationWorker = (await import('#functions/moderation/handler.ts')).handler;
     const { lambdaContext } = await import('#test/support/events.ts');
     const { testTable } = await import('#test/support/resources.ts');
     const recorder = new HeatRecorder();
@@ -636,6 +637,7 @@ async function main(): Promise<void> {
       workers: {
         takedowns: () => takedowns({}, lambdaContext as never),
         reminders: () => reminders({}, lambdaContext as never),
+        moderation: (event) => moderationWorker(event, lambdaContext as never),
       },
       table: testTable(),
       listingShards: config.listing_shards,

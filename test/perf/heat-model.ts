@@ -36,6 +36,10 @@ export const TARGET_RATES: Record<string, number> = {
   'takedowns-run': 1000 / 60,
   // 1 million renewal reminders a day, per reminder mailed.
   reminders: 1_000_000 / 86_400,
+  // Every upload classified once by the moderation worker (docs/MODERATION.md), and a report for one in
+  // fifty of them (a busy host's abuse desk sees far fewer).
+  classify: 500,
+  report: 10,
 };
 
 /** The target's multiple every key must still hold at (docs/DESIGN.md 24): at 10x, within its partition. */

@@ -4,10 +4,12 @@
 // the anonymous cap over shards already holding more than a page each, channel orders and the verified
 // callbacks that settle them, orders with one popular coupon, views of one viral share link and of one album
 // share (no password, no limit), deletes, takedowns by an administrator and the takedowns worker's runs
-// over them, and the reminders worker over grants ending soon. Every request runs inside the heat
+// over them, the reminders worker over grants ending soon, the moderation worker's classification of every
+// upload (docs/MODERATION.md), and anonymous reports of a tenth of them. Every request runs inside the heat
 // recorder's `track`, so each partition it touches is charged to its path and caller. Shared by the
 // load-mix test and the bench's heat run.
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { renewalItem } from '#lib/billing/renewals.ts';
 import { type FileItem, fileKey, fileListingKeys, GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { Grant } from '#lib/files/quota-model.ts';
@@ -36,11 +38,23 @@ export interface LoadMixHandlers {
   shares: Handler;
 }
 
-/** The scheduled workers whose runs are part of the mix; each answers how many items it took. */
+/** The workers whose runs are part of the mix; the scheduled ones answer how many items they took. */
 export interface LoadMixWorkers {
   takedowns: () => Promise<{ denied: number }>;
   reminders: () => Promise<{ reminded: number }>;
+  /** The moderation worker's stream batch of one new file record. */
+  moderation: (event: DynamoDBStreamEvent) => Promise<{ batchItemFailures: unknown[] }>;
 }
+
+/** A stream record of a new file record, as Lambda hands it to the moderation worker. */
+const insertOf = (id: string): DynamoDBStreamEvent => ({
+  Records: [
+    {
+      eventName: 'INSERT',
+      dynamodb: { Keys: { pk: { S: `file#${id}` }, sk: { S: 'file' } }, SequenceNumber: '1' },
+    },
+  ],
+});
 
 export interface LoadMixOptions {
   handlers: LoadMixHandlers;
@@ -294,7 +308,29 @@ export async function runLoadMix(options: LoadMixOptions): Promise<LoadMixReport
           200,
         ),
       );
-      person.uploads.push(dataOf<{ id: string }>(uploaded).id);
+      const upload = dataOf<{ id: string; url: string }>(uploaded);
+      person.uploads.push(upload.id);
+      // The moderation worker's classification of it, as the table's stream hands it the new record.
+      await recorder.track('classify', 'moderation-worker', async () => {
+        const answer = await options.workers.moderation(insertOf(upload.id));
+        if (answer.batchItemFailures.length > 0) throw new Error('the moderation worker failed a file');
+        return answer;
+      });
+      if (n % 10 === 7) {
+        // A stranger reports it (anonymous, from an address of their own).
+        await track('report', `reporter-${n}`, () =>
+          call(
+            handlers.shares,
+            apiEvent({
+              method: 'POST',
+              path: '/api/v1/reports',
+              body: { url: upload.url, reason: 'spam' },
+              sourceIp: `192.0.2.${n % 250}`,
+            }),
+            202,
+          ),
+        );
+      }
       if (options.staticToken && n % 5 === 0) {
         // Another machine of the site's operator: many clients share the one static token.
         await track('upload-static', `static-client-${n}`, () =>

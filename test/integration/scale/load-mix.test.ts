@@ -43,6 +43,7 @@ beforeAll(async () => {
     workers: {
       takedowns: () => deps.handlers.takedowns({}, lambdaContext as Context),
       reminders: () => reminders.run(),
+      moderation: (event) => deps.handlers.moderation(event, lambdaContext as Context),
     },
     table: deps.table,
     listingShards: deps.settings.listing_shards,
