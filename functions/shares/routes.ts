@@ -65,6 +65,8 @@ async function openPage(
         views: opened.share.views,
         maxViews: opened.share.max_views,
         expiresAt: opened.share.expires_at,
+        // An album's share is reported image by image (the API refuses its page's link).
+        report: { console: shares.consoleUrl, page: opened.album ? null : shares.pageUrl(opened.share.id) },
       },
       200,
     );
