@@ -122,6 +122,14 @@ export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...res
             <a href={file.url} target="_blank" rel="noopener">
               Open original
             </a>
+            {mode === 'gallery' && (
+              <>
+                {' · '}
+                <a href={`#/report?url=${encodeURIComponent(file.url)}`}>
+                  Report<span class="visually-hidden"> {file.original_name}</span>
+                </a>
+              </>
+            )}
           </p>
           <FileLinks key={`links-${file.id}`} file={file} />
           {mode !== 'gallery' && <FileControls key={file.id} file={file} mode={mode} {...rest} />}
