@@ -1,10 +1,11 @@
-// Moderation in the console, in a real Chromium against `npm start` (docs/MODERATION.md): a visitor with no
-// session reports a public image from the gallery's lightbox and another from a share page's Report link;
-// the administrator sees each in the review queue with its report, approves the first (it leaves the queue
-// and stays served) and takes the second down (its link then answers 404, its likeness is on the block
-// list, and the audit log has both reviews). The report page, the queue, the block list and the audit log
-// are screenshotted at both widths and checked with axe-core. Skips itself, saying why, when Chromium is
-// absent.
+// Moderation in the console, in a real Chromium against `npm start` (docs/MODERATION.md) holding every
+// upload until reviewed (`moderation.hold_above` 0): the owner sees their held uploads in My files, badged
+// and drawn through the content route while their links answer 451; the administrator approves them from
+// the review queue; a visitor with no session reports one from the gallery's lightbox and the other from a
+// share page's Report link; the administrator sees each report in the queue, approves the first (it leaves
+// the queue and stays served) and takes the second down (its link then answers 404, its likeness is on the
+// block list, and the audit log has all four reviews). The pages are screenshotted at both widths and checked
+// with axe-core. Skips itself, saying why, when Chromium is absent.
 import { describe, expect, it } from 'vitest';
 import {
   type Browser,
@@ -22,6 +23,7 @@ import {
   heading,
   itRanWithoutPolicyViolations,
   logIn,
+  logOut,
   newAccount,
   page,
   poll,
@@ -33,12 +35,13 @@ import {
 const MISSING = browserMissing('the moderation journey');
 const USER = newAccount('uploader');
 
-useConsoleService(MISSING);
+useConsoleService(MISSING, { MODERATION__HOLD_ABOVE: '0' });
 
 interface Uploaded {
   id: string;
   url: string;
   original_name: string;
+  moderation?: { state: string };
 }
 
 let userToken = '';
@@ -85,14 +88,64 @@ async function openQueue(): Promise<void> {
 }
 
 describe('moderation in the console (npm start, Chromium)', () => {
-  it('lets a visitor with no session report a public image from the gallery lightbox', async (context) => {
+  it('shows the owner their held uploads, badged and drawn through the content route, while their links answer 451', async (context) => {
     if (MISSING) context.skip(MISSING);
     await registerAccount(USER);
     const login = await apiCall('POST', '/auth/login', undefined, USER);
     userToken = login.data.token;
     uploaded.harbour = await upload('harbour.jpg', await photoJpeg(640, 480, 1));
     uploaded.meadow = await upload('meadow.jpg', await photoJpeg(800, 600, 2));
+    // The moderation worker classifies each upload from the table's stream: held, under this policy.
+    await poll(async () => {
+      const listed = await apiCall('GET', '/api/v1/files?limit=10', userToken);
+      return (listed.data.items as Uploaded[]).map((file) => file.moderation?.state).sort();
+    }).toEqual(['held', 'held']);
+    expect((await fetch(uploaded.harbour.url)).status).toBe(451);
 
+    await page.goto(`${service.url}/#/login`);
+    await logIn(USER.username, USER.password);
+    await heading('My files');
+    const grid = page.getByRole('list', { name: 'My files' });
+    await poll(() => grid.getByText('Held for review').count()).toBe(2);
+    const picture = grid.getByRole('img', { name: 'harbour.jpg' });
+    await poll(() =>
+      picture.evaluate((element) => (element as unknown as { naturalWidth: number }).naturalWidth),
+    ).toBe(640);
+    expect(await picture.getAttribute('src')).toMatch(/^blob:/);
+    await grid.getByRole('button', { name: 'harbour.jpg', exact: true }).click();
+    await page.getByRole('dialog').getByText('Held for review: its links answer 451').waitFor();
+    await page.keyboard.press('Escape');
+    await poll(() => page.getByRole('dialog').count()).toBe(0);
+    await checkPage('held-files');
+    await logOut();
+  }, 120_000);
+
+  it('lets the administrator approve held files from the review queue', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    await logIn(ADMIN.username, ADMIN.password);
+    await heading('Accounts');
+    await openQueue();
+    for (const name of ['harbour.jpg', 'meadow.jpg']) {
+      const entry = queueEntry(name);
+      await entry.getByText('Held', { exact: true }).waitFor();
+      await entry.getByText('No reports.').waitFor();
+      await poll(() =>
+        entry
+          .getByRole('img', { name })
+          .evaluate((element) => (element as unknown as { naturalWidth: number }).naturalWidth),
+      ).toBeGreaterThan(0);
+    }
+    await checkPage('admin-moderation-held');
+    await queueEntry('harbour.jpg').getByRole('button', { name: 'Approve harbour.jpg' }).click();
+    await page.getByRole('status').filter({ hasText: 'Approved: harbour.jpg is published' }).waitFor();
+    await queueEntry('meadow.jpg').getByRole('button', { name: 'Approve meadow.jpg' }).click();
+    await page.getByRole('status').filter({ hasText: 'Approved: meadow.jpg is published' }).waitFor();
+    await page.getByText('Nothing waits for review.').waitFor();
+    await poll(async () => (await fetch(uploaded.harbour.url)).status).toBe(200);
+  }, 120_000);
+
+  it('lets a visitor with no session report a public image from the gallery lightbox', async (context) => {
+    if (MISSING) context.skip(MISSING);
     await asVisitor(async (visitor) => {
       const other = await visitor.context.newPage();
       other.setDefaultTimeout(60_000);
@@ -111,10 +164,8 @@ describe('moderation in the console (npm start, Chromium)', () => {
 
   it('shows the report in the review queue; Approve takes the file out of it and keeps it served', async (context) => {
     if (MISSING) context.skip(MISSING);
-    await page.goto(`${service.url}/#/login`);
-    await logIn(ADMIN.username, ADMIN.password);
-    await heading('Accounts');
-    await openQueue();
+    await page.reload();
+    await heading('Review queue');
     const entry = queueEntry('harbour.jpg');
     await entry.getByText('Spam or scam: “Posted all over a forum”', { exact: false }).waitFor();
     await entry.getByText('1 report:').waitFor();
@@ -169,7 +220,7 @@ describe('moderation in the console (npm start, Chromium)', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
     await heading('Audit log');
     await page.getByRole('cell', { name: 'moderation.take_down', exact: true }).waitFor();
-    await page.getByRole('cell', { name: 'moderation.approve', exact: true }).waitFor();
+    await poll(() => page.getByRole('cell', { name: 'moderation.approve', exact: true }).count()).toBe(3);
     await checkPage('admin-audit');
   }, 120_000);
 
