@@ -365,12 +365,6 @@ export class ShareService {
     return `${this.pageUrl(shareId)}/i/${await this.deps.grants.issue(shareId, file.id)}`;
   }
 
-  /** The console's address (`{base_url}/`): a share page's Report links open its report page. */
-  get consoleUrl(): string {
-    return `${this.deps.baseUrl.replace(/\/+$/, '')}/`;
-  }
-
-  /** A share's page: `{base_url}/s/<id>`. */
   pageUrl(shareId: string): string {
     return `${this.deps.baseUrl.replace(/\/+$/, '')}/s/${shareId}`;
   }
