@@ -56,6 +56,8 @@ async function openPage(
     // Anyone's same page, with nothing counted per open: the CDN may keep it a minute (no longer than
     // the share lives). A password or a view limit makes each open its own.
     const lifetime = password === undefined ? shares.cacheableFor(opened) : undefined;
+    // `{base_url}/s/<id>`: the console is `{base_url}/`, where the page's Report links go.
+    const pageUrl = shares.pageUrl(opened.share.id);
     const result = page(
       shares,
       {
@@ -65,6 +67,11 @@ async function openPage(
         views: opened.share.views,
         maxViews: opened.share.max_views,
         expiresAt: opened.share.expires_at,
+        // An album's share is reported image by image (the API refuses its page's link).
+        report: {
+          console: pageUrl.slice(0, pageUrl.lastIndexOf('/s/') + 1),
+          page: opened.album ? null : pageUrl,
+        },
       },
       200,
     );

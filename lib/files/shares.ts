@@ -365,7 +365,7 @@ export class ShareService {
     return `${this.pageUrl(shareId)}/i/${await this.deps.grants.issue(shareId, file.id)}`;
   }
 
-  private pageUrl(shareId: string): string {
+  pageUrl(shareId: string): string {
     return `${this.deps.baseUrl.replace(/\/+$/, '')}/s/${shareId}`;
   }
 

@@ -1,6 +1,7 @@
 // GET /s/{id}: a share link as a page without script (docs/DESIGN.md 16), under the same rules as /docs: one
 // inline style sheet allowed by its hash, every text escaped; images from the service's own origin only; a
-// password form that posts to the page itself.
+// password form that posts to the page itself; a "Report" link for each image (and for a file's share) to
+// the console's report page (docs/MODERATION.md "Reports").
 import { createHash } from 'node:crypto';
 import type { ShareItemView } from '#lib/files/shares.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
@@ -16,6 +17,8 @@ export type SharePageState =
       views: number;
       maxViews: number | null;
       expiresAt: string | null;
+      /** The console (`{base_url}/`) and, for a file's share, the page's own link: what a Report link names. */
+      report: { console: string; page: string | null };
     }
   | { kind: 'password'; id: string; wrong: boolean }
   | { kind: 'refused'; title: string; message: string };
@@ -33,6 +36,7 @@ h1{font-size:1.6rem;margin:0 0 .25rem;overflow-wrap:anywhere}
 .cap{padding:.5rem .75rem;font-size:.875rem}
 .cap b{display:block;font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .cap span{color:#465062}
+.grid .report,.report{display:inline-block;padding:0 .75rem .5rem;font-size:.875rem;color:#465062;text-decoration:underline}
 .meta{color:#465062;font-size:.875rem;margin-top:1.5rem}
 form{background:#fff;border:1px solid #d7dce4;border-radius:8px;padding:1.25rem;max-width:24rem}
 label{display:block;font-weight:600;margin-bottom:.5rem}
@@ -59,13 +63,19 @@ function sizeText(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-function itemHtml(item: SharePageItem): string {
+/** A link to the console's report page naming `url`: plain HTML, the page runs no script. */
+function reportLink(consoleUrl: string, url: string, what: string): string {
+  const href = `${consoleUrl}#/report?url=${encodeURIComponent(url)}`;
+  return `<a class="report" href="${escapeHtml(href)}" aria-label="${escapeHtml(`Report ${what}`)}">Report</a>`;
+}
+
+function itemHtml(item: SharePageItem, consoleUrl: string): string {
   const dimensions = item.width > 0 && item.height > 0 ? `${item.width} × ${item.height}, ` : '';
   return `<li><a href="${escapeHtml(item.url)}"><img src="${escapeHtml(item.thumbnail ?? item.url)}" alt="${escapeHtml(
     item.original_name,
   )}" loading="lazy"><div class="cap"><b>${escapeHtml(item.original_name)}</b><span>${escapeHtml(
     `${dimensions}${sizeText(item.size)}`,
-  )}</span></div></a></li>`;
+  )}</span></div></a>${reportLink(consoleUrl, item.url, item.original_name)}</li>`;
 }
 
 function body(state: SharePageState): { title: string; html: string } {
@@ -90,16 +100,18 @@ ${state.wrong ? '<p class="error" role="alert">That password is wrong.</p>' : ''
   const list =
     state.items.length === 0
       ? '<p class="lead">This album is empty.</p>'
-      : `<ul class="grid">${state.items.map(itemHtml).join('')}</ul>`;
+      : `<ul class="grid">${state.items.map((item) => itemHtml(item, state.report.console)).join('')}</ul>`;
   // An unlimited link's views are not counted per request (docs/ALBUMS.md): only a limit's are shown.
   const limits = [
     ...(state.maxViews === null ? [] : [`Views: ${state.views} of ${state.maxViews}`]),
     ...(state.expiresAt ? [`available until ${state.expiresAt}`] : []),
   ].join('; ');
   const meta = limits ? `<p class="meta">${escapeHtml(limits)}.</p>` : '';
+  const { console: consoleUrl, page } = state.report;
+  const report = page === null ? '' : `<p>${reportLink(consoleUrl, page, 'this share')}</p>`;
   return {
     title,
-    html: `<h1>${escapeHtml(title)}</h1>${lead}${list}${meta}`,
+    html: `<h1>${escapeHtml(title)}</h1>${lead}${list}${meta}${report}`,
   };
 }
 

@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeOutcome, runBulk } from './bulk.ts';
-import { type GridFile, Thumbnail } from './file-links.tsx';
+import { type GridFile, isHeld, Thumbnail } from './file-links.tsx';
 import { type AlbumChoice, type GridMode, Lightbox } from './lightbox.tsx';
 import { SelectionBar } from './selection-bar.tsx';
 import { CardGrid, copyText, errorText, FormError, Status } from './ui.tsx';
@@ -111,6 +111,7 @@ export function FileGrid<T extends GridFile>({
                 {file.original_name}
               </span>
             </button>
+            {isHeld(file) && <span class="badge badge-held">Held for review</span>}
             {selectable && (
               <label class="tile-check">
                 <input

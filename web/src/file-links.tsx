@@ -1,6 +1,9 @@
 // A file's pictures and links as the console draws them: the link formats, the presets of its record's
-// thumbnail URL (docs/IMAGES.md "Presets and signatures"), and the picture itself, never the original.
-import type { DataOf } from './api/client.ts';
+// thumbnail URL (docs/IMAGES.md "Presets and signatures"), and the picture itself, never the original but
+// for a file held for review: its links answer 451 to everyone, so its owner and administrators see its
+// bytes through the content route (with the session), as a blob URL.
+import { useEffect, useState } from 'preact/hooks';
+import { api, type DataOf } from './api/client.ts';
 
 /** A file of the owner's listing; the back office's items add their owner. */
 export type FileItem = DataOf<'/api/v1/files', 'get'>['items'][number];
@@ -36,7 +39,45 @@ export function typeLabel(file: Pick<FileItem, 'key'>): string {
   return file.key.slice(file.key.lastIndexOf('.') + 1).toUpperCase();
 }
 
-type Drawable = Pick<FileItem, 'thumbnail' | 'key' | 'original_name'>;
+type Drawable = Pick<FileItem, 'id' | 'thumbnail' | 'key' | 'original_name' | 'moderation'>;
+
+export const isHeld = (file: Pick<FileItem, 'moderation'>) => file.moderation?.state === 'held';
+
+/** The file's bytes through `GET /api/v1/files/{id}/content` as a blob URL (undefined until loaded). */
+function useContentUrl(id: string): string | undefined {
+  const [url, setUrl] = useState<string>();
+  useEffect(() => {
+    let made: string | undefined;
+    let live = true;
+    api
+      .GET('/api/v1/files/{id}/content', { params: { path: { id } }, parseAs: 'blob' })
+      .then(({ data, response }) => {
+        if (!live || !response.ok || !data) return;
+        made = URL.createObjectURL(data);
+        setUrl(made);
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+      if (made) URL.revokeObjectURL(made);
+    };
+  }, [id]);
+  return url;
+}
+
+/** A held file's picture, through the content route. */
+function HeldPicture({ file, large = false }: { file: Drawable; large?: boolean }) {
+  const url = useContentUrl(file.id);
+  return (
+    <img
+      class={large ? 'lightbox-picture' : undefined}
+      decoding="async"
+      {...(large ? {} : { width: 240, height: 240 })}
+      alt={file.original_name}
+      {...(url ? { src: url } : {})}
+    />
+  );
+}
 
 /**
  * A grid's picture of a file: the record's thumbnail (a small rendition, so a page of 12-megapixel photos
@@ -45,6 +86,7 @@ type Drawable = Pick<FileItem, 'thumbnail' | 'key' | 'original_name'>;
  * `elementtiming` lets a page measure when the first one was painted.
  */
 export function Thumbnail({ file }: { file: Drawable }) {
+  if (isHeld(file)) return <HeldPicture file={file} />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
   // `small` is twice the thumbnail's 480 pixels.
   const double = asPreset(file.thumbnail, 'small');
@@ -65,6 +107,7 @@ export function Thumbnail({ file }: { file: Drawable }) {
 
 /** The lightbox's picture: the 1200-wide `medium` preset (`large`, 1920, on dense screens), never the original. */
 export function LargePicture({ file }: { file: Drawable }) {
+  if (isHeld(file)) return <HeldPicture file={file} large />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
   const large = asPreset(file.thumbnail, 'medium') ?? file.thumbnail;
   const double = asPreset(file.thumbnail, 'large');

@@ -126,7 +126,13 @@ export function Field<V extends Values>({
       <label for={id}>{label}</label>
       {multiline ? (
         // Text that keeps its line breaks (a pasted PEM key): a one-line input would join them.
-        <textarea {...shared} rows={4} spellcheck={false} autoComplete={input.autoComplete} />
+        <textarea
+          {...shared}
+          rows={4}
+          spellcheck={false}
+          autoComplete={input.autoComplete}
+          maxLength={input.maxLength}
+        />
       ) : (
         // Preact types each input type apart; these five share every attribute used here.
         <input type={type as 'text'} {...shared} {...input} />

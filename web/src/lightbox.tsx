@@ -7,6 +7,7 @@ import { api, call } from './api/client.ts';
 import { session } from './api/session.ts';
 import {
   type GridFile,
+  isHeld,
   LargePicture,
   LINK_FORMATS,
   type LinkFormat,
@@ -108,6 +109,12 @@ export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...res
             {formatBytes(file.size)}
             {file.width ? ` · ${file.width}×${file.height}` : ''} · {formatTime(file.created_at)}
           </p>
+          {isHeld(file) && (
+            <p class="notice notice-warning">
+              Held for review: its links answer 451 to everyone until a moderator approves it; only its owner
+              and administrators see it here.
+            </p>
+          )}
           {mode === 'admin' && file.owner_id && (
             <p>
               Owner: <strong>{owner}</strong>{' '}
@@ -122,6 +129,14 @@ export function Lightbox({ files, index, mode, onIndex, onClose, onOwner, ...res
             <a href={file.url} target="_blank" rel="noopener">
               Open original
             </a>
+            {mode === 'gallery' && (
+              <>
+                {' · '}
+                <a href={`#/report?url=${encodeURIComponent(file.url)}`}>
+                  Report<span class="visually-hidden"> {file.original_name}</span>
+                </a>
+              </>
+            )}
           </p>
           <FileLinks key={`links-${file.id}`} file={file} />
           {mode !== 'gallery' && <FileControls key={file.id} file={file} mode={mode} {...rest} />}

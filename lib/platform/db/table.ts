@@ -131,6 +131,8 @@ export class Table {
     keys: Key[],
     options: { includeExpired?: boolean } = {},
   ): Promise<Array<T | undefined>> {
+    // BatchGetItem refuses an empty request (a ValidationException): nothing asked, nothing read.
+    if (keys.length === 0) return [];
     const { Responses, UnprocessedKeys } = await this.client.send(
       new BatchGetCommand({ RequestItems: { [this.name]: { Keys: keys, ConsistentRead: true } } }),
     );

@@ -30,8 +30,11 @@ export let dataDir: string;
 /** Content-Security-Policy reports the page logged; a journey file asserts there were none. */
 export const policyViolations: string[] = [];
 
-/** Starts npm start and Chromium before the file's tests and stops both after; skipped when `missing`. */
-export function useConsoleService(missing: string | undefined): void {
+/**
+ * Starts npm start and Chromium before the file's tests and stops both after; skipped when `missing`.
+ * `env` adds settings, one variable a key (`MODERATION__HOLD_ABOVE`: docs/DEPLOYMENT.md).
+ */
+export function useConsoleService(missing: string | undefined, env: Record<string, string> = {}): void {
   beforeAll(async () => {
     if (missing) return;
     dataDir = mkdtempSync(join(tmpdir(), 'console-e2e-'));
@@ -40,6 +43,7 @@ export function useConsoleService(missing: string | undefined): void {
       DATA_DIR: dataDir,
       APP_CONFIG: 'infra/config/local.json',
       PORT: String(await freePort()),
+      ...env,
     });
     browser = await openBrowser();
     page = await browser.context.newPage();

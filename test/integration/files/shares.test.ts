@@ -425,7 +425,25 @@ describe('GET /s/{id}: the page', () => {
       new RegExp(`<img src="${created.url}/i/[A-Za-z0-9_-]{64}\\?w=480&amp;q=75&amp;f=webp"`),
     );
     expect(page.text).not.toContain(file.key);
+    // Each image has a Report link to the console's report page naming its link; the album's page has none
+    // (the API takes an image's link, not an album's).
+    const consoleUrl = `${deps.settings.base_url.replace(/\/+$/, '')}/#/report?url=`;
+    const reports = [...page.text.matchAll(/<a class="report" href="([^"]+)"/g)].map((match) => match[1]!);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.startsWith(consoleUrl)).toBe(true);
+    expect(decodeURIComponent(reports[0]!.slice(consoleUrl.length))).toMatch(
+      new RegExp(`^${created.url}/i/[A-Za-z0-9_-]{64}$`),
+    );
     expect((await open(created.id)).body.data.share.views).toBe(2);
+  });
+
+  it("gives a file's share page a Report link naming the page", async () => {
+    const created = await share(alice, { file_id: (await upload(alice)).id });
+    const page = await call('shares', { path: `/s/${created.id}` });
+    const base = deps.settings.base_url.replace(/\/+$/, '');
+    expect(page.text).toContain(
+      `href="${base}/#/report?url=${encodeURIComponent(created.url)}" aria-label="Report this share"`,
+    );
   });
 
   it('shows the password form (401), which posts to itself and then shows the share', async () => {

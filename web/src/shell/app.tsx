@@ -5,8 +5,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { AdminAccounts } from '../pages/admin-accounts.tsx';
+import { AdminAudit } from '../pages/admin-audit.tsx';
+import { AdminBlocklist } from '../pages/admin-blocklist.tsx';
 import { AdminCoupons } from '../pages/admin-coupons.tsx';
 import { AdminFiles } from '../pages/admin-files.tsx';
+import { AdminModeration } from '../pages/admin-moderation.tsx';
 import { AdminOrders } from '../pages/admin-orders.tsx';
 import { AdminPayment } from '../pages/admin-payment.tsx';
 import { AdminPlans } from '../pages/admin-plans.tsx';
@@ -16,6 +19,7 @@ import { GalleryPage } from '../pages/gallery.tsx';
 import { HotlinkPage } from '../pages/hotlink.tsx';
 import { LoginForm, LoginPage, RegisterPage, ResetPage } from '../pages/login.tsx';
 import { PlansPage } from '../pages/plans.tsx';
+import { ReportPage } from '../pages/report.tsx';
 import { SecurityPage } from '../pages/security.tsx';
 import { SharesPage } from '../pages/shares.tsx';
 import { TokensPage } from '../pages/tokens.tsx';
@@ -43,6 +47,9 @@ const ROUTES: RouteDef[] = [
   { path: '/admin/coupons', label: 'Coupons', page: AdminCoupons, access: 'admin' },
   { path: '/admin/payment', label: 'Payment settings', page: AdminPayment, access: 'admin' },
   { path: '/admin/files', label: 'Moderation', page: AdminFiles, access: 'admin' },
+  { path: '/admin/moderation', label: 'Review queue', page: AdminModeration, access: 'admin' },
+  { path: '/admin/blocklist', label: 'Block list', page: AdminBlocklist, access: 'admin' },
+  { path: '/admin/audit', label: 'Audit log', page: AdminAudit, access: 'admin' },
 ];
 
 function useSession() {
@@ -66,7 +73,10 @@ export function App() {
   const expired = session.expired();
 
   useEffect(() => {
-    if (path === '/' || (!user && !['/login', '/register', '/gallery', '/reset'].includes(pagePath(path)))) {
+    if (
+      path === '/' ||
+      (!user && !['/login', '/register', '/gallery', '/reset', '/report'].includes(pagePath(path)))
+    ) {
       navigate(user ? (session.isAdmin() ? '/admin/accounts' : '/files') : '/login');
     }
   }, [path, user]);
@@ -76,6 +86,8 @@ export function App() {
   else if (path === '/register') content = <RegisterPage />;
   // A reset link opens `#/reset?token=…` (docs/ACCOUNTS.md "Password reset"), logged in or not.
   else if (pagePath(path) === '/reset') content = <ResetPage key={path} token={routeParam(path, 'token')} />;
+  // A Report link (the gallery's lightbox, a share page) opens `#/report?url=…`, logged in or not.
+  else if (pagePath(path) === '/report') content = <ReportPage key={path} url={routeParam(path, 'url')} />;
   else {
     // A page may take a query (`#/albums?id=…`).
     const route = ROUTES.find((candidate) => candidate.path === pagePath(path));
