@@ -110,7 +110,7 @@ export class ModerationQueue {
       const entry = queued[index];
       return file && entry ? [{ id, file, entry }] : [];
     });
-    const gone = ids.filter((id, index) => !files[index] && queued[index]);
+    const gone = ids.filter((_id, index) => !files[index] && queued[index]);
     const [records, reports] = await Promise.all([
       this.deps.files.records(live.map(({ file }) => file)),
       Promise.all(live.map(({ id }) => this.reportsOf(id))),
