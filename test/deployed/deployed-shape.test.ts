@@ -2,17 +2,18 @@
 // own process with only the template's environment and a read-only code folder, requests follow the
 // template's routes, and every AWS call must be allowed by the calling function's synthesized policy.
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'otplib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP_NEEDS, WORKER_NEEDS } from '#functions/needs.ts';
-import { PROCESS_ENTRIES } from '#infra/bundling.ts';
+import { BUNDLE_FILE, PROCESS_ENTRIES } from '#infra/bundling.ts';
 import { LocalStreamPoller } from '#infra/local/outbox-drain.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
+import { TFJS_WASM_FILES } from '#lib/moderation/nsfw-model.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { Table } from '#lib/platform/db/table.ts';
@@ -177,8 +178,24 @@ describe('the deployed shape', () => {
     // argon2 beside the shares bundle (share passwords are hashed like account passwords), and sharp for
     // the thumbnails a share shows through its own door.
     expect([...shipped('shares')].sort()).toEqual(['@img', '@node-rs', 'detect-libc', 'semver', 'sharp']);
-    for (const group of ['accounts', 'files', 'meta', 'payments', 'payment-callback', 'takedowns'])
+    for (const group of ['accounts', 'meta', 'payments', 'payment-callback', 'takedowns'])
       expect(shipped(group), group).not.toContain('sharp');
+    // sharp beside the files bundle for an upload's likeness against the block list (docs/MODERATION.md),
+    // and beside the moderation worker's, whose model and TensorFlow.js are inside its bundle and whose
+    // WebAssembly was copied beside it by the build's hook; it may not call Rekognition (nsfwjs chosen).
+    expect(shipped('files')).toContain('sharp');
+    const moderation = stack.functions.get('moderation')!;
+    expect([...moderation.shippedPackages].sort()).toEqual([
+      '@img',
+      '@tensorflow',
+      'detect-libc',
+      'semver',
+      'sharp',
+    ]);
+    for (const path of TFJS_WASM_FILES)
+      expect(existsSync(join(moderation.asset, 'node_modules', path)), path).toBe(true);
+    expect(statSync(join(moderation.asset, BUNDLE_FILE)).size).toBeGreaterThan(3 * 1024 * 1024);
+    expect(isAllowed(moderation.policy, 'rekognition:DetectModerationLabels', '*')).toBe(false);
   });
 
   it('runs every function and worker, each with exactly the variables its needs imply', () => {
