@@ -6,8 +6,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { MODERATION_BATCH } from '#lib/moderation/classification.ts';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
 import { FILE_KEY_PREFIX } from '#lib/platform/db/keys.ts';
-import { log } from '#lib/platform/log.ts';
-import { type DrainInvoke, LocalStreamPoller } from './outbox-drain.ts';
+import { type DrainInvoke, LocalStreamPoller, pollEvery } from './outbox-drain.ts';
 
 /** The stack's filter on the moderation worker's mapping: new file records only. */
 export function isFileInsert(record: DynamoDBRecord): boolean {
@@ -45,27 +44,7 @@ export async function startLocalModeration(options: {
     name: 'moderation',
   });
   await poller.pollOnce();
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = async () => {
-    try {
-      await poller.pollOnce();
-    } catch (error) {
-      log.warn('the local moderation worker could not read the stream; trying again', { error });
-    }
-    if (stopped) return;
-    timer = setTimeout(() => void tick(), options.intervalMs ?? 1_000);
-    timer.unref();
-  };
-  timer = setTimeout(() => void tick(), options.intervalMs ?? 1_000);
-  timer.unref();
-  return {
-    poller,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await poller.idle();
-      poller.close();
-    },
-  };
+  const loop = pollEvery(poller, options.intervalMs ?? 1_000, 'the local moderation worker');
+  loop.start();
+  return { poller, stop: () => loop.stop() };
 }

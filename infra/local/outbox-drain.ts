@@ -321,32 +321,48 @@ export function startLocalOutboxDrain(options: {
       return handler(event as DynamoDBStreamEvent);
     });
   const poller = new LocalStreamPoller({ aws: options.aws, tableName: options.tableName, invoke });
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = async () => {
-    try {
-      await poller.pollOnce();
-    } catch (error) {
-      log.warn('the local outbox drain could not read the stream; trying again', { error });
-    }
-    if (stopped) return;
-    timer = setTimeout(() => void tick(), options.intervalMs ?? 1_000);
-    timer.unref();
-  };
+  const loop = pollEvery(poller, options.intervalMs ?? 1_000, 'the local outbox drain');
   const started = (async () => {
     try {
       await invoke({ action: 'redeliver-pending', older_than_minutes: 0 });
     } catch (error) {
       log.warn('the local outbox re-drive failed; the stream still drains new events', { error });
     }
-    if (!stopped) await tick();
+    loop.start();
   })();
   return {
     poller,
     async stop() {
+      await started.catch(() => undefined);
+      await loop.stop();
+    },
+  };
+}
+
+/**
+ * Polls `poller` every `intervalMs` once started (a failed poll is logged and tried again); `stop` waits
+ * for the poll under way and closes the poller.
+ */
+export function pollEvery(poller: LocalStreamPoller, intervalMs: number, what: string) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    try {
+      await poller.pollOnce();
+    } catch (error) {
+      log.warn(`${what} could not read the stream; trying again`, { error });
+    }
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), intervalMs);
+    timer.unref();
+  };
+  return {
+    start(): void {
+      if (!stopped) void tick();
+    },
+    async stop(): Promise<void> {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await started.catch(() => undefined);
       await poller.idle();
       poller.close();
     },

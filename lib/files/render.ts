@@ -12,27 +12,7 @@ import {
   type RenderableSource,
   type RenditionParams,
 } from './rendition-query.ts';
-
-// sharp and libvips are loaded by a render process on its first render; sharp is installed beside the
-// bundles (infra/bundling.ts).
-let loading: Promise<typeof SharpModule> | undefined;
-function loadSharp(): Promise<typeof SharpModule> {
-  loading ??= import('sharp').then(
-    ({ default: sharp }) => {
-      // A render function reads each original once and stores what it writes, so libvips' operation cache
-      // would only hold memory between invocations that never reuse it. The thread count stays sharp's
-      // default: one libvips thread on glibc (Lambda's), where more threads fragment glibc's allocator; the
-      // function is sized for that one core (1,769 MB, one full vCPU: docs/CAPACITY.md).
-      sharp.cache(false);
-      return sharp;
-    },
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return loading;
-}
+import { loadSharp } from './sharp.ts';
 
 /** What one render may decode and write; its time and memory are bounded by its process (render-processes.ts). */
 export interface RenderLimits {

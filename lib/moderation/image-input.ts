@@ -3,6 +3,7 @@
 // WebP at 1/2, 1/4 or 1/8 scale when the output is that much smaller), so a 24-megapixel photo is never
 // decoded at full size for a 224-pixel input.
 import type { Sharp } from 'sharp';
+import { loadSharp } from '#lib/files/sharp.ts';
 
 /** Transparent pixels are judged as shown on a white page. */
 const WHITE = { r: 255, g: 255, b: 255 };
@@ -17,9 +18,7 @@ export async function firstFrame(
   maxInputPixels: number,
   resize: (image: Sharp) => Sharp,
 ): Promise<Sharp> {
-  const { default: sharp } = await import('sharp');
-  // Each original is classified once: libvips' operation cache would only hold memory.
-  sharp.cache(false);
+  const sharp = await loadSharp();
   const image = sharp(bytes, {
     pages: 1,
     limitInputPixels: maxInputPixels,

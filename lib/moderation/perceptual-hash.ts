@@ -7,8 +7,8 @@
 // lowest 8x8 frequencies are kept; each is one bit: above the median of the 63 that are not the mean (DC),
 // or not. pHash was chosen over dHash (9x8 gradients) by measurement (docs/MODERATION.md): a copy resized
 // to 70 % and re-encoded as JPEG q=60 moved by fewer bits, and unrelated images stayed further apart.
-import type SharpModule from 'sharp';
 import { errors } from '#lib/core/errors.ts';
+import { loadSharp } from '#lib/files/sharp.ts';
 
 export interface PerceptualHash {
   /** 64 bits as 16 lower-case hex digits. */
@@ -37,23 +37,6 @@ const UNDECIDED_MARGIN = 1;
  * dot on white 48, a circle or two halves of flat colour 43 to 56, whose copies moved by 8 to 34 bits.
  */
 const MAX_UNDECIDED = 8;
-
-// sharp and libvips are loaded on the first hash, as the renderer loads them (lib/files/render.ts).
-let loading: Promise<typeof SharpModule> | undefined;
-function loadSharp(): Promise<typeof SharpModule> {
-  loading ??= import('sharp').then(
-    ({ default: sharp }) => {
-      // Each image is hashed once: libvips' operation cache would only hold memory.
-      sharp.cache(false);
-      return sharp;
-    },
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return loading;
-}
 
 /** COSINES[u][x]: the DCT-II basis, cos((2x + 1) u pi / 2 SIDE), for the LOW frequencies kept. */
 const COSINES = Array.from({ length: LOW }, (_, u) =>

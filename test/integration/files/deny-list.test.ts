@@ -4,21 +4,18 @@
 // the local server reads as its edge: the file and its renditions are 404 there at once. Past the maximum
 // age a run takes the entry off again. A deny-list that cannot be written fails the run and keeps the
 // takedown for the next.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localEdge } from '#infra/local/edge.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { deniedAtEdge, type EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import { noInvalidator } from '#lib/platform/cdn/invalidator.ts';
 import type { TakedownRun } from '#lib/platform/cdn/takedowns.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { testDeps, testStorage } from '#test/support/deps.ts';
+import { testDeps } from '#test/support/deps.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 import { makePng } from '#test/support/images.ts';
+import { startLocalEdge } from '#test/support/local-edge.ts';
 import { testTable } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { uniquePng, uploadInput } from './helpers.ts';
@@ -26,7 +23,7 @@ import { uniquePng, uploadInput } from './helpers.ts';
 const MAX_AGE_MS = config.cdn.deleted_max_age_seconds * 1000;
 let admin: TestAccount;
 let owner: TestAccount;
-let edge: Server;
+let edge: Awaited<ReturnType<typeof startLocalEdge>>;
 let edgeUrl: string;
 
 /** The edge's store as the worker writes it: what is listed, until when; what was taken off. */
@@ -86,27 +83,12 @@ async function atLocalEdge(path: string): Promise<number> {
 beforeAll(async () => {
   await provisionTestStack();
   [admin, owner] = await Promise.all([createTestAccount({ role: 'admin' }), createTestAccount()]);
-  // The local server's /i/* hook as infra/local/app.ts wires it; what it does not answer is a 299 here.
-  const storage = testStorage();
-  const table = testTable();
-  edge = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    void serveStoredFileLocally(
-      storage,
-      request,
-      response,
-      url,
-      localEdge(table, { allow_empty: true }),
-    ).then((handled) => {
-      if (!handled) response.writeHead(299).end();
-    });
-  });
-  await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-  edgeUrl = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;
+  edge = await startLocalEdge();
+  edgeUrl = edge.url;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => edge?.close(resolve));
+  await edge?.close();
 });
 
 describe("the edge's deny-list", () => {

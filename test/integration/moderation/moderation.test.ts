@@ -5,29 +5,26 @@
 // and its hold reaches the edge's store on the takedowns worker's run; reviews approve it, or take it down
 // (its likeness then refused at upload, resized, recompressed and stripped) and disable its uploader; each
 // review is an audit event; reports from anyone queue a file, at a rate per address.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localEdge } from '#infra/local/edge.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
-import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { classifierFor } from '#lib/moderation/classifier.ts';
 import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import { noInvalidator } from '#lib/platform/cdn/invalidator.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
-import { type TestDeps, testDeps, testStorage } from '#test/support/deps.ts';
+import { type TestDeps, testDeps } from '#test/support/deps.ts';
 import { apiEvent, type EventInput, lambdaContext, parseBody } from '#test/support/events.ts';
 import { makeBmp, photoJpeg } from '#test/support/images.ts';
+import { startLocalEdge } from '#test/support/local-edge.ts';
 import { disguised, drawing } from '#test/support/moderation-images.ts';
 import { testTable } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { uploadInput } from '../files/helpers.ts';
 
 let admin: TestAccount;
-let edge: Server;
+let edge: Awaited<ReturnType<typeof startLocalEdge>>;
 let edgeUrl: string;
 /** The score the real model gives PHOTO, measured once. */
 let photoScore: number;
@@ -129,27 +126,12 @@ beforeAll(async () => {
   PHOTO = await photoJpeg(640, 480, 7);
   const classifier = await classifierFor('nsfwjs', { maxInputPixels: 50_000_000, region: config.aws.region });
   photoScore = (await classifier.classify(PHOTO)).score;
-  // The local server's /i/* hook as infra/local/app.ts wires it; what it leaves to the routes is a 299.
-  const storage = testStorage();
-  const table = testTable();
-  edge = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    void serveStoredFileLocally(
-      storage,
-      request,
-      response,
-      url,
-      localEdge(table, { allow_empty: true }),
-    ).then((handled) => {
-      if (!handled) response.writeHead(299).end();
-    });
-  });
-  await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-  edgeUrl = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;
+  edge = await startLocalEdge();
+  edgeUrl = edge.url;
 }, 120_000);
 
 afterAll(async () => {
-  await new Promise((resolve) => edge?.close(resolve));
+  await edge?.close();
 });
 
 describe('classification and the policy', () => {
