@@ -85,6 +85,9 @@ export class ClassificationService {
       }
     }
     const written = await this.write(item, moderation);
+    // A retry that publishes what a failure had queued: out of the queue again, unless it was reported.
+    if (written === 'published' && current?.error !== undefined)
+      await this.deps.queue.forgetUnreported(item.id);
     if (failure !== undefined) {
       log.warn('the classifier failed on a stored file; it is tried again', {
         file_id: fileId,

@@ -7,7 +7,7 @@ import type { FileItem, FileRepository } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
-import type { Item, Table, TransactItem } from '#lib/platform/db/table.ts';
+import { conditionFailedReturns, type Item, type Table, type TransactItem } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 
 export const queueKey = (fileId: string) => ({ pk: `modqueue#${fileId}`, sk: 'queue' });
@@ -78,6 +78,16 @@ export class ModerationQueue {
   /** The write that takes a file out of the queue. */
   dequeue(fileId: string): TransactItem {
     return { Delete: { Key: queueKey(fileId) } };
+  }
+
+  /** Takes a file out of the queue unless someone reported it (a retry's classification published it). */
+  async forgetUnreported(fileId: string): Promise<void> {
+    await this.deps.table
+      .delete(queueKey(fileId), {
+        ConditionExpression: 'attribute_not_exists(report_count) OR report_count = :none',
+        ExpressionAttributeValues: { ':none': 0 },
+      })
+      .catch(conditionFailedReturns(undefined));
   }
 
   /** A report's own item (kept with the file's queue history until the file is reviewed). */

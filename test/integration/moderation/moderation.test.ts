@@ -7,8 +7,11 @@
 // review is an audit event; reports from anyone queue a file, at a rate per address.
 import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModerationHandler } from '#functions/moderation/handler.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
+import { buildClassification } from '#lib/moderation/build.ts';
+import { CLASSIFIER_FAILED } from '#lib/moderation/classification.ts';
 import { classifierFor } from '#lib/moderation/classifier.ts';
 import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import { noInvalidator } from '#lib/platform/cdn/invalidator.ts';
@@ -191,6 +194,51 @@ describe('classification and the policy', () => {
     );
     await holdAll.classify(held.body.data.id);
     expect((await holdAll.record(other, held.body.data.id)).moderation?.state).toBe('held');
+  });
+
+  it('leaves a file the classifier failed on in a stated state, asks the stream to retry, then classifies it', async () => {
+    const s = service({ hold_above: 0, flag_above: null });
+    const owner = await createTestAccount();
+    const { id } = (await s.upload(owner, await drawing(35))).body.data;
+    // The real model behind a classifier that fails its first call (a model load or a decode gone wrong).
+    const real = await classifierFor('nsfwjs', { maxInputPixels: 50_000_000, region: config.aws.region });
+    let calls = 0;
+    const classification = buildClassification({
+      table: s.deps.table,
+      files: s.deps.uploads.files,
+      storage: s.deps.storage,
+      shards: config.listing_shards,
+      policy: { hold_above: 0.99, flag_above: 0.99, plans: {} },
+      planOf: async () => undefined,
+      classifier: async () => ({
+        classify: async (bytes) => {
+          calls += 1;
+          if (calls === 1) throw new Error('model failed');
+          return real.classify(bytes);
+        },
+      }),
+    });
+    const handler = createModerationHandler(() => ({ classification }));
+    const record = {
+      eventName: 'INSERT',
+      dynamodb: { Keys: { pk: { S: `file#${id}` } }, SequenceNumber: '42' },
+    };
+
+    const failed = await handler({ Records: [record] } as DynamoDBStreamEvent, lambdaContext as Context);
+
+    expect(failed).toEqual({ batchItemFailures: [{ itemIdentifier: '42' }] });
+    const stated = (await s.record(owner, id)).moderation!;
+    expect(stated).toMatchObject({ state: 'flagged', score: null, error: CLASSIFIER_FAILED });
+    expect((await s.queue()).map((entry) => entry.file.id)).toContain(id);
+    // Lambda's retry of the same record: classified this time, and the stated state replaced.
+    expect(await handler({ Records: [record] } as DynamoDBStreamEvent, lambdaContext as Context)).toEqual({
+      batchItemFailures: [],
+    });
+    const classified = (await s.record(owner, id)).moderation!;
+    expect(classified.state).toBe('published');
+    expect(classified.error).toBeUndefined();
+    expect(classified.labels).toHaveLength(5);
+    expect((await s.queue()).map((entry) => entry.file.id)).not.toContain(id);
   });
 
   it('leaves a reviewed file alone when its stream record comes again', async () => {
