@@ -86,7 +86,8 @@ export class ConfirmService {
     }
     const { facts } = inspected.upload;
     // A likeness of a taken-down image (docs/MODERATION.md): 451, and the presign is spent.
-    await this.deps.likeness.refuse(inspected.upload.bytes).catch(async (error: unknown) => {
+    const likeness = await this.deps.likeness.of(inspected.upload.bytes);
+    await this.deps.likeness.refuse(likeness).catch(async (error: unknown) => {
       await this.abandon(owner, pending);
       throw error;
     });

@@ -34,9 +34,12 @@ export interface DirectUploadDeps {
   likeness: LikenessCheck;
 }
 
-/** The block list's check of new bytes: throws the 451 for a likeness of a taken-down image. */
+/** The block list's check of new bytes: the 451 for a likeness of a taken-down image. */
 export interface LikenessCheck {
-  refuse(bytes: Buffer): Promise<void>;
+  /** The bytes' likeness, computed here (no call); undefined when they have none worth comparing. */
+  of(bytes: Buffer): Promise<string | undefined>;
+  /** Throws the 451 when the likeness is on the block list: one step of reads sent together. */
+  refuse(likeness: string | undefined): Promise<void>;
 }
 
 /** The album an upload or presign names, checked as the caller's (404 otherwise); null for none. */
@@ -92,6 +95,8 @@ export class DirectUploadService {
       listingShards: this.deps.files.listingShards,
     });
 
+    // Its likeness is computed before any call, so its look-up goes out with the step of reads below.
+    const likeness = await this.deps.likeness.of(bytes);
     // The PutObject (the long part) runs alongside the table work: the dedupe look-up, then the record
     // and hash claim in one transaction. A private record is visible only to its owner (nobody else knows
     // its id or key yet), so it may exist a moment before its bytes; a failed PutObject takes it back out.
@@ -109,7 +114,7 @@ export class DirectUploadService {
       const [existing, reservation] = await Promise.all([
         files.findByHash(owner.id, facts.sha256),
         quota.prepareReservation(owner, facts.size, id),
-        this.deps.likeness.refuse(bytes),
+        this.deps.likeness.refuse(likeness),
       ]);
       if (existing) {
         outcome = { created: false, item: existing };

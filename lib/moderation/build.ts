@@ -69,10 +69,13 @@ export function buildBlockList(input: BlockListDeps): BlockList {
  */
 export function buildLikenessCheck(blockList: BlockList, distance: number): LikenessCheck {
   return {
-    async refuse(bytes) {
+    async of(bytes) {
       const likeness = await perceptualHash(bytes).catch(() => undefined);
-      if (!likeness?.informative) return;
-      if (await blockList.nearest(likeness.hash, Math.min(distance, MAX_BLOCK_DISTANCE)))
+      return likeness?.informative ? likeness.hash : undefined;
+    },
+    async refuse(likeness) {
+      if (likeness === undefined) return;
+      if (await blockList.nearest(likeness, Math.min(distance, MAX_BLOCK_DISTANCE)))
         throw errors.unavailableForLegalReasons(
           'file: is a likeness of an image the operator took down; it is not accepted',
         );

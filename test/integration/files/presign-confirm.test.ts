@@ -296,7 +296,7 @@ describe('confirm refuses', () => {
       cdn: { deletedMaxAgeSeconds: config.cdn.deleted_max_age_seconds },
       accounts: deps.accounts,
       staticToken: { quotaBytes: 1024, rate: {} },
-      likeness: { refuse: async () => {} },
+      likeness: { of: async () => undefined, refuse: async () => {} },
     });
     const grant = await small.presigns.presign(alice.account, { mime_type: 'image/png', size: 60 });
     await s3Client(config.aws).send(

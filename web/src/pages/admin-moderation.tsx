@@ -5,8 +5,8 @@
 import { useState } from 'preact/hooks';
 import { api, call, type DataOf } from '../api/client.ts';
 import { Thumbnail } from '../file-links.tsx';
+import { REASONS } from '../report-reasons.ts';
 import { CardGrid, errorText, FormError, formatTime, Page, Status, usePages } from '../ui.tsx';
-import { REASONS } from './report.tsx';
 
 type Entry = DataOf<'/api/v1/admin/moderation', 'get'>['items'][number];
 type Review = 'approve' | 'take_down' | 'take_down_and_disable';

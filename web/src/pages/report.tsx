@@ -3,17 +3,9 @@
 import { useId, useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { Field, Submit, useForm } from '../form.tsx';
+import { REASONS } from '../report-reasons.ts';
 import { Page, Status } from '../ui.tsx';
 
-export const REASONS = {
-  sexual: 'Sexual content',
-  violence: 'Violence or gore',
-  hate: 'Hate or harassment',
-  illegal: 'Illegal content',
-  copyright: 'Copyright infringement',
-  spam: 'Spam or scam',
-  other: 'Something else',
-} as const;
 type Reason = keyof typeof REASONS;
 
 export function ReportPage({ url = '' }: { url?: string | undefined }) {
