@@ -43,7 +43,7 @@ import {
   startFakeChannels,
   wechatpayTransaction,
 } from '#test/support/fake-gateways/index.ts';
-import { buildMultipart, makePng } from '#test/support/images.ts';
+import { buildMultipart, makePatternPng, makePng } from '#test/support/images.ts';
 import { startSesStandIn } from '#test/support/mail.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { SoftAuthenticator } from '#test/support/webauthn.ts';
@@ -689,6 +689,39 @@ describe('the deployed shape', () => {
         (event.detail as { order_id?: string }).order_id === state.channelOrder,
     );
     expect(refundedEvents).toHaveLength(1);
+  });
+
+  it('classifies a new file through the moderation bundle: the model and its WebAssembly from the package', async () => {
+    const { body, contentType } = buildMultipart([
+      { name: 'file', filename: 'scene.png', contentType: 'image/png', data: makePatternPng(64, 48, 7) },
+    ]);
+    const uploaded = expectOk(
+      await stack.api('POST', '/api/v1/upload', {
+        headers: { authorization: `Bearer ${state.user.token}`, 'content-type': contentType },
+        body,
+      }),
+    );
+    const id = uploaded.json.data.id as string;
+
+    // The table stream's record of the new file, as the event source mapping hands it over.
+    const answer = await stack.invokeWorker('moderation', {
+      Records: [
+        {
+          eventName: 'INSERT',
+          dynamodb: { Keys: { pk: { S: `file#${id}` }, sk: { S: 'file' } }, SequenceNumber: '1' },
+        },
+      ],
+    });
+
+    expect(answer, stack.errorLog('moderation')).toEqual({ batchItemFailures: [] });
+    const record = expectOk(
+      await stack.api('GET', `/api/v1/files/${id}`, { headers: json(state.user.token) }),
+    );
+    expect(record.json.data.moderation.state).toBe('published');
+    expect(record.json.data.moderation.labels).toHaveLength(5);
+    const actions = new Set(stack.functions.get('moderation')!.gateway.calls.map((call) => call.action));
+    // Read the record and its bytes, then one write (a published file: its moderation alone).
+    expect(actions).toEqual(new Set(['dynamodb:GetItem', 's3:GetObject', 'dynamodb:UpdateItem']));
   });
 
   it('runs the renewal reminders worker on its schedule with its own grants', async () => {
