@@ -399,6 +399,42 @@ describe('a takedown from the queue', () => {
     expect((await s.upload(owner, await disguised(original))).status).toBe(200);
   });
 
+  it('does the same for a photo: its disguised copy refused, by direct upload and by presign, an unrelated photo taken', async () => {
+    const s = service({ hold_above: null, flag_above: 0 });
+    const [owner, other] = await Promise.all([createTestAccount(), createTestAccount()]);
+    const original = await photoJpeg(900, 600);
+    const file = (await s.upload(owner, original)).body.data;
+    await s.classify(file.id);
+    expect((await s.review(file.id, 'take_down')).body.data).toMatchObject({ blocked: true });
+
+    const copy = await disguised(original);
+    expect((await s.upload(other, copy)).status).toBe(451);
+    // The presigned path: the bytes PUT to S3, then the confirm refuses them and spends the presign.
+    const grant = await s.call<{ key: string; url: string }>('files', {
+      method: 'POST',
+      path: '/api/v1/upload/presign',
+      headers: { ...other.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ mime_type: 'image/jpeg', size: copy.length, filename: 'copy.jpg' }),
+    });
+    expect(grant.status).toBe(200);
+    const put = await fetch(grant.body.data.url, {
+      method: 'PUT',
+      body: copy,
+      headers: { 'content-type': 'image/jpeg' },
+    });
+    expect(put.ok).toBe(true);
+    const confirm = () =>
+      s.call('files', {
+        method: 'POST',
+        path: '/api/v1/upload/confirm',
+        headers: { ...other.headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ key: grant.body.data.key }),
+      });
+    expect((await confirm()).status).toBe(451);
+    expect((await confirm()).status).toBe(404);
+    expect((await s.upload(other, await photoJpeg(1200, 800))).status).toBe(200);
+  });
+
   it('with the uploader disabled: their token stops at once; an administrator is never disabled', async () => {
     const s = service({ hold_above: null, flag_above: 0 });
     const owner = await createTestAccount();
