@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModerationHandler } from '#functions/moderation/handler.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
+import { backfillModeration } from '#lib/moderation/backfill.ts';
 import { buildClassification } from '#lib/moderation/build.ts';
 import { CLASSIFIER_FAILED } from '#lib/moderation/classification.ts';
 import { classifierFor } from '#lib/moderation/classifier.ts';
@@ -454,6 +455,30 @@ describe('a takedown from the queue', () => {
     expect(
       (await s.call('files', { method: 'GET', path: '/api/v1/files', headers: admin.headers })).status,
     ).toBe(200);
+  });
+});
+
+describe('files stored before moderation', () => {
+  it('are classified by the backfill, once: a second run finds none left', async () => {
+    const s = service({ hold_above: 0, flag_above: null });
+    const owner = await createTestAccount();
+    // Stored while nothing classified them (the stream mapping starts at its newest record).
+    const before = [
+      (await s.upload(owner, await drawing(111))).body.data,
+      (await s.upload(owner, PHOTO)).body.data,
+    ];
+    expect(before.every((file) => file.moderation === undefined)).toBe(true);
+
+    const report = await backfillModeration(s.deps.table, s.deps.groups.moderation.classification);
+
+    expect(report.files).toBeGreaterThanOrEqual(2);
+    expect(report.failed).toBe(0);
+    for (const file of before) expect((await s.record(owner, file.id)).moderation?.state).toBe('held');
+    expect(await backfillModeration(s.deps.table, s.deps.groups.moderation.classification)).toEqual({
+      files: 0,
+      outcomes: {},
+      failed: 0,
+    });
   });
 });
 
