@@ -1,5 +1,6 @@
 // The accounts function's dependencies, built once per container from its needs and settings.
 
+import type { AuditLog } from '#lib/accounts/audit-log.ts';
 import { type Accounts, buildAccounts } from '#lib/accounts/build.ts';
 import type { AccountLimits } from '#lib/accounts/limits.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
@@ -9,18 +10,20 @@ import { usageReader } from '#lib/files/usage-reader.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
-import type { AppConfig } from '#lib/platform/config/schema.ts';
+import { type AppConfig, adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { auditLogOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 export interface AccountsDeps {
   accounts: Accounts;
   authenticate: Authenticator;
+  /** Where administrators' actions are recorded (lib/http/admin-audit.ts). */
+  audit: AuditLog;
   /** `admin.bootstrap`: the first administrator, created once before the first request. */
   bootstrap: AppConfig['admin']['bootstrap'];
   /** Not used by the routes; what the accounts were built over, for tests that issue or check sessions. */
@@ -62,7 +65,11 @@ export function buildAccountsDeps(
   });
   return {
     accounts,
-    authenticate: createAuthenticator({ sessions: shared.sessions }),
+    authenticate: createAuthenticator({
+      sessions: shared.sessions,
+      requireAdminSecondFactor: adminSecondFactorRequired(settings),
+    }),
+    audit: auditLogOf(resources),
     bootstrap: settings.admin.bootstrap,
     sessions: shared.sessions,
     signer: shared.signer,

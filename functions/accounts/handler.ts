@@ -283,6 +283,7 @@ export function createAccountsHandler(deps: () => AccountsDeps, options: FrontDo
     accountsRoutes(() => deps().accounts),
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
+      audit: () => deps().audit,
       // Only through the CDN, which also names the viewer's address the per-IP limit counts.
       frontDoor: options.frontDoor,
       // Once per container, before the first request (race-safe across containers).

@@ -7,6 +7,7 @@ import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { buildBlockList, buildLikenessCheck, buildReviews } from '#lib/moderation/build.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
@@ -85,6 +86,7 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
       sessions: shared.sessions,
       apiTokens: shared.apiTokens,
       ...(staticToken ? { staticToken: { token: staticToken, owner: services.staticTokenOwner } } : {}),
+      requireAdminSecondFactor: adminSecondFactorRequired(settings),
     }),
   };
 }

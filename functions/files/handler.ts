@@ -286,7 +286,11 @@ export function createFilesHandler(
       }),
       ...moderationRoutes(deps),
     },
-    { authenticate: (request, kind) => deps().authenticate(request, kind), frontDoor: options.frontDoor },
+    {
+      authenticate: (request, kind) => deps().authenticate(request, kind),
+      audit: () => deps().moderation.audit,
+      frontDoor: options.frontDoor,
+    },
   );
 }
 

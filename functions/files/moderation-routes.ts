@@ -7,6 +7,7 @@ import { requirePrincipal } from '#lib/http/principal.ts';
 import { deletedView } from '#lib/http/schemas/common.ts';
 import {
   auditPage,
+  auditQuery,
   blockPage,
   moderationQuery,
   queuePage,
@@ -43,6 +44,8 @@ export function moderationRoutes(deps: () => FilesDeps) {
       run: async (request) => ok(await moderation().queue.list(request.query)),
     }),
     'POST /api/v1/admin/moderation/{id}': defineRoute({
+      // The review writes its own event, with what the takedown did (lib/moderation/review.ts).
+      audit: 'by-route',
       summary:
         "Reviews a file: `approve` (published for good), `take_down` (deleted, out of the CDN, its likeness refused at upload), or `take_down_and_disable` (also disables the uploader's account, never an administrator's). Each is an audit event (administrators).",
       body: reviewBody,
@@ -67,23 +70,15 @@ export function moderationRoutes(deps: () => FilesDeps) {
       run: async (request) => {
         const id = request.params.id ?? '';
         await moderation().blockList.remove(id);
-        const { accountId } = requirePrincipal(request);
-        await moderation().audit.record({
-          actor_id: accountId,
-          action: 'blocklist.remove',
-          target: `block:${id}`,
-          from: request.sourceIp,
-          details: {},
-        });
         return ok({ id, deleted: true });
       },
     }),
     'GET /api/v1/admin/audit': defineRoute({
       summary:
         "Administrators' actions, newest first: who, what, on what, from where, when (administrators).",
-      query: moderationQuery,
+      query: auditQuery,
       response: auditPage,
-      run: async (request) => ok(await moderation().audit.list(request.query)),
+      run: async ({ query }) => ok(await moderation().audit.list(query.page, query.filter)),
     }),
   };
 }

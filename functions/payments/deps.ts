@@ -1,21 +1,24 @@
 // The payments function's dependencies, built once per container from its needs and settings.
 
+import type { AuditLog } from '#lib/accounts/audit-log.ts';
 import { buildRequestLimits } from '#lib/accounts/build-request-limits.ts';
 import { type Billing, buildBilling } from '#lib/billing/build.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { isProduction } from '#lib/platform/config/schema.ts';
+import { adminSecondFactorRequired, isProduction } from '#lib/platform/config/schema.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { auditLogOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
 /** The billing services its routes call, and the session check. */
 export interface PaymentsDeps extends Pick<Billing, 'plans' | 'orders' | 'settings' | 'cashier'> {
   authenticate: Authenticator;
+  /** Where administrators' actions are recorded (lib/http/admin-audit.ts). */
+  audit: AuditLog;
   /** Every billing service this container built (settlement, gateways...), for tests that reach past the routes. */
   billing: Billing;
 }
@@ -46,7 +49,11 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     orders: billing.orders,
     settings: billing.settings,
     cashier: billing.cashier,
-    authenticate: createAuthenticator({ sessions: shared.sessions }),
+    authenticate: createAuthenticator({
+      sessions: shared.sessions,
+      requireAdminSecondFactor: adminSecondFactorRequired(settings),
+    }),
+    audit: auditLogOf(resources),
     billing,
   };
 }

@@ -222,6 +222,7 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
+      audit: () => deps().audit,
       // Only through the CDN, which also names the payer's address channel_c's mapi.php is told.
       frontDoor: options.frontDoor,
     },

@@ -12,6 +12,7 @@ import type { Authenticator } from '#lib/http/handler.ts';
 import { buildReports } from '#lib/moderation/build.ts';
 import type { Reports } from '#lib/moderation/reports.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -51,7 +52,10 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
       // Wrong share passwords back off as wrong account passwords do.
       accounts: buildPasswordGuard({ table, limit: overrides.guessLimit }),
     }),
-    authenticate: createAuthenticator({ sessions }),
+    authenticate: createAuthenticator({
+      sessions,
+      requireAdminSecondFactor: adminSecondFactorRequired(settings),
+    }),
     storage,
     reports: buildReports({
       table,

@@ -1,6 +1,7 @@
-// The audit log of administrators' actions (docs/MODERATION.md "Audit"): who did what to what, when and from
-// where, kept `audit.retention_days`. One item per event, listed newest first from the `audit#<n>` shards of
-// the `listing` index (n from the event's id), so no partition takes every event.
+// The audit log of administrators' actions (docs/ACCOUNTS.md "Audit log"): who did what to what, when and from
+// where, and how it ended, kept `audit.retention_days`. One item per event, listed newest first from the
+// `audit#<n>` shards of the `listing` index (n from the event's id), so no partition takes every event.
+// Every administrator route writes its event before it acts (lib/http/admin-audit.ts) and its outcome after.
 import { randomUUID } from 'node:crypto';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
@@ -19,7 +20,16 @@ export interface AuditEvent {
   from: string;
   /** Anything else worth keeping (never a secret). */
   details: Record<string, unknown>;
+  /** The answer's HTTP status; absent while the action runs (or when it never finished). */
+  status?: number;
   at: string;
+}
+
+/** What a page of the log may be narrowed to: each an exact match, `action` also a prefix (`bans.`). */
+export interface AuditFilter {
+  actor_id?: string | undefined;
+  action?: string | undefined;
+  target?: string | undefined;
 }
 
 export interface AuditLogDeps {
@@ -53,18 +63,57 @@ export class AuditLog {
     return stored;
   }
 
-  /** Newest first; the index holds only keys of these, so the page's events are read in one batch. */
-  async list(options: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEvent>> {
+  /** The outcome of an event recorded before its action ran, with what the action adds to its details. */
+  async finish(id: string, outcome: { status: number; target?: string; details?: Record<string, unknown> }) {
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = { ':status': outcome.status };
+    const sets = ['#status = :status'];
+    if (outcome.target !== undefined) {
+      names['#target'] = 'target';
+      values[':target'] = outcome.target;
+      sets.push('#target = :target');
+    }
+    Object.entries(outcome.details ?? {}).forEach(([name, value], n) => {
+      names['#details'] = 'details';
+      names[`#d${n}`] = name;
+      values[`:d${n}`] = value;
+      sets.push(`#details.#d${n} = :d${n}`);
+    });
+    await this.deps.table.update(auditKey(id), {
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
+  }
+
+  /**
+   * Newest first; the index holds only keys of these, so the page's events are read in one batch. A filter
+   * narrows each page after it is read: a page may hold fewer than `limit` events and still have a cursor.
+   */
+  async list(
+    options: { limit: number; cursor?: string | undefined },
+    filter: AuditFilter = {},
+  ): Promise<Page<AuditEvent>> {
     const page = await readShards(this.deps.table, this.listing, { ...options, order: 'newest-first' });
     const items = await this.deps.table.getMany(page.items.map((item) => auditKey(idOf(item))));
     return {
-      items: items.flatMap((item) => (item ? [viewOf(item)] : [])),
+      items: items.flatMap((item) => (item ? [viewOf(item)] : [])).filter((event) => matches(event, filter)),
       next_cursor: page.next_cursor,
     };
   }
 }
 
 const idOf = (item: Item) => String(item.pk).slice('audit#'.length);
+
+function matches(event: AuditEvent, filter: AuditFilter): boolean {
+  if (filter.actor_id && event.actor_id !== filter.actor_id) return false;
+  if (filter.target && event.target !== filter.target) return false;
+  if (!filter.action) return true;
+  return filter.action.endsWith('.')
+    ? event.action.startsWith(filter.action)
+    : event.action === filter.action;
+}
 
 function viewOf(item: Item): AuditEvent {
   return {
@@ -74,6 +123,7 @@ function viewOf(item: Item): AuditEvent {
     target: String(item.target),
     from: String(item.from),
     details: (item.details as Record<string, unknown> | undefined) ?? {},
+    ...(typeof item.status === 'number' ? { status: item.status } : {}),
     at: String(item.at),
   };
 }

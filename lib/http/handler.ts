@@ -8,6 +8,7 @@ import { AppError, errors, type FieldProblem } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { withInvocation } from '#lib/platform/observability/invocation.ts';
 import type * as z from '#lib/platform/zod.ts';
+import { type AdminActionLog, auditAdminActions, isAdminAction } from './admin-audit.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { genericMessage, statusOf } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
@@ -49,6 +50,11 @@ export interface RouteImpl<Body = unknown, Query = Record<string, string>> {
   successStatus?: 200 | 201 | 202 | 302;
   /** One line for the API document. */
   summary?: string;
+  /**
+   * An administrator's action records its own, richer audit event (lib/http/admin-audit.ts records every
+   * other one).
+   */
+  audit?: 'by-route';
   /** Error statuses this route answers beyond those its auth kind and input imply (lib/http/openapi.ts). */
   errors?: readonly number[];
   /** For routes answering other than the JSON envelope (pages, files, channel replies). */
@@ -115,6 +121,8 @@ export interface GroupHandlerOptions extends FrontDoorOptions {
   authenticate: Authenticator;
   /** Runs once before the first request is served (e.g. settings that must exist). */
   warmUp?: () => Promise<void>;
+  /** The audit log administrators' actions are recorded in; required where the group has one. */
+  audit?: () => AdminActionLog;
 }
 
 /** A group's Lambda handler over its routes' implementations, all of them (tsc checks the keys). */
@@ -137,6 +145,8 @@ export function handlerOverRoutes(group: FunctionGroup, impls: RouteImpls, optio
       throw new Error(`Route ${key} is not a ${group} route in lib/http/routes.ts`);
     if (options.authenticate === noCredentials && spec.auth !== 'none' && spec.auth !== 'signed')
       throw new Error(`Route ${key} takes ${spec.auth} credentials: its group needs an authenticator`);
+    if (!options.audit && isAdminAction(spec) && impls[key as RouteKey]?.audit !== 'by-route')
+      throw new Error(`Route ${key} is an administrator's action: its group needs the audit log`);
   }
   const states = new WeakMap<ApiEvent, RequestState>();
   const stateOf = (request: MiddyRequest): RequestState => {
@@ -257,6 +267,18 @@ export function handlerOverRoutes(group: FunctionGroup, impls: RouteImpls, optio
     .use(authenticate)
     .use(parseBody)
     .use(validate)
+    .use(
+      auditAdminActions({
+        log: () => {
+          if (!options.audit) throw new Error(`The ${group} group has no audit log`);
+          return options.audit();
+        },
+        stateOf: (event) => {
+          const state = states.get(event);
+          return state && { ...state, selfAudited: state.impl?.audit === 'by-route' };
+        },
+      }),
+    )
     .handler(async (event) => {
       const state = states.get(event);
       if (!state?.impl) throw errors.notFound();

@@ -72,6 +72,7 @@ export class ReviewService {
         blocked: result.blocked,
         owner_disabled: result.owner_disabled,
       },
+      status: 200,
     });
     return result;
   }

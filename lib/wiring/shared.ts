@@ -1,5 +1,7 @@
 // What several groups build alike over their resources: the sessions every authenticating group shares
-// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`) and the storage quota (needs `table`).
+// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`), the storage quota and the audit log of
+// administrators' actions (each needs `table`).
+import { AuditLog } from '#lib/accounts/audit-log.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
 import { buildQuota } from '#lib/files/build-quota.ts';
 import { masterKeyOf } from './master-key.ts';
@@ -16,3 +18,11 @@ export const sessionsOf = (resources: GroupResources) =>
 
 export const quotaOf = (resources: GroupResources) =>
   buildQuota({ table: tableOf(resources), defaultQuotaBytes: resources.settings.upload.default_quota_bytes });
+
+/** The audit log every group with administrator routes records their actions in (lib/http/admin-audit.ts). */
+export const auditLogOf = (resources: GroupResources) =>
+  new AuditLog({
+    table: tableOf(resources),
+    shards: resources.settings.listing_shards,
+    retentionDays: resources.settings.audit.retention_days,
+  });

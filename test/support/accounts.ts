@@ -73,6 +73,8 @@ export interface HarnessOptions {
   limits?: Partial<AccountLimits>;
   mailer?: Mailer;
   bootstrap?: { username?: string; email?: string; password?: string };
+  /** `admin.require_second_factor` (default: off, as outside production). */
+  requireAdminSecondFactor?: boolean;
 }
 
 export interface CallOptions {
@@ -80,7 +82,7 @@ export interface CallOptions {
   ip?: string;
   headers?: Record<string, string>;
   /** Another group's handler of the same deps (default: accounts), e.g. `files` for API tokens. */
-  group?: 'accounts' | 'files';
+  group?: 'accounts' | 'files' | 'payments';
 }
 
 export interface CallResult<T = unknown> {
@@ -100,6 +102,9 @@ export function authHarness(options: HarnessOptions = {}) {
     ...(options.mailer ? { mailer: options.mailer } : {}),
     limits: { ipPerMinute: 0, ...options.limits },
     bootstrap: options.bootstrap ?? {},
+    ...(options.requireAdminSecondFactor === undefined
+      ? {}
+      : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
   });
   const { accounts, table, sessions, signer } = deps;
   const mail = deps.mail as ReturnType<typeof memoryMailer>;

@@ -82,6 +82,9 @@ export function testDeps(options: TestDepsOptions = {}) {
       : {}),
     ...(ipPerMinute !== undefined ? { ipLimitPerMinute: ipPerMinute } : {}),
     ...(options.moderation ? { moderation: options.moderation } : {}),
+    ...(options.requireAdminSecondFactor === undefined
+      ? {}
+      : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

@@ -23,6 +23,8 @@ export interface TestSettingsOverrides {
   bandwidthDefaultBytes?: number;
   /** `moderation.*` replaced (default: the test config's). */
   moderation?: Partial<AppConfig['moderation']>;
+  /** `admin.require_second_factor` (default: the test config's, absent: off outside production). */
+  requireAdminSecondFactor?: boolean;
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
@@ -33,7 +35,13 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<Ap
     moderation: { ...moderation, ...overrides.moderation },
     bandwidth: { ...bandwidth, default_bytes: overrides.bandwidthDefaultBytes ?? bandwidth.default_bytes },
     auth: { ...auth, ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0 },
-    admin: { ...admin, bootstrap: overrides.bootstrap ?? {} },
+    admin: {
+      ...admin,
+      bootstrap: overrides.bootstrap ?? {},
+      ...(overrides.requireAdminSecondFactor === undefined
+        ? {}
+        : { require_second_factor: overrides.requireAdminSecondFactor }),
+    },
     upload: {
       ...upload,
       api_token: overrides.staticUploadToken ?? upload.api_token,

@@ -60,6 +60,19 @@ export const auditEvent = z.object({
   target: z.string(),
   from: z.string(),
   details: z.record(z.string(), z.unknown()),
+  /** The answer's status; absent while the action runs, or if it never finished. */
+  status: z.optional(z.number().check(z.int())),
   at: timestamp,
 });
+
+const filterText = z.optional(z.string().check(z.trim(), z.maxLength(200)));
+
+/** A page of the audit log, narrowed to an administrator, an action (`bans.` for a prefix) or a target. */
+export const auditQuery = z.pipe(
+  z.extend(pageQueryFields, { actor_id: filterText, action: filterText, target: filterText }),
+  z.transform(({ limit, cursor, actor_id, action, target }) => ({
+    page: { limit: limit ?? DEFAULT_PAGE_SIZE, ...(cursor ? { cursor } : {}) },
+    filter: { actor_id: actor_id || undefined, action: action || undefined, target: target || undefined },
+  })),
+);
 export const auditPage = pageOf(auditEvent);

@@ -269,6 +269,9 @@ export const configSchema = z.object({
     }),
   }),
   admin: section({
+    // docs/ACCOUNTS.md "Administrators' second factor": an administrator without TOTP or a passkey may do
+    // nothing but set one up. Absent: on in a production deployment (isProduction), off elsewhere.
+    require_second_factor: z.optional(z.boolean()),
     bootstrap: section({
       username: optionalText,
       email: z.optional(z.email()),
@@ -373,6 +376,11 @@ export type AwsSettings = AppConfig['aws'];
 const PRODUCTION_STAGE_NAMES: readonly string[] = ['prod', 'production'];
 
 /** Whether the settings describe a production deployment: `deployment.production`, else the stage's name. */
+/** `admin.require_second_factor`, or by default whether the deployment is production. */
+export function adminSecondFactorRequired(settings: AppConfig): boolean {
+  return settings.admin.require_second_factor ?? isProduction(settings);
+}
+
 export function isProduction(settings: { stage: string; deployment: { production?: boolean | undefined } }) {
   return settings.deployment.production ?? PRODUCTION_STAGE_NAMES.includes(settings.stage);
 }

@@ -8919,6 +8919,9 @@ export interface operations {
       query?: {
         limit?: string;
         cursor?: string;
+        actor_id?: string;
+        action?: string;
+        target?: string;
       };
       header?: never;
       path?: never;
@@ -8947,6 +8950,7 @@ export interface operations {
                 details: {
                   [key: string]: unknown;
                 };
+                status?: number;
                 at: string;
               }[];
               next_cursor: string | null;
