@@ -2,7 +2,7 @@
 // routes also API tokens and the static `upload.api_token` (docs/DESIGN.md 5), when the group passes them.
 import { API_TOKEN_PREFIX } from '#lib/accounts/api-tokens.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
-import { errors } from '#lib/core/errors.ts';
+import { AppError, errors } from '#lib/core/errors.ts';
 import { sameSecret } from '#lib/platform/crypto/same-secret.ts';
 import type { Authenticator } from './handler.ts';
 import { API_PREFIX } from './routes.ts';
@@ -51,8 +51,11 @@ export function createAuthenticator(input: AuthenticatorInput): Authenticator {
   const checked = async (request: { routeKey: string }, principal: Promise<Principal>) => {
     const caller = await principal;
     if (input.requireAdminSecondFactor && lacksSecondFactor(caller, request.routeKey))
-      throw errors.forbidden(
+      throw new AppError(
+        'forbidden',
         'Administrators must set up a second factor (TOTP or a passkey) first; until then only that is allowed',
+        // The console reads it to open the security page (web/src/api/client.ts).
+        { data: { second_factor_required: true } },
       );
     return caller;
   };

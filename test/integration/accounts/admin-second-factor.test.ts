@@ -75,6 +75,7 @@ describe('an administrator without a second factor, when one is required', () =>
     for (const answer of refused) {
       expect(answer.status, answer.raw).toBe(403);
       expect(answer.body.message).toMatch(/second factor \(TOTP or a passkey\) first/);
+      expect(answer.body.data).toEqual({ second_factor_required: true });
     }
     for (const answer of allowed) expect(answer.status, answer.raw).toBe(200);
     expect(allowed[1]?.body.data).toMatchObject({ totp_enabled: false });

@@ -72,9 +72,18 @@ const authorize: Middleware = {
       request.headers.set('authorization', `Bearer ${token}`);
     return request;
   },
-  onResponse({ request, response }) {
+  async onResponse({ request, response }) {
     // A session that the API no longer accepts: ask for a login over the page, keeping what it holds.
     if (response.status === 401 && request.headers.get('authorization') && session.token()) session.expire();
+    // An administrator without a second factor where one is required: the shell opens the security page.
+    if (response.status === 403 && session.isAdmin()) {
+      const body = (await response
+        .clone()
+        .json()
+        .catch(() => null)) as ErrorBody | null;
+      if ((body?.data as { second_factor_required?: boolean } | null)?.second_factor_required)
+        session.setNeedsSecondFactor(true);
+    }
     return response;
   },
 };

@@ -12,6 +12,8 @@ interface SessionState {
   token: string | null;
   user: SessionUser | null;
   expired: boolean;
+  /** The API refused this administrator everything but setting up a second factor (docs/ACCOUNTS.md). */
+  needsSecondFactor?: boolean;
 }
 
 const STORAGE_KEY = 'console.session';
@@ -43,6 +45,11 @@ export const session = {
   isAdmin: () => state.user?.role === 'admin',
   start(token: string, user: SessionUser): void {
     set({ token, user, expired: false });
+  },
+  needsSecondFactor: () => state.needsSecondFactor === true,
+  /** Set when the API says so; cleared once a second factor is set up (or by the next login). */
+  setNeedsSecondFactor(needs: boolean): void {
+    if ((state.needsSecondFactor === true) !== needs) set({ ...state, needsSecondFactor: needs });
   },
   expire(): void {
     if (!state.expired) set({ ...state, token: null, expired: true });

@@ -1,6 +1,6 @@
 // Security (docs/ACCOUNTS.md): TOTP (security/totp.tsx), passkeys (security/passkeys.tsx), e-mail binding,
 // password change, and sessions and security events (security/sessions.tsx).
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { CodeField, Field, NewPasswordField, PasswordField, Submit, useForm } from '../form.tsx';
@@ -91,8 +91,18 @@ function Password() {
 export function SecurityPage() {
   const state = useLoad(() => call(api.GET('/auth/security')));
   const user = session.user();
+  const secured = state.data && (state.data.totp_enabled || state.data.passkeys > 0);
+  useEffect(() => {
+    if (secured) session.setNeedsSecondFactor(false);
+  }, [secured]);
   return (
     <Page title="Security">
+      {session.needsSecondFactor() && !secured && (
+        <p class="notice" role="alert">
+          This service requires administrators to have a second factor. Set up TOTP or add a passkey below;
+          until then nothing else is open to you.
+        </p>
+      )}
       {state.error && <FormError message={state.error} />}
       {state.data && (
         <>

@@ -72,6 +72,12 @@ export function App() {
   const user = session.user();
   const expired = session.expired();
 
+  // An administrator the API serves nothing but second-factor setup (docs/ACCOUNTS.md): to the security page.
+  const needsSecondFactor = session.needsSecondFactor();
+  useEffect(() => {
+    if (needsSecondFactor && pagePath(path) !== '/security') navigate('/security');
+  }, [path, needsSecondFactor]);
+
   useEffect(() => {
     if (
       path === '/' ||
