@@ -356,7 +356,7 @@ export const configSchema = z.object({
     block_distance: wholeNumber(0, 6, 6),
     report_rate: rateLimit({ per_minute: 5, burst: 5, per_day: 50 }),
   }),
-  // docs/MODERATION.md "Audit": administrators' moderation actions, kept this many days.
+  // docs/ACCOUNTS.md "Audit log": every administrator action, kept this many days.
   audit: section({ retention_days: wholeNumber(1, 3650, 365) }),
   // docs/DESIGN.md 17: the owner of a paid plan is mailed once per grant this many days before it ends,
   // by the reminders worker (every 5 minutes in AWS; every local_interval_seconds under npm start, 0: never).
