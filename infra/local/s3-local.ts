@@ -48,7 +48,9 @@ async function intoFolder<T>(path: string, write: () => Promise<T>, attempts = 5
  * it failed with ENOENT (a put's in a stream without an error listener, which ended the whole process), and
  * a copy unlinked its destination before copying. Here bytes go to a staging file beside the buckets (not
  * a directory, so never listed as one), then are renamed into their folder, made again when a delete took
- * it; a delete's cleanup leaves a folder that is gone or filled meanwhile to the other request.
+ * it; a delete's cleanup leaves a folder that is gone or filled meanwhile to the other request. A listing
+ * walks the folders with readdir then stat, so an entry a delete removed in between failed it (ENOENT, a 500
+ * where S3 lists what is there): it is walked again.
  */
 function s3Writes(store: S3rverStore, root: string): void {
   const staged = async (target: string, fill: (staging: string) => Promise<void>) => {
@@ -92,6 +94,16 @@ function s3Writes(store: S3rverStore, root: string): void {
       }
     }
     return store.getMetadata(destBucket, destKey);
+  };
+  const list = store.listObjects.bind(store);
+  store.listObjects = async (bucket, options) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await list(bucket, options);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw error;
+      }
+    }
   };
   store.deleteObject = async (bucket, key) => {
     const path = (resource: string) => store.getResourcePath(bucket, key, resource);

@@ -23,6 +23,7 @@ declare module 's3rver' {
       content: Buffer | NodeJS.ReadableStream;
     }): Promise<{ size: number; md5: string }>;
     deleteObject(bucket: string, key: string): Promise<void>;
+    listObjects(bucket: string, options: Record<string, unknown>): Promise<unknown>;
     copyObject(
       srcBucket: string,
       srcKey: string,
