@@ -82,6 +82,8 @@ export function testDeps(options: TestDepsOptions = {}) {
       : {}),
     ...(ipPerMinute !== undefined ? { ipLimitPerMinute: ipPerMinute } : {}),
     ...(options.moderation ? { moderation: options.moderation } : {}),
+    ...(options.uploadRate ? { uploadRate: options.uploadRate } : {}),
+    ...(options.uploadRateByPlan ? { uploadRateByPlan: options.uploadRateByPlan } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

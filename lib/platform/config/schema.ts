@@ -60,6 +60,15 @@ const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
 /** A moderation score threshold, 0..1; null: never (nothing held, or nothing flagged). */
 const threshold = z.nullable(z.number().check(z.minimum(0), z.maximum(1)));
 
+/** An upload rate's counts (lib/files/upload-rate.ts); 0: no limit. */
+const rateCount = z.number().check(z.int(), z.minimum(0), z.maximum(2 ** 50));
+const uploadRate = {
+  files_per_minute: rateCount,
+  files_per_day: rateCount,
+  bytes_per_minute: rateCount,
+  bytes_per_day: rateCount,
+};
+
 /** A rate with a burst and a daily cap (lib/accounts/throttle.ts); 0 turns a part off. */
 const rateLimit = (fallback: { per_minute: number; burst: number; per_day: number }) =>
   section({
@@ -282,6 +291,15 @@ export const configSchema = z.object({
     // the rate is twice the 50 uploads/s of the target load (docs/PERFORMANCE.md), per_day 0: no daily cap.
     api_token_quota_bytes: wholeNumber(0, 2 ** 50, 10 * 1024 ** 3),
     api_token_rate: rateLimit({ per_minute: 6000, burst: 600, per_day: 0 }),
+    // docs/UPLOADS.md "Upload rates": an account's files and bytes a minute and a UTC day, by the plan it
+    // holds (a plan's absent fields: `rate`'s); administrators' and the static token's uploads have none.
+    rate: section({
+      files_per_minute: z._default(rateCount, 600),
+      files_per_day: z._default(rateCount, 20_000),
+      bytes_per_minute: z._default(rateCount, 10 * 1024 ** 3),
+      bytes_per_day: z._default(rateCount, 200 * 1024 ** 3),
+    }),
+    rate_by_plan: z._default(z.record(z.string(), z.partial(z.object(uploadRate))), {}),
     max_bytes: wholeNumber(1, 6 * 1024 * 1024, 4 * 1024 * 1024),
     presign_max_bytes: wholeNumber(1, 5 * 1024 ** 3, 100 * 1024 * 1024),
     allowed_types: z._default(z.array(z.enum(UPLOAD_TYPES)).check(z.minLength(1)), [...UPLOAD_TYPES]),
