@@ -12,6 +12,7 @@ import { type AppConfig, config } from '#lib/platform/config/index.ts';
 import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
+import { findOrphans } from '#test/support/faults.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { callHandler, noisePng, recordsOf, uploadEvent } from './quota-helpers.ts';
 
@@ -79,6 +80,8 @@ describe('upload rates', () => {
       expect(refused.body.message).toBe('Upload rate exceeded: at most 3 files per minute');
     }
     expect((await recordsOf(user.account.id)).count).toBe(3);
+    // The refused uploads' bytes, stored while the table was asked, are deleted again.
+    expect(await findOrphans()).toEqual([]);
   });
 
   it('frees the minute window once the minute is over', async () => {
