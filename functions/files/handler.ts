@@ -70,7 +70,7 @@ export function createFilesHandler(
           'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
         requestContentType: 'multipart/form-data',
         response: uploadRecordSchema,
-        // Not an allowed type; the static token past its rate; over the owner's storage quota (docs/DESIGN.md 11).
+        // Not an allowed type; past the account's upload rate or the static token's; over the storage quota.
         errors: [415, 429, 451, 507],
         run: async (request) => {
           const declared = Number(request.headers['content-length']);
@@ -85,7 +85,7 @@ export function createFilesHandler(
       'POST /api/v1/upload/presign': defineRoute({
         body: presignBody,
         summary:
-          'A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past 100 presigns not yet confirmed).',
+          'A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past the upload rate or 100 presigns not yet confirmed).',
         response: presignResponse,
         errors: [415, 429, 507],
         run: async (request) => ok(await uploadServices().presigns.presign(ownerOf(request), request.body)),

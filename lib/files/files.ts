@@ -268,14 +268,14 @@ export class FileRepository {
         const { failedItems } = error;
         if (failedItems.some((index) => index !== 1 && !isUsage(index))) throw error;
         if (failedItems.some(isUsage) && !failedItems.includes(1)) {
-          // The usage moved (other uploads, a new grant): decide again on what it is now.
-          await reservation!.refresh();
+          // The usage moved (other uploads, a new grant), or the upload rate is spent: decide again.
+          await reservation!.refresh(failedItems.map((index) => index - 2));
           continue;
         }
         // The claim is taken (or another transaction on it was in flight): read who holds it.
         const winner = await this.findByHash(item.owner_id, item.hash);
         if (winner) return { created: false, item: winner };
-        if (failedItems.some(isUsage)) await reservation!.refresh();
+        if (failedItems.some(isUsage)) await reservation!.refresh(failedItems.map((index) => index - 2));
         // Nobody holds it any more (a conflicting write failed, or the file was just deleted): try again.
         await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * (attempt + 1)));
       }

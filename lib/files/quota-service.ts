@@ -16,12 +16,14 @@ import {
   type Grant,
   type GrantTerms,
   grantAfterRefund,
+  isGrantActive,
   nextGrant,
   type UsageState,
   type UsageView,
   usageView,
 } from './quota-model.ts';
 import { type HoldRequest, holdsMapUpdate, holdUpdate, releaseUpdate } from './quota-presign.ts';
+import type { RateCharge, UploadRates } from './upload-rate.ts';
 import {
   grantItem,
   grantRemovalItem,
@@ -67,6 +69,8 @@ export interface ReservationFacts extends UsageRead {
   account: QuotaAccount;
   fileId: string;
   bytes: number;
+  /** The upload's count in the owner's upload rate (lib/files/upload-rate.ts), written with its usage. */
+  charge?: RateCharge | undefined;
 }
 
 /**
@@ -88,11 +92,15 @@ export class Reservation {
 
   check(): void {
     if (!this.fits()) throw errors.insufficientStorage(this.held.state.usedBytes, this.held.quotaBytes!);
+    this.held.charge?.check();
   }
 
-  /** The conditional writes (decided once per read of the usage: a bucket is chosen at random). */
+  /**
+   * The conditional writes (decided once per read of the usage: a bucket is chosen at random), then the
+   * upload rate's.
+   */
   items(): TransactItem[] {
-    return this.decided().items;
+    return [...this.decided().items, ...(this.held.charge?.items ?? [])];
   }
 
   /** Marks the record counted, and in which usage item when not the single one (an account without quota). */
@@ -101,7 +109,10 @@ export class Reservation {
     return slot === USAGE_SK ? { usage_counted: true } : { usage_counted: true, usage_item: slot };
   }
 
-  async refresh(): Promise<void> {
+  /** `failed`: the indexes into `items()` whose condition failed; the upload rate's is a 429. */
+  async refresh(failed: readonly number[] = []): Promise<void> {
+    const usageItems = this.decided().items.length;
+    await this.held.charge?.refuse(failed.map((index) => index - usageItems));
     const fresh = await this.held.service.stateFor(this.held.account);
     this.held.state = fresh.state;
     this.held.quotaBytes = fresh.quotaBytes;
@@ -131,6 +142,8 @@ export interface QuotaDeps {
   clock: Clock;
   /** `upload.default_quota_bytes`. */
   defaultQuotaBytes: number;
+  /** Upload rates per plan; none for administrators (and the static token: `upload.api_token_rate`). */
+  rates?: UploadRates | undefined;
 }
 
 export class QuotaService {
@@ -216,14 +229,19 @@ export class QuotaService {
       if (quotaBytes === null) return false;
       const single = items.find((item) => item.sk === USAGE_SK);
       const { Key, ...update } = holdUpdate(state, single, quotaBytes, request, epochSeconds(now));
+      const charge = this.chargeFor(account, state, request.bytes);
+      charge?.check();
       try {
         if (single?.presigned === undefined) {
           const { Key: mapKey, ...create } = holdsMapUpdate(account.id);
           await table.update(mapKey, create);
         }
-        await table.transact([{ Update: { Key, ...update } }, ...together]);
+        await table.transact([{ Update: { Key, ...update } }, ...together, ...(charge?.items ?? [])]);
         return true;
       } catch (error) {
+        if (error instanceof ConditionFailedError) {
+          await charge?.refuse(error.failedItems.map((index) => index - 1 - together.length));
+        }
         // The usage grew, a grant was written or another presign pruned the same hold: decide again.
         if (!(error instanceof ConditionFailedError) || attempt >= HOLD_ATTEMPTS) throw error;
       }
@@ -251,19 +269,38 @@ export class QuotaService {
    * (dedupe first).
    */
   async prepareReservation(account: QuotaAccount, bytes: number, fileId: string): Promise<Reservation> {
-    return this.reservationOn(account, await this.stateFor(account), bytes, fileId);
+    const read = await this.stateFor(account);
+    return this.reservationOn(account, read, bytes, fileId, this.chargeFor(account, read.state, bytes));
+  }
+
+  /**
+   * One upload's count in the account's upload rate, by the plan of its active grant (read with the usage:
+   * no read of its own); none for administrators (the static token's owner is one).
+   */
+  private chargeFor(account: QuotaAccount, state: UsageState, bytes: number): RateCharge | undefined {
+    const { rates, clock } = this.deps;
+    if (!rates || account.role === 'admin') return undefined;
+    const plan = isGrantActive(state.grant, clock()) ? state.grant.plan_id : undefined;
+    return rates.charge(account.id, rates.rateOf(plan), bytes);
   }
 
   /**
    * A reservation on usage read already (`stateFor`), e.g. read beside other reads before the size was
    * known (confirm); the transaction's condition still holds it to the usage as it is when written.
    */
-  reservationOn(account: QuotaAccount, read: UsageRead, bytes: number, fileId: string): Reservation {
+  reservationOn(
+    account: QuotaAccount,
+    read: UsageRead,
+    bytes: number,
+    fileId: string,
+    charge?: RateCharge,
+  ): Reservation {
     return new Reservation({
       service: this,
       account,
       fileId,
       bytes,
+      charge,
       state: read.state,
       quotaBytes: read.quotaBytes,
       items: read.items,

@@ -16,8 +16,14 @@ export const sessionsOf = (resources: GroupResources) =>
     listingShards: resources.settings.listing_shards,
   });
 
-export const quotaOf = (resources: GroupResources) =>
-  buildQuota({ table: tableOf(resources), defaultQuotaBytes: resources.settings.upload.default_quota_bytes });
+export const quotaOf = (resources: GroupResources) => {
+  const { upload } = resources.settings;
+  return buildQuota({
+    table: tableOf(resources),
+    defaultQuotaBytes: upload.default_quota_bytes,
+    rates: { rate: upload.rate, byPlan: upload.rate_by_plan },
+  });
+};
 
 /** The audit log every group with administrator routes records their actions in (lib/http/admin-audit.ts). */
 export const auditLogOf = (resources: GroupResources) =>

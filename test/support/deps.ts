@@ -85,6 +85,8 @@ export function testDeps(options: TestDepsOptions = {}) {
     ...(options.requireAdminSecondFactor === undefined
       ? {}
       : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
+    ...(options.uploadRate ? { uploadRate: options.uploadRate } : {}),
+    ...(options.uploadRateByPlan ? { uploadRateByPlan: options.uploadRateByPlan } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

@@ -25,6 +25,9 @@ export interface TestSettingsOverrides {
   moderation?: Partial<AppConfig['moderation']>;
   /** `admin.require_second_factor` (default: the test config's, absent: off outside production). */
   requireAdminSecondFactor?: boolean;
+  /** `upload.rate.*` replaced and `upload.rate_by_plan` (default: the test config's). */
+  uploadRate?: Partial<AppConfig['upload']['rate']>;
+  uploadRateByPlan?: AppConfig['upload']['rate_by_plan'];
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
@@ -47,6 +50,8 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<Ap
       api_token: overrides.staticUploadToken ?? upload.api_token,
       default_quota_bytes: overrides.defaultQuotaBytes ?? upload.default_quota_bytes,
       strip_metadata: overrides.stripMetadata ?? upload.strip_metadata,
+      rate: { ...upload.rate, ...overrides.uploadRate },
+      rate_by_plan: overrides.uploadRateByPlan ?? upload.rate_by_plan,
     },
   };
 }

@@ -1,5 +1,17 @@
 // The one schema of the service's settings (docs/DESIGN.md 3): dotted names as docs/SPEC.md writes them.
 import * as z from '#lib/platform/zod.ts';
+import {
+  channelA,
+  channelB,
+  channelC,
+  flag,
+  optionalText,
+  optionalUrl,
+  rateLimit,
+  section,
+  url,
+  wholeNumber,
+} from './parts.ts';
 
 export const PROVIDERS = ['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -21,11 +33,6 @@ export const DEFAULT_IMAGE_PRESETS = {
 
 export const UPLOAD_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico'] as const;
 
-/** docs/SPEC.md 8: the channel_b v3 key is exactly 32 bytes. */
-function isThirtyTwoBytes(key: string): boolean {
-  return Buffer.byteLength(key, 'utf8') === 32;
-}
-
 /** The front door reads its secret from Secrets Manager only when it is told which one. */
 function namesItsSecret(door: { provider: string; secret_id?: string | undefined }): boolean {
   return door.provider !== 'secrets-manager' || door.secret_id !== undefined;
@@ -36,14 +43,6 @@ function withoutTrailingSlashes(value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-const optionalText = z.optional(z.string().check(z.trim(), z.minLength(1)));
-const url = z.url({ protocol: /^https?$/ });
-const optionalUrl = z.optional(url);
-/** A whole number from min to max, or `fallback` when absent. */
-const wholeNumber = (min: number, max: number, fallback: number) =>
-  z._default(z.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
-const flag = (fallback: boolean) => z._default(z.boolean(), fallback);
-/** A section whose keys all have defaults or are optional: an absent section is `{}`, then filled in. */
 /** A host a Referer allow-list names: `example.com`, or `*.example.com` for its subdomains (lower case). */
 export const REFERER_HOST = /^(\*\.)?([a-z0-9-]+\.)*[a-z0-9-]+$/;
 export const refererHosts = z
@@ -54,52 +53,17 @@ export const refererHosts = z
   )
   .check(z.maxLength(100));
 
-const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
-  z.prefault(z.object(shape), {} as z.input<z.ZodMiniObject<Shape>>);
-
 /** A moderation score threshold, 0..1; null: never (nothing held, or nothing flagged). */
 const threshold = z.nullable(z.number().check(z.minimum(0), z.maximum(1)));
 
-/** A rate with a burst and a daily cap (lib/accounts/throttle.ts); 0 turns a part off. */
-const rateLimit = (fallback: { per_minute: number; burst: number; per_day: number }) =>
-  section({
-    per_minute: wholeNumber(0, 100_000, fallback.per_minute),
-    burst: wholeNumber(1, 100_000, fallback.burst),
-    per_day: wholeNumber(0, 10_000_000, fallback.per_day),
-  });
-
-const channelA = section({
-  enabled: flag(false),
-  app_id: optionalText,
-  private_key: optionalText,
-  public_key: optionalText,
-  // Optional Alipay seller PID: when set, notifications must name it too (docs/PAYMENTS-GUIDE.md 1.7 step 5).
-  seller_id: optionalText,
-  gateway_url: optionalUrl,
-});
-
-const channelB = section({
-  enabled: flag(false),
-  app_id: optionalText,
-  mch_id: optionalText,
-  serial_no: optionalText,
-  private_key: optionalText,
-  // docs/SPEC.md 8: the v3 key is exactly 32 bytes.
-  api_v3_key: z.optional(z.string().check(z.refine(isThirtyTwoBytes, 'must be exactly 32 bytes'))),
-  platform_public_key: optionalText,
-  platform_serial_no: optionalText,
-  api_base_url: optionalUrl,
-});
-
-const channelC = section({
-  enabled: flag(false),
-  pid: optionalText,
-  key: optionalText,
-  gateway_url: optionalUrl,
-  api_url: optionalUrl,
-  submit_url: optionalUrl,
-  pay_type: optionalText,
-});
+/** An upload rate's counts (lib/files/upload-rate.ts); 0: no limit. */
+const rateCount = z.number().check(z.int(), z.minimum(0), z.maximum(2 ** 50));
+const uploadRate = {
+  files_per_minute: rateCount,
+  files_per_day: rateCount,
+  bytes_per_minute: rateCount,
+  bytes_per_day: rateCount,
+};
 
 export const configSchema = z.object({
   stage: z._default(
@@ -285,6 +249,15 @@ export const configSchema = z.object({
     // the rate is twice the 50 uploads/s of the target load (docs/PERFORMANCE.md), per_day 0: no daily cap.
     api_token_quota_bytes: wholeNumber(0, 2 ** 50, 10 * 1024 ** 3),
     api_token_rate: rateLimit({ per_minute: 6000, burst: 600, per_day: 0 }),
+    // docs/UPLOADS.md "Upload rates": an account's files and bytes a minute and a UTC day, by the plan it
+    // holds (a plan's absent fields: `rate`'s); administrators' and the static token's uploads have none.
+    rate: section({
+      files_per_minute: z._default(rateCount, 600),
+      files_per_day: z._default(rateCount, 20_000),
+      bytes_per_minute: z._default(rateCount, 10 * 1024 ** 3),
+      bytes_per_day: z._default(rateCount, 200 * 1024 ** 3),
+    }),
+    rate_by_plan: z._default(z.record(z.string(), z.partial(z.object(uploadRate))), {}),
     max_bytes: wholeNumber(1, 6 * 1024 * 1024, 4 * 1024 * 1024),
     presign_max_bytes: wholeNumber(1, 5 * 1024 ** 3, 100 * 1024 * 1024),
     allowed_types: z._default(z.array(z.enum(UPLOAD_TYPES)).check(z.minLength(1)), [...UPLOAD_TYPES]),

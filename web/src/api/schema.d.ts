@@ -759,7 +759,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past 100 presigns not yet confirmed). */
+    /** A presigned PUT for a larger file, to be confirmed once the bytes are stored. Its declared size is held against the quota until the upload is confirmed or the presign expires (507 when there is no room; 429 past the upload rate or 100 presigns not yet confirmed). */
     post: operations['postApiV1UploadPresign'];
     delete?: never;
     options?: never;
