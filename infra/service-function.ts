@@ -24,6 +24,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
+import { BANS_PARTITION } from '#lib/accounts/bans.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
@@ -263,6 +264,16 @@ export class ServiceFunction extends Construct {
           conditions: {
             'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RENDITION_CLAIM_PREFIX}*`] },
           },
+        }),
+      );
+    }
+    // The bans: Query of the one `BANS` partition (lib/accounts/bans.ts), for groups with or without the table.
+    if (needs.bans) {
+      this.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: [resources.table.tableArn],
+          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [BANS_PARTITION] } },
         }),
       );
     }

@@ -8,6 +8,7 @@ import { AppError, errors, type FieldProblem } from '#lib/core/errors.ts';
 import { log } from '#lib/platform/log.ts';
 import { withInvocation } from '#lib/platform/observability/invocation.ts';
 import type * as z from '#lib/platform/zod.ts';
+import { type BanCheck, banCheck } from './ban-check.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
 import { genericMessage, statusOf } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
@@ -111,7 +112,12 @@ interface RequestState {
 
 type MiddyRequest = middy.Request<ApiEvent, ApiResult, Error, Context>;
 
-export interface GroupHandlerOptions extends FrontDoorOptions {
+/** What a group's production entry hands its handler: the front door, and the bans (lib/wiring/bans.ts). */
+export interface EntryOptions extends FrontDoorOptions {
+  bans?: BanCheck;
+}
+
+export interface GroupHandlerOptions extends EntryOptions {
   authenticate: Authenticator;
   /** Runs once before the first request is served (e.g. settings that must exist). */
   warmUp?: () => Promise<void>;
@@ -252,6 +258,8 @@ export function handlerOverRoutes(group: FunctionGroup, impls: RouteImpls, optio
     .use(httpHeaderNormalizer())
     // Only what came through the CDN is served (lib/http/front-door.ts); before any routing.
     .use(frontDoorCheck(options.frontDoor, options))
+    // A banned viewer (its address is known once past the front door) hears 403 on every route.
+    .use(banCheck(options.bans))
     .use(resolveRoute)
     // Credentials first: who may not call a route hears 401/403, whatever its body.
     .use(authenticate)

@@ -40,6 +40,13 @@ export interface GroupNeeds {
    * DeleteItem on the table for `RENDITION#` partitions only. The render function's alone.
    */
   renditionClaims?: boolean;
+  /**
+   * The address bans (lib/accounts/bans.ts): Query on the table for the `BANS` partition only, so every
+   * group API Gateway reaches refuses a banned viewer, tables or not (docs/ABUSE.md "Bans").
+   */
+  bans?: boolean;
+  /** The WAF's two IP sets of banned networks (GetIPSet, UpdateIPSet): the ban-mirror worker's alone. */
+  wafIpSets?: boolean;
   /** Reading the CDN's access logs (the access-log bucket's `cdn/`): the bandwidth worker's alone. */
   accessLogs?: boolean;
   /**
@@ -62,6 +69,8 @@ export const NEEDS: readonly Need[] = [
   'cdn',
   'renditions',
   'renditionClaims',
+  'bans',
+  'wafIpSets',
   'accessLogs',
   'moderationApi',
 ];
@@ -129,7 +138,7 @@ export const COMMON_VARIABLES = ['APP_CONFIG_JSON', 'BASE_URL'] as const;
  */
 export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<string, string> {
   const env: Record<string, string> = { BASE_URL: values.baseUrl };
-  if (needs.table || needs.renditionClaims) env.TABLE_NAME = values.tableName;
+  if (needs.table || needs.renditionClaims || needs.bans) env.TABLE_NAME = values.tableName;
   if (needs.bucket) env.BUCKET_NAME = values.bucketName;
   if (needs.masterKey) {
     env.MASTER_KEY__PROVIDER = values.masterKey.provider;
