@@ -49,6 +49,7 @@ import {
   processEntryCommands,
 } from './bundling.ts';
 import type { StageConfig } from './stage-config.ts';
+import type { BannedAddressSets } from './waf.ts';
 
 export const RUNTIME = Runtime.NODEJS_22_X;
 export const ARCHITECTURE = Architecture.ARM_64;
@@ -85,6 +86,8 @@ export interface NeedResources {
   distribution: IDistribution;
   /** The deny-list of taken-down files its /i/* edge function reads (infra/edge.ts). */
   denyList: IKeyValueStore;
+  /** The WAF's IP sets of banned networks: only where the stack has its own web ACL (infra/waf.ts). */
+  bannedAddressSets?: BannedAddressSets;
   /** The SES identity mail is sent as; absent when the stage sets no mail.from. */
   mailIdentityArn: string | undefined;
   /** The CDN's origin secret (lib/http/front-door.ts): read by every function API Gateway reaches. */
@@ -246,6 +249,14 @@ export class ServiceFunction extends Construct {
       distributionId: resources.distribution.distributionId,
       denyListArn: resources.denyList.keyValueStoreArn,
       accessLogBucketName: resources.accessLogs.bucketName,
+      ...(resources.bannedAddressSets
+        ? {
+            banIpSetArns: {
+              ipv4: resources.bannedAddressSets.ipv4.attrArn,
+              ipv6: resources.bannedAddressSets.ipv6.attrArn,
+            },
+          }
+        : {}),
     });
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
@@ -276,6 +287,11 @@ export class ServiceFunction extends Construct {
           conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [BANS_PARTITION] } },
         }),
       );
+    }
+    // The ban mirror's two calls, on the stack's two sets of banned networks and nothing else.
+    if (needs.wafIpSets && resources.bannedAddressSets) {
+      const { ipv4, ipv6 } = resources.bannedAddressSets;
+      this.allow(['wafv2:GetIPSet', 'wafv2:UpdateIPSet'], [ipv4.attrArn, ipv6.attrArn]);
     }
     // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
     if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);

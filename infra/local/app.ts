@@ -94,7 +94,10 @@ export function localFunctionEnvironment(
   };
 }
 
-/** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
+/**
+ * The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. Not the
+ * ban mirror: there is no WAF locally (the functions' own check enforces the bans).
+ */
 const LOCAL_WORKERS: WorkerName[] = [
   'outbox-drain',
   'reconciler',

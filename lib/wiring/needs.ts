@@ -101,6 +101,8 @@ export interface NeedValues {
   denyListArn?: string;
   /** The access-log bucket; absent locally (the setting's default names the local one). */
   accessLogBucketName?: string;
+  /** The WAF's IP sets of banned networks: only where the stack has its own web ACL. */
+  banIpSetArns?: { ipv4: string; ipv6: string };
 }
 
 /**
@@ -121,6 +123,8 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'cdn.distribution_id',
   'cdn.deny_list_arn',
   'access_log_bucket_name',
+  'abuse.bans.waf_ipv4_set_arn',
+  'abuse.bans.waf_ipv6_set_arn',
   'payment.notify_base_url',
   'front_door.provider',
   'front_door.secret_id',
@@ -156,6 +160,10 @@ export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<st
   if (needs.cdn && values.distributionId) env.CDN__DISTRIBUTION_ID = values.distributionId;
   if (needs.cdn && values.denyListArn) env.CDN__DENY_LIST_ARN = values.denyListArn;
   if (needs.accessLogs && values.accessLogBucketName) env.ACCESS_LOG_BUCKET_NAME = values.accessLogBucketName;
+  if (needs.wafIpSets && values.banIpSetArns) {
+    env.ABUSE__BANS__WAF_IPV4_SET_ARN = values.banIpSetArns.ipv4;
+    env.ABUSE__BANS__WAF_IPV6_SET_ARN = values.banIpSetArns.ipv6;
+  }
   return env;
 }
 
