@@ -2,7 +2,7 @@
 // API Gateway reaches refuses a banned viewer (lib/http/ban-check.ts); the few bans live in one partition
 // read whole, each item with the table's TTL at its end.
 import { randomUUID } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { type BlockList, isIP, BlockList as NetworkList } from 'node:net';
 import { errors } from '#lib/core/errors.ts';
 import { conditionFailedAs, epochSeconds, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
@@ -64,7 +64,7 @@ export function networkOf(text: string): Network | undefined {
 
 /** A list of networks an address can be checked against (node's BlockList). */
 export function blockListOf(networks: readonly Network[]): BlockList {
-  const list = new BlockList();
+  const list = new NetworkList(); // node's BlockList, not lib/moderation's
   for (const { address, prefix, family } of networks) list.addSubnet(address, prefix, family);
   return list;
 }
