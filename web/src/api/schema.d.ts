@@ -1633,6 +1633,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -1725,6 +1734,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -1853,7 +1871,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1983,7 +2001,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2104,6 +2122,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -2193,7 +2220,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2271,7 +2298,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2361,7 +2388,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2474,7 +2501,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2586,7 +2613,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2693,7 +2720,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2809,7 +2836,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2922,7 +2949,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3042,7 +3069,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3133,6 +3160,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -3254,6 +3290,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -3347,7 +3392,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3454,7 +3499,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3550,7 +3595,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3636,7 +3681,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3740,7 +3785,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3868,7 +3913,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3958,7 +4003,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4080,7 +4125,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4174,7 +4219,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4266,7 +4311,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4367,6 +4412,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4498,7 +4552,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4590,6 +4644,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4721,7 +4784,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4822,6 +4885,15 @@ export interface operations {
       };
       /** @description Missing, invalid or expired credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4954,6 +5026,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -5068,7 +5149,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5167,7 +5248,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5293,7 +5374,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5426,7 +5507,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5533,7 +5614,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5628,7 +5709,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5732,7 +5813,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5847,7 +5928,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5948,7 +6029,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6052,7 +6133,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6180,6 +6261,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -6294,6 +6384,16 @@ export interface operations {
           'text/html': unknown;
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -6390,6 +6490,16 @@ export interface operations {
       };
       /** @description Missing, invalid or expired credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -6514,6 +6624,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -6593,6 +6712,16 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -6719,6 +6848,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -6857,7 +6995,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7002,7 +7140,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7153,7 +7291,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7323,7 +7461,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7425,7 +7563,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7511,7 +7649,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7639,7 +7777,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7757,7 +7895,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7890,6 +8028,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -7949,7 +8096,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8032,7 +8179,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8127,7 +8274,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8220,7 +8367,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8285,7 +8432,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8366,7 +8513,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8495,7 +8642,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8572,7 +8719,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8699,7 +8846,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8795,7 +8942,7 @@ export interface operations {
           'application/octet-stream': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8923,7 +9070,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9020,7 +9167,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9131,7 +9278,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9208,7 +9355,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9313,7 +9460,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9398,7 +9545,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9484,7 +9631,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9583,7 +9730,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9669,7 +9816,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9775,7 +9922,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9858,6 +10005,15 @@ export interface operations {
           };
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -9896,6 +10052,15 @@ export interface operations {
           'application/json': unknown;
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -9931,6 +10096,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          'text/html': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
           'text/html': unknown;
         };
       };
@@ -9976,6 +10151,16 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/javascript': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -10044,7 +10229,7 @@ export interface operations {
           'application/octet-stream': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10138,6 +10323,15 @@ export interface operations {
           };
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -10201,7 +10395,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10294,7 +10488,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10389,7 +10583,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10502,7 +10696,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10580,6 +10774,15 @@ export interface operations {
             message: 'ok';
             data: ('manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c')[];
           };
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
       /** @description A bug (never for bad input) */
@@ -10714,7 +10917,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10857,7 +11060,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11029,7 +11232,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11174,7 +11377,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11337,7 +11540,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11517,7 +11720,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11665,7 +11868,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11847,7 +12050,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11966,7 +12169,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12066,7 +12269,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12161,7 +12364,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12275,7 +12478,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12385,7 +12588,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12511,7 +12714,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12658,7 +12861,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12747,7 +12950,7 @@ export interface operations {
           'text/html': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12833,7 +13036,7 @@ export interface operations {
           'text/html': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12937,7 +13140,7 @@ export interface operations {
           'text/plain': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13021,7 +13224,7 @@ export interface operations {
           'text/plain': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
