@@ -26,40 +26,28 @@ export interface Network {
  * Undefined when it is neither.
  */
 export function networkOf(text: string): Network | undefined {
-  const match = /^([0-9A-Fa-f:.]+)(?:\/(\d{1,3}))?$/.exec(text.trim());
-  if (!match) return undefined;
-  const kind = isIP(match[1]!);
-  let groups =
-    kind === 4
-      ? match[1]!
-          .split('.')
-          .map(Number)
-          .reduce<number[]>((out, byte, i) => {
-            if (i % 2 === 0) out.push(byte << 8);
-            else out[out.length - 1]! |= byte;
-            return out;
-          }, [])
-      : kind === 6
-        ? ipv6Groups(match[1]!.toLowerCase())
-        : undefined;
-  if (!groups) return undefined;
-  let width = groups.length * 16;
-  let prefix = match[2] === undefined ? width : Number(match[2]);
-  if (prefix > width) return undefined;
-  if (width === 128 && prefix >= 96 && groups.slice(0, 6).join() === '0,0,0,0,0,65535') {
-    groups = groups.slice(6);
-    width = 32;
-    prefix -= 96;
+  const [, given, bits] = /^([0-9A-Fa-f:.]+)(?:\/(\d{1,3}))?$/.exec(text.trim()) ?? [];
+  const kind = isIP(given ?? '');
+  // Both kinds as eight 16-bit groups: an IPv4 address as its mapped IPv6 (::ffff:a.b.c.d, /96 + its prefix).
+  const groups = kind === 0 ? undefined : ipv6Groups(kind === 4 ? `::ffff:${given}` : given!.toLowerCase());
+  const width = kind === 4 ? 32 : 128;
+  const length = bits === undefined ? width : Number(bits);
+  if (!groups || length > width) return undefined;
+  const prefix = length + 128 - width;
+  const masked = groups.map(
+    (group, i) => group & ((0xffff << (16 - Math.min(16, Math.max(0, prefix - 16 * i)))) & 0xffff),
+  );
+  if (prefix >= 96 && masked.slice(0, 6).join() === '0,0,0,0,0,65535') {
+    const address = masked
+      .slice(6)
+      .flatMap((group) => [group >> 8, group & 0xff])
+      .join('.');
+    return { cidr: `${address}/${prefix - 96}`, address, prefix: prefix - 96, family: 'ipv4' };
   }
-  const masked = groups.map((group, i) => {
-    const bits = Math.min(16, Math.max(0, prefix - 16 * i));
-    return group & ((0xffff << (16 - bits)) & 0xffff);
-  });
-  const address =
-    width === 32
-      ? masked.flatMap((group) => [group >> 8, group & 0xff]).join('.')
-      : new URL(`http://[${masked.map((group) => group.toString(16)).join(':')}]`).hostname.slice(1, -1);
-  return { cidr: `${address}/${prefix}`, address, prefix, family: width === 32 ? 'ipv4' : 'ipv6' };
+  // The URL parser writes an IPv6 address in its canonical short form (RFC 5952).
+  const full = masked.map((group) => group.toString(16)).join(':');
+  const address = new URL(`http://[${full}]`).hostname.slice(1, -1);
+  return { cidr: `${address}/${prefix}`, address, prefix, family: 'ipv6' };
 }
 
 /** A list of networks an address can be checked against (node's BlockList). */
@@ -128,7 +116,7 @@ export class Bans {
     if (!network)
       throw errors.validation([{ field: 'cidr', message: 'must be an IPv4 or IPv6 address or prefix' }]);
     const now = this.deps.clock();
-    const ends = input.expires_at === undefined ? undefined : new Date(Date.parse(input.expires_at));
+    const ends = input.expires_at === undefined ? undefined : new Date(input.expires_at);
     if (ends && epochSeconds(ends) <= epochSeconds(now))
       throw errors.validation([{ field: 'expires_at', message: 'must be in the future' }]);
     if (listed(blockListOf([network]), requesterIp))
