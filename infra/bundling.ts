@@ -168,6 +168,8 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   // node-fetch inside TensorFlow.js names `encoding` in a try (its optional charset conversion, for model
   // downloads this worker never makes): neither bundled nor shipped.
   moderation: { native: ['sharp'], installed: [], files: TFJS_WASM_FILES, unreachable: ['encoding'] },
+  // Writes the bans into the WAF's IP sets: the table and the WAF client (bundled) only.
+  'ban-mirror': { native: [], installed: [] },
 };
 
 /**

@@ -24,6 +24,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
+import { BANS_PARTITION } from '#lib/accounts/bans.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
@@ -48,6 +49,7 @@ import {
   processEntryCommands,
 } from './bundling.ts';
 import type { StageConfig } from './stage-config.ts';
+import type { BannedAddressSets } from './waf.ts';
 
 export const RUNTIME = Runtime.NODEJS_22_X;
 export const ARCHITECTURE = Architecture.ARM_64;
@@ -84,6 +86,8 @@ export interface NeedResources {
   distribution: IDistribution;
   /** The deny-list of taken-down files its /i/* edge function reads (infra/edge.ts). */
   denyList: IKeyValueStore;
+  /** The WAF's IP sets of banned networks: only where the stack has its own web ACL (infra/waf.ts). */
+  bannedAddressSets?: BannedAddressSets;
   /** The SES identity mail is sent as; absent when the stage sets no mail.from. */
   mailIdentityArn: string | undefined;
   /** The CDN's origin secret (lib/http/front-door.ts): read by every function API Gateway reaches. */
@@ -245,6 +249,14 @@ export class ServiceFunction extends Construct {
       distributionId: resources.distribution.distributionId,
       denyListArn: resources.denyList.keyValueStoreArn,
       accessLogBucketName: resources.accessLogs.bucketName,
+      ...(resources.bannedAddressSets
+        ? {
+            banIpSetArns: {
+              ipv4: resources.bannedAddressSets.ipv4.attrArn,
+              ipv6: resources.bannedAddressSets.ipv6.attrArn,
+            },
+          }
+        : {}),
     });
     for (const [name, value] of Object.entries(environment)) this.fn.addEnvironment(name, value);
     if (needs.table) this.grantTable(resources.table, needs.table);
@@ -265,6 +277,21 @@ export class ServiceFunction extends Construct {
           },
         }),
       );
+    }
+    // The bans: Query of the one `BANS` partition (lib/accounts/bans.ts), for groups with or without the table.
+    if (needs.bans) {
+      this.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: [resources.table.tableArn],
+          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [BANS_PARTITION] } },
+        }),
+      );
+    }
+    // The ban mirror's two calls, on the stack's two sets of banned networks and nothing else.
+    if (needs.wafIpSets && resources.bannedAddressSets) {
+      const { ipv4, ipv6 } = resources.bannedAddressSets;
+      this.allow(['wafv2:GetIPSet', 'wafv2:UpdateIPSet'], [ipv4.attrArn, ipv6.attrArn]);
     }
     // The named operations of the KMS master key (envelope encryption in lib/platform/crypto).
     if (needs.masterKey) this.allow(MASTER_KEY_ACTIONS, [resources.masterKey.keyArn]);

@@ -19,6 +19,7 @@ import { takedownDenyList } from './edge.ts';
 import { Operations } from './operations.ts';
 import type { NeedResources, ServiceFunction } from './service-function.ts';
 import type { StageConfig } from './stage-config.ts';
+import { bannedAddressSets } from './waf.ts';
 import { Workers } from './workers.ts';
 
 export interface ServiceStackProps extends StackProps {
@@ -93,6 +94,8 @@ export class ServiceStack extends Stack {
       distribution: this.distribution,
       denyList: takedownDenyList(this),
       mailIdentityArn: this.mailIdentityArn(config),
+      // The sets the web ACL's first rule blocks (infra/waf.ts): only where this stack makes that ACL.
+      ...(infra.waf ? { bannedAddressSets: bannedAddressSets(this) } : {}),
       originSecret: this.originSecret,
       notifyBaseUrl: api.notifyBaseUrl,
       baseUrl,

@@ -82,6 +82,12 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 120,
     description: 'Classifies every new file for moderation: published, flagged or held for review',
   },
+  // One query of the bans, then a GetIPSet and at most an UpdateIPSet per set (one retry on a lost race).
+  'ban-mirror': {
+    functionClass: 'light',
+    timeoutSeconds: 30,
+    description: "Writes the bans in force into the WAF's IP sets of banned networks",
+  },
 };
 
 /**
@@ -98,6 +104,9 @@ export const TAKEDOWN_EVERY_MINUTES = 1;
  * so an owner past the cap plus grace stops within that delay plus 5 minutes plus the edge's 2 minutes.
  */
 export const BANDWIDTH_EVERY_MINUTES = 5;
+
+/** How often the ban mirror writes the WAF's IP sets (the functions refuse a ban within their refresh). */
+export const BAN_MIRROR_EVERY_MINUTES = 1;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
@@ -330,6 +339,15 @@ export class Workers extends Construct {
       'bandwidth',
       BANDWIDTH_EVERY_MINUTES,
     );
+
+    // The bans onto the web ACL's IP sets (docs/DEPLOYMENT.md "WAF"): only where this stack has made them.
+    if (props.resources.bannedAddressSets)
+      schedule(
+        'BanMirrorSchedule',
+        "Writes the bans in force into the WAF's IP sets",
+        'ban-mirror',
+        BAN_MIRROR_EVERY_MINUTES,
+      );
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
     const stack = Stack.of(this);

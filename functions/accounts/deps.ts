@@ -12,6 +12,7 @@ import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { type AppConfig, adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
+import { bansOf, type GroupBans } from '#lib/wiring/bans.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
@@ -24,6 +25,8 @@ export interface AccountsDeps {
   authenticate: Authenticator;
   /** Where administrators' actions are recorded (lib/http/admin-audit.ts). */
   audit: AuditLog;
+  /** Address bans (docs/ABUSE.md "Bans"): the back office's routes and the check of every request. */
+  bans: GroupBans;
   /** `admin.bootstrap`: the first administrator, created once before the first request. */
   bootstrap: AppConfig['admin']['bootstrap'];
   /** Not used by the routes; what the accounts were built over, for tests that issue or check sessions. */
@@ -70,6 +73,7 @@ export function buildAccountsDeps(
       requireAdminSecondFactor: adminSecondFactorRequired(settings),
     }),
     audit: auditLogOf(resources),
+    bans: bansOf(resources),
     bootstrap: settings.admin.bootstrap,
     sessions: shared.sessions,
     signer: shared.signer,

@@ -7,8 +7,7 @@ import { publicAccount } from '#lib/accounts/repository.ts';
 import { securityState } from '#lib/accounts/second-factor.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { type AnyRoute, createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { type AnyRoute, createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { responses } from '#lib/http/schemas/account-views.ts';
 import { queries, schemas } from '#lib/http/schemas/accounts.ts';
@@ -16,6 +15,7 @@ import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { log } from '#lib/platform/log.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import { banRoutes } from './ban-routes.ts';
 import { type AccountsDeps, accountsDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
@@ -277,15 +277,17 @@ export function accountsRoutes(accounts: () => Accounts) {
 }
 
 /** The accounts group over the given dependencies (tests build theirs with their own clock and mailer). */
-export function createAccountsHandler(deps: () => AccountsDeps, options: FrontDoorOptions = {}) {
+export function createAccountsHandler(deps: () => AccountsDeps, options: EntryOptions = {}) {
   return createGroupHandler(
     'accounts',
-    accountsRoutes(() => deps().accounts),
+    { ...accountsRoutes(() => deps().accounts), ...banRoutes(() => deps().bans.bans) },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
       audit: () => deps().audit,
       // Only through the CDN, which also names the viewer's address the per-IP limit counts.
       frontDoor: options.frontDoor,
+      // The routes' own copy of the bans (a change here is enforced here at once), unless one is given.
+      bans: options.bans ?? ((address) => deps().bans.cache.check(address)),
       // Once per container, before the first request (race-safe across containers).
       warmUp: async () => {
         await Promise.all([

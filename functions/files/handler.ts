@@ -9,8 +9,7 @@ import { fileTooLarge } from '#lib/files/errors.ts';
 import { GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { created, ok, publicFor } from '#lib/http/envelope.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { deletedView } from '#lib/http/schemas/common.ts';
 import {
@@ -40,6 +39,7 @@ import {
 import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
+import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
@@ -56,7 +56,7 @@ const ownerOf = (request: HttpRequest<unknown, unknown>) => {
 /** The files group over the given dependencies (tests build theirs with the same builders). */
 export function createFilesHandler(
   deps: () => FilesDeps,
-  options: { maxUploadBytes: number } & FrontDoorOptions,
+  options: { maxUploadBytes: number } & EntryOptions,
 ) {
   const uploadServices = () => deps().services;
   return createGroupHandler(
@@ -290,6 +290,7 @@ export function createFilesHandler(
       authenticate: (request, kind) => deps().authenticate(request, kind),
       audit: () => deps().moderation.audit,
       frontDoor: options.frontDoor,
+      bans: options.bans,
     },
   );
 }
@@ -297,4 +298,5 @@ export function createFilesHandler(
 export const handler = createFilesHandler(filesDeps, {
   maxUploadBytes: config.upload.max_bytes,
   frontDoor: groupFrontDoor('files', needs, config),
+  bans: groupBans('files', needs, config),
 });

@@ -4,10 +4,10 @@
 
 import { errors } from '#lib/core/errors.ts';
 import { html, ok } from '#lib/http/envelope.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, type EntryOptions, noCredentials } from '#lib/http/handler.ts';
 import { healthView } from '#lib/http/schemas/common.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { needs } from './needs.ts';
 
@@ -18,7 +18,7 @@ const apiDocument = () =>
   );
 
 /** The meta group. */
-export function createMetaHandler(options: FrontDoorOptions = {}) {
+export function createMetaHandler(options: EntryOptions = {}) {
   return createGroupHandler(
     'meta',
     {
@@ -64,8 +64,11 @@ export function createMetaHandler(options: FrontDoorOptions = {}) {
         },
       }),
     },
-    { authenticate: noCredentials, frontDoor: options.frontDoor },
+    { authenticate: noCredentials, ...options },
   );
 }
 
-export const handler = createMetaHandler({ frontDoor: groupFrontDoor('meta', needs, config) });
+export const handler = createMetaHandler({
+  frontDoor: groupFrontDoor('meta', needs, config),
+  bans: groupBans('meta', needs, config),
+});

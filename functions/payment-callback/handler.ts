@@ -2,10 +2,10 @@
 // channel's own format. Also the function URL given to channels as their notify address.
 
 import { text } from '#lib/http/envelope.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, type EntryOptions, noCredentials } from '#lib/http/handler.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type PaymentCallbackDeps, paymentCallbackDeps } from './deps.ts';
 import { needs } from './needs.ts';
@@ -16,7 +16,7 @@ const MAX_CALLBACK_BYTES = 64 * 1024;
 /** The payment-callback group over the given dependencies. */
 export function createPaymentCallbackHandler(
   deps: () => PaymentCallbackDeps,
-  options: Pick<FrontDoorOptions, 'frontDoor'> = {},
+  options: Pick<EntryOptions, 'frontDoor' | 'bans'> = {},
 ) {
   const receiveCallback = async (request: HttpRequest): Promise<HttpResult> => {
     const reply = await deps().callbacks.handleCallback(request.params.provider!, {
@@ -46,10 +46,16 @@ export function createPaymentCallbackHandler(
       'GET /api/v1/payments/{provider}/callback': callbackRoute,
     },
     // Through API Gateway only with the CDN's proof; at its function URL the signature is the proof.
-    { authenticate: noCredentials, frontDoor: options.frontDoor, functionUrlIsFrontDoor: true },
+    {
+      authenticate: noCredentials,
+      frontDoor: options.frontDoor,
+      bans: options.bans,
+      functionUrlIsFrontDoor: true,
+    },
   );
 }
 
 export const handler = createPaymentCallbackHandler(paymentCallbackDeps, {
   frontDoor: groupFrontDoor('payment-callback', needs, config),
+  bans: groupBans('payment-callback', needs, config),
 });

@@ -13,4 +13,6 @@ export const needs = {
   // The callback path is also served at the public address (docs/SPEC.md 3.4), through the CDN: there the
   // CDN's proof is required as for every API route. Its function URL (the notify address) needs none.
   frontDoor: true,
+  // A banned viewer is refused before any route runs (docs/ABUSE.md "Bans"): the `BANS` partition, read.
+  bans: true,
 } as const satisfies GroupNeeds;

@@ -7,8 +7,7 @@ import type { PageResult } from '#lib/billing/mock-cashier.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, html, ok } from '#lib/http/envelope.ts';
 import { statusOf } from '#lib/http/errors.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import {
   adminOrderView,
@@ -33,6 +32,7 @@ import { deletedView, pageOf } from '#lib/http/schemas/common.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
+import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type PaymentsDeps, paymentsDeps } from './deps.ts';
 import { needs } from './needs.ts';
@@ -45,7 +45,7 @@ function cashierResult(page: PageResult): HttpResult {
 }
 
 /** The payments group over the given dependencies (tests build theirs with the same builders). */
-export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDoorOptions = {}) {
+export function createPaymentsHandler(deps: () => PaymentsDeps, options: EntryOptions = {}) {
   return createGroupHandler(
     'payments',
     {
@@ -225,10 +225,12 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: FrontDo
       audit: () => deps().audit,
       // Only through the CDN, which also names the payer's address channel_c's mapi.php is told.
       frontDoor: options.frontDoor,
+      bans: options.bans,
     },
   );
 }
 
 export const handler = createPaymentsHandler(paymentsDeps, {
   frontDoor: groupFrontDoor('payments', needs, config),
+  bans: groupBans('payments', needs, config),
 });

@@ -3,16 +3,16 @@
 // renditions here; every route of this group takes no credentials.
 
 import { renditionQueryOf } from '#lib/files/rendition-query.ts';
-import type { FrontDoorOptions } from '#lib/http/front-door.ts';
-import { createGroupHandler, defineRoute, noCredentials } from '#lib/http/handler.ts';
+import { createGroupHandler, defineRoute, type EntryOptions, noCredentials } from '#lib/http/handler.ts';
 import { renditionResult, storedFileResult } from '#lib/http/stored-file.ts';
 import { config } from '#lib/platform/config/index.ts';
+import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type RenderDeps, renderDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
 /** The render group over the given dependencies. */
-export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOptions = {}) {
+export function createRenderHandler(deps: () => RenderDeps, options: EntryOptions = {}) {
   return createGroupHandler(
     'render',
     {
@@ -39,10 +39,11 @@ export function createRenderHandler(deps: () => RenderDeps, options: FrontDoorOp
         },
       }),
     },
-    { authenticate: noCredentials, frontDoor: options.frontDoor },
+    { authenticate: noCredentials, ...options },
   );
 }
 
 export const handler = createRenderHandler(renderDeps, {
   frontDoor: groupFrontDoor('render', needs, config),
+  bans: groupBans('render', needs, config),
 });

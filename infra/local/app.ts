@@ -81,7 +81,7 @@ export function localFunctionEnvironment(
       ...(aws.event_bus_name ? { eventBusName: aws.event_bus_name } : {}),
       ...(settings.payment.notify_base_url ? { notifyBaseUrl: settings.payment.notify_base_url } : {}),
     }),
-    ...((needs.table || needs.renditionClaims) && aws.dynamodb_endpoint
+    ...((needs.table || needs.renditionClaims || needs.bans) && aws.dynamodb_endpoint
       ? { AWS__DYNAMODB_ENDPOINT: aws.dynamodb_endpoint }
       : {}),
     ...((needs.bucket || needs.accessLogs) && aws.s3_endpoint ? { AWS__S3_ENDPOINT: aws.s3_endpoint } : {}),
@@ -94,7 +94,10 @@ export function localFunctionEnvironment(
   };
 }
 
-/** The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. */
+/**
+ * The workers (no routes) npm start also runs in their own processes; startLocalApp feeds them. Not the
+ * ban mirror: there is no WAF locally (the functions' own check enforces the bans).
+ */
 const LOCAL_WORKERS: WorkerName[] = [
   'outbox-drain',
   'reconciler',

@@ -19,7 +19,7 @@ export function clientOf(request: { sourceIp: string; userAgent: string }): Clie
 export const NO_CLIENT: ClientInfo = Object.freeze({ ip: '', userAgent: '' });
 
 /** The eight 16-bit groups of an IPv6 address, or undefined when it is not one. */
-function ipv6Groups(address: string): number[] | undefined {
+export function ipv6Groups(address: string): number[] | undefined {
   let text = address;
   // An embedded IPv4 tail (::ffff:192.0.2.1) becomes two groups.
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);

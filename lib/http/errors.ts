@@ -1,6 +1,10 @@
 // The HTTP edge's reading of the service's errors (lib/core/errors.ts): the status each name answers with,
-// and the generic text a hidden message is replaced by.
-import type { AppError, ErrorName } from '#lib/core/errors.ts';
+// the generic text a hidden message is replaced by, and the envelope any error becomes.
+import { AppError, type ErrorName } from '#lib/core/errors.ts';
+import { log } from '#lib/platform/log.ts';
+import { failure } from './envelope.ts';
+import { isServerFailure } from './observability.ts';
+import type { HttpResult } from './types.ts';
 
 const STATUS_BY_NAME: Readonly<Record<ErrorName, number>> = {
   bad_request: 400,
@@ -53,4 +57,61 @@ const GENERIC_MESSAGES: Record<number, string> = {
 
 export function genericMessage(status: number): string {
   return GENERIC_MESSAGES[status] ?? (status >= 500 ? 'Internal server error' : 'Request failed');
+}
+
+/** Every error becomes an envelope; only AppErrors marked `expose` show their message. */
+export function errorResult(error: unknown): HttpResult {
+  if (error instanceof AppError) {
+    const status = statusOf(error);
+    // Other 5xx carry a cause worth reading.
+    if (isServerFailure(status)) log.error('request failed', { error, status });
+    const message = error.expose ? error.message : genericMessage(status);
+    return {
+      kind: 'json',
+      status,
+      body: failure(status, message, error.expose ? error.data : null),
+      headers:
+        error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) },
+    };
+  }
+  if (isTransient(error)) {
+    log.warn('dependency busy or unreachable', { error });
+    return {
+      kind: 'json',
+      status: 503,
+      body: failure(503, 'Service is busy; try again shortly', { retry_after: 1 }),
+      headers: { 'retry-after': '1' },
+    };
+  }
+  log.error('unexpected error', { error });
+  return { kind: 'json', status: 500, body: failure(500, genericMessage(500)) };
+}
+
+// Failures of a dependency that a retry may cure: the caller hears 503 + Retry-After, not a 500 "bug".
+const TRANSIENT_ERRORS = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'SlowDown',
+  'RequestTimeout',
+  'TimeoutError',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+]);
+
+function isTransient(error: unknown): boolean {
+  const candidate = error as { name?: string; code?: string; $retryable?: unknown; $fault?: string } | null;
+  if (!candidate || typeof candidate !== 'object') return false;
+  return (
+    TRANSIENT_ERRORS.has(candidate.name ?? '') ||
+    TRANSIENT_ERRORS.has(candidate.code ?? '') ||
+    candidate.$retryable !== undefined ||
+    // An AWS service's own failure (e.g. S3 InternalError): theirs, not a bug of ours; a retry may help.
+    candidate.$fault === 'server'
+  );
 }

@@ -9,8 +9,9 @@ import { log } from '#lib/platform/log.ts';
 import { withInvocation } from '#lib/platform/observability/invocation.ts';
 import type * as z from '#lib/platform/zod.ts';
 import { type AdminActionLog, auditAdminActions, isAdminAction } from './admin-audit.ts';
+import { type BanCheck, banCheck } from './ban-check.ts';
 import { failure, SECURITY_HEADERS } from './envelope.ts';
-import { genericMessage, statusOf } from './errors.ts';
+import { errorResult } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
 import { type FrontDoorOptions, frontDoorCheck } from './front-door.ts';
 import { isServerFailure, observeRequests, requestIdOf } from './observability.ts';
@@ -117,7 +118,12 @@ interface RequestState {
 
 type MiddyRequest = middy.Request<ApiEvent, ApiResult, Error, Context>;
 
-export interface GroupHandlerOptions extends FrontDoorOptions {
+/** What a group's production entry hands its handler: the front door, and the bans (lib/wiring/bans.ts). */
+export interface EntryOptions extends FrontDoorOptions {
+  bans?: BanCheck;
+}
+
+export interface GroupHandlerOptions extends EntryOptions {
   authenticate: Authenticator;
   /** Runs once before the first request is served (e.g. settings that must exist). */
   warmUp?: () => Promise<void>;
@@ -262,6 +268,8 @@ export function handlerOverRoutes(group: FunctionGroup, impls: RouteImpls, optio
     .use(httpHeaderNormalizer())
     // Only what came through the CDN is served (lib/http/front-door.ts); before any routing.
     .use(frontDoorCheck(options.frontDoor, options))
+    // A banned viewer (its address is known once past the front door) hears 403 on every route.
+    .use(banCheck(options.bans))
     .use(resolveRoute)
     // Credentials first: who may not call a route hears 401/403, whatever its body.
     .use(authenticate)
@@ -335,63 +343,6 @@ export function plainMessage(issue: z.core.$ZodIssue): string {
     return `must be ${side} ${bound}`;
   }
   return message;
-}
-
-/** Every error becomes an envelope; only AppErrors marked `expose` show their message. */
-export function errorResult(error: unknown): HttpResult {
-  if (error instanceof AppError) {
-    const status = statusOf(error);
-    // Other 5xx carry a cause worth reading.
-    if (isServerFailure(status)) log.error('request failed', { error, status });
-    const message = error.expose ? error.message : genericMessage(status);
-    return {
-      kind: 'json',
-      status,
-      body: failure(status, message, error.expose ? error.data : null),
-      headers:
-        error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) },
-    };
-  }
-  if (isTransient(error)) {
-    log.warn('dependency busy or unreachable', { error });
-    return {
-      kind: 'json',
-      status: 503,
-      body: failure(503, 'Service is busy; try again shortly', { retry_after: 1 }),
-      headers: { 'retry-after': '1' },
-    };
-  }
-  log.error('unexpected error', { error });
-  return { kind: 'json', status: 500, body: failure(500, genericMessage(500)) };
-}
-
-// Failures of a dependency that a retry may cure: the caller hears 503 + Retry-After, not a 500 "bug".
-const TRANSIENT_ERRORS = new Set([
-  'ThrottlingException',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'LimitExceededException',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'ServiceUnavailableException',
-  'SlowDown',
-  'RequestTimeout',
-  'TimeoutError',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-]);
-
-function isTransient(error: unknown): boolean {
-  const candidate = error as { name?: string; code?: string; $retryable?: unknown; $fault?: string } | null;
-  if (!candidate || typeof candidate !== 'object') return false;
-  return (
-    TRANSIENT_ERRORS.has(candidate.name ?? '') ||
-    TRANSIENT_ERRORS.has(candidate.code ?? '') ||
-    candidate.$retryable !== undefined ||
-    // An AWS service's own failure (e.g. S3 InternalError): theirs, not a bug of ours; a retry may help.
-    candidate.$fault === 'server'
-  );
 }
 
 function addSecurityHeaders(response: ApiResult | null | undefined): void {

@@ -40,7 +40,7 @@ const STATUS_TEXT: Record<number, string> = {
   302: 'Found: a redirect (Location)',
   400: 'Malformed or invalid input (the message names the field)',
   401: 'Missing, invalid or expired credentials',
-  403: 'Authenticated but not allowed',
+  403: 'Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md)',
   404: 'Unknown resource (including other accounts’)',
   409: 'Conflict',
   410: 'Gone (an expired grant)',
@@ -145,11 +145,12 @@ function jsonSchema(schema: Schema, io: 'input' | 'output'): JsonSchema {
 
 /** The statuses a route can answer besides success, from what it takes and who may call it. */
 export function errorStatusesOf(route: RouteSpec, impl: AnyRoute | undefined): number[] {
-  const statuses = new Set<number>([500, 503]);
+  // 403 on every route: a banned address is refused before any route runs (docs/ABUSE.md "Bans").
+  const statuses = new Set<number>([403, 500, 503]);
   const takesInput = route.body !== 'none' || impl?.query !== undefined || route.path.includes('{');
   if (takesInput) statuses.add(400);
   if (route.body !== 'none') statuses.add(413);
-  if (route.auth !== 'none') statuses.add(401).add(403);
+  if (route.auth !== 'none') statuses.add(401);
   if (route.path.includes('{')) statuses.add(404);
   if (route.method !== 'GET') statuses.add(409);
   if (route.group === 'accounts' || route.group === 'shares') statuses.add(429);

@@ -88,6 +88,9 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/admin/accounts`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/accounts/{id}`, 'admin', 'json'],
     ['POST', `${API_PREFIX}/admin/accounts/{id}/totp/reset`, 'admin', 'json'],
+    ['POST', `${API_PREFIX}/admin/bans`, 'admin', 'json'],
+    ['GET', `${API_PREFIX}/admin/bans`, 'admin', 'none'],
+    ['DELETE', `${API_PREFIX}/admin/bans/{id}`, 'admin', 'none'],
   ],
   shares: [
     // Share links (docs/DESIGN.md 16): the owner's, and the viewer's without a login.

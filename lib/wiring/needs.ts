@@ -40,6 +40,13 @@ export interface GroupNeeds {
    * DeleteItem on the table for `RENDITION#` partitions only. The render function's alone.
    */
   renditionClaims?: boolean;
+  /**
+   * The address bans (lib/accounts/bans.ts): Query on the table for the `BANS` partition only, so every
+   * group API Gateway reaches refuses a banned viewer, tables or not (docs/ABUSE.md "Bans").
+   */
+  bans?: boolean;
+  /** The WAF's two IP sets of banned networks (GetIPSet, UpdateIPSet): the ban-mirror worker's alone. */
+  wafIpSets?: boolean;
   /** Reading the CDN's access logs (the access-log bucket's `cdn/`): the bandwidth worker's alone. */
   accessLogs?: boolean;
   /**
@@ -62,6 +69,8 @@ export const NEEDS: readonly Need[] = [
   'cdn',
   'renditions',
   'renditionClaims',
+  'bans',
+  'wafIpSets',
   'accessLogs',
   'moderationApi',
 ];
@@ -92,6 +101,8 @@ export interface NeedValues {
   denyListArn?: string;
   /** The access-log bucket; absent locally (the setting's default names the local one). */
   accessLogBucketName?: string;
+  /** The WAF's IP sets of banned networks: only where the stack has its own web ACL. */
+  banIpSetArns?: { ipv4: string; ipv6: string };
 }
 
 /**
@@ -112,6 +123,8 @@ export const DEPLOYMENT_OWNED_SETTINGS = [
   'cdn.distribution_id',
   'cdn.deny_list_arn',
   'access_log_bucket_name',
+  'abuse.bans.waf_ipv4_set_arn',
+  'abuse.bans.waf_ipv6_set_arn',
   'payment.notify_base_url',
   'front_door.provider',
   'front_door.secret_id',
@@ -129,7 +142,7 @@ export const COMMON_VARIABLES = ['APP_CONFIG_JSON', 'BASE_URL'] as const;
  */
 export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<string, string> {
   const env: Record<string, string> = { BASE_URL: values.baseUrl };
-  if (needs.table || needs.renditionClaims) env.TABLE_NAME = values.tableName;
+  if (needs.table || needs.renditionClaims || needs.bans) env.TABLE_NAME = values.tableName;
   if (needs.bucket) env.BUCKET_NAME = values.bucketName;
   if (needs.masterKey) {
     env.MASTER_KEY__PROVIDER = values.masterKey.provider;
@@ -147,6 +160,10 @@ export function environmentFor(needs: GroupNeeds, values: NeedValues): Record<st
   if (needs.cdn && values.distributionId) env.CDN__DISTRIBUTION_ID = values.distributionId;
   if (needs.cdn && values.denyListArn) env.CDN__DENY_LIST_ARN = values.denyListArn;
   if (needs.accessLogs && values.accessLogBucketName) env.ACCESS_LOG_BUCKET_NAME = values.accessLogBucketName;
+  if (needs.wafIpSets && values.banIpSetArns) {
+    env.ABUSE__BANS__WAF_IPV4_SET_ARN = values.banIpSetArns.ipv4;
+    env.ABUSE__BANS__WAF_IPV6_SET_ARN = values.banIpSetArns.ipv6;
+  }
   return env;
 }
 

@@ -125,14 +125,18 @@ describe('functions', () => {
     }
   });
 
-  it('carry exactly the variables their needs imply, and the meta function no table', () => {
+  it('carry exactly the variables their needs imply; the meta function the table only for the bans', () => {
     for (const group of FUNCTION_GROUPS) {
       const env = Object.keys(functionOf(dev, group).Environment.Variables as Json).sort();
       expect(env, group).toEqual(
         [...deployedVariablesOf(GROUP_NEEDS[group]), ...OBSERVABILITY_VARIABLES].sort(),
       );
     }
-    expect(functionOf(dev, 'meta').Environment.Variables.TABLE_NAME).toBeUndefined();
+    // Its one grant in the table is Query of the `BANS` partition (below).
+    expect(functionOf(dev, 'meta').Environment.Variables.TABLE_NAME).toBeDefined();
+    expect(actionsOf(roleStatements(dev, 'meta')).filter((action) => action.startsWith('dynamodb:'))).toEqual(
+      ['dynamodb:Query'],
+    );
     expect(functionOf(dev, 'files').Environment.Variables.MASTER_KEY__PROVIDER).toBe('kms');
   });
 
@@ -197,7 +201,9 @@ describe('least privilege', () => {
       const claims = 'renditionClaims' in grants && grants.renditionClaims === true;
       expect(has(group, 'dynamodb:GetItem'), group).toBe(grants.table !== undefined || claims);
       expect(has(group, 'dynamodb:PutItem'), group).toBe(grants.table === 'readwrite' || claims);
-      expect(has(group, 'dynamodb:Query'), group).toBe(grants.table !== undefined);
+      expect(has(group, 'dynamodb:Query'), group).toBe(grants.table !== undefined || grants.bans === true);
+      // Every group API Gateway reaches refuses banned viewers, so reads the bans (docs/ABUSE.md "Bans").
+      expect(grants.bans === true, group).toBe(grants.frontDoor === true);
       expect(has(group, 's3:GetObject'), group).toBe(grants.bucket !== undefined);
       expect(has(group, 's3:PutObject'), group).toBe(
         grants.bucket === 'readwrite' || grants.renditions === true,
@@ -233,7 +239,7 @@ describe('least privilege', () => {
       { Action: ['s3:DeleteObject', 's3:PutObject'], Resource: objectsUnder(DERIVED_PREFIX) },
     ]);
     // Nothing else: no delete outside derived/, no key; only its logs, the origin secret, and in the table
-    // three item actions on its renditions' claims (`RENDITION#` partitions) alone.
+    // three item actions on its renditions' claims (`RENDITION#` partitions) and Query of the bans alone.
     const tableArn = { 'Fn::GetAtt': [logicalIdOf(dev, dev.stack.table), 'Arn'] };
     expect(
       roleStatements(dev, 'render')
@@ -245,12 +251,18 @@ describe('least privilege', () => {
         Resource: tableArn,
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RENDITION#*'] } },
       },
+      {
+        Action: 'dynamodb:Query',
+        Resource: tableArn,
+        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['BANS'] } },
+      },
     ]);
     expect(RENDITION_CLAIM_PREFIX).toBe('RENDITION#');
     expect(actionsOf(roleStatements(dev, 'render')).sort()).toEqual([
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:Query',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
       's3:DeleteObject',

@@ -219,7 +219,7 @@ describe('the WAF', () => {
       'originals-per-address': PER_ADDRESS_LIMITS.originals,
       'codes-per-address': PER_ADDRESS_LIMITS.codes,
     };
-    expect(Object.keys(rules).sort()).toEqual(Object.keys(limits).sort());
+    expect(Object.keys(rules).sort()).toEqual([...Object.keys(limits), 'banned-addresses'].sort());
     for (const [name, limit] of Object.entries(limits)) {
       expect(rules[name]!.Action, name).toEqual({ Block: {} });
       expect(rules[name]!.Statement.RateBasedStatement, name).toMatchObject({

@@ -88,7 +88,7 @@ export function useForm<V extends Values>(initial: V): FormState<V> {
 
 interface FieldProps<V extends Values> {
   form: FormState<V>;
-  type?: 'text' | 'email' | 'password' | 'search' | 'url';
+  type?: 'text' | 'email' | 'password' | 'search' | 'url' | 'datetime-local';
   autoComplete?: string;
   inputMode?: 'numeric' | 'decimal' | 'text';
   required?: boolean;
@@ -134,7 +134,7 @@ export function Field<V extends Values>({
           maxLength={input.maxLength}
         />
       ) : (
-        // Preact types each input type apart; these five share every attribute used here.
+        // Preact types each input type apart; these share every attribute used here.
         <input type={type as 'text'} {...shared} {...input} />
       )}
       {hint && (

@@ -331,6 +331,16 @@ export const configSchema = z.object({
   }),
   // docs/ACCOUNTS.md "Audit log": every administrator action, kept this many days.
   audit: section({ retention_days: wholeNumber(1, 3650, 365) }),
+  // docs/ABUSE.md "Bans": each container reads the bans again this often (a lifted or new ban holds
+  // everywhere within it; its own container at once).
+  // The WAF's IP sets the ban-mirror worker writes (deployment-owned; only where the stack has its web ACL).
+  abuse: section({
+    bans: section({
+      refresh_seconds: wholeNumber(1, 3600, 30),
+      waf_ipv4_set_arn: optionalText,
+      waf_ipv6_set_arn: optionalText,
+    }),
+  }),
   // docs/DESIGN.md 17: the owner of a paid plan is mailed once per grant this many days before it ends,
   // by the reminders worker (every 5 minutes in AWS; every local_interval_seconds under npm start, 0: never).
   billing: section({

@@ -612,6 +612,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/admin/bans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The bans in force, with their ends
+     * @description An administrator session; a user session is 403.
+     */
+    get: operations['getApiV1AdminBans'];
+    put?: never;
+    /**
+     * Ban an IPv4 or IPv6 address or network (cidr, reason, expires_at or permanent); refused when it covers the caller's own address
+     * @description An administrator session; a user session is 403.
+     */
+    post: operations['postApiV1AdminBans'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/bans/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Lift a ban
+     * @description An administrator session; a user session is 403.
+     */
+    delete: operations['deleteApiV1AdminBansId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/shares': {
     parameters: {
       query?: never;
@@ -1589,6 +1633,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -1681,6 +1734,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -1809,7 +1871,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1939,7 +2001,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2060,6 +2122,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -2149,7 +2220,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2227,7 +2298,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2317,7 +2388,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2430,7 +2501,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2542,7 +2613,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2649,7 +2720,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2765,7 +2836,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2878,7 +2949,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2998,7 +3069,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3089,6 +3160,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -3210,6 +3290,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -3303,7 +3392,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3410,7 +3499,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3506,7 +3595,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3592,7 +3681,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3696,7 +3785,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3824,7 +3913,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3914,7 +4003,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4036,7 +4125,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4130,7 +4219,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4222,7 +4311,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4323,6 +4412,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4454,7 +4552,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4546,6 +4644,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4677,7 +4784,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4778,6 +4885,15 @@ export interface operations {
       };
       /** @description Missing, invalid or expired credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4910,6 +5026,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Conflict */
       409: {
         headers: {
@@ -5024,7 +5149,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5123,7 +5248,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5249,7 +5374,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5382,7 +5507,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5411,6 +5536,303 @@ export interface operations {
       };
       /** @description Payload too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AdminBans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                id: string;
+                cidr: string;
+                reason: string;
+                created_at: string;
+                created_by: string;
+                expires_at: string | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1AdminBans: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          cidr: string;
+          reason: string;
+          expires_at?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              cidr: string;
+              reason: string;
+              created_at: string;
+              created_by: string;
+              expires_at: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1AdminBansId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @constant */
+              deleted: true;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -5506,7 +5928,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5607,7 +6029,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5711,7 +6133,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5839,6 +6261,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -5953,6 +6384,16 @@ export interface operations {
           'text/html': unknown;
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -6049,6 +6490,16 @@ export interface operations {
       };
       /** @description Missing, invalid or expired credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/html': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -6173,6 +6624,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description Unknown resource (including other accounts’) */
       404: {
         headers: {
@@ -6252,6 +6712,16 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'application/octet-stream': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -6378,6 +6848,15 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -6516,7 +6995,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6661,7 +7140,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6812,7 +7291,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6982,7 +7461,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7084,7 +7563,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7170,7 +7649,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7298,7 +7777,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7416,7 +7895,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7549,6 +8028,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -7608,7 +8096,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7691,7 +8179,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7786,7 +8274,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7879,7 +8367,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7944,7 +8432,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8025,7 +8513,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8154,7 +8642,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8231,7 +8719,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8358,7 +8846,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8454,7 +8942,7 @@ export interface operations {
           'application/octet-stream': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8582,7 +9070,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8679,7 +9167,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8790,7 +9278,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8867,7 +9355,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8976,7 +9464,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9061,7 +9549,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9147,7 +9635,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9246,7 +9734,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9332,7 +9820,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9438,7 +9926,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9521,6 +10009,15 @@ export interface operations {
           };
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -9559,6 +10056,15 @@ export interface operations {
           'application/json': unknown;
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -9594,6 +10100,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          'text/html': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
           'text/html': unknown;
         };
       };
@@ -9639,6 +10155,16 @@ export interface operations {
       };
       /** @description Malformed or invalid input (the message names the field) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/javascript': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9707,7 +10233,7 @@ export interface operations {
           'application/octet-stream': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9801,6 +10327,15 @@ export interface operations {
           };
         };
       };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
       /** @description A bug (never for bad input) */
       500: {
         headers: {
@@ -9864,7 +10399,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9957,7 +10492,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10052,7 +10587,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10165,7 +10700,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10243,6 +10778,15 @@ export interface operations {
             message: 'ok';
             data: ('manual' | 'mock' | 'channel_a' | 'channel_b' | 'channel_c')[];
           };
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
       /** @description A bug (never for bad input) */
@@ -10377,7 +10921,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10520,7 +11064,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10692,7 +11236,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10837,7 +11381,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11000,7 +11544,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11180,7 +11724,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11328,7 +11872,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11510,7 +12054,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11629,7 +12173,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11729,7 +12273,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11824,7 +12368,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11938,7 +12482,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12048,7 +12592,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12174,7 +12718,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12321,7 +12865,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'];
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12410,7 +12954,7 @@ export interface operations {
           'text/html': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12496,7 +13040,7 @@ export interface operations {
           'text/html': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12600,7 +13144,7 @@ export interface operations {
           'text/plain': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12684,7 +13228,7 @@ export interface operations {
           'text/plain': unknown;
         };
       };
-      /** @description Authenticated but not allowed */
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
         headers: {
           [name: string]: unknown;

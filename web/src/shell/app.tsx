@@ -6,6 +6,7 @@ import { api, call } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { AdminAccounts } from '../pages/admin-accounts.tsx';
 import { AdminAudit } from '../pages/admin-audit.tsx';
+import { AdminBans } from '../pages/admin-bans.tsx';
 import { AdminBlocklist } from '../pages/admin-blocklist.tsx';
 import { AdminCoupons } from '../pages/admin-coupons.tsx';
 import { AdminFiles } from '../pages/admin-files.tsx';
@@ -49,6 +50,7 @@ const ROUTES: RouteDef[] = [
   { path: '/admin/files', label: 'Moderation', page: AdminFiles, access: 'admin' },
   { path: '/admin/moderation', label: 'Review queue', page: AdminModeration, access: 'admin' },
   { path: '/admin/blocklist', label: 'Block list', page: AdminBlocklist, access: 'admin' },
+  { path: '/admin/bans', label: 'Bans', page: AdminBans, access: 'admin' },
   { path: '/admin/audit', label: 'Audit log', page: AdminAudit, access: 'admin' },
 ];
 
