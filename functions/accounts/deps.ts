@@ -14,7 +14,7 @@ import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { proofOfWorkOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -50,6 +50,7 @@ export function buildAccountsDeps(
     totpIssuer: settings.auth.totp_issuer,
     baseUrl: settings.base_url,
     relyingParty: relyingPartyOf(settings),
+    proofOfWork: proofOfWorkOf(resources),
     // The back office lists each account's storage use (docs/DESIGN.md 11) and bytes served this month.
     usage: usageReader(
       quotaOf(resources),

@@ -2,6 +2,7 @@
 
 import { buildPasswordGuard } from '#lib/accounts/build-sessions.ts';
 import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
+import type { ProofOfWork } from '#lib/accounts/proof-of-work.ts';
 import { buildFileRepository, buildShareGrants } from '#lib/files/build-records.ts';
 import { buildRenderer, buildRenditions } from '#lib/files/build-renditions.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
@@ -15,7 +16,7 @@ import { config } from '#lib/platform/config/index.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { sessionsOf } from '#lib/wiring/shared.ts';
+import { proofOfWorkOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
@@ -30,6 +31,8 @@ export interface SharesDeps {
   renditions: Renditions;
   /** Reports of a file or a share by anyone (docs/MODERATION.md "Reports"). */
   reports: Reports;
+  /** The solved challenge of share passwords and reports (docs/ACCOUNTS.md "Proof of work"). */
+  proofOfWork: ProofOfWork;
 }
 
 /** What is not a setting: wrong share passwords before the back-off; production passes none. */
@@ -53,6 +56,7 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
     }),
     authenticate: createAuthenticator({ sessions }),
     storage,
+    proofOfWork: proofOfWorkOf(resources),
     reports: buildReports({
       table,
       files: buildFileRepository({

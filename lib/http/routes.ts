@@ -88,6 +88,8 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/admin/accounts`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/accounts/{id}`, 'admin', 'json'],
     ['POST', `${API_PREFIX}/admin/accounts/{id}/totp/reset`, 'admin', 'json'],
+    // Proof of work's challenge (docs/ACCOUNTS.md "Proof of work").
+    ['GET', `${API_PREFIX}/challenge`, 'none', 'none'],
   ],
   shares: [
     // Share links (docs/DESIGN.md 16): the owner's, and the viewer's without a login.

@@ -1,6 +1,10 @@
 // What several groups build alike over their resources: the sessions every authenticating group shares
-// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`) and the storage quota (needs `table`).
+// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`), proof of work (the same) and the storage
+// quota (needs `table`).
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { ProofOfWork } from '#lib/accounts/proof-of-work.ts';
+import { sealedKey } from '#lib/accounts/sealed-key.ts';
+import { TOKEN_SIGNING_KEY } from '#lib/accounts/tokens.ts';
 import { buildQuota } from '#lib/files/build-quota.ts';
 import { masterKeyOf } from './master-key.ts';
 import type { GroupResources } from './resources.ts';
@@ -16,3 +20,13 @@ export const sessionsOf = (resources: GroupResources) =>
 
 export const quotaOf = (resources: GroupResources) =>
   buildQuota({ table: tableOf(resources), defaultQuotaBytes: resources.settings.upload.default_quota_bytes });
+
+/** Proof of work (`auth.challenge`): the accounts group's challenge and checks, and the shares group's. */
+export const proofOfWorkOf = (resources: GroupResources) => {
+  const table = tableOf(resources);
+  return new ProofOfWork({
+    table,
+    signingKey: sealedKey(table, masterKeyOf(resources), TOKEN_SIGNING_KEY),
+    settings: resources.settings.auth.challenge,
+  });
+};

@@ -6,6 +6,7 @@ import { hashPassword } from '#lib/accounts/passwords.ts';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { Role } from '#lib/http/types.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { testDeps } from './deps.ts';
 import { apiEvent, lambdaContext, parseBody } from './events.ts';
@@ -73,6 +74,8 @@ export interface HarnessOptions {
   limits?: Partial<AccountLimits>;
   mailer?: Mailer;
   bootstrap?: { username?: string; email?: string; password?: string };
+  /** `auth.challenge` settings replaced (proof of work; default: not required). */
+  challenge?: Partial<AppConfig['auth']['challenge']>;
 }
 
 export interface CallOptions {
@@ -80,7 +83,7 @@ export interface CallOptions {
   ip?: string;
   headers?: Record<string, string>;
   /** Another group's handler of the same deps (default: accounts), e.g. `files` for API tokens. */
-  group?: 'accounts' | 'files';
+  group?: 'accounts' | 'files' | 'shares';
 }
 
 export interface CallResult<T = unknown> {
@@ -100,6 +103,7 @@ export function authHarness(options: HarnessOptions = {}) {
     ...(options.mailer ? { mailer: options.mailer } : {}),
     limits: { ipPerMinute: 0, ...options.limits },
     bootstrap: options.bootstrap ?? {},
+    ...(options.challenge ? { challenge: options.challenge } : {}),
   });
   const { accounts, table, sessions, signer } = deps;
   const mail = deps.mail as ReturnType<typeof memoryMailer>;

@@ -82,6 +82,7 @@ export function testDeps(options: TestDepsOptions = {}) {
       : {}),
     ...(ipPerMinute !== undefined ? { ipLimitPerMinute: ipPerMinute } : {}),
     ...(options.moderation ? { moderation: options.moderation } : {}),
+    ...(options.challenge ? { challenge: options.challenge } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

@@ -23,6 +23,8 @@ export interface TestSettingsOverrides {
   bandwidthDefaultBytes?: number;
   /** `moderation.*` replaced (default: the test config's). */
   moderation?: Partial<AppConfig['moderation']>;
+  /** `auth.challenge.*` replaced (default: the test config's, not required). */
+  challenge?: Partial<AppConfig['auth']['challenge']>;
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
@@ -32,7 +34,11 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<Ap
     ...config,
     moderation: { ...moderation, ...overrides.moderation },
     bandwidth: { ...bandwidth, default_bytes: overrides.bandwidthDefaultBytes ?? bandwidth.default_bytes },
-    auth: { ...auth, ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0 },
+    auth: {
+      ...auth,
+      ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0,
+      challenge: { ...auth.challenge, ...overrides.challenge },
+    },
     admin: { ...admin, bootstrap: overrides.bootstrap ?? {} },
     upload: {
       ...upload,
