@@ -49,6 +49,7 @@ label{display:block;font-weight:600;margin-bottom:.5rem}
 input{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid #8a93a3;border-radius:6px}
 button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radius:6px;background:#1f5fbf;color:#fff;cursor:pointer}
 .error{color:#a3161b;font-weight:600}
+altcha-widget{display:block;margin-top:.75rem}
 `;
 
 /**

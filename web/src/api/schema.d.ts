@@ -612,6 +612,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/challenge': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A proof-of-work challenge (ALTCHA) for registration, reset codes, share passwords and reports: its solution is their `altcha` field (docs/ACCOUNTS.md "Proof of work") */
+    get: operations['getApiV1Challenge'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/shares': {
     parameters: {
       query?: never;
@@ -1559,6 +1576,7 @@ export interface operations {
         'application/json': {
           /** Format: email */
           email: string;
+          altcha?: string;
         };
       };
     };
@@ -1646,6 +1664,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          altcha?: string;
           username: string;
           /** Format: email */
           email: string;
@@ -3066,6 +3085,7 @@ export interface operations {
         'application/json': {
           /** Format: email */
           email: string;
+          altcha?: string;
         };
       };
     };
@@ -5447,6 +5467,69 @@ export interface operations {
       };
     };
   };
+  getApiV1Challenge: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              algorithm: string;
+              challenge: string;
+              salt: string;
+              signature: string;
+              maxnumber: number;
+              required: boolean;
+              /** @enum {string} */
+              provider: 'altcha' | 'turnstile';
+              site_key: string | null;
+            };
+          };
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
   getApiV1Shares: {
     parameters: {
       query?: {
@@ -5780,6 +5863,7 @@ export interface operations {
       content: {
         'application/json': {
           password?: string;
+          altcha?: string;
         };
       };
     };
@@ -6354,6 +6438,7 @@ export interface operations {
           /** @enum {string} */
           reason: 'sexual' | 'violence' | 'hate' | 'illegal' | 'copyright' | 'spam' | 'other';
           note?: string;
+          altcha?: string;
         };
       };
     };
