@@ -32,5 +32,5 @@ export function useProofOfWork() {
     const { widget, solve } = await mounted();
     return { altcha: await solve(widget, challenge) };
   }
-  return { widget: required ? <div class="altcha" ref={host} /> : null, altcha };
+  return { widget: required ? <div class="proof-of-work" ref={host} /> : null, altcha };
 }

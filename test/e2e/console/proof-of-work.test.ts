@@ -54,7 +54,10 @@ describe('proof of work (npm start, Chromium)', () => {
       mimeType: 'image/png',
       buffer: makePng(40, 30, [20, 140, 90]),
     });
-    await page.getByRole('list', { name: 'My files' }).getByRole('button', { name: 'locked.png' }).waitFor();
+    await page
+      .getByRole('list', { name: 'My files' })
+      .getByRole('button', { name: 'locked.png', exact: true })
+      .waitFor();
     const token = await consoleSessionToken();
     const files = await apiCall('GET', '/api/v1/files', token);
     const fileId = files.data.items[0].id as string;
