@@ -187,14 +187,16 @@ export function shareRoutes(deps: () => SharesDeps) {
       },
     }),
     'GET /s/{id}': defineRoute({
-      summary: 'The share as a page without script; a password share shows its form (401).',
+      summary:
+        "The share as a page without script; a password share shows its form (401), with ALTCHA's widget where proof of work is required.",
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the password form, or why it cannot be shown.',
       errors: [401, 410, 429, 451],
       run: async (request) => openPage(deps(), request),
     }),
     'POST /s/{id}': defineRoute({
-      summary: "The share page's password form.",
+      summary:
+        "The share page's password form: `password`, and `altcha` where proof of work is required (400 without).",
       requestContentType: 'application/x-www-form-urlencoded',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the form again (401) or why it cannot be shown.',

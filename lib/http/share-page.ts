@@ -93,7 +93,10 @@ function itemHtml(item: SharePageItem, consoleUrl: string): string {
   )}</span></div></a>${reportLink(consoleUrl, item.url, item.original_name)}</li>`;
 }
 
-/** The widget that fills the form's `altcha` field before it is sent: this page's only script. */
+/**
+ * The widget that fills the form's `altcha` field before it is sent: this page's only script. The form is
+ * then `novalidate`: ALTCHA's check box is `required`, and its script solves it when the form is sent.
+ */
 function challengeHtml(challenge: PageChallenge): string {
   if (challenge?.provider === 'turnstile') {
     return `<div class="cf-turnstile" data-sitekey="${escapeHtml(challenge.siteKey)}" data-response-field-name="altcha"></div>
@@ -117,7 +120,7 @@ function body(state: SharePageState): { title: string; html: string } {
     return {
       title: 'Password required',
       html: `<h1>Password required</h1><p class="lead">This share is protected by a password.</p>
-<form method="post" action="/s/${encodeURIComponent(state.id)}"${state.challenge ? ' data-altcha' : ''}>
+<form method="post" action="/s/${encodeURIComponent(state.id)}"${state.challenge ? ' data-altcha novalidate' : ''}>
 ${state.error ? `<p class="error" role="alert">${escapeHtml(state.error)}</p>` : ''}<label for="password">Password</label>
 <input id="password" name="password" type="password" required autocomplete="off" maxlength="128">
 ${challengeHtml(state.challenge)}<button type="submit">Open</button></form>`,

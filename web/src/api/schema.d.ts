@@ -688,10 +688,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The share as a page without script; a password share shows its form (401). */
+    /** The share as a page without script; a password share shows its form (401), with ALTCHA's widget where proof of work is required. */
     get: operations['getSId'];
     put?: never;
-    /** The share page's password form. */
+    /** The share page's password form: `password`, and `altcha` where proof of work is required (400 without). */
     post: operations['postSId'];
     delete?: never;
     options?: never;
