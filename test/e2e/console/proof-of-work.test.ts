@@ -1,7 +1,8 @@
 // Proof of work in a real Chromium against `npm start` with `auth.challenge.required` on (a small
-// max_number): the API refuses a code send without a solution, the console registers a new account with
-// ALTCHA's widget solving each challenge, and the share page's password form solves its own (its script
-// from this origin), all under the pages' Content-Security-Policies (docs/ACCOUNTS.md "Proof of work").
+// max_number): the API refuses a code send without a solution, the console registers a new account and
+// sends a report with ALTCHA's widget solving each challenge, and the share page's password form solves its
+// own (its script from this origin), all under the pages' Content-Security-Policies (docs/ACCOUNTS.md
+// "Proof of work").
 // Skips itself, saying why, when Chromium is absent.
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
@@ -20,6 +21,7 @@ import {
 
 const MISSING = browserMissing('the proof-of-work journey');
 const USER = newAccount('solver');
+let fileUrl = '';
 
 useConsoleService(MISSING, { AUTH__CHALLENGE__REQUIRED: 'true', AUTH__CHALLENGE__MAX_NUMBER: '5000' });
 
@@ -61,6 +63,7 @@ describe('proof of work (npm start, Chromium)', () => {
     const token = await consoleSessionToken();
     const files = await apiCall('GET', '/api/v1/files', token);
     const fileId = files.data.items[0].id as string;
+    fileUrl = files.data.items[0].url as string;
     const shared = await apiCall('POST', '/api/v1/shares', token, {
       file_id: fileId,
       password: 'share-pass-1',
@@ -72,6 +75,15 @@ describe('proof of work (npm start, Chromium)', () => {
     await page.getByRole('button', { name: 'Open' }).click();
     await heading('Shared image');
     await page.getByRole('img', { name: 'locked.png' }).waitFor();
+  }, 180_000);
+
+  it('sends a report from the console, the widget solving its challenge', async (context) => {
+    if (MISSING) context.skip(MISSING);
+    await page.goto(`${service.url}/#/report?url=${encodeURIComponent(fileUrl)}`);
+    await heading('Report an image');
+    await page.getByLabel('Reason').selectOption('spam');
+    await page.getByRole('button', { name: 'Send report' }).click();
+    await page.getByText('Thank you: the moderators will look at it.').waitFor();
   }, 180_000);
 
   itRanWithoutPolicyViolations(MISSING);
