@@ -2,9 +2,10 @@
 // page runs no script without it; with ALTCHA, the widget's script from this origin; with Turnstile, its
 // widget naming `altcha` as the field, its script and frame allowed from Cloudflare's origin only.
 import { describe, expect, it } from 'vitest';
+import type { PageChallenge } from '#lib/accounts/proof-of-work.ts';
 import { renderSharePage, SHARE_ALTCHA_SCRIPT, sharePageCsp } from '#lib/http/share-page.ts';
 
-const page = (challenge: Parameters<typeof sharePageCsp>[1]) => ({
+const page = (challenge: PageChallenge) => ({
   html: renderSharePage({ kind: 'password', id: 'abc', error: null, challenge }),
   csp: sharePageCsp('https://img.example', challenge),
 });
