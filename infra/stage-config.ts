@@ -13,6 +13,7 @@ export const STAGE_CONFIG_DIR = 'infra/config';
 const SECRET_KEYS = [
   'admin.bootstrap.password',
   'upload.api_token',
+  'auth.challenge.turnstile.secret_key',
   'payment.channel_a.private_key',
   'payment.channel_b.private_key',
   'payment.channel_b.api_v3_key',

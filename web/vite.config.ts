@@ -15,5 +15,14 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     target: 'es2022',
     reportCompressedSize: false,
+    rolldownOptions: {
+      // The share page's password form (lib/http/share-page.ts SHARE_ALTCHA_SCRIPT) names its entry by a
+      // fixed name, cached a year like the rest: give it a new number whenever its code or altcha changes.
+      input: { index: 'index.html', 'share-altcha-1': 'src/share-altcha.ts' },
+      output: {
+        entryFileNames: (chunk) =>
+          chunk.name.startsWith('share-altcha') ? '[name].js' : 'assets/[name]-[hash].js',
+      },
+    },
   },
 });

@@ -16,7 +16,7 @@ import { bansOf, type GroupBans } from '#lib/wiring/bans.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { auditLogOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { auditLogOf, proofOfWorkOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -56,6 +56,7 @@ export function buildAccountsDeps(
     totpIssuer: settings.auth.totp_issuer,
     baseUrl: settings.base_url,
     relyingParty: relyingPartyOf(settings),
+    proofOfWork: proofOfWorkOf(resources),
     // The back office lists each account's storage use (docs/DESIGN.md 11) and bytes served this month.
     usage: usageReader(
       quotaOf(resources),

@@ -11,6 +11,7 @@ import { type AnyRoute, createGroupHandler, defineRoute, type EntryOptions } fro
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { responses } from '#lib/http/schemas/account-views.ts';
 import { queries, schemas } from '#lib/http/schemas/accounts.ts';
+import { challengeView } from '#lib/http/schemas/common.ts';
 import type { HttpRequest } from '#lib/http/types.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { log } from '#lib/platform/log.ts';
@@ -43,16 +44,22 @@ export function accountsRoutes(accounts: () => Accounts) {
   const accountRoutes = {
     'POST /auth/register/code': defineRoute({
       summary: 'Mail a registration code to an address',
-      body: schemas.emailOnly,
+      body: schemas.emailWithChallenge,
       response: responses.codeSent,
-      run: async (req) => ok(await accounts().registration.sendCode(req.body, clientOf(req))),
+      run: async (req) => {
+        await accounts().proofOfWork.check(req.body.altcha, req.sourceIp);
+        return ok(await accounts().registration.sendCode(req.body, clientOf(req)));
+      },
     }),
     'POST /auth/register': defineRoute({
       summary: 'Create an account with the mailed code',
       body: schemas.register,
       response: responses.user,
       successStatus: 201,
-      run: async (req) => created(await accounts().registration.register(req.body, clientOf(req))),
+      run: async (req) => {
+        await accounts().proofOfWork.check(req.body.altcha, req.sourceIp);
+        return created(await accounts().registration.register(req.body, clientOf(req)));
+      },
     }),
     ...atBothDoors('login', (door) =>
       defineRoute({
@@ -142,9 +149,12 @@ export function accountsRoutes(accounts: () => Accounts) {
     }),
     'POST /auth/password/reset/code': defineRoute({
       summary: 'Mail a password reset code (same answer for unknown addresses)',
-      body: schemas.emailOnly,
+      body: schemas.emailWithChallenge,
       response: responses.codeSent,
-      run: async (req) => ok(await accounts().passwords.sendResetCode(req.body, clientOf(req))),
+      run: async (req) => {
+        await accounts().proofOfWork.check(req.body.altcha, req.sourceIp);
+        return ok(await accounts().passwords.sendResetCode(req.body, clientOf(req)));
+      },
     }),
     'POST /auth/password/reset': defineRoute({
       summary:
@@ -245,6 +255,12 @@ export function accountsRoutes(accounts: () => Accounts) {
   };
   return {
     ...accountRoutes,
+    'GET /api/v1/challenge': defineRoute({
+      summary:
+        'A proof-of-work challenge (ALTCHA) for registration, reset codes, share passwords and reports: its solution is their `altcha` field (docs/ACCOUNTS.md "Proof of work")',
+      response: challengeView,
+      run: async () => ok(await accounts().proofOfWork.challenge()),
+    }),
     'POST /api/v1/admin/accounts': defineRoute({
       summary: "Create an administrator (needs the acting administrator's password)",
       body: schemas.adminCreate,

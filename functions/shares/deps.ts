@@ -2,6 +2,7 @@
 
 import { buildPasswordGuard } from '#lib/accounts/build-sessions.ts';
 import type { PasswordGuessLimit } from '#lib/accounts/login-guard.ts';
+import type { ProofOfWork } from '#lib/accounts/proof-of-work.ts';
 import { buildFileRepository, buildShareGrants } from '#lib/files/build-records.ts';
 import { buildRenderer, buildRenditions } from '#lib/files/build-renditions.ts';
 import { buildShares } from '#lib/files/build-shares.ts';
@@ -16,7 +17,7 @@ import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
-import { sessionsOf } from '#lib/wiring/shared.ts';
+import { proofOfWorkOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
@@ -31,6 +32,8 @@ export interface SharesDeps {
   renditions: Renditions;
   /** Reports of a file or a share by anyone (docs/MODERATION.md "Reports"). */
   reports: Reports;
+  /** The solved challenge of share passwords and reports (docs/ACCOUNTS.md "Proof of work"). */
+  proofOfWork: ProofOfWork;
 }
 
 /** What is not a setting: wrong share passwords before the back-off; production passes none. */
@@ -57,6 +60,7 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
       requireAdminSecondFactor: adminSecondFactorRequired(settings),
     }),
     storage,
+    proofOfWork: proofOfWorkOf(resources),
     reports: buildReports({
       table,
       files: buildFileRepository({

@@ -33,25 +33,32 @@ function page(
   extra: Record<string, string> = {},
 ) {
   const result = html(renderSharePage(state), status);
+  const challenge = state.kind === 'password' ? state.challenge : null;
   return {
     ...result,
     headers: {
       ...result.headers,
-      'content-security-policy': sharePageCsp(shares.imageOrigin),
+      'content-security-policy': sharePageCsp(shares.imageOrigin, challenge),
       'cache-control': 'no-store',
       ...extra,
     },
   } satisfies HttpResult;
 }
 
-/** Opens the share for the page; refusals become the page's own states, with the API's statuses. */
+/**
+ * Opens the share for the page (a password with its solved challenge, when required); refusals become the
+ * page's own states, with the API's statuses.
+ */
 async function openPage(
-  shares: ShareService,
+  { shares, proofOfWork }: SharesDeps,
   request: HttpRequest<unknown, unknown>,
-  password: string | undefined,
+  { password, altcha }: { password?: string | undefined; altcha?: string | undefined } = {},
 ): Promise<HttpResult> {
   const id = request.params.id ?? '';
+  const passwordPage = (error: string | null, status: number) =>
+    page(shares, { kind: 'password', id, error, challenge: proofOfWork.pageChallenge() }, status);
   try {
+    if (password !== undefined) await proofOfWork.check(altcha, request.sourceIp);
     const opened = await shares.open(id, password, request.sourceIp);
     // Anyone's same page, with nothing counted per open: the CDN may keep it a minute (no longer than
     // the share lives). A password or a view limit makes each open its own.
@@ -79,7 +86,8 @@ async function openPage(
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     const status = statusOf(error);
-    if (status === 401) return page(shares, { kind: 'password', id, wrong: password !== undefined }, 401);
+    if (status === 401) return passwordPage(password === undefined ? null : 'That password is wrong.', 401);
+    if (status === 400) return passwordPage(`The check was not passed (${error.message}).`, 400);
     if (status === 404) {
       return page(
         shares,
@@ -111,10 +119,11 @@ async function openPage(
   }
 }
 
-/** `password` of the page's urlencoded form; absent or empty is none. */
-function formPassword(raw: Buffer): string | undefined {
-  const value = new URLSearchParams(raw.toString('utf8')).get('password');
-  return value === null || value === '' ? undefined : value.slice(0, SHARE_PASSWORD_MAX + 1);
+/** `password` and `altcha` of the page's urlencoded form; absent or empty is none. */
+function formFields(raw: Buffer) {
+  const form = new URLSearchParams(raw.toString('utf8'));
+  const field = (name: string, max: number) => form.get(name)?.slice(0, max + 1) || undefined;
+  return { password: field('password', SHARE_PASSWORD_MAX), altcha: field('altcha', 4096) };
 }
 
 const sortedQuery = (query: string) => {
@@ -171,26 +180,29 @@ export function shareRoutes(deps: () => SharesDeps) {
       body: openBody,
       response: openedView,
       errors: [401, 404, 410, 429, 451],
-      run: async (request) =>
-        ok(
-          await shares().open(request.params.id ?? '', request.body.password || undefined, request.sourceIp),
-        ),
+      run: async (request) => {
+        const password = request.body.password || undefined;
+        if (password !== undefined) await deps().proofOfWork.check(request.body.altcha, request.sourceIp);
+        return ok(await shares().open(request.params.id ?? '', password, request.sourceIp));
+      },
     }),
     'GET /s/{id}': defineRoute({
-      summary: 'The share as a page without script; a password share shows its form (401).',
+      summary:
+        "The share as a page without script; a password share shows its form (401), with ALTCHA's widget where proof of work is required.",
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the password form, or why it cannot be shown.',
       errors: [401, 410, 429, 451],
-      run: async (request) => openPage(shares(), request, undefined),
+      run: async (request) => openPage(deps(), request),
     }),
     'POST /s/{id}': defineRoute({
-      summary: "The share page's password form.",
+      summary:
+        "The share page's password form: `password`, and `altcha` where proof of work is required (400 without).",
       requestContentType: 'application/x-www-form-urlencoded',
       responseContentType: 'text/html',
       responseDescription: 'The shared file or album, or the form again (401) or why it cannot be shown.',
       errors: [401, 410, 429, 451],
       maxBodyBytes: 4096,
-      run: async (request) => openPage(shares(), request, formPassword(request.rawBody)),
+      run: async (request) => openPage(deps(), request, formFields(request.rawBody)),
     }),
     'GET /s/{id}/random': defineRoute({
       summary:
@@ -212,7 +224,10 @@ export function shareRoutes(deps: () => SharesDeps) {
       response: reportReceived,
       successStatus: 202,
       errors: [400, 404, 429],
-      run: async (request) => ok(await deps().reports.report(request.body, request.sourceIp), 202),
+      run: async (request) => {
+        await deps().proofOfWork.check(request.body.altcha, request.sourceIp);
+        return ok(await deps().reports.report(request.body, request.sourceIp), 202);
+      },
     }),
     'GET /s/{id}/i/{grant}': defineRoute({
       summary:

@@ -21,6 +21,7 @@ import { PasskeyLogin } from './passkey-login.ts';
 import { PasskeyStore } from './passkey-store.ts';
 import { Passkeys } from './passkeys.ts';
 import { PasswordChanges } from './password-changes.ts';
+import type { ProofOfWork } from './proof-of-work.ts';
 import { RecoveryCodeHasher } from './recovery-codes.ts';
 import { Registration } from './registration.ts';
 import { sealedKey } from './sealed-key.ts';
@@ -45,6 +46,8 @@ export interface AccountsInput {
   baseUrl: string;
   /** Passkeys' relying party (`auth.passkeys`, docs/DESIGN.md 18). */
   relyingParty: RelyingParty;
+  /** Checks the solved challenge of registration and reset-code sends (lib/wiring/shared.ts). */
+  proofOfWork: ProofOfWork;
 }
 
 export function buildAccounts(input: AccountsInput) {
@@ -87,6 +90,7 @@ export function buildAccounts(input: AccountsInput) {
     /** Wrong share passwords back off as wrong account passwords do (lib/files/shares.ts). */
     guard,
     registration,
+    proofOfWork: input.proofOfWork,
     login: new Login({
       table,
       accounts,

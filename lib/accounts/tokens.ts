@@ -7,6 +7,9 @@ import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { sealedKey } from './sealed-key.ts';
 
+/** The sealed key's name (lib/accounts/sealed-key.ts); proof of work derives its own key from it. */
+export const TOKEN_SIGNING_KEY = 'token-signing-key';
+
 export type TokenScope = 'session' | 'totp_challenge' | 'mock_cashier';
 
 export interface TokenClaims {
@@ -47,7 +50,7 @@ export class TokenSigner {
   private readonly keyBytes: () => Promise<Buffer>;
 
   constructor(deps: TokenSignerDeps) {
-    this.keyBytes = sealedKey(deps.table, deps.masterKey, 'token-signing-key');
+    this.keyBytes = sealedKey(deps.table, deps.masterKey, TOKEN_SIGNING_KEY);
   }
 
   private signingKey(): Promise<webcrypto.CryptoKey> {

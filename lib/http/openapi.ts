@@ -69,8 +69,9 @@ const SECURITY: Record<AuthKind, Array<Record<string, string[]>>> = {
 const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
   {
     name: 'Accounts',
-    description: 'Registration, login (both doors), the second-factor challenge, logout and password reset.',
-    match: /^\/(admin\/)?auth\/(register|login|totp\/verify|me|logout|password\/reset)/,
+    description:
+      'Registration, login (both doors), the second-factor challenge, logout, password reset and the proof-of-work challenge.',
+    match: /^\/((admin\/)?auth\/(register|login|totp\/verify|me|logout|password\/reset)|api\/v1\/challenge)/,
   },
   {
     name: 'Passkeys',

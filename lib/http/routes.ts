@@ -91,6 +91,8 @@ const GROUP_ROUTES = {
     ['POST', `${API_PREFIX}/admin/bans`, 'admin', 'json'],
     ['GET', `${API_PREFIX}/admin/bans`, 'admin', 'none'],
     ['DELETE', `${API_PREFIX}/admin/bans/{id}`, 'admin', 'none'],
+    // Proof of work's challenge (docs/ACCOUNTS.md "Proof of work").
+    ['GET', `${API_PREFIX}/challenge`, 'none', 'none'],
   ],
   shares: [
     // Share links (docs/DESIGN.md 16): the owner's, and the viewer's without a login.

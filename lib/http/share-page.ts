@@ -1,10 +1,16 @@
 // GET /s/{id}: a share link as a page without script (docs/DESIGN.md 16), under the same rules as /docs: one
 // inline style sheet allowed by its hash, every text escaped; images from the service's own origin only; a
 // password form that posts to the page itself; a "Report" link for each image (and for a file's share) to
-// the console's report page (docs/MODERATION.md "Reports").
+// the console's report page (docs/MODERATION.md "Reports"). Where proof of work is required the password
+// form alone runs a script: ALTCHA's widget from the console's build on this origin, or Turnstile's.
 import { createHash } from 'node:crypto';
+import type { PageChallenge } from '#lib/accounts/proof-of-work.ts';
 import type { ShareItemView } from '#lib/files/shares.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
+
+/** The console build's entry that fills the form's `altcha` (web/src/share-altcha.ts, web/vite.config.ts). */
+export const SHARE_ALTCHA_SCRIPT = '/console/share-altcha-1.js';
+const TURNSTILE = 'https://challenges.cloudflare.com';
 
 /** An item the page draws: what `POST /api/v1/shares/{id}/open` answers for it. */
 export type SharePageItem = ShareItemView;
@@ -20,7 +26,7 @@ export type SharePageState =
       /** The console (`{base_url}/`) and, for a file's share, the page's own link: what a Report link names. */
       report: { console: string; page: string | null };
     }
-  | { kind: 'password'; id: string; wrong: boolean }
+  | { kind: 'password'; id: string; error: string | null; challenge: PageChallenge }
   | { kind: 'refused'; title: string; message: string };
 
 // Thumbnails in a grid that fills the width: four or five across at 1280 px, two at 360 px.
@@ -43,13 +49,22 @@ label{display:block;font-weight:600;margin-bottom:.5rem}
 input{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid #8a93a3;border-radius:6px}
 button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radius:6px;background:#1f5fbf;color:#fff;cursor:pointer}
 .error{color:#a3161b;font-weight:600}
+altcha-widget{display:block;margin-top:.75rem}
 `;
 
-/** The page's policy: its own style sheet, images from `imageOrigin` (the service's), forms to itself. */
-export function sharePageCsp(imageOrigin: string): string {
+/**
+ * The page's policy: its own style sheet, images from `imageOrigin` (the service's), forms to itself; with a
+ * challenge, the widget's script, style, workers and calls (Turnstile's from its origin, in its frame).
+ */
+export function sharePageCsp(imageOrigin: string, challenge: PageChallenge = null): string {
+  const from = challenge?.provider === 'turnstile' ? TURNSTILE : "'self'";
+  const widget = challenge
+    ? [`script-src ${from}`, `connect-src ${from}`, `worker-src ${from}`, `frame-src ${from}`]
+    : [];
   return [
     "default-src 'none'",
-    `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
+    `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'${challenge ? " 'self'" : ''}`,
+    ...widget,
     `img-src 'self' ${imageOrigin}`,
     "form-action 'self'",
     "base-uri 'none'",
@@ -78,6 +93,22 @@ function itemHtml(item: SharePageItem, consoleUrl: string): string {
   )}</span></div></a>${reportLink(consoleUrl, item.url, item.original_name)}</li>`;
 }
 
+/**
+ * The widget that fills the form's `altcha` field before it is sent: this page's only script. The form is
+ * then `novalidate`: ALTCHA's check box is `required`, and its script solves it when the form is sent.
+ */
+function challengeHtml(challenge: PageChallenge): string {
+  if (challenge?.provider === 'turnstile') {
+    return `<div class="cf-turnstile" data-sitekey="${escapeHtml(challenge.siteKey)}" data-response-field-name="altcha"></div>
+<script src="${TURNSTILE}/turnstile/v0/api.js" async defer></script>\n`;
+  }
+  if (challenge) {
+    return `<altcha-widget name="altcha_widget"></altcha-widget><input type="hidden" name="altcha">
+<script type="module" src="${SHARE_ALTCHA_SCRIPT}"></script>\n`;
+  }
+  return '';
+}
+
 function body(state: SharePageState): { title: string; html: string } {
   if (state.kind === 'refused') {
     return {
@@ -89,10 +120,10 @@ function body(state: SharePageState): { title: string; html: string } {
     return {
       title: 'Password required',
       html: `<h1>Password required</h1><p class="lead">This share is protected by a password.</p>
-<form method="post" action="/s/${encodeURIComponent(state.id)}">
-${state.wrong ? '<p class="error" role="alert">That password is wrong.</p>' : ''}<label for="password">Password</label>
+<form method="post" action="/s/${encodeURIComponent(state.id)}"${state.challenge ? ' data-altcha novalidate' : ''}>
+${state.error ? `<p class="error" role="alert">${escapeHtml(state.error)}</p>` : ''}<label for="password">Password</label>
 <input id="password" name="password" type="password" required autocomplete="off" maxlength="128">
-<button type="submit">Open</button></form>`,
+${challengeHtml(state.challenge)}<button type="submit">Open</button></form>`,
     };
   }
   const title = state.album ? state.album.name : 'Shared image';

@@ -1,7 +1,7 @@
 // Reports from anyone (docs/MODERATION.md "Reports"): `POST /api/v1/reports {url, reason, note?}` names a
 // file by any link the service gives out (its `/i/<key>`, a file share's page `/s/<id>`, or a share's image
 // link `/s/<id>/i/<grant>`); the report is kept with the file and puts it in the queue, in one transaction.
-// Each address may report at `moderation.report_rate` (proof of work joins it with docs/DESIGN.md 26).
+// Each address may report at `moderation.report_rate`; the route checks proof of work first, where required.
 import type { RateLimit, Throttle } from '#lib/accounts/throttle.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { FileItem, FileRepository } from '#lib/files/files.ts';

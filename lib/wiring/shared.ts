@@ -1,8 +1,11 @@
 // What several groups build alike over their resources: the sessions every authenticating group shares
-// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`), the storage quota and the audit log of
-// administrators' actions (each needs `table`).
+// (lib/accounts/build-sessions.ts; needs `table` and `masterKey`), proof of work (the same), the storage
+// quota and the audit log of administrators' actions (each needs `table`).
 import { AuditLog } from '#lib/accounts/audit-log.ts';
 import { buildSessions } from '#lib/accounts/build-sessions.ts';
+import { ProofOfWork } from '#lib/accounts/proof-of-work.ts';
+import { sealedKey } from '#lib/accounts/sealed-key.ts';
+import { TOKEN_SIGNING_KEY } from '#lib/accounts/tokens.ts';
 import { buildQuota } from '#lib/files/build-quota.ts';
 import { masterKeyOf } from './master-key.ts';
 import type { GroupResources } from './resources.ts';
@@ -32,3 +35,13 @@ export const auditLogOf = (resources: GroupResources) =>
     shards: resources.settings.listing_shards,
     retentionDays: resources.settings.audit.retention_days,
   });
+
+/** Proof of work (`auth.challenge`): the accounts group's challenge and checks, and the shares group's. */
+export const proofOfWorkOf = (resources: GroupResources) => {
+  const table = tableOf(resources);
+  return new ProofOfWork({
+    table,
+    signingKey: sealedKey(table, masterKeyOf(resources), TOKEN_SIGNING_KEY),
+    settings: resources.settings.auth.challenge,
+  });
+};

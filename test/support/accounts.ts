@@ -6,6 +6,7 @@ import { hashPassword } from '#lib/accounts/passwords.ts';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { Role } from '#lib/http/types.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { testDeps } from './deps.ts';
 import { apiEvent, lambdaContext, parseBody } from './events.ts';
@@ -75,6 +76,8 @@ export interface HarnessOptions {
   bootstrap?: { username?: string; email?: string; password?: string };
   /** `admin.require_second_factor` (default: off, as outside production). */
   requireAdminSecondFactor?: boolean;
+  /** `auth.challenge` settings replaced (proof of work; default: not required). */
+  challenge?: Partial<AppConfig['auth']['challenge']>;
 }
 
 export interface CallOptions {
@@ -82,7 +85,7 @@ export interface CallOptions {
   ip?: string;
   headers?: Record<string, string>;
   /** Another group's handler of the same deps (default: accounts), e.g. `files` for API tokens. */
-  group?: 'accounts' | 'files' | 'payments';
+  group?: 'accounts' | 'files' | 'payments' | 'shares';
 }
 
 export interface CallResult<T = unknown> {
@@ -105,6 +108,7 @@ export function authHarness(options: HarnessOptions = {}) {
     ...(options.requireAdminSecondFactor === undefined
       ? {}
       : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
+    ...(options.challenge ? { challenge: options.challenge } : {}),
   });
   const { accounts, table, sessions, signer } = deps;
   const mail = deps.mail as ReturnType<typeof memoryMailer>;

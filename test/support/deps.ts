@@ -87,6 +87,7 @@ export function testDeps(options: TestDepsOptions = {}) {
       : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
     ...(options.uploadRate ? { uploadRate: options.uploadRate } : {}),
     ...(options.uploadRateByPlan ? { uploadRateByPlan: options.uploadRateByPlan } : {}),
+    ...(options.challenge ? { challenge: options.challenge } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

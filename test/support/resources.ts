@@ -28,6 +28,8 @@ export interface TestSettingsOverrides {
   /** `upload.rate.*` replaced and `upload.rate_by_plan` (default: the test config's). */
   uploadRate?: Partial<AppConfig['upload']['rate']>;
   uploadRateByPlan?: AppConfig['upload']['rate_by_plan'];
+  /** `auth.challenge.*` replaced (default: the test config's, not required). */
+  challenge?: Partial<AppConfig['auth']['challenge']>;
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
@@ -37,13 +39,17 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<Ap
     ...config,
     moderation: { ...moderation, ...overrides.moderation },
     bandwidth: { ...bandwidth, default_bytes: overrides.bandwidthDefaultBytes ?? bandwidth.default_bytes },
-    auth: { ...auth, ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0 },
     admin: {
       ...admin,
       bootstrap: overrides.bootstrap ?? {},
       ...(overrides.requireAdminSecondFactor === undefined
         ? {}
         : { require_second_factor: overrides.requireAdminSecondFactor }),
+    },
+    auth: {
+      ...auth,
+      ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0,
+      challenge: { ...auth.challenge, ...overrides.challenge },
     },
     upload: {
       ...upload,

@@ -2,7 +2,7 @@
 // bad one is a 400 naming it. Unknown fields are dropped.
 import { DEFAULT_PAGE_SIZE, pageLimitField, pageQuery } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
-import { nameCharacters } from './common.ts';
+import { altchaField, nameCharacters } from './common.ts';
 
 /** A missing field says so; a field of the wrong type says that. */
 const text = () =>
@@ -80,7 +80,10 @@ const challengeTokenField = text().check(
 
 export const schemas = {
   emailOnly: z.object({ email: emailField }),
+  /** A code sent to an address by anyone (registration, reset): with proof of work. */
+  emailWithChallenge: z.object({ email: emailField, altcha: altchaField }),
   register: z.object({
+    altcha: altchaField,
     username: usernameField,
     email: emailField,
     code: codeField,

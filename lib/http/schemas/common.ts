@@ -12,6 +12,25 @@ export const pageOf = <T extends z.ZodMiniType>(item: T) =>
 
 export const deletedView = z.object({ id: z.string(), deleted: z.literal(true) });
 
+/**
+ * `altcha`: a solved proof-of-work challenge (the base64 payload ALTCHA's widget submits) or a Turnstile
+ * token; checked where `auth.challenge.required` (lib/accounts/proof-of-work.ts), accepted and ignored elsewhere.
+ */
+export const altchaField = z.optional(z.string().check(z.maxLength(4096, 'must be at most 4096 characters')));
+
+/** GET /api/v1/challenge: ALTCHA's classic challenge, and which widget the deployment uses. */
+export const challengeView = z.object({
+  algorithm: z.string(),
+  challenge: z.string(),
+  salt: z.string(),
+  signature: z.string(),
+  maxnumber: z.number(),
+  /** Whether the protected requests need a solution (`auth.challenge.required`). */
+  required: z.boolean(),
+  provider: z.enum(['altcha', 'turnstile']),
+  site_key: z.nullable(z.string()),
+});
+
 export const healthView = z.object({ status: z.literal('ok') });
 
 /**

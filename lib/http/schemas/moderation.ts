@@ -4,7 +4,7 @@ import { REPORT_REASONS } from '#lib/moderation/queue.ts';
 import { REVIEW_ACTIONS } from '#lib/moderation/review.ts';
 import { DEFAULT_PAGE_SIZE, pageQueryFields } from '#lib/platform/db/paging.ts';
 import * as z from '#lib/platform/zod.ts';
-import { pageOf, timestamp } from './common.ts';
+import { altchaField, pageOf, timestamp } from './common.ts';
 import { moderationView, uploadRecordSchema } from './files.ts';
 
 /** The longest note a report may carry. */
@@ -14,6 +14,7 @@ export const reportBody = z.object({
   url: z.string().check(z.trim(), z.minLength(1), z.maxLength(2048)),
   reason: z.enum(REPORT_REASONS),
   note: z.optional(z.string().check(z.trim(), z.maxLength(REPORT_NOTE_MAX))),
+  altcha: altchaField,
 });
 
 export const reportReceived = z.object({ received: z.literal(true) });

@@ -2,7 +2,7 @@
 // generated from them and the contract tests hold every answer to them.
 import { MAX_SHARE_VIEWS, SHARE_PASSWORD_MAX } from '#lib/files/shares.ts';
 import * as z from '#lib/platform/zod.ts';
-import { timestamp } from './common.ts';
+import { altchaField, timestamp } from './common.ts';
 
 export const sharePassword = z.string().check(z.minLength(1), z.maxLength(SHARE_PASSWORD_MAX));
 
@@ -60,4 +60,7 @@ export const openedView = z.object({
 });
 export const shareList = z.object({ items: z.array(shareView), next_cursor: z.nullable(z.string()) });
 export const shareRevoked = z.object({ id: z.string(), revoked: z.literal(true) });
-export const openBody = z.object({ password: z.optional(z.string().check(z.maxLength(SHARE_PASSWORD_MAX))) });
+export const openBody = z.object({
+  password: z.optional(z.string().check(z.maxLength(SHARE_PASSWORD_MAX))),
+  altcha: altchaField,
+});

@@ -206,6 +206,20 @@ export const configSchema = z.object({
   log: section({ level: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info') }),
   auth: section({
     session_ttl_hours: wholeNumber(1, 24 * 30, 24),
+    // Proof of work on registration, reset-code sends, share passwords and reports (docs/ACCOUNTS.md
+    // "Proof of work"): ALTCHA (max_number: its difficulty), or Cloudflare Turnstile verified at verify_url.
+    challenge: section({
+      required: flag(false),
+      provider: z._default(z.enum(['altcha', 'turnstile']), 'altcha'),
+      max_number: wholeNumber(10, 10_000_000, 100_000),
+      expires_seconds: wholeNumber(10, 3600, 300),
+      // Both keys from Cloudflare's dashboard; the secret is set as AUTH__CHALLENGE__TURNSTILE__SECRET_KEY.
+      turnstile: section({
+        site_key: optionalText,
+        secret_key: optionalText,
+        verify_url: z._default(url, 'https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+      }),
+    }),
     ip_limit_per_minute: wholeNumber(0, 100_000, 60),
     // The issuer authenticator apps show next to the account (the otpauth link of /auth/totp/setup).
     totp_issuer: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(64)), 'Account Service'),

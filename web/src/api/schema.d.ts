@@ -656,6 +656,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/challenge': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A proof-of-work challenge (ALTCHA) for registration, reset codes, share passwords and reports: its solution is their `altcha` field (docs/ACCOUNTS.md "Proof of work") */
+    get: operations['getApiV1Challenge'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/shares': {
     parameters: {
       query?: never;
@@ -715,10 +732,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The share as a page without script; a password share shows its form (401). */
+    /** The share as a page without script; a password share shows its form (401), with ALTCHA's widget where proof of work is required. */
     get: operations['getSId'];
     put?: never;
-    /** The share page's password form. */
+    /** The share page's password form: `password`, and `altcha` where proof of work is required (400 without). */
     post: operations['postSId'];
     delete?: never;
     options?: never;
@@ -1603,6 +1620,7 @@ export interface operations {
         'application/json': {
           /** Format: email */
           email: string;
+          altcha?: string;
         };
       };
     };
@@ -1699,6 +1717,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          altcha?: string;
           username: string;
           /** Format: email */
           email: string;
@@ -3137,6 +3156,7 @@ export interface operations {
         'application/json': {
           /** Format: email */
           email: string;
+          altcha?: string;
         };
       };
     };
@@ -5869,6 +5889,78 @@ export interface operations {
       };
     };
   };
+  getApiV1Challenge: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              algorithm: string;
+              challenge: string;
+              salt: string;
+              signature: string;
+              maxnumber: number;
+              required: boolean;
+              /** @enum {string} */
+              provider: 'altcha' | 'turnstile';
+              site_key: string | null;
+            };
+          };
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
   getApiV1Shares: {
     parameters: {
       query?: {
@@ -6202,6 +6294,7 @@ export interface operations {
       content: {
         'application/json': {
           password?: string;
+          altcha?: string;
         };
       };
     };
@@ -6824,6 +6917,7 @@ export interface operations {
           /** @enum {string} */
           reason: 'sexual' | 'violence' | 'hate' | 'illegal' | 'copyright' | 'spam' | 'other';
           note?: string;
+          altcha?: string;
         };
       };
     };

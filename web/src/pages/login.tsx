@@ -6,6 +6,7 @@ import { ApiError, api, call } from '../api/client.ts';
 import { devices, type SessionUser, session } from '../api/session.ts';
 import { CodeField, Field, NewPasswordField, PasswordField, useForm } from '../form.tsx';
 import { passkeysSupported, signWithPasskey } from '../passkey.ts';
+import { useProofOfWork } from '../proof-of-work.tsx';
 import { navigate } from '../router.ts';
 import { FormError, Page, Status } from '../ui.tsx';
 
@@ -204,16 +205,18 @@ export function LoginPage() {
 export function RegisterPage() {
   const form = useForm({ email: '', code: '', username: '', password: '' });
   const [codeSent, setCodeSent] = useState('');
+  const proof = useProofOfWork();
 
   const sendCode = form.submit(async ({ email }) => {
-    const data = await call(api.POST('/auth/register/code', { body: { email } }));
+    const data = await call(api.POST('/auth/register/code', { body: { email, ...(await proof.altcha()) } }));
     setCodeSent(
       `A code was sent to ${email}; it is valid until ${new Date(data.expires_at).toLocaleTimeString()}.`,
     );
   });
 
   const register = form.submit(async ({ email, code, username, password }) => {
-    await call(api.POST('/auth/register', { body: { email, code: code.trim(), username, password } }));
+    const body = { email, code: code.trim(), username, password, ...(await proof.altcha()) };
+    await call(api.POST('/auth/register', { body }));
     const data = await call(api.POST('/auth/login', { body: { username, password } }));
     if ('totp_required' in data) return navigate('/login');
     startSession(data);
@@ -240,6 +243,7 @@ export function RegisterPage() {
               <NewPasswordField form={form} name="password" label="Password" required />
             </>
           )}
+          {proof.widget}
           {form.formError && <FormError message={form.formError} />}
           <div class="actions">
             <button type="submit" disabled={form.busy}>
@@ -269,9 +273,11 @@ export function ResetPage({ token }: { token?: string | undefined }) {
   const form = useForm({ email: '', code: '', new_password: '' });
   const [codeSent, setCodeSent] = useState('');
   const [challenge, setChallenge] = useState<Challenge | null>(null);
+  const proof = useProofOfWork();
 
   const sendCode = form.submit(async ({ email }) => {
-    const data = await call(api.POST('/auth/password/reset/code', { body: { email } }));
+    const body = { email, ...(await proof.altcha()) };
+    const data = await call(api.POST('/auth/password/reset/code', { body }));
     setCodeSent(
       `If ${email} belongs to an account, a code and a link were sent to it; they are valid until ${new Date(data.expires_at).toLocaleTimeString()}.`,
     );
@@ -309,6 +315,7 @@ export function ResetPage({ token }: { token?: string | undefined }) {
               </>
             )}
             {(token || codeSent) && <NewPasswordField form={form} required />}
+            {!token && !codeSent && proof.widget}
             {form.formError && <FormError message={form.formError} />}
             <div class="actions">
               <button type="submit" disabled={form.busy}>

@@ -3,6 +3,7 @@
 import { useId, useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { Field, Submit, useForm } from '../form.tsx';
+import { useProofOfWork } from '../proof-of-work.tsx';
 import { REASONS } from '../report-reasons.ts';
 import { Page, Status } from '../ui.tsx';
 
@@ -12,8 +13,14 @@ export function ReportPage({ url = '' }: { url?: string | undefined }) {
   const id = useId();
   const form = useForm({ url, reason: '', note: '' });
   const [sent, setSent] = useState(false);
+  const proof = useProofOfWork();
   const submit = form.submit(async ({ url, reason, note }) => {
-    const body = { url: url.trim(), reason: reason as Reason, ...(note.trim() ? { note: note.trim() } : {}) };
+    const body = {
+      url: url.trim(),
+      reason: reason as Reason,
+      ...(note.trim() ? { note: note.trim() } : {}),
+      ...(await proof.altcha()),
+    };
     await call(api.POST('/api/v1/reports', { body }));
     setSent(true);
   });
@@ -57,6 +64,7 @@ export function ReportPage({ url = '' }: { url?: string | undefined }) {
             )}
           </div>
           <Field form={form} name="note" label="Note (optional)" maxLength={1000} multiline />
+          {proof.widget}
           <Submit form={form}>Send report</Submit>
         </form>
       )}
