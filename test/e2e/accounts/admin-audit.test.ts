@@ -108,6 +108,10 @@ describe('the audit log of an administrator journey', () => {
       const answer = await as(method, path, body);
       expect(answer.code, `${path} ${JSON.stringify(answer)}`).toBe(0);
     }
+    const ban = await as('POST', '/api/v1/admin/bans', { cidr: '198.51.100.0/24', reason: 'audit journey' });
+    expect(ban.code, JSON.stringify(ban)).toBe(0);
+    const banId = ban.data.id as string;
+    expect((await as('DELETE', `/api/v1/admin/bans/${banId}`)).code).toBe(0);
     // An action that fails is recorded too, with the status it failed with.
     const missing = await as('DELETE', '/api/v1/admin/blocklist/no-such-entry');
     expect(missing.code).toBe(404);
@@ -136,6 +140,8 @@ describe('the audit log of an administrator journey', () => {
       ['plans.create', `plans:${planId}`, 201],
       ['coupons.create', `coupons:${couponId}`, 201],
       ...later.map(([, , , action, target]) => [action, target, 200]),
+      ['bans.create', `bans:${banId}`, 201],
+      ['bans.delete', `bans:${banId}`, 200],
       ['blocklist.delete', 'blocklist:no-such-entry', 404],
     ];
     expect(
