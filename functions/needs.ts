@@ -1,5 +1,6 @@
 // Every group's needs by name: what the stack and the local runner iterate over.
 
+import { needs as accountLifecycle } from '#functions/account-lifecycle/needs.ts';
 import { needs as accounts } from '#functions/accounts/needs.ts';
 import { needs as bandwidth } from '#functions/bandwidth/needs.ts';
 import { needs as files } from '#functions/files/needs.ts';
@@ -34,7 +35,8 @@ export type WorkerName =
   | 'takedowns'
   | 'reminders'
   | 'bandwidth'
-  | 'moderation';
+  | 'moderation'
+  | 'account-lifecycle';
 
 export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   'outbox-drain': outboxDrain,
@@ -43,6 +45,7 @@ export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   reminders,
   bandwidth,
   moderation,
+  'account-lifecycle': accountLifecycle,
 };
 
 export const WORKER_NAMES = Object.keys(WORKER_NEEDS) as WorkerName[];

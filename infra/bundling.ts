@@ -168,6 +168,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   // node-fetch inside TensorFlow.js names `encoding` in a try (its optional charset conversion, for model
   // downloads this worker never makes): neither bundled nor shipped.
   moderation: { native: ['sharp'], installed: [], files: TFJS_WASM_FILES, unreachable: ['encoding'] },
+  // Exports (archiver's ZIP streamed through lib-storage's Upload, both bundled) and deletions: the table,
+  // the bucket and the mail channel only.
+  'account-lifecycle': { native: [], installed: [] },
 };
 
 /**

@@ -82,6 +82,14 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 120,
     description: 'Classifies every new file for moderation: published, flagged or held for review',
   },
+  // The exports owners asked for, one at a time (each a streamed ZIP: memory that of one export, about
+  // 100 MiB whatever its size, docs/PERFORMANCE.md "Account export"), then the deletions due. Long
+  // enough for an export of tens of GiB; a run still going skips the next minute's (the claim is held).
+  'account-lifecycle': {
+    functionClass: 'io',
+    timeoutSeconds: 900,
+    description: "Builds owners' data exports and deletes accounts whose 7-day grace is over",
+  },
 };
 
 /**
@@ -98,6 +106,9 @@ export const TAKEDOWN_EVERY_MINUTES = 1;
  * so an owner past the cap plus grace stops within that delay plus 5 minutes plus the edge's 2 minutes.
  */
 export const BANDWIDTH_EVERY_MINUTES = 5;
+
+/** How often the account-lifecycle worker looks for exports asked for and deletions due. */
+export const LIFECYCLE_EVERY_MINUTES = 1;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
@@ -329,6 +340,14 @@ export class Workers extends Construct {
       "Counts the CDN's logs per owner and applies the bandwidth caps",
       'bandwidth',
       BANDWIDTH_EVERY_MINUTES,
+    );
+
+    // Account exports and deletions (docs/ACCOUNTS.md): a minute after they are asked for or due.
+    schedule(
+      'AccountLifecycleSchedule',
+      "Builds owners' data exports and deletes accounts past their grace",
+      'account-lifecycle',
+      LIFECYCLE_EVERY_MINUTES,
     );
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.

@@ -245,6 +245,14 @@ export function accountsRoutes(accounts: () => Accounts) {
   };
   return {
     ...accountRoutes,
+    'POST /api/v1/account/delete': defineRoute({
+      summary:
+        'Delete the account after a 7-day grace that any login cancels (needs current_password, and `code` when TOTP is on; not for administrators)',
+      body: schemas.accountDelete,
+      response: responses.deletionScheduled,
+      successStatus: 202,
+      run: async (req) => ok(await accounts().deletion.schedule(accountOf(req), req.body), 202),
+    }),
     'POST /api/v1/admin/accounts': defineRoute({
       summary: "Create an administrator (needs the acting administrator's password)",
       body: schemas.adminCreate,

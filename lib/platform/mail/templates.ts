@@ -217,3 +217,18 @@ export function bandwidthNoticeMail(
     html: page(lines),
   };
 }
+
+/** An account export is ready (docs/ACCOUNTS.md "Export"): the service's own link, valid 24 hours. */
+export function exportReadyMail(
+  to: string,
+  facts: { username: string; link: string; expiresAt: Date; files: number },
+): Mail {
+  const until = `${facts.expiresAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const lines = [
+    `The export of the account "${facts.username}" is ready: ${facts.files} original file(s) and a JSON of its records, albums, shares, orders and security events, in one ZIP.`,
+    `Download it until ${until} from this link:`,
+    facts.link,
+    'If you did not ask for it, change your password: someone signed in to your account.',
+  ];
+  return { to, subject: 'Your data export is ready', text: `${lines.join('\n\n')}\n`, html: page(lines), link: facts.link };
+}
