@@ -1,7 +1,8 @@
 // Builds the account's lifecycle (docs/ACCOUNTS.md "Export", "Deleting an account"): the export routes'
 // service (files group) and the lifecycle worker over the repositories whose deletion code it reuses.
-import { buildAccountRecords } from '#lib/accounts/build-sessions.ts';
+
 import { ApiTokenService } from '#lib/accounts/api-tokens.ts';
+import { buildAccountRecords } from '#lib/accounts/build-sessions.ts';
 import { PasskeyStore } from '#lib/accounts/passkey-store.ts';
 import { sealedKey } from '#lib/accounts/sealed-key.ts';
 import { OrderRepository } from '#lib/billing/orders.ts';
@@ -44,13 +45,23 @@ export function buildLifecycleWorker(input: LifecycleInput & { mailer: Mailer; c
   const { repository: accounts, securityEvents: events } = buildAccountRecords({ table, listingShards });
   const files = new FileRepository({ table, baseUrl, listingShards });
   const orders = new OrderRepository({ table, listingShards });
-  const takedowns = buildTakedowns({ table, shards: listingShards, edgeMaxAgeSeconds: input.cdnMaxAgeSeconds });
+  const takedowns = buildTakedowns({
+    table,
+    shards: listingShards,
+    edgeMaxAgeSeconds: input.cdnMaxAgeSeconds,
+  });
   const builder = new ExportBuilder({
     table,
     storage,
     accounts,
     files,
-    albums: new AlbumService({ table, files, members: new AlbumFiles({ table }), clock: table.clock, baseUrl }),
+    albums: new AlbumService({
+      table,
+      files,
+      members: new AlbumFiles({ table }),
+      clock: table.clock,
+      baseUrl,
+    }),
     orders,
     events,
     mailer: input.mailer,

@@ -2,7 +2,7 @@
 // any library: `account.json` (records, albums, shares, orders, security events, written page by page as
 // they are read) and then each original read from S3 as a stream, one at a time, stored uncompressed, all
 // through one ZIP stream into a multipart upload under exports/. Then the owner gets the link by mail.
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { ZipArchive, type ZipEntryData } from 'archiver';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { publicAccount } from '#lib/accounts/repository.ts';
@@ -119,7 +119,10 @@ export class ExportBuilder {
   }
 
   private async finish(item: ExportItem, state: ExportItem['state'], fields: Partial<ExportItem>) {
-    const values = { ...fields, ...(state === 'pending' ? {} : { finished_at: this.deps.table.clock().toISOString() }) };
+    const values = {
+      ...fields,
+      ...(state === 'pending' ? {} : { finished_at: this.deps.table.clock().toISOString() }),
+    };
     const names = Object.keys(values);
     await this.deps.table.update(exportKey(item.account_id), {
       UpdateExpression: `SET #state = :state${names.map((name) => `, ${name} = :${name}`).join('')}${state === 'pending' ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
@@ -138,12 +141,19 @@ export class ExportBuilder {
     const account = await this.deps.accounts.get(item.account_id);
     if (!account) throw new Error('the account is gone');
     const archive = new ZipArchive({ zlib: { level: 6 } });
-    const uploaded = this.deps.storage.putStream(exportObjectKey(item.id), archive, 'application/zip');
+    // archiver's stream is readable-stream's; the upload takes node's (with the archive's backpressure).
+    const body = new PassThrough();
+    archive.on('error', (error) => body.destroy(error));
+    archive.pipe(body);
+    const uploaded = this.deps.storage.putStream(exportObjectKey(item.id), body, 'application/zip');
     // The upload's failure ends the archive too, so neither waits for the other.
     uploaded.catch((error: unknown) => archive.destroy(error as Error));
     const owner = { id: account.id, role: account.role };
-    const filePages = (cursor?: string) => this.deps.files.list(owner, { limit: PAGE, ...(cursor ? { cursor } : {}) });
-    const json = Readable.from(this.json(account.id, publicAccount(account), filePages), { objectMode: false });
+    const filePages = (cursor?: string) =>
+      this.deps.files.list(owner, { limit: PAGE, ...(cursor ? { cursor } : {}) });
+    const json = Readable.from(this.json(account.id, publicAccount(account), filePages), {
+      objectMode: false,
+    });
     await append(archive, json, { name: 'account.json', date: new Date(item.requested_at) });
     let files = 0;
     for await (const record of each(filePages)) {
@@ -152,7 +162,11 @@ export class ExportBuilder {
         log.warn('an original is missing from the bucket; left out of the export', { key: record.key });
         continue;
       }
-      await append(archive, stored.body, { name: zipPathOf(record), store: true, date: new Date(record.created_at) });
+      await append(archive, stored.body, {
+        name: zipPathOf(record),
+        store: true,
+        date: new Date(record.created_at),
+      });
       files += 1;
     }
     await archive.finalize();
@@ -173,12 +187,22 @@ export class ExportBuilder {
       [
         'shares',
         mapped(
-          each((cursor) => ownerIndexPage<Item>(table, ownerShares(accountId), { pk: /^share#/, sk: 'share' }, { limit: PAGE, cursor })),
+          each((cursor) =>
+            ownerIndexPage<Item>(
+              table,
+              ownerShares(accountId),
+              { pk: /^share#/, sk: 'share' },
+              { limit: PAGE, cursor },
+            ),
+          ),
           shareOf,
         ),
       ],
       ['orders', each((cursor) => orders.listByUser(accountId, PAGE, cursor))],
-      ['security_events', each((cursor) => events.page(accountId, { limit: PAGE, ...(cursor ? { cursor } : {}) }))],
+      [
+        'security_events',
+        each((cursor) => events.page(accountId, { limit: PAGE, ...(cursor ? { cursor } : {}) })),
+      ],
     ];
     yield Buffer.from(`{"format":1,"account":${JSON.stringify(account)}`);
     for (const [name, items] of sections) {

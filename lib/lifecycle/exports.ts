@@ -87,7 +87,8 @@ export class ExportLinks {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw errors.forbidden('sig: the link is not valid');
     }
-    if (Number(expires) * 1000 <= this.deps.clock().getTime()) throw errors.gone('expires: the link has expired');
+    if (Number(expires) * 1000 <= this.deps.clock().getTime())
+      throw errors.gone('expires: the link has expired');
   }
 }
 
@@ -122,7 +123,9 @@ export class AccountExports {
           ExpressionAttributeValues: { ':ready': 'ready', ':failed': 'failed' },
         },
       )
-      .catch(conditionFailedAs(() => errors.conflict('An export is already being prepared for this account')));
+      .catch(
+        conditionFailedAs(() => errors.conflict('An export is already being prepared for this account')),
+      );
     return exportView(item);
   }
 

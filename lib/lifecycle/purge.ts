@@ -44,15 +44,20 @@ export class AccountPurge {
     if (!listed) return false;
     // Cancelled by a login (its transaction removes both), or rescheduled: this entry is not wanted.
     if (account && account.deletion_scheduled_for !== listed.scheduled_for) {
-      await table.delete(deletionKey(accountId), {
-        ConditionExpression: 'scheduled_for = :due',
-        ExpressionAttributeValues: { ':due': listed.scheduled_for },
-      }).catch(conditionFailedReturns(undefined));
+      await table
+        .delete(deletionKey(accountId), {
+          ConditionExpression: 'scheduled_for = :due',
+          ExpressionAttributeValues: { ':due': listed.scheduled_for },
+        })
+        .catch(conditionFailedReturns(undefined));
       return false;
     }
     if (listed.scheduled_for > table.clock().toISOString()) return false;
     if (account) await this.purge(await this.begin(account, listed.scheduled_for));
-    await table.transact([{ Delete: { Key: accountKey(accountId) } }, { Delete: { Key: deletionKey(accountId) } }]);
+    await table.transact([
+      { Delete: { Key: accountKey(accountId) } },
+      { Delete: { Key: deletionKey(accountId) } },
+    ]);
     log.info('account deleted', { account_id: accountId });
     return true;
   }
@@ -113,7 +118,11 @@ export class AccountPurge {
         Limit: BATCH,
         ...(start ? { ExclusiveStartKey: start } : {}),
       });
-      if (items.length > 0) await this.deps.table.writeBatch([], items.map(({ pk, sk }) => ({ pk, sk })));
+      if (items.length > 0)
+        await this.deps.table.writeBatch(
+          [],
+          items.map(({ pk, sk }) => ({ pk, sk })),
+        );
       start = lastKey;
     } while (start);
   }

@@ -11,7 +11,7 @@ import type { ExportBuilder } from './export-builder.ts';
 import { EXPORTS_LISTING } from './exports.ts';
 import type { AccountPurge } from './purge.ts';
 
-const MIN_TIME_LEFT_MS = 60_000;
+const MIN_TIME_LEFT_MS = 20_000;
 const PAGE = 25;
 /** The `account#<id>` partition both listings' items sit in names the account. */
 const accountOf = (item: Key) => item.pk.slice('account#'.length);
@@ -36,11 +36,15 @@ export class LifecycleWorker {
     const shards = Array.from({ length: this.deps.listingShards }, (_, n) => n);
     let exports = 0;
     for (const shard of shards) {
-      exports += await this.shard(EXPORTS_LISTING, shard, undefined, enough, (id) => this.deps.builder.process(id));
+      exports += await this.shard(EXPORTS_LISTING, shard, undefined, enough, (id) =>
+        this.deps.builder.process(id),
+      );
     }
     const due = `${this.deps.table.clock().toISOString()}#\u{10FFFF}`;
     const counts = await Promise.all(
-      shards.map((shard) => this.shard(DELETIONS_LISTING, shard, due, enough, (id) => this.deps.purge.process(id))),
+      shards.map((shard) =>
+        this.shard(DELETIONS_LISTING, shard, due, enough, (id) => this.deps.purge.process(id)),
+      ),
     );
     const summary = { exports, deletions: counts.reduce((sum, count) => sum + count, 0) };
     log.info('lifecycle run', { ...summary });
@@ -57,12 +61,19 @@ export class LifecycleWorker {
   ): Promise<number> {
     const listing: ShardedListing = { index: 'listing', name, count: this.deps.listingShards };
     let done = 0;
-    for await (const page of shardPages<Key>(this.deps.table, listing, shard, { pageSize: PAGE, ...(to ? { to } : {}) })) {
+    for await (const page of shardPages<Key>(this.deps.table, listing, shard, {
+      pageSize: PAGE,
+      ...(to ? { to } : {}),
+    })) {
       for (const item of page) {
         if (!enough()) return done;
         const accountId = accountOf(item);
         const worked = await work(accountId).catch((error: unknown) => {
-          log.warn('lifecycle work failed; the next run tries again', { listing: name, account_id: accountId, error });
+          log.warn('lifecycle work failed; the next run tries again', {
+            listing: name,
+            account_id: accountId,
+            error,
+          });
           return false;
         });
         if (worked) done += 1;

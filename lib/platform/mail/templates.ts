@@ -230,5 +230,11 @@ export function exportReadyMail(
     facts.link,
     'If you did not ask for it, change your password: someone signed in to your account.',
   ];
-  return { to, subject: 'Your data export is ready', text: `${lines.join('\n\n')}\n`, html: page(lines), link: facts.link };
+  return {
+    to,
+    subject: 'Your data export is ready',
+    text: `${lines.join('\n\n')}\n`,
+    html: page(lines),
+    link: facts.link,
+  };
 }
