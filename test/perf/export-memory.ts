@@ -50,7 +50,15 @@ async function main(): Promise<void> {
       const bytes = randomBytes(MIB * 1024 * 1024);
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       await deps.storage.put(key, bytes, 'image/jpeg');
-      const facts = { sha256, size: bytes.length, mimeType: 'image/jpeg', ext: 'jpg', kind: 'jpeg', width: 1, height: 1 };
+      const facts = {
+        sha256,
+        size: bytes.length,
+        mimeType: 'image/jpeg',
+        ext: 'jpg',
+        kind: 'jpeg',
+        width: 1,
+        height: 1,
+      };
       await deps.table.put(
         newFileItem({
           id,
@@ -71,7 +79,10 @@ async function main(): Promise<void> {
     // What seeding held is not the worker's: the peak starts again here.
     global.gc?.();
     writeFileSync('/proc/self/clear_refs', '5');
-    const before = { rss: process.memoryUsage.rss() / 2 ** 20, heap: process.memoryUsage().heapUsed / 2 ** 20 };
+    const before = {
+      rss: process.memoryUsage.rss() / 2 ** 20,
+      heap: process.memoryUsage().heapUsed / 2 ** 20,
+    };
     let heapPeak = before.heap;
     const timer = setInterval(() => {
       heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed / 2 ** 20);
@@ -82,7 +93,8 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     clearInterval(timer);
     const latest = await deps.groups.files.exports.latest(owner.account);
-    if (summary.exports !== 1 || latest?.state !== 'ready') throw new Error(`the export did not finish: ${JSON.stringify(latest)}`);
+    if (summary.exports !== 1 || latest?.state !== 'ready')
+      throw new Error(`the export did not finish: ${JSON.stringify(latest)}`);
     const report = {
       files: FILES,
       input_mib: FILES * MIB,
