@@ -343,6 +343,12 @@ export class Workers extends Construct {
     );
 
     // Account exports and deletions (docs/ACCOUNTS.md): a minute after they are asked for or due.
+    Validations.of(this.functions['account-lifecycle']).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(props.resources.bucket)}]`,
+      reason:
+        "It reads an owner's originals (keys minted per upload), writes the export under exports/<id>.zip and " +
+        "deletes a deleted account's objects and renditions: object actions on the key space of this one bucket.",
+    });
     schedule(
       'AccountLifecycleSchedule',
       "Builds owners' data exports and deletes accounts past their grace",
