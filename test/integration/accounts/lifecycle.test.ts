@@ -262,4 +262,44 @@ describe('deletion', () => {
     // The username is free again.
     expect(await h.accounts.repository.claimOf(user.account.username)).toBeUndefined();
   });
+
+  it('finishes next run a deletion whose run stopped halfway', async () => {
+    const admin = await account({ role: 'admin' });
+    const user = await account();
+    const file = await upload(user);
+    const plan = await call('payments', 'POST', '/api/v1/admin/plans', admin.token, {
+      name: 'Resumed plan',
+      amount_cents: 100,
+      quota_bytes: 1024 ** 2,
+      duration_days: 30,
+    });
+    const order = await call('payments', 'POST', '/api/v1/orders', user.token, {
+      plan_id: plan.body.data.id,
+      provider: 'mock',
+    });
+    await call('accounts', 'POST', '/api/v1/account/delete', user.token, { current_password: user.password });
+    clock.advance(7 * DAY_MS + 60_000);
+    // A run that stops after the files, before the orders (as a timeout or a failure would).
+    const halting = buildLifecycleDeps(
+      testResources('account-lifecycle', needs, { settings: deps.settings, clock, provided: { mail } }),
+    );
+    // biome-ignore lint/suspicious/noExplicitAny: reaching the purge's orders to make this one run stop
+    (halting.worker as any).deps.purge.deps.orders.anonymize = async () => {
+      throw new Error('stopped halfway');
+    };
+    expect((await createLifecycleHandler(() => halting)({}, lambdaContext as Context)).deletions).toBe(0);
+    expect((await call('render', 'GET', `/i/${file.key}`)).status).toBe(404);
+    const refused = await h.call('POST', '/auth/login', {
+      username: user.account.username,
+      password: user.password,
+    });
+    expect(refused.status).toBe(403);
+
+    expect((await runWorker()).deletions).toBe(1);
+    const { token } = await deps.sessions.issue(admin.account);
+    const orders = await call('payments', 'GET', '/api/v1/admin/orders?limit=100', token);
+    const kept = orders.body.data.items.find((each: { id: string }) => each.id === order.body.data.id);
+    expect(kept).toMatchObject({ username: null });
+    expect(await h.accounts.repository.get(user.account.id)).toBeUndefined();
+  });
 });
