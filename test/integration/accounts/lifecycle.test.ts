@@ -187,6 +187,18 @@ describe('deletion', () => {
     const code = await generate({ secret, epoch: Math.floor(clock().getTime() / 1000) });
     const scheduled = await ask(code);
     expect(scheduled.status).toBe(202);
+    // The TOTP step that completes a login cancels it (the password alone does not: no session yet).
+    const login = await h.call('POST', '/auth/login', { username: user.username, password: user.password });
+    const pending = await call('accounts', 'GET', '/auth/security', user.token);
+    expect(pending.body.data.deletion_scheduled_for).toBe(scheduled.body.data.scheduled_for);
+    clock.advance(30_000);
+    const verify = await h.call('POST', '/auth/totp/verify', {
+      challenge_token: login.body.data.challenge_token,
+      code: await generate({ secret, epoch: Math.floor(clock().getTime() / 1000) }),
+    });
+    expect(verify.status).toBe(200);
+    const after = await call('accounts', 'GET', '/auth/security', verify.body.data.token);
+    expect(after.body.data.deletion_scheduled_for).toBeNull();
   });
 
   it('is cancelled by a login during the grace', async () => {
