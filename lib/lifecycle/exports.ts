@@ -42,7 +42,7 @@ export interface ExportItem extends Item {
 
 const at = (iso: string | undefined) => (iso ? isoWithOffset(new Date(iso)) : null);
 
-export function exportView(item: ExportItem) {
+export function exportView(item: ExportItem, downloadUrl: string | null = null) {
   return {
     id: item.id,
     state: item.state,
@@ -51,6 +51,8 @@ export function exportView(item: ExportItem) {
     size: item.size ?? null,
     files: item.files ?? null,
     link_expires_at: at(item.link_expires_at),
+    /** For the owner only (GET): a fresh 24-hour link to a ready export, as the mail's. */
+    download_url: downloadUrl,
   };
 }
 
@@ -129,10 +131,14 @@ export class AccountExports {
     return exportView(item);
   }
 
-  /** GET /api/v1/account/export: the latest export's state, or null when there was none. */
+  /**
+   * GET /api/v1/account/export: the latest export's state, or null when there was none; a ready one with a
+   * fresh link (an account without an address has no mail to find it in).
+   */
   async latest(account: Account) {
     const item = await this.deps.table.get<ExportItem>(exportKey(account.id));
-    return item ? exportView(item) : null;
+    if (!item) return null;
+    return exportView(item, item.state === 'ready' ? (await this.deps.links.link(item.id)).url : null);
   }
 
   /** The mailed link: checked, then a 302 target (a short presigned GET), or 404 once the ZIP is gone. */

@@ -12,6 +12,8 @@ export const exportView = z.object({
   files: z.nullable(z.number().check(z.int())),
   /** Until when the mailed link works. */
   link_expires_at: z.nullable(timestamp),
+  /** GET only, once ready: a link as the mailed one (24 hours from the request). */
+  download_url: z.nullable(z.string()),
 });
 
 export const latestExport = z.nullable(exportView);

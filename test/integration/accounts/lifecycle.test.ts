@@ -118,6 +118,8 @@ describe('export', () => {
     expect((await runWorker()).exports).toBe(1);
     const latest = await call('files', 'GET', '/api/v1/account/export', owner.token);
     expect(latest.body.data).toMatchObject({ state: 'ready', files: 200 });
+    const offered = new URL(latest.body.data.download_url);
+    expect((await call('files', 'GET', `${offered.pathname}${offered.search}`)).status).toBe(302);
     sent = mail.to(owner.account.email!).find((each) => each.subject === 'Your data export is ready')!;
     expect(sent.text).toContain(sent.link);
     const link = linkIn(sent);

@@ -9684,6 +9684,7 @@ export interface operations {
               size: number | null;
               files: number | null;
               link_expires_at: string | null;
+              download_url: string | null;
             } | null;
           };
         };
@@ -9759,6 +9760,7 @@ export interface operations {
               size: number | null;
               files: number | null;
               link_expires_at: string | null;
+              download_url: string | null;
             };
           };
         };

@@ -30,6 +30,12 @@ export function Export() {
           message={`Export asked ${formatTime(shown.requested_at)}: ${STATES[shown.state]}${shown.files !== null ? ` (${shown.files} files)` : ''}.`}
         />
       )}
+      {shown?.download_url && (
+        <p>
+          <a href={shown.download_url}>Download the export</a> (the link works 24 hours; the ZIP is kept 2
+          days).
+        </p>
+      )}
       {!busy && (
         <ActionButton action={action} work={() => call(api.POST('/api/v1/account/export', { body: {} }))}>
           Export my data
