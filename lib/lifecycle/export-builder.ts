@@ -99,23 +99,26 @@ export class ExportBuilder {
       })
       .catch(conditionFailedReturns(undefined));
     if (!claimed) return false;
+    let built: { size: number; files: number };
     try {
-      const built = await this.build(claimed);
-      const { url, expiresAt } = await this.deps.links.link(claimed.id);
-      await this.finish(claimed, 'ready', { ...built, link_expires_at: expiresAt.toISOString() });
-      const account = await this.deps.accounts.get(accountId);
-      if (account?.email) {
-        const facts = { username: account.username, link: url, expiresAt, files: built.files };
-        await this.deps.mailer.send(exportReadyMail(account.email, facts));
-      }
-      return true;
+      built = await this.build(claimed);
     } catch (error) {
       const last = (claimed.attempts ?? 1) >= MAX_ATTEMPTS;
       log.warn('account export failed', { account_id: accountId, export_id: claimed.id, last, error });
-      if (last) await this.finish(claimed, 'failed', {});
-      else await this.finish(claimed, 'pending', {});
+      await this.finish(claimed, last ? 'failed' : 'pending', {});
       return false;
     }
+    const { url, expiresAt } = await this.deps.links.link(claimed.id);
+    await this.finish(claimed, 'ready', { ...built, link_expires_at: expiresAt.toISOString() });
+    // Ready whatever the mail does: the console offers the same link (GET /api/v1/account/export).
+    const account = await this.deps.accounts.get(accountId);
+    if (account?.email) {
+      const facts = { username: account.username, link: url, expiresAt, files: built.files };
+      await this.deps.mailer
+        .send(exportReadyMail(account.email, facts))
+        .catch((error: unknown) => log.warn('export mail not sent', { account_id: accountId, error }));
+    }
+    return true;
   }
 
   private async finish(item: ExportItem, state: ExportItem['state'], fields: Partial<ExportItem>) {
@@ -143,18 +146,25 @@ export class ExportBuilder {
     const archive = new ZipArchive({ zlib: { level: 6 } });
     // archiver's stream is readable-stream's; the upload takes node's (with the archive's backpressure).
     const body = new PassThrough();
+    // An archive's failure fails the upload; the upload's failure (reported by `uploaded`) ends the archive.
     archive.on('error', (error) => body.destroy(error));
+    body.on('error', () => {});
     archive.pipe(body);
     const uploaded = this.deps.storage.putStream(exportObjectKey(item.id), body, 'application/zip');
-    // The upload's failure ends the archive too, so neither waits for the other.
-    uploaded.catch((error: unknown) => archive.destroy(error as Error));
+    uploaded.catch(() => archive.abort());
     const owner = { id: account.id, role: account.role };
     const filePages = (cursor?: string) =>
       this.deps.files.list(owner, { limit: PAGE, ...(cursor ? { cursor } : {}) });
     const json = Readable.from(this.json(account.id, publicAccount(account), filePages), {
       objectMode: false,
     });
-    await append(archive, json, { name: 'account.json', date: new Date(item.requested_at) });
+    // Each entry waits for the archive to take it, or for the upload to fail (which ends the export).
+    const taken = (source: Readable, data: ZipEntryData) =>
+      Promise.race([append(archive, source, data), uploaded]).catch((error: unknown) => {
+        source.destroy();
+        throw error;
+      });
+    await taken(json, { name: 'account.json', date: new Date(item.requested_at) });
     let files = 0;
     for await (const record of each(filePages)) {
       const stored = await this.deps.storage.open(record.key);
@@ -162,14 +172,10 @@ export class ExportBuilder {
         log.warn('an original is missing from the bucket; left out of the export', { key: record.key });
         continue;
       }
-      await append(archive, stored.body, {
-        name: zipPathOf(record),
-        store: true,
-        date: new Date(record.created_at),
-      });
+      await taken(stored.body, { name: zipPathOf(record), store: true, date: new Date(record.created_at) });
       files += 1;
     }
-    await archive.finalize();
+    await Promise.race([archive.finalize(), uploaded]);
     await uploaded;
     return { size: archive.pointer(), files };
   }

@@ -152,6 +152,35 @@ describe('export', () => {
   });
 });
 
+describe('an export that cannot be stored', () => {
+  it('is tried again by the next runs, then failed, and the owner may ask again', async () => {
+    const owner = await account();
+    await upload(owner);
+    const broken = Object.assign(Object.create(deps.storage), {
+      putStream: async () => {
+        throw new Error('the bucket refused the upload');
+      },
+    });
+    const failing = createLifecycleHandler(() =>
+      buildLifecycleDeps(
+        testResources('account-lifecycle', needs, {
+          settings: deps.settings,
+          clock,
+          provided: { mail, bucket: broken },
+        }),
+      ),
+    );
+    expect((await call('files', 'POST', '/api/v1/account/export', owner.token, {})).status).toBe(202);
+    const states: string[] = [];
+    for (let run = 0; run < 3; run++) {
+      await failing({}, lambdaContext as Context);
+      states.push((await call('files', 'GET', '/api/v1/account/export', owner.token)).body.data.state);
+    }
+    expect(states).toEqual(['pending', 'pending', 'failed']);
+    expect((await call('files', 'POST', '/api/v1/account/export', owner.token, {})).status).toBe(202);
+  });
+});
+
 describe('deletion', () => {
   it('needs the password: a wrong one is 400 naming current_password, as a password change answers', async () => {
     const user = await account();
