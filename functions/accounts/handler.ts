@@ -251,7 +251,8 @@ export function accountsRoutes(accounts: () => Accounts) {
       body: schemas.accountDelete,
       response: responses.deletionScheduled,
       successStatus: 202,
-      run: async (req) => ok(await accounts().deletion.schedule(accountOf(req), req.body), 202),
+      run: async (req) =>
+        ok(await accounts().deletion.schedule(accountOf(req), req.body, clientOf(req)), 202),
     }),
     'POST /api/v1/admin/accounts': defineRoute({
       summary: "Create an administrator (needs the acting administrator's password)",

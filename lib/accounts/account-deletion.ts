@@ -8,10 +8,12 @@ import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { shardPartition } from '#lib/platform/db/shards.ts';
 import { conditionFailedAs, type Item, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import type { ClientInfo } from './client.ts';
 import type { Account } from './model.ts';
 import { normalizeRecoveryCode, type RecoveryCodeHasher } from './recovery-codes.ts';
 import { accountChanged, accountKey } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
+import type { SecurityChanges } from './security-changes.ts';
 import { checkTotp, openTotpSecret, totpRefusal } from './totp.ts';
 
 export const DELETION_GRACE_DAYS = 7;
@@ -42,6 +44,7 @@ export interface AccountDeletionDeps {
   masterKey: () => Promise<MasterKey>;
   recoveryCodes: RecoveryCodeHasher;
   listingShards: number;
+  changes: SecurityChanges;
 }
 
 export class AccountDeletion {
@@ -52,7 +55,11 @@ export class AccountDeletion {
    * ahead. A wrong password is the password change's answer (400 naming current_password); with TOTP on,
    * `code` (a TOTP code, each step once, or a recovery code, spent) is required too.
    */
-  async schedule(account: Account, input: { current_password: string; code?: string | undefined }) {
+  async schedule(
+    account: Account,
+    input: { current_password: string; code?: string | undefined },
+    client: ClientInfo,
+  ) {
     if (account.role === 'admin') {
       throw errors.badRequest(
         'An administrator account cannot be deleted by its owner: another administrator disables it, so the service never loses its last administrator',
@@ -86,6 +93,8 @@ export class AccountDeletion {
         },
       ])
       .catch(conditionFailedAs(() => (proof ? totpRefusal('used') : accountChanged())));
+    // The owner learns of it by mail whoever asked: signing in cancels it.
+    await this.deps.changes.record(account, 'deletion_scheduled', client, { kind: 'deletion_scheduled' });
     return { scheduled_for: isoWithOffset(new Date(due)) };
   }
 

@@ -155,6 +155,7 @@ export function buildAccounts(input: AccountsInput) {
       masterKey,
       recoveryCodes,
       listingShards: accounts.listingShards,
+      changes,
     }),
     securityEvents: events,
     admin: new BackOffice({

@@ -244,6 +244,11 @@ describe('deletion', () => {
     ).toBeLessThan(1000);
     const security = await call('accounts', 'GET', '/auth/security', user.token);
     expect(security.body.data.deletion_scheduled_for).toBe(scheduled.body.data.scheduled_for);
+    // The owner hears of it, whoever asked: signing in cancels it.
+    const notice = mail
+      .to(user.email)
+      .find((each) => each.subject === 'Your account will be deleted in 7 days');
+    expect(notice?.text).toContain('Signing in before then cancels it');
     clock.advance(6 * DAY_MS);
     const login = await h.call('POST', '/auth/login', { username: user.username, password: user.password });
     expect(login.status).toBe(200);

@@ -3852,7 +3852,8 @@ export interface operations {
                   | 'token_revoked'
                   | 'payment_gateway_changed'
                   | 'passkey_added'
-                  | 'passkey_removed';
+                  | 'passkey_removed'
+                  | 'deletion_scheduled';
                 at: string;
                 ip: string | null;
                 user_agent: string | null;
