@@ -2,7 +2,7 @@
 // s3rver: the account-lifecycle worker as deployed, on the test's clock. An export of 200 files is a ZIP
 // whose originals hash as stored and whose JSON lists them; one export at a time; the mailed link works,
 // a tampered or expired one does not. A deletion needs the password (and the second factor when set), a
-// login during the grace cancels it, and after it the files, renditions and shares answer 404 while the
+// login during the grace (password, TOTP step, passkey) cancels it, and after it the files, renditions and shares answer 404 while the
 // orders stay, anonymized.
 import { createHash } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
@@ -14,8 +14,10 @@ import { needs } from '#functions/account-lifecycle/needs.ts';
 import type { Mail } from '#lib/platform/mail/mailer.ts';
 import { authHarness, createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
+import { addPasskey, passkeyLogin } from '#test/support/passkeys.ts';
 import { testResources } from '#test/support/resources.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
+import { SoftAuthenticator } from '#test/support/webauthn.ts';
 import { bucketKeys } from '../files/helpers.ts';
 import { shareHarness } from '../files/share-helpers.ts';
 
@@ -259,6 +261,20 @@ describe('deletion', () => {
     expect(
       (await h.call('POST', '/auth/login', { username: user.username, password: user.password })).status,
     ).toBe(200);
+  });
+
+  it('is cancelled by a passkey login too', async () => {
+    const user = await h.registerUser();
+    const device = new SoftAuthenticator();
+    await addPasskey(h, user, device);
+    const scheduled = await call('accounts', 'POST', '/api/v1/account/delete', user.token, {
+      current_password: user.password,
+    });
+    expect(scheduled.status).toBe(202);
+    const login = await passkeyLogin(h, device, { username: user.username });
+    expect(login.status).toBe(200);
+    const after = await call('accounts', 'GET', '/auth/security', login.body.data.token);
+    expect(after.body.data.deletion_scheduled_for).toBeNull();
   });
 
   it('deletes files, renditions and shares after the grace (404), keeping orders anonymized', async () => {
