@@ -1,9 +1,10 @@
 // An account's export and deletion (docs/ACCOUNTS.md "Export", "Deleting an account") on DynamoDB Local and
 // s3rver: the account-lifecycle worker as deployed, on the test's clock. An export of 200 files is a ZIP
 // whose originals hash as stored and whose JSON lists them; one export at a time; the mailed link works,
-// a tampered or expired one does not. A deletion needs the password (and the second factor when set), a
-// login during the grace (password, TOTP step, passkey) cancels it, and after it the files, renditions and shares answer 404 while the
-// orders stay, anonymized.
+// a tampered or expired one does not; one that cannot be stored is tried again, then failed. A deletion
+// needs the password (and the second factor when set), a login during the grace (password, TOTP step,
+// passkey) cancels it, after it the files, renditions and shares answer 404 while the orders stay,
+// anonymized, and a run that stopped halfway is finished by the next.
 import { createHash } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
