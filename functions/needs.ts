@@ -1,5 +1,6 @@
 // Every group's needs by name: what the stack and the local runner iterate over.
 
+import { needs as accountLifecycle } from '#functions/account-lifecycle/needs.ts';
 import { needs as accounts } from '#functions/accounts/needs.ts';
 import { needs as banMirror } from '#functions/ban-mirror/needs.ts';
 import { needs as bandwidth } from '#functions/bandwidth/needs.ts';
@@ -36,7 +37,8 @@ export type WorkerName =
   | 'reminders'
   | 'bandwidth'
   | 'moderation'
-  | 'ban-mirror';
+  | 'ban-mirror'
+  | 'account-lifecycle';
 
 export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   'outbox-drain': outboxDrain,
@@ -46,6 +48,7 @@ export const WORKER_NEEDS: Record<WorkerName, GroupNeeds> = {
   bandwidth,
   moderation,
   'ban-mirror': banMirror,
+  'account-lifecycle': accountLifecycle,
 };
 
 export const WORKER_NAMES = Object.keys(WORKER_NEEDS) as WorkerName[];

@@ -170,6 +170,9 @@ export const GROUP_PACKAGES: Record<FunctionGroup | WorkerName, GroupPackages> =
   moderation: { native: ['sharp'], installed: [], files: TFJS_WASM_FILES, unreachable: ['encoding'] },
   // Writes the bans into the WAF's IP sets: the table and the WAF client (bundled) only.
   'ban-mirror': { native: [], installed: [] },
+  // Exports (archiver's ZIP streamed through lib-storage's Upload, both bundled) and deletions: the table,
+  // the bucket and the mail channel only.
+  'account-lifecycle': { native: [], installed: [] },
 };
 
 /**

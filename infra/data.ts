@@ -16,7 +16,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { DERIVED_PREFIX, INCOMING_PREFIX } from '#lib/files/prefixes.ts';
+import { DERIVED_PREFIX, EXPORT_EXPIRY_DAYS, EXPORT_PREFIX, INCOMING_PREFIX } from '#lib/files/prefixes.ts';
 import { TABLE } from '#lib/platform/db/keys.ts';
 import { type TableIndex, tableIndexesAt } from './index-move.ts';
 import { accountKeyStatement } from './key-policy.ts';
@@ -132,6 +132,13 @@ export class ServiceData {
           expiration: Duration.days(PENDING_UPLOAD_EXPIRY_DAYS),
         },
         { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Account exports: mailed links work 24 h, the ZIP goes after EXPORT_EXPIRY_DAYS.
+        {
+          id: 'expire-account-exports',
+          prefix: EXPORT_PREFIX,
+          expiration: Duration.days(EXPORT_EXPIRY_DAYS),
+          ...(infra.retainData ? { noncurrentVersionExpiration: Duration.days(1) } : {}),
+        },
         // A rendition not requested for images.derived_ttl_days goes (one served refreshes its date,
         // lib/files/renditions.ts); its old versions go after a day.
         {

@@ -88,6 +88,14 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
     timeoutSeconds: 30,
     description: "Writes the bans in force into the WAF's IP sets of banned networks",
   },
+  // The exports owners asked for, one at a time (each a streamed ZIP: memory that of one export, about
+  // 100 MiB whatever its size, docs/PERFORMANCE.md "Account export"), then the deletions due. Long
+  // enough for an export of tens of GiB; a run still going skips the next minute's (the claim is held).
+  'account-lifecycle': {
+    functionClass: 'io',
+    timeoutSeconds: 900,
+    description: "Builds owners' data exports and deletes accounts whose 7-day grace is over",
+  },
 };
 
 /**
@@ -107,6 +115,9 @@ export const BANDWIDTH_EVERY_MINUTES = 5;
 
 /** How often the ban mirror writes the WAF's IP sets (the functions refuse a ban within their refresh). */
 export const BAN_MIRROR_EVERY_MINUTES = 1;
+
+/** How often the account-lifecycle worker looks for exports asked for and deletions due. */
+export const LIFECYCLE_EVERY_MINUTES = 1;
 
 /** How the stream reaches the drain: small batches, split on failure, retried, then dead-lettered. */
 export const OUTBOX_STREAM = {
@@ -348,6 +359,20 @@ export class Workers extends Construct {
         'ban-mirror',
         BAN_MIRROR_EVERY_MINUTES,
       );
+
+    // Account exports and deletions (docs/ACCOUNTS.md): a minute after they are asked for or due.
+    Validations.of(this.functions['account-lifecycle']).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${bucketObjectsFinding(props.resources.bucket)}]`,
+      reason:
+        "It reads an owner's originals (keys minted per upload), writes the export under exports/<id>.zip and " +
+        "deletes a deleted account's objects and renditions: object actions on the key space of this one bucket.",
+    });
+    schedule(
+      'AccountLifecycleSchedule',
+      "Builds owners' data exports and deletes accounts past their grace",
+      'account-lifecycle',
+      LIFECYCLE_EVERY_MINUTES,
+    );
 
     // What the procedures of docs/DEPLOYMENT.md "Operating it" name.
     const stack = Stack.of(this);

@@ -261,6 +261,15 @@ export function accountsRoutes(accounts: () => Accounts) {
       response: challengeView,
       run: async () => ok(await accounts().proofOfWork.challenge()),
     }),
+    'POST /api/v1/account/delete': defineRoute({
+      summary:
+        'Delete the account after a 7-day grace that any login cancels (needs current_password, and `code` when TOTP is on; not for administrators)',
+      body: schemas.accountDelete,
+      response: responses.deletionScheduled,
+      successStatus: 202,
+      run: async (req) =>
+        ok(await accounts().deletion.schedule(accountOf(req), req.body, clientOf(req)), 202),
+    }),
     'POST /api/v1/admin/accounts': defineRoute({
       summary: "Create an administrator (needs the acting administrator's password)",
       body: schemas.adminCreate,

@@ -5,12 +5,15 @@ import { buildFiles, type Files } from '#lib/files/build.ts';
 import { renditionUrlSigner } from '#lib/files/rendition-access.ts';
 import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
+import { buildAccountExports } from '#lib/lifecycle/build.ts';
+import type { AccountExports } from '#lib/lifecycle/exports.ts';
 import { buildBlockList, buildLikenessCheck, buildReviews } from '#lib/moderation/build.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
+import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
@@ -27,6 +30,8 @@ export interface FilesDeps {
   renditionUrl: (key: string, query: URLSearchParams) => Promise<string>;
   /** The files' bytes, for their owners (GET /api/v1/files/{id}/content). */
   storage: FileStorage;
+  /** The owner's exports (docs/ACCOUNTS.md "Export"). */
+  exports: AccountExports;
   /** The moderation queue, reviews, block list and audit log (docs/MODERATION.md). */
   moderation: ReturnType<typeof buildReviews>;
 }
@@ -66,6 +71,13 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
   return {
     services,
     storage,
+    exports: buildAccountExports({
+      table,
+      storage,
+      masterKey: masterKeyOf(resources),
+      baseUrl: settings.base_url,
+      listingShards: settings.listing_shards,
+    }),
     moderation: buildReviews({
       table,
       files: services.files,

@@ -41,6 +41,7 @@ import { config } from '#lib/platform/config/index.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
+import { exportRoutes } from './account-export-routes.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
@@ -285,6 +286,7 @@ export function createFilesHandler(
         },
       }),
       ...moderationRoutes(deps),
+      ...exportRoutes(deps),
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),

@@ -27,7 +27,7 @@ import { type FunctionProcess, startFunctionProcess } from './function-process.t
 import { startLocalModeration } from './moderation.ts';
 import { startLocalOutboxDrain } from './outbox-drain.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
-import { LOCAL_TAKEDOWN_INTERVAL_MS, startLocalSchedule } from './schedule.ts';
+import { LOCAL_LIFECYCLE_INTERVAL_MS, LOCAL_TAKEDOWN_INTERVAL_MS, startLocalSchedule } from './schedule.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -105,6 +105,7 @@ const LOCAL_WORKERS: WorkerName[] = [
   'reminders',
   'bandwidth',
   'moderation',
+  'account-lifecycle',
 ];
 
 /** Every group and worker in its own process (infra/local/function-host.ts under tsx), started side by side. */
@@ -239,6 +240,7 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     schedule('reminders', config.billing.local_interval_seconds * 1000),
     schedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS),
     schedule('bandwidth', config.bandwidth.local_interval_seconds * 1000),
+    schedule('account-lifecycle', LOCAL_LIFECYCLE_INTERVAL_MS),
   ];
   return {
     server,

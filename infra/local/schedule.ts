@@ -1,5 +1,5 @@
 // The local stand-in for the workers' schedules (infra/workers.ts): in AWS an EventBridge rule invokes the
-// reconciler every 5 minutes, the takedowns worker every minute, the reminders and the bandwidth worker every
+// reconciler every 5 minutes, the takedowns worker and the account-lifecycle worker every minute, the reminders and the bandwidth worker every
 // 5 minutes; npm start invokes the same functions (each its own process, its own needs' environment) on a timer, with the event
 // EventBridge sends a scheduled target. Each run fans out inside itself as in AWS (every shard of its listing
 // read at once). Locally no CDN caches anything, so a takedowns run lists its files on the deny-list's table
@@ -12,6 +12,9 @@ export type ScheduledInvoke = (event: unknown) => Promise<unknown>;
 
 /** As the stack's takedowns schedule (TAKEDOWN_EVERY_MINUTES). */
 export const LOCAL_TAKEDOWN_INTERVAL_MS = 60_000;
+
+/** As the stack's account-lifecycle schedule (LIFECYCLE_EVERY_MINUTES): exports and due deletions. */
+export const LOCAL_LIFECYCLE_INTERVAL_MS = 60_000;
 
 export interface LocalSchedule {
   stop(): Promise<void>;

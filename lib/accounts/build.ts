@@ -5,6 +5,7 @@
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
+import { AccountDeletion } from './account-deletion.ts';
 import { AccountSessions } from './account-sessions.ts';
 import { BackOffice } from './back-office.ts';
 import { buildRequestLimits } from './build-request-limits.ts';
@@ -151,6 +152,15 @@ export function buildAccounts(input: AccountsInput) {
       baseUrl: input.baseUrl,
     }),
     sessions: new AccountSessions({ sessions, devices, events }),
+    /** Closing an account after its grace (docs/ACCOUNTS.md "Deleting an account"). */
+    deletion: new AccountDeletion({
+      table,
+      requestLimits,
+      masterKey,
+      recoveryCodes,
+      listingShards: accounts.listingShards,
+      changes,
+    }),
     securityEvents: events,
     admin: new BackOffice({
       table,

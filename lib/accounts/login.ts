@@ -7,6 +7,7 @@ import { errors } from '#lib/core/errors.ts';
 import { shardOf } from '#lib/platform/db/shards.ts';
 import { conditionFailedReturns, type Key, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
+import { cancelDeletion } from './account-deletion.ts';
 import type { Challenges } from './challenge.ts';
 import type { ClientInfo } from './client.ts';
 import { DECOY_COPIES, type DecoyAccount } from './decoy.ts';
@@ -43,6 +44,8 @@ export async function loginAnswer(
   client: ClientInfo,
   options: { replaces?: string | undefined; alsoDelete?: Key[]; method?: LoginMethod } = {},
 ) {
+  // A deletion pending in its grace ends with this login (nothing to do, nothing read, when none is).
+  if (account.deletion_scheduled_for) await cancelDeletion(deps.table, account);
   const { issued, item } = await deps.sessions.prepare(account, client);
   const device = deps.devices.prepare(account, item.sk.slice(SESSION_PREFIX.length));
   await deps.table.writeBatch(

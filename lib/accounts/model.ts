@@ -28,6 +28,8 @@ export interface Account {
   passkey_count?: number;
   /** Set once the account's identifier claims carry the back-office search index. */
   ident_indexed?: boolean;
+  /** When the owner's deletion falls due (ISO 8601 UTC); any login before then cancels it. */
+  deletion_scheduled_for?: string;
   created_at: string;
   updated_at: string;
 }

@@ -4,6 +4,7 @@
 import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { type Clock, conditionFailedAs } from '#lib/platform/db/table.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import type { ClientInfo } from './client.ts';
 import type { Account } from './model.ts';
 import { verifyPassword } from './passwords.ts';
@@ -23,6 +24,10 @@ export function securityState(account: Account) {
     email_verified: account.email_verified,
     recovery_codes_remaining: account.totp_enabled ? (account.recovery_code_digests?.size ?? 0) : 0,
     passkeys: account.passkey_count ?? 0,
+    /** A pending deletion's due time (docs/ACCOUNTS.md "Deleting an account"); a login cancels it. */
+    deletion_scheduled_for: account.deletion_scheduled_for
+      ? isoWithOffset(new Date(account.deletion_scheduled_for))
+      : null,
   };
 }
 

@@ -24,6 +24,7 @@ export const SECURITY_EVENT_TYPES = [
   'payment_gateway_changed',
   'passkey_added',
   'passkey_removed',
+  'deletion_scheduled',
 ] as const;
 
 /** How a `login` event's session was earned. */

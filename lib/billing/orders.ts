@@ -19,6 +19,8 @@ import { orderEventOutboxPut } from './outbox.ts';
 import { renewalItem } from './renewals.ts';
 
 export const orderKey = (id: string) => ({ pk: `order#${id}`, sk: 'order' });
+/** The buyer of an order whose account was deleted: nobody. */
+export const DELETED_BUYER = 'deleted-account';
 const userIndex = (userId: string) => `orders#user#${userId}`;
 /** Every order, newest first (administrators), spread over `listing_shards` shards of the listing index. */
 export const ALL_ORDERS = 'orders';
@@ -139,6 +141,18 @@ export class OrderRepository {
 
   async get(id: string): Promise<StoredOrder | undefined> {
     return fromItem(await this.deps.table.get(orderKey(id)));
+  }
+
+  /**
+   * An order kept for accounting after its buyer's account was deleted (docs/ACCOUNTS.md "Deleting an
+   * account"): the buyer becomes DELETED_BUYER and the order leaves the buyer's listing.
+   */
+  async anonymize(id: string): Promise<void> {
+    await this.deps.table.update(orderKey(id), {
+      UpdateExpression: 'SET user_id = :nobody REMOVE gsi1pk, gsi1sk',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':nobody': DELETED_BUYER },
+    });
   }
 
   /** Newest first. */

@@ -40,7 +40,7 @@ export interface AlbumView {
   updated_at: string;
 }
 
-const ownerAlbums = (ownerId: string) => `albums#${ownerId}`;
+export const ownerAlbums = (ownerId: string) => `albums#${ownerId}`;
 
 export interface AlbumServiceDeps {
   table: Table;

@@ -14,3 +14,7 @@ export const incomingKey = (key: string) => `${INCOMING_PREFIX}${key}`;
  * (lib/files/rendition-query.ts): the only keys the render function may write.
  */
 export const DERIVED_PREFIX = 'derived/';
+
+/** Account exports (docs/ACCOUNTS.md "Export"): one ZIP each, expired by the bucket after EXPORT_EXPIRY_DAYS. */
+export const EXPORT_PREFIX = 'exports/';
+export const EXPORT_EXPIRY_DAYS = 2;

@@ -32,7 +32,7 @@ const newShareId = () => randomBytes(24).toString('base64url');
 const SHARE_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export const shareKey = (id: string) => ({ pk: `share#${id}`, sk: 'share' });
-const ownerShares = (ownerId: string) => `shares#${ownerId}`;
+export const ownerShares = (ownerId: string) => `shares#${ownerId}`;
 /**
  * The guard of a share's password for one visitor address (IPv6 by its /64): its own subject beside the
  * accounts' (`user-`, `unknown-`), so wrong passwords from one address never hold another's right one.

@@ -84,6 +84,11 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
     match: /^\/auth\//,
   },
   {
+    name: 'Export and deletion',
+    description: "The owner's data export (a ZIP, mailed) and deleting the account after a grace.",
+    match: /^\/api\/v1\/account\//,
+  },
+  {
     name: 'Uploads',
     description: 'Direct upload (multipart) and presigned upload with its confirmation.',
     match: /^\/api\/v1\/upload/,

@@ -93,6 +93,8 @@ const GROUP_ROUTES = {
     ['DELETE', `${API_PREFIX}/admin/bans/{id}`, 'admin', 'none'],
     // Proof of work's challenge (docs/ACCOUNTS.md "Proof of work").
     ['GET', `${API_PREFIX}/challenge`, 'none', 'none'],
+    // Closing one's own account after a grace (docs/ACCOUNTS.md "Deleting an account").
+    ['POST', `${API_PREFIX}/account/delete`, 'session', 'json'],
   ],
   shares: [
     // Share links (docs/DESIGN.md 16): the owner's, and the viewer's without a login.
@@ -146,6 +148,10 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
     ['PATCH', `${API_PREFIX}/albums/{id}`, 'uploader', 'json'],
     ['DELETE', `${API_PREFIX}/albums/{id}`, 'uploader', 'none'],
+    // The owner's export (docs/ACCOUNTS.md "Export"); its mailed link proves itself.
+    ['POST', `${API_PREFIX}/account/export`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/account/export`, 'session', 'none'],
+    ['GET', `${API_PREFIX}/account/exports/{id}/download`, 'signed', 'none'],
   ],
   meta: [
     ['GET', '/healthz', 'none', 'none'],

@@ -230,6 +230,29 @@ describe('reconciler', () => {
   });
 });
 
+describe('account-lifecycle', () => {
+  it('runs every minute for up to 15 minutes (one export of tens of GiB), retried by EventBridge only', () => {
+    const worker = dev.stack.workers.functions['account-lifecycle'];
+    const workerId = functionIdOf(dev, worker);
+    const rules = resourcesOf(dev, 'AWS::Events::Rule').filter(([, rule]) =>
+      (rule.Properties.Targets ?? []).some((target: Json) => target.Arn?.['Fn::GetAtt']?.[0] === workerId),
+    );
+    expect(rules).toHaveLength(1);
+    expect(rules[0]![1].Properties.ScheduleExpression).toBe('rate(1 minute)');
+    dev.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: workerId },
+      MaximumRetryAttempts: 0,
+    });
+    expect(functionOf(dev, worker).Timeout).toBe(900);
+    // No stream reader: the table keeps its two (the outbox drain and moderation).
+    expect(
+      resourcesOf(dev, 'AWS::Lambda::EventSourceMapping').filter(
+        ([, mapping]) => mapping.Properties.FunctionName?.Ref === workerId,
+      ),
+    ).toEqual([]);
+  });
+});
+
 describe('takedowns', () => {
   it('runs every minute, retried by EventBridge within the minute, never by Lambda', () => {
     const takedownsId = functionIdOf(dev, dev.stack.workers.functions.takedowns);

@@ -247,6 +247,19 @@ describe('data safety', () => {
     );
   });
 
+  it('expires account exports (exports/) after 2 days, their old versions after a day', () => {
+    const rules = filesOf(prod).Properties.LifecycleConfiguration.Rules as Json[];
+
+    expect(rules).toContainEqual(
+      expect.objectContaining({
+        Prefix: 'exports/',
+        ExpirationInDays: 2,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        Status: 'Enabled',
+      }),
+    );
+  });
+
   it('expires old versions under incoming/ after a day, and their expired delete markers', () => {
     const rules = filesOf(prod).Properties.LifecycleConfiguration.Rules as Json[];
 

@@ -29,7 +29,7 @@ const LAYERS: Layers = [
   { name: 'edge', prefixes: ['lib/http/'], mayImport: ['domains', 'platform', 'core'] },
   {
     name: 'domains',
-    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/moderation/'],
+    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/moderation/', 'lib/lifecycle/'],
     mayImport: ['platform', 'core'],
   },
   { name: 'platform', prefixes: ['lib/platform/'], mayImport: ['core'] },
@@ -38,13 +38,16 @@ const LAYERS: Layers = [
 
 /**
  * Between the domains, only these directions (billing settles into files' quotas; both read accounts;
- * moderation decides on files and records administrators' actions in the accounts' audit log).
+ * moderation decides on files and records administrators' actions in the accounts' audit log; an
+ * account's lifecycle exports and deletes what the others hold).
  */
 const DOMAIN_DIRECTIONS: Readonly<Record<string, string[]>> = {
   'lib/accounts/': [],
   'lib/files/': ['lib/accounts/'],
   'lib/billing/': ['lib/accounts/', 'lib/files/'],
   'lib/moderation/': ['lib/accounts/', 'lib/files/'],
+  // An account's export and deletion read and delete what the three others hold.
+  'lib/lifecycle/': ['lib/accounts/', 'lib/files/', 'lib/billing/'],
 };
 
 /** The console's layers: the shell mounts the pages; a page uses the shared components and the API client. */

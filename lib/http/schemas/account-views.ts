@@ -40,6 +40,7 @@ const securityData = z.object({
   email_verified: z.boolean(),
   recovery_codes_remaining: z.number().check(z.int(), z.minimum(0)),
   passkeys: z.number().check(z.int(), z.minimum(0)),
+  deletion_scheduled_for: z.nullable(timestamp),
 });
 
 const passkeyData = z.object({
@@ -75,6 +76,7 @@ export const responses = {
   loginSession: loginSessionData,
   sessionOrChallenge: z.union([loginSessionData, challengeData]),
   security: securityData,
+  deletionScheduled: z.object({ scheduled_for: timestamp }),
   totpSetup: z.object({
     secret: z.string(),
     uri: z.string().check(z.regex(/^otpauth:\/\/totp\//)),

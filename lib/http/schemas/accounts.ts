@@ -112,6 +112,7 @@ export const schemas = {
   emailVerify: z.object({ email: emailField, code: codeField, password: passwordField }),
   passwordOnly: z.object({ password: passwordField }),
   passwordChange: z.object({ current_password: passwordField, new_password: newPasswordField }),
+  accountDelete: z.object({ current_password: passwordField, code: z.optional(secondFactorCodeField) }),
   /** By the mailed code (`email`, `code`), or by the link mailed beside it (its `token`). */
   passwordReset: z
     .object({

@@ -8,6 +8,8 @@ export interface Mail {
   html: string;
   /** The verification code a mail carries, if any: written to the log by the no-mail fallback. */
   code?: string;
+  /** A download link the mail carries (an account export's): written to the log by the no-mail fallback. */
+  link?: string;
 }
 
 export interface Mailer {
@@ -20,6 +22,11 @@ export interface Mailer {
  */
 export const logMailer: Mailer = {
   async send(mail) {
-    log.unredacted('mail', { to: mail.to, subject: mail.subject, ...(mail.code ? { code: mail.code } : {}) });
+    log.unredacted('mail', {
+      to: mail.to,
+      subject: mail.subject,
+      ...(mail.code ? { code: mail.code } : {}),
+      ...(mail.link ? { link: mail.link } : {}),
+    });
   },
 };

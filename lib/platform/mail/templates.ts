@@ -62,7 +62,8 @@ export type SecurityNoticeKind =
   | 'recovery_codes_regenerated'
   | 'email_changed'
   | 'passkey_added'
-  | 'passkey_removed';
+  | 'passkey_removed'
+  | 'deletion_scheduled';
 
 export interface NoticeFacts {
   username: string;
@@ -87,6 +88,7 @@ const NOTICE_SUBJECTS: Record<SecurityNoticeKind, string> = {
   email_changed: 'Your account e-mail address was changed',
   passkey_added: 'A passkey was added to your account',
   passkey_removed: 'A passkey was removed from your account',
+  deletion_scheduled: 'Your account will be deleted in 7 days',
 };
 
 function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
@@ -124,6 +126,11 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
       ];
     case 'passkey_removed':
       return [`A passkey was removed from ${account}. It no longer signs in.`];
+    case 'deletion_scheduled':
+      return [
+        `The deletion of ${account} was asked for: in 7 days it is deleted with every file, album and share.`,
+        'Signing in before then cancels it. If you did not ask for it, sign in, then change your password.',
+      ];
     case 'email_changed':
       return [
         facts.newEmail
@@ -215,5 +222,26 @@ export function bandwidthNoticeMail(
     subject: `Bandwidth: ${facts.percent} % of this month's used`,
     text: `${lines.join('\n\n')}\n`,
     html: page(lines),
+  };
+}
+
+/** An account export is ready (docs/ACCOUNTS.md "Export"): the service's own link, valid 24 hours. */
+export function exportReadyMail(
+  to: string,
+  facts: { username: string; link: string; expiresAt: Date; files: number },
+): Mail {
+  const until = `${facts.expiresAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const lines = [
+    `The export of the account "${facts.username}" is ready: ${facts.files} original file(s) and a JSON of its records, albums, shares, orders and security events, in one ZIP.`,
+    `Download it until ${until} from this link:`,
+    facts.link,
+    'If you did not ask for it, change your password: someone signed in to your account.',
+  ];
+  return {
+    to,
+    subject: 'Your data export is ready',
+    text: `${lines.join('\n\n')}\n`,
+    html: page(lines),
+    link: facts.link,
   };
 }

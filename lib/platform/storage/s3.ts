@@ -13,6 +13,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { log } from '#lib/platform/log.ts';
 import { objectKeyOf } from './object-keys.ts';
@@ -238,10 +239,30 @@ export class FileStorage {
     );
   }
 
-  /** A short-lived presigned GET (the Lambda answer for objects too big to return inline). */
-  async presignGet(key: string, expiresInSeconds: number): Promise<string> {
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: objectKeyOf(key) }), {
-      expiresIn: expiresInSeconds,
+  /**
+   * Streams `body` to `key` as a multipart upload of 8 MiB parts, two in flight: memory stays about 16 MiB
+   * whatever the size (an account export's ZIP). A failure aborts the upload; nothing is left at `key`.
+   */
+  async putStream(key: string, body: Readable, contentType: string): Promise<void> {
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: objectKeyOf(key), Body: body, ContentType: contentType },
+      partSize: 8 * 1024 * 1024,
+      queueSize: 2,
     });
+    await upload.done();
+  }
+
+  /**
+   * A short-lived presigned GET (the Lambda answer for objects too big to return inline); `filename` makes
+   * browsers save it under that name.
+   */
+  async presignGet(key: string, expiresInSeconds: number, filename?: string): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: objectKeyOf(key),
+      ...(filename ? { ResponseContentDisposition: `attachment; filename="${filename}"` } : {}),
+    });
+    return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });
   }
 }

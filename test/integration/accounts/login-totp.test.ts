@@ -115,6 +115,7 @@ describe('login', () => {
       email_verified: true,
       recovery_codes_remaining: 0,
       passkeys: 0,
+      deletion_scheduled_for: null,
     });
     expect((await h.call('POST', '/auth/logout', {}, { token: user.token })).status).toBe(200);
     expect((await h.call('GET', '/auth/me', undefined, { token: user.token })).status).toBe(401);

@@ -62,6 +62,11 @@ afterAll(async () => {
  * A save; `as` 'password' sends the acting administrator's password. Each such save is made by an
  * administrator of its own: password checks are budgeted per account (lib/accounts/request-limits.ts).
  */
+/** Settings of a production deployment whose administrators may act without a second factor. */
+function withoutSecondFactorRule<S extends ReturnType<typeof testSettings>>(settings: S): S {
+  return { ...settings, admin: { ...settings.admin, require_second_factor: false } };
+}
+
 async function put(body: object, as: 'no password' | 'password' | 'wrong password' = 'no password') {
   const actor = as === 'password' ? await createTestAccount({ role: 'admin' }) : admin;
   const password = { password: actor.password, 'wrong password': 'not-the-password-1' }[as as string];
@@ -172,7 +177,8 @@ describe('changing a key or a gateway URL', () => {
       'password',
     );
     expect(secured.status).toBe(200);
-    const settings = { ...testSettings(), stage: 'prod' };
+    // The administrators' second-factor rule (on in production) is another test's (admin-second-factor).
+    const settings = withoutSecondFactorRule({ ...testSettings(), stage: 'prod' });
     const prodDeps = buildPaymentsDeps(
       testResources('payments', paymentsNeeds, { settings, provided: { mail: memoryMailer() } }),
     );
@@ -261,7 +267,12 @@ describe('the mock cashier', () => {
   it('is refused by a deployment marked production, whatever its stage name, even with the password', async () => {
     // Prepare: the stored settings have it on; the payments group of a stage named `live` marked production.
     expect(await mockOn()).toBe(true);
-    const settings = { ...testSettings(), stage: 'live', deployment: { production: true } };
+    // The administrators' second-factor rule (on in production) is another test's (admin-second-factor).
+    const settings = withoutSecondFactorRule({
+      ...testSettings(),
+      stage: 'live',
+      deployment: { production: true },
+    });
     const deps = buildPaymentsDeps(
       testResources('payments', paymentsNeeds, { settings, provided: { mail: memoryMailer() } }),
     );

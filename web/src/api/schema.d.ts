@@ -673,6 +673,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/account/delete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Delete the account after a 7-day grace that any login cancels (needs current_password, and `code` when TOTP is on; not for administrators) */
+    post: operations['postApiV1AccountDelete'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/shares': {
     parameters: {
       query?: never;
@@ -1177,6 +1194,44 @@ export interface paths {
     head?: never;
     /** Renames an album or changes its description. */
     patch: operations['patchApiV1AlbumsId'];
+    trace?: never;
+  };
+  '/api/v1/account/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's latest export and its state (null when none was asked for) */
+    get: operations['getApiV1AccountExport'];
+    put?: never;
+    /** Ask for an export of the account: a ZIP of the originals and a JSON of records, albums, shares, orders and security events, built by a worker; the link (24 h) is mailed. One at a time: 409 while one is pending or running. */
+    post: operations['postApiV1AccountExport'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/account/exports/{id}/download': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The mailed link of an export: a 302 to a short presigned GET of the ZIP. 403 a link not signed by the service, 410 past its 24 hours, 404 once the ZIP is gone.
+     * @description Authorised by the request itself (a channel signature or a signed link).
+     */
+    get: operations['getApiV1AccountExportsIdDownload'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/healthz': {
@@ -2304,6 +2359,7 @@ export interface operations {
               email_verified: boolean;
               recovery_codes_remaining: number;
               passkeys: number;
+              deletion_scheduled_for: string | null;
             };
           };
         };
@@ -2497,6 +2553,7 @@ export interface operations {
               email_verified: boolean;
               recovery_codes_remaining: number;
               passkeys: number;
+              deletion_scheduled_for: string | null;
               recovery_codes: string[];
             };
           };
@@ -2610,6 +2667,7 @@ export interface operations {
               email_verified: boolean;
               recovery_codes_remaining: number;
               passkeys: number;
+              deletion_scheduled_for: string | null;
             };
           };
         };
@@ -3903,7 +3961,8 @@ export interface operations {
                   | 'token_revoked'
                   | 'payment_gateway_changed'
                   | 'passkey_added'
-                  | 'passkey_removed';
+                  | 'passkey_removed'
+                  | 'deletion_scheduled';
                 at: string;
                 ip: string | null;
                 user_agent: string | null;
@@ -5925,6 +5984,113 @@ export interface operations {
       };
       /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1AccountDelete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          current_password: string;
+          code?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted: kept for later handling */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              scheduled_for: string;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -10049,6 +10215,267 @@ export interface operations {
       };
       /** @description Payload too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AccountExport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @enum {string} */
+              state: 'pending' | 'running' | 'ready' | 'failed';
+              requested_at: string;
+              finished_at: string | null;
+              size: number | null;
+              files: number | null;
+              link_expires_at: string | null;
+              download_url: string | null;
+            } | null;
+          };
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1AccountExport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Accepted: kept for later handling */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @enum {string} */
+              state: 'pending' | 'running' | 'ready' | 'failed';
+              requested_at: string;
+              finished_at: string | null;
+              size: number | null;
+              files: number | null;
+              link_expires_at: string | null;
+              download_url: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AccountExportsIdDownload: {
+    parameters: {
+      query: {
+        expires: string;
+        sig: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A redirect (Cache-Control: no-store) to the ZIP. */
+      302: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Gone (an expired grant) */
+      410: {
         headers: {
           [name: string]: unknown;
         };

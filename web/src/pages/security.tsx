@@ -1,10 +1,12 @@
 // Security (docs/ACCOUNTS.md): TOTP (security/totp.tsx), passkeys (security/passkeys.tsx), e-mail binding,
-// password change, and sessions and security events (security/sessions.tsx).
+// password change, sessions and security events (security/sessions.tsx), and the account's export and
+// deletion (security/lifecycle.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import { api, call } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { CodeField, Field, NewPasswordField, PasswordField, Submit, useForm } from '../form.tsx';
 import { FormError, Page, Status, useLoad } from '../ui.tsx';
+import { DeleteAccount, Export } from './security/lifecycle.tsx';
 import { Passkeys } from './security/passkeys.tsx';
 import { Events, Sessions } from './security/sessions.tsx';
 import { Totp } from './security/totp.tsx';
@@ -115,6 +117,14 @@ export function SecurityPage() {
       <Password />
       <Sessions />
       <Events />
+      <Export />
+      {state.data && user?.role !== 'admin' && (
+        <DeleteAccount
+          totp={state.data.totp_enabled}
+          scheduledFor={state.data.deletion_scheduled_for}
+          onChange={state.reload}
+        />
+      )}
       {user && <p class="meta">Signed in as {user.username}.</p>}
     </Page>
   );
