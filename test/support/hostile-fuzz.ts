@@ -431,8 +431,10 @@ export function expectWellFormed(route: RouteSpec, result: ApiResult): void {
  * Items a rejected request may legitimately write, left out of the comparison:
  * - `throttle#...`: rate counters (per source IP on unauthenticated endpoints, per account or address for
  *   code sending, per account for TOTP tries). Counting rejected attempts is their job (docs/SPEC.md 8).
+ * - `audit#...`: the audit log records every administrator action, refused ones with their status
+ *   (docs/ACCOUNTS.md "Audit log"); what they did not change is still compared.
  */
-export const IGNORED_ITEM_PREFIXES = ['throttle#'] as const;
+export const IGNORED_ITEM_PREFIXES = ['throttle#', 'audit#'] as const;
 
 export interface Snapshot {
   items: Map<string, string>;
