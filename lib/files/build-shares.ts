@@ -5,9 +5,7 @@
 import type { Accounts } from '#lib/accounts/build.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
-import { AlbumFiles } from './album-files.ts';
-import { AlbumService } from './albums.ts';
-import { buildShareGrants } from './build-records.ts';
+import { buildAlbums, buildShareGrants } from './build-records.ts';
 import { FileRepository } from './files.ts';
 import { ShareService } from './shares.ts';
 
@@ -29,13 +27,7 @@ export function buildShares(input: SharesInput): ShareService {
   return new ShareService({
     table,
     files,
-    albums: new AlbumService({
-      table,
-      files,
-      members: new AlbumFiles({ table }),
-      clock: table.clock,
-      baseUrl,
-    }),
+    albums: buildAlbums(table, files, baseUrl),
     guard: input.accounts.guard,
     grants: buildShareGrants(table, input.masterKey),
     clock: table.clock,

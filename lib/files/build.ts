@@ -10,9 +10,8 @@ import type { UPLOAD_TYPES } from '#lib/platform/config/schema.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { AdminFiles } from './admin-files.ts';
-import { AlbumFiles } from './album-files.ts';
-import { AlbumService } from './albums.ts';
 import { buildOwnerRules } from './build-owner-rules.ts';
+import { buildAlbums } from './build-records.ts';
 import { ConfirmService } from './confirm.ts';
 import { DirectUploadService, type LikenessCheck } from './direct-upload.ts';
 import { FileDeletionService } from './file-deletion.ts';
@@ -66,7 +65,7 @@ export function buildFiles(input: FilesInput) {
   // Confirm holds the object in memory: the limit never exceeds what the function can hold.
   const presignMaxBytes = Math.min(limits.presignMaxBytes, CONFIRM_MAX_BYTES);
   const { stripMetadata } = limits;
-  const albums = new AlbumService({ table, files, members: new AlbumFiles({ table }), clock, baseUrl });
+  const albums = buildAlbums(table, files, baseUrl);
   return {
     files,
     /** Albums (docs/DESIGN.md 16). */

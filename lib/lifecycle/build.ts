@@ -6,8 +6,7 @@ import { buildAccountRecords } from '#lib/accounts/build-sessions.ts';
 import { PasskeyStore } from '#lib/accounts/passkey-store.ts';
 import { sealedKey } from '#lib/accounts/sealed-key.ts';
 import { OrderRepository } from '#lib/billing/orders.ts';
-import { AlbumFiles } from '#lib/files/album-files.ts';
-import { AlbumService } from '#lib/files/albums.ts';
+import { buildAlbums } from '#lib/files/build-records.ts';
 import { FileDeletionService } from '#lib/files/file-deletion.ts';
 import { FileRepository } from '#lib/files/files.ts';
 import { buildTakedowns } from '#lib/platform/cdn/build-takedowns.ts';
@@ -55,13 +54,7 @@ export function buildLifecycleWorker(input: LifecycleInput & { mailer: Mailer; c
     storage,
     accounts,
     files,
-    albums: new AlbumService({
-      table,
-      files,
-      members: new AlbumFiles({ table }),
-      clock: table.clock,
-      baseUrl,
-    }),
+    albums: buildAlbums(table, files, baseUrl),
     orders,
     events,
     mailer: input.mailer,
