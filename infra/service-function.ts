@@ -3,7 +3,7 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IDistribution, IKeyValueStore } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
@@ -298,6 +298,22 @@ export class ServiceFunction extends Construct {
       this.allow(['rekognition:DetectModerationLabels'], ['*']);
     // GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret).
     if (needs.frontDoor) this.allow(['secretsmanager:GetSecretValue'], [resources.originSecret.secretArn]);
+    // The sign-in providers' secrets, each by its ARN (a name: its ARN with Secrets Manager's 6-character suffix).
+    const providerSecrets = this.settings.auth.providers.flatMap((p) => (p.secret_id ? [p.secret_id] : []));
+    if (needs.providerSecrets && providerSecrets.length > 0)
+      this.allow(
+        ['secretsmanager:GetSecretValue'],
+        providerSecrets.map((id) =>
+          id.startsWith('arn:')
+            ? id
+            : Stack.of(this.fn).formatArn({
+                service: 'secretsmanager',
+                resource: 'secret',
+                resourceName: `${id}-??????`,
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+        ),
+      );
     return this;
   }
 

@@ -14,6 +14,7 @@ import { type AppConfig, adminSecondFactorRequired } from '#lib/platform/config/
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { providerSecretsOf } from '#lib/wiring/provider-secrets.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { auditLogOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
@@ -53,6 +54,7 @@ export function buildAccountsDeps(
     totpIssuer: settings.auth.totp_issuer,
     baseUrl: settings.base_url,
     relyingParty: relyingPartyOf(settings),
+    signIn: { providers: settings.auth.providers, secretOf: providerSecretsOf(resources) },
     // The back office lists each account's storage use (docs/DESIGN.md 11) and bytes served this month.
     usage: usageReader(
       quotaOf(resources),

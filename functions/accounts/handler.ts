@@ -19,6 +19,10 @@ import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { type AccountsDeps, accountsDeps } from './deps.ts';
 import { needs } from './needs.ts';
 
+/** A 302 the browser follows (never cached: each start is a new state). */
+const redirect = (location: string) =>
+  ({ kind: 'raw', status: 302, body: '', headers: { location, 'cache-control': 'no-store' } }) as const;
+
 function accountOf(request: HttpRequest<unknown, unknown>) {
   const { account } = requirePrincipal(request);
   if (!account) throw errors.unauthorized();
@@ -234,6 +238,71 @@ export function accountsRoutes(accounts: () => Accounts) {
       body: schemas.passkeyChallenge,
       response: responses.loginSession,
       run: async (req) => ok(await accounts().passkeyLogin.challengeVerify(req.body, clientOf(req))),
+    }),
+    'GET /auth/providers': defineRoute({
+      summary: 'The sign-in providers the login form offers (`?door=admin`: those of the administrators)',
+      query: queries.door,
+      response: responses.providers,
+      run: async (req) => ok(accounts().providerSignIn.providers(req.query.door)),
+    }),
+    'GET /auth/oauth/{provider}/start': defineRoute({
+      summary: "A 302 to the provider's sign-in (PKCE S256, single-use state and nonce for 10 minutes)",
+      query: queries.door,
+      successStatus: 302,
+      responseDescription: "A redirect to the provider's authorization endpoint.",
+      errors: [403, 404, 429],
+      run: async (req) =>
+        redirect(
+          await accounts().providerSignIn.start(req.params.provider ?? '', req.query.door, clientOf(req)),
+        ),
+    }),
+    'GET /auth/oauth/{provider}/callback': defineRoute({
+      summary:
+        "The provider's answer: a 302 to the console, `/#/oauth?ticket=` (single-use, 5 minutes), `?linked=` or `?error=` (nothing created)",
+      query: queries.oauthCallback,
+      successStatus: 302,
+      responseDescription: 'A redirect to the console.',
+      errors: [404],
+      run: async (req) =>
+        redirect(
+          await accounts().providerSignIn.callback(req.params.provider ?? '', req.query, req.rawQuery),
+        ),
+    }),
+    'POST /auth/oauth/ticket': defineRoute({
+      summary:
+        "Exchange the callback's ticket: a session or a TOTP challenge, or (a new identity) the username form's ticket",
+      errors: [401, 403],
+      body: schemas.oauthTicket,
+      response: responses.oauthAnswer,
+      run: async (req) => ok(await accounts().providerSignIn.exchange(req.body, clientOf(req))),
+    }),
+    'POST /auth/oauth/signup': defineRoute({
+      summary: 'Create the account of a new provider identity with the username chosen: a session',
+      errors: [401, 409],
+      body: schemas.oauthSignup,
+      response: responses.oauthAnswer,
+      successStatus: 201,
+      run: async (req) => created(await accounts().providerSignIn.signup(req.body, clientOf(req))),
+    }),
+    'GET /auth/identities': defineRoute({
+      summary: "The sign-in providers linked to the caller's account",
+      response: responses.identities,
+      run: async (req) => ok(await accounts().providerSignIn.list(accountOf(req))),
+    }),
+    'POST /auth/identities/{provider}': defineRoute({
+      summary: "Start linking a provider (needs current_password): the provider's sign-in URL to open",
+      errors: [404],
+      body: schemas.currentPassword,
+      response: responses.linkStarted,
+      run: async (req) =>
+        ok(await accounts().providerSignIn.startLink(accountOf(req), req.params.provider ?? '', req.body)),
+    }),
+    'DELETE /auth/identities/{provider}': defineRoute({
+      summary: 'Unlink a provider (409 when it is the last way to sign in)',
+      errors: [404, 409],
+      response: responses.identityUnlinked,
+      run: async (req) =>
+        ok(await accounts().providerSignIn.unlink(accountOf(req), req.params.provider ?? '')),
     }),
     'POST /auth/sessions/revoke-others': defineRoute({
       summary: 'End every session but the current one',

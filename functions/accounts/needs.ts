@@ -10,4 +10,6 @@ export const needs = {
   // API Gateway reaches it: only requests carrying the CDN's origin secret are served, and the viewer's
   // address the CDN names is believed only with it (lib/http/front-door.ts).
   frontDoor: true,
+  // The sign-in providers' client secrets (auth.providers[].secret_id): GetSecretValue on those only.
+  providerSecrets: true,
 } as const satisfies GroupNeeds;

@@ -17,10 +17,12 @@ import { DeviceTokens } from './device-tokens.ts';
 import { EmailBinding } from './email.ts';
 import type { AccountLimits } from './limits.ts';
 import { Login } from './login.ts';
+import { OAuthProviders, type OAuthProvidersDeps } from './oauth-providers.ts';
 import { PasskeyLogin } from './passkey-login.ts';
 import { PasskeyStore } from './passkey-store.ts';
 import { Passkeys } from './passkeys.ts';
 import { PasswordChanges } from './password-changes.ts';
+import { ProviderSignIn } from './provider-sign-in.ts';
 import { RecoveryCodeHasher } from './recovery-codes.ts';
 import { Registration } from './registration.ts';
 import { sealedKey } from './sealed-key.ts';
@@ -45,6 +47,8 @@ export interface AccountsInput {
   baseUrl: string;
   /** Passkeys' relying party (`auth.passkeys`, docs/DESIGN.md 18). */
   relyingParty: RelyingParty;
+  /** `auth.providers` and where their client secrets are read. */
+  signIn: Pick<OAuthProvidersDeps, 'providers' | 'secretOf'>;
 }
 
 export function buildAccounts(input: AccountsInput) {
@@ -144,6 +148,17 @@ export function buildAccounts(input: AccountsInput) {
       challenges,
       guard,
       limits,
+      baseUrl: input.baseUrl,
+    }),
+    providerSignIn: new ProviderSignIn({
+      table,
+      accounts,
+      providers: new OAuthProviders({ ...input.signIn, baseUrl: input.baseUrl }),
+      requestLimits,
+      sessions,
+      devices,
+      events,
+      challenges,
       baseUrl: input.baseUrl,
     }),
     sessions: new AccountSessions({ sessions, devices, events }),

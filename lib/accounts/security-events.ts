@@ -27,7 +27,14 @@ export const SECURITY_EVENT_TYPES = [
 ] as const;
 
 /** How a `login` event's session was earned. */
-export const LOGIN_METHODS = ['password', 'totp', 'recovery_code', 'passkey', 'password_reset'] as const;
+export const LOGIN_METHODS = [
+  'password',
+  'totp',
+  'recovery_code',
+  'passkey',
+  'password_reset',
+  'provider',
+] as const;
 export type LoginMethod = (typeof LOGIN_METHODS)[number];
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

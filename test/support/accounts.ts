@@ -6,6 +6,7 @@ import { hashPassword } from '#lib/accounts/passwords.ts';
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import type { SessionService } from '#lib/accounts/sessions.ts';
 import type { Role } from '#lib/http/types.ts';
+import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { Mailer } from '#lib/platform/mail/mailer.ts';
 import { testDeps } from './deps.ts';
 import { apiEvent, lambdaContext, parseBody } from './events.ts';
@@ -75,6 +76,8 @@ export interface HarnessOptions {
   bootstrap?: { username?: string; email?: string; password?: string };
   /** `admin.require_second_factor` (default: off, as outside production). */
   requireAdminSecondFactor?: boolean;
+  /** `auth.providers` (default: none). */
+  signInProviders?: AppConfig['auth']['providers'];
 }
 
 export interface CallOptions {
@@ -102,6 +105,7 @@ export function authHarness(options: HarnessOptions = {}) {
     ...(options.mailer ? { mailer: options.mailer } : {}),
     limits: { ipPerMinute: 0, ...options.limits },
     bootstrap: options.bootstrap ?? {},
+    ...(options.signInProviders ? { signInProviders: options.signInProviders } : {}),
     ...(options.requireAdminSecondFactor === undefined
       ? {}
       : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
@@ -132,7 +136,7 @@ export function authHarness(options: HarnessOptions = {}) {
     return {
       status: result.statusCode ?? 0,
       headers: (result.headers ?? {}) as Record<string, string>,
-      body: parseBody(result) as CallResult<T>['body'],
+      body: (raw ? parseBody(result) : null) as CallResult<T>['body'],
       raw,
     };
   }

@@ -85,6 +85,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     ...(options.requireAdminSecondFactor === undefined
       ? {}
       : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
+    ...(options.signInProviders ? { signInProviders: options.signInProviders } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

@@ -25,6 +25,8 @@ export interface TestSettingsOverrides {
   moderation?: Partial<AppConfig['moderation']>;
   /** `admin.require_second_factor` (default: the test config's, absent: off outside production). */
   requireAdminSecondFactor?: boolean;
+  /** `auth.providers`, the sign-in providers (default: none). */
+  signInProviders?: AppConfig['auth']['providers'];
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
@@ -34,7 +36,11 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<Ap
     ...config,
     moderation: { ...moderation, ...overrides.moderation },
     bandwidth: { ...bandwidth, default_bytes: overrides.bandwidthDefaultBytes ?? bandwidth.default_bytes },
-    auth: { ...auth, ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0 },
+    auth: {
+      ...auth,
+      ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0,
+      providers: overrides.signInProviders ?? auth.providers,
+    },
     admin: {
       ...admin,
       bootstrap: overrides.bootstrap ?? {},

@@ -1,5 +1,8 @@
 // The one schema of the service's settings (docs/DESIGN.md 3): dotted names as docs/SPEC.md writes them.
 import * as z from '#lib/platform/zod.ts';
+import { signInProviders } from './sign-in-providers.ts';
+
+export type { SignInProviderSettings } from './sign-in-providers.ts';
 
 export const PROVIDERS = ['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -267,6 +270,7 @@ export const configSchema = z.object({
         [],
       ),
     }),
+    providers: signInProviders,
   }),
   admin: section({
     // docs/ACCOUNTS.md "Administrators' second factor": an administrator without TOTP or a passkey may do
