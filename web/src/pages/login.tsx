@@ -8,6 +8,7 @@ import { CodeField, Field, NewPasswordField, PasswordField, useForm } from '../f
 import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { navigate } from '../router.ts';
 import { FormError, Page, Status } from '../ui.tsx';
+import { ProviderButtons } from './oauth.tsx';
 
 type Door = SessionUser['role'];
 
@@ -44,26 +45,26 @@ async function throughDoors<T>(doors: Door[], attempt: (door: Door) => Promise<T
 }
 
 /** A session a login (or a reset) answered: this browser keeps its device token, then starts it. */
-interface SignedIn {
+export interface SignedIn {
   token: string;
   device_token: string;
   user: SessionUser;
 }
 
-function startSession(data: SignedIn): void {
+export function startSession(data: SignedIn): void {
   devices.keep(data.device_token, data.user);
   session.start(data.token, data.user);
 }
 
-const goHome = () => navigate(session.isAdmin() ? '/admin/accounts' : '/files');
+export const goHome = () => navigate(session.isAdmin() ? '/admin/accounts' : '/files');
 
-interface Challenge {
+export interface Challenge {
   challenge_token: string;
   methods: string[];
 }
 
 /** The second step of a login or of a reset's sign-in: a TOTP code, a recovery code, or a passkey. */
-function ChallengeStep({
+export function ChallengeStep({
   challenge: { challenge_token, methods },
   onSignedIn,
   onBack,
@@ -189,6 +190,7 @@ export function LoginPage() {
     <Page title="Log in">
       <div class="narrow">
         <LoginForm onDone={goHome} />
+        <ProviderButtons />
         <p>
           <a href="#/reset">Forgot your password?</a>
         </p>
