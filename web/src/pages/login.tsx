@@ -191,6 +191,7 @@ export function LoginPage() {
       <div class="narrow">
         <LoginForm onDone={goHome} />
         <ProviderButtons />
+        <ProviderButtons door="admin" />
         <p>
           <a href="#/reset">Forgot your password?</a>
         </p>

@@ -8,19 +8,28 @@ import { Field, Submit, useForm } from '../form.tsx';
 import { FormError, Page, Status, useLoad } from '../ui.tsx';
 import { type Challenge, ChallengeStep, goHome, type SignedIn, startSession } from './login.tsx';
 
-/** The login form's buttons: each starts the provider's sign-in (a page of its own, then back here). */
-export function ProviderButtons() {
-  const providers = useLoad(() => call(api.GET('/auth/providers', { params: { query: {} } })));
+/**
+ * The login form's buttons: each starts the provider's sign-in (a page of its own, then back here); at the
+ * administrators' door only those whose `admin_door` is on.
+ */
+export function ProviderButtons({ door = 'user' }: { door?: 'user' | 'admin' }) {
+  const providers = useLoad(() => call(api.GET('/auth/providers', { params: { query: { door } } })));
   if (!providers.data?.length) return null;
+  const query = door === 'admin' ? '?door=admin' : '';
   return (
-    <nav class="actions" aria-label="Sign in with another provider">
+    <nav
+      class="actions"
+      aria-label={door === 'admin' ? "Administrators' providers" : 'Sign in with another provider'}
+    >
       {providers.data.map((provider) => (
         <a
           key={provider.id}
           class="button secondary"
-          href={`/auth/oauth/${encodeURIComponent(provider.id)}/start`}
+          href={`/auth/oauth/${encodeURIComponent(provider.id)}/start${query}`}
         >
-          Sign in with {provider.label}
+          {door === 'admin'
+            ? `Administrators: sign in with ${provider.label}`
+            : `Sign in with ${provider.label}`}
         </a>
       ))}
     </nav>
