@@ -236,10 +236,7 @@ export class ProviderSignIn {
   private async answer(providerId: string, query: Record<string, string>, rawQuery: string) {
     const { table, providers, accounts } = this.deps;
     const provider = providers.get(providerId);
-    if (!query.state)
-      throw providerRefusal(
-        query.error ? `The provider refused the sign-in: ${query.error}` : 'state: is missing',
-      );
+    if (!query.state) throw providerRefusal(query.error ? providerSaid(query.error) : 'state: is missing');
     // Taken once, by this provider's callback only: a replayed or foreign state finds nothing.
     const state = await table
       .take<StateItem>(stateKey(query.state), {
@@ -252,7 +249,7 @@ export class ProviderSignIn {
       })
       .catch(conditionFailedAs(usedState));
     // The provider's own refusal (the person declined): the state is spent, nothing else happens.
-    if (query.error) throw providerRefusal(`The provider refused the sign-in: ${query.error}`);
+    if (query.error) throw providerRefusal(providerSaid(query.error));
     const identity = await providers.identity(provider, rawQuery, {
       state: query.state,
       nonce: state.nonce,
@@ -369,6 +366,10 @@ export class ProviderSignIn {
     return loginAnswer(this.deps, account, client, { method: 'provider' });
   }
 }
+
+/** The provider's error code (RFC 6749 4.1.2.1), shown only when it looks like one: no text of a stranger's. */
+const providerSaid = (error: string) =>
+  `The provider refused the sign-in: ${/^[\x20-\x7e]{1,64}$/.test(error) && !/\s/.test(error) ? error : 'an error'}`;
 
 /** A single-use item still live: it exists and has not expired. */
 function liveCondition(table: Table) {

@@ -2,6 +2,7 @@
 // (oidc-provider) and a fake GitHub on 127.0.0.1, a stand-in issuer for spoiled ID tokens; the accounts
 // group called in process. Every refusal reaches the console as words, and nothing is created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '#lib/accounts/passwords.ts';
 import type { SignInProviderSettings } from '#lib/platform/config/schema.ts';
 import { authHarness, movableClock } from '#test/support/accounts.ts';
 import {
@@ -57,7 +58,7 @@ beforeAll(async () => {
     signInProviders: [
       provider('local', 'oidc', { issuer: real.issuer }),
       provider('standin', 'oidc', { issuer: standIn.issuer }),
-      provider('github', 'github', { github_url: github.url, github_api_url: github.url }),
+      provider('github', 'github', { github_url: github.url, github_api_url: github.url, admin_door: true }),
     ],
   });
 });
@@ -116,7 +117,9 @@ describe('sign in with another provider', () => {
       { id: 'standin', label: 'Issuer standin' },
       { id: 'github', label: 'GitHub' },
     ]);
-    expect((await h.call('GET', '/auth/providers?door=admin')).body.data).toEqual([]);
+    expect((await h.call('GET', '/auth/providers?door=admin')).body.data).toEqual([
+      { id: 'github', label: 'GitHub' },
+    ]);
     const admin = await h.call('GET', '/api/v1/auth/oauth/local/start?door=admin');
     expect(admin.status).toBe(403);
     expect((await h.call('GET', '/api/v1/auth/oauth/nobody/start')).status).toBe(404);
@@ -300,6 +303,39 @@ describe('sign in with another provider', () => {
     expect(made.status, made.raw).toBe(201);
     const next = await callback(await followAuthorization(await start('github')));
     expect((await exchange(next.get('ticket')!)).body.data.user.id).toBe(made.body.data.user.id);
+  });
+});
+
+describe('the administrators door', () => {
+  it('signs an administrator in only at its door, with a provider whose admin_door is on', async () => {
+    const password = 'admin-password-1';
+    const admin = await h.accounts.repository.create({
+      username: `adm_${unique()}`,
+      email: null,
+      emailVerified: false,
+      role: 'admin',
+      passwordHash: await hashPassword(password),
+    });
+    const login = await h.call('POST', '/admin/auth/login', { username: admin.username, password });
+    const token = login.body.data.token as string;
+    github.user.id = 5151;
+    github.user.email = `admin-${unique()}@example.test`;
+    const started = await h.call(
+      'POST',
+      '/auth/identities/github',
+      { current_password: password },
+      { token },
+    );
+    expect((await callback(await followAuthorization(started.body.data.url))).get('linked')).toBe('github');
+    const atUsers = await callback(await followAuthorization(await start('github')));
+    expect(atUsers.get('error')).toMatch(/Administrators sign in at the administrators/);
+    const atAdmins = await callback(await followAuthorization(await start('github', '?door=admin')));
+    const session = await exchange(atAdmins.get('ticket')!);
+    expect(session.body.data.user).toMatchObject({ id: admin.id, role: 'admin' });
+    // A user's identity does not pass the administrators' door.
+    github.user.id = 4242;
+    const user = await callback(await followAuthorization(await start('github', '?door=admin')));
+    expect(user.get('error')).toMatch(/not an administrator/);
   });
 });
 
