@@ -3,10 +3,10 @@
 // for a session (or the second step), or, for a new identity, the username form; `?error=` shows the refusal,
 // `?linked=` a link made from the security page.
 import { useEffect, useState } from 'preact/hooks';
-import { api, call } from '../api/client.ts';
-import { Field, Submit, useForm } from '../form.tsx';
-import { FormError, Page, Status, useLoad } from '../ui.tsx';
-import { type Challenge, ChallengeStep, goHome, type SignedIn, startSession } from './login.tsx';
+import { api, call } from '../../api/client.ts';
+import { Field, Submit, useForm } from '../../form.tsx';
+import { FormError, Page, Status, useLoad } from '../../ui.tsx';
+import { type Challenge, ChallengeStep, goHome, type SignedIn, startSession } from './challenge.tsx';
 
 /**
  * The login form's buttons: each starts the provider's sign-in (a page of its own, then back here); at the
