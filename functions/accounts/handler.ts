@@ -291,7 +291,8 @@ export function accountsRoutes(accounts: () => Accounts) {
     }),
     'POST /auth/identities/{provider}': defineRoute({
       summary: "Start linking a provider (needs current_password): the provider's sign-in URL to open",
-      errors: [404],
+      // 403: an administrator, with a provider whose admin_door is off.
+      errors: [403, 404],
       body: schemas.currentPassword,
       response: responses.linkStarted,
       run: async (req) =>

@@ -93,7 +93,9 @@ export class ProviderSignIn {
 
   /** POST /auth/identities/{provider} `{current_password}`: where the owner links the provider. */
   async startLink(account: Account, providerId: string, input: { current_password: string }) {
-    this.deps.providers.get(providerId);
+    const provider = this.deps.providers.get(providerId);
+    if (account.role === 'admin' && !provider.admin_door)
+      throw errors.forbidden(`provider: administrators do not sign in with ${provider.label}`);
     await this.deps.requestLimits.requirePassword(account, input.current_password, 'current_password');
     return { url: await this.begin(providerId, { door: account.role, account_id: account.id }) };
   }
@@ -238,14 +240,11 @@ export class ProviderSignIn {
     const provider = providers.get(providerId);
     if (!query.state) throw providerRefusal(query.error ? providerSaid(query.error) : 'state: is missing');
     // Taken once, by this provider's callback only: a replayed or foreign state finds nothing.
+    const live = liveCondition(table);
     const state = await table
       .take<StateItem>(stateKey(query.state), {
-        ...liveCondition(table),
-        ConditionExpression: `${liveCondition(table).ConditionExpression} AND provider = :provider`,
-        ExpressionAttributeValues: {
-          ...liveCondition(table).ExpressionAttributeValues,
-          ':provider': providerId,
-        },
+        ConditionExpression: `${live.ConditionExpression} AND provider = :provider`,
+        ExpressionAttributeValues: { ...live.ExpressionAttributeValues, ':provider': providerId },
       })
       .catch(conditionFailedAs(usedState));
     // The provider's own refusal (the person declined): the state is spent, nothing else happens.

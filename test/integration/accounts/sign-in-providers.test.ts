@@ -318,6 +318,8 @@ describe('the administrators door', () => {
     });
     const login = await h.call('POST', '/admin/auth/login', { username: admin.username, password });
     const token = login.body.data.token as string;
+    const notHere = await h.call('POST', '/auth/identities/local', { current_password: password }, { token });
+    expect(notHere.status).toBe(403);
     github.user.id = 5151;
     github.user.email = `admin-${unique()}@example.test`;
     const started = await h.call(
