@@ -265,7 +265,12 @@ export function accountsRoutes(accounts: () => Accounts) {
       errors: [404],
       run: async (req) =>
         redirect(
-          await accounts().providerSignIn.callback(req.params.provider ?? '', req.query, req.rawQuery),
+          await accounts().providerSignIn.callback(
+            req.params.provider ?? '',
+            req.query,
+            req.rawQuery,
+            clientOf(req),
+          ),
         ),
     }),
     'POST /auth/oauth/ticket': defineRoute({
@@ -303,7 +308,7 @@ export function accountsRoutes(accounts: () => Accounts) {
       errors: [404, 409],
       response: responses.identityUnlinked,
       run: async (req) =>
-        ok(await accounts().providerSignIn.unlink(accountOf(req), req.params.provider ?? '')),
+        ok(await accounts().providerSignIn.unlink(accountOf(req), req.params.provider ?? '', clientOf(req))),
     }),
     'POST /auth/sessions/revoke-others': defineRoute({
       summary: 'End every session but the current one',

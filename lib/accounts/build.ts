@@ -159,6 +159,7 @@ export function buildAccounts(input: AccountsInput) {
       devices,
       events,
       challenges,
+      changes,
       baseUrl: input.baseUrl,
     }),
     sessions: new AccountSessions({ sessions, devices, events }),

@@ -23,6 +23,7 @@ import { type OAuthProviders, type ProviderIdentity, providerRefusal } from './o
 import { hashPassword } from './passwords.ts';
 import { type AccountRepository, accountKey } from './repository.ts';
 import type { RequestLimits } from './request-limits.ts';
+import type { SecurityChanges } from './security-changes.ts';
 import type { SecurityEvents } from './security-events.ts';
 import type { SessionService } from './sessions.ts';
 
@@ -70,6 +71,8 @@ export interface ProviderSignInDeps {
   devices: DeviceTokens;
   events: SecurityEvents;
   challenges: Pick<Challenges, 'issue'>;
+  /** A link and an unlink: the account's event and a notice mail. */
+  changes: SecurityChanges;
   /** `base_url`: the console the callback sends the browser back to. */
   baseUrl: string;
 }
@@ -104,9 +107,14 @@ export class ProviderSignIn {
    * GET /auth/oauth/{provider}/callback: the browser back at the console, with a ticket, a link done, or
    * the refusal in words (nothing created).
    */
-  async callback(providerId: string, query: Record<string, string>, rawQuery: string): Promise<string> {
+  async callback(
+    providerId: string,
+    query: Record<string, string>,
+    rawQuery: string,
+    client: ClientInfo,
+  ): Promise<string> {
     try {
-      return `${this.deps.baseUrl}/#/oauth?${await this.answer(providerId, query, rawQuery)}`;
+      return `${this.deps.baseUrl}/#/oauth?${await this.answer(providerId, query, rawQuery, client)}`;
     } catch (error) {
       if (!(error instanceof AppError) || !isRefusal(error)) throw error;
       return `${this.deps.baseUrl}/#/oauth?${new URLSearchParams({ error: error.message })}`;
@@ -183,7 +191,7 @@ export class ProviderSignIn {
   }
 
   /** DELETE /auth/identities/{provider}: never the account's last way in. */
-  async unlink(account: Account, providerId: string) {
+  async unlink(account: Account, providerId: string, client: ClientInfo) {
     const { table } = this.deps;
     const link = await table.get(linkKey(account.id, providerId));
     if (!link) throw errors.notFound('provider: is not linked to this account');
@@ -215,6 +223,7 @@ export class ProviderSignIn {
           ),
         ),
       );
+    await this.deps.changes.record(account, 'provider_unlinked', client, { kind: 'provider_unlinked' });
     return { provider: providerId, unlinked: true as const };
   }
 
@@ -235,7 +244,12 @@ export class ProviderSignIn {
   }
 
   /** The callback's query for the console: `ticket=`, `linked=`, or a refusal thrown. */
-  private async answer(providerId: string, query: Record<string, string>, rawQuery: string) {
+  private async answer(
+    providerId: string,
+    query: Record<string, string>,
+    rawQuery: string,
+    client: ClientInfo,
+  ) {
     const { table, providers, accounts } = this.deps;
     const provider = providers.get(providerId);
     if (!query.state) throw providerRefusal(query.error ? providerSaid(query.error) : 'state: is missing');
@@ -255,7 +269,7 @@ export class ProviderSignIn {
       codeVerifier: state.verifier,
     });
     if (state.account_id) {
-      await this.link(state.account_id, providerId, identity);
+      await this.link(state.account_id, providerId, identity, client);
       return new URLSearchParams({ linked: providerId });
     }
     const claim = await table.get(identityKey(providerId, identity.subject));
@@ -293,7 +307,7 @@ export class ProviderSignIn {
     return new URLSearchParams({ ticket });
   }
 
-  private async link(accountId: string, provider: string, identity: ProviderIdentity) {
+  private async link(accountId: string, provider: string, identity: ProviderIdentity, client: ClientInfo) {
     const { label } = this.deps.providers.get(provider);
     const claim = await this.deps.table.get(identityKey(provider, identity.subject));
     if (claim?.account_id === accountId) return;
@@ -303,6 +317,9 @@ export class ProviderSignIn {
       .catch(
         conditionFailedAs(() => errors.conflict(`${label} is already linked, here or to another account`)),
       );
+    const account = await this.deps.accounts.get(accountId);
+    if (account)
+      await this.deps.changes.record(account, 'provider_linked', client, { kind: 'provider_linked' });
   }
 
   /**

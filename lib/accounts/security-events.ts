@@ -24,6 +24,8 @@ export const SECURITY_EVENT_TYPES = [
   'payment_gateway_changed',
   'passkey_added',
   'passkey_removed',
+  'provider_linked',
+  'provider_unlinked',
 ] as const;
 
 /** How a `login` event's session was earned. */

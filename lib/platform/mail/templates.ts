@@ -62,7 +62,9 @@ export type SecurityNoticeKind =
   | 'recovery_codes_regenerated'
   | 'email_changed'
   | 'passkey_added'
-  | 'passkey_removed';
+  | 'passkey_removed'
+  | 'provider_linked'
+  | 'provider_unlinked';
 
 export interface NoticeFacts {
   username: string;
@@ -87,6 +89,8 @@ const NOTICE_SUBJECTS: Record<SecurityNoticeKind, string> = {
   email_changed: 'Your account e-mail address was changed',
   passkey_added: 'A passkey was added to your account',
   passkey_removed: 'A passkey was removed from your account',
+  provider_linked: 'A sign-in provider was linked to your account',
+  provider_unlinked: 'A sign-in provider was unlinked from your account',
 };
 
 function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
@@ -124,6 +128,13 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
       ];
     case 'passkey_removed':
       return [`A passkey was removed from ${account}. It no longer signs in.`];
+    case 'provider_linked':
+      return [
+        `A sign-in provider was linked to ${account}: signing in there now signs in here.`,
+        'If you did not link it, unlink it on the security page and change your password.',
+      ];
+    case 'provider_unlinked':
+      return [`A sign-in provider was unlinked from ${account}. It no longer signs in.`];
     case 'email_changed':
       return [
         facts.newEmail

@@ -3,6 +3,7 @@
 // group called in process. Every refusal reaches the console as words, and nothing is created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '#lib/accounts/passwords.ts';
+import { accountKey } from '#lib/accounts/repository.ts';
 import type { SignInProviderSettings } from '#lib/platform/config/schema.ts';
 import { authHarness, movableClock } from '#test/support/accounts.ts';
 import {
@@ -227,6 +228,9 @@ describe('sign in with another provider', () => {
     expect(linked.get('linked')).toBe('local');
     const listed = await h.call('GET', '/auth/identities', undefined, { token: owner.token });
     expect(listed.body.data).toEqual([expect.objectContaining({ provider: 'local', email: who.email })]);
+    expect(h.mail.to(owner.email).map((mail) => mail.subject)).toContain(
+      'A sign-in provider was linked to your account',
+    );
 
     const back = await callback(await signInAt(await start('local'), who.sub));
     const session = await exchange(back.get('ticket')!);
@@ -247,6 +251,10 @@ describe('sign in with another provider', () => {
       token: owner.token,
     });
     expect(unlinked.status, unlinked.raw).toBe(200);
+    const events = await h.call('GET', '/auth/security/events', undefined, { token: owner.token });
+    expect(events.body.data.items.map((event: { type: string }) => event.type)).toEqual(
+      expect.arrayContaining(['provider_linked', 'provider_unlinked']),
+    );
     expect((await h.call('GET', '/auth/identities', undefined, { token: owner.token })).body.data).toEqual(
       [],
     );
@@ -264,6 +272,22 @@ describe('sign in with another provider', () => {
     expect(
       (await h.call('GET', '/auth/identities', undefined, { token: session.token })).body.data,
     ).toHaveLength(1);
+    // A passkey is another way in (the count its store keeps), and so is a password set since (a reset).
+    await h.table.update(accountKey(session.user.id), {
+      UpdateExpression: 'SET passkey_count = :one',
+      ExpressionAttributeValues: { ':one': 1 },
+    });
+    const withPasskey = await h.call('DELETE', '/auth/identities/local', undefined, { token: session.token });
+    expect(withPasskey.status, withPasskey.raw).toBe(200);
+    const again = await signUp(person());
+    await h.table.update(accountKey(again.session.user.id), {
+      UpdateExpression: 'SET password_hash = :set',
+      ExpressionAttributeValues: { ':set': await hashPassword('a password set by a reset') },
+    });
+    const withPassword = await h.call('DELETE', '/auth/identities/local', undefined, {
+      token: again.session.token,
+    });
+    expect(withPassword.status, withPassword.raw).toBe(200);
   });
 
   it('asks for the TOTP step when the account has TOTP', async () => {

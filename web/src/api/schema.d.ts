@@ -3914,7 +3914,9 @@ export interface operations {
                   | 'token_revoked'
                   | 'payment_gateway_changed'
                   | 'passkey_added'
-                  | 'passkey_removed';
+                  | 'passkey_removed'
+                  | 'provider_linked'
+                  | 'provider_unlinked';
                 at: string;
                 ip: string | null;
                 user_agent: string | null;
