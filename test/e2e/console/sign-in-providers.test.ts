@@ -93,7 +93,7 @@ describe('sign in with another provider (npm start, Chromium, oidc-provider)', (
     expect(link.status, JSON.stringify(link)).toBe(200);
     await page.goto(link.data.url as string);
     await logInAtIssuer(`tt${run}`);
-    await page.getByText('Linked: you may now sign in with local.').waitFor();
+    await page.getByText('Linked: you may now sign in with Local ID.').waitFor();
     await page.goto(`${service.url}/#/login`);
     await heading('Log in');
     await page.getByRole('link', { name: 'Sign in with Local ID' }).click();

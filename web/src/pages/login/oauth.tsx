@@ -75,6 +75,8 @@ export function OAuthPage({ ticket, error, linked }: { ticket?: string; error?: 
   const [failure, setFailure] = useState(error ?? '');
   const [challenge, setChallenge] = useState<Challenge | null>(null);
   const [signup, setSignup] = useState<Signup | null>(null);
+  const providers = useLoad(() => call(api.GET('/auth/providers', { params: { query: {} } })));
+  const linkedLabel = providers.data?.find((provider) => provider.id === linked)?.label;
   const signedIn = (data: SignedIn) => {
     startSession(data);
     goHome();
@@ -95,7 +97,7 @@ export function OAuthPage({ ticket, error, linked }: { ticket?: string; error?: 
     <Page title="Sign in with another provider">
       <div class="narrow">
         {failure && <FormError message={failure} />}
-        {linked && <Status message={`Linked: you may now sign in with ${linked}.`} />}
+        {linked && <Status message={`Linked: you may now sign in with ${linkedLabel ?? linked}.`} />}
         {challenge && <ChallengeStep challenge={challenge} onSignedIn={signedIn} />}
         {signup && <SignupForm signup={signup} onSignedIn={signedIn} />}
         {!challenge && !signup && !failure && ticket && <Status message="Signing you in…" />}
