@@ -1,4 +1,4 @@
-// Signing in with another provider (docs/ACCOUNTS.md "Sign in with another provider", docs/DESIGN.md 27):
+// Signing in with another provider (docs/ACCOUNTS.md "Sign in with another provider"):
 // start (a single-use state, nonce and PKCE verifier for 10 minutes), callback (the provider's answer
 // checked, then a single-use ticket in the console's URL, never a token), and the console's exchange of the
 // ticket for the same answer a password login gives, or for the new account's username form. An identity

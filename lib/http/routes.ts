@@ -75,7 +75,7 @@ const ACCOUNT_ROUTES = [
   ['POST', '/admin/auth/passkeys/login/verify', 'none', 'json'],
   ['POST', '/auth/passkeys/challenge/options', 'none', 'json'],
   ['POST', '/auth/passkeys/challenge/verify', 'none', 'json'],
-  // Sign-in providers (docs/DESIGN.md 27): the browser's start and callback, the console's ticket, linking.
+  // Sign-in providers (docs/ACCOUNTS.md "Sign in with another provider"): the browser's start and callback, the console's ticket, linking.
   ['GET', '/auth/providers', 'none', 'none'],
   ['GET', '/auth/oauth/{provider}/start', 'none', 'none'],
   ['GET', '/auth/oauth/{provider}/callback', 'none', 'none'],
