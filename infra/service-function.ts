@@ -3,7 +3,7 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IDistribution, IKeyValueStore } from 'aws-cdk-lib/aws-cloudfront';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
@@ -48,6 +48,7 @@ import {
   packageFileCommands,
   processEntryCommands,
 } from './bundling.ts';
+import { providerSecretArns } from './secret-arns.ts';
 import type { StageConfig } from './stage-config.ts';
 import type { BannedAddressSets } from './waf.ts';
 
@@ -325,6 +326,10 @@ export class ServiceFunction extends Construct {
       this.allow(['rekognition:DetectModerationLabels'], ['*']);
     // GetSecretValue on the one secret, by its full ARN (no DescribeSecret, no other secret).
     if (needs.frontDoor) this.allow(['secretsmanager:GetSecretValue'], [resources.originSecret.secretArn]);
+    // The sign-in providers' secrets, each by its ARN (infra/secret-arns.ts).
+    const providerSecrets = providerSecretArns(Stack.of(this.fn), this.settings.auth.providers);
+    if (needs.providerSecrets && providerSecrets.length > 0)
+      this.allow(['secretsmanager:GetSecretValue'], providerSecrets);
     return this;
   }
 

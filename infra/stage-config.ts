@@ -141,6 +141,16 @@ function productionProblems(settings: Record<string, unknown>, rawInfra: unknown
     problems.push(
       `infra.cors_origins: a production stage allows https origins only, not ${insecure.join(', ')}`,
     );
+  const providers = readPath(settings, 'auth.providers');
+  for (const [index, provider] of (Array.isArray(providers) ? providers : []).entries()) {
+    const { client_secret: secret, issuer } = (provider ?? {}) as Record<string, unknown>;
+    if (secret !== undefined)
+      problems.push(
+        `auth.providers.${index}.client_secret: a production stage keeps client secrets in Secrets Manager (secret_id)`,
+      );
+    if (typeof issuer === 'string' && !issuer.startsWith('https://'))
+      problems.push(`auth.providers.${index}.issuer: a production stage trusts https issuers only`);
+  }
   return problems;
 }
 

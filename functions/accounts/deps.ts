@@ -15,6 +15,7 @@ import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { bansOf, type GroupBans } from '#lib/wiring/bans.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
+import { providerSecretsOf } from '#lib/wiring/provider-secrets.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { auditLogOf, proofOfWorkOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
 import { tableOf } from '#lib/wiring/table.ts';
@@ -57,6 +58,7 @@ export function buildAccountsDeps(
     baseUrl: settings.base_url,
     relyingParty: relyingPartyOf(settings),
     proofOfWork: proofOfWorkOf(resources),
+    signIn: { providers: settings.auth.providers, secretOf: providerSecretsOf(resources) },
     // The back office lists each account's storage use (docs/DESIGN.md 11) and bytes served this month.
     usage: usageReader(
       quotaOf(resources),

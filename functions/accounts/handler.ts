@@ -8,7 +8,7 @@ import { securityState } from '#lib/accounts/second-factor.ts';
 import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import { type AnyRoute, createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
-import { requirePrincipal } from '#lib/http/principal.ts';
+import { requireAccount, requirePrincipal } from '#lib/http/principal.ts';
 import { responses } from '#lib/http/schemas/account-views.ts';
 import { queries, schemas } from '#lib/http/schemas/accounts.ts';
 import { challengeView } from '#lib/http/schemas/common.ts';
@@ -19,12 +19,9 @@ import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { banRoutes } from './ban-routes.ts';
 import { type AccountsDeps, accountsDeps } from './deps.ts';
 import { needs } from './needs.ts';
+import { providerRoutes } from './provider-routes.ts';
 
-function accountOf(request: HttpRequest<unknown, unknown>) {
-  const { account } = requirePrincipal(request);
-  if (!account) throw errors.unauthorized();
-  return account;
-}
+const accountOf = requireAccount;
 
 /** The caller's session id (jti): marks `current` in the session list, spared by revoke-others. */
 const sessionIdOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).credentialId;
@@ -255,6 +252,7 @@ export function accountsRoutes(accounts: () => Accounts) {
   };
   return {
     ...accountRoutes,
+    ...providerRoutes(accounts),
     'GET /api/v1/challenge': defineRoute({
       summary:
         'A proof-of-work challenge (ALTCHA) for registration, reset codes, share passwords and reports: its solution is their `altcha` field (docs/ACCOUNTS.md "Proof of work")',

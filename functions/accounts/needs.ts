@@ -12,4 +12,6 @@ export const needs = {
   frontDoor: true,
   // A banned viewer is refused before any route runs (docs/ABUSE.md "Bans"): the `BANS` partition, read.
   bans: true,
+  // The sign-in providers' client secrets (auth.providers[].secret_id): GetSecretValue on those only.
+  providerSecrets: true,
 } as const satisfies GroupNeeds;

@@ -18,11 +18,13 @@ import { DeviceTokens } from './device-tokens.ts';
 import { EmailBinding } from './email.ts';
 import type { AccountLimits } from './limits.ts';
 import { Login } from './login.ts';
+import { OAuthProviders, type OAuthProvidersDeps } from './oauth-providers.ts';
 import { PasskeyLogin } from './passkey-login.ts';
 import { PasskeyStore } from './passkey-store.ts';
 import { Passkeys } from './passkeys.ts';
 import { PasswordChanges } from './password-changes.ts';
 import type { ProofOfWork } from './proof-of-work.ts';
+import { ProviderSignIn } from './provider-sign-in.ts';
 import { RecoveryCodeHasher } from './recovery-codes.ts';
 import { Registration } from './registration.ts';
 import { sealedKey } from './sealed-key.ts';
@@ -49,6 +51,8 @@ export interface AccountsInput {
   relyingParty: RelyingParty;
   /** Checks the solved challenge of registration and reset-code sends (lib/wiring/shared.ts). */
   proofOfWork: ProofOfWork;
+  /** `auth.providers` and where their client secrets are read. */
+  signIn: Pick<OAuthProvidersDeps, 'providers' | 'secretOf'>;
 }
 
 export function buildAccounts(input: AccountsInput) {
@@ -149,6 +153,18 @@ export function buildAccounts(input: AccountsInput) {
       challenges,
       guard,
       limits,
+      baseUrl: input.baseUrl,
+    }),
+    providerSignIn: new ProviderSignIn({
+      table,
+      accounts,
+      providers: new OAuthProviders({ ...input.signIn, baseUrl: input.baseUrl }),
+      requestLimits,
+      sessions,
+      devices,
+      events,
+      challenges,
+      changes,
       baseUrl: input.baseUrl,
     }),
     sessions: new AccountSessions({ sessions, devices, events }),

@@ -26,6 +26,10 @@ export interface Account {
   device_epoch?: number;
   /** How many passkeys the account holds (lib/accounts/passkey-store.ts keeps it with them). */
   passkey_count?: number;
+  /** An account a sign-in provider created: its first, random hash; a password is set once this differs. */
+  unusable_hash?: string;
+  /** How many sign-in providers are linked (lib/accounts/provider-sign-in.ts keeps it with them). */
+  identity_count?: number;
   /** Set once the account's identifier claims carry the back-office search index. */
   ident_indexed?: boolean;
   /** When the owner's deletion falls due (ISO 8601 UTC); any login before then cancels it. */

@@ -76,6 +76,8 @@ export interface NewAccount {
   emailVerified: boolean;
   role: Role;
   passwordHash: string;
+  /** Created by a sign-in provider (its identity linked in the same transaction): no password anyone knows. */
+  viaProvider?: boolean;
 }
 
 /** A new, active account with no second factor, as created at `now` (an ISO timestamp). */
@@ -92,6 +94,7 @@ export function newAccount(id: string, input: NewAccount, now: string): Account 
     totp_enabled: false,
     // Its claims are written with the search index (identifiers.ts).
     ident_indexed: true,
+    ...(input.viaProvider ? { unusable_hash: input.passwordHash, identity_count: 1 } : {}),
     created_at: now,
     updated_at: now,
   };
@@ -142,13 +145,16 @@ export class AccountRepository extends AccountWrites {
    * registrations of the same name exactly one wins and the losers leave nothing behind.
    * `extra` items join the same transaction (e.g. consuming the registration code).
    */
-  async create(input: NewAccount, extra: TransactItem[] = []): Promise<Account> {
+  async create(
+    input: NewAccount,
+    extra: TransactItem[] | ((accountId: string) => TransactItem[]) = [],
+  ): Promise<Account> {
     const account = newAccount(randomUUID(), input, this.table.clock().toISOString());
     const items: TransactItem[] = [
       { Put: { Item: toItem(account), ConditionExpression: 'attribute_not_exists(pk)' } },
       this.claimItem(input.username, account.id, 'username', account),
       ...(input.email ? [this.claimItem(input.email, account.id, 'email', account)] : []),
-      ...extra,
+      ...(typeof extra === 'function' ? extra(account.id) : extra),
       // Failures counted against the name while nobody held it are not the new owner's: whoever locked
       // the name in advance does not lock its first login (docs/ACCOUNTS.md "Password guessing").
       { Delete: { Key: guardKey(guardSubject(input.username, input.username)) } },

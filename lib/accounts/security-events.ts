@@ -25,10 +25,19 @@ export const SECURITY_EVENT_TYPES = [
   'passkey_added',
   'passkey_removed',
   'deletion_scheduled',
+  'provider_linked',
+  'provider_unlinked',
 ] as const;
 
 /** How a `login` event's session was earned. */
-export const LOGIN_METHODS = ['password', 'totp', 'recovery_code', 'passkey', 'password_reset'] as const;
+export const LOGIN_METHODS = [
+  'password',
+  'totp',
+  'recovery_code',
+  'passkey',
+  'password_reset',
+  'provider',
+] as const;
 export type LoginMethod = (typeof LOGIN_METHODS)[number];
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

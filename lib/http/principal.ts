@@ -8,3 +8,10 @@ export function requirePrincipal(request: Pick<HttpRequest<unknown, unknown>, 'p
   if (!request.principal) throw errors.unauthorized();
   return request.principal;
 }
+
+/** The caller's account as authentication read it (session routes); none is a 401. */
+export function requireAccount(request: Pick<HttpRequest<unknown, unknown>, 'principal'>) {
+  const { account } = requirePrincipal(request);
+  if (!account) throw errors.unauthorized();
+  return account;
+}

@@ -75,6 +75,15 @@ const ACCOUNT_ROUTES = [
   ['POST', '/admin/auth/passkeys/login/verify', 'none', 'json'],
   ['POST', '/auth/passkeys/challenge/options', 'none', 'json'],
   ['POST', '/auth/passkeys/challenge/verify', 'none', 'json'],
+  // Sign-in providers (docs/ACCOUNTS.md "Sign in with another provider"): the browser's start and callback, the console's ticket, linking.
+  ['GET', '/auth/providers', 'none', 'none'],
+  ['GET', '/auth/oauth/{provider}/start', 'none', 'none'],
+  ['GET', '/auth/oauth/{provider}/callback', 'none', 'none'],
+  ['POST', '/auth/oauth/ticket', 'none', 'json'],
+  ['POST', '/auth/oauth/signup', 'none', 'json'],
+  ['GET', '/auth/identities', 'session', 'none'],
+  ['POST', '/auth/identities/{provider}', 'session', 'json'],
+  ['DELETE', '/auth/identities/{provider}', 'session', 'none'],
 ] as const satisfies readonly RouteRow[];
 
 /**

@@ -7,6 +7,7 @@ import type { ApiTokenService } from '#lib/accounts/api-tokens.ts';
 import { identifierKey } from '#lib/accounts/identifiers.ts';
 import type { Account } from '#lib/accounts/model.ts';
 import type { PasskeyStore } from '#lib/accounts/passkey-store.ts';
+import { identityKey } from '#lib/accounts/provider-identities.ts';
 import { type AccountRepository, accountKey } from '#lib/accounts/repository.ts';
 import type { OrderRepository } from '#lib/billing/orders.ts';
 import { renewalKey } from '#lib/billing/renewals.ts';
@@ -101,10 +102,32 @@ export class AccountPurge {
           .catch(conditionFailedReturns(undefined)),
       ),
     );
+    await this.releaseIdentities(id);
     await table.writeBatch([], [renewalKey(id)]);
     // Usage, sessions, device tokens, security events, the export: everything left in the two partitions.
     const keep = new Set(['account', 'deletion']);
     for (const partition of [usageKey(id).pk, accountKey(id).pk]) await this.sweep(partition, keep);
+  }
+
+  /**
+   * The sign-in providers' identities the account held (docs/ACCOUNTS.md "Sign in with another provider"):
+   * each identity's claim goes, so it may sign up again; the account's own rows go with its partition.
+   */
+  private async releaseIdentities(accountId: string): Promise<void> {
+    const { items } = await this.deps.table.query<Key & { provider?: string; subject?: string }>({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :identity)',
+      ExpressionAttributeValues: { ':pk': accountKey(accountId).pk, ':identity': 'identity#' },
+    });
+    await Promise.all(
+      items.map(({ provider, subject }) =>
+        this.deps.table
+          .delete(identityKey(String(provider), String(subject)), {
+            ConditionExpression: 'account_id = :id',
+            ExpressionAttributeValues: { ':id': accountId },
+          })
+          .catch(conditionFailedReturns(undefined)),
+      ),
+    );
   }
 
   /** Deletes every item an `owner` index partition lists, a batch at a time. */

@@ -49,10 +49,19 @@ function originSecretsReader(settings: Readonly<AppConfig>): (() => Promise<Orig
   if (provider === 'local')
     return fileOriginSecrets(join(settings.data_dir, LOCAL_ORIGIN_SECRET_FILE), maxAge);
   if (!secretId) throw new Error('front_door.secret_id is required with provider secrets-manager');
-  // Loaded on the first request, not at import: Powertools Parameters and the Secrets Manager client cost
-  // tens of milliseconds to evaluate (docs/PERFORMANCE.md), and the first read waits on the network anyway.
+  const loadProvider = secretsProviderLoader(settings);
+  return async () =>
+    originSecretsOf(await (await loadProvider()).get(secretId, { maxAge, transform: 'json' }));
+}
+
+/**
+ * Powertools' Secrets Manager provider, loaded on the first call, not at import: Powertools Parameters and
+ * the Secrets Manager client cost tens of milliseconds to evaluate (docs/PERFORMANCE.md), and the first read
+ * waits on the network anyway. A failed load is tried again by the next call.
+ */
+export function secretsProviderLoader(settings: Readonly<AppConfig>): () => Promise<SecretsProvider> {
   let secrets: Promise<SecretsProvider> | undefined;
-  const loadProvider = () => {
+  return () => {
     secrets ??= Promise.all([
       import('@aws-lambda-powertools/parameters/secrets'),
       import('#lib/platform/aws/secrets-manager.ts'),
@@ -61,12 +70,10 @@ function originSecretsReader(settings: Readonly<AppConfig>): (() => Promise<Orig
         new SecretsProvider({ awsSdkV3Client: secretsManagerClient(settings.aws) }),
     );
     secrets.catch(() => {
-      secrets = undefined; // a failed load is tried again by the next request
+      secrets = undefined;
     });
     return secrets;
   };
-  return async () =>
-    originSecretsOf(await (await loadProvider()).get(secretId, { maxAge, transform: 'json' }));
 }
 
 /**

@@ -23,6 +23,11 @@ export interface GroupNeeds {
    * with it, the viewer's address the CDN names is believed. Every group API Gateway reaches declares it.
    */
   frontDoor?: boolean;
+  /**
+   * Reading the sign-in providers' client secrets: GetSecretValue on the Secrets Manager secrets that
+   * `auth.providers[].secret_id` names, and no other (docs/ACCOUNTS.md "Sign in with another provider").
+   */
+  providerSecrets?: boolean;
   /** The payment channels' notify address (the callback function's URL). */
   notifyUrl?: boolean;
   /**
@@ -65,6 +70,7 @@ export const NEEDS: readonly Need[] = [
   'events',
   'mail',
   'frontDoor',
+  'providerSecrets',
   'notifyUrl',
   'cdn',
   'renditions',

@@ -45,6 +45,7 @@ import {
 } from '#test/support/fake-gateways/index.ts';
 import { buildMultipart, makePatternPng, makePng } from '#test/support/images.ts';
 import { startSesStandIn } from '#test/support/mail.ts';
+import { CLIENT, followAuthorization, startFakeGithub } from '#test/support/sign-in-providers.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
 import { SoftAuthenticator } from '#test/support/webauthn.ts';
 
@@ -59,6 +60,9 @@ const platformKeys = generateTestKeyPair();
 let stack: DeployedStack;
 let ses: Awaited<ReturnType<typeof startSesStandIn>>;
 let channels: FakeChannels;
+let github: Awaited<ReturnType<typeof startFakeGithub>>;
+/** The GitHub provider's client secret, by name in Secrets Manager (the accounts function's grant). */
+const GITHUB_SECRET = 'service/github-client';
 
 beforeAll(async () => {
   await provisionTestStack();
@@ -69,8 +73,27 @@ beforeAll(async () => {
     merchant: merchantKeys,
     platform: platformKeys,
   });
+  github = await startFakeGithub({
+    id: 9001,
+    email: `gh-${randomBytes(3).toString('hex')}@example.test`,
+    verified: true,
+  });
   const stage = stageConfigFrom('deployed', {
     log: { level: 'info' },
+    auth: {
+      providers: [
+        {
+          ...{
+            id: 'github',
+            kind: 'github',
+            label: 'GitHub',
+            client_id: CLIENT.id,
+            secret_id: GITHUB_SECRET,
+          },
+          ...{ github_url: github.url, github_api_url: github.url },
+        },
+      ],
+    },
     // Mail through SES, so the mail grant is exercised too.
     mail: { from: 'no-reply@example.test' },
     admin: { bootstrap: OPS },
@@ -86,12 +109,16 @@ beforeAll(async () => {
     bucketName: config.bucket_name,
     upstream: { dynamodb: inject('dynamoEndpoint'), s3: inject('s3Endpoint'), ses: ses.endpoint },
   });
+  stack.secrets.put(
+    `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${GITHUB_SECRET}-AbCdEf`,
+    CLIENT.secret,
+  );
   if (stack.notes.length > 0) console.info(`deployed shape: ${stack.notes.join('; ')}`);
 }, 240_000);
 
 afterAll(async () => {
   await stack?.stop();
-  await Promise.all([ses?.close(), channels?.close()]);
+  await Promise.all([ses?.close(), channels?.close(), github?.close()]);
 });
 
 const json = (token?: string) => ({
@@ -874,6 +901,39 @@ describe('the deployed shape', () => {
     const stale = await stack.direct('GET', '/api/v1/plans', { headers: { 'x-origin-verify': old } });
     expect(stale.status).toBe(403);
     expectOk(await stack.api('GET', '/api/v1/plans'));
+  });
+
+  it('signs in with GitHub through the accounts bundle: its client secret read from Secrets Manager', async () => {
+    const providers = expectOk(await stack.api('GET', '/api/v1/auth/providers'));
+    expect(providers.json.data).toEqual([{ id: 'github', label: 'GitHub' }]);
+    const start = await stack.api('GET', '/api/v1/auth/oauth/github/start');
+    expect(start.status, start.text).toBe(302);
+    const back = new URL(await followAuthorization(start.headers.location!));
+    const callback = await stack.api('GET', `${back.pathname}${back.search}`);
+    expect(callback.status, callback.text).toBe(302);
+    const ticket = new URLSearchParams(callback.headers.location!.split('?')[1]).get('ticket');
+    expect(ticket, callback.headers.location).toBeTruthy();
+    const form = expectOk(
+      await stack.api('POST', '/api/v1/auth/oauth/ticket', { headers: json(), body: { ticket } }),
+    );
+    const username = `gh_${randomBytes(3).toString('hex')}`;
+    const made = expectOk(
+      await stack.api('POST', '/api/v1/auth/oauth/signup', {
+        headers: json(),
+        body: { ticket: form.json.data.signup.ticket, username },
+      }),
+      201,
+    );
+    const identities = expectOk(
+      await stack.api('GET', '/api/v1/auth/identities', { headers: json(made.json.data.token) }),
+    );
+    expect(identities.json.data).toEqual([
+      expect.objectContaining({ provider: 'github', email: github.user.email }),
+    ]);
+    const reads = stack.functions
+      .get('accounts')!
+      .gateway.calls.filter((call) => call.resource.includes(GITHUB_SECRET));
+    expect(reads.map((call) => call.action)).toContain('secretsmanager:GetSecretValue');
   });
 
   it('made no AWS call outside any function’s policy, and every function served requests', () => {

@@ -36,6 +36,39 @@ beforeAll(() => {
   ({ dev, prod } = synthDevAndProd());
 }, 60_000);
 
+describe('sign-in providers (docs/DEPLOYMENT.md "Sign-in providers\' secrets")', () => {
+  it("grants the accounts function GetSecretValue on the providers' secrets only, by ARN or by name", () => {
+    const providers = [
+      {
+        id: 'sso',
+        kind: 'oidc',
+        label: 'SSO',
+        issuer: 'https://sso.example.com',
+        client_id: 'c',
+        secret_id: 'svc/sso',
+      },
+      {
+        id: 'gh',
+        kind: 'github',
+        label: 'GitHub',
+        client_id: 'c',
+        secret_id: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:gh-AbCdEf',
+      },
+    ];
+    const s = synth({ config: stageConfigFrom('dev', { ...DEV_FILE, auth: { providers } }) });
+    const resourcesFor = (group: FunctionGroup) =>
+      roleStatements(s, group)
+        .filter((statement) => [statement.Action].flat().includes('secretsmanager:GetSecretValue'))
+        .flatMap((statement) => [statement.Resource].flat())
+        .map((resource) => JSON.stringify(resource));
+    const accounts = resourcesFor('accounts').join('\n');
+    expect(accounts).toContain('arn:aws:secretsmanager:us-east-1:123456789012:secret:gh-AbCdEf');
+    expect(accounts).toContain(':secret:svc/sso-??????');
+    for (const group of FUNCTION_GROUPS.filter((group) => group !== 'accounts'))
+      expect(resourcesFor(group).join(), group).not.toMatch(/svc\/sso|gh-AbCdEf/);
+  }, 120_000);
+});
+
 describe('HTTP API', () => {
   it('has exactly the routes of lib/http/routes.ts (but the function-URL groups) plus $default, each on its group', () => {
     const groupByFunctionId = new Map(FUNCTION_GROUPS.map((group) => [functionIdOf(dev, group), group]));

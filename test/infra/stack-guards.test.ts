@@ -130,6 +130,25 @@ describe('production guards', () => {
     );
   });
 
+  it('refuses a prod stage whose sign-in provider carries its client secret inline or trusts an http issuer', () => {
+    const provider = { id: 'sso', kind: 'oidc', label: 'SSO', client_id: 'c', client_secret: 'inline' };
+    const inline = {
+      ...completedProd(),
+      auth: { providers: [{ ...provider, issuer: 'http://sso.example.com' }] },
+    };
+    expect(prodSynth(inline)).toThrow(
+      /auth\.providers\.0\.client_secret: a production stage keeps client secrets in Secrets Manager/,
+    );
+    expect(prodSynth(inline)).toThrow(
+      /auth\.providers\.0\.issuer: a production stage trusts https issuers only/,
+    );
+    const { client_secret: _secret, ...kept } = provider;
+    const both = { ...kept, issuer: 'https://sso.example.com', secret_id: 's', client_secret: 'x' };
+    expect(() => stageConfigFrom('dev', { auth: { providers: [both] } })).toThrow(
+      /name exactly one of secret_id and client_secret/,
+    );
+  });
+
   it('names every prod problem at once', () => {
     const { region: _region, budget: _budget, cost_alarms: _alarms, ...infra } = PROD_FILE.infra;
     const everythingWrong = {

@@ -78,6 +78,8 @@ export interface HarnessOptions {
   requireAdminSecondFactor?: boolean;
   /** `auth.challenge` settings replaced (proof of work; default: not required). */
   challenge?: Partial<AppConfig['auth']['challenge']>;
+  /** `auth.providers` (default: none). */
+  signInProviders?: AppConfig['auth']['providers'];
 }
 
 export interface CallOptions {
@@ -105,6 +107,7 @@ export function authHarness(options: HarnessOptions = {}) {
     ...(options.mailer ? { mailer: options.mailer } : {}),
     limits: { ipPerMinute: 0, ...options.limits },
     bootstrap: options.bootstrap ?? {},
+    ...(options.signInProviders ? { signInProviders: options.signInProviders } : {}),
     ...(options.requireAdminSecondFactor === undefined
       ? {}
       : { requireAdminSecondFactor: options.requireAdminSecondFactor }),
@@ -136,7 +139,7 @@ export function authHarness(options: HarnessOptions = {}) {
     return {
       status: result.statusCode ?? 0,
       headers: (result.headers ?? {}) as Record<string, string>,
-      body: parseBody(result) as CallResult<T>['body'],
+      body: (raw ? parseBody(result) : null) as CallResult<T>['body'],
       raw,
     };
   }

@@ -88,6 +88,7 @@ export function testDeps(options: TestDepsOptions = {}) {
     ...(options.uploadRate ? { uploadRate: options.uploadRate } : {}),
     ...(options.uploadRateByPlan ? { uploadRateByPlan: options.uploadRateByPlan } : {}),
     ...(options.challenge ? { challenge: options.challenge } : {}),
+    ...(options.signInProviders ? { signInProviders: options.signInProviders } : {}),
   });
   const mail = (options.mailer as ReturnType<typeof memoryMailer> | undefined) ?? memoryMailer();
   const resources = (group: string, needs: GroupNeeds) =>

@@ -30,6 +30,8 @@ export interface TestSettingsOverrides {
   uploadRateByPlan?: AppConfig['upload']['rate_by_plan'];
   /** `auth.challenge.*` replaced (default: the test config's, not required). */
   challenge?: Partial<AppConfig['auth']['challenge']>;
+  /** `auth.providers`, the sign-in providers (default: none). */
+  signInProviders?: AppConfig['auth']['providers'];
 }
 
 /** The test config (this file's table, bucket and data folder) with the given settings replaced. */
@@ -50,6 +52,7 @@ export function testSettings(overrides: TestSettingsOverrides = {}): Readonly<Ap
       ...auth,
       ip_limit_per_minute: overrides.ipLimitPerMinute ?? 0,
       challenge: { ...auth.challenge, ...overrides.challenge },
+      providers: overrides.signInProviders ?? auth.providers,
     },
     upload: {
       ...upload,

@@ -116,6 +116,24 @@ export const responses = {
   passkeys: z.array(passkeyData),
   passkeyRemoved: z.object({ id: z.string(), removed: z.literal(true) }),
   webauthnOptions,
+  providers: z.array(z.object({ id: z.string(), label: z.string() })),
+  oauthAnswer: z.union([
+    loginSessionData,
+    challengeData,
+    z.object({
+      signup: z.object({ provider: z.string(), label: z.string(), email: z.string(), ticket: z.string() }),
+    }),
+  ]),
+  identities: z.array(
+    z.object({
+      provider: z.string(),
+      label: z.string(),
+      email: z.nullable(z.string()),
+      linked_at: timestamp,
+    }),
+  ),
+  linkStarted: z.object({ url: z.string() }),
+  identityUnlinked: z.object({ provider: z.string(), unlinked: z.literal(true) }),
   adminAccount: adminAccountData,
   adminAccounts: z.object({ items: z.array(adminAccountData), next_cursor: z.nullable(z.string()) }),
 };

@@ -37,6 +37,7 @@ export const secondFactorCodeField = text().check(
  * token of another shape is simply nobody's (the login goes on without one); it is bounded all the same.
  */
 const deviceTokenField = text().check(z.maxLength(256, 'must be at most 256 characters'));
+const ticketField = text().check(z.regex(/^[A-Za-z0-9_-]{43}$/, 'must be a sign-in ticket'));
 export const resetTokenField = text().check(z.regex(/^[A-Za-z0-9_-]{43}$/, 'must be a reset link token'));
 
 /** A base64url field of a WebAuthn answer, bounded (an attestation object is the largest, a few KiB). */
@@ -132,6 +133,9 @@ export const schemas = {
       }),
     ),
   empty: z.object({}),
+  oauthTicket: z.object({ ticket: ticketField }),
+  oauthSignup: z.object({ ticket: ticketField, username: usernameField }),
+  currentPassword: z.object({ current_password: passwordField }),
   passkeyRegister: z.object({
     response: registrationAnswer,
     name: z.optional(
@@ -168,7 +172,13 @@ export const schemas = {
   adminTotpReset: z.object({ current_password: z.optional(passwordField) }),
 };
 
+const queryText = z.optional(z.string().check(z.maxLength(4096, 'must be at most 4096 characters')));
+
 export const queries = {
+  /** `?door=admin`: the administrators' providers, or their sign-in. */
+  door: z.object({ door: z._default(z.enum(['user', 'admin']), 'user') }),
+  /** What a provider answers at the callback (the whole query goes to openid-client as it came). */
+  oauthCallback: z.object({ state: queryText, code: queryText, error: queryText }),
   /** `?limit=&cursor=` of the security events. */
   page: pageQuery,
   /** `?q=&limit=&cursor=` of the back-office account search. */

@@ -12,6 +12,9 @@ import {
   url,
   wholeNumber,
 } from './parts.ts';
+import { signInProviders } from './sign-in-providers.ts';
+
+export type { SignInProviderSettings } from './sign-in-providers.ts';
 
 export const PROVIDERS = ['manual', 'mock', 'channel_a', 'channel_b', 'channel_c'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -245,6 +248,7 @@ export const configSchema = z.object({
         [],
       ),
     }),
+    providers: signInProviders,
   }),
   admin: section({
     // docs/ACCOUNTS.md "Administrators' second factor": an administrator without TOTP or a passkey may do

@@ -63,7 +63,9 @@ export type SecurityNoticeKind =
   | 'email_changed'
   | 'passkey_added'
   | 'passkey_removed'
-  | 'deletion_scheduled';
+  | 'deletion_scheduled'
+  | 'provider_linked'
+  | 'provider_unlinked';
 
 export interface NoticeFacts {
   username: string;
@@ -89,6 +91,8 @@ const NOTICE_SUBJECTS: Record<SecurityNoticeKind, string> = {
   passkey_added: 'A passkey was added to your account',
   passkey_removed: 'A passkey was removed from your account',
   deletion_scheduled: 'Your account will be deleted in 7 days',
+  provider_linked: 'A sign-in provider was linked to your account',
+  provider_unlinked: 'A sign-in provider was unlinked from your account',
 };
 
 function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
@@ -131,6 +135,13 @@ function noticeWhat(kind: SecurityNoticeKind, facts: NoticeFacts): string[] {
         `The deletion of ${account} was asked for: in 7 days it is deleted with every file, album and share.`,
         'Signing in before then cancels it. If you did not ask for it, sign in, then change your password.',
       ];
+    case 'provider_linked':
+      return [
+        `A sign-in provider was linked to ${account}: signing in there now signs in here.`,
+        'If you did not link it, unlink it on the security page and change your password.',
+      ];
+    case 'provider_unlinked':
+      return [`A sign-in provider was unlinked from ${account}. It no longer signs in.`];
     case 'email_changed':
       return [
         facts.newEmail

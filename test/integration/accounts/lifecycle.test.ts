@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildLifecycleDeps } from '#functions/account-lifecycle/deps.ts';
 import { createLifecycleHandler } from '#functions/account-lifecycle/handler.ts';
 import { needs } from '#functions/account-lifecycle/needs.ts';
+import { identityKey, linkKey } from '#lib/accounts/provider-identities.ts';
 import type { Mail } from '#lib/platform/mail/mailer.ts';
 import { authHarness, createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
@@ -298,6 +299,20 @@ describe('deletion', () => {
       provider: 'mock',
     });
     await call('payments', 'POST', `/api/v1/orders/${order.body.data.id}/pay`, user.token);
+    // A sign-in provider's identity linked to the account, as the link flow writes it.
+    const identity = identityKey('keycloak', `subject-${user.account.id}`);
+    await h.table.transact([
+      { Put: { Item: { ...identity, account_id: user.account.id, provider: 'keycloak' } } },
+      {
+        Put: {
+          Item: {
+            ...linkKey(user.account.id, 'keycloak'),
+            provider: 'keycloak',
+            subject: `subject-${user.account.id}`,
+          },
+        },
+      },
+    ]);
     const scheduled = await call('accounts', 'POST', '/api/v1/account/delete', user.token, {
       current_password: user.password,
     });
@@ -326,6 +341,8 @@ describe('deletion', () => {
     expect(JSON.stringify(kept)).not.toContain(user.account.username);
     // The username is free again.
     expect(await h.accounts.repository.claimOf(user.account.username)).toBeUndefined();
+    // So is the provider's identity: it may sign up again.
+    expect(await h.table.get(identity)).toBeUndefined();
   });
 
   it('finishes next run a deletion whose run stopped halfway', async () => {

@@ -3,12 +3,14 @@
 // login sends the device token this browser kept for the account and keeps the one it answers.
 import { useState } from 'preact/hooks';
 import { ApiError, api, call } from '../api/client.ts';
-import { devices, type SessionUser, session } from '../api/session.ts';
+import { devices, type SessionUser } from '../api/session.ts';
 import { CodeField, Field, NewPasswordField, PasswordField, useForm } from '../form.tsx';
 import { passkeysSupported, signWithPasskey } from '../passkey.ts';
 import { useProofOfWork } from '../proof-of-work.tsx';
 import { navigate } from '../router.ts';
 import { FormError, Page, Status } from '../ui.tsx';
+import { type Challenge, ChallengeStep, goHome, type SignedIn, startSession } from './login/challenge.tsx';
+import { ProviderButtons } from './login/oauth.tsx';
 
 type Door = SessionUser['role'];
 
@@ -42,80 +44,6 @@ async function throughDoors<T>(doors: Door[], attempt: (door: Door) => Promise<T
     }
   }
   throw new Error('no door to try');
-}
-
-/** A session a login (or a reset) answered: this browser keeps its device token, then starts it. */
-interface SignedIn {
-  token: string;
-  device_token: string;
-  user: SessionUser;
-}
-
-function startSession(data: SignedIn): void {
-  devices.keep(data.device_token, data.user);
-  session.start(data.token, data.user);
-}
-
-const goHome = () => navigate(session.isAdmin() ? '/admin/accounts' : '/files');
-
-interface Challenge {
-  challenge_token: string;
-  methods: string[];
-}
-
-/** The second step of a login or of a reset's sign-in: a TOTP code, a recovery code, or a passkey. */
-function ChallengeStep({
-  challenge: { challenge_token, methods },
-  onSignedIn,
-  onBack,
-}: {
-  challenge: Challenge;
-  onSignedIn: (data: SignedIn) => void;
-  onBack?: () => void;
-}) {
-  const form = useForm({ code: '' });
-
-  const withPasskey = form.submit(async () => {
-    const options = await call(api.POST('/auth/passkeys/challenge/options', { body: { challenge_token } }));
-    const response = await signWithPasskey(options);
-    onSignedIn(
-      await call(api.POST('/auth/passkeys/challenge/verify', { body: { challenge_token, response } })),
-    );
-  });
-
-  const verify = form.submit(async ({ code }) => {
-    onSignedIn(await call(api.POST('/auth/totp/verify', { body: { challenge_token, code: code.trim() } })));
-  });
-
-  return (
-    <form onSubmit={verify} noValidate>
-      <Status message="Enter the code from your authenticator app, or one of your recovery codes." />
-      <Field
-        form={form}
-        name="code"
-        label="Authentication code or recovery code"
-        autoComplete="one-time-code"
-        required
-        autoFocus
-      />
-      {form.formError && <FormError message={form.formError} />}
-      <div class="actions">
-        <button type="submit" disabled={form.busy}>
-          Verify
-        </button>
-        {methods.includes('passkey') && passkeysSupported() && (
-          <button type="button" class="secondary" onClick={withPasskey} disabled={form.busy}>
-            Use a passkey
-          </button>
-        )}
-        {onBack && (
-          <button type="button" class="secondary" onClick={onBack}>
-            Back
-          </button>
-        )}
-      </div>
-    </form>
-  );
 }
 
 export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: LoginFormProps) {
@@ -190,6 +118,8 @@ export function LoginPage() {
     <Page title="Log in">
       <div class="narrow">
         <LoginForm onDone={goHome} />
+        <ProviderButtons />
+        <ProviderButtons door="admin" />
         <p>
           <a href="#/reset">Forgot your password?</a>
         </p>

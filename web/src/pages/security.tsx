@@ -6,6 +6,7 @@ import { api, call } from '../api/client.ts';
 import { session } from '../api/session.ts';
 import { CodeField, Field, NewPasswordField, PasswordField, Submit, useForm } from '../form.tsx';
 import { FormError, Page, Status, useLoad } from '../ui.tsx';
+import { Identities } from './security/identities.tsx';
 import { DeleteAccount, Export } from './security/lifecycle.tsx';
 import { Passkeys } from './security/passkeys.tsx';
 import { Events, Sessions } from './security/sessions.tsx';
@@ -111,6 +112,7 @@ export function SecurityPage() {
           <Totp enabled={state.data.totp_enabled} onChange={state.reload} />
           {state.data.totp_enabled && <p>{state.data.recovery_codes_remaining} recovery codes left.</p>}
           <Passkeys onChange={state.reload} />
+          <Identities />
           <Email email={state.data.email} verified={state.data.email_verified} onChange={state.reload} />
         </>
       )}

@@ -18,6 +18,7 @@ import { AlbumsPage } from '../pages/albums.tsx';
 import { FilesPage } from '../pages/files.tsx';
 import { GalleryPage } from '../pages/gallery.tsx';
 import { HotlinkPage } from '../pages/hotlink.tsx';
+import { OAuthPage } from '../pages/login/oauth.tsx';
 import { LoginForm, LoginPage, RegisterPage, ResetPage } from '../pages/login.tsx';
 import { PlansPage } from '../pages/plans.tsx';
 import { ReportPage } from '../pages/report.tsx';
@@ -83,7 +84,7 @@ export function App() {
   useEffect(() => {
     if (
       path === '/' ||
-      (!user && !['/login', '/register', '/gallery', '/reset', '/report'].includes(pagePath(path)))
+      (!user && !['/login', '/register', '/gallery', '/reset', '/report', '/oauth'].includes(pagePath(path)))
     ) {
       navigate(user ? (session.isAdmin() ? '/admin/accounts' : '/files') : '/login');
     }
@@ -94,6 +95,16 @@ export function App() {
   else if (path === '/register') content = <RegisterPage />;
   // A reset link opens `#/reset?token=…` (docs/ACCOUNTS.md "Password reset"), logged in or not.
   else if (pagePath(path) === '/reset') content = <ResetPage key={path} token={routeParam(path, 'token')} />;
+  // Back from a sign-in provider (docs/ACCOUNTS.md "Sign in with another provider"), logged in or not.
+  else if (pagePath(path) === '/oauth')
+    content = (
+      <OAuthPage
+        key={path}
+        ticket={routeParam(path, 'ticket')}
+        error={routeParam(path, 'error')}
+        linked={routeParam(path, 'linked')}
+      />
+    );
   // A Report link (the gallery's lightbox, a share page) opens `#/report?url=…`, logged in or not.
   else if (pagePath(path) === '/report') content = <ReportPage key={path} url={routeParam(path, 'url')} />;
   else {
