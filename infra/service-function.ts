@@ -279,13 +279,14 @@ export class ServiceFunction extends Construct {
         }),
       );
     }
-    // The bans: Query of the one `BANS` partition (lib/accounts/bans.ts), for groups with or without the table.
+    // The bans: Query of the one `BANS` partition (lib/accounts/bans.ts), for groups with or without the table
+    // (StringLike with no wildcard: that key exactly, in the form the render function's claims grant takes).
     if (needs.bans) {
       this.role.addToPolicy(
         new PolicyStatement({
           actions: ['dynamodb:Query'],
           resources: [resources.table.tableArn],
-          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [BANS_PARTITION] } },
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [BANS_PARTITION] } },
         }),
       );
     }

@@ -430,7 +430,9 @@ describe('the deployed shape', () => {
     expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('RENDITION#abc'))).toBe(true);
     expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('ACCOUNT#abc'))).toBe(false);
     expect(isAllowed(render.policy, 'dynamodb:PutItem', table, leading('FILE#abc'))).toBe(false);
-    expect(isAllowed(render.policy, 'dynamodb:Query', table)).toBe(false);
+    // Its one Query: the bans' partition (lib/accounts/bans.ts), whatever the request; no other partition.
+    expect(isAllowed(render.policy, 'dynamodb:Query', table, leading('BANS'))).toBe(true);
+    expect(isAllowed(render.policy, 'dynamodb:Query', table, leading('ACCOUNT#abc'))).toBe(false);
     expect(isAllowed(render.policy, 'dynamodb:GetItem', '*')).toBe(false);
     expect(isAllowed(render.policy, 'kms:Decrypt', '*')).toBe(false);
   });
@@ -762,6 +764,38 @@ describe('the deployed shape', () => {
     expect(stack.errorLog('reminders')).toBe('');
   });
 
+  it("builds an owner's export in the account-lifecycle worker with its own grants, then offers its link", async () => {
+    const asked = await stack.api('POST', '/api/v1/account/export', {
+      headers: json(state.user.token),
+      body: {},
+    });
+    expect(asked.status, asked.text).toBe(202);
+    const summary = (await stack.invokeWorker('account-lifecycle', {
+      source: 'aws.events',
+      'detail-type': 'Scheduled Event',
+      detail: {},
+    })) as Record<string, unknown>;
+    expect(stack.errorLog('account-lifecycle')).toBe('');
+    expect(summary).toMatchObject({ exports: 1 });
+    const latest = expectOk(
+      await stack.api('GET', '/api/v1/account/export', { headers: json(state.user.token) }),
+    );
+    expect(latest.json.data).toMatchObject({ state: 'ready' });
+    expect(latest.json.data.files).toBeGreaterThan(0);
+    expect(latest.json.data.download_url).toContain('/api/v1/account/exports/');
+  });
+
+  it('runs the ban mirror: without web ACL IP sets of this stack (none here) it writes nothing', async () => {
+    const run = await stack.invokeWorker('ban-mirror', {
+      source: 'aws.events',
+      'detail-type': 'Scheduled Event',
+      detail: {},
+    });
+    expect(run).toEqual({ skipped: 'no WAF IP sets' });
+    expect(stack.errorLog('ban-mirror')).toBe('');
+    expect(stack.functions.get('ban-mirror')!.gateway.calls).toEqual([]);
+  });
+
   it('runs the bandwidth worker on its schedule with its own grants: the CDN logs listed under cdn/ only', async () => {
     const run = (await stack.invokeWorker('bandwidth', {
       source: 'aws.events',
@@ -953,8 +987,15 @@ describe('the deployed shape', () => {
     expect(actions('accounts')).toContain('ses:SendEmail');
     expect(actions('payment-callback')).not.toContain('events:PutEvents');
     expect(actions('meta')).not.toContain('s3:GetObject');
+    // Render's table calls: a rendition's claim, and the bans' partition (its one Query, checked above).
     expect(actions('render')).toEqual(
-      new Set(['secretsmanager:GetSecretValue', 's3:GetObject', 's3:PutObject', 'dynamodb:PutItem']),
+      new Set([
+        'secretsmanager:GetSecretValue',
+        's3:GetObject',
+        's3:PutObject',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+      ]),
     );
     expect(actions('takedowns')).toContain('cloudfront:CreateInvalidation');
     expect(actions('takedowns')).toContain('cloudfront-keyvaluestore:UpdateKeys');

@@ -287,7 +287,7 @@ describe('least privilege', () => {
       {
         Action: 'dynamodb:Query',
         Resource: tableArn,
-        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['BANS'] } },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BANS'] } },
       },
     ]);
     expect(RENDITION_CLAIM_PREFIX).toBe('RENDITION#');

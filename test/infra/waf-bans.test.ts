@@ -82,7 +82,7 @@ describe('the WAF mirror of the bans', () => {
     expect(table).toEqual([
       expect.objectContaining({
         Action: 'dynamodb:Query',
-        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['BANS'] } },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BANS'] } },
       }),
     ]);
     const env = functionOf(prod, mirror(prod)).Environment.Variables;

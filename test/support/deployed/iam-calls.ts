@@ -101,11 +101,25 @@ const TRANSACT_ACTIONS: Record<string, string> = {
   Get: 'dynamodb:GetItem',
 };
 
-/** `dynamodb:LeadingKeys` of one item request (its Key or Item), absent when it names no item. */
+/**
+ * `dynamodb:LeadingKeys` of one item request (its Key or Item), or of a Query of the table (the partition
+ * key its key condition names, `pk = :v` or `#n = :v`); absent when it names none.
+ */
 function leadingKeysOf(request: Json): CallContext | undefined {
   const item = (request.Key ?? request.Item) as Record<string, { S?: string }> | undefined;
-  const key = item?.[TABLE.partitionKey]?.S;
+  const key = item?.[TABLE.partitionKey]?.S ?? queriedPartition(request);
   return key === undefined ? undefined : { 'dynamodb:LeadingKeys': [key] };
+}
+
+function queriedPartition(request: Json): string | undefined {
+  const condition = text(request.KeyConditionExpression);
+  if (!condition || request.IndexName !== undefined) return undefined;
+  const names = (request.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const values = (request.ExpressionAttributeValues ?? {}) as Record<string, { S?: string }>;
+  for (const [, name, placeholder] of condition.matchAll(/([#\w]+)\s*=\s*(:\w+)/g)) {
+    if ((names[name!] ?? name) === TABLE.partitionKey) return values[placeholder!]?.S;
+  }
+  return undefined;
 }
 
 function dynamodbCalls(operation: string, body: Json, where: Where): IamCall[] | undefined {
