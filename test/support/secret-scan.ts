@@ -236,8 +236,8 @@ function accountRoute(route: string): string {
 
 /**
  * The responses that show a session or challenge token by design: login and challenge (docs/SPEC.md 3.2, 5),
- * a password change, which ends every session and answers a fresh one, and a password reset, which signs
- * the owner in (docs/ACCOUNTS.md).
+ * a password change, which ends every session and answers a fresh one, a password reset, which signs the
+ * owner in, and a provider sign-in's ticket exchange and signup (docs/ACCOUNTS.md).
  */
 const ISSUES_SESSION = new Set([
   'POST /auth/login',
@@ -249,6 +249,10 @@ const ISSUES_SESSION = new Set([
   'POST /auth/passkeys/login/verify',
   'POST /admin/auth/passkeys/login/verify',
   'POST /auth/passkeys/challenge/verify',
+  // Sign-in with a provider (docs/ACCOUNTS.md): the console's ticket exchanged for the login's answer, and
+  // the new account's first session.
+  'POST /auth/oauth/ticket',
+  'POST /auth/oauth/signup',
 ]);
 /** The response that shows an API token, once (docs/DESIGN.md 5). */
 const ISSUES_API_TOKEN = `POST ${API_PREFIX}/tokens`;
