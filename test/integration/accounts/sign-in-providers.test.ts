@@ -137,6 +137,23 @@ describe('sign in with another provider', () => {
     expect(q.get('redirect_uri')).toBe(callbackOf(BASE, 'local'));
   });
 
+  it("bounds a stranger's starts (each stores a state) per address: 429 past the limit, others served", async () => {
+    const limited = authHarness({
+      clock,
+      limits: { ipPerMinute: 3 },
+      signInProviders: [provider('local', 'oidc', { issuer: real.issuer })],
+    });
+    const from = (ip: string) => limited.call('GET', '/api/v1/auth/oauth/local/start', undefined, { ip });
+
+    const burst = await Promise.all(Array.from({ length: 6 }, () => from('198.51.100.77')));
+    const other = await from('198.51.100.78');
+
+    const statuses = burst.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([302, 302, 302, 429, 429, 429]);
+    expect(burst.find((answer) => answer.status === 429)?.headers['retry-after']).toMatch(/^\d+$/);
+    expect(other.status).toBe(302);
+  });
+
   it('creates the account on a first sign-in (after the username form), then logs into it', async () => {
     const who = person();
     const back = await callback(await signInAt(await start('local'), who.sub));
