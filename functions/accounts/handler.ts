@@ -5,7 +5,6 @@ import type { Accounts } from '#lib/accounts/build.ts';
 import { clientOf } from '#lib/accounts/client.ts';
 import { publicAccount } from '#lib/accounts/repository.ts';
 import { securityState } from '#lib/accounts/second-factor.ts';
-import { errors } from '#lib/core/errors.ts';
 import { created, ok } from '#lib/http/envelope.ts';
 import { type AnyRoute, createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
 import { requireAccount, requirePrincipal } from '#lib/http/principal.ts';

@@ -4,17 +4,16 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
-import { AppError, errors, type FieldProblem } from '#lib/core/errors.ts';
-import { log } from '#lib/platform/log.ts';
+import { errors, type FieldProblem } from '#lib/core/errors.ts';
 import { withInvocation } from '#lib/platform/observability/invocation.ts';
 import type * as z from '#lib/platform/zod.ts';
 import { type AdminActionLog, auditAdminActions, isAdminAction } from './admin-audit.ts';
 import { type BanCheck, banCheck } from './ban-check.ts';
-import { failure, SECURITY_HEADERS } from './envelope.ts';
+import { SECURITY_HEADERS } from './envelope.ts';
 import { errorResult } from './errors.ts';
 import { type ApiEvent, type ApiResult, requestFromEvent, resultToApi } from './event.ts';
 import { type FrontDoorOptions, frontDoorCheck } from './front-door.ts';
-import { isServerFailure, observeRequests, requestIdOf } from './observability.ts';
+import { observeRequests, requestIdOf } from './observability.ts';
 import {
   type AuthKind,
   type FunctionGroup,
