@@ -22,6 +22,21 @@ export const HEADROOM = 1.5;
 /** Lambda keeps at least 100 of an account's concurrency unreserved; the default quota is 1000. */
 export const LAMBDA_UNRESERVED_MINIMUM = 100;
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+/**
+ * What a new AWS account may start with before its first increase (Service Quotas shows 10 on some): the
+ * small-site stage's throttles keep the concurrency they can cause within it (docs/DEPLOYMENT.md).
+ */
+export const NEW_ACCOUNT_CONCURRENCY = 10;
+
+/**
+ * The Lambda concurrency an API throttle causes when it is held full with the target's mix of API paths,
+ * each at its p99: the rate times the mix's mean p99.
+ */
+export function concurrencyAtThrottle(rateLimit: number, paths: readonly PathLoad[] = PATHS): number {
+  const api = paths.filter((path) => !path.functionUrl);
+  const meanP99Ms = api.reduce((sum, path) => sum + path.perSecond * path.p99Ms, 0) / apiPerSecond(api);
+  return (rateLimit * meanP99Ms) / 1000;
+}
 
 /**
  * Memory per function in prod. auth at 1,769 MB has one full vCPU, so argon2id runs at full speed; so

@@ -67,11 +67,11 @@ function acknowledgeDeploymentHandler(stack: Stack, bucket: Bucket): void {
   const handlers = stack.node.children.filter((child) =>
     child.node.id.startsWith('Custom::CDKBucketDeployment'),
   );
-  // CDK's bootstrap asset bucket, named literally once the stage pins account and region.
-  const assetBucketObjects =
-    Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region)
-      ? 'arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*'
-      : `arn:aws:s3:::cdk-hnb659fds-assets-${stack.account}-${stack.region}/*`;
+  // CDK's bootstrap asset bucket, each part named literally once the stage pins it (a stage may pin its
+  // region alone, as the small-site stage does for its web ACL; the partition follows from the region).
+  const pinned = (value: string, token: string) => (Token.isUnresolved(value) ? `<AWS::${token}>` : value);
+  const partition = Token.isUnresolved(stack.region) ? '<AWS::Partition>' : 'aws';
+  const assetBucketObjects = `arn:${partition}:s3:::cdk-hnb659fds-assets-${pinned(stack.account, 'AccountId')}-${pinned(stack.region, 'Region')}/*`;
   const cdkReason =
     "CDK's BucketDeployment handler (one per stack, run only at deploy) copies the build from CDK's " +
     'asset bucket into console/ of the files bucket and invalidates the page; its grants are CDK-made.';
