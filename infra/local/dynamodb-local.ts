@@ -108,18 +108,22 @@ export async function startDynamoLocal(
     clearTimeout(timer);
   };
 
-  const deadline = Date.now() + 30_000;
+  // A JVM's start takes seconds alone and much longer on a busy machine (a whole suite on two cores):
+  // give it a minute and a half before calling it stuck.
+  const deadline = Date.now() + START_WAIT_MS;
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`DynamoDB Local exited (${child.exitCode}): ${stderr.trim()}`);
     if (await answers(endpoint)) return { endpoint, exited, stop };
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${stderr.trim()}`);
+      throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${START_WAIT_MS / 1000} s: ${stderr.trim()}`);
     }
     await new Promise((wait) => setTimeout(wait, 100));
   }
 }
+
+const START_WAIT_MS = 90_000;
 
 async function answers(endpoint: string): Promise<boolean> {
   try {

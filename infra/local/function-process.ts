@@ -82,7 +82,8 @@ export async function startFunctionProcess(options: FunctionProcessOptions): Pro
       clearTimeout(timer);
       reject(new FunctionStartError(options.name, reason));
     };
-    const timer = setTimeout(() => fail('no answer in time'), options.startTimeoutMs ?? 30_000);
+    // Generous: a function's process compiles its imports on start, slow on a busy machine (a suite on two cores).
+    const timer = setTimeout(() => fail('no answer in time'), options.startTimeoutMs ?? 90_000);
     child.on('message', (message: { type?: string; port?: number; message?: string }) => {
       if (message.type === 'ready' && message.port) {
         clearTimeout(timer);

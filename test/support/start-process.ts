@@ -27,7 +27,8 @@ export async function startService(env: Record<string, string>): Promise<Started
     output += chunk.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 45_000;
+  // npm start's stand-ins and function processes may each take a minute on a busy machine.
+  const deadline = Date.now() + 150_000;
   for (;;) {
     const listening = /API listening on (http:\/\/localhost:\d+)/.exec(output);
     const dynamo = /DynamoDB Local: (http:\/\/127\.0\.0\.1:\d+)/.exec(output);

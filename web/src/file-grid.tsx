@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeOutcome, runBulk } from './bulk.ts';
-import { type GridFile, isHeld, Thumbnail } from './file-links.tsx';
+import { FIRST_ROW, type GridFile, isHeld, Thumbnail } from './file-links.tsx';
 import { type AlbumChoice, type GridMode, Lightbox } from './lightbox.tsx';
 import { SelectionBar } from './selection-bar.tsx';
 import { CardGrid, copyText, errorText, FormError, Status } from './ui.tsx';
@@ -97,7 +97,7 @@ export function FileGrid<T extends GridFile>({
       {status.message && <Status message={status.message} />}
       {status.error && <FormError message={status.error} />}
       <CardGrid list={list} label={label} empty={empty} hint={hint} className="file-grid">
-        {(file) => (
+        {(file, index) => (
           <li key={file.id} class={`tile${selected.has(file.id) ? ' selected' : ''}`}>
             <button
               type="button"
@@ -106,7 +106,7 @@ export function FileGrid<T extends GridFile>({
               aria-haspopup="dialog"
               onClick={() => setOpenId(file.id)}
             >
-              <Thumbnail file={file} />
+              <Thumbnail file={file} firstRow={index < FIRST_ROW} />
               <span class="tile-name" aria-hidden="true">
                 {file.original_name}
               </span>

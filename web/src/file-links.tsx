@@ -79,27 +79,36 @@ function HeldPicture({ file, large = false }: { file: Drawable; large?: boolean 
   );
 }
 
+/** The tiles a grid's first screen shows on a phone (three a row) and more on a laptop: not lazy. */
+export const FIRST_ROW = 6;
+
 /**
  * A grid's picture of a file: the record's thumbnail (a small rendition, so a page of 12-megapixel photos
  * loads kilobytes, not megabytes), lazily, with the 2x rendition for dense screens; or a tile naming the
  * type when the renderer cannot read it (BMP, ICO: `thumbnail` is null). Never the original itself.
  * `elementtiming` lets a page measure when the first one was painted.
  */
-export function Thumbnail({ file }: { file: Drawable }) {
+export function Thumbnail({ file, firstRow = false }: { file: Drawable; firstRow?: boolean }) {
   if (isHeld(file)) return <HeldPicture file={file} />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
   // `small` is twice the thumbnail's 480 pixels.
   const double = asPreset(file.thumbnail, 'small');
   return (
-    // loading before the sources: a lazy image fetches nothing until it nears the viewport.
+    // loading before the sources: a lazy image fetches nothing until it nears the viewport. The first row
+    // is on screen at once and holds the page's largest paint: fetched at once, the very first one first.
     <img
-      loading="lazy"
+      loading={firstRow ? 'eager' : 'lazy'}
+      {...(firstRow ? { fetchpriority: 'high' } : {})}
       decoding="async"
       width={240}
       height={240}
       alt={file.original_name}
       elementtiming="thumbnail"
-      {...(double ? { srcset: `${file.thumbnail} 1x, ${double} 2x` } : {})}
+      // Widths, not densities: a phone's tile is a third of the screen (the 480-wide thumbnail is plenty at
+      // three device pixels to one), a laptop's about 16rem (the 960-wide one on a dense screen).
+      {...(double
+        ? { srcset: `${file.thumbnail} 480w, ${double} 960w`, sizes: '(max-width: 40rem) 34vw, 16rem' }
+        : {})}
       src={file.thumbnail}
     />
   );

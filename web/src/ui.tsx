@@ -251,7 +251,7 @@ export function CardGrid<T>({
   hint?: ComponentChildren;
   /** A further class of the list (the files grid's `file-grid`: denser tiles, square placeholders). */
   className?: string;
-  children: (item: T) => ComponentChildren;
+  children: (item: T, index: number) => ComponentChildren;
 }) {
   const phase = listPhase(list, list.items.length);
   return (
