@@ -22,8 +22,8 @@ export interface BuildUploadRecordInput {
   albumId?: string | null | undefined;
 }
 
-/** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
-export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
+/** The SPEC 2.3 record but its tags. Pure: the caller supplies id, clock, location and facts. */
+export function buildUploadRecord(input: BuildUploadRecordInput): Omit<UploadRecord, 'tags'> {
   const { facts } = input;
   return {
     id: input.id,
