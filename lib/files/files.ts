@@ -103,14 +103,14 @@ export interface NewFileInput {
  * whose milliseconds order listings.
  */
 export function newFileItem(input: NewFileInput): FileItem {
-  const { ownerId, ownerRole, listingShards, tags, ...fields } = input;
-  const { url: _url, thumbnail: _thumbnail, album_id: albumId, ...record } = buildUploadRecord(fields);
+  const { ownerId, ownerRole, listingShards, ...fields } = input;
+  const { url: _url, thumbnail: _thumbnail, album_id: albumId, tags, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
     ...fileKey(record.id),
     ...record,
     ...(albumId ? { album_id: albumId } : {}),
-    ...(tags?.length ? { tags } : {}),
+    ...(tags.length > 0 ? { tags } : {}),
     owner_id: ownerId,
     gsi1pk: ownerFilesPartition({ id: ownerId, role: ownerRole }, listingShards, record.id),
     gsi1sk: sortKey,

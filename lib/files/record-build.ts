@@ -20,10 +20,12 @@ export interface BuildUploadRecordInput {
   key: string;
   /** the caller's album it goes into (checked by the caller), else none */
   albumId?: string | null | undefined;
+  /** its tags, already parsed (lib/files/file-index.ts parseTags), else none */
+  tags?: string[] | undefined;
 }
 
-/** The SPEC 2.3 record but its tags. Pure: the caller supplies id, clock, location and facts. */
-export function buildUploadRecord(input: BuildUploadRecordInput): Omit<UploadRecord, 'tags'> {
+/** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
+export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
   const { facts } = input;
   return {
     id: input.id,
@@ -35,6 +37,7 @@ export function buildUploadRecord(input: BuildUploadRecordInput): Omit<UploadRec
     hash: facts.sha256,
     permission: input.permission,
     album_id: input.albumId ?? null,
+    tags: input.tags ?? [],
     size: facts.size,
     mime_type: facts.mimeType,
     width: facts.width,
