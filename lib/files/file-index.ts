@@ -34,6 +34,12 @@ export const namePartition = (ownerId: string) => `filename#${ownerId}`;
 /** How names are compared: NFC, lower case. */
 export const searchName = (name: string) => name.normalize('NFC').toLowerCase();
 
+/**
+ * The mark of a record written with its name item: records from before have none until
+ * `npm run migrate:shards` writes their name item (lib/files/migrations.ts).
+ */
+export const NAME_INDEXED = { name_indexed: true } as const;
+
 /** What of a file its look-up items come from. */
 export interface IndexedFile {
   id: string;
@@ -48,7 +54,8 @@ const tagKey = (file: IndexedFile, tag: string): Key => ({
   pk: tagPartition(file.owner_id, tag),
   sk: file.gsi1sk,
 });
-const nameKey = (file: IndexedFile): Key => ({
+/** The key of a file's name item. */
+export const nameKey = (file: IndexedFile): Key => ({
   pk: namePartition(file.owner_id),
   sk: `${searchName(file.original_name)}#${file.id}`,
 });

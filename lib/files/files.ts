@@ -13,7 +13,7 @@ import {
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { albumIndexKeys, albumKey } from './album-keys.ts';
-import { indexDeletes, indexPuts, tagsAsRead } from './file-index.ts';
+import { indexDeletes, indexPuts, NAME_INDEXED, tagsAsRead } from './file-index.ts';
 import { fileListing, fileListingKeys } from './file-listings.ts';
 import { type FileOwner, ownerFilesPage, ownerFilesPartition } from './index-page.ts';
 import { isHeld } from './moderation-state.ts';
@@ -94,7 +94,6 @@ export interface NewFileInput {
   listingShards: number;
   /** The caller's album it goes into (already checked), if any. */
   albumId?: string | null | undefined;
-  /** Its tags, already parsed (lib/files/file-index.ts parseTags). */
   tags?: string[] | undefined;
 }
 
@@ -111,6 +110,7 @@ export function newFileItem(input: NewFileInput): FileItem {
     ...record,
     ...(albumId ? { album_id: albumId } : {}),
     ...(tags.length > 0 ? { tags } : {}),
+    ...NAME_INDEXED,
     owner_id: ownerId,
     gsi1pk: ownerFilesPartition({ id: ownerId, role: ownerRole }, listingShards, record.id),
     gsi1sk: sortKey,

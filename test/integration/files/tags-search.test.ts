@@ -4,6 +4,8 @@
 // and administrators finding any file by its URL, key, id or share link.
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { migrateItems } from '#infra/migrate-items.ts';
+import { fileNameItems } from '#lib/files/migrations.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { type StackClient, WaitCounter } from '#test/support/aws-waits.ts';
@@ -174,6 +176,26 @@ describe('tags and search', () => {
     expect(await holding(`filetag#${id}#gone`)).toEqual([]);
     expect(await holding(`filename#${id}`)).toEqual([]);
     expect((await allPages(alice, { q: 'doomed' })).ids).toEqual([]);
+  });
+});
+
+describe('files from before names were searched', () => {
+  it('are found by name once `npm run migrate:shards` wrote their name items; a second run does nothing', async () => {
+    const old = await uploaded(alice, 'Ancient-scroll.png');
+    // As written before: no name item, no mark.
+    await deps.table.delete({ pk: `filename#${alice.account.id}`, sk: `ancient-scroll.png#${old.id}` });
+    await deps.table.update(
+      { pk: `file#${old.id}`, sk: 'file' },
+      { UpdateExpression: 'REMOVE name_indexed', ConditionExpression: 'attribute_exists(pk)' },
+    );
+    expect((await allPages(alice, { q: 'ancient' })).ids).toEqual([]);
+
+    const settings = { listingShards: deps.settings.listing_shards };
+    const first = await migrateItems(deps.table, settings, { migrations: [fileNameItems] });
+    expect(first.migrations['files: name items']).toEqual({ updated: 1, skipped: 0 });
+    expect((await allPages(alice, { q: 'ancient' })).ids).toEqual([old.id]);
+    const again = await migrateItems(deps.table, settings, { migrations: [fileNameItems] });
+    expect(again.migrations['files: name items']).toEqual({ updated: 0, skipped: 0 });
   });
 });
 
