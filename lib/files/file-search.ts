@@ -10,6 +10,7 @@ import {
   decodeCursor,
   encodeCursor,
   invalidCursor,
+  isKeyValue,
   type Table,
 } from '#lib/platform/db/table.ts';
 import { namePartition, parseTags, searchName, tagKeys, tagPartition, tagsAsRead } from './file-index.ts';
@@ -80,7 +81,7 @@ export class FileSearch {
   /** The owner's files whose original name begins with `query` (case-insensitive), by name. */
   byName(ownerId: string, query: string, page: PageRequest): Promise<Page<UploadRecord>> {
     const prefix = searchName(query.trim());
-    if (prefix === '') throw errors.badRequest('query.q: must not be empty');
+    if (!isKeyValue(prefix)) throw errors.badRequest('query.q: must be 1 to 100 characters of text');
     return this.page(ownerId, namePartition(ownerId), prefix, page);
   }
 
