@@ -69,7 +69,7 @@ export function createFilesHandler(
         // Said as the stream says it: the file limit a user knows (4 MiB), not the body's with its overhead.
         tooLarge: () => fileTooLarge(options.maxUploadBytes),
         summary:
-          'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
+          'Direct upload: multipart part `file` (and optional `permission`, `album_id`, `tags` comma-separated). Answers 200, as PicGo expects.',
         requestContentType: 'multipart/form-data',
         response: uploadRecordSchema,
         // Not an allowed type; past the account's upload rate or the static token's; over the storage quota.

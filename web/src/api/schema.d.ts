@@ -940,7 +940,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects. */
+    /** Direct upload: multipart part `file` (and optional `permission`, `album_id`, `tags` comma-separated). Answers 200, as PicGo expects. */
     post: operations['postApiV1Upload'];
     delete?: never;
     options?: never;
