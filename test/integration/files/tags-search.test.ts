@@ -152,6 +152,37 @@ describe('tags and search', () => {
     expect((await list(alice, { tag: 'cats', q: 'holi' })).status).toBe(400);
   });
 
+  it('records the tags a presign names once its upload is confirmed; a bad one is 400 at the presign', async () => {
+    const bytes = makePng(61, 7, [1, 2, 3]);
+    const presign = (tags: string[]) =>
+      call<{ key: string; url: string; headers: Record<string, string> }>('files', {
+        method: 'POST',
+        path: '/api/v1/upload/presign',
+        headers: alice.headers,
+        body: { mime_type: 'image/png', size: bytes.length, filename: 'Receipt.png', tags },
+      });
+    expect((await presign(['ok', 'not ok'])).status).toBe(400);
+    const grant = await presign(['Receipts', 'tax-2026']);
+    expect(grant.status, grant.text).toBe(200);
+    const { url, headers, key } = grant.body.data;
+    const put = await fetch(url, {
+      method: 'PUT',
+      body: bytes,
+      headers: { 'Content-Type': headers['Content-Type']! },
+    });
+    expect(put.ok).toBe(true);
+    const confirmed = await call<UploadRecord>('files', {
+      method: 'POST',
+      path: '/api/v1/upload/confirm',
+      headers: alice.headers,
+      body: { key },
+    });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect(confirmed.body.data.tags).toEqual(['receipts', 'tax-2026']);
+    expect((await allPages(alice, { tag: 'tax-2026' })).ids).toEqual([confirmed.body.data.id]);
+    expect((await allPages(alice, { q: 'receipt' })).ids).toEqual([confirmed.body.data.id]);
+  });
+
   it('removes the look-up items with the file', async () => {
     const file = await uploaded(alice, 'Doomed.png', 'doomed,gone');
     const deleted = await call('files', {
