@@ -45,6 +45,7 @@ import { exportRoutes } from './account-export-routes.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
+import { searchRoutes } from './search-routes.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -68,7 +69,7 @@ export function createFilesHandler(
         // Said as the stream says it: the file limit a user knows (4 MiB), not the body's with its overhead.
         tooLarge: () => fileTooLarge(options.maxUploadBytes),
         summary:
-          'Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects.',
+          'Direct upload: multipart part `file` (and optional `permission`, `album_id`, `tags` comma-separated). Answers 200, as PicGo expects.',
         requestContentType: 'multipart/form-data',
         response: uploadRecordSchema,
         // Not an allowed type; past the account's upload rate or the static token's; over the storage quota.
@@ -101,16 +102,21 @@ export function createFilesHandler(
           ok(await uploadServices().confirms.confirm(ownerOf(request), request.body.key)),
       }),
       'GET /api/v1/files': defineRoute({
-        summary: "The caller's files, newest first; `album_id` lists one of the caller's albums.",
+        summary:
+          "The caller's files, newest first; `album_id` lists one of the caller's albums, `tag` those with a tag (newest first), `q` those whose name begins with it (by name); one of the three at most.",
         query: filesQuery,
         response: filePage,
         run: async (request) => {
-          const { albumId, ...page } = request.query;
-          const services = uploadServices();
+          const { albumId, tag, q, ...page } = request.query;
+          const { files, albums, search } = uploadServices();
+          if ([albumId, tag, q].filter((given) => given !== undefined).length > 1)
+            throw errors.badRequest('query: give one of album_id, tag and q');
+          if (tag !== undefined) return ok(await search.byTag(callerOf(request), tag, page));
+          if (q !== undefined) return ok(await search.byName(callerOf(request), q, page));
           return ok(
             albumId === undefined
-              ? await services.files.list(ownerOf(request), page)
-              : await services.albums.files(callerOf(request), albumId, page),
+              ? await files.list(ownerOf(request), page)
+              : await albums.files(callerOf(request), albumId, page),
           );
         },
       }),
@@ -286,6 +292,7 @@ export function createFilesHandler(
         },
       }),
       ...moderationRoutes(deps),
+      ...searchRoutes(deps),
       ...exportRoutes(deps),
     },
     {

@@ -1,13 +1,17 @@
 // The back office's listing of files (docs/UPLOADS.md, back office): one owner's files through the `owner`
 // index, or every file newest first by reading the gallery's and the private files' shards as one listing;
-// each item names its owner (id and username, the page's owners read in one batch).
+// each item names its owner (id and username, the page's owners read in one batch). And one file found by
+// its URL, share link, key or id: read by key, never searched for.
 
 import type { AccountRepository } from '#lib/accounts/repository.ts';
+import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards } from '#lib/platform/db/shards.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { type FileItem, type FileRepository, GALLERY_LISTING, PRIVATE_LISTING } from './files.ts';
+import { parseStorageKey } from './names.ts';
 import type { UploadRecord } from './record.ts';
+import { shareKey } from './shares.ts';
 
 export interface AdminListRequest {
   ownerId?: string | undefined;
@@ -65,6 +69,28 @@ export class AdminFiles {
       items: records.map((record, index) => withOwner(record, items[index]!.owner_id, owners)),
       next_cursor: page.next_cursor,
     };
+  }
+
+  /**
+   * The file a reference names: its id; its key, or a URL of it (/i/<key>, a rendition's query ignored), the
+   * id read from the key and the record's key checked; a share link of one file (/s/<id>). Else 404.
+   */
+  async find(ref: string): Promise<AdminFileRecord> {
+    const { files, table } = this.deps;
+    // A key needs no escaping in a URL: its path is the key as it is.
+    const url = /^https?:\/\//i.test(ref);
+    const path = (url ? (URL.canParse(ref) ? new URL(ref).pathname : '') : ref).replace(/^\/+/, '');
+    const share = /^s\/([A-Za-z0-9_-]{32})(?:\/|$)/.exec(path);
+    const key = path.replace(/^i\//, '');
+    const id = share
+      ? (await table.get<{ file_id?: string }>(shareKey(share[1]!)))?.file_id
+      : (parseStorageKey(key)?.id ?? key);
+    const item = id === undefined ? undefined : await files.getItem(id);
+    if (!item || (!share && item.id !== key && item.key !== key)) {
+      throw errors.notFound('ref: no file has this URL, key or id');
+    }
+    const [record, owners] = await Promise.all([files.recordOf(item), this.usernames([item.owner_id])]);
+    return withOwner(record, item.owner_id, owners);
   }
 
   /** The usernames of these accounts (a page holds at most 100 owners: one batch read). */

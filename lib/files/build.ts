@@ -15,6 +15,7 @@ import { buildAlbums } from './build-records.ts';
 import { ConfirmService } from './confirm.ts';
 import { DirectUploadService, type LikenessCheck } from './direct-upload.ts';
 import { FileDeletionService } from './file-deletion.ts';
+import { FileSearch } from './file-search.ts';
 import { FileRepository } from './files.ts';
 import { MULTIPART_OVERHEAD_BYTES } from './multipart.ts';
 import { PendingUploads } from './pending.ts';
@@ -70,6 +71,8 @@ export function buildFiles(input: FilesInput) {
     files,
     /** Albums (docs/DESIGN.md 16). */
     albums,
+    /** Owners' tags, tag filter and name search (docs/UPLOADS.md "Tags and search"). */
+    search: new FileSearch({ table, files }),
     /** The back office's view of everyone's files. */
     adminFiles: new AdminFiles({ table, files, accounts }),
     directUploads: new DirectUploadService({

@@ -115,6 +115,7 @@ export class ConfirmService {
       facts,
       permission: pending.permission,
       albumId: pending.album_id ?? null,
+      tags: pending.tags,
       ownerId,
       ownerRole: owner.role,
       now,

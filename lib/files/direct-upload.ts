@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { parseUploadForm } from './multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';
@@ -67,6 +68,8 @@ export class DirectUploadService {
     });
     const file = form.file;
     const permission = parsePermission(form.fields.permission);
+    // Comma-separated, as a form field of PicGo or ShareX sends it.
+    const tags = parseTags(form.fields.tags?.split(',') ?? []);
     const albumId = await this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim());
     // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
@@ -87,6 +90,7 @@ export class DirectUploadService {
       facts,
       permission,
       albumId,
+      tags,
       ownerId: owner.id,
       ownerRole: owner.role,
       now,

@@ -5,7 +5,7 @@
 
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import { readShards, type ShardedListing, shardPartition } from '#lib/platform/db/shards.ts';
+import { readShards, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   ConditionFailedError,
   conditionFailedReturns,
@@ -13,6 +13,8 @@ import {
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { albumIndexKeys, albumKey } from './album-keys.ts';
+import { indexDeletes, indexPuts, NAME_INDEXED, tagsAsRead } from './file-index.ts';
+import { fileListing, fileListingKeys } from './file-listings.ts';
 import { type FileOwner, ownerFilesPage, ownerFilesPartition } from './index-page.ts';
 import { isHeld } from './moderation-state.ts';
 import type { Reservation } from './quota-service.ts';
@@ -20,6 +22,8 @@ import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { buildUploadRecord } from './record-build.ts';
 import { thumbnailOf } from './rendition-query.ts';
 import { releaseItem } from './usage.ts';
+
+export { fileListing, fileListingKeys, GALLERY_LISTING, PRIVATE_LISTING } from './file-listings.ts';
 
 export const fileKey = (id: string) => ({ pk: `file#${id}`, sk: 'file' });
 
@@ -29,28 +33,11 @@ export const hashClaimKey = (ownerId: string, sha256: string) => ({
   sk: 'filehash',
 });
 
-/** The listing of public files: shards `gallery#public#<n>` of the `listing` index. */
-export const GALLERY_LISTING = 'gallery#public';
 /**
  * The most files a gallery page holds, whatever `limit` asks (the console's page): a page reads up to this
  * many from each shard, so the cap bounds what one anonymous page costs (docs/CAPACITY.md).
  */
 export const GALLERY_PAGE_MAX = 60;
-/** The listing of private files: with the gallery's, every file (the back office's listing). */
-export const PRIVATE_LISTING = 'files#private';
-
-/** The listing a file of this permission belongs to, with `count` shards. */
-export function fileListing(permission: Permission, count: number): ShardedListing {
-  return { index: 'listing', name: permission === 'public' ? GALLERY_LISTING : PRIVATE_LISTING, count };
-}
-
-/** The listing index's keys of a file: its permission's listing, in the shard of its id. */
-export function fileListingKeys(
-  item: { id: string; permission: Permission; gsi1sk: string },
-  count: number,
-): { gsi2pk: string; gsi2sk: string } {
-  return { gsi2pk: shardPartition(fileListing(item.permission, count), item.id), gsi2sk: item.gsi1sk };
-}
 
 export interface FileItem {
   pk: string;
@@ -79,6 +66,8 @@ export interface FileItem {
   /** `album#<album id>` while in an album: the album's listing (the sparse `due` index). */
   gsi3pk?: string;
   gsi3sk?: string;
+  /** Its tags (lib/files/file-index.ts), each with its look-up item; absent when none. */
+  tags?: string[];
   /** true when the record's bytes are counted in the owner's usage (every record since quotas exist). */
   usage_counted?: boolean;
   /** The usage item that counted them when not the owner's single one (lib/files/usage.ts shards). */
@@ -105,6 +94,7 @@ export interface NewFileInput {
   listingShards: number;
   /** The caller's album it goes into (already checked), if any. */
   albumId?: string | null | undefined;
+  tags?: string[] | undefined;
 }
 
 /**
@@ -113,12 +103,14 @@ export interface NewFileInput {
  */
 export function newFileItem(input: NewFileInput): FileItem {
   const { ownerId, ownerRole, listingShards, ...fields } = input;
-  const { url: _url, thumbnail: _thumbnail, album_id: albumId, ...record } = buildUploadRecord(fields);
+  const { url: _url, thumbnail: _thumbnail, album_id: albumId, tags, ...record } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
     ...fileKey(record.id),
     ...record,
     ...(albumId ? { album_id: albumId } : {}),
+    ...(tags.length > 0 ? { tags } : {}),
+    ...NAME_INDEXED,
     owner_id: ownerId,
     gsi1pk: ownerFilesPartition({ id: ownerId, role: ownerRole }, listingShards, record.id),
     gsi1sk: sortKey,
@@ -175,6 +167,7 @@ export class FileRepository {
       hash: item.hash,
       permission: item.permission,
       album_id: item.album_id ?? null,
+      tags: item.tags ?? [],
       size: item.size,
       mime_type: item.mime_type,
       width: item.width,
@@ -261,6 +254,7 @@ export class FileRepository {
           },
           ...usage,
           ...extra,
+          ...indexPuts(item),
         ]);
         return { created: true, item: stored };
       } catch (error) {
@@ -373,19 +367,24 @@ export class FileRepository {
 }
 
 /**
- * Removes the record (only while it is the same owner's and its usage_counted is as read) and its hash
- * claim, giving its bytes back to the owner's usage when they were counted there.
+ * Removes the record (only while it is the same owner's and its usage_counted and tags are as read), its
+ * look-up items (lib/files/file-index.ts) and its hash claim, giving its bytes back to the owner's usage when they were counted there.
  */
 function deletion(item: FileItem): TransactItem[] {
   const counted = item.usage_counted === true;
+  const tags = tagsAsRead(item);
   return [
     {
       Delete: {
         Key: fileKey(item.id),
-        ConditionExpression: `owner_id = :owner AND ${
+        ConditionExpression: `owner_id = :owner AND ${tags.condition} AND ${
           counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
         }`,
-        ExpressionAttributeValues: { ':owner': item.owner_id, ...(counted ? { ':counted': true } : {}) },
+        ExpressionAttributeValues: {
+          ':owner': item.owner_id,
+          ...tags.values,
+          ...(counted ? { ':counted': true } : {}),
+        },
       },
     },
     {
@@ -396,5 +395,6 @@ function deletion(item: FileItem): TransactItem[] {
       },
     },
     ...(counted ? [releaseItem(item.owner_id, item.size, item.usage_item)] : []),
+    ...indexDeletes(item),
   ];
 }

@@ -4,8 +4,10 @@
 // its permission's listing in the shard of its id. Conditional on the permission and the listing as read:
 // a permission change meanwhile has written the right shard itself, and wins. An administrator's listing
 // entry (`files#<owner>#<n>`, lib/files/index-page.ts) in a shard of another number moves the same way.
+// A record from before names were searched gets its name item.
 import type { ItemMigration } from '#lib/platform/db/migration.ts';
 import type { Item } from '#lib/platform/db/table.ts';
+import { nameKey } from './file-index.ts';
 import { fileListingKeys } from './files.ts';
 import { ownerFilesPartition } from './index-page.ts';
 import type { Permission } from './record.ts';
@@ -56,4 +58,33 @@ export const fileOwnerShards: ItemMigration = {
   },
 };
 
-export const filesMigrations: ItemMigration[] = [fileListingShards, fileOwnerShards];
+/**
+ * A record from before names were searched gets its name item (lib/files/file-index.ts), then its mark. A
+ * record deleted in between leaves its name item behind, which search skips (its record is not found).
+ */
+export const fileNameItems: ItemMigration = {
+  name: 'files: name items',
+  plan(item: Item) {
+    const { pk, sk, id, owner_id: ownerId, original_name: name, gsi1sk } = item;
+    if (typeof pk !== 'string' || !pk.startsWith('file#') || sk !== 'file' || item.name_indexed === true)
+      return undefined;
+    if (typeof id !== 'string' || typeof ownerId !== 'string' || typeof name !== 'string') return undefined;
+    const file = { id, owner_id: ownerId, original_name: name, gsi1sk: String(gsi1sk) };
+    return [
+      {
+        Key: nameKey(file),
+        UpdateExpression: 'SET file_id = :id',
+        ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
+        ExpressionAttributeValues: { ':id': id },
+      },
+      {
+        Key: { pk, sk },
+        UpdateExpression: 'SET name_indexed = :yes',
+        ConditionExpression: 'owner_id = :owner AND original_name = :name',
+        ExpressionAttributeValues: { ':yes': true, ':owner': ownerId, ':name': name },
+      },
+    ];
+  },
+};
+
+export const filesMigrations: ItemMigration[] = [fileListingShards, fileOwnerShards, fileNameItems];

@@ -32,6 +32,8 @@ export interface PendingItem extends Item {
   permission: Permission;
   /** The caller's album named at presign (docs/DESIGN.md 16), if any. */
   album_id?: string;
+  /** Its tags named at presign, parsed (lib/files/file-index.ts), if any. */
+  tags?: string[];
   created_at: string;
   expires_at: number;
   confirmed_file_id?: string;

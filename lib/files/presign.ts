@@ -7,6 +7,7 @@ import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
+import { parseTags } from './file-index.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
 import { incomingKey } from './prefixes.ts';
@@ -20,6 +21,7 @@ export interface PresignInput {
   filename?: string | undefined;
   permission?: string | undefined;
   album_id?: string | null | undefined;
+  tags?: readonly string[] | undefined;
 }
 
 export interface PresignResult {
@@ -59,6 +61,7 @@ export class PresignService {
     }
     if (input.size > presignMaxBytes) throw fileTooLarge(presignMaxBytes);
     const permission = parsePermission(input.permission);
+    const tags = parseTags(input.tags ?? []);
     const albumId = await this.deps.albums.requireOwn(ownerId, input.album_id);
     const { mimeType, ext } = KIND_INFO[kind];
     const now = this.deps.clock();
@@ -76,6 +79,7 @@ export class PresignService {
       original_name: sanitizeOriginalName(input.filename),
       permission,
       ...(albumId ? { album_id: albumId } : {}),
+      ...(tags.length > 0 ? { tags } : {}),
       created_at: isoWithOffset(now),
       expires_at: epochSeconds(expiresAt),
     };

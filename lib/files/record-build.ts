@@ -20,6 +20,8 @@ export interface BuildUploadRecordInput {
   key: string;
   /** the caller's album it goes into (checked by the caller), else none */
   albumId?: string | null | undefined;
+  /** its tags, already parsed (lib/files/file-index.ts parseTags), else none */
+  tags?: string[] | undefined;
 }
 
 /** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
@@ -35,6 +37,7 @@ export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
     hash: facts.sha256,
     permission: input.permission,
     album_id: input.albumId ?? null,
+    tags: input.tags ?? [],
     size: facts.size,
     mime_type: facts.mimeType,
     width: facts.width,

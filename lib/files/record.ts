@@ -22,6 +22,8 @@ export interface UploadRecord {
   permission: Permission;
   /** The album the file is in (docs/DESIGN.md 16): at most one; null outside any. */
   album_id: string | null;
+  /** Its owner's tags (docs/UPLOADS.md "Tags and search"); none shown in the public gallery. */
+  tags: string[];
   size: number;
   mime_type: string;
   width: number;

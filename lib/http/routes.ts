@@ -128,6 +128,7 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
     ['PATCH', `${API_PREFIX}/files/{id}`, 'uploader', 'json'],
     ['DELETE', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
+    ['PUT', `${API_PREFIX}/files/{id}/tags`, 'uploader', 'json'],
     // A signed rendition URL for the file's owner or an administrator (docs/IMAGES.md).
     ['POST', `${API_PREFIX}/files/{id}/rendition-url`, 'uploader', 'json'],
     ['GET', `${API_PREFIX}/gallery`, 'none', 'none'],
@@ -141,6 +142,7 @@ const GROUP_ROUTES = {
     ['PUT', `${API_PREFIX}/hotlink`, 'session', 'json'],
     // Back office: any owner's files (docs/UPLOADS.md).
     ['GET', `${API_PREFIX}/admin/files`, 'admin', 'none'],
+    ['GET', `${API_PREFIX}/admin/files/find`, 'admin', 'none'],
     ['PATCH', `${API_PREFIX}/admin/files/{id}`, 'admin', 'json'],
     ['DELETE', `${API_PREFIX}/admin/files/{id}`, 'admin', 'none'],
     // Moderation (docs/MODERATION.md): a file's bytes for its owner, the queue, reviews, the block list,

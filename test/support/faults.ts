@@ -8,6 +8,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ORDER_PAID } from '#lib/billing/order-events.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
+import { type IndexedFile, nameKey, tagKeys } from '#lib/files/file-index.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -203,6 +204,13 @@ export async function findOrphans(): Promise<string[]> {
       const claim = get(`filehash#${item.owner_id}#${item.hash}`, 'filehash');
       if (claim?.file_id !== item.id) problems.push(`record ${item.id} without its hash claim`);
       if (!objectSet.has(String(item.key))) problems.push(`record ${item.id} without its object ${item.key}`);
+      // Its look-up items (lib/files/file-index.ts): one per tag, and its name's once marked.
+      const file = item as unknown as IndexedFile;
+      for (const key of [...tagKeys(file), ...(item.name_indexed === true ? [nameKey(file)] : [])]) {
+        if (get(key.pk, key.sk)?.file_id !== item.id) problems.push(`record ${item.id} without ${key.pk}`);
+      }
+    } else if (pk.startsWith('filetag#') || pk.startsWith('filename#')) {
+      if (!get(`file#${item.file_id}`, 'file')) problems.push(`look-up item ${pk} without its record`);
     } else if (pk.startsWith('filehash#')) {
       if (!get(`file#${item.file_id}`, 'file')) problems.push(`hash claim ${pk} without its record`);
     } else if (pk.startsWith('pending#')) {

@@ -15,6 +15,7 @@ import {
   PERMISSION_LABELS,
 } from './file-links.tsx';
 import { ShareForm } from './share-form.tsx';
+import { TagEditor } from './tag-editor.tsx';
 import { copyText, formatBytes, formatTime } from './ui.tsx';
 
 /** Whose grid: the owner's (every control), the back office's (owner, visibility, take down), the gallery's. */
@@ -288,6 +289,7 @@ function FileControls({
           </select>
         </div>
       )}
+      {!admin && <TagEditor file={file} onChanged={onChanged} />}
       {!admin && (
         // The form is drawn only while open: the dialog holds no hidden password field.
         <details

@@ -2,6 +2,7 @@
 // docs/ALBUMS.md), as schemas: the API document is generated from them and the contract tests hold every
 // answer to them.
 import { ALBUM_DESCRIPTION_MAX, ALBUM_NAME_MAX } from '#lib/files/albums.ts';
+import { SEARCH_MAX, TAGS_MAX } from '#lib/files/file-index.ts';
 import { MODERATION_STATES } from '#lib/files/moderation-state.ts';
 import { PERMISSIONS, type UploadRecord } from '#lib/files/record.ts';
 import { FITS, FORMAT_PARAMS } from '#lib/files/rendition-query.ts';
@@ -18,6 +19,9 @@ export const moderationView = z.object({
   reviewed: z.optional(z.boolean()),
   error: z.optional(z.string()),
 });
+
+/** Tags as given: each normalized and checked by the service (lib/files/file-index.ts parseTags). */
+const tagList = z.array(z.string().check(z.maxLength(64))).check(z.maxLength(TAGS_MAX * 2));
 
 /** The record exactly as SPEC 2.3 names it on the wire (snake_case); strict, for contract tests too. */
 export const uploadRecordSchema = z.strictObject({
@@ -39,6 +43,9 @@ export const uploadRecordSchema = z.strictObject({
   permission: z.enum(PERMISSIONS),
   // The album the file is in (docs/DESIGN.md 16): at most one; null outside any.
   album_id: z.nullable(z.string()),
+  tags: z
+    .array(z.string())
+    .check(z.describe("The owner's tags (docs/UPLOADS.md); always empty in the public gallery.")),
   size: z.number().check(z.int(), z.minimum(1)),
   mime_type: z.string().check(z.minLength(1)),
   width: z.number().check(z.int(), z.minimum(0)),
@@ -93,6 +100,10 @@ export const adminFileRecord = z.extend(uploadRecordSchema, {
     .check(z.describe("The owner's username; null when the account no longer exists.")),
 });
 export const adminFilePage = pageOf(adminFileRecord);
+/** GET /api/v1/admin/files/find: a file's URL, share link, key or id. */
+export const adminFindQuery = z.object({
+  ref: z.string().check(z.trim(), z.minLength(1), z.maxLength(2048)),
+});
 export const presignResponse = z.object({
   key: z.string(),
   url: z.url(),
@@ -125,18 +136,27 @@ export const presignBody = z.object({
   filename: z.optional(z.string().check(z.maxLength(1024))),
   permission: z.optional(z.string().check(z.maxLength(32))),
   album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+  tags: z.optional(tagList),
 });
 
 export const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });
+/** PUT /api/v1/files/{id}/tags: the file's tags, all of them (an empty list removes every one). */
+export const tagsBody = z.object({ tags: tagList });
 /** The owner's PATCH: the permission, the album (null takes the file out), or both. */
 export const filePatchBody = z.object({
   permission: z.optional(z.enum(PERMISSIONS)),
   album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
 });
 export const filesQuery = z.pipe(
-  z.extend(pageQueryFields, { album_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))) }),
-  z.transform(({ album_id, limit, cursor }) => ({
+  z.extend(pageQueryFields, {
+    album_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+    tag: z.optional(z.string().check(z.maxLength(64))),
+    q: z.optional(z.string().check(z.maxLength(SEARCH_MAX))),
+  }),
+  z.transform(({ album_id, tag, q, limit, cursor }) => ({
     albumId: album_id,
+    tag,
+    q,
     limit: limit ?? DEFAULT_PAGE_SIZE,
     ...(cursor ? { cursor } : {}),
   })),

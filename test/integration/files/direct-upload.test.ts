@@ -72,6 +72,7 @@ describe('POST /api/v1/upload', () => {
       'original_name',
       'permission',
       'size',
+      'tags',
       'thumbnail',
       'url',
       'width',

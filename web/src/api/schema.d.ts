@@ -940,7 +940,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Direct upload: multipart part `file` (and optional `permission`). Answers 200, as PicGo expects. */
+    /** Direct upload: multipart part `file` (and optional `permission`, `album_id`, `tags` comma-separated). Answers 200, as PicGo expects. */
     post: operations['postApiV1Upload'];
     delete?: never;
     options?: never;
@@ -989,7 +989,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's files, newest first; `album_id` lists one of the caller's albums. */
+    /** The caller's files, newest first; `album_id` lists one of the caller's albums, `tag` those with a tag (newest first), `q` those whose name begins with it (by name); one of the three at most. */
     get: operations['getApiV1Files'];
     put?: never;
     post?: never;
@@ -1015,6 +1015,23 @@ export interface paths {
     head?: never;
     /** Sets the permission and/or the album of the caller's file (`album_id` null takes it out of its album). */
     patch: operations['patchApiV1FilesId'];
+    trace?: never;
+  };
+  '/api/v1/files/{id}/tags': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Replaces the tags of the caller's file: at most 20, each trimmed and lower-cased, 1 to 32 letters, digits, - or _. */
+    put: operations['putApiV1FilesIdTags'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/v1/files/{id}/rendition-url': {
@@ -1131,6 +1148,26 @@ export interface paths {
      * @description An administrator session; a user session is 403.
      */
     get: operations['getApiV1AdminFiles'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/files/find': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Finds any file by `ref`: its URL (/i/<key>, with or without a rendition query), a share link of it (/s/<id>), its key or its id (administrators).
+     * @description An administrator session; a user session is 403.
+     */
+    get: operations['getApiV1AdminFilesFind'];
     put?: never;
     post?: never;
     delete?: never;
@@ -8139,6 +8176,8 @@ export interface operations {
               /** @enum {string} */
               permission: 'private' | 'public';
               album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
               size: number;
               mime_type: string;
               width: number;
@@ -8275,6 +8314,7 @@ export interface operations {
           filename?: string;
           permission?: string;
           album_id?: string | null;
+          tags?: string[];
         };
       };
     };
@@ -8435,6 +8475,8 @@ export interface operations {
               /** @enum {string} */
               permission: 'private' | 'public';
               album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
               size: number;
               mime_type: string;
               width: number;
@@ -8571,6 +8613,8 @@ export interface operations {
         limit?: string;
         cursor?: string;
         album_id?: string;
+        tag?: string;
+        q?: string;
       };
       header?: never;
       path?: never;
@@ -8603,6 +8647,8 @@ export interface operations {
                 /** @enum {string} */
                 permission: 'private' | 'public';
                 album_id: string | null;
+                /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+                tags: string[];
                 size: number;
                 mime_type: string;
                 width: number;
@@ -8707,6 +8753,8 @@ export interface operations {
               /** @enum {string} */
               permission: 'private' | 'public';
               album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
               size: number;
               mime_type: string;
               width: number;
@@ -8921,6 +8969,145 @@ export interface operations {
               /** @enum {string} */
               permission: 'private' | 'public';
               album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
+              size: number;
+              mime_type: string;
+              width: number;
+              height: number;
+              created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  putApiV1FilesIdTags: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          tags: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              key: string;
+              /** Format: uri */
+              url: string;
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+              thumbnail: string | null;
+              original_name: string;
+              filename: string;
+              hash: string;
+              /** @enum {string} */
+              permission: 'private' | 'public';
+              album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
               size: number;
               mime_type: string;
               width: number;
@@ -9179,6 +9366,8 @@ export interface operations {
                 /** @enum {string} */
                 permission: 'private' | 'public';
                 album_id: string | null;
+                /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+                tags: string[];
                 size: number;
                 mime_type: string;
                 width: number;
@@ -9780,6 +9969,8 @@ export interface operations {
                 /** @enum {string} */
                 permission: 'private' | 'public';
                 album_id: string | null;
+                /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+                tags: string[];
                 size: number;
                 mime_type: string;
                 width: number;
@@ -9826,6 +10017,123 @@ export interface operations {
       };
       /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1AdminFilesFind: {
+    parameters: {
+      query: {
+        ref: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              key: string;
+              /** Format: uri */
+              url: string;
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+              thumbnail: string | null;
+              original_name: string;
+              filename: string;
+              hash: string;
+              /** @enum {string} */
+              permission: 'private' | 'public';
+              album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
+              size: number;
+              mime_type: string;
+              width: number;
+              height: number;
+              created_at: string;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
+              /** @description The owner's account id (the `owner_id` filter takes it). */
+              owner_id: string;
+              /** @description The owner's username; null when the account no longer exists. */
+              owner_username: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -9990,6 +10298,8 @@ export interface operations {
               /** @enum {string} */
               permission: 'private' | 'public';
               album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
               size: number;
               mime_type: string;
               width: number;
@@ -10202,6 +10512,8 @@ export interface operations {
                   /** @enum {string} */
                   permission: 'private' | 'public';
                   album_id: string | null;
+                  /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+                  tags: string[];
                   size: number;
                   mime_type: string;
                   width: number;

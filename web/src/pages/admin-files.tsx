@@ -1,11 +1,11 @@
 // The back office's files moderation: every account's files in the files grid, each with its owner; a
 // filter by owner (`#/admin/files?owner_id=…`, the API's `?owner_id=`), the lightbox's visibility and take
-// down, and bulk make unlisted and take down.
+// down, and bulk make unlisted and take down; and one file found by its URL, key or id (`?ref=`).
 import { useState } from 'preact/hooks';
-import { api, call } from '../api/client.ts';
+import { api, call, type DataOf } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
 import { navigate, routeParam, useRoute } from '../router.ts';
-import { Page, usePages } from '../ui.tsx';
+import { errorText, Page, usePages } from '../ui.tsx';
 
 /** Owners seen on the pages loaded so far (id -> username), offered by the filter. */
 const seenOwners = new Map<string, string>();
@@ -16,6 +16,7 @@ export function AdminFiles() {
   const [, setLoaded] = useState(0);
   return (
     <Page title="Files moderation">
+      <FindFile />
       <OwnerFilter ownerId={ownerId} />
       <ModerationGrid
         key={ownerId ?? ''}
@@ -23,6 +24,61 @@ export function AdminFiles() {
         onLoaded={() => setLoaded((count) => count + 1)}
       />
     </Page>
+  );
+}
+
+type Found = DataOf<'/api/v1/admin/files/find', 'get'>;
+
+/** A file found by its URL (original, rendition or share link), its key or its id, in a grid of its own. */
+function FindFile() {
+  const [typed, setTyped] = useState('');
+  const [found, setFound] = useState<{ ref: string; file?: Found; error: string } | undefined>();
+  const find = async (ref: string) => {
+    try {
+      const file = await call(api.GET('/api/v1/admin/files/find', { params: { query: { ref } } }));
+      setFound({ ref, file, error: '' });
+    } catch (caught) {
+      setFound({ ref, error: errorText(caught) });
+    }
+  };
+  return (
+    <>
+      <form
+        class="inline"
+        aria-label="Find a file"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (typed.trim()) void find(typed.trim());
+        }}
+      >
+        <div class="field">
+          <label for="find-ref">Find a file by its URL, key or id</label>
+          <input
+            id="find-ref"
+            maxLength={2048}
+            value={typed}
+            onInput={(event) => setTyped((event.target as HTMLInputElement).value)}
+          />
+        </div>
+        <button type="submit" class="secondary">
+          Find
+        </button>
+      </form>
+      {found && (
+        <FileGrid
+          list={{
+            data: found,
+            error: found.error,
+            items: found.file ? [found.file] : [],
+            refresh: () => void find(found.ref),
+          }}
+          label="Found"
+          mode="admin"
+          empty="No file found."
+          onOwner={(id) => filterBy(id)}
+        />
+      )}
+    </>
   );
 }
 
