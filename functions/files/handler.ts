@@ -10,7 +10,7 @@ import { GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { created, ok, publicFor } from '#lib/http/envelope.ts';
 import { createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
-import { requirePrincipal } from '#lib/http/principal.ts';
+import { quotaAccountOf, requirePrincipal } from '#lib/http/principal.ts';
 import { deletedView } from '#lib/http/schemas/common.ts';
 import {
   adminFilePage,
@@ -42,17 +42,14 @@ import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { exportRoutes } from './account-export-routes.ts';
+import { compatRoutes } from './compat-routes.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
-/** The caller as quotas see it: administrators have none; the static upload token has its own. */
-const ownerOf = (request: HttpRequest<unknown, unknown>) => {
-  const { accountId, role, quotaBytes } = requirePrincipal(request);
-  return { id: accountId, role, ...(quotaBytes === undefined ? {} : { quotaBytes }) };
-};
+const ownerOf = (request: HttpRequest<unknown, unknown>) => quotaAccountOf(requirePrincipal(request));
 
 /** The files group over the given dependencies (tests build theirs with the same builders). */
 export function createFilesHandler(
@@ -287,6 +284,7 @@ export function createFilesHandler(
       }),
       ...moderationRoutes(deps),
       ...exportRoutes(deps),
+      ...compatRoutes(deps),
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
