@@ -103,11 +103,12 @@ export function compatRoutes(deps: () => FilesDeps) {
         }),
     });
 
-  /** The delete link's file, once its signature is checked. */
+  /** The delete link's file, once its signature is checked (a link to no file touches nothing). */
   const linkedFile = async (request: Request) => {
     const { id = '', sig = '' } = request.params;
+    const file = await deps().services.files.getAny(id);
     await deps().compatLinks.check(id, sig);
-    return deps().services.files.getAny(id);
+    return file;
   };
 
   return {
