@@ -11,7 +11,9 @@ async function main(): Promise<void> {
     console.error('Usage: npm run import -- <folder holding the storage folder and the .sql dump>');
     process.exit(1);
   }
-  await loadSettingsOrExit();
+  const running = await loadSettingsOrExit();
+  // Its lines name the files at the address the running `npm start` serves them from.
+  if (running && !process.env.BASE_URL) process.env.BASE_URL = running.api_url;
   const [{ config }, { groupResources }, { needs }, { buildLibraryImporter }, { readLibrary }] =
     await Promise.all([
       import('#lib/platform/config/index.ts'),
