@@ -101,3 +101,30 @@ describe('npm run import of a Lsky Pro library', () => {
     expect(await snapshot()).toEqual(before);
   });
 });
+
+describe('npm run import of a Chevereto library', () => {
+  it('lands its files in their album for the owner, once', async () => {
+    const deps = testDeps();
+    const { files, albums } = deps.groups.files.services;
+    const importer = buildLibraryImporter(testResources('files', filesNeeds), () => {});
+    const folder = fileURLToPath(new URL('../../fixtures/chevereto', import.meta.url));
+
+    const first = await importer.run(readLibrary(folder));
+    const second = await importer.run(readLibrary(folder));
+
+    expect(first).toEqual({
+      accounts: { matched: 0, created: 1 },
+      albums: { created: 1, skipped: 0 },
+      files: { imported: 2, skipped: 0, failed: 0 },
+    });
+    expect(second.files).toEqual({ imported: 0, skipped: 2, failed: 0 });
+    const cleo = (await deps.accounts.repository.ownerOf('cleo.chv@example.com'))!;
+    const [desk] = (await albums.list(cleo, { limit: 10 })).items;
+    expect(desk).toMatchObject({ name: 'Desk', description: 'Things on my desk' });
+    const listed = (await files.list({ id: cleo, role: 'user' }, { limit: 10 })).items;
+    expect(Object.fromEntries(listed.map((file) => [file.original_name, file.album_id]))).toEqual({
+      'lamp.png': desk!.id,
+      'mug.png': null,
+    });
+  });
+});
