@@ -52,8 +52,8 @@ const uploadInput = (request: Request, fileField?: string) => {
 /** Lsky's `permission` (and Lsky Pro+'s `is_public`): 1 public, 0 or none private. */
 function lskyPermission(value: string | undefined): 'public' | 'private' {
   const given = value?.trim().toLowerCase() ?? '';
-  if (given === '1' || given === 'true') return 'public';
-  if (given === '' || given === '0' || given === 'false') return 'private';
+  if (given === '1' || given === 'true' || given === 'public') return 'public';
+  if (given === '' || given === '0' || given === 'false' || given === 'private') return 'private';
   throw errors.badRequest('permission: must be 0 (private) or 1 (public)');
 }
 
