@@ -79,7 +79,7 @@ export function compatRoutes(deps: () => FilesDeps) {
 
   const lskyUpload = (peer: 'lsky' | 'lsky-v2') =>
     defineRoute({
-      summary: `Lsky Pro${peer === 'lsky' ? ' 2 (`/api/v1/upload`)' : '+ (`/api/v2/upload`)'}'s upload, in its answer shape (docs/COMPAT.md).`,
+      summary: `Lsky Pro${peer === 'lsky' ? ' 2 (`/api/v1/upload`)' : '+ (`/api/v2/upload`)'}'s upload: multipart \`file\`, an API token as \`Authorization: Bearer\`; its answer shape (docs/COMPAT.md).`,
       requestContentType: 'multipart/form-data',
       ...peerAnswer(
         peer === 'lsky'
@@ -115,7 +115,8 @@ export function compatRoutes(deps: () => FilesDeps) {
     'POST /compat/lsky/api/v1/upload': lskyUpload('lsky'),
     'POST /compat/lsky/api/v2/upload': lskyUpload('lsky-v2'),
     'DELETE /compat/lsky/api/v1/images/{key}': defineRoute({
-      summary: "Lsky Pro's delete of one of the caller's images by its key (PicGo's sync delete).",
+      summary:
+        "Lsky Pro's delete of one of the caller's images by its key (PicGo's sync delete); an API token as `Authorization: Bearer`.",
       ...peerAnswer('`{status: true, message, data: {}}`', [401, 404]),
       run: (request) =>
         answering('lsky', async () => {

@@ -1363,7 +1363,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Lsky Pro 2 (`/api/v1/upload`)'s upload, in its answer shape (docs/COMPAT.md). */
+    /** Lsky Pro 2 (`/api/v1/upload`)'s upload: multipart `file`, an API token as `Authorization: Bearer`; its answer shape (docs/COMPAT.md). */
     post: operations['postCompatLskyApiV1Upload'];
     delete?: never;
     options?: never;
@@ -1381,7 +1381,7 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Lsky Pro's delete of one of the caller's images by its key (PicGo's sync delete). */
+    /** Lsky Pro's delete of one of the caller's images by its key (PicGo's sync delete); an API token as `Authorization: Bearer`. */
     delete: operations['deleteCompatLskyApiV1ImagesKey'];
     options?: never;
     head?: never;
@@ -1397,7 +1397,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Lsky Pro+ (`/api/v2/upload`)'s upload, in its answer shape (docs/COMPAT.md). */
+    /** Lsky Pro+ (`/api/v2/upload`)'s upload: multipart `file`, an API token as `Authorization: Bearer`; its answer shape (docs/COMPAT.md). */
     post: operations['postCompatLskyApiV2Upload'];
     delete?: never;
     options?: never;
