@@ -82,8 +82,12 @@ describe('the scripts beside npm start', () => {
 
     // Stopped: the record is gone, and each script says what to do in one line.
     expect(existsSync(join(dataDir, RUNNING_STACK_FILE))).toBe(false);
-    for (const script of ['recount-usage.ts', 'migrate-shards.ts', 'import.ts']) {
-      const refused = run(script);
+    for (const [script, ...args] of [
+      ['recount-usage.ts'],
+      ['migrate-shards.ts'],
+      ['import.ts', 'test/fixtures/lsky'],
+    ]) {
+      const refused = run(script!, args);
       expect(refused.status).toBe(1);
       expect(refused.stderr.trim().split('\n')).toEqual([
         expect.stringMatching(/^No local stack is running in .+: start it with `npm start`/),
