@@ -39,7 +39,8 @@ const answering = async (peer: Peer, work: () => Promise<HttpResult>) => {
   }
 };
 
-const uploadInput = (request: Request, fileField?: string) => {
+/** A multipart upload's body as the upload service reads it (the direct upload route's too). */
+export const uploadInput = (request: Pick<Request, 'headers' | 'rawBody'>, fileField?: string) => {
   const declared = Number(request.headers['content-length']);
   return {
     body: request.rawBody,

@@ -42,7 +42,7 @@ import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { exportRoutes } from './account-export-routes.ts';
-import { compatRoutes } from './compat-routes.ts';
+import { compatRoutes, uploadInput } from './compat-routes.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
@@ -70,15 +70,8 @@ export function createFilesHandler(
         response: uploadRecordSchema,
         // Not an allowed type; past the account's upload rate or the static token's; over the storage quota.
         errors: [415, 429, 451, 507],
-        run: async (request) => {
-          const declared = Number(request.headers['content-length']);
-          const record = await uploadServices().directUploads.upload(ownerOf(request), {
-            body: request.rawBody,
-            contentType: request.headers['content-type'] ?? '',
-            contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
-          });
-          return ok(record);
-        },
+        run: async (request) =>
+          ok(await uploadServices().directUploads.upload(ownerOf(request), uploadInput(request))),
       }),
       'POST /api/v1/upload/presign': defineRoute({
         body: presignBody,
