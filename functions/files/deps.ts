@@ -1,5 +1,7 @@
 // The files function's dependencies, built once per container from its needs and settings.
 
+import { sealedKey } from '#lib/accounts/sealed-key.ts';
+import { type DeleteLinks, deleteLinks } from '#lib/compat/delete-links.ts';
 import type { BandwidthUsage } from '#lib/files/bandwidth.ts';
 import { buildFiles, type Files } from '#lib/files/build.ts';
 import { renditionUrlSigner } from '#lib/files/rendition-access.ts';
@@ -34,6 +36,8 @@ export interface FilesDeps {
   exports: AccountExports;
   /** The moderation queue, reviews, block list and audit log (docs/MODERATION.md). */
   moderation: ReturnType<typeof buildReviews>;
+  /** Chevereto's delete links (docs/COMPAT.md). */
+  compatLinks: DeleteLinks;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
@@ -94,6 +98,10 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
       defaultBytes: settings.bandwidth.default_bytes,
     }),
     renditionUrl: renditionUrlSigner(settings, renditionSecretsOf(resources)),
+    compatLinks: deleteLinks({
+      key: sealedKey(table, masterKeyOf(resources), 'compat-delete-link'),
+      baseUrl: settings.base_url,
+    }),
     authenticate: createAuthenticator({
       sessions: shared.sessions,
       apiTokens: shared.apiTokens,

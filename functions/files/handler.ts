@@ -10,7 +10,7 @@ import { GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { created, ok, publicFor } from '#lib/http/envelope.ts';
 import { createGroupHandler, defineRoute, type EntryOptions } from '#lib/http/handler.ts';
-import { requirePrincipal } from '#lib/http/principal.ts';
+import { quotaAccountOf, requirePrincipal } from '#lib/http/principal.ts';
 import { deletedView } from '#lib/http/schemas/common.ts';
 import {
   adminFilePage,
@@ -42,6 +42,7 @@ import { pageQuery } from '#lib/platform/db/paging.ts';
 import { groupBans } from '#lib/wiring/bans.ts';
 import { groupFrontDoor } from '#lib/wiring/front-door.ts';
 import { exportRoutes } from './account-export-routes.ts';
+import { compatRoutes, uploadInput } from './compat-routes.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
@@ -49,11 +50,7 @@ import { searchRoutes } from './search-routes.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
-/** The caller as quotas see it: administrators have none; the static upload token has its own. */
-const ownerOf = (request: HttpRequest<unknown, unknown>) => {
-  const { accountId, role, quotaBytes } = requirePrincipal(request);
-  return { id: accountId, role, ...(quotaBytes === undefined ? {} : { quotaBytes }) };
-};
+const ownerOf = (request: HttpRequest<unknown, unknown>) => quotaAccountOf(requirePrincipal(request));
 
 /** The files group over the given dependencies (tests build theirs with the same builders). */
 export function createFilesHandler(
@@ -74,15 +71,8 @@ export function createFilesHandler(
         response: uploadRecordSchema,
         // Not an allowed type; past the account's upload rate or the static token's; over the storage quota.
         errors: [415, 429, 451, 507],
-        run: async (request) => {
-          const declared = Number(request.headers['content-length']);
-          const record = await uploadServices().directUploads.upload(ownerOf(request), {
-            body: request.rawBody,
-            contentType: request.headers['content-type'] ?? '',
-            contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
-          });
-          return ok(record);
-        },
+        run: async (request) =>
+          ok(await uploadServices().directUploads.upload(ownerOf(request), uploadInput(request))),
       }),
       'POST /api/v1/upload/presign': defineRoute({
         body: presignBody,
@@ -294,6 +284,7 @@ export function createFilesHandler(
       ...moderationRoutes(deps),
       ...searchRoutes(deps),
       ...exportRoutes(deps),
+      ...compatRoutes(deps),
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),

@@ -78,6 +78,8 @@ export interface NewAccount {
   passwordHash: string;
   /** Created by a sign-in provider (its identity linked in the same transaction): no password anyone knows. */
   viaProvider?: boolean;
+  /** Created by an import (docs/COMPAT.md): no password anyone knows until its owner resets it. */
+  passwordUnset?: boolean;
 }
 
 /** A new, active account with no second factor, as created at `now` (an ISO timestamp). */
@@ -94,7 +96,8 @@ export function newAccount(id: string, input: NewAccount, now: string): Account 
     totp_enabled: false,
     // Its claims are written with the search index (identifiers.ts).
     ident_indexed: true,
-    ...(input.viaProvider ? { unusable_hash: input.passwordHash, identity_count: 1 } : {}),
+    ...(input.viaProvider || input.passwordUnset ? { unusable_hash: input.passwordHash } : {}),
+    ...(input.viaProvider ? { identity_count: 1 } : {}),
     created_at: now,
     updated_at: now,
   };

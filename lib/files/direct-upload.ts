@@ -5,7 +5,7 @@ import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
-import { parseUploadForm } from './multipart.ts';
+import { type ParsedUploadForm, parseUploadForm } from './multipart.ts';
 import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';
 import type { QuotaAccount, QuotaService } from './quota-service.ts';
 import { checkAndSniff, parsePermission, type UploadRecord } from './record.ts';
@@ -15,6 +15,8 @@ export interface DirectUploadInput {
   body: Buffer;
   contentType: string;
   contentLength?: number | undefined;
+  /** The file part's name (default `file`; the compat routes name theirs, docs/COMPAT.md). */
+  fileField?: string;
 }
 
 export interface DirectUploadDeps {
@@ -59,13 +61,23 @@ export class DirectUploadService {
    * the quota: 507) deletes its own object after its PutObject has finished.
    */
   async upload(owner: QuotaAccount, input: DirectUploadInput): Promise<UploadRecord> {
-    const { files, storage, quota, maxBytes, allowedTypes } = this.deps;
-    const form = await parseUploadForm({
+    return this.store(owner, await this.parse(input));
+  }
+
+  /** The form read and bounded (413 past `upload.max_bytes`), before anyone is charged for it. */
+  parse(input: DirectUploadInput): Promise<ParsedUploadForm> {
+    return parseUploadForm({
       body: input.body,
       contentType: input.contentType,
-      maxBytes,
+      maxBytes: this.deps.maxBytes,
       ...(input.contentLength !== undefined ? { contentLength: input.contentLength } : {}),
+      ...(input.fileField !== undefined ? { fileField: input.fileField } : {}),
     });
+  }
+
+  /** A parsed form's file stored and recorded for its owner (what `upload` does after `parse`). */
+  async store(owner: QuotaAccount, form: ParsedUploadForm): Promise<UploadRecord> {
+    const { files, storage, quota, maxBytes, allowedTypes } = this.deps;
     const file = form.file;
     const permission = parsePermission(form.fields.permission);
     // Comma-separated, as a form field of PicGo or ShareX sends it.

@@ -33,6 +33,8 @@ export interface ParseUploadFormInput {
   maxBytes: number;
   /** the request's Content-Length, when known, to refuse an oversized body before reading it */
   contentLength?: number;
+  /** the name of the file part (default FILE_FIELD; Chevereto's clients send `source`) */
+  fileField?: string;
 }
 
 export interface ParsedUploadFile {
@@ -81,7 +83,7 @@ function fieldLabel(name: string): string {
  * so the caller can still answer and then close the connection.
  */
 export async function parseUploadForm(input: ParseUploadFormInput): Promise<ParsedUploadForm> {
-  const { body, contentType, maxBytes } = input;
+  const { body, contentType, maxBytes, fileField = FILE_FIELD } = input;
   if (typeof contentType !== 'string' || !MULTIPART_FORM.test(contentType)) throw notMultipart();
   // The whole body may be this large; an ignored file part must not let a client stream without end.
   const bodyLimit = maxBytes + MULTIPART_OVERHEAD_BYTES;
@@ -134,11 +136,11 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
       if (file === undefined) {
         const others =
           ignoredFileParts.length > 0 ? ` (file parts seen: ${ignoredFileParts.join(', ')})` : '';
-        fail(new UploadError('bad_request', `file: part is missing${others}`));
+        fail(new UploadError('bad_request', `${fileField}: part is missing${others}`));
         return;
       }
       if (size === 0) {
-        fail(new UploadError('bad_request', 'file: is empty'));
+        fail(new UploadError('bad_request', `${fileField}: is empty`));
         return;
       }
       settled = true;
@@ -153,14 +155,14 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
         stream.resume();
         return;
       }
-      if (name !== FILE_FIELD) {
+      if (name !== fileField) {
         ignoredFileParts.push(JSON.stringify((name ?? '').slice(0, 64)));
         stream.resume();
         return;
       }
       if (file !== undefined) {
         stream.resume();
-        fail(new UploadError('bad_request', 'file: more than one part named file'));
+        fail(new UploadError('bad_request', `${fileField}: more than one part named ${fileField}`));
         return;
       }
       file = { originalName: sanitizeOriginalName(info.filename), clientMimeType: info.mimeType };

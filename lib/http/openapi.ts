@@ -126,6 +126,12 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
     match: /^\/api\/v1\/admin\//,
   },
   {
+    name: 'Compatibility',
+    description:
+      "Lsky Pro's and Chevereto's upload APIs for their clients (docs/COMPAT.md): answers and errors in each peer's own JSON shape, which this document names but does not describe.",
+    match: /^\/compat\//,
+  },
+  {
     name: 'Service',
     description: 'Health, this document and its page.',
     match: /^\/(healthz|docs|api\/v1\/openapi)/,

@@ -15,3 +15,13 @@ export function requireAccount(request: Pick<HttpRequest<unknown, unknown>, 'pri
   if (!account) throw errors.unauthorized();
   return account;
 }
+
+/** The caller as quotas see it: administrators have none; the static upload token has its own. */
+export function quotaAccountOf(principal: Principal): {
+  id: string;
+  role: Principal['role'];
+  quotaBytes?: number;
+} {
+  const { accountId, role, quotaBytes } = principal;
+  return { id: accountId, role, ...(quotaBytes === undefined ? {} : { quotaBytes }) };
+}

@@ -163,6 +163,15 @@ const GROUP_ROUTES = {
     ['POST', `${API_PREFIX}/account/export`, 'session', 'json'],
     ['GET', `${API_PREFIX}/account/export`, 'session', 'none'],
     ['GET', `${API_PREFIX}/account/exports/{id}/download`, 'signed', 'none'],
+    // The peers' upload APIs (docs/COMPAT.md): their clients send the API token their own way and read
+    // errors in their own shape, so these routes take it themselves, through the uploader check.
+    ['POST', '/compat/lsky/api/v1/upload', 'none', 'raw'],
+    ['DELETE', '/compat/lsky/api/v1/images/{key}', 'none', 'none'],
+    ['POST', '/compat/lsky/api/v2/upload', 'none', 'raw'],
+    ['POST', '/compat/chevereto/api/1/upload', 'none', 'raw'],
+    // Chevereto's delete_url: a page asking first, its form posting back (lib/compat/delete-links.ts).
+    ['GET', '/compat/chevereto/delete/{id}/{sig}', 'none', 'none'],
+    ['POST', '/compat/chevereto/delete/{id}/{sig}', 'none', 'none'],
   ],
   meta: [
     ['GET', '/healthz', 'none', 'none'],

@@ -63,14 +63,31 @@ describe('the scripts beside npm start', () => {
         body: JSON.stringify({ username: 'opsbeside', password: 'a-long-admin-pass' }),
       });
       expect(login.status).toBe(200);
+
+      // A Lsky Pro library (docs/COMPAT.md): imported with a line per file, then skipped on a second run.
+      const imported = run('import.ts', ['test/fixtures/lsky']);
+      expect(imported.stderr).toBe('');
+      expect(imported.status).toBe(0);
+      expect(imported.stdout).toMatch(/files 4 imported, 0 skipped, 0 failed\.$/m);
+      const url = /imported as (\S+)/.exec(imported.stdout)?.[1] ?? '';
+      expect((await fetch(url)).status).toBe(200);
+      const again = run('import.ts', ['test/fixtures/lsky']);
+      expect(again.status).toBe(0);
+      expect(again.stdout).toMatch(
+        /accounts 2 matched, 0 created; albums 0 created, 2 skipped; files 0 imported, 4 skipped, 0 failed\.$/m,
+      );
     } finally {
       expect(await service.stop()).toBe(0);
     }
 
     // Stopped: the record is gone, and each script says what to do in one line.
     expect(existsSync(join(dataDir, RUNNING_STACK_FILE))).toBe(false);
-    for (const script of ['recount-usage.ts', 'migrate-shards.ts']) {
-      const refused = run(script);
+    for (const [script, ...args] of [
+      ['recount-usage.ts'],
+      ['migrate-shards.ts'],
+      ['import.ts', 'test/fixtures/lsky'],
+    ]) {
+      const refused = run(script!, args);
       expect(refused.status).toBe(1);
       expect(refused.stderr.trim().split('\n')).toEqual([
         expect.stringMatching(/^No local stack is running in .+: start it with `npm start`/),

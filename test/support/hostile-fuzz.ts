@@ -420,6 +420,14 @@ export function expectWellFormed(route: RouteSpec, result: ApiResult): void {
     expect(typeof json.message, context).toBe('string');
     return;
   }
+  if (route.path.startsWith('/compat/') && !/^\/compat\/chevereto\/delete\//.test(route.path)) {
+    // A peer's own shape (docs/COMPAT.md): Lsky's `{status, message, data}`, Chevereto's `{status_code, error}`.
+    const error = json.error as { message?: unknown; code?: unknown } | undefined;
+    expect(typeof (error?.message ?? json.message), context).toBe('string');
+    if (status >= 400)
+      expect(error?.code ?? (json.status === false || json.status === 'error'), context).toBeTruthy();
+    return;
+  }
   expect(Object.keys(json).sort(), context).toEqual(['code', 'data', 'message']);
   expect(typeof json.message, context).toBe('string');
   expect(json.code, context).toBe(status >= 400 ? status : 0);
