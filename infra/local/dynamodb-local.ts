@@ -117,7 +117,9 @@ export async function startDynamoLocal(
     if (await answers(endpoint)) return { endpoint, exited, stop };
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${START_WAIT_MS / 1000} s: ${stderr.trim()}`);
+      throw new Error(
+        `DynamoDB Local did not answer on ${endpoint} within ${START_WAIT_MS / 1000} s: ${stderr.trim()}`,
+      );
     }
     await new Promise((wait) => setTimeout(wait, 100));
   }

@@ -23,6 +23,11 @@ const PHOTOS = 20;
 
 useConsoleService(MISSING);
 
+/** The page's global with its localStorage, typed here (the tests compile without the DOM's types). */
+type PageGlobal = {
+  localStorage: { setItem(key: string, value: string): void; removeItem(key: string): void };
+};
+
 interface PageScores {
   page: string;
   scores: Record<(typeof CATEGORIES)[number], number>;
@@ -102,12 +107,17 @@ describe('the console under Lighthouse, mobile profile', () => {
       // The session the console would have kept after a login, for the owner's page.
       const tab = await browser.newPage();
       await tab.goto(`${service.url}/`);
-      await tab.evaluate((stored) => localStorage.setItem('console.session', stored), session);
+      await tab.evaluate(
+        (stored) => (globalThis as unknown as PageGlobal).localStorage.setItem('console.session', stored),
+        session,
+      );
       const results: PageScores[] = [];
       results.push(await audit(port, `${service.url}/#/files`, 'My files (20 photos)'));
       results.push(await audit(port, `${service.url}${sharePath}`, 'A share page'));
       results.push(await audit(port, `${service.url}/#/gallery`, 'The gallery'));
-      await tab.evaluate(() => localStorage.removeItem('console.session'));
+      await tab.evaluate(() =>
+        (globalThis as unknown as PageGlobal).localStorage.removeItem('console.session'),
+      );
       results.push(await audit(port, `${service.url}/#/login`, 'Log in'));
       writeFileSync(join(ARTIFACTS, 'lighthouse.json'), `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
