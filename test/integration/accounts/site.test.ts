@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '#lib/accounts/passwords.ts';
 import { signedMailer } from '#lib/platform/mail/mailer.ts';
-import { sanitizeFooter } from '#lib/platform/site/site.ts';
+import { sanitizeFooter } from '#lib/platform/site/footer.ts';
 import { authHarness } from '#test/support/accounts.ts';
 import { memoryMailer } from '#test/support/mail.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
@@ -36,7 +36,7 @@ describe('the site settings', () => {
     expect(site.headers['cache-control']).toBe('public, max-age=60');
     expect(site.body.data).toMatchObject({
       name: 'Image host',
-      accent_color: '#1f5fbf',
+      accent_color: '#0b57d0',
       channel_labels: { channel_a: 'Alipay', channel_b: 'WeChat Pay', channel_c: 'EPay' },
     });
   });
