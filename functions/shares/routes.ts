@@ -26,13 +26,13 @@ import type { SharesDeps } from './deps.ts';
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
 /**
- * A link preview's fetch (docs/ALBUMS.md "Link previews"): a chat's or social network's bot by its user agent,
- * or a HEAD request. It gets the page's head and title without spending a limited link's view.
+ * A link preview's fetch (docs/ALBUMS.md "Link previews"): a chat's or social network's bot by its user
+ * agent. It gets the page's head and title without spending a limited link's view.
  */
 const PREVIEW_AGENTS =
   /Slackbot|Twitterbot|facebookexternalhit|Facebot|Discordbot|TelegramBot|WhatsApp|LinkedInBot|Mastodon|SkypeUriPreview|redditbot|Embedly/i;
 const isPreview = (request: HttpRequest<unknown, unknown>) =>
-  request.method === 'HEAD' || PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
+  PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
 
 /** The page's answer: never cached (an open of a limited share is a view), with its own policy. */
 function page(

@@ -30,6 +30,11 @@ export function setSite(site: Site): void {
 /** Loads the site; the console keeps its own name and colours when it cannot. */
 export const loadSite = () => call(api.GET('/api/v1/site')).then(setSite, () => undefined);
 
+/** A payment channel by the name the site gives it (`channel_labels`); any other provider by its own. */
+export function channelName(provider: string, site: Site | undefined): string | undefined {
+  return (site?.channel_labels as Record<string, string> | undefined)?.[provider];
+}
+
 export function useSite(): Site | undefined {
   const [, setVersion] = useState(0);
   useEffect(() => {

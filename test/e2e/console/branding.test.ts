@@ -4,6 +4,7 @@
 // and in a downloaded ShareX configuration; and no console page answers a 404 for its icon. Skips itself,
 // saying why, when Chromium is absent.
 import { readFileSync } from 'node:fs';
+import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
 import { makePng } from '#test/support/images.ts';
@@ -31,6 +32,19 @@ const VISITOR = newAccount('visitor');
 /** Every response the page received with a 404, by URL. */
 const notFound: string[] = [];
 let logoPath = '';
+
+/** The page's `--accent`, as its style sheets and the site set it. */
+const accentOf = () =>
+  page.evaluate(() => {
+    const window = globalThis as unknown as {
+      getComputedStyle(element: unknown): { getPropertyValue(name: string): string };
+      document: { documentElement: unknown };
+    };
+    return window.getComputedStyle(window.document.documentElement).getPropertyValue('--accent').trim();
+  });
+/** An image's width as loaded: 0 when it was not. */
+const loadedWidth = (image: Locator) =>
+  image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth);
 
 async function uploadAs(token: string, name: string, colour: [number, number, number]) {
   const form = new FormData();
@@ -80,14 +94,9 @@ describe('the site branding journey (npm start, Chromium)', () => {
     const brand = page.locator('header.top .brand');
     await expect.poll(() => brand.textContent()).toBe(SITE);
     expect(await brand.locator('img').getAttribute('src')).toBe(logoPath);
-    await expect
-      .poll(() => brand.locator('img').evaluate((img) => (img as HTMLImageElement).naturalWidth))
-      .toBe(64);
+    await expect.poll(() => loadedWidth(brand.locator('img'))).toBe(64);
     expect(await page.title()).toBe(`Site · ${SITE}`);
-    const accent = await page.evaluate(() =>
-      getComputedStyle(document.documentElement).getPropertyValue('--accent'),
-    );
-    expect(accent.trim()).toBe(ACCENT);
+    expect(await accentOf()).toBe(ACCENT);
     // The footer as stored: its text and link, nothing that runs.
     const footer = page.locator('footer.site-footer');
     await footer.getByText('Run by the harbour crew').waitFor();
@@ -131,13 +140,8 @@ describe('the site branding journey (npm start, Chromium)', () => {
     expect(await page.title()).toBe(`harbour-dawn.png · ${SITE}`);
     const header = page.locator('header.site');
     expect((await header.textContent())?.trim()).toBe(SITE);
-    await expect
-      .poll(() => header.locator('img').evaluate((img) => (img as HTMLImageElement).naturalWidth))
-      .toBe(64);
-    const button = await page.evaluate(() =>
-      getComputedStyle(document.documentElement).getPropertyValue('--accent'),
-    );
-    expect(button.trim()).toBe(ACCENT);
+    await expect.poll(() => loadedWidth(header.locator('img'))).toBe(64);
+    expect(await accentOf()).toBe(ACCENT);
     expect(await page.locator('meta[property="og:site_name"]').getAttribute('content')).toBe(SITE);
   }, 120_000);
 

@@ -61,6 +61,8 @@ describe('link previews of a share page', () => {
       expect(head).not.toMatch(/<a href="[^"]*\/i\/[^"?]*"/);
       expect(head).not.toContain('Views:');
     }
+    // A HEAD request (some link checkers send one) counts nothing either.
+    expect((await fetch(app.at(share.data.url), { method: 'HEAD' })).status).not.toBe(200);
     expect((await app.api('GET', '/api/v1/shares', { token: user.token })).data.items[0]).toMatchObject({
       id: share.data.id,
       views: 0,

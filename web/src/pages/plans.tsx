@@ -6,7 +6,7 @@ import { type Action, useAction } from '../action.tsx';
 import { api, byId, call, type DataOf } from '../api/client.ts';
 import { ORDER_COLUMNS, type Order, OrderCells } from '../order-cells.tsx';
 import { QrCode } from '../qr.tsx';
-import { type Site, useSite } from '../site.ts';
+import { channelName, type Site, useSite } from '../site.ts';
 import {
   errorText,
   FormError,
@@ -35,7 +35,7 @@ const PROVIDER_NAMES: Record<Order['provider'], string> = {
 };
 /** A channel by the name the site gives it (docs/DEPLOYMENT.md "Branding"), else its usual one. */
 const providerName = (name: Order['provider'], site: Site | undefined) =>
-  (site?.channel_labels as Record<string, string> | undefined)?.[name] ?? PROVIDER_NAMES[name];
+  channelName(name, site) ?? PROVIDER_NAMES[name];
 
 const POLL_MS = 2000;
 
