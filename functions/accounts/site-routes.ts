@@ -1,8 +1,9 @@
 // The operator's site (docs/DEPLOYMENT.md "Branding"): read by everyone (the console loads it at start, the
-// CDN and browsers may keep it a minute), saved whole by administrators.
+// CDN and browsers may keep it a minute), saved whole by administrators with the footer sanitized.
 import { ok, publicFor } from '#lib/http/envelope.ts';
 import { defineRoute } from '#lib/http/handler.ts';
 import { siteBody, siteView } from '#lib/http/schemas/site.ts';
+import { sanitizeFooter } from '#lib/platform/site/footer.ts';
 import type { SiteStore } from '#lib/platform/site/site.ts';
 
 export function siteRoutes(site: () => SiteStore) {
@@ -23,8 +24,11 @@ export function siteRoutes(site: () => SiteStore) {
       response: siteView,
       errors: [409],
       run: async (request) => {
-        const { version: expected, ...fields } = request.body;
-        const { version, site: saved } = await site().save(fields, expected);
+        const { version: expected, footer_html, ...fields } = request.body;
+        const { version, site: saved } = await site().save(
+          { ...fields, footer_html: sanitizeFooter(footer_html) },
+          expected,
+        );
         return ok({ version, ...saved });
       },
     }),

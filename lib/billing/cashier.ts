@@ -3,7 +3,7 @@
 import { TokenError, type TokenSigner } from '#lib/accounts/tokens.ts';
 import { centsToYuan } from '#lib/billing/channels/money.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
-import { DEFAULT_FAVICON } from '#lib/platform/site/site.ts';
+import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
 import type { OrderStatus, StoredOrder } from './model.ts';
 
 /** A cashier link lives at most this long; it is re-signed every time the order is read. */

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { escapeHtml } from '#lib/platform/html.ts';
-import { DEFAULT_FAVICON } from '#lib/platform/site/site.ts';
+import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
 import type { HttpResult } from './types.ts';
 
 type Json = Record<string, unknown>;

@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import type { PageChallenge } from '#lib/accounts/proof-of-work.ts';
 import type { ShareItemView } from '#lib/files/shares.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
-import { DEFAULT_FAVICON, type SiteSettings } from '#lib/platform/site/site.ts';
+import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
+import type { SiteSettings } from '#lib/platform/site/site.ts';
 
 /** The console build's entry that fills the form's `altcha` (web/src/share-altcha.ts, web/vite.config.ts). */
 export const SHARE_ALTCHA_SCRIPT = '/console/share-altcha-1.js';

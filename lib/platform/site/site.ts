@@ -1,7 +1,8 @@
 // The operator's site (docs/DEPLOYMENT.md "Branding"): its name, logo, accent colour, favicon, footer, terms
 // and privacy pages and the payment channels' names, as one versioned item in the table with a tiny version
 // item read on every request (as the payment settings are); `site.name` of the config file written on the
-// first read. The footer is stored sanitized: a few tags, links to http(s) and mail only.
+// first read. The one route that saves it sanitizes the footer first (lib/platform/site/footer.ts), so the
+// groups that only read the site carry no HTML sanitizer.
 import { errors } from '#lib/core/errors.ts';
 import { ConditionFailedError, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
@@ -26,9 +27,6 @@ export interface VersionedSite {
   version: number;
   site: SiteSettings;
 }
-
-/** The console's own icon (web/public/favicon.svg), shown where `favicon` is not set. */
-export const DEFAULT_FAVICON = '/console/favicon.svg';
 
 export const siteDefaults = (name: string): SiteSettings => ({
   name,
@@ -65,9 +63,6 @@ export class SiteStore {
 
   /** Replaces the site if nobody saved since `expectedVersion` was read; 409 otherwise. */
   async save(site: SiteSettings, expectedVersion: number): Promise<VersionedSite> {
-    // Loaded by the one route that saves: the groups that only read the site never load sanitize-html.
-    const { sanitizeFooter } = await import('./footer.ts');
-    const saved = { ...site, footer_html: sanitizeFooter(site.footer_html) };
     const version = expectedVersion + 1;
     await this.deps.table
       .transact([
@@ -79,14 +74,14 @@ export class SiteStore {
             ExpressionAttributeValues: { ':next': version, ':expected': expectedVersion },
           },
         },
-        { Put: { Item: this.item(saved, version) } },
+        { Put: { Item: this.item(site, version) } },
       ])
       .catch(
         conditionFailedAs(() =>
           errors.conflict('version: the site was changed by another request; read it again'),
         ),
       );
-    this.cached = { version, site: saved };
+    this.cached = { version, site };
     return this.cached;
   }
 
