@@ -75,8 +75,9 @@ async function openPage(
     if (password !== undefined) await proofOfWork.check(altcha, request.sourceIp);
     const opened = await shares.open(id, password, request.sourceIp, !preview);
     // Anyone's same page, with nothing counted per open: the CDN may keep it a minute (no longer than
-    // the share lives). A password or a view limit makes each open its own.
-    const lifetime = password === undefined ? shares.cacheableFor(opened) : undefined;
+    // the share lives). A password or a view limit makes each open its own; a preview is never kept, so
+    // the CDN never answers a person with a bot's page.
+    const lifetime = password === undefined && !preview ? shares.cacheableFor(opened) : undefined;
     // `{base_url}/s/<id>`: the console is `{base_url}/`, where the page's Report links go.
     const pageUrl = shares.pageUrl(opened.share.id);
     const result = show(

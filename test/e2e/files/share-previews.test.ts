@@ -42,6 +42,10 @@ describe('link previews of a share page', () => {
     expect(image.startsWith(`${share.data.url}/i/`)).toBe(true);
     expect(new URL(image).search).toBe('?w=480&q=75&f=webp');
     expect(meta(page, 'twitter:image')).toBe(image);
+    // A bot's page, which lists nothing, is never kept where a person's request could be answered with it.
+    const preview = await open(share.data.url, SLACK);
+    expect(preview.headers.get('cache-control')).toBe('no-store');
+    expect(meta(await preview.text(), 'og:image')).toMatch(/\?w=480&q=75&f=webp$/);
     const thumbnail = await fetch(app.at(image));
     expect(thumbnail.status).toBe(200);
     expect(thumbnail.headers.get('content-type')).toBe('image/webp');
