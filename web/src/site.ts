@@ -16,7 +16,8 @@ let pageTitle = '';
 /** The tab's title: the page's, then the site's name. */
 export function setPageTitle(title: string): void {
   pageTitle = title;
-  document.title = `${title} · ${current?.name ?? 'Console'}`;
+  const name = current?.name ?? 'Console';
+  document.title = title ? `${title} · ${name}` : name;
 }
 
 export function setSite(site: Site): void {
