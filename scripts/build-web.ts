@@ -31,7 +31,7 @@ function newestSource(path: string): number {
 export function webBuildIsCurrent(root = WEB_ROOT): boolean {
   const index = join(root, 'dist', 'index.html');
   if (!existsSync(index)) return false;
-  const sources = ['src', 'index.html', 'vite.config.ts'].map((name) => join(root, name));
+  const sources = ['src', 'public', 'index.html', 'vite.config.ts'].map((name) => join(root, name));
   return statSync(index).mtimeMs >= Math.max(...sources.filter(existsSync).map(newestSource));
 }
 

@@ -11,6 +11,7 @@ import { createAuthenticator } from '#lib/http/authenticate.ts';
 import type { Authenticator } from '#lib/http/handler.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { type AppConfig, adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
+import type { SiteStore } from '#lib/platform/site/site.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { bansOf, type GroupBans } from '#lib/wiring/bans.ts';
 import { mailerOf } from '#lib/wiring/mail.ts';
@@ -18,6 +19,7 @@ import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { providerSecretsOf } from '#lib/wiring/provider-secrets.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { auditLogOf, proofOfWorkOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { siteOf } from '#lib/wiring/site.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -33,6 +35,8 @@ export interface AccountsDeps {
   /** Not used by the routes; what the accounts were built over, for tests that issue or check sessions. */
   sessions: SessionService;
   signer: TokenSigner;
+  /** The operator's site (docs/DEPLOYMENT.md "Branding"). */
+  site: SiteStore;
 }
 
 /** What is not a setting: the account domain's limits (lib/accounts/limits.ts); production passes none. */
@@ -80,6 +84,7 @@ export function buildAccountsDeps(
     bootstrap: settings.admin.bootstrap,
     sessions: shared.sessions,
     signer: shared.signer,
+    site: siteOf(resources),
   };
 }
 

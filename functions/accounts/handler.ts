@@ -19,6 +19,7 @@ import { banRoutes } from './ban-routes.ts';
 import { type AccountsDeps, accountsDeps } from './deps.ts';
 import { needs } from './needs.ts';
 import { providerRoutes } from './provider-routes.ts';
+import { siteRoutes } from './site-routes.ts';
 
 const accountOf = requireAccount;
 
@@ -302,7 +303,11 @@ export function accountsRoutes(accounts: () => Accounts) {
 export function createAccountsHandler(deps: () => AccountsDeps, options: EntryOptions = {}) {
   return createGroupHandler(
     'accounts',
-    { ...accountsRoutes(() => deps().accounts), ...banRoutes(() => deps().bans.bans) },
+    {
+      ...accountsRoutes(() => deps().accounts),
+      ...banRoutes(() => deps().bans.bans),
+      ...siteRoutes(() => deps().site),
+    },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),
       audit: () => deps().audit,

@@ -11,6 +11,7 @@ import { mailerOf } from '#lib/wiring/mail.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { auditLogOf, quotaOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { siteOf } from '#lib/wiring/site.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
 
@@ -43,6 +44,7 @@ export function buildPaymentsDeps(resources: GroupResources): PaymentsDeps {
     settingsChanges: { mailer: mailerOf(resources), passwords: buildRequestLimits({ table }).requestLimits },
     // The buyer is told of a refund.
     refundMailer: mailerOf(resources),
+    siteName: async () => (await siteOf(resources).current()).site.name,
   });
   return {
     plans: billing.plans,

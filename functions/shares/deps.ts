@@ -14,10 +14,12 @@ import { buildReports } from '#lib/moderation/build.ts';
 import type { Reports } from '#lib/moderation/reports.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
+import type { SiteStore } from '#lib/platform/site/site.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
 import { type GroupResources, groupResources } from '#lib/wiring/resources.ts';
 import { proofOfWorkOf, sessionsOf } from '#lib/wiring/shared.ts';
+import { siteOf } from '#lib/wiring/site.ts';
 import { storageOf } from '#lib/wiring/storage.ts';
 import { tableOf } from '#lib/wiring/table.ts';
 import { needs } from './needs.ts';
@@ -34,6 +36,8 @@ export interface SharesDeps {
   reports: Reports;
   /** The solved challenge of share passwords and reports (docs/ACCOUNTS.md "Proof of work"). */
   proofOfWork: ProofOfWork;
+  /** The operator's site, which brands the share pages (docs/DEPLOYMENT.md "Branding"). */
+  site: SiteStore;
 }
 
 /** What is not a setting: wrong share passwords before the back-off; production passes none. */
@@ -61,6 +65,7 @@ export function buildSharesDeps(resources: GroupResources, overrides: SharesOver
     }),
     storage,
     proofOfWork: proofOfWorkOf(resources),
+    site: siteOf(resources),
     reports: buildReports({
       table,
       files: buildFileRepository({

@@ -17,7 +17,7 @@ import {
   shareRevoked,
   shareView,
 } from '#lib/http/schemas/shares.ts';
-import { renderSharePage, type SharePageState, sharePageCsp } from '#lib/http/share-page.ts';
+import { type PageSite, renderSharePage, type SharePageState, sharePageCsp } from '#lib/http/share-page.ts';
 import { renditionResult, storedFileResult } from '#lib/http/stored-file.ts';
 import type { HttpRequest, HttpResult } from '#lib/http/types.ts';
 import { pageQuery } from '#lib/platform/db/paging.ts';
@@ -25,20 +25,30 @@ import type { SharesDeps } from './deps.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
+/**
+ * A link preview's fetch (docs/ALBUMS.md "Link previews"): a chat's or social network's bot by its user
+ * agent. It gets the page's head and title without spending a limited link's view.
+ */
+const PREVIEW_AGENTS =
+  /Slackbot|Twitterbot|facebookexternalhit|Facebot|Discordbot|TelegramBot|WhatsApp|LinkedInBot|Mastodon|SkypeUriPreview|redditbot|Embedly/i;
+const isPreview = (request: HttpRequest<unknown, unknown>) =>
+  PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
+
 /** The page's answer: never cached (an open of a limited share is a view), with its own policy. */
 function page(
   shares: ShareService,
+  site: PageSite,
   state: SharePageState,
   status: number,
   extra: Record<string, string> = {},
 ) {
-  const result = html(renderSharePage(state), status);
+  const result = html(renderSharePage(state, site), status);
   const challenge = state.kind === 'password' ? state.challenge : null;
   return {
     ...result,
     headers: {
       ...result.headers,
-      'content-security-policy': sharePageCsp(shares.imageOrigin, challenge),
+      'content-security-policy': sharePageCsp(shares.imageOrigin, site, challenge),
       'cache-control': 'no-store',
       ...extra,
     },
@@ -50,25 +60,30 @@ function page(
  * page's own states, with the API's statuses.
  */
 async function openPage(
-  { shares, proofOfWork }: SharesDeps,
+  { shares, proofOfWork, site: siteStore }: SharesDeps,
   request: HttpRequest<unknown, unknown>,
   { password, altcha }: { password?: string | undefined; altcha?: string | undefined } = {},
 ): Promise<HttpResult> {
   const id = request.params.id ?? '';
+  const { site } = await siteStore.current();
+  const show = (state: SharePageState, status: number, extra?: Record<string, string>) =>
+    page(shares, site, state, status, extra);
   const passwordPage = (error: string | null, status: number) =>
-    page(shares, { kind: 'password', id, error, challenge: proofOfWork.pageChallenge() }, status);
+    show({ kind: 'password', id, error, challenge: proofOfWork.pageChallenge() }, status);
+  const preview = password === undefined && isPreview(request);
   try {
     if (password !== undefined) await proofOfWork.check(altcha, request.sourceIp);
-    const opened = await shares.open(id, password, request.sourceIp);
+    const opened = await shares.open(id, password, request.sourceIp, !preview);
     // Anyone's same page, with nothing counted per open: the CDN may keep it a minute (no longer than
-    // the share lives). A password or a view limit makes each open its own.
-    const lifetime = password === undefined ? shares.cacheableFor(opened) : undefined;
+    // the share lives). A password or a view limit makes each open its own; a preview is never kept, so
+    // the CDN never answers a person with a bot's page.
+    const lifetime = password === undefined && !preview ? shares.cacheableFor(opened) : undefined;
     // `{base_url}/s/<id>`: the console is `{base_url}/`, where the page's Report links go.
     const pageUrl = shares.pageUrl(opened.share.id);
-    const result = page(
-      shares,
+    const result = show(
       {
         kind: 'open',
+        preview,
         album: opened.album,
         items: opened.items,
         views: opened.share.views,
@@ -89,23 +104,20 @@ async function openPage(
     if (status === 401) return passwordPage(password === undefined ? null : 'That password is wrong.', 401);
     if (status === 400) return passwordPage(`The check was not passed (${error.message}).`, 400);
     if (status === 404) {
-      return page(
-        shares,
+      return show(
         { kind: 'refused', title: 'Not found', message: 'There is no share at this address.' },
         404,
       );
     }
     if (status === 410) {
-      return page(
-        shares,
+      return show(
         { kind: 'refused', title: 'No longer available', message: 'This share is no longer available.' },
         410,
       );
     }
     if (status === 429) {
       const wait = error.retryAfterSeconds ?? 60;
-      return page(
-        shares,
+      return show(
         {
           kind: 'refused',
           title: 'Too many attempts',

@@ -58,6 +58,8 @@ export interface BillingInput {
   settingsChanges?: { mailer: Mailer; passwords: PaymentSecurityDeps['passwords'] };
   /** The buyer's notice of a refund (docs/DESIGN.md 17), completed by a request, a notice or reconciliation. */
   refundMailer: Mailer;
+  /** The site's name on the mock cashier's pages (docs/DEPLOYMENT.md "Branding"); the group serving them has it. */
+  siteName?: () => Promise<string>;
 }
 
 export function buildBilling(input: BillingInput) {
@@ -126,7 +128,14 @@ export function buildBilling(input: BillingInput) {
     settlement,
     callbacks: new CallbackReceiver({ orders, gateways, settlement, refunds: completion }),
     /** The hosted mock cashier's pages. */
-    cashier: new MockCashier({ orders, gateways, cashier: links, settlement, clock }),
+    cashier: new MockCashier({
+      orders,
+      gateways,
+      cashier: links,
+      settlement,
+      clock,
+      siteName: input.siteName ?? (async () => 'Image host'),
+    }),
     /** The administrator's payment settings and the registered providers. */
     settings: new GatewaySettings({
       store,

@@ -3,6 +3,7 @@
 import { TokenError, type TokenSigner } from '#lib/accounts/tokens.ts';
 import { centsToYuan } from '#lib/billing/channels/money.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
+import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
 import type { OrderStatus, StoredOrder } from './model.ts';
 
 /** A cashier link lives at most this long; it is re-signed every time the order is read. */
@@ -40,7 +41,7 @@ export class CashierLinks {
 /** Pages send no script and load nothing; the form may post only back to this service. */
 export const CASHIER_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'cache-control': 'no-store',
 });
 
@@ -53,23 +54,27 @@ const STATUS_TEXT: Record<OrderStatus, string> = {
   refunded: 'Refunded',
 };
 
-function page(title: string, body: string): string {
+/** The page, named after the site (docs/DEPLOYMENT.md "Branding") in its title and above its card. */
+function page(title: string, site: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
+<title>${escapeHtml(`${title} · ${site}`)}</title>
+<link rel="icon" href="${DEFAULT_FAVICON}">
 <style>
 body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
 .card{border:1px solid #ddd;border-radius:8px;padding:1.5rem}
 .amount{font-size:2rem;font-weight:600;margin:.5rem 0}
 .note{color:#666;font-size:.85rem}
+.site{font-weight:600}
 button{font-size:1.1rem;padding:.6rem 1.6rem;border:0;border-radius:6px;background:#1677ff;color:#fff;cursor:pointer}
 </style>
 </head>
 <body>
+<p class="site">${escapeHtml(site)}</p>
 ${body}
 </body>
 </html>
@@ -80,6 +85,7 @@ export function cashierPage(
   order: StoredOrder,
   status: OrderStatus,
   formAction: string,
+  site: string,
   message?: string,
 ): string {
   const amount = `¥${centsToYuan(order.amount_cents)}`;
@@ -89,6 +95,7 @@ export function cashierPage(
       : '';
   return page(
     `Mock cashier: ${order.plan_name}`,
+    site,
     `<main class="card">
 <p class="note">Mock cashier (development only): no money moves.</p>
 <h1 id="plan">${escapeHtml(order.plan_name)}</h1>
@@ -101,9 +108,10 @@ ${form}
   );
 }
 
-export function cashierErrorPage(message: string): string {
+export function cashierErrorPage(message: string, site: string): string {
   return page(
     'Mock cashier',
+    site,
     `<main class="card"><h1>Cannot open this payment</h1><p id="message">${escapeHtml(message)}</p></main>`,
   );
 }

@@ -21,6 +21,8 @@ export interface MockCashierDeps {
   cashier: CashierLinks;
   settlement: Settlement;
   clock: Clock;
+  /** The site's name, which the pages carry. */
+  siteName: () => Promise<string>;
 }
 
 export class MockCashier {
@@ -28,26 +30,28 @@ export class MockCashier {
 
   /** GET /pay/mock/{id}?token=...: the order, its amount and a Pay button. */
   async openCashier(id: string, token: string | undefined): Promise<PageResult> {
-    const found = await this.cashierOrder(id, token);
+    const site = await this.deps.siteName();
+    const found = await this.cashierOrder(id, token, site);
     if ('page' in found) return found.page;
     const status = effectiveStatus(found.order, this.deps.clock());
-    return { html: cashierPage(found.order, status, cashierAction(id, token!)) };
+    return { html: cashierPage(found.order, status, cashierAction(id, token!), site) };
   }
 
   /** POST /pay/mock/{id}?token=...: settles like POST /api/v1/orders/{id}/pay. */
   async payAtCashier(id: string, token: string | undefined): Promise<PageResult> {
-    const found = await this.cashierOrder(id, token);
+    const site = await this.deps.siteName();
+    const found = await this.cashierOrder(id, token, site);
     if ('page' in found) return found.page;
     try {
       const { order } = await this.deps.settlement.confirm(found.order, 'owner');
-      return { html: cashierPage(order, 'paid', cashierAction(id, token!), 'Payment received.') };
+      return { html: cashierPage(order, 'paid', cashierAction(id, token!), site, 'Payment received.') };
     } catch (error) {
       // A refusal (conflict, forbidden) shows the order as it now is; a failure of ours stays an error.
       if (error instanceof AppError && isRefusal(error)) {
         const current = (await this.deps.orders.get(id)) ?? found.order;
         return {
           refusal: error,
-          html: cashierPage(current, effectiveStatus(current, this.deps.clock()), '', error.message),
+          html: cashierPage(current, effectiveStatus(current, this.deps.clock()), '', site, error.message),
         };
       }
       throw error;
@@ -58,6 +62,7 @@ export class MockCashier {
   private async cashierOrder(
     id: string,
     token: string | undefined,
+    site: string,
   ): Promise<{ order: StoredOrder } | { page: PageResult }> {
     const now = this.deps.clock();
     let userId: string;
@@ -66,20 +71,26 @@ export class MockCashier {
     } catch (error) {
       if (!(error instanceof TokenError)) throw error;
       return {
-        page: { refusal: error, html: cashierErrorPage('This payment link is invalid or has expired.') },
+        page: {
+          refusal: error,
+          html: cashierErrorPage('This payment link is invalid or has expired.', site),
+        },
       };
     }
     const order = ORDER_ID_PATTERN.test(id) ? await this.deps.orders.get(id) : undefined;
     if (!order || order.user_id !== userId) {
       return {
-        page: { refusal: errors.notFound('Order not found'), html: cashierErrorPage('Order not found.') },
+        page: {
+          refusal: errors.notFound('Order not found'),
+          html: cashierErrorPage('Order not found.', site),
+        },
       };
     }
     try {
       await requireMockCashier(order, this.deps.gateways);
     } catch (error) {
       if (error instanceof AppError) {
-        return { page: { refusal: error, html: cashierErrorPage(error.message) } };
+        return { page: { refusal: error, html: cashierErrorPage(error.message, site) } };
       }
       throw error;
     }

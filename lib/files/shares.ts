@@ -199,13 +199,13 @@ export class ShareService {
    * Opens a share (no login): 404 unknown; 410 ended (expired, revoked, out of views, its file or album
    * deleted); 401 a missing or wrong password, 429 after 10 wrong ones (the login guard's back-off). A
    * successful open of a limited share counts one view, conditionally: of concurrent opens only those the
-   * limit allows succeed, the rest are 410. An unlimited share's open writes nothing.
+   * limit allows succeed, the rest are 410. An unlimited share's open, and a link preview's (`count` false), write nothing.
    */
-  async open(id: string, password: string | undefined, visitor: string): Promise<OpenedShare> {
+  async open(id: string, password: string | undefined, visitor: string, count = true): Promise<OpenedShare> {
     const share = await this.live(id);
     await this.checkPassword(share, password, visitor);
     const target = await this.target(share);
-    const counted = await this.countView(share);
+    const counted = count ? await this.countView(share) : share;
     return {
       share: {
         id: counted.id,

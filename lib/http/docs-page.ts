@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { escapeHtml } from '#lib/platform/html.ts';
+import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
 import type { HttpResult } from './types.ts';
 
 type Json = Record<string, unknown>;
@@ -183,6 +184,7 @@ export function renderDocsPage(document: Json): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}: API reference</title>
+<link rel="icon" href="${DEFAULT_FAVICON}">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <link rel="stylesheet" href="/docs/assets/reference.css">
 </head><body>

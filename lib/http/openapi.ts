@@ -122,7 +122,7 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
   },
   {
     name: 'Back office',
-    description: 'Administrators: accounts, files, plans, orders, coupons and payment settings.',
+    description: 'Administrators: accounts, files, plans, orders, coupons, payment settings and the site.',
     match: /^\/api\/v1\/admin\//,
   },
   {
@@ -133,8 +133,8 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
   },
   {
     name: 'Service',
-    description: 'Health, this document and its page.',
-    match: /^\/(healthz|docs|api\/v1\/openapi)/,
+    description: "Health, this document and its page, and the site's branding.",
+    match: /^\/(healthz|docs|api\/v1\/(openapi|site))/,
   },
 ];
 

@@ -104,6 +104,9 @@ const GROUP_ROUTES = {
     ['GET', `${API_PREFIX}/challenge`, 'none', 'none'],
     // Closing one's own account after a grace (docs/ACCOUNTS.md "Deleting an account").
     ['POST', `${API_PREFIX}/account/delete`, 'session', 'json'],
+    // The operator's site (docs/DEPLOYMENT.md "Branding").
+    ['GET', `${API_PREFIX}/site`, 'none', 'none'],
+    ['PUT', `${API_PREFIX}/admin/site`, 'admin', 'json'],
   ],
   shares: [
     // Share links (docs/DESIGN.md 16): the owner's, and the viewer's without a login.

@@ -2,15 +2,22 @@
 // inline style sheet allowed by its hash, every text escaped; images from the service's own origin only; a
 // password form that posts to the page itself; a "Report" link for each image (and for a file's share) to
 // the console's report page (docs/MODERATION.md "Reports"). Where proof of work is required the password
-// form alone runs a script: ALTCHA's widget from the console's build on this origin, or Turnstile's.
+// form alone runs a script: ALTCHA's widget from the console's build on this origin, or Turnstile's. Branded
+// with the operator's site (docs/DEPLOYMENT.md "Branding"); its head carries OpenGraph and Twitter card tags
+// whose image is the first file's thumbnail through the share (docs/ALBUMS.md "Link previews").
 import { createHash } from 'node:crypto';
 import type { PageChallenge } from '#lib/accounts/proof-of-work.ts';
 import type { ShareItemView } from '#lib/files/shares.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
+import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
+import type { SiteSettings } from '#lib/platform/site/site.ts';
 
 /** The console build's entry that fills the form's `altcha` (web/src/share-altcha.ts, web/vite.config.ts). */
 export const SHARE_ALTCHA_SCRIPT = '/console/share-altcha-1.js';
 const TURNSTILE = 'https://challenges.cloudflare.com';
+
+/** What the page shows of the site. */
+export type PageSite = Pick<SiteSettings, 'name' | 'logo_url' | 'accent_color' | 'favicon'>;
 
 /** An item the page draws: what `POST /api/v1/shares/{id}/open` answers for it. */
 export type SharePageItem = ShareItemView;
@@ -25,6 +32,8 @@ export type SharePageState =
       expiresAt: string | null;
       /** The console (`{base_url}/`) and, for a file's share, the page's own link: what a Report link names. */
       report: { console: string; page: string | null };
+      /** A link preview's fetch (docs/ALBUMS.md "Link previews"): the head and a title, no file listed. */
+      preview?: boolean;
     }
   | { kind: 'password'; id: string; error: string | null; challenge: PageChallenge }
   | { kind: 'refused'; title: string; message: string };
@@ -47,25 +56,34 @@ h1{font-size:1.6rem;margin:0 0 .25rem;overflow-wrap:anywhere}
 form{background:#fff;border:1px solid #d7dce4;border-radius:8px;padding:1.25rem;max-width:24rem}
 label{display:block;font-weight:600;margin-bottom:.5rem}
 input{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid #8a93a3;border-radius:6px}
-button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radius:6px;background:#1f5fbf;color:#fff;cursor:pointer}
+button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radius:6px;background:var(--accent);color:#fff;cursor:pointer}
+.site{display:flex;align-items:center;gap:.5rem;padding:.5rem 1rem;border-top:4px solid var(--accent);background:#fff;font-weight:600}
+.site img{height:2rem;width:auto}
 .error{color:#a3161b;font-weight:600}
 altcha-widget{display:block;margin-top:.75rem}
 `;
 
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+/** The site's accent colour: the page's second style sheet. */
+const accentStyle = (site: PageSite) => `:root{--accent:${site.accent_color}}`;
+const originOf = (link: string | null) => (link?.startsWith('https://') ? new URL(link).origin : '');
+
 /**
- * The page's policy: its own style sheet, images from `imageOrigin` (the service's), forms to itself; with a
- * challenge, the widget's script, style, workers and calls (Turnstile's from its origin, in its frame).
+ * The page's policy: its own style sheets, images from `imageOrigin` (the service's) and the site's logo and
+ * icon, forms to itself; with a challenge, the widget's script, style, workers and calls (Turnstile's from
+ * its origin, in its frame).
  */
-export function sharePageCsp(imageOrigin: string, challenge: PageChallenge = null): string {
+export function sharePageCsp(imageOrigin: string, site: PageSite, challenge: PageChallenge = null): string {
   const from = challenge?.provider === 'turnstile' ? TURNSTILE : "'self'";
+  const brand = [...new Set([originOf(site.logo_url), originOf(site.favicon)])].filter(Boolean);
   const widget = challenge
     ? [`script-src ${from}`, `connect-src ${from}`, `worker-src ${from}`, `frame-src ${from}`]
     : [];
   return [
     "default-src 'none'",
-    `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'${challenge ? " 'self'" : ''}`,
+    `style-src ${sha256(STYLE)} ${sha256(accentStyle(site))}${challenge ? " 'self'" : ''}`,
     ...widget,
-    `img-src 'self' ${imageOrigin}`,
+    ['img-src', "'self'", imageOrigin, ...brand].join(' '),
     "form-action 'self'",
     "base-uri 'none'",
     "frame-ancestors 'none'",
@@ -126,7 +144,8 @@ ${state.error ? `<p class="error" role="alert">${escapeHtml(state.error)}</p>` :
 ${challengeHtml(state.challenge)}<button type="submit">Open</button></form>`,
     };
   }
-  const title = state.album ? state.album.name : 'Shared image';
+  const title = state.album ? state.album.name : (state.items[0]?.original_name ?? 'Shared image');
+  if (state.preview) return { title, html: `<h1>${escapeHtml(title)}</h1>` };
   const lead = state.album?.description ? `<p class="lead">${escapeHtml(state.album.description)}</p>` : '';
   const list =
     state.items.length === 0
@@ -146,12 +165,37 @@ ${challengeHtml(state.challenge)}<button type="submit">Open</button></form>`,
   };
 }
 
-export function renderSharePage(state: SharePageState): string {
+/** OpenGraph and Twitter card tags: the title, the site, and the first file's thumbnail through the share. */
+function previewTags(state: SharePageState, title: string, site: PageSite): string {
+  const image = state.kind === 'open' ? state.items.find((item) => item.thumbnail)?.thumbnail : undefined;
+  const tags: Array<[string, string, string | undefined]> = [
+    ['property', 'og:type', 'website'],
+    ['property', 'og:title', title],
+    ['property', 'og:site_name', site.name],
+    ['property', 'og:image', image ?? undefined],
+    ['name', 'twitter:card', image ? 'summary_large_image' : 'summary'],
+    ['name', 'twitter:title', title],
+    ['name', 'twitter:image', image ?? undefined],
+  ];
+  return tags
+    .filter(([, , content]) => content !== undefined)
+    .map(([kind, name, content]) => `<meta ${kind}="${name}" content="${escapeHtml(content ?? '')}">`)
+    .join('\n');
+}
+
+function siteHeader(site: PageSite): string {
+  const logo = site.logo_url ? `<img src="${escapeHtml(site.logo_url)}" alt="">` : '';
+  return `<header class="site">${logo}<span>${escapeHtml(site.name)}</span></header>`;
+}
+
+export function renderSharePage(state: SharePageState, site: PageSite): string {
   const { title, html } = body(state);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
-<style>${STYLE}</style></head><body><main>
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(`${title} · ${site.name}`)}</title>
+${previewTags(state, title, site)}
+<link rel="icon" href="${escapeHtml(site.favicon ?? DEFAULT_FAVICON)}">
+<style>${STYLE}</style><style>${accentStyle(site)}</style></head><body>${siteHeader(site)}<main>
 ${html}
 </main></body></html>`;
 }

@@ -1,5 +1,6 @@
 // An order's cells in a table of orders: the account's own list (Plans and usage) and the back office's.
 import type { DataOf } from './api/client.ts';
+import { channelName, useSite } from './site.ts';
 import { formatMoney, formatTime } from './ui.tsx';
 
 export type Order = DataOf<'/api/v1/orders/{id}', 'get'>;
@@ -17,6 +18,7 @@ function refundedText(order: Pick<Order, 'refunded_cents' | 'refunds'>): string 
 
 /** An order's cells in a table of orders; the account's own list and the back office's show the same. */
 export function OrderCells({ order }: { order: Order }) {
+  const site = useSite();
   return (
     <>
       <td>{order.plan_name}</td>
@@ -24,7 +26,7 @@ export function OrderCells({ order }: { order: Order }) {
         {formatMoney(order.amount_cents)}
         {order.coupon_code ? ` (${order.coupon_code}: ${formatMoney(order.discount_cents)} off)` : ''}
       </td>
-      <td>{order.provider}</td>
+      <td>{channelName(order.provider, site) ?? order.provider}</td>
       <td>{order.status}</td>
       <td>{refundedText(order)}</td>
       <td>{formatTime(order.created_at)}</td>

@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api/client.ts';
+import { setPageTitle } from './site.ts';
 
 export function FormError({ message }: { message: string }) {
   return (
@@ -89,7 +90,7 @@ export function DataTable({
 export function Page({ title, children }: { title: string; children: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    document.title = `${title} · Console`;
+    setPageTitle(title);
     // Focus follows navigation, so a screen reader announces the new page.
     heading.current?.focus();
   }, [title]);

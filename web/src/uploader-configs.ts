@@ -49,12 +49,13 @@ export interface SharexUploader {
 export function sharexConfig(
   token: string,
   origin: string,
-  options: { albumId?: string } = {},
+  options: { albumId?: string; siteName?: string } = {},
 ): SharexUploader {
   const host = new URL(origin).host;
   return {
     Version: '15.0.0',
-    Name: `${host} image host`,
+    // The site's name (docs/DEPLOYMENT.md "Branding"), as ShareX lists its uploaders.
+    Name: options.siteName ?? `${host} image host`,
     DestinationType: 'ImageUploader, FileUploader',
     RequestMethod: 'POST',
     RequestURL: `${origin}/api/v1/upload`,
@@ -69,10 +70,13 @@ export function sharexConfig(
   };
 }
 
-/** The .sxcu file's text and name (ShareX imports it by opening the file). */
-export function sharexFile(token: string, origin: string): { name: string; text: string } {
-  const host = new URL(origin).host.replace(/[^A-Za-z0-9.-]/g, '_');
-  return { name: `${host}.sxcu`, text: JSON.stringify(sharexConfig(token, origin), null, 2) };
+/** The .sxcu file's text and name (ShareX imports it by opening the file), named after the site when given. */
+export function sharexFile(token: string, origin: string, siteName?: string): { name: string; text: string } {
+  const name = (siteName ?? new URL(origin).host).replace(/[^A-Za-z0-9.-]+/g, '_');
+  return {
+    name: `${name}.sxcu`,
+    text: JSON.stringify(sharexConfig(token, origin, siteName ? { siteName } : {}), null, 2),
+  };
 }
 
 const quoted = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;

@@ -261,6 +261,8 @@ export const configSchema = z.object({
     }),
   }),
   mail: section({ from: z.optional(z.email()), ses_region: optionalText }),
+  // The site's name until an administrator sets the branding in the console (docs/DEPLOYMENT.md "Branding").
+  site: section({ name: z._default(z.string().check(z.minLength(1), z.maxLength(60)), 'Image host') }),
   upload: section({
     api_token: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
     // The static token's requests have a rate, its uploads a storage quota of their own (docs/UPLOADS.md);

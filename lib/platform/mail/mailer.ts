@@ -1,4 +1,5 @@
 // How the service sends mail: one interface; the log fallback when no mail channel is configured.
+import { escapeHtml } from '#lib/platform/html.ts';
 import { log } from '#lib/platform/log.ts';
 
 export interface Mail {
@@ -30,3 +31,14 @@ export const logMailer: Mailer = {
     });
   },
 };
+
+/** Every mail signed off with the site's name (docs/DEPLOYMENT.md "Branding"), in its text and its HTML. */
+export function signedMailer(mailer: Mailer, siteName: () => Promise<string>): Mailer {
+  return {
+    async send(mail) {
+      const name = await siteName();
+      const html = mail.html.replace(/<\/body>|$/, (end) => `<p>— ${escapeHtml(name)}</p>\n${end}`);
+      await mailer.send({ ...mail, text: `${mail.text.trimEnd()}\n\n— ${name}\n`, html });
+    },
+  };
+}

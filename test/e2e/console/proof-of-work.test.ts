@@ -73,7 +73,7 @@ describe('proof of work (npm start, Chromium)', () => {
     await heading('Password required');
     await page.getByLabel('Password').fill('share-pass-1');
     await page.getByRole('button', { name: 'Open' }).click();
-    await heading('Shared image');
+    await heading('locked.png');
     await page.getByRole('img', { name: 'locked.png' }).waitFor();
   }, 180_000);
 

@@ -4,10 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import type { PageChallenge } from '#lib/accounts/proof-of-work.ts';
 import { renderSharePage, SHARE_ALTCHA_SCRIPT, sharePageCsp } from '#lib/http/share-page.ts';
+import { siteDefaults } from '#lib/platform/site/site.ts';
 
+const SITE = siteDefaults('Image host');
 const page = (challenge: PageChallenge) => ({
-  html: renderSharePage({ kind: 'password', id: 'abc', error: null, challenge }),
-  csp: sharePageCsp('https://img.example', challenge),
+  html: renderSharePage({ kind: 'password', id: 'abc', error: null, challenge }, SITE),
+  csp: sharePageCsp('https://img.example', SITE, challenge),
 });
 
 describe('the share password form and proof of work', () => {

@@ -810,6 +810,43 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/site': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The site's branding: name, logo, accent colour, favicon, footer, terms, privacy, channel names */
+    get: operations['getApiV1Site'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/admin/site': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Saves the site's branding whole, `version` the one read (409 when another save came first); the footer is stored sanitized
+     * @description An administrator session; a user session is 403.
+     */
+    put: operations['putApiV1AdminSite'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/shares': {
     parameters: {
       query?: never;
@@ -7094,6 +7131,212 @@ export interface operations {
             message: 'ok';
             data: {
               scheduled_for: string;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Payload too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1Site: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              version: number;
+              name: string;
+              logo_url: string | null;
+              accent_color: string;
+              favicon: string | null;
+              footer_html: string;
+              terms: string;
+              privacy: string;
+              channel_labels: {
+                channel_a: string;
+                channel_b: string;
+                channel_c: string;
+              };
+            };
+          };
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Throttled (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  putApiV1AdminSite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          version: number;
+          name: string;
+          logo_url: string | null;
+          accent_color: string;
+          favicon: string | null;
+          footer_html: string;
+          terms: string;
+          privacy: string;
+          channel_labels: {
+            channel_a: string;
+            channel_b: string;
+            channel_c: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              version: number;
+              name: string;
+              logo_url: string | null;
+              accent_color: string;
+              favicon: string | null;
+              footer_html: string;
+              terms: string;
+              privacy: string;
+              channel_labels: {
+                channel_a: string;
+                channel_b: string;
+                channel_c: string;
+              };
             };
           };
         };

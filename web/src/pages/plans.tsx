@@ -6,6 +6,7 @@ import { type Action, useAction } from '../action.tsx';
 import { api, byId, call, type DataOf } from '../api/client.ts';
 import { ORDER_COLUMNS, type Order, OrderCells } from '../order-cells.tsx';
 import { QrCode } from '../qr.tsx';
+import { channelName, type Site, useSite } from '../site.ts';
 import {
   errorText,
   FormError,
@@ -28,10 +29,13 @@ const PROVIDER_NAMES: Record<Order['provider'], string> = {
   free: 'Free (a coupon)',
   mock: 'Mock cashier',
   manual: 'Manual (an administrator confirms)',
-  channel_a: 'Channel A (scan to pay)',
-  channel_b: 'Channel B (scan to pay)',
-  channel_c: 'Channel C',
+  channel_a: 'Alipay',
+  channel_b: 'WeChat Pay',
+  channel_c: 'EPay',
 };
+/** A channel by the name the site gives it (docs/DEPLOYMENT.md "Branding"), else its usual one. */
+const providerName = (name: Order['provider'], site: Site | undefined) =>
+  channelName(name, site) ?? PROVIDER_NAMES[name];
 
 const POLL_MS = 2000;
 
@@ -167,6 +171,7 @@ function OrderPanel({ order, onPaid }: { order: Order; onPaid: () => void }) {
 }
 
 export function PlansPage() {
+  const site = useSite();
   const plans = useLoad(() => call(api.GET('/api/v1/plans')));
   const gateways = useLoad(() => call(api.GET('/api/v1/payment-gateways')));
   const [usageVersion, setUsageVersion] = useState(0);
@@ -240,7 +245,7 @@ export function PlansPage() {
           >
             {gateways.data.map((name) => (
               <option key={name} value={name}>
-                {PROVIDER_NAMES[name]}
+                {providerName(name, site)}
               </option>
             ))}
           </select>

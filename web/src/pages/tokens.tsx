@@ -5,6 +5,7 @@ import { ActionButton, useAction } from '../action.tsx';
 import { api, byId, call, type DataOf } from '../api/client.ts';
 import { DIRECT_UPLOAD_LIMIT } from '../api/upload.ts';
 import { Field, Submit, useForm } from '../form.tsx';
+import { useSite } from '../site.ts';
 import { formatBytes, formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 import {
   curlCommand,
@@ -99,7 +100,7 @@ export function TokensPage() {
 
 /** The PicGo, ShareX, Flameshot and curl configurations of a new token. */
 function UploaderConfigs({ token, origin }: { token: string; origin: string }) {
-  const sxcu = sharexFile(token, origin);
+  const sxcu = sharexFile(token, origin, useSite()?.name);
   const href = `data:application/json;charset=utf-8,${encodeURIComponent(sxcu.text)}`;
   return (
     <>

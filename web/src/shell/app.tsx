@@ -14,6 +14,7 @@ import { AdminModeration } from '../pages/admin-moderation.tsx';
 import { AdminOrders } from '../pages/admin-orders.tsx';
 import { AdminPayment } from '../pages/admin-payment.tsx';
 import { AdminPlans } from '../pages/admin-plans.tsx';
+import { AdminSite } from '../pages/admin-site.tsx';
 import { AlbumsPage } from '../pages/albums.tsx';
 import { FilesPage } from '../pages/files.tsx';
 import { GalleryPage } from '../pages/gallery.tsx';
@@ -24,8 +25,10 @@ import { PlansPage } from '../pages/plans.tsx';
 import { ReportPage } from '../pages/report.tsx';
 import { SecurityPage } from '../pages/security.tsx';
 import { SharesPage } from '../pages/shares.tsx';
+import { PrivacyPage, TermsPage } from '../pages/site-text.tsx';
 import { TokensPage } from '../pages/tokens.tsx';
 import { navigate, pagePath, routeParam, useRoute } from '../router.ts';
+import { useSite } from '../site.ts';
 
 interface RouteDef {
   path: string;
@@ -53,6 +56,7 @@ const ROUTES: RouteDef[] = [
   { path: '/admin/blocklist', label: 'Block list', page: AdminBlocklist, access: 'admin' },
   { path: '/admin/bans', label: 'Bans', page: AdminBans, access: 'admin' },
   { path: '/admin/audit', label: 'Audit log', page: AdminAudit, access: 'admin' },
+  { path: '/admin/site', label: 'Site', page: AdminSite, access: 'admin' },
 ];
 
 function useSession() {
@@ -74,6 +78,7 @@ export function App() {
   const path = useRoute();
   const user = session.user();
   const expired = session.expired();
+  const site = useSite();
 
   // An administrator the API serves nothing but second-factor setup (docs/ACCOUNTS.md): to the security page.
   const needsSecondFactor = session.needsSecondFactor();
@@ -84,7 +89,10 @@ export function App() {
   useEffect(() => {
     if (
       path === '/' ||
-      (!user && !['/login', '/register', '/gallery', '/reset', '/report', '/oauth'].includes(pagePath(path)))
+      (!user &&
+        !['/login', '/register', '/gallery', '/reset', '/report', '/oauth', '/terms', '/privacy'].includes(
+          pagePath(path),
+        ))
     ) {
       navigate(user ? (session.isAdmin() ? '/admin/accounts' : '/files') : '/login');
     }
@@ -107,6 +115,8 @@ export function App() {
     );
   // A Report link (the gallery's lightbox, a share page) opens `#/report?url=…`, logged in or not.
   else if (pagePath(path) === '/report') content = <ReportPage key={path} url={routeParam(path, 'url')} />;
+  else if (path === '/terms') content = <TermsPage />;
+  else if (path === '/privacy') content = <PrivacyPage />;
   else {
     // A page may take a query (`#/albums?id=…`).
     const route = ROUTES.find((candidate) => candidate.path === pagePath(path));
@@ -128,7 +138,8 @@ export function App() {
       </button>
       <header class="top" inert={expired}>
         <a class="brand" href={user ? '#/' : '#/login'}>
-          Console
+          {site?.logo_url && <img src={site.logo_url} alt="" />}
+          {site?.name ?? 'Console'}
         </a>
         <nav aria-label="Main">
           <ul>
@@ -163,8 +174,22 @@ export function App() {
       <main id="main" tabIndex={-1} inert={expired}>
         {content}
       </main>
+      <SiteFooter />
       {expired && user && <ExpiredDialog username={user.username} role={user.role} />}
     </>
+  );
+}
+
+/** The site's footer (stored sanitized: text and links only) and its terms and privacy links. */
+function SiteFooter() {
+  const site = useSite();
+  if (!site) return null;
+  return (
+    <footer class="site-footer">
+      {site.footer_html && <div dangerouslySetInnerHTML={{ __html: site.footer_html }} />}
+      {site.terms && <a href="#/terms">Terms of service</a>}
+      {site.privacy && <a href="#/privacy">Privacy policy</a>}
+    </footer>
   );
 }
 
