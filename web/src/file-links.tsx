@@ -86,8 +86,10 @@ function HeldPicture({ file, large = false }: { file: Drawable; large?: boolean 
  * `elementtiming` lets a page measure when the first one was painted.
  */
 export function Thumbnail({ file }: { file: Drawable }) {
+  const [failed, setFailed] = useState<string>();
   if (isHeld(file)) return <HeldPicture file={file} />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
+  if (failed === file.thumbnail) return <FailedTile file={file} src={failed} />;
   // `small` is twice the thumbnail's 480 pixels.
   const double = asPreset(file.thumbnail, 'small');
   return (
@@ -101,15 +103,18 @@ export function Thumbnail({ file }: { file: Drawable }) {
       elementtiming="thumbnail"
       {...(double ? { srcset: `${file.thumbnail} 1x, ${double} 2x` } : {})}
       src={file.thumbnail}
+      onError={() => setFailed(file.thumbnail ?? undefined)}
     />
   );
 }
 
 /** The lightbox's picture: the 1200-wide `medium` preset (`large`, 1920, on dense screens), never the original. */
 export function LargePicture({ file }: { file: Drawable }) {
+  const [failed, setFailed] = useState<string>();
   if (isHeld(file)) return <HeldPicture file={file} large />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
   const large = asPreset(file.thumbnail, 'medium') ?? file.thumbnail;
+  if (failed === large) return <FailedTile file={file} src={large} />;
   const double = asPreset(file.thumbnail, 'large');
   return (
     <img
@@ -118,6 +123,7 @@ export function LargePicture({ file }: { file: Drawable }) {
       alt={file.original_name}
       {...(double ? { srcset: `${large} 1x, ${double} 2x` } : {})}
       src={large}
+      onError={() => setFailed(large)}
     />
   );
 }
@@ -130,6 +136,19 @@ function TypeTile({ file }: { file: Drawable }) {
       aria-label={`${file.original_name} (${typeLabel(file)}, no preview)`}
     >
       {typeLabel(file)}
+    </span>
+  );
+}
+
+/**
+ * A picture that did not load says so, and where it was asked for: an image host this page cannot reach
+ * (or may not load from) is otherwise a row of silent broken images.
+ */
+function FailedTile({ file, src }: { file: Drawable; src: string }) {
+  const where = new URL(src, location.href).host;
+  return (
+    <span class="thumb-placeholder thumb-failed" role="img" aria-label={`${file.original_name}: not loaded`}>
+      Image did not load from {where}
     </span>
   );
 }
