@@ -7079,6 +7079,8 @@ export interface operations {
                 url: string;
                 file_id: string | null;
                 album_id: string | null;
+                /** @description The shared file's name or the album's; null once it is gone. */
+                name: string | null;
                 has_password: boolean;
                 expires_at: string | null;
                 max_views: number | null;
@@ -7182,6 +7184,8 @@ export interface operations {
               url: string;
               file_id: string | null;
               album_id: string | null;
+              /** @description The shared file's name or the album's; null once it is gone. */
+              name: string | null;
               has_password: boolean;
               expires_at: string | null;
               max_views: number | null;
