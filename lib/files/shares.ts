@@ -147,11 +147,14 @@ export class ShareService {
     );
     const live = page.items.filter((share) => share.revoked_at === undefined);
     // Each link names what it shares: the files' and albums' names, read together.
-    const targets = live.map((share) => (share.file_id ? fileKey(share.file_id) : albumKey(share.album_id!)));
-    const found = await this.deps.table.getMany(targets);
-    const nameOf = (item: (typeof found)[number]) => (item ? String(item.original_name ?? item.name) : null);
+    const targetOf = (share: ShareItem) =>
+      share.file_id ? fileKey(share.file_id) : albumKey(share.album_id!);
+    // Each key once: a batch read refuses a repeated key (two links to one file).
+    const keys = [...new Map(live.map((share) => [targetOf(share).pk, targetOf(share)])).values()];
+    const found = (await this.deps.table.getMany(keys)).filter((item) => item !== undefined);
+    const names = new Map(found.map((item) => [item.pk, String(item.original_name ?? item.name)]));
     return {
-      items: live.map((share, index) => this.view(share, nameOf(found[index]))),
+      items: live.map((share) => this.view(share, names.get(targetOf(share).pk) ?? null)),
       next_cursor: page.next_cursor,
     };
   }
