@@ -5,7 +5,7 @@
 import { clientOf } from '#lib/accounts/client.ts';
 import { errors } from '#lib/core/errors.ts';
 import { directUploadBodyLimit } from '#lib/files/build.ts';
-import { fileTooLarge } from '#lib/files/errors.ts';
+import { directUploadTooLarge } from '#lib/files/errors.ts';
 import { GALLERY_PAGE_MAX } from '#lib/files/files.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { created, ok, publicFor } from '#lib/http/envelope.ts';
@@ -64,7 +64,7 @@ export function createFilesHandler(
       'POST /api/v1/upload': defineRoute({
         maxBodyBytes: directUploadBodyLimit(options.maxUploadBytes),
         // Said as the stream says it: the file limit a user knows (4 MiB), not the body's with its overhead.
-        tooLarge: () => fileTooLarge(options.maxUploadBytes),
+        tooLarge: () => directUploadTooLarge(options.maxUploadBytes),
         summary:
           'Direct upload: multipart part `file` (and optional `permission`, `album_id`, `tags` comma-separated). Answers 200, as PicGo expects.',
         requestContentType: 'multipart/form-data',

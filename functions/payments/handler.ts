@@ -157,23 +157,30 @@ export function createPaymentsHandler(deps: () => PaymentsDeps, options: EntryOp
       }),
       'POST /api/v1/coupons/validate': defineRoute({
         summary:
-          'What a coupon code takes off a plan for the caller now; any unusable code is 400 coupon: cannot be used; 429 past the per-account or per-address budget.',
+          'What a coupon code takes off a plan for the caller now (without plan_id: off each plan on sale it can be used on, one check); any unusable code is 400 coupon: cannot be used; 429 past the per-account or per-address budget.',
         body: validateBody,
         response: couponQuoteView,
         errors: [429],
         run: async (request) => {
-          const quote = await deps().orders.quoteCoupon(
+          const { plan_id: planId } = request.body;
+          const quotes = await deps().orders.quoteCoupon(
             callerId(request),
             request.body.code,
-            request.body.plan_id,
+            planId,
             request.sourceIp,
           );
-          return ok({
-            code: quote.code,
-            amount_cents: quote.amount_cents,
-            discount_cents: quote.discount_cents,
-            final_cents: quote.final_cents,
+          // Never empty: a code that takes nothing off any plan is the 400.
+          const price = ({ amount_cents, discount_cents, final_cents }: (typeof quotes)[number]) => ({
+            amount_cents,
+            discount_cents,
+            final_cents,
           });
+          const code = quotes[0]!.code;
+          return ok(
+            planId
+              ? { code, ...price(quotes[0]!) }
+              : { code, plans: quotes.map((quote) => ({ plan_id: quote.plan_id, ...price(quote) })) },
+          );
         },
       }),
       'POST /api/v1/admin/orders/{id}/pay': defineRoute({

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GROUP_NEEDS, WORKER_NEEDS, type WorkerName } from '#functions/needs.ts';
 import { shardRanges } from '#functions/reconciler/fan-out.ts';
+import { directUploadTooLarge } from '#lib/files/errors.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
 import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
@@ -22,6 +23,7 @@ import { FileStorage } from '#lib/platform/storage/s3.ts';
 import { DEPLOYMENT_OWNED_SETTINGS, environmentFor } from '#lib/wiring/needs.ts';
 import { localAccessLog } from './access-log.ts';
 import { localEdge } from './edge.ts';
+import { loopbackOrigin } from './follow-host.ts';
 import { localEdgeHeaders } from './front-door.ts';
 import { type FunctionProcess, startFunctionProcess } from './function-process.ts';
 import { startLocalModeration } from './moderation.ts';
@@ -179,6 +181,8 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
   };
   const edge = localEdge(table, config.hotlink);
   const accessLog = localAccessLog(new AccessLogStore(s3Client(config.aws), config.access_log_bucket_name));
+  const port = options.port ?? config.port;
+  const linkOrigin = loopbackOrigin(config.base_url, port);
   const server = createLocalServer({
     loadHandler,
     ...(config.http.cors_origins ? { corsOrigins: config.http.cors_origins } : {}),
@@ -193,8 +197,11 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     // on the deny-list of taken-down files is 404, and an owner's rules 403, as the /i/* edge function answers.
     direct: (request, response, url) => serveStoredFileLocally(storage, request, response, url, edge),
     onError: (error) => log.error('local server failed a request', { error }),
+    // A direct upload over the Lambda payload limit is refused in the words of one just over its own.
+    tooLarge: (routeKey) =>
+      routeKey === 'POST /api/v1/upload' ? directUploadTooLarge(config.upload.max_bytes) : undefined,
+    ...(linkOrigin ? { linkOrigin } : {}),
   });
-  const port = options.port ?? config.port;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, options.host ?? localListenHost(), () => resolve());

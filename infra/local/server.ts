@@ -2,11 +2,13 @@
 // their results back out as HTTP. The event's shape is api-event.ts's, shared with the tests' gateways.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
+import { type AppError, errors } from '#lib/core/errors.ts';
 import { SECURITY_HEADERS } from '#lib/http/envelope.ts';
 import type { ApiEvent, ApiResult } from '#lib/http/event.ts';
 import { DEFAULT_ROUTE_GROUP, type FunctionGroup, matchRoute, routeKeyOf } from '#lib/http/routes.ts';
 import { buildEvent, safeDecode } from './api-event.ts';
 import { type ConsoleSite, serveConsole } from './console.ts';
+import { followRequestHost } from './follow-host.ts';
 
 export type GroupHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 export type HandlerLoader = (group: FunctionGroup) => Promise<GroupHandler>;
@@ -32,9 +34,9 @@ function lambdaContext(group: FunctionGroup, requestId: string): Context {
   };
 }
 
-function sendEnvelope(response: ServerResponse, status: number, message: string): void {
+function sendEnvelope(response: ServerResponse, status: number, message: string, data: unknown = null): void {
   response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' });
-  response.end(JSON.stringify({ code: status, message, data: null }));
+  response.end(JSON.stringify({ code: status, message, data }));
 }
 
 async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
@@ -73,6 +75,10 @@ export interface LocalServerOptions {
   console?: ConsoleSite;
   /** Headers the CDN would add (the origin secret, the viewer's address): infra/local/front-door.ts. */
   edgeHeaders?: (request: IncomingMessage) => Record<string, string>;
+  /** base_url's origin while it is a loopback one: answers name the request's Host instead (follow-host.ts). */
+  linkOrigin?: string;
+  /** What a body over the payload limit answers on this route (an upload names its file limit). */
+  tooLarge?: (routeKey: string) => AppError | undefined;
 }
 
 export function createLocalServer(options: LocalServerOptions): Server {
@@ -127,17 +133,18 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   if (options.console && serveConsole(options.console, request, response, url)) return;
   if (options.direct && (await options.direct(request, response, url))) return;
 
+  const match = matchRoute(method, safeDecode(url.pathname));
+  const group = match?.route.group ?? DEFAULT_ROUTE_GROUP;
+  const routeKey = match ? routeKeyOf(match.route) : '$default';
   const declared = Number(request.headers['content-length'] ?? 0);
   if (declared > LOCAL_PAYLOAD_LIMIT) request.resume();
   const body = declared > LOCAL_PAYLOAD_LIMIT ? undefined : await readBody(request, LOCAL_PAYLOAD_LIMIT);
   if (!body) {
-    sendEnvelope(response, 413, `Payload too large: the limit is ${LOCAL_PAYLOAD_LIMIT} bytes`);
+    // In the route's own words, as its handler says it for a body just over its limit (docs/UPLOADS.md).
+    const refusal = options.tooLarge?.(routeKey) ?? errors.payloadTooLarge(LOCAL_PAYLOAD_LIMIT);
+    sendEnvelope(response, 413, refusal.message, refusal.data);
     return;
   }
-
-  const match = matchRoute(method, safeDecode(url.pathname));
-  const group = match?.route.group ?? DEFAULT_ROUTE_GROUP;
-  const routeKey = match ? routeKeyOf(match.route) : '$default';
   const event = buildEvent({
     method,
     url: request.url ?? '/',
@@ -149,5 +156,6 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   });
   const handler = await options.loadHandler(group);
   const result = await handler(event, lambdaContext(group, event.requestContext.requestId));
-  writeResult(response, result);
+  const { linkOrigin } = options;
+  writeResult(response, linkOrigin ? followRequestHost(result, linkOrigin, request.headers.host) : result);
 }

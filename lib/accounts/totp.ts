@@ -5,6 +5,9 @@ import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import { epochSeconds } from '#lib/platform/db/table.ts';
 
+/** otplib's default period: a code belongs to one 30-second time step. */
+const TOTP_PERIOD_SECONDS = 30;
+
 const secretContext = (accountId: string) => ({ purpose: 'totp', account: accountId });
 
 export async function sealTotpSecret(masterKey: () => Promise<MasterKey>, accountId: string, secret: string) {
@@ -55,7 +58,8 @@ export type TotpCheck = { step: number } | { refused: 'invalid' | 'used' };
 
 /**
  * Checks a code against the secret, telling a wrong code from a replayed one: a code of a time step at or
- * before the last accepted step is "already used" (the code the caller just logged in with, typically).
+ * before the last accepted step is "already used" (the code the caller just logged in with, or turned TOTP
+ * on with, typically), and so is the last accepted step's own code long after its window.
  */
 export async function checkTotp(
   secret: string,
@@ -64,9 +68,16 @@ export async function checkTotp(
   lastStep: number | undefined,
 ): Promise<TotpCheck> {
   const step = await matchTotp(secret, code, now, undefined);
-  if (step === undefined) return { refused: 'invalid' };
+  if (step === undefined)
+    return (await isCodeOfStep(secret, code, lastStep)) ? { refused: 'used' } : { refused: 'invalid' };
   if (lastStep !== undefined && step <= lastStep) return { refused: 'used' };
   return { step };
+}
+
+async function isCodeOfStep(secret: string, code: string, step: number | undefined): Promise<boolean> {
+  if (step === undefined) return false;
+  const { generate } = await loadOtplib();
+  return (await generate({ secret, epoch: step * TOTP_PERIOD_SECONDS })) === code.trim();
 }
 
 export const totpRefusal = (reason: 'invalid' | 'used', status: 400 | 401 = 400) => {

@@ -36,6 +36,7 @@ export interface Quote {
   /** The coupon's bucket counts read with it: a limited coupon's order takes its share by them. */
   counts: number[];
   code: string;
+  plan_id: string;
   amount_cents: number;
   discount_cents: number;
   final_cents: number;
@@ -131,11 +132,12 @@ export class CouponDesk {
   }
 
   /**
-   * What `code` takes off `plan` for this buyer now, or the one 400 of an unusable code; 429 past the
-   * buyer's or the address's budget. The counts read here are a preview: the order's transaction holds them
-   * again (lib/billing/coupons.ts redeemItems).
+   * What `code` takes off each of `plans` it can be used on, for this buyer now (one check, however many
+   * plans), or the one 400 of an unusable code when it takes nothing off any; 429 past the buyer's or the
+   * address's budget. The counts read here are a preview: the order's transaction holds them again
+   * (lib/billing/coupons.ts redeemItems).
    */
-  async quote(code: string, plan: SaleTerms, buyer: CouponBuyer): Promise<Quote> {
+  async quote(code: string, plans: readonly SaleTerms[], buyer: CouponBuyer): Promise<Quote[]> {
     const { throttle, checks } = this.deps;
     const tooMany = 'Too many coupon checks; try again later';
     await throttle.consume(`coupon#account#${buyer.userId}`, checks.perAccount, tooMany);
@@ -148,16 +150,21 @@ export class CouponDesk {
       this.deps.coupons.usedBy(id, buyer.userId),
     ]);
     const coupon = counted?.coupon;
-    if (!coupon || !usable(coupon, plan, used, this.deps.clock().getTime())) throw unusableCoupon();
-    const discount = discountOf(coupon, plan.amount_cents);
-    return {
-      coupon,
-      counts: counted.counts,
-      code: coupon.code,
-      amount_cents: plan.amount_cents,
-      discount_cents: discount,
-      final_cents: plan.amount_cents - discount,
-    };
+    const now = this.deps.clock().getTime();
+    const quotes = coupon ? plans.filter((plan) => usable(coupon, plan, used, now)) : [];
+    if (!coupon || quotes.length === 0) throw unusableCoupon();
+    return quotes.map((plan) => {
+      const discount = discountOf(coupon, plan.amount_cents);
+      return {
+        coupon,
+        counts: counted.counts,
+        code: coupon.code,
+        plan_id: plan.id,
+        amount_cents: plan.amount_cents,
+        discount_cents: discount,
+        final_cents: plan.amount_cents - discount,
+      };
+    });
   }
 
   /**

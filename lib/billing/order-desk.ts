@@ -82,7 +82,7 @@ export class OrderDesk {
     const quote =
       input.coupon_code === undefined
         ? undefined
-        : await this.deps.coupons.quote(input.coupon_code, plan, { userId, ip: clientIp });
+        : (await this.deps.coupons.quote(input.coupon_code, [plan], { userId, ip: clientIp }))[0];
     // A coupon that takes the whole price makes a free order, settled at once whatever provider was asked for.
     const free = quote?.final_cents === 0;
     const asked = input.provider ?? registry.defaultProvider;
@@ -145,10 +145,15 @@ export class OrderDesk {
     }
   }
 
-  /** POST /api/v1/coupons/validate: what `code` takes off the plan for this buyer now. */
-  async quoteCoupon(userId: string, code: string, planId: string, clientIp: string): Promise<Quote> {
-    const plan = (await this.deps.catalog.held(planId)) ?? (await this.planOnSale(planId));
-    return this.deps.coupons.quote(code, plan, { userId, ip: clientIp });
+  /**
+   * POST /api/v1/coupons/validate: what `code` takes off the plan for this buyer now, or without a plan off
+   * each plan on sale it can be used on (the console's one check for its whole catalogue).
+   */
+  async quoteCoupon(userId: string, code: string, planId: string | undefined, clientIp: string) {
+    const plans = planId
+      ? [(await this.deps.catalog.held(planId)) ?? (await this.planOnSale(planId))]
+      : await this.deps.catalog.list(true);
+    return this.deps.coupons.quote(code, plans, { userId, ip: clientIp });
   }
 
   /** The plan as the table holds it now, if it is on sale. */

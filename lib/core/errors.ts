@@ -101,7 +101,7 @@ export const errors = {
   gone: (message: string) => new AppError('gone', message),
   unavailableForLegalReasons: (message: string) => new AppError('unavailable_for_legal_reasons', message),
   payloadTooLarge: (limitBytes: number) =>
-    new AppError('payload_too_large', `Payload too large: the limit is ${limitBytes} bytes`, {
+    new AppError('payload_too_large', `body: larger than ${readableLimit(limitBytes)}`, {
       data: { limit_bytes: limitBytes },
     }),
   unsupportedMediaType: (message: string) => new AppError('unsupported_media_type', message),
@@ -132,4 +132,11 @@ export const errors = {
 /** A refusal of the caller's request (bad input, no right, a conflict), not a fault of the service. */
 export function isRefusal(error: AppError): boolean {
   return !SERVICE_FAULTS.has(error.errorName);
+}
+
+const MIB = 1024 * 1024;
+
+/** A limit as people read it: `4 MiB (4194304 bytes)` for whole mebibytes (the settings' usual values), else bytes. */
+export function readableLimit(bytes: number): string {
+  return bytes >= MIB && bytes % MIB === 0 ? `${bytes / MIB} MiB (${bytes} bytes)` : `${bytes} bytes`;
 }

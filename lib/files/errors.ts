@@ -1,5 +1,5 @@
 // The upload pipeline's one error and its wording of "too big": the request or the bytes are at fault.
-import { AppError, type ErrorName } from '#lib/core/errors.ts';
+import { AppError, type ErrorName, readableLimit } from '#lib/core/errors.ts';
 
 export type UploadErrorName = Extract<
   ErrorName,
@@ -32,15 +32,12 @@ export class UploadError extends AppError {
 }
 
 /** The one wording for "too big", used by the early content-length check, the stream and the read-back. */
-export function fileTooLarge(maxBytes: number): UploadError {
-  return new UploadError('payload_too_large', `file: larger than ${readableLimit(maxBytes)}`, {
+export function fileTooLarge(maxBytes: number, hint = ''): UploadError {
+  return new UploadError('payload_too_large', `file: larger than ${readableLimit(maxBytes)}${hint}`, {
     limitBytes: maxBytes,
   });
 }
 
-const MIB = 1024 * 1024;
-
-/** A limit as people read it: `4 MiB (4194304 bytes)` for whole mebibytes (the settings' usual values), else bytes. */
-function readableLimit(bytes: number): string {
-  return bytes >= MIB && bytes % MIB === 0 ? `${bytes / MIB} MiB (${bytes} bytes)` : `${bytes} bytes`;
-}
+/** A direct upload's "too big", whatever refused it (the local server, the handler, the stream): and where larger files go. */
+export const directUploadTooLarge = (maxBytes: number) =>
+  fileTooLarge(maxBytes, '; larger files go through the presigned upload (POST /api/v1/upload/presign)');

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { fileTooLarge, UploadError } from './errors.ts';
+import { directUploadTooLarge, UploadError } from './errors.ts';
 import { sanitizeOriginalName } from './names.ts';
 
 /** The name of the one file part (SPEC 4.2; what PicGo-style clients send). */
@@ -88,7 +88,7 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
   // The whole body may be this large; an ignored file part must not let a client stream without end.
   const bodyLimit = maxBytes + MULTIPART_OVERHEAD_BYTES;
   const declared = Buffer.isBuffer(body) ? body.length : input.contentLength;
-  if (declared !== undefined && declared > bodyLimit) throw fileTooLarge(maxBytes);
+  if (declared !== undefined && declared > bodyLimit) throw directUploadTooLarge(maxBytes);
 
   let parser: busboy.Busboy;
   try {
@@ -166,7 +166,7 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
         return;
       }
       file = { originalName: sanitizeOriginalName(info.filename), clientMimeType: info.mimeType };
-      stream.on('limit', () => fail(fileTooLarge(maxBytes)));
+      stream.on('limit', () => fail(directUploadTooLarge(maxBytes)));
       stream.on('data', (chunk: Buffer) => {
         if (settled) return;
         chunks.push(chunk);
@@ -222,7 +222,7 @@ export async function parseUploadForm(input: ParseUploadFormInput): Promise<Pars
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       received += bytes.length;
       if (received > bodyLimit) {
-        fail(fileTooLarge(maxBytes));
+        fail(directUploadTooLarge(maxBytes));
         return;
       }
       if (!parser.write(bytes)) body.pause();

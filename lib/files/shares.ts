@@ -13,14 +13,16 @@ import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { type Clock, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { albumKey } from './album-keys.ts';
 import type { AlbumService } from './albums.ts';
-import type { FileItem, FileRepository } from './files.ts';
+import { type FileItem, type FileRepository, fileKey } from './files.ts';
 import { ownerIndexPage } from './index-page.ts';
 import { HELD_MESSAGE, isHeld } from './moderation-state.ts';
 import { ownerTagOfKey } from './names.ts';
 import { edgeRulesAt, REFUSAL_MESSAGES } from './owner-rules.ts';
 import { renderableSourceOfKey, THUMBNAIL_QUERY } from './rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS, type ShareGrants } from './share-grants.ts';
+import type { OpenedShare, ShareItemView, ShareView } from './share-views.ts';
 
 /** At most this many of an album's files (the newest) are shown by one open. */
 export const MAX_SHARE_ITEMS = 100;
@@ -63,40 +65,6 @@ interface ShareItem {
   gsi1pk?: string;
   gsi1sk?: string;
   [attribute: string]: unknown;
-}
-
-export interface ShareView {
-  id: string;
-  url: string;
-  file_id: string | null;
-  album_id: string | null;
-  has_password: boolean;
-  expires_at: string | null;
-  max_views: number | null;
-  views: number;
-  created_at: string;
-}
-
-export interface ShareItemView {
-  url: string;
-  thumbnail: string | null;
-  original_name: string;
-  mime_type: string;
-  size: number;
-  width: number;
-  height: number;
-}
-
-export interface OpenedShare {
-  share: {
-    id: string;
-    has_password: boolean;
-    expires_at: string | null;
-    max_views: number | null;
-    views: number;
-  };
-  album: { name: string; description: string } | null;
-  items: ShareItemView[];
 }
 
 export interface CreateShareInput {
@@ -146,8 +114,10 @@ export class ShareService {
       }
     }
     // The target must be the caller's: 404 otherwise, as for any other account's file or album.
-    if (fileId !== undefined) await this.deps.files.getOwn(ownerId, fileId);
-    if (albumId !== undefined) await this.deps.albums.getOwn(ownerId, albumId);
+    const name =
+      fileId !== undefined
+        ? (await this.deps.files.getOwn(ownerId, fileId)).original_name
+        : (await this.deps.albums.getOwn(ownerId, albumId!)).name;
     const id = newShareId();
     const item: ShareItem = {
       ...shareKey(id),
@@ -164,7 +134,7 @@ export class ShareService {
       gsi1sk: `${now.toISOString()}#${id}`,
     };
     await this.deps.table.put(item, { ConditionExpression: 'attribute_not_exists(pk)' });
-    return this.view(item);
+    return this.view(item, name);
   }
 
   /** The caller's live shares (revoked ones leave the listing), newest first. */
@@ -175,8 +145,16 @@ export class ShareService {
       { pk: /^share#/, sk: 'share' },
       options,
     );
+    const live = page.items.filter((share) => share.revoked_at === undefined);
+    // Each link names what it shares: the files' and albums' names, read together.
+    const targetOf = (share: ShareItem) =>
+      share.file_id ? fileKey(share.file_id) : albumKey(share.album_id!);
+    // Each key once: a batch read refuses a repeated key (two links to one file).
+    const keys = [...new Map(live.map((share) => [targetOf(share).pk, targetOf(share)])).values()];
+    const found = (await this.deps.table.getMany(keys)).filter((item) => item !== undefined);
+    const names = new Map(found.map((item) => [item.pk, String(item.original_name ?? item.name)]));
     return {
-      items: page.items.filter((share) => share.revoked_at === undefined).map((share) => this.view(share)),
+      items: live.map((share) => this.view(share, names.get(targetOf(share).pk) ?? null)),
       next_cursor: page.next_cursor,
     };
   }
@@ -383,12 +361,13 @@ export class ShareService {
     };
   }
 
-  private view(share: ShareItem): ShareView {
+  private view(share: ShareItem, name: string | null): ShareView {
     return {
       id: share.id,
       url: this.pageUrl(share.id),
       file_id: share.file_id ?? null,
       album_id: share.album_id ?? null,
+      name,
       has_password: share.password_hash !== undefined,
       expires_at: share.ends_at ?? null,
       max_views: share.max_views ?? null,

@@ -7,10 +7,11 @@
 // whose image is the first file's thumbnail through the share (docs/ALBUMS.md "Link previews").
 import { createHash } from 'node:crypto';
 import type { PageChallenge } from '#lib/accounts/proof-of-work.ts';
-import type { ShareItemView } from '#lib/files/shares.ts';
+import type { ShareItemView } from '#lib/files/share-views.ts';
 import { escapeHtml } from '#lib/platform/html.ts';
 import { DEFAULT_FAVICON } from '#lib/platform/site/favicon.ts';
 import type { SiteSettings } from '#lib/platform/site/site.ts';
+import { INLINE_MAX_BYTES } from './stored-file.ts';
 
 /** The console build's entry that fills the form's `altcha` (web/src/share-altcha.ts, web/vite.config.ts). */
 export const SHARE_ALTCHA_SCRIPT = '/console/share-altcha-1.js';
@@ -61,6 +62,8 @@ button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radi
 .site img{height:2rem;width:auto}
 .error{color:#a3161b;font-weight:600}
 altcha-widget{display:block;margin-top:.75rem}
+.single{margin:0;background:#fff;border:1px solid #d7dce4;border-radius:8px;overflow:hidden}
+.single img{display:block;margin:0 auto;max-width:100%;max-height:calc(100vh - 12rem);width:auto;height:auto;object-fit:contain;background:#e8ebf0}
 `;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -102,13 +105,46 @@ function reportLink(consoleUrl: string, url: string, what: string): string {
   return `<a class="report" href="${escapeHtml(href)}" aria-label="${escapeHtml(`Report ${what}`)}">Report</a>`;
 }
 
-function itemHtml(item: SharePageItem, consoleUrl: string): string {
+function captionHtml(item: SharePageItem): string {
   const dimensions = item.width > 0 && item.height > 0 ? `${item.width} × ${item.height}, ` : '';
+  return `<div class="cap"><b>${escapeHtml(item.original_name)}</b><span>${escapeHtml(
+    `${dimensions}${sizeText(item.size)}`,
+  )}</span></div>`;
+}
+
+function itemHtml(item: SharePageItem, consoleUrl: string): string {
   return `<li><a href="${escapeHtml(item.url)}"><img src="${escapeHtml(item.thumbnail ?? item.url)}" alt="${escapeHtml(
     item.original_name,
-  )}" loading="lazy"><div class="cap"><b>${escapeHtml(item.original_name)}</b><span>${escapeHtml(
-    `${dimensions}${sizeText(item.size)}`,
-  )}</span></div></a>${reportLink(consoleUrl, item.url, item.original_name)}</li>`;
+  )}" loading="lazy">${captionHtml(item)}</a>${reportLink(consoleUrl, item.url, item.original_name)}</li>`;
+}
+
+/**
+ * A share of one photo shows it as large as the window allows: the original itself when the share's door
+ * answers it inline (a larger one is a redirect to storage, which the page's policy does not name), else
+ * the thumbnail at no more than its own size.
+ */
+function singleHtml(item: SharePageItem, report: string): string {
+  const inline = item.size <= INLINE_MAX_BYTES || item.thumbnail === null;
+  const [width, height] = inline ? [item.width, item.height] : thumbnailSize(item);
+  const size = width > 0 && height > 0 ? ` width="${width}" height="${height}"` : '';
+  return `<figure class="single"><a href="${escapeHtml(item.url)}"><img src="${escapeHtml(
+    inline ? item.url : (item.thumbnail ?? item.url),
+  )}" alt="${escapeHtml(item.original_name)}"${size}></a><figcaption>${captionHtml(item)}${report}</figcaption></figure>`;
+}
+
+/** The `thumb` preset's size: 480 wide at most, the original's proportions. */
+function thumbnailSize({ width, height }: SharePageItem): [number, number] {
+  const scale = width > THUMBNAIL_WIDTH ? THUMBNAIL_WIDTH / width : 1;
+  return [Math.round(width * scale), Math.round(height * scale)];
+}
+
+const THUMBNAIL_WIDTH = 480;
+
+/** When a share ends, as people read it (the page runs no script, so in UTC): `2 December 2026 at 14:05 UTC`. */
+export function untilText(iso: string): string {
+  const when = new Date(iso);
+  const text = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
+  return `${text.format(when)} UTC`;
 }
 
 /**
@@ -147,16 +183,24 @@ ${challengeHtml(state.challenge)}<button type="submit">Open</button></form>`,
   const title = state.album ? state.album.name : (state.items[0]?.original_name ?? 'Shared image');
   if (state.preview) return { title, html: `<h1>${escapeHtml(title)}</h1>` };
   const lead = state.album?.description ? `<p class="lead">${escapeHtml(state.album.description)}</p>` : '';
+  const [only] = state.items;
   const list =
     state.items.length === 0
       ? '<p class="lead">This album is empty.</p>'
-      : `<ul class="grid">${state.items.map((item) => itemHtml(item, state.report.console)).join('')}</ul>`;
+      : only && state.items.length === 1
+        ? // An album's photo is reported on its own (the page's link is not reportable), as in the grid.
+          singleHtml(only, state.album ? reportLink(state.report.console, only.url, only.original_name) : '')
+        : `<ul class="grid">${state.items.map((item) => itemHtml(item, state.report.console)).join('')}</ul>`;
   // An unlimited link's views are not counted per request (docs/ALBUMS.md): only a limit's are shown.
   const limits = [
-    ...(state.maxViews === null ? [] : [`Views: ${state.views} of ${state.maxViews}`]),
-    ...(state.expiresAt ? [`available until ${state.expiresAt}`] : []),
+    ...(state.maxViews === null ? [] : [escapeHtml(`Views: ${state.views} of ${state.maxViews}`)]),
+    ...(state.expiresAt
+      ? [
+          `available until <time datetime="${escapeHtml(state.expiresAt)}">${untilText(state.expiresAt)}</time>`,
+        ]
+      : []),
   ].join('; ');
-  const meta = limits ? `<p class="meta">${escapeHtml(limits)}.</p>` : '';
+  const meta = limits ? `<p class="meta">${limits}.</p>` : '';
   const { console: consoleUrl, page } = state.report;
   const report = page === null ? '' : `<p>${reportLink(consoleUrl, page, 'this share')}</p>`;
   return {

@@ -89,8 +89,10 @@ export const FIRST_ROW = 6;
  * `elementtiming` lets a page measure when the first one was painted.
  */
 export function Thumbnail({ file, firstRow = false }: { file: Drawable; firstRow?: boolean }) {
+  const [failed, setFailed] = useState<string>();
   if (isHeld(file)) return <HeldPicture file={file} />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
+  if (failed === file.thumbnail) return <FailedTile file={file} src={failed} />;
   // `small` is twice the thumbnail's 480 pixels.
   const double = asPreset(file.thumbnail, 'small');
   return (
@@ -110,15 +112,18 @@ export function Thumbnail({ file, firstRow = false }: { file: Drawable; firstRow
         ? { srcset: `${file.thumbnail} 480w, ${double} 960w`, sizes: '(max-width: 40rem) 34vw, 16rem' }
         : {})}
       src={file.thumbnail}
+      onError={() => setFailed(file.thumbnail ?? undefined)}
     />
   );
 }
 
 /** The lightbox's picture: the 1200-wide `medium` preset (`large`, 1920, on dense screens), never the original. */
 export function LargePicture({ file }: { file: Drawable }) {
+  const [failed, setFailed] = useState<string>();
   if (isHeld(file)) return <HeldPicture file={file} large />;
   if (file.thumbnail === null) return <TypeTile file={file} />;
   const large = asPreset(file.thumbnail, 'medium') ?? file.thumbnail;
+  if (failed === large) return <FailedTile file={file} src={large} />;
   const double = asPreset(file.thumbnail, 'large');
   return (
     <img
@@ -127,6 +132,7 @@ export function LargePicture({ file }: { file: Drawable }) {
       alt={file.original_name}
       {...(double ? { srcset: `${large} 1x, ${double} 2x` } : {})}
       src={large}
+      onError={() => setFailed(large)}
     />
   );
 }
@@ -139,6 +145,19 @@ function TypeTile({ file }: { file: Drawable }) {
       aria-label={`${file.original_name} (${typeLabel(file)}, no preview)`}
     >
       {typeLabel(file)}
+    </span>
+  );
+}
+
+/**
+ * A picture that did not load says so, and where it was asked for: an image host this page cannot reach
+ * (or may not load from) is otherwise a row of silent broken images.
+ */
+function FailedTile({ file, src }: { file: Drawable; src: string }) {
+  const where = new URL(src, location.href).host;
+  return (
+    <span class="thumb-placeholder thumb-failed" role="img" aria-label={`${file.original_name}: not loaded`}>
+      Image did not load from {where}
     </span>
   );
 }

@@ -49,7 +49,8 @@ export function useForm<V extends Values>(initial: V): FormState<V> {
         if (mentioned.length === 1) fieldErrors[mentioned[0]!] = error.message;
       }
       setErrors(fieldErrors);
-      const unplaced = Object.keys(fieldErrors).length === 0 || error.status === 429 || error.status === 401;
+      // Said once: next to its field ("code: was already used; wait for the next code"), else in the alert.
+      const unplaced = Object.keys(fieldErrors).length === 0 || error.status === 429;
       setFormError(unplaced ? error.describe() : '');
     },
     [values],

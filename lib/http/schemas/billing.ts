@@ -95,12 +95,16 @@ export const couponView = z.object({
   updated_at: timestamp,
 });
 
-export const couponQuoteView = z.object({
-  code: z.string(),
+const quoteFields = {
   amount_cents: z.number().check(z.int()),
   discount_cents: z.number().check(z.int()),
   final_cents: z.number().check(z.int()),
-});
+};
+/** One plan's quote (`plan_id` asked), or without `plan_id` each plan on sale the code can be used on. */
+export const couponQuoteView = z.union([
+  z.object({ code: z.string(), ...quoteFields }),
+  z.object({ code: z.string(), plans: z.array(z.object({ plan_id: z.string(), ...quoteFields })) }),
+]);
 
 const settingsSection = (name: ChannelName) =>
   z.object({
@@ -193,7 +197,7 @@ export const couponPatch = z.object({
 
 export const validateBody = z.object({
   code: couponCode,
-  plan_id: z.string().check(z.trim(), z.minLength(1), z.maxLength(64)),
+  plan_id: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(64))),
 });
 
 export const refundBody = z.object({

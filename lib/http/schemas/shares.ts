@@ -28,6 +28,9 @@ export const shareView = z.object({
   url: z.url(),
   file_id: z.nullable(z.string()),
   album_id: z.nullable(z.string()),
+  name: z
+    .nullable(z.string())
+    .check(z.describe("The shared file's name or the album's; null once it is gone.")),
   has_password: z.boolean(),
   expires_at: z.nullable(timestamp),
   max_views: z.nullable(z.number().check(z.int())),

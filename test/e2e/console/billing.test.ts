@@ -1,7 +1,8 @@
 // The console's coupon and refund journey in a real Chromium against `npm start` (docs/PAYMENTS-GUIDE.md
-// "Coupons", "Refunds"): an administrator makes a coupon in the back office, a user sees its discount at
+// "Coupons", "Refunds"): an administrator makes a coupon in the back office, a user's unknown code is one
+// check and one message by the field (gone with the code), the user sees the real one's discount at
 // checkout and buys a plan with it on the mock cashier, the administrator refunds the order from the order
-// view, and the user's quota and order history change. Skips itself, saying why, when Chromium is absent.
+// view after a question naming the amount, and the user's quota and order history change. Skips itself, saying why, when Chromium is absent.
 import { describe, expect, it } from 'vitest';
 import { browserMissing } from '#test/support/browser.ts';
 import {
@@ -60,9 +61,22 @@ describe('coupons and refunds in the console (npm start, Chromium)', () => {
     const usage = page.locator('#usage-text');
     await usage.waitFor();
     expect(await usage.textContent()).not.toContain('20.0 GiB');
+    // An unknown code: one check for the whole catalogue, one message by the field, gone with the code.
+    const checks: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/v1/coupons/validate')) checks.push(request.url());
+    });
+    await page.getByLabel('Coupon code').fill('nosuchcode');
+    await page.getByRole('button', { name: 'Apply coupon' }).click();
+    await page.getByText('No usable coupon named NOSUCHCODE', { exact: true }).waitFor();
+    expect(checks).toHaveLength(1);
+    expect(await page.getByText(/NOSUCHCODE|nosuchcode:/).count()).toBe(1);
+    await page.getByLabel('Coupon code').fill('');
+    await page.getByText('No usable coupon named NOSUCHCODE').waitFor({ state: 'detached' });
     await page.getByLabel('Coupon code').fill(CODE.toLowerCase());
     await page.getByRole('button', { name: 'Apply coupon' }).click();
     await page.getByText(`With ${CODE.toLowerCase()}: ¥4.95 (¥4.95 off)`).waitFor();
+    expect(checks).toHaveLength(2);
     await page.getByRole('button', { name: 'Buy Coupon Pro' }).click();
     const order = page.getByRole('region', { name: /Order for Coupon Pro: ¥4.95/ });
     await order.getByText('Order status: pending').waitFor();
@@ -86,6 +100,11 @@ describe('coupons and refunds in the console (npm start, Chromium)', () => {
     const row = page.getByRole('row').filter({ hasText: 'Coupon Pro' }).filter({ hasText: 'paid' });
     await row.getByLabel(/^Reason/).fill('changed my mind');
     await row.getByRole('button', { name: /^Refund order/ }).click();
+    // No amount typed: the whole order, and the console says so before anything is refunded.
+    await row
+      .getByText(new RegExp(`^Refund ¥4\\.95 \\(all that is left\\) of order \\S+ to ${USER.username}\\?$`))
+      .waitFor();
+    await row.getByRole('button', { name: /^Confirm refund order/ }).click();
     await page
       .getByText(/refunded$/)
       .first()

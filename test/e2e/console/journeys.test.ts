@@ -246,7 +246,7 @@ describe('web console journeys (npm start, Chromium)', () => {
     await page.getByRole('cell', { name: 'kept across the login', exact: true }).waitFor();
   }, 180_000);
 
-  it('turns TOTP on with a code computed from the QR secret, then logs in with a recovery code', async (context) => {
+  it('turns TOTP on with a code computed from the QR secret, is told that code is spent at the login, and logs in with a recovery code', async (context) => {
     if (MISSING) context.skip(MISSING);
     await page.getByRole('link', { name: 'Security' }).click();
     await heading('Security');
@@ -268,7 +268,8 @@ describe('web console journeys (npm start, Chromium)', () => {
     expect(darkModules).toEqual(expected);
     const secret = new URL(uri).searchParams.get('secret')!;
     expect(await totp.locator('#totp-secret').textContent()).toBe(secret);
-    await totp.getByLabel('Code from the app').fill(await generate({ secret }));
+    const enableCode = await generate({ secret });
+    await totp.getByLabel('Code from the app').fill(enableCode);
     await checkPage('security-setup');
     await totp.getByRole('button', { name: 'Turn on' }).click();
     const recovery = page.getByRole('region', { name: 'Recovery codes' });
@@ -283,6 +284,11 @@ describe('web console journeys (npm start, Chromium)', () => {
     await page.getByLabel('Username or e-mail').fill(USER.username);
     await page.getByLabel('Password').fill(USER.password);
     await page.getByRole('button', { name: 'Log in' }).click();
+    // The code that just turned TOTP on is spent: said once, by the field, as "already used", not "invalid".
+    await page.getByLabel('Authentication code or recovery code').fill(enableCode);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByText('was already used; wait for the next code').waitFor();
+    expect(await page.getByText(/already used/).count()).toBe(1);
     await page.getByLabel('Authentication code or recovery code').fill(codes[0]!);
     await checkPage('login-challenge');
     await page.getByRole('button', { name: 'Verify' }).click();

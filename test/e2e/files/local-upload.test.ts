@@ -102,6 +102,33 @@ describe('a PicGo-style client', () => {
   });
 });
 
+describe('a direct upload over the limit', () => {
+  it('is refused in one wording at 4.2, 9 and 60 MB, whether the handler or the payload limit stops it', async () => {
+    const MB = 1_000_000;
+    const answers = [];
+    for (const size of [4.2 * MB, 9 * MB, 60 * MB]) {
+      const { response, body } = await picgoUpload(
+        user.token,
+        Buffer.concat([randomPng(), Buffer.alloc(size)]),
+        'big.png',
+      );
+      answers.push({ status: response.status, body });
+    }
+
+    const limit = 4 * 1024 * 1024;
+    for (const answer of answers) {
+      expect(answer).toEqual({
+        status: 413,
+        body: {
+          code: 413,
+          message: `file: larger than 4 MiB (${limit} bytes); larger files go through the presigned upload (POST /api/v1/upload/presign)`,
+          data: { limit_bytes: limit },
+        },
+      });
+    }
+  }, 60_000);
+});
+
 describe('GET /i/<key> on the local server', () => {
   it('streams the original without a query and renders the thumbnail with one (docs/IMAGES.md)', async () => {
     const bytes = makePng(40, 30, [10, 200, 30]);

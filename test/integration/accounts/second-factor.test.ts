@@ -208,6 +208,24 @@ describe('recovery codes', () => {
 });
 
 describe('replayed TOTP codes', () => {
+  it('says the code that turned TOTP on was already used at the next login, in its window or long past it', async () => {
+    const clock = movableClock();
+    const h = authHarness({ clock });
+    const user = await h.registerUser();
+    const { secret } = await h.enableTotp(user, clock);
+    const code = await totpAt(secret, clock());
+    // A newcomer logs out and back in with the code they just typed: seconds later, then past the drift.
+    for (const later of [5_000, 90_000]) {
+      clock.advance(later);
+      const answer = await h.call('POST', '/auth/totp/verify', {
+        challenge_token: await loginChallenge(h, user),
+        code,
+      });
+      expect(answer.status).toBe(401);
+      expect(answer.body.message).toBe('code: was already used; wait for the next code');
+    }
+  });
+
   it('says the code was already used when disabling with the code just used to log in', async () => {
     const clock = movableClock();
     const h = authHarness({ clock });

@@ -177,7 +177,7 @@ describe('POST /api/v1/upload', () => {
     expect(refused.status).toBe(413);
     expect(refused.body).toMatchObject({
       code: 413,
-      message: `file: larger than ${limit / (1024 * 1024)} MiB (${limit} bytes)`,
+      message: `file: larger than ${limit / (1024 * 1024)} MiB (${limit} bytes); larger files go through the presigned upload (POST /api/v1/upload/presign)`,
       data: { limit_bytes: limit },
     });
   });

@@ -18,6 +18,7 @@ export interface Share {
   url: string;
   file_id: string | null;
   album_id: string | null;
+  name: string | null;
   has_password: boolean;
   expires_at: string | null;
   max_views: number | null;

@@ -44,6 +44,7 @@ describe('creating and listing shares', () => {
         'has_password',
         'id',
         'max_views',
+        'name',
         'url',
         'views',
       ].sort(),
@@ -51,6 +52,7 @@ describe('creating and listing shares', () => {
     expect(created).toMatchObject({
       file_id: file.id,
       album_id: null,
+      name: file.original_name,
       has_password: false,
       max_views: 3,
       views: 0,
@@ -121,6 +123,8 @@ describe('creating and listing shares', () => {
     expect(listed.body.data.items.map((item) => item.id)).toEqual([second.id, first.id]);
     expect(listed.body.data.items[1]!.views).toBe(1);
     expect(listed.body.data.items[0]!.has_password).toBe(true);
+    // Each names what it shares (two links to one file: one read of its name).
+    expect(listed.body.data.items.map((item) => item.name)).toEqual([file.original_name, file.original_name]);
     expect(listed.text).not.toContain('argon2');
     expect(listed.text).not.toContain(SHARE_PASSWORD);
   });
@@ -409,6 +413,7 @@ describe('GET /s/{id}: the page', () => {
   it('renders the album without script, under its own policy, and counts a view', async () => {
     const albumId = await album(alice, 'Cats <script>alert(1)</script>');
     const file = await upload(alice, { album_id: albumId });
+    await upload(alice, { album_id: albumId });
     const created = await share(alice, { album_id: albumId, max_views: 2 });
 
     const page = await call('shares', { path: `/s/${created.id}` });
@@ -429,7 +434,7 @@ describe('GET /s/{id}: the page', () => {
     // (the API takes an image's link, not an album's).
     const consoleUrl = `${deps.settings.base_url.replace(/\/+$/, '')}/#/report?url=`;
     const reports = [...page.text.matchAll(/<a class="report" href="([^"]+)"/g)].map((match) => match[1]!);
-    expect(reports).toHaveLength(1);
+    expect(reports).toHaveLength(2);
     expect(reports[0]!.startsWith(consoleUrl)).toBe(true);
     expect(decodeURIComponent(reports[0]!.slice(consoleUrl.length))).toMatch(
       new RegExp(`^${created.url}/i/[A-Za-z0-9_-]{64}$`),
@@ -437,10 +442,20 @@ describe('GET /s/{id}: the page', () => {
     expect((await open(created.id)).body.data.share.views).toBe(2);
   });
 
-  it("gives a file's share page a Report link naming the page", async () => {
-    const created = await share(alice, { file_id: (await upload(alice)).id });
+  it("gives a file's share page its one photo large, the end as a date and a Report link naming the page", async () => {
+    const created = await share(alice, {
+      file_id: (await upload(alice)).id,
+      expires_at: new Date(clock().getTime() + 3 * 86_400_000).toISOString(),
+    });
     const page = await call('shares', { path: `/s/${created.id}` });
     const base = deps.settings.base_url.replace(/\/+$/, '');
+    // The original itself (a small file, answered inline), not a grid's thumbnail card.
+    expect(page.text).toMatch(
+      new RegExp(`<figure class="single"><a href="([^"]+)"><img src="${created.url}/i/[A-Za-z0-9_-]{64}"`),
+    );
+    expect(page.text).toMatch(
+      /available until <time datetime="[^"]+">\d{1,2} \w+ \d{4} at \d{2}:\d{2} UTC<\/time>/,
+    );
     expect(page.text).toContain(
       `href="${base}/#/report?url=${encodeURIComponent(created.url)}" aria-label="Report this share"`,
     );

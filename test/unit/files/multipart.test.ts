@@ -9,6 +9,9 @@ import { MULTIPART_OVERHEAD_BYTES, parseUploadForm } from '#lib/files/multipart.
 import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, png } from '#test/support/images.ts';
 
+/** What a direct upload's 413 adds after the limit: where larger files go. */
+const PRESIGN_HINT = '; larger files go through the presigned upload (POST /api/v1/upload/presign)';
+
 const MAX = 4096;
 
 function sha256(bytes: Buffer): string {
@@ -214,7 +217,7 @@ describe('parseUploadForm', () => {
         }),
       );
       expect(statusOf(error)).toBe(413);
-      expect(error.message).toBe(`file: larger than ${MAX} bytes`);
+      expect(error.message).toBe(`file: larger than ${MAX} bytes${PRESIGN_HINT}`);
       expect(error.limitBytes).toBe(MAX);
       expect(stream.readableFlowing).toBeNull();
     });
@@ -230,7 +233,7 @@ describe('parseUploadForm', () => {
         parseUploadForm({ body: chunked(over.body, 100), contentType: over.contentType, maxBytes: MAX }),
       );
       expect(statusOf(error)).toBe(413);
-      expect(error.message).toBe(`file: larger than ${MAX} bytes`);
+      expect(error.message).toBe(`file: larger than ${MAX} bytes${PRESIGN_HINT}`);
     });
 
     it('stops reading the stream once the file is over the limit', async () => {
@@ -396,7 +399,7 @@ describe('parseUploadForm', () => {
     it('answers 413 for a file over the limit', async () => {
       const big = buildMultipart([{ name: 'file', filename: 'a.bin', data: Buffer.alloc(MAX * 4, 1) }]);
       const result = await post(big.body, big.contentType, MAX);
-      expect(result).toEqual({ status: 413, text: `file: larger than ${MAX} bytes` });
+      expect(result).toEqual({ status: 413, text: `file: larger than ${MAX} bytes${PRESIGN_HINT}` });
     });
   });
 });

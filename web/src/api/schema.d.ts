@@ -1842,7 +1842,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** What a coupon code takes off a plan for the caller now; any unusable code is 400 coupon: cannot be used; 429 past the per-account or per-address budget. */
+    /** What a coupon code takes off a plan for the caller now (without plan_id: off each plan on sale it can be used on, one check); any unusable code is 400 coupon: cannot be used; 429 past the per-account or per-address budget. */
     post: operations['postApiV1CouponsValidate'];
     delete?: never;
     options?: never;
@@ -7445,6 +7445,8 @@ export interface operations {
                 url: string;
                 file_id: string | null;
                 album_id: string | null;
+                /** @description The shared file's name or the album's; null once it is gone. */
+                name: string | null;
                 has_password: boolean;
                 expires_at: string | null;
                 max_views: number | null;
@@ -7548,6 +7550,8 @@ export interface operations {
               url: string;
               file_id: string | null;
               album_id: string | null;
+              /** @description The shared file's name or the album's; null once it is gone. */
+              name: string | null;
               has_password: boolean;
               expires_at: string | null;
               max_views: number | null;
@@ -15298,7 +15302,7 @@ export interface operations {
       content: {
         'application/json': {
           code: string;
-          plan_id: string;
+          plan_id?: string;
         };
       };
     };
@@ -15314,12 +15318,22 @@ export interface operations {
             code: 0;
             /** @constant */
             message: 'ok';
-            data: {
-              code: string;
-              amount_cents: number;
-              discount_cents: number;
-              final_cents: number;
-            };
+            data:
+              | {
+                  code: string;
+                  amount_cents: number;
+                  discount_cents: number;
+                  final_cents: number;
+                }
+              | {
+                  code: string;
+                  plans: {
+                    plan_id: string;
+                    amount_cents: number;
+                    discount_cents: number;
+                    final_cents: number;
+                  }[];
+                };
           };
         };
       };

@@ -51,29 +51,48 @@ function WriteOff({ order, action }: { order: AdminOrder; action: Action }) {
 
 /**
  * Refunds a paid order (docs/PAYMENTS-GUIDE.md "Refunds"): an amount in cents (empty: all that is left) and
- * a reason. One Idempotency-Key per refund typed here, so a double click refunds once.
+ * a reason; a first click asks "Refund ¥N of order X to <buyer>?", naming the amount, and only the
+ * confirmation refunds. One Idempotency-Key per refund typed here, so a double click refunds once.
  */
-function RefundControls({ orderId, action }: { orderId: string; action: Action }) {
+function RefundControls({ order, action }: { order: AdminOrder; action: Action }) {
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
+  const [asking, setAsking] = useState(false);
   const [key, setKey] = useState(() => crypto.randomUUID());
+  const typed = amount.trim() ? Number(amount) : undefined;
   const refund = () =>
     action.run(async () => {
       await call(
         api.POST('/api/v1/admin/orders/{id}/refund', {
-          ...byId(orderId),
+          ...byId(order.id),
           headers: { 'idempotency-key': key },
-          body: { reason, ...(amount.trim() ? { amount_cents: Number(amount) } : {}) },
+          body: { reason, ...(typed === undefined ? {} : { amount_cents: typed }) },
         }),
       );
       setKey(crypto.randomUUID());
       setAmount('');
       setReason('');
-    }, `Order ${orderId} refunded`);
+      setAsking(false);
+    }, `Order ${order.id} refunded`);
+  if (asking) {
+    const cents = typed ?? order.amount_cents - order.refunded_cents;
+    const whole = typed === undefined ? ' (all that is left)' : '';
+    return (
+      <span class="confirm">
+        <span>{`Refund ${Number.isFinite(cents) ? formatMoney(cents) : amount}${whole} of order ${order.id} to ${buyerOf(order)}?`}</span>
+        <button type="button" onClick={refund}>
+          Confirm refund<span class="visually-hidden"> order {order.id}</span>
+        </button>
+        <button type="button" class="secondary" onClick={() => setAsking(false)}>
+          Keep<span class="visually-hidden"> order {order.id}</span>
+        </button>
+      </span>
+    );
+  }
   return (
     <span class="refund">
       <label>
-        Refund cents<span class="visually-hidden"> of order {orderId}</span>
+        Refund cents<span class="visually-hidden"> of order {order.id}</span>
         <input
           size={6}
           inputMode="numeric"
@@ -83,11 +102,11 @@ function RefundControls({ orderId, action }: { orderId: string; action: Action }
         />
       </label>
       <label>
-        Reason<span class="visually-hidden"> for order {orderId}</span>
+        Reason<span class="visually-hidden"> for order {order.id}</span>
         <input value={reason} onInput={(event) => setReason((event.target as HTMLInputElement).value)} />
       </label>
-      <button type="button" class="secondary" onClick={refund}>
-        Refund<span class="visually-hidden"> order {orderId}</span>
+      <button type="button" class="secondary" onClick={() => setAsking(true)}>
+        Refund<span class="visually-hidden"> order {order.id}</span>
       </button>
     </span>
   );
@@ -115,7 +134,7 @@ export function AdminOrders() {
                 <WriteOff order={order} action={action} />
               )}
               {order.status === 'paid' && order.provider !== 'free' && (
-                <RefundControls orderId={order.id} action={action} />
+                <RefundControls order={order} action={action} />
               )}
             </td>
           </tr>

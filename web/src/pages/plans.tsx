@@ -3,7 +3,7 @@
 // usage against the quota above.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Action, useAction } from '../action.tsx';
-import { api, byId, call, type DataOf } from '../api/client.ts';
+import { ApiError, api, byId, call, type DataOf } from '../api/client.ts';
 import { ORDER_COLUMNS, type Order, OrderCells } from '../order-cells.tsx';
 import { QrCode } from '../qr.tsx';
 import { channelName, type Site, useSite } from '../site.ts';
@@ -21,7 +21,7 @@ import {
 } from '../ui.tsx';
 import { Usage } from '../usage.tsx';
 
-type Quote = DataOf<'/api/v1/coupons/validate', 'post'>;
+type PlanQuote = Extract<DataOf<'/api/v1/coupons/validate', 'post'>, { plans: unknown }>['plans'][number];
 /** What a buyer can choose; `free` is what an order a coupon made free shows. */
 type Provider = Exclude<Order['provider'], 'free'>;
 
@@ -187,31 +187,33 @@ export function PlansPage() {
   const chosen = provider || gateways.data?.[0] || 'mock';
   const action = useAction(() => undefined);
   const orderAction = useAction(orders.reload);
-  // A coupon code, checked against each plan on sale before paying (POST /api/v1/coupons/validate).
+  // A coupon code, checked once against every plan on sale before paying (POST /api/v1/coupons/validate
+  // without a plan): each plan it takes something off shows its price; an unusable code is one message by
+  // the field. Editing the field drops what the last code said.
   const [couponInput, setCouponInput] = useState('');
-  const [coupon, setCoupon] = useState<{ code: string; quotes: Record<string, Quote | string> } | null>(null);
+  const [coupon, setCoupon] = useState<{ code: string; quotes: Record<string, PlanQuote> } | null>(null);
+  const [couponError, setCouponError] = useState('');
+  const editCoupon = (value: string) => {
+    setCouponInput(value);
+    setCoupon(null);
+    setCouponError('');
+  };
   const applyCoupon = async () => {
     const code = couponInput.trim();
-    if (!code) {
-      setCoupon(null);
-      return;
+    editCoupon(couponInput);
+    if (!code) return;
+    try {
+      const quote = await call(api.POST('/api/v1/coupons/validate', { body: { code } }));
+      const plans = 'plans' in quote ? quote.plans : [];
+      setCoupon({ code, quotes: Object.fromEntries(plans.map((plan) => [plan.plan_id, plan])) });
+    } catch (caught) {
+      const unusable = caught instanceof ApiError && caught.status === 400;
+      setCouponError(unusable ? `No usable coupon named ${code.toUpperCase()}` : errorText(caught));
     }
-    const quotes: Record<string, Quote | string> = {};
-    for (const plan of plans.data?.filter((item) => item.active) ?? []) {
-      try {
-        quotes[plan.id] = await call(
-          api.POST('/api/v1/coupons/validate', { body: { code, plan_id: plan.id } }),
-        );
-      } catch (caught) {
-        quotes[plan.id] = errorText(caught);
-      }
-    }
-    setCoupon({ code, quotes });
   };
   const buy = (planId: string) =>
     action.run(async () => {
-      const quote = coupon?.quotes[planId];
-      const couponCode = quote && typeof quote !== 'string' ? coupon!.code : undefined;
+      const couponCode = coupon?.quotes[planId] ? coupon.code : undefined;
       openOrder(
         await call(
           api.POST('/api/v1/orders', {
@@ -256,11 +258,14 @@ export function PlansPage() {
         <input
           id="coupon"
           value={couponInput}
-          onInput={(event) => setCouponInput((event.target as HTMLInputElement).value)}
+          onInput={(event) => editCoupon((event.target as HTMLInputElement).value)}
         />
         <button type="button" class="secondary" onClick={applyCoupon}>
           Apply coupon
         </button>
+        <p class="meta" aria-live="polite">
+          {couponError}
+        </p>
       </div>
       <ul class="plans">
         {plans.data
@@ -272,12 +277,8 @@ export function PlansPage() {
               <p class="meta">
                 {formatMoney(plan.amount_cents)} · {planTerms(plan)}
               </p>
-              {coupon?.quotes[plan.id] !== undefined && (
-                <p class="meta" aria-live="polite">
-                  {typeof coupon.quotes[plan.id] === 'string'
-                    ? `${coupon.code}: ${coupon.quotes[plan.id] as string}`
-                    : `With ${coupon.code}: ${formatMoney((coupon.quotes[plan.id] as Quote).final_cents)} (${formatMoney((coupon.quotes[plan.id] as Quote).discount_cents)} off)`}
-                </p>
+              {coupon?.quotes[plan.id] && (
+                <p class="meta">{`With ${coupon.code}: ${formatMoney(coupon.quotes[plan.id]!.final_cents)} (${formatMoney(coupon.quotes[plan.id]!.discount_cents)} off)`}</p>
               )}
               <button type="button" onClick={() => buy(plan.id)}>
                 Buy<span class="visually-hidden"> {plan.name}</span>

@@ -6,9 +6,7 @@ import { formatTime, ListTable, Page, useLoad } from '../ui.tsx';
 
 export function SharesPage() {
   const shares = useLoad(() => call(api.GET('/api/v1/shares', FIRST_100)));
-  const albums = useLoad(() => call(api.GET('/api/v1/albums', FIRST_100)));
   const action = useAction(shares.reload);
-  const albumName = (id: string | null) => albums.data?.items.find((album) => album.id === id)?.name;
   return (
     <Page title="Share links">
       <p>
@@ -25,7 +23,8 @@ export function SharesPage() {
         empty="No share links."
         hint="Share a file from My files, or an album from its page under Albums."
         row={(share) => {
-          const what = share.album_id ? `Album ${albumName(share.album_id) ?? ''}`.trim() : 'A file';
+          // What it shares, by name (null: the file or album is gone since).
+          const what = `${share.album_id ? 'Album' : 'File'} ${share.name ?? '(deleted)'}`;
           return (
             <tr key={share.id}>
               <td>
