@@ -115,6 +115,7 @@ export class ConfirmService {
       facts,
       permission: pending.permission,
       albumId: pending.album_id ?? null,
+      expiresAt: pending.file_expires_at,
       ownerId,
       ownerRole: owner.role,
       now,

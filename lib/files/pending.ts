@@ -32,6 +32,8 @@ export interface PendingItem extends Item {
   permission: Permission;
   /** The caller's album named at presign (docs/DESIGN.md 16), if any. */
   album_id?: string;
+  /** When the file expires (epoch seconds; lib/files/expiry.ts), if it was asked to. */
+  file_expires_at?: number;
   created_at: string;
   expires_at: number;
   confirmed_file_id?: string;

@@ -7,6 +7,7 @@ import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
+import { parseExpiry } from './expiry.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
 import { incomingKey } from './prefixes.ts';
@@ -20,6 +21,8 @@ export interface PresignInput {
   filename?: string | undefined;
   permission?: string | undefined;
   album_id?: string | null | undefined;
+  expires_in?: number | undefined;
+  expires_at?: string | undefined;
 }
 
 export interface PresignResult {
@@ -62,6 +65,7 @@ export class PresignService {
     const albumId = await this.deps.albums.requireOwn(ownerId, input.album_id);
     const { mimeType, ext } = KIND_INFO[kind];
     const now = this.deps.clock();
+    const fileExpiresAt = parseExpiry(input, now);
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
     const id = randomUUID();
     const key = storageKey(now, storedFilename(id, newFilenameSuffix(ownerId), ext));
@@ -76,6 +80,7 @@ export class PresignService {
       original_name: sanitizeOriginalName(input.filename),
       permission,
       ...(albumId ? { album_id: albumId } : {}),
+      ...(fileExpiresAt ? { file_expires_at: fileExpiresAt } : {}),
       created_at: isoWithOffset(now),
       expires_at: epochSeconds(expiresAt),
     };

@@ -1,6 +1,7 @@
 // Builds the SPEC 2.3 record from checked facts: pure, and free of the byte pipeline (sniffing, measuring),
 // so code that only stores or reads records (the share links' function) does not bundle it.
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { expiryOnWire } from './expiry.ts';
 import { sanitizeOriginalName } from './names.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { thumbnailOf } from './rendition-query.ts';
@@ -20,6 +21,8 @@ export interface BuildUploadRecordInput {
   key: string;
   /** the caller's album it goes into (checked by the caller), else none */
   albumId?: string | null | undefined;
+  /** When it expires (epoch seconds), if it does. */
+  expiresAt?: number | undefined;
 }
 
 /** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
@@ -40,5 +43,6 @@ export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
     width: facts.width,
     height: facts.height,
     created_at: isoWithOffset(input.now),
+    expires_at: expiryOnWire(input.expiresAt),
   };
 }

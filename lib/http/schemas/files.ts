@@ -44,6 +44,8 @@ export const uploadRecordSchema = z.strictObject({
   width: z.number().check(z.int(), z.minimum(0)),
   height: z.number().check(z.int(), z.minimum(0)),
   created_at: timestamp,
+  // docs/UPLOADS.md "Expiring uploads": past it the file is gone everywhere; null: it never expires.
+  expires_at: z.nullable(timestamp),
   // Owners and administrators see it once the file is classified (docs/MODERATION.md).
   moderation: z.optional(moderationView),
 }) satisfies z.ZodMiniType<UploadRecord>;
@@ -93,6 +95,9 @@ export const adminFileRecord = z.extend(uploadRecordSchema, {
     .check(z.describe("The owner's username; null when the account no longer exists.")),
 });
 export const adminFilePage = pageOf(adminFileRecord);
+/** The owner's trash (docs/UPLOADS.md "Trash"): each file with when it went there and when it is purged. */
+export const trashPage = pageOf(z.extend(uploadRecordSchema, { trashed_at: timestamp, purge_at: timestamp }));
+export const trashEmptied = z.object({ deleted: z.number().check(z.int(), z.minimum(0)) });
 export const presignResponse = z.object({
   key: z.string(),
   url: z.url(),
@@ -125,6 +130,9 @@ export const presignBody = z.object({
   filename: z.optional(z.string().check(z.maxLength(1024))),
   permission: z.optional(z.string().check(z.maxLength(32))),
   album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
+  // docs/UPLOADS.md "Expiring uploads": one of them, checked (400 naming it) by lib/files/expiry.ts.
+  expires_in: z.optional(z.number()),
+  expires_at: z.optional(z.string().check(z.maxLength(64))),
 });
 
 export const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });
