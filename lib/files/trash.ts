@@ -30,39 +30,51 @@ export interface TrashDeps {
   trashDays: number;
 }
 
+const ATTEMPTS = 5;
 const notInTrash = () => errors.notFound('file: not found in the trash');
 
 export class Trash {
   constructor(private readonly deps: TrashDeps) {}
 
-  /** The owner's served file, into the trash: out of its listings and served nowhere; 404 when none. */
+  /**
+   * The owner's served file, into the trash: out of its listings and served nowhere; 404 when none. Read
+   * again and tried again when a concurrent write came between.
+   */
   async move(ownerId: string, id: string): Promise<{ id: string; deleted: true }> {
     const { files, trashDays } = this.deps;
-    const item = await files.getOwn(ownerId, id);
-    const mark = purgeMark(item, files.listingShards, files.table.clock(), trashDays)!;
-    const claim = hashClaimKey(item.owner_id, item.hash);
-    await files.table
-      .transact([
-        {
-          Update: {
-            Key: fileKey(id),
-            UpdateExpression: 'SET trashed_at = :at REMOVE gsi2pk, gsi2sk, gsi3pk, gsi3sk',
-            ConditionExpression: 'owner_id = :owner AND attribute_not_exists(trashed_at)',
-            ExpressionAttributeValues: { ':owner': ownerId, ':at': mark.trashed_at },
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+      const item = await files.getOwn(ownerId, id);
+      const mark = purgeMark(item, files.listingShards, files.table.clock(), trashDays)!;
+      const claim = hashClaimKey(ownerId, item.hash);
+      // The same bytes uploaded meanwhile make a new file rather than find this hidden one.
+      const claimed = (await files.table.get(claim, { includeExpired: true }))?.file_id === id;
+      const moved = await files.table
+        .transact([
+          {
+            Update: {
+              Key: fileKey(id),
+              UpdateExpression: 'SET trashed_at = :at REMOVE gsi2pk, gsi2sk, gsi3pk, gsi3sk',
+              ConditionExpression: 'owner_id = :owner AND attribute_not_exists(trashed_at)',
+              ExpressionAttributeValues: { ':owner': ownerId, ':at': mark.trashed_at },
+            },
           },
-        },
-        { Put: { Item: mark } },
-        // The same bytes uploaded meanwhile make a new file rather than find this hidden one.
-        {
-          Delete: {
-            Key: claim,
-            ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
-            ExpressionAttributeValues: { ':id': id },
-          },
-        },
-      ])
-      .catch(conditionFailedAs(() => errors.notFound('file: not found')));
-    return { id, deleted: true };
+          { Put: { Item: mark } },
+          ...(claimed
+            ? [
+                {
+                  Delete: {
+                    Key: claim,
+                    ConditionExpression: 'file_id = :id',
+                    ExpressionAttributeValues: { ':id': id },
+                  },
+                },
+              ]
+            : []),
+        ])
+        .then(() => true, conditionFailedReturns(false));
+      if (moved) return { id, deleted: true };
+    }
+    throw errors.serviceUnavailable('The file is being changed by other requests; try again');
   }
 
   /** The owner's trash, most recently deleted first, each with when it went there and when it is purged. */
