@@ -201,7 +201,11 @@ export async function findOrphans(): Promise<string[]> {
     } else if (pk.startsWith('file#')) {
       recordKeys.add(String(item.key));
       const claim = get(`filehash#${item.owner_id}#${item.hash}`, 'filehash');
-      if (claim?.file_id !== item.id) problems.push(`record ${item.id} without its hash claim`);
+      // A file in the trash gives up its claim (docs/UPLOADS.md "Trash") and keeps its purge mark instead.
+      if (claim?.file_id !== item.id && !item.trashed_at)
+        problems.push(`record ${item.id} without its hash claim`);
+      if (item.trashed_at && !get(`purge#${item.id}`, 'purge'))
+        problems.push(`trashed ${item.id} without its mark`);
       if (!objectSet.has(String(item.key))) problems.push(`record ${item.id} without its object ${item.key}`);
     } else if (pk.startsWith('filehash#')) {
       if (!get(`file#${item.file_id}`, 'file')) problems.push(`hash claim ${pk} without its record`);
