@@ -1009,12 +1009,64 @@ export interface paths {
     get: operations['getApiV1FilesId'];
     put?: never;
     post?: never;
-    /** Deletes the record and its object. */
+    /** Moves the caller's file to the trash for files.trash_days (still counted in the usage; served nowhere until restored). */
     delete: operations['deleteApiV1FilesId'];
     options?: never;
     head?: never;
     /** Sets the permission and/or the album of the caller's file (`album_id` null takes it out of its album). */
     patch: operations['patchApiV1FilesId'];
+    trace?: never;
+  };
+  '/api/v1/files/trash': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's trash, most recently deleted first, each with `trashed_at` and `purge_at`. */
+    get: operations['getApiV1FilesTrash'];
+    put?: never;
+    post?: never;
+    /** Empties the trash: every file in it deleted for good. */
+    delete: operations['deleteApiV1FilesTrash'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/files/trash/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Deletes one file of the trash for good: its bytes, renditions and record; the usage goes down. */
+    delete: operations['deleteApiV1FilesTrashId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/files/{id}/restore': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Restores a file from the trash: its URL, listings and shares answer again. */
+    post: operations['postApiV1FilesIdRestore'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/v1/files/{id}/rendition-url': {
@@ -8144,6 +8196,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -8275,6 +8328,8 @@ export interface operations {
           filename?: string;
           permission?: string;
           album_id?: string | null;
+          expires_in?: number;
+          expires_at?: string;
         };
       };
     };
@@ -8440,6 +8495,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -8608,6 +8664,7 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                expires_at: string | null;
                 moderation?: {
                   /** @enum {string} */
                   state: 'published' | 'flagged' | 'held';
@@ -8712,6 +8769,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -8926,6 +8984,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -8988,6 +9047,404 @@ export interface operations {
       };
       /** @description Payload too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1FilesTrash: {
+    parameters: {
+      query?: {
+        limit?: string;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                id: string;
+                key: string;
+                /** Format: uri */
+                url: string;
+                /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+                thumbnail: string | null;
+                original_name: string;
+                filename: string;
+                hash: string;
+                /** @enum {string} */
+                permission: 'private' | 'public';
+                album_id: string | null;
+                size: number;
+                mime_type: string;
+                width: number;
+                height: number;
+                created_at: string;
+                expires_at: string | null;
+                moderation?: {
+                  /** @enum {string} */
+                  state: 'published' | 'flagged' | 'held';
+                  labels: {
+                    name: string;
+                    score: number;
+                  }[];
+                  score: number | null;
+                  reviewed?: boolean;
+                  error?: string;
+                };
+                trashed_at: string;
+                purge_at: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1FilesTrash: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              deleted: number;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1FilesTrashId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @constant */
+              deleted: true;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1FilesIdRestore: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              key: string;
+              /** Format: uri */
+              url: string;
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+              thumbnail: string | null;
+              original_name: string;
+              filename: string;
+              hash: string;
+              /** @enum {string} */
+              permission: 'private' | 'public';
+              album_id: string | null;
+              size: number;
+              mime_type: string;
+              width: number;
+              height: number;
+              created_at: string;
+              expires_at: string | null;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -9184,6 +9641,7 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                expires_at: string | null;
                 moderation?: {
                   /** @enum {string} */
                   state: 'published' | 'flagged' | 'held';
@@ -9785,6 +10243,7 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                expires_at: string | null;
                 moderation?: {
                   /** @enum {string} */
                   state: 'published' | 'flagged' | 'held';
@@ -9995,6 +10454,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -10207,6 +10667,7 @@ export interface operations {
                   width: number;
                   height: number;
                   created_at: string;
+                  expires_at: string | null;
                   moderation?: {
                     /** @enum {string} */
                     state: 'published' | 'flagged' | 'held';
