@@ -1,7 +1,8 @@
 // My files: usage, the uploader (uploader.tsx) and the files grid (file-grid.tsx: thumbnails, the lightbox with
-// links in four formats, visibility, album, share, delete; bulk actions).
+// links in four formats, visibility, album, share, delete; bulk actions), and the trash (trash.tsx).
 import { api, call, FIRST_100 } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
+import { Trash } from '../trash.tsx';
 import { Page, useLoad, usePages } from '../ui.tsx';
 import { Uploader } from '../uploader.tsx';
 import { Usage } from '../usage.tsx';
@@ -24,6 +25,7 @@ export function FilesPage() {
         hint="Upload some above: choose, drop or paste them."
         albums={albums.data?.items}
       />
+      <Trash key={files.version} onRestored={files.refresh} />
     </Page>
   );
 }
