@@ -4,12 +4,13 @@ import { ActionButton, useAction } from './action.tsx';
 import { api, byId, call } from './api/client.ts';
 import { formatTime, ListTable, useLoad } from './ui.tsx';
 
-export function Trash({ onRestored }: { onRestored: () => unknown }) {
-  const trash = useLoad(() => call(api.GET('/api/v1/files/trash', { params: { query: { limit: '100' } } })));
-  const action = useAction(async () => {
-    await trash.reload();
-    await onRestored();
-  });
+/** `version`: the files list's; the trash is read again whenever the list is (a delete moves files here). */
+export function Trash({ version, onRestored }: { version: number; onRestored: () => unknown }) {
+  const trash = useLoad(
+    () => call(api.GET('/api/v1/files/trash', { params: { query: { limit: '100' } } })),
+    [version],
+  );
+  const action = useAction(() => trash.reload());
   const items = trash.data?.items;
   return (
     <section aria-labelledby="trash-title">
@@ -30,7 +31,7 @@ export function Trash({ onRestored }: { onRestored: () => unknown }) {
             <td>
               <ActionButton
                 action={action}
-                work={() => call(api.POST('/api/v1/files/{id}/restore', byId(file.id)))}
+                work={() => call(api.POST('/api/v1/files/{id}/restore', byId(file.id))).then(onRestored)}
                 done={`${file.original_name} restored`}
               >
                 Restore<span class="visually-hidden"> {file.original_name}</span>

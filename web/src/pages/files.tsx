@@ -25,7 +25,7 @@ export function FilesPage() {
         hint="Upload some above: choose, drop or paste them."
         albums={albums.data?.items}
       />
-      <Trash key={files.version} onRestored={files.refresh} />
+      <Trash version={files.version} onRestored={files.refresh} />
     </Page>
   );
 }
