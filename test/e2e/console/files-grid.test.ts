@@ -152,7 +152,7 @@ describe('the files grid (npm start, Chromium)', () => {
     await heading('My files');
   }, 300_000);
 
-  it('makes two selected files unlisted, moves them into an album, and deletes them, in bulk', async (context) => {
+  it('makes two selected files unlisted, moves them into an album and to the trash in bulk; restores one, empties the trash', async (context) => {
     if (MISSING) context.skip(MISSING);
     const album = await apiCall('POST', '/api/v1/albums', ownerToken, { name: 'Picked' });
     expect(album.status).toBe(201);
