@@ -356,7 +356,8 @@ export class FileRepository {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
     const item = await this.table
       .update<FileItem>(fileKey(id), {
-        ConditionExpression: `attribute_exists(pk) AND NOT moderation.#state = :held${ownerId === null ? '' : ' AND owner_id = :owner'}`,
+        // Not in the trash: a trashed file stays out of every listing until restored.
+        ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(trashed_at) AND NOT moderation.#state = :held${ownerId === null ? '' : ' AND owner_id = :owner'}`,
         ExpressionAttributeNames: { '#permission': 'permission', '#state': 'state' },
         UpdateExpression: 'SET #permission = :permission, gsi2pk = :partition, gsi2sk = gsi1sk',
         ExpressionAttributeValues: {

@@ -213,6 +213,15 @@ describe('the trash', () => {
       record: (await get(`/api/v1/files/${record.id}`)).status,
       original: await atEdge(`/i/${record.key}`),
       share: (await open(created.id)).status,
+      // Made public while in the trash, it would join the gallery: refused as for no file.
+      patched: (
+        await call('files', {
+          method: 'PATCH',
+          path: `/api/v1/files/${record.id}`,
+          headers: owner.headers,
+          body: { permission: 'public' },
+        })
+      ).status,
       listed: await listed('/api/v1/files'),
       trash: (await get('/api/v1/files/trash')).body.data as { items: Array<Record<string, unknown>> },
       usage: await usage(),
@@ -227,7 +236,7 @@ describe('the trash', () => {
     // Assess
     expect(deleted.status).toBe(200);
     expect(deleted.body.data).toEqual({ id: record.id, deleted: true });
-    expect(whileTrashed).toMatchObject({ record: 404, original: 404, share: 410 });
+    expect(whileTrashed).toMatchObject({ record: 404, original: 404, share: 410, patched: 404 });
     expect(whileTrashed.listed).not.toContain(record.id);
     expect(whileTrashed.trash.items.map((item) => item.id)).toEqual([record.id]);
     expect(whileTrashed.trash.items[0]).toMatchObject({ key: record.key, trashed_at: expect.any(String) });
