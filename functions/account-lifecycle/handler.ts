@@ -1,6 +1,7 @@
 // Lambda entry of the `account-lifecycle` worker (docs/ACCOUNTS.md "Export", "Deleting an account"): a
 // schedule (every minute, infra/workers.ts) runs it; it builds the exports owners asked for, one at a time,
-// each streamed to S3 and mailed, then deletes the accounts whose 7-day grace is over. What it cannot finish
+// each streamed to S3 and mailed, then deletes the accounts whose 7-day grace is over, then purges the files
+// expired or past their time in the trash (docs/UPLOADS.md "Expiring uploads", "Trash"). What it cannot finish
 // before the function's timeout stays listed for the next run; a run that stopped halfway is resumed.
 import type { Context } from 'aws-lambda';
 import type { LifecycleSummary } from '#lib/lifecycle/worker.ts';

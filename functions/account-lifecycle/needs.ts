@@ -1,5 +1,6 @@
 // What the `account-lifecycle` worker needs (lib/wiring/needs.ts): every minute it builds the exports owners
-// asked for and deletes the accounts whose grace is over (lib/lifecycle/worker.ts).
+// asked for, deletes the accounts whose grace is over, and purges the files expired or past their time in the
+// trash (lib/lifecycle/worker.ts).
 import type { GroupNeeds } from '#lib/wiring/needs.ts';
 
 export const needs = {

@@ -59,6 +59,7 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
     listingShards: settings.listing_shards,
     // Takedowns wait in the table for the takedowns worker, the only function that invalidates.
     cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },
+    trashDays: settings.files.trash_days,
     accounts: shared,
     likeness: buildLikenessCheck(blockList, settings.moderation.block_distance),
     staticToken: {

@@ -47,6 +47,7 @@ import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
 import { searchRoutes } from './search-routes.ts';
+import { trashRoutes } from './trash-routes.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -136,12 +137,6 @@ export function createFilesHandler(
           if (permission !== undefined) record = await files.setPermission(caller, id, permission);
           return ok(record);
         },
-      }),
-      'DELETE /api/v1/files/{id}': defineRoute({
-        summary: 'Deletes the record and its object.',
-        response: deletedView,
-        run: async (request) =>
-          ok(await uploadServices().deletions.delete(callerOf(request), request.params.id ?? '')),
       }),
       'POST /api/v1/files/{id}/rendition-url': defineRoute({
         summary:
@@ -283,6 +278,7 @@ export function createFilesHandler(
       }),
       ...moderationRoutes(deps),
       ...searchRoutes(deps),
+      ...trashRoutes(deps),
       ...exportRoutes(deps),
       ...compatRoutes(deps),
     },

@@ -53,7 +53,9 @@ export class AlbumFiles {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
     return this.deps.table
       .update<FileItem>(fileKey(id), {
-        ConditionExpression: 'attribute_exists(pk) AND owner_id = :owner',
+        // Not in the trash: a trashed file stays out of its album's listing until restored.
+        ConditionExpression:
+          'attribute_exists(pk) AND owner_id = :owner AND attribute_not_exists(trashed_at)',
         UpdateExpression: albumId
           ? 'SET album_id = :album, gsi3pk = :partition, gsi3sk = gsi1sk'
           : 'REMOVE album_id, gsi3pk, gsi3sk',

@@ -22,6 +22,7 @@ import { PendingUploads } from './pending.ts';
 import { PresignService } from './presign.ts';
 import type { QuotaService } from './quota-service.ts';
 import { CONFIRM_MAX_BYTES } from './read-incoming.ts';
+import { Trash } from './trash.ts';
 
 export interface UploadLimits {
   /** `upload.max_bytes`: direct uploads. */
@@ -45,6 +46,8 @@ export interface FilesInput {
   listingShards: number;
   /** `cdn.deleted_max_age_seconds`: how long the edge may still hold a deleted file (takedowns are invalidated). */
   cdn: { deletedMaxAgeSeconds: number };
+  /** `files.trash_days`: how long a deleted file waits in the trash (docs/UPLOADS.md "Trash"). */
+  trashDays: number;
   /** The owners' usernames (back office), the static token's owner, and the uploaders' API tokens. */
   accounts: Pick<Accounts, 'repository' | 'apiTokens'>;
   /** The static token's own quota and rate (`upload.api_token_quota_bytes`, `upload.api_token_rate`). */
@@ -67,6 +70,15 @@ export function buildFiles(input: FilesInput) {
   const presignMaxBytes = Math.min(limits.presignMaxBytes, CONFIRM_MAX_BYTES);
   const { stripMetadata } = limits;
   const albums = buildAlbums(table, files, baseUrl);
+  const deletions = new FileDeletionService({
+    files,
+    storage,
+    takedowns: buildTakedowns({
+      table,
+      shards: input.listingShards,
+      edgeMaxAgeSeconds: input.cdn.deletedMaxAgeSeconds,
+    }),
+  });
   return {
     files,
     /** Albums (docs/DESIGN.md 16). */
@@ -100,15 +112,9 @@ export function buildFiles(input: FilesInput) {
       baseUrl,
       likeness: input.likeness,
     }),
-    deletions: new FileDeletionService({
-      files,
-      storage,
-      takedowns: buildTakedowns({
-        table,
-        shards: input.listingShards,
-        edgeMaxAgeSeconds: input.cdn.deletedMaxAgeSeconds,
-      }),
-    }),
+    deletions,
+    /** Owners' deletes land here first (docs/UPLOADS.md "Trash"). */
+    trash: new Trash({ files, deletions, trashDays: input.trashDays }),
     quota,
     /** The owners' rules at the edge: their Referer allow-lists (docs/IMAGES.md "Serving rules"). */
     ownerRules: buildOwnerRules({ table, shards: input.listingShards }),

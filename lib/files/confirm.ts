@@ -116,6 +116,7 @@ export class ConfirmService {
       permission: pending.permission,
       albumId: pending.album_id ?? null,
       tags: pending.tags,
+      expiresAt: pending.file_expires_at,
       ownerId,
       ownerRole: owner.role,
       now,

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { type ParsedUploadForm, parseUploadForm } from './multipart.ts';
@@ -84,9 +85,10 @@ export class DirectUploadService {
     const tags = parseTags(form.fields.tags?.split(',') ?? []);
     const albumId = await this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim());
     // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
+    const now = this.deps.clock();
+    const expiresAt = parseExpiry(form.fields, now);
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
-    const now = this.deps.clock();
     const id = randomUUID();
     const filename = storedFilename(id, newFilenameSuffix(owner.id), sniffed.ext);
     const key = storageKey(now, filename);
@@ -103,6 +105,7 @@ export class DirectUploadService {
       permission,
       albumId,
       tags,
+      expiresAt,
       ownerId: owner.id,
       ownerRole: owner.role,
       now,

@@ -1,13 +1,23 @@
-// DELETE /api/v1/files/{id} and its back-office form: the record, its claim and its bytes in the usage, then
-// the object. No invalidation per delete: the CDN's edge drops a deleted file within
-// `cdn.deleted_max_age_seconds` (the /i/* cache policy's maximum, infra/edge.ts). A takedown by the back
-// office is recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes,
-// renditions included.
+// A file's final deletion (docs/UPLOADS.md "Deleting", "Expiring uploads", "Trash"): the record, its claim,
+// its purge mark and its bytes in the usage, then the object and its renditions. An owner's DELETE moves a
+// file to the trash instead (lib/files/trash.ts); this runs when the trash is emptied, when the lifecycle
+// worker's sweep finds a file expired or past its time in the trash, for account deletion, and for the back
+// office's takedowns (which skip the trash). No invalidation per delete: the CDN's edge drops a deleted file
+// within `cdn.deleted_max_age_seconds` (the /i/* cache policy's maximum, infra/edge.ts). A takedown is
+// recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes, renditions
+// included.
+import { errors } from '#lib/core/errors.ts';
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
+import { shardPages } from '#lib/platform/db/shards.ts';
+import { ConditionFailedError, conditionFailedReturns, type Key } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
-import type { FileRepository } from './files.ts';
+import { type FileItem, type FileRepository, hashClaimKey } from './files.ts';
+import { deletion, PURGES_LISTING, type PurgeMark } from './purge-items.ts';
 import { renditionPrefixOf } from './rendition-query.ts';
+
+const DELETE_ATTEMPTS = 5;
+const SWEEP_PAGE = 25;
 
 export interface FileDeletionDeps {
   files: FileRepository;
@@ -19,14 +29,89 @@ export interface FileDeletionDeps {
 export class FileDeletionService {
   constructor(private readonly deps: FileDeletionDeps) {}
 
-  /** A null owner is the back office: any file, same guarantees, and out of the CDN within minutes. */
+  /**
+   * Deletes the owner's file for good, in the trash or expired too; a null owner is the back office (a
+   * takedown): any file, same guarantees, and out of the CDN within minutes. 404 when there is none.
+   */
   async delete(ownerId: string | null, id: string): Promise<{ id: string; deleted: true }> {
-    const item = await this.deps.files.deleteOwn(ownerId, id);
-    // The record is gone first, so a failure here leaves an unlisted object, never a record without bytes.
-    // The original and its renditions at once: neither waits for the other.
-    await Promise.all([this.deps.storage.deleteQuietly(item.key), this.deleteRenditionsQuietly(item.key)]);
+    const item = await this.deleteRecord(ownerId, id);
+    await this.deleteBytes(item.key);
     if (ownerId === null) await this.recordTakedownQuietly(item.key);
     return { id: item.id, deleted: true };
+  }
+
+  /**
+   * The purges due by now (the lifecycle worker, every minute): each expired file or one past its time in
+   * the trash, every shard at once; `enough` stops a run short of its timeout. How many were purged.
+   */
+  async purgeDue(enough: () => boolean = () => true): Promise<number> {
+    const { table, listingShards: count } = this.deps.files;
+    const now = table.clock().toISOString();
+    const to = `${now}#\u{10FFFF}`;
+    const listing = { index: 'listing' as const, name: PURGES_LISTING, count };
+    const shard = async (n: number) => {
+      let done = 0;
+      for await (const page of shardPages<Key>(table, listing, n, { pageSize: SWEEP_PAGE, to })) {
+        for (const { pk } of page) {
+          if (!enough()) return done;
+          const mark = await table.get<PurgeMark>({ pk, sk: 'purge' });
+          const due = mark !== undefined && mark.due <= now;
+          const purged = due ? await this.purgeMarked(mark).catch(failed(mark)) : false;
+          if (purged) done += 1;
+        }
+      }
+      return done;
+    };
+    const counts = await Promise.all(Array.from({ length: count }, (_, n) => shard(n)));
+    return counts.reduce((sum, n) => sum + n, 0);
+  }
+
+  /** A marked file, purged; its record may be gone already (DynamoDB's TTL): the mark has what it needs. */
+  async purgeMarked(mark: PurgeMark): Promise<boolean> {
+    const { files } = this.deps;
+    if (await files.getStored(mark.id)) {
+      await this.delete(mark.owner_id, mark.id);
+      return true;
+    }
+    const claimed = await this.claimed(mark);
+    const done = await files.table
+      .transact(deletion(mark, { claimed, recordGone: true }))
+      .then(() => true, conditionFailedReturns(false));
+    if (done) await this.deleteBytes(mark.key);
+    return done;
+  }
+
+  /**
+   * Removes the record, its mark and its claim together, giving its bytes back to the owner's usage in the
+   * same transaction when they were counted there; read again on every try (a concurrent request may have
+   * deleted it, or the recount counted it). Returns the removed item (for its object).
+   */
+  private async deleteRecord(ownerId: string | null, id: string): Promise<FileItem> {
+    const { files } = this.deps;
+    for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt += 1) {
+      const item = await files.getStored(id);
+      if (!item || (ownerId !== null && item.owner_id !== ownerId)) throw errors.notFound('file: not found');
+      try {
+        await files.table.transact(deletion(item, { claimed: await this.claimed(item) }));
+        return item;
+      } catch (error) {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+      }
+    }
+    throw errors.serviceUnavailable('The file is being changed by other requests; try again');
+  }
+
+  /** Whether the file's hash claim is still its own (a later upload of the same bytes may hold it). */
+  private async claimed(item: Pick<FileItem, 'id' | 'owner_id' | 'hash'>): Promise<boolean> {
+    const key = hashClaimKey(item.owner_id, item.hash);
+    const claim = await this.deps.files.table.get(key, { includeExpired: true });
+    return claim?.file_id === item.id;
+  }
+
+  /** The original and its renditions at once: neither waits for the other. */
+  private async deleteBytes(key: string): Promise<void> {
+    await Promise.all([this.deps.storage.deleteQuietly(key), this.deleteRenditionsQuietly(key)]);
   }
 
   /**
@@ -62,3 +147,9 @@ export class FileDeletionService {
     }
   }
 }
+
+/** A mark whose purge failed is logged and left for the next run. */
+const failed = (mark: PurgeMark) => (error: unknown) => {
+  log.warn('could not purge a file; the next run tries again', { file_id: mark.id, error });
+  return false;
+};

@@ -48,7 +48,16 @@ export interface IndexedFile {
   /** `<ISO time>#<id>`: the owner listing's order */
   gsi1sk: string;
   tags?: string[] | undefined;
+  /** The record's TTL (epoch seconds) when it expires: its look-up items carry it too. */
+  expires_at?: number | undefined;
 }
+
+/** A look-up item of `file`: its file's id, and its file's TTL when it expires. */
+export const indexItem = (file: IndexedFile, key: Key) => ({
+  ...key,
+  file_id: file.id,
+  ...(file.expires_at ? { expires_at: file.expires_at } : {}),
+});
 
 const tagKey = (file: IndexedFile, tag: string): Key => ({
   pk: tagPartition(file.owner_id, tag),
@@ -67,7 +76,7 @@ export function tagKeys(file: IndexedFile, tags = file.tags ?? []): Key[] {
 
 /** Writes a new file's look-up items (its name, its tags). */
 export function indexPuts(file: IndexedFile): TransactItem[] {
-  return [nameKey(file), ...tagKeys(file)].map((key) => ({ Put: { Item: { ...key, file_id: file.id } } }));
+  return [nameKey(file), ...tagKeys(file)].map((key) => ({ Put: { Item: indexItem(file, key) } }));
 }
 
 /** Removes a file's look-up items. */

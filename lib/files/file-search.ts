@@ -13,7 +13,15 @@ import {
   isKeyValue,
   type Table,
 } from '#lib/platform/db/table.ts';
-import { namePartition, parseTags, searchName, tagKeys, tagPartition, tagsAsRead } from './file-index.ts';
+import {
+  indexItem,
+  namePartition,
+  parseTags,
+  searchName,
+  tagKeys,
+  tagPartition,
+  tagsAsRead,
+} from './file-index.ts';
 import { type FileItem, type FileRepository, fileKey } from './files.ts';
 import type { UploadRecord } from './record.ts';
 
@@ -59,9 +67,7 @@ export class FileSearch {
           ...tagKeys(
             item,
             tags.filter((tag) => !before.includes(tag)),
-          ).map((key) => ({
-            Put: { Item: { ...key, file_id: id } },
-          })),
+          ).map((key) => ({ Put: { Item: indexItem(item, key) } })),
         ]);
         return files.recordOf({ ...item, tags });
       } catch (error) {
@@ -106,7 +112,8 @@ export class FileSearch {
     });
     const found =
       items.length === 0 ? [] : await table.getMany<FileItem>(items.map((item) => fileKey(item.file_id)));
-    const own = found.filter((item): item is FileItem => item?.owner_id === ownerId);
+    // Expired records the table's reads already hide; a file in the trash keeps its items until it is purged.
+    const own = found.filter((item): item is FileItem => item?.owner_id === ownerId && !item.trashed_at);
     return { items: await files.records(own), next_cursor: encodeCursor(lastKey) };
   }
 }

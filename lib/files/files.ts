@@ -9,19 +9,22 @@ import { readShards, shardPartition } from '#lib/platform/db/shards.ts';
 import {
   ConditionFailedError,
   conditionFailedReturns,
+  epochSeconds,
+  isExpired,
   type Table,
   type TransactItem,
 } from '#lib/platform/db/table.ts';
 import { albumIndexKeys, albumKey } from './album-keys.ts';
-import { indexDeletes, indexPuts, NAME_INDEXED, tagsAsRead } from './file-index.ts';
+import { expiryOnWire } from './expiry.ts';
+import { indexPuts, NAME_INDEXED } from './file-index.ts';
 import { fileListing, fileListingKeys } from './file-listings.ts';
 import { type FileOwner, ownerFilesPage, ownerFilesPartition } from './index-page.ts';
 import { isHeld } from './moderation-state.ts';
+import { deletion, purgeMark } from './purge-items.ts';
 import type { Reservation } from './quota-service.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { buildUploadRecord } from './record-build.ts';
 import { thumbnailOf } from './rendition-query.ts';
-import { releaseItem } from './usage.ts';
 
 export { fileListing, fileListingKeys, GALLERY_LISTING, PRIVATE_LISTING } from './file-listings.ts';
 
@@ -72,6 +75,10 @@ export interface FileItem {
   usage_counted?: boolean;
   /** The usage item that counted them when not the owner's single one (lib/files/usage.ts shards). */
   usage_item?: string;
+  /** The table's TTL attribute (epoch seconds): an expiring file is gone to every read past it. */
+  expires_at?: number;
+  /** ISO, while it is in the trash (docs/UPLOADS.md "Trash"): out of every listing, served nowhere. */
+  trashed_at?: string;
   [attribute: string]: unknown;
 }
 
@@ -95,6 +102,8 @@ export interface NewFileInput {
   /** The caller's album it goes into (already checked), if any. */
   albumId?: string | null | undefined;
   tags?: string[] | undefined;
+  /** When it expires (epoch seconds; lib/files/expiry.ts), if it does. */
+  expiresAt?: number | undefined;
 }
 
 /**
@@ -103,7 +112,14 @@ export interface NewFileInput {
  */
 export function newFileItem(input: NewFileInput): FileItem {
   const { ownerId, ownerRole, listingShards, ...fields } = input;
-  const { url: _url, thumbnail: _thumbnail, album_id: albumId, tags, ...record } = buildUploadRecord(fields);
+  const {
+    url: _u,
+    thumbnail: _t,
+    album_id: albumId,
+    tags,
+    expires_at: _e,
+    ...record
+  } = buildUploadRecord(fields);
   const sortKey = `${input.now.toISOString()}#${record.id}`;
   return {
     ...fileKey(record.id),
@@ -111,6 +127,7 @@ export function newFileItem(input: NewFileInput): FileItem {
     ...(albumId ? { album_id: albumId } : {}),
     ...(tags.length > 0 ? { tags } : {}),
     ...NAME_INDEXED,
+    ...(input.expiresAt ? { expires_at: input.expiresAt } : {}),
     owner_id: ownerId,
     gsi1pk: ownerFilesPartition({ id: ownerId, role: ownerRole }, listingShards, record.id),
     gsi1sk: sortKey,
@@ -130,8 +147,9 @@ export interface CreateOptions {
   extra?: TransactItem[];
 }
 
-/** Tries of the record transaction (claim races, usage refusals decided again, conflicts), of a delete. */
-const [CREATE_ATTEMPTS, DELETE_ATTEMPTS] = [10, 5];
+/** Tries of the record transaction (claim races, usage refusals decided again, conflicts). */
+const CREATE_ATTEMPTS = 10;
+const expiryOf = (item: FileItem) => (item.expires_at ? { expires_at: item.expires_at } : {});
 
 export interface FileRepositoryDeps {
   table: Table;
@@ -173,6 +191,7 @@ export class FileRepository {
       width: item.width,
       height: item.height,
       created_at: item.created_at,
+      expires_at: expiryOnWire(item.expires_at),
       // Classified files only (docs/MODERATION.md); the gallery's index projects no `moderation`.
       ...(item.moderation ? { moderation: item.moderation as UploadRecord['moderation'] } : {}),
     };
@@ -199,9 +218,16 @@ export class FileRepository {
     return record!;
   }
 
+  /** The file while it is served: not expired (the table's TTL), not in the trash. */
   async getItem(id: string): Promise<FileItem | undefined> {
+    const item = await this.getStored(id);
+    return item && !item.trashed_at && !isExpired(item, this.table.clock()) ? item : undefined;
+  }
+
+  /** The record as stored, expired or in the trash too: for restoring and purging it. */
+  async getStored(id: string): Promise<FileItem | undefined> {
     if (!UUID.test(id)) return undefined;
-    return this.table.get<FileItem>(fileKey(id));
+    return this.table.get<FileItem>(fileKey(id), { includeExpired: true });
   }
 
   /** The caller's file, else 404 (someone else's file is indistinguishable from none). */
@@ -242,17 +268,21 @@ export class FileRepository {
       // The usage writes (one, or a static token bucket's balancing) follow the record and the claim.
       const usage = reservation ? reservation.items() : [];
       const stored: FileItem = reservation ? { ...item, ...reservation.recordFields() } : item;
+      const mark = purgeMark(stored, this.listingShards);
       const isUsage = (index: number) => index >= 2 && index < 2 + usage.length;
       try {
         await this.table.transact([
           { Put: { Item: stored, ConditionExpression: 'attribute_not_exists(pk)' } },
           {
+            // It expires with its file, so the same bytes uploaded after that make a new file.
             Put: {
-              Item: { ...claimKey, file_id: item.id, owner_id: item.owner_id },
-              ConditionExpression: 'attribute_not_exists(pk)',
+              Item: { ...claimKey, file_id: item.id, owner_id: item.owner_id, ...expiryOf(item) },
+              ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
+              ExpressionAttributeValues: { ':now': epochSeconds(this.table.clock()) },
             },
           },
           ...usage,
+          ...(mark ? [{ Put: { Item: mark } }] : []),
           ...extra,
           ...indexPuts(item),
         ]);
@@ -283,13 +313,16 @@ export class FileRepository {
    * in the same transaction (a presign's confirmation).
    */
   async removeUnstored(item: FileItem, extra: TransactItem[] = []): Promise<void> {
-    await this.table.transact([...deletion(item), ...extra]).catch(conditionFailedReturns(undefined));
+    await this.table
+      .transact([...deletion(item, { claimed: true }), ...extra])
+      .catch(conditionFailedReturns(undefined));
   }
 
   /** The owner's files, newest first: their `owner` index partitions (index-page.ts), then the files. */
   async list(owner: FileOwner, options: { limit: number; cursor?: string }): Promise<FilePage> {
     const page = await ownerFilesPage<FileItem>(this.table, owner, this.listingShards, options);
-    return { items: await this.records(page.items), next_cursor: page.next_cursor };
+    const shown = page.items.filter((item) => !item.trashed_at);
+    return { items: await this.records(shown), next_cursor: page.next_cursor };
   }
 
   /**
@@ -324,7 +357,8 @@ export class FileRepository {
     if (!UUID.test(id)) throw errors.notFound('file: not found');
     const item = await this.table
       .update<FileItem>(fileKey(id), {
-        ConditionExpression: `attribute_exists(pk) AND NOT moderation.#state = :held${ownerId === null ? '' : ' AND owner_id = :owner'}`,
+        // Not in the trash: a trashed file stays out of every listing until restored.
+        ConditionExpression: `attribute_exists(pk) AND attribute_not_exists(trashed_at) AND NOT moderation.#state = :held${ownerId === null ? '' : ' AND owner_id = :owner'}`,
         ExpressionAttributeNames: { '#permission': 'permission', '#state': 'state' },
         UpdateExpression: 'SET #permission = :permission, gsi2pk = :partition, gsi2sk = gsi1sk',
         ExpressionAttributeValues: {
@@ -344,57 +378,4 @@ export class FileRepository {
       });
     return this.recordOf(item);
   }
-
-  /**
-   * Removes the caller's record and its hash claim together, giving its bytes back to the owner's usage
-   * in the same transaction when they were counted there; returns the removed item (for its object).
-   */
-  async deleteOwn(ownerId: string | null, id: string): Promise<FileItem> {
-    for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt += 1) {
-      // Read again on every try: a concurrent request may have deleted it, or the recount counted it.
-      // A null owner is the back office: any file, its bytes given back to whoever owns it.
-      const item = ownerId === null ? await this.getAny(id) : await this.getOwn(ownerId, id);
-      try {
-        await this.table.transact(deletion(item));
-        return item;
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
-      }
-    }
-    throw errors.serviceUnavailable('The file is being changed by other requests; try again');
-  }
-}
-
-/**
- * Removes the record (only while it is the same owner's and its usage_counted and tags are as read), its
- * look-up items (lib/files/file-index.ts) and its hash claim, giving its bytes back to the owner's usage when they were counted there.
- */
-function deletion(item: FileItem): TransactItem[] {
-  const counted = item.usage_counted === true;
-  const tags = tagsAsRead(item);
-  return [
-    {
-      Delete: {
-        Key: fileKey(item.id),
-        ConditionExpression: `owner_id = :owner AND ${tags.condition} AND ${
-          counted ? 'usage_counted = :counted' : 'attribute_not_exists(usage_counted)'
-        }`,
-        ExpressionAttributeValues: {
-          ':owner': item.owner_id,
-          ...tags.values,
-          ...(counted ? { ':counted': true } : {}),
-        },
-      },
-    },
-    {
-      Delete: {
-        Key: hashClaimKey(item.owner_id, item.hash),
-        ConditionExpression: 'attribute_not_exists(pk) OR file_id = :id',
-        ExpressionAttributeValues: { ':id': item.id },
-      },
-    },
-    ...(counted ? [releaseItem(item.owner_id, item.size, item.usage_item)] : []),
-    ...indexDeletes(item),
-  ];
 }

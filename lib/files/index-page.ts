@@ -19,9 +19,10 @@ export async function indexPage<T extends Item>(
   partition: string,
   /** The items' own keys, so a cursor from another listing is refused (400). */
   itemKey: { pk: RegExp; sk: string },
-  options: { limit: number; cursor?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; prefix?: string },
 ): Promise<Page<T>> {
   const keys = INDEX_KEYS[index];
+  const { prefix } = options;
   const startKey = decodeCursor(options.cursor, {
     ...itemKey,
     [keys.pk]: partition,
@@ -29,8 +30,8 @@ export async function indexPage<T extends Item>(
   });
   const { items: found, lastKey } = await table.query<{ pk: string; sk: string }>({
     IndexName: index,
-    KeyConditionExpression: `${keys.pk} = :partition`,
-    ExpressionAttributeValues: { ':partition': partition },
+    KeyConditionExpression: `${keys.pk} = :partition${prefix ? ` AND begins_with(${keys.sk}, :prefix)` : ''}`,
+    ExpressionAttributeValues: { ':partition': partition, ...(prefix ? { ':prefix': prefix } : {}) },
     ScanIndexForward: false,
     Limit: options.limit,
     ...(startKey ? { ExclusiveStartKey: startKey } : {}),
@@ -47,7 +48,7 @@ export function ownerIndexPage<T extends Item>(
   table: Table,
   partition: string,
   itemKey: { pk: RegExp; sk: string },
-  options: { limit: number; cursor?: string | undefined },
+  options: { limit: number; cursor?: string | undefined; prefix?: string },
 ): Promise<Page<T>> {
   return indexPage<T>(table, 'owner', partition, itemKey, options);
 }

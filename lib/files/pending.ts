@@ -34,6 +34,8 @@ export interface PendingItem extends Item {
   album_id?: string;
   /** Its tags named at presign, parsed (lib/files/file-index.ts), if any. */
   tags?: string[];
+  /** When the file expires (epoch seconds; lib/files/expiry.ts), if it was asked to. */
+  file_expires_at?: number;
   created_at: string;
   expires_at: number;
   confirmed_file_id?: string;

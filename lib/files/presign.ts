@@ -7,6 +7,7 @@ import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
+import { parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
@@ -22,6 +23,8 @@ export interface PresignInput {
   permission?: string | undefined;
   album_id?: string | null | undefined;
   tags?: readonly string[] | undefined;
+  expires_in?: number | undefined;
+  expires_at?: string | undefined;
 }
 
 export interface PresignResult {
@@ -65,6 +68,7 @@ export class PresignService {
     const albumId = await this.deps.albums.requireOwn(ownerId, input.album_id);
     const { mimeType, ext } = KIND_INFO[kind];
     const now = this.deps.clock();
+    const fileExpiresAt = parseExpiry(input, now);
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
     const id = randomUUID();
     const key = storageKey(now, storedFilename(id, newFilenameSuffix(ownerId), ext));
@@ -80,6 +84,7 @@ export class PresignService {
       permission,
       ...(albumId ? { album_id: albumId } : {}),
       ...(tags.length > 0 ? { tags } : {}),
+      ...(fileExpiresAt ? { file_expires_at: fileExpiresAt } : {}),
       created_at: isoWithOffset(now),
       expires_at: epochSeconds(expiresAt),
     };

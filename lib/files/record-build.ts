@@ -1,6 +1,7 @@
 // Builds the SPEC 2.3 record from checked facts: pure, and free of the byte pipeline (sniffing, measuring),
 // so code that only stores or reads records (the share links' function) does not bundle it.
 import { isoWithOffset } from '#lib/platform/time.ts';
+import { expiryOnWire } from './expiry.ts';
 import { sanitizeOriginalName } from './names.ts';
 import type { Permission, UploadFacts, UploadRecord } from './record.ts';
 import { thumbnailOf } from './rendition-query.ts';
@@ -22,6 +23,8 @@ export interface BuildUploadRecordInput {
   albumId?: string | null | undefined;
   /** its tags, already parsed (lib/files/file-index.ts parseTags), else none */
   tags?: string[] | undefined;
+  /** When it expires (epoch seconds), if it does. */
+  expiresAt?: number | undefined;
 }
 
 /** The SPEC 2.3 record. Pure: the caller supplies id, clock, location and facts. */
@@ -43,5 +46,6 @@ export function buildUploadRecord(input: BuildUploadRecordInput): UploadRecord {
     width: facts.width,
     height: facts.height,
     created_at: isoWithOffset(input.now),
+    expires_at: expiryOnWire(input.expiresAt),
   };
 }

@@ -29,6 +29,8 @@ export interface UploadRecord {
   width: number;
   height: number;
   created_at: string;
+  /** When the file stops being served and is deleted (docs/UPLOADS.md "Expiring uploads"); null: never. */
+  expires_at: string | null;
   /** What moderation made of it (docs/MODERATION.md), once classified: shown to its owner and administrators. */
   moderation?: Moderation;
 }

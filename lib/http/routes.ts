@@ -132,6 +132,11 @@ const GROUP_ROUTES = {
     ['PATCH', `${API_PREFIX}/files/{id}`, 'uploader', 'json'],
     ['DELETE', `${API_PREFIX}/files/{id}`, 'uploader', 'none'],
     ['PUT', `${API_PREFIX}/files/{id}/tags`, 'uploader', 'json'],
+    // The trash a DELETE moves a file to (docs/UPLOADS.md "Trash"): listed, emptied, restored from.
+    ['GET', `${API_PREFIX}/files/trash`, 'uploader', 'none'],
+    ['DELETE', `${API_PREFIX}/files/trash`, 'uploader', 'none'],
+    ['DELETE', `${API_PREFIX}/files/trash/{id}`, 'uploader', 'none'],
+    ['POST', `${API_PREFIX}/files/{id}/restore`, 'uploader', 'none'],
     // A signed rendition URL for the file's owner or an administrator (docs/IMAGES.md).
     ['POST', `${API_PREFIX}/files/{id}/rendition-url`, 'uploader', 'json'],
     ['GET', `${API_PREFIX}/gallery`, 'none', 'none'],

@@ -60,14 +60,15 @@ export function buildLifecycleWorker(input: LifecycleInput & { mailer: Mailer; c
     mailer: input.mailer,
     links: exportLinks(input),
   });
+  const deletions = new FileDeletionService({ files, storage, takedowns });
   const purge = new AccountPurge({
     table,
     accounts,
     files,
-    deletions: new FileDeletionService({ files, storage, takedowns }),
+    deletions,
     orders,
     apiTokens: new ApiTokenService({ table, accounts, events }),
     passkeys: new PasskeyStore({ table }),
   });
-  return new LifecycleWorker({ table, listingShards, builder, purge });
+  return new LifecycleWorker({ table, listingShards, builder, purge, files: deletions });
 }

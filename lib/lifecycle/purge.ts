@@ -14,6 +14,8 @@ import { renewalKey } from '#lib/billing/renewals.ts';
 import { ownerAlbums } from '#lib/files/albums.ts';
 import type { FileDeletionService } from '#lib/files/file-deletion.ts';
 import type { FileRepository } from '#lib/files/files.ts';
+import { ownerIndexPage } from '#lib/files/index-page.ts';
+import { ownerPurgesPartition, type PurgeMark } from '#lib/files/purge-items.ts';
 import { ownerShares } from '#lib/files/shares.ts';
 import { usageKey } from '#lib/files/usage.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
@@ -84,6 +86,20 @@ export class AccountPurge {
     await eachPage(
       (cursor) => files.list(account, { limit: BATCH, ...(cursor ? { cursor } : {}) }),
       (record) => deletions.delete(id, record.id),
+    );
+    // Then those no listing shows: in the trash, or expired and not yet swept (each has its purge mark).
+    await eachPage(
+      (cursor) =>
+        ownerIndexPage<PurgeMark>(
+          table,
+          ownerPurgesPartition(id),
+          { pk: /^purge#/, sk: 'purge' },
+          {
+            limit: BATCH,
+            ...(cursor ? { cursor } : {}),
+          },
+        ),
+      (mark) => deletions.purgeMarked(mark),
     );
     // Shares (revoked ones are out of the listing and already answer 410) and albums: the items go.
     for (const partition of [ownerShares(id), ownerAlbums(id)]) await this.deleteListed(partition);

@@ -2,8 +2,10 @@
 // `exports` listing, built one at a time (each streams its ZIP; one at a time keeps the function's memory
 // that of one export), then the deletions due in the `deletions` listing, every shard at once. Both
 // listings are sparse and sharded (lib/platform/db/shards.ts): a run reads only what waits, never a scan.
+// Last, the files due for purging: expired, or past their time in the trash (lib/files/file-deletion.ts).
 // It starts nothing with less than MIN_TIME_LEFT_MS left; what is left stays listed for the next run.
 import { DELETIONS_LISTING } from '#lib/accounts/account-deletion.ts';
+import type { FileDeletionService } from '#lib/files/file-deletion.ts';
 import { type ShardedListing, shardPages } from '#lib/platform/db/shards.ts';
 import type { Key, Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
@@ -19,6 +21,8 @@ const accountOf = (item: Key) => item.pk.slice('account#'.length);
 export interface LifecycleSummary {
   exports: number;
   deletions: number;
+  /** Files purged: expired, or past their time in the trash. */
+  purged: number;
 }
 
 export interface LifecycleWorkerDeps {
@@ -26,6 +30,7 @@ export interface LifecycleWorkerDeps {
   listingShards: number;
   builder: ExportBuilder;
   purge: AccountPurge;
+  files: Pick<FileDeletionService, 'purgeDue'>;
 }
 
 export class LifecycleWorker {
@@ -46,7 +51,8 @@ export class LifecycleWorker {
         this.shard(DELETIONS_LISTING, shard, due, enough, (id) => this.deps.purge.process(id)),
       ),
     );
-    const summary = { exports, deletions: counts.reduce((sum, count) => sum + count, 0) };
+    const purged = await this.deps.files.purgeDue(enough);
+    const summary = { exports, deletions: counts.reduce((sum, count) => sum + count, 0), purged };
     log.info('lifecycle run', { ...summary });
     return summary;
   }

@@ -44,7 +44,7 @@ export interface Likeness {
 
 export interface ReviewDeps {
   table: Table;
-  files: Pick<FileRepository, 'getAny' | 'listingShards' | 'record'>;
+  files: Pick<FileRepository, 'getStored' | 'listingShards' | 'record'>;
   storage: Pick<FileStorage, 'open'>;
   deletions: Pick<FileDeletionService, 'delete'>;
   accounts: Pick<AccountRepository, 'get' | 'setStatus'>;
@@ -58,7 +58,10 @@ export class ReviewService {
   constructor(private readonly deps: ReviewDeps) {}
 
   async review(reviewer: Reviewer, fileId: string, action: ReviewAction): Promise<ReviewResult> {
-    const file = await this.deps.files.getAny(fileId);
+    // In its owner's trash too: the owner could restore it, so it is reviewed (a trashed file's approval
+    // leaves it out of the listings, as the trash does).
+    const file = await this.deps.files.getStored(fileId);
+    if (!file) throw errors.notFound('file: not found');
     const result =
       action === 'approve' ? await this.approve(file) : await this.takeDown(reviewer, file, action);
     await this.deps.audit.record({
@@ -86,16 +89,24 @@ export class ReviewService {
       score: before?.score ?? null,
       reviewed: true,
     };
+    const trashed = file.trashed_at !== undefined;
     await this.deps.table
       .transact([
         {
           Update: {
             Key: fileKey(file.id),
-            UpdateExpression: 'SET moderation = :moderation, gsi2pk = :listed',
-            ConditionExpression: 'attribute_exists(pk)',
+            UpdateExpression: `SET moderation = :moderation${trashed ? '' : ', gsi2pk = :listed'}`,
+            ConditionExpression: `attribute_exists(pk)${trashed ? '' : ' AND attribute_not_exists(trashed_at)'}`,
             ExpressionAttributeValues: {
               ':moderation': moderation,
-              ':listed': shardPartition(fileListing(file.permission, this.deps.files.listingShards), file.id),
+              ...(trashed
+                ? {}
+                : {
+                    ':listed': shardPartition(
+                      fileListing(file.permission, this.deps.files.listingShards),
+                      file.id,
+                    ),
+                  }),
             },
           },
         },

@@ -32,6 +32,7 @@ export function buildLibraryImporter(
     },
     quota: buildQuota({ table, defaultQuotaBytes: upload.default_quota_bytes }),
     listingShards: settings.listing_shards,
+    trashDays: settings.files.trash_days,
     cdn: { deletedMaxAgeSeconds: settings.cdn.deleted_max_age_seconds },
     accounts,
     likeness: buildLikenessCheck(

@@ -385,18 +385,20 @@ describe(`storage quota under ${N} concurrent requests`, () => {
     );
     expect(existing.every((res) => res.status === 200)).toBe(true);
 
-    // Act: 30 new uploads, 20 deletes (10 of them twice), all at once.
+    // Act: 30 new uploads, 20 deletes for good (10 of them twice), all at once. A delete for good moves the
+    // file to the trash, then deletes it from there (docs/UPLOADS.md "Trash").
+    const removeForGood = async (id: string) => {
+      const trashed = await callUpload({
+        method: 'DELETE',
+        path: `/api/v1/files/${id}`,
+        headers: owner.headers,
+      });
+      if (trashed.status !== 200) return trashed;
+      return callUpload({ method: 'DELETE', path: `/api/v1/files/trash/${id}`, headers: owner.headers });
+    };
     const results = await Promise.all([
       ...Array.from({ length: 30 }, () => callUpload(uploadInput(owner.headers, { bytes: noisePng(700) }))),
-      ...existing.slice(0, 10).flatMap((res) =>
-        [0, 1].map(() =>
-          callUpload({
-            method: 'DELETE',
-            path: `/api/v1/files/${res.body.data.id}`,
-            headers: owner.headers,
-          }),
-        ),
-      ),
+      ...existing.slice(0, 10).flatMap((res) => [0, 1].map(() => removeForGood(res.body.data.id))),
     ]);
 
     // Assess

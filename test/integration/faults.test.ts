@@ -633,11 +633,17 @@ describe('storage quota under faults', () => {
       // Prepare
       const owner = await createTestAccount();
       const stored = await callUpload<UploadRecord>(uploadInput(owner.headers, { bytes: noisePng(1000) }));
+      // In the trash first (still counted; docs/UPLOADS.md "Trash"): the delete for good is the one that fails.
+      await callUpload({
+        method: 'DELETE',
+        path: `/api/v1/files/${stored.body.data.id}`,
+        headers: owner.headers,
+      });
       const injected = dynamo({ command: 'TransactWriteItemsCommand', error: kind });
       const remove = () =>
         callUpload({
           method: 'DELETE',
-          path: `/api/v1/files/${stored.body.data.id}`,
+          path: `/api/v1/files/trash/${stored.body.data.id}`,
           headers: owner.headers,
         });
 

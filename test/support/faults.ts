@@ -202,7 +202,11 @@ export async function findOrphans(): Promise<string[]> {
     } else if (pk.startsWith('file#')) {
       recordKeys.add(String(item.key));
       const claim = get(`filehash#${item.owner_id}#${item.hash}`, 'filehash');
-      if (claim?.file_id !== item.id) problems.push(`record ${item.id} without its hash claim`);
+      // A file in the trash gives up its claim (docs/UPLOADS.md "Trash") and keeps its purge mark instead.
+      if (claim?.file_id !== item.id && !item.trashed_at)
+        problems.push(`record ${item.id} without its hash claim`);
+      if (item.trashed_at && !get(`purge#${item.id}`, 'purge'))
+        problems.push(`trashed ${item.id} without its mark`);
       if (!objectSet.has(String(item.key))) problems.push(`record ${item.id} without its object ${item.key}`);
       // Its look-up items (lib/files/file-index.ts): one per tag, and its name's once marked.
       const file = item as unknown as IndexedFile;

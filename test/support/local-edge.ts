@@ -5,12 +5,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localEdge } from '#infra/local/edge.ts';
 import { serveStoredFileLocally } from '#lib/http/stored-file.ts';
+import type { Clock } from '#lib/platform/db/table.ts';
 import { testStorage } from './deps.ts';
 import { testTable } from './resources.ts';
 
-export async function startLocalEdge(): Promise<{ url: string; close(): Promise<void> }> {
+/** `clock`: the time the edge reads records against (an expiring file's end), default the real one. */
+export async function startLocalEdge(clock?: Clock): Promise<{ url: string; close(): Promise<void> }> {
   const storage = testStorage();
-  const table = testTable();
+  const table = testTable(clock);
   const edge = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
     void serveStoredFileLocally(

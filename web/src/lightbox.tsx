@@ -304,7 +304,7 @@ function FileControls({
         {confirming ? (
           <>
             <button type="button" class="danger" onClick={remove}>
-              {verb} {file.original_name} for good
+              {admin ? `Take down ${file.original_name} for good` : `Move ${file.original_name} to the trash`}
             </button>
             <button type="button" class="secondary" onClick={() => setConfirming(false)}>
               Cancel

@@ -82,7 +82,7 @@ export function SelectionBar<T extends GridFile>({
         {confirming ? (
           <>
             <button type="button" class="danger" disabled={busy} onClick={remove}>
-              {admin ? 'Take down' : 'Delete'} {files} for good
+              {admin ? `Take down ${files} for good` : `Move ${files} to the trash`}
             </button>
             <button type="button" class="secondary" onClick={() => setConfirming(false)}>
               Cancel

@@ -51,6 +51,8 @@ export const uploadRecordSchema = z.strictObject({
   width: z.number().check(z.int(), z.minimum(0)),
   height: z.number().check(z.int(), z.minimum(0)),
   created_at: timestamp,
+  // docs/UPLOADS.md "Expiring uploads": past it the file is gone everywhere; null: it never expires.
+  expires_at: z.nullable(timestamp),
   // Owners and administrators see it once the file is classified (docs/MODERATION.md).
   moderation: z.optional(moderationView),
 }) satisfies z.ZodMiniType<UploadRecord>;
@@ -104,6 +106,9 @@ export const adminFilePage = pageOf(adminFileRecord);
 export const adminFindQuery = z.object({
   ref: z.string().check(z.trim(), z.minLength(1), z.maxLength(2048)),
 });
+/** The owner's trash (docs/UPLOADS.md "Trash"): each file with when it went there and when it is purged. */
+export const trashPage = pageOf(z.extend(uploadRecordSchema, { trashed_at: timestamp, purge_at: timestamp }));
+export const trashEmptied = z.object({ deleted: z.number().check(z.int(), z.minimum(0)) });
 export const presignResponse = z.object({
   key: z.string(),
   url: z.url(),
@@ -137,6 +142,9 @@ export const presignBody = z.object({
   permission: z.optional(z.string().check(z.maxLength(32))),
   album_id: z.optional(z.nullable(z.string().check(z.maxLength(64)))),
   tags: z.optional(tagList),
+  // docs/UPLOADS.md "Expiring uploads": one of them, checked (400 naming it) by lib/files/expiry.ts.
+  expires_in: z.optional(z.number()),
+  expires_at: z.optional(z.string().check(z.maxLength(64))),
 });
 
 export const permissionBody = z.object({ permission: z.enum(PERMISSIONS) });

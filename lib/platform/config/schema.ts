@@ -349,6 +349,8 @@ export const configSchema = z.object({
     block_distance: wholeNumber(0, 6, 6),
     report_rate: rateLimit({ per_minute: 5, burst: 5, per_day: 50 }),
   }),
+  // docs/UPLOADS.md "Trash": an owner's deleted file waits there this many days before it is purged.
+  files: section({ trash_days: wholeNumber(1, 3650, 30) }),
   // docs/ACCOUNTS.md "Audit log": every administrator action, kept this many days.
   audit: section({ retention_days: wholeNumber(1, 3650, 365) }),
   // docs/ABUSE.md "Bans": each container reads the bans again this often (a lifted or new ban holds

@@ -1,7 +1,7 @@
 // The console's files grid in a real Chromium against `npm start`: the lightbox opened by a click and by
 // Enter on a tile, arrowed to the next file, its Markdown link, Escape giving focus back to the tile, and
-// read-only in the gallery; a selection of two made unlisted, moved into an album and deleted in bulk (each
-// checked through the API); and moderation naming each file's owner, filtering by one owner, taking
+// read-only in the gallery; a selection of two made unlisted, moved into an album and moved to the trash in
+// bulk, one restored from My files' Trash and the trash emptied (each checked through the API); and moderation naming each file's owner, filtering by one owner, taking
 // down in bulk and loading more pages. The grid, the lightbox and the selection bar are screenshotted at 1280 and 390 px (no sideways scroll at 360) and
 // checked with axe-core. Shares harness.ts with the other journeys; skips itself, saying why, when
 // Chromium is absent.
@@ -152,7 +152,7 @@ describe('the files grid (npm start, Chromium)', () => {
     await heading('My files');
   }, 300_000);
 
-  it('makes two selected files unlisted, moves them into an album, and deletes them, in bulk', async (context) => {
+  it('makes two selected files unlisted, moves them into an album and to the trash in bulk; restores one, empties the trash', async (context) => {
     if (MISSING) context.skip(MISSING);
     const album = await apiCall('POST', '/api/v1/albums', ownerToken, { name: 'Picked' });
     expect(album.status).toBe(201);
@@ -186,11 +186,28 @@ describe('the files grid (npm start, Chromium)', () => {
     await grid().getByRole('checkbox', { name: 'Select red.png' }).check();
     await grid().getByRole('checkbox', { name: 'Select green.png' }).check();
     await bar.getByRole('button', { name: 'Delete…' }).click();
-    await bar.getByRole('button', { name: 'Delete 2 files for good' }).click();
+    await bar.getByRole('button', { name: 'Move 2 files to the trash' }).click();
     await page.getByText('2 deleted').waitFor();
     records = await ownFiles(ownerToken);
     expect([...records.keys()].sort()).toEqual(['blue.png', 'grey.png']);
     await poll(() => grid().getByRole('img').count()).toBe(2);
+
+    // The trash (docs/UPLOADS.md "Trash"): both listed; one restored to the grid, the other deleted for good.
+    const trash = page.getByRole('region', { name: 'Trash' });
+    await trash.getByRole('button', { name: 'Restore red.png' }).click();
+    await page.getByText('red.png restored').waitFor();
+    await poll(() => grid().getByRole('img').count()).toBe(3);
+    await trash.getByRole('button', { name: 'Empty the trash' }).click();
+    await page.getByText('The trash is emptied').waitFor();
+    await trash.getByText('The trash is empty.').waitFor();
+    const trashed = await apiCall('GET', '/api/v1/files/trash', ownerToken);
+    expect(trashed.data.items).toEqual([]);
+    records = await ownFiles(ownerToken);
+    expect([...records.keys()].sort()).toEqual(['blue.png', 'grey.png', 'red.png']);
+    // Back to the two files the next journey expects: red.png deleted for good through the API.
+    const red = records.get('red.png')!.id;
+    expect((await apiCall('DELETE', `/api/v1/files/${red}`, ownerToken)).status).toBe(200);
+    expect((await apiCall('DELETE', `/api/v1/files/trash/${red}`, ownerToken)).status).toBe(200);
   }, 180_000);
 
   it('moderation names each owner, filters by one, and takes down in bulk', async (context) => {

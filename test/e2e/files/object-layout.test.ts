@@ -110,7 +110,9 @@ describe('the bucket layout of new files', () => {
       expect(await objectsUnder(`derived/${prefix}/${record.key}/`)).toHaveLength(1);
       expect(await objectsUnder(`derived/${record.key}`)).toEqual([]);
 
-      const deleted = await app.request('DELETE', `/api/v1/files/${record.id}`, { token: user.token });
+      // Deleted for good: to the trash, then out of it (docs/UPLOADS.md "Trash").
+      await app.request('DELETE', `/api/v1/files/${record.id}`, { token: user.token });
+      const deleted = await app.request('DELETE', `/api/v1/files/trash/${record.id}`, { token: user.token });
       expect(deleted.status).toBeLessThan(300);
       expect(await objectsUnder(`${prefix}/${record.key}`)).toEqual([]);
       expect(await objectsUnder(`derived/${prefix}/${record.key}/`)).toEqual([]);

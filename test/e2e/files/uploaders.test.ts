@@ -71,7 +71,7 @@ describe('the ShareX custom uploader (.sxcu)', () => {
 });
 
 describe('deleting by API token', () => {
-  it('DELETE /api/v1/files/{id} with an uploader token deletes the record and its bytes', async () => {
+  it('DELETE /api/v1/files/{id} with an uploader token moves the file to the trash: record and URL 404', async () => {
     const { answer } = await sendAsSharex(sharexFile(token, app.url).text, makePng(9, 9, [1, 2, 3]), 'x.png');
 
     const deleted = await app.api('DELETE', `/api/v1/files/${answer.data.id}`, { token });

@@ -283,6 +283,9 @@ describe('deletion', () => {
     const admin = await account({ role: 'admin' });
     const user = await account();
     const files = [await upload(user), await upload(user)];
+    // One in the trash (docs/UPLOADS.md "Trash"), which no listing shows: deleted with the rest.
+    const trashed = await upload(user);
+    expect((await call('files', 'DELETE', `/api/v1/files/${trashed.id}`, user.token)).status).toBe(200);
     const rendition = await call('render', 'GET', `/i/${files[0]!.key}?p=thumb`);
     expect(rendition.status).toBe(200);
     const albumId = await album(user);
@@ -326,6 +329,10 @@ describe('deletion', () => {
     expect((await runWorker()).deletions).toBeGreaterThanOrEqual(1);
     for (const file of files) expect((await call('render', 'GET', `/i/${file.key}`)).status).toBe(404);
     expect(await bucketKeys(`derived/${files[0]!.key}`)).toEqual([]);
+    expect(await bucketKeys(trashed.key)).toEqual([]);
+    const record = await h.table.get({ pk: `file#${trashed.id}`, sk: 'file' }, { includeExpired: true });
+    expect(record).toBeUndefined();
+    expect(await h.table.get({ pk: `purge#${trashed.id}`, sk: 'purge' })).toBeUndefined();
     for (const each of [shared, albumShare]) expect((await open(each.id)).status).toBe(404);
     const login = await h.call('POST', '/auth/login', {
       username: user.account.username,

@@ -139,7 +139,7 @@ describe('one file', () => {
     expect(galleryClosed.map((item) => item.id)).not.toContain(record.id);
   });
 
-  it('is deleted with its object by its owner only; then it is gone everywhere', async () => {
+  it('is deleted by its owner only, to the trash, then for good with its object; gone everywhere', async () => {
     const record = await upload(alice, 'public');
     const bobTries = await callUpload({
       method: 'DELETE',
@@ -156,11 +156,20 @@ describe('one file', () => {
       path: `/api/v1/files/${record.id}`,
       headers: alice.headers,
     });
+    // In the trash (docs/UPLOADS.md "Trash"), its bytes are kept until it is deleted from there.
+    const kept = await bucketKeys(record.key);
+    const purged = await callUpload({
+      method: 'DELETE',
+      path: `/api/v1/files/trash/${record.id}`,
+      headers: alice.headers,
+    });
 
     expect(bobTries.status).toBe(404);
     expect(deleted.status).toBe(200);
     expect(deleted.body.data).toEqual({ id: record.id, deleted: true });
     expect(again.status).toBe(404);
+    expect(kept).toEqual([record.key]);
+    expect(purged.body.data).toEqual({ id: record.id, deleted: true });
     expect(await bucketKeys(record.key)).toEqual([]);
     expect((await callImage({ path: `/i/${record.key}` })).statusCode).toBe(404);
     expect((await callUpload({ path: `/api/v1/files/${record.id}`, headers: alice.headers })).status).toBe(

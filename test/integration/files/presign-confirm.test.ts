@@ -294,6 +294,7 @@ describe('confirm refuses', () => {
       quota: deps.quota,
       listingShards: config.listing_shards,
       cdn: { deletedMaxAgeSeconds: config.cdn.deleted_max_age_seconds },
+      trashDays: 30,
       accounts: deps.accounts,
       staticToken: { quotaBytes: 1024, rate: {} },
       likeness: { of: async () => undefined, refuse: async () => {} },

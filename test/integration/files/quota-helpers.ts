@@ -61,6 +61,20 @@ export async function callHandler<T = unknown>(handler: Handler, input: EventInp
   };
 }
 
+/**
+ * An owner's delete for good (docs/UPLOADS.md "Trash"): DELETE moves the file to the trash, still counted;
+ * deleting it from there gives its bytes back. The second answer.
+ */
+export async function deleteForGood(
+  handler: Handler,
+  id: string,
+  headers: Record<string, string>,
+): Promise<Answer> {
+  const trashed = await callHandler(handler, { method: 'DELETE', path: `/api/v1/files/${id}`, headers });
+  if (trashed.status !== 200) return trashed;
+  return callHandler(handler, { method: 'DELETE', path: `/api/v1/files/trash/${id}`, headers });
+}
+
 /** POST /api/v1/upload of one PNG. */
 export function uploadEvent(headers: Record<string, string>, bytes: Buffer): EventInput {
   const { body, contentType } = buildMultipart([

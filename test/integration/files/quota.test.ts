@@ -24,6 +24,7 @@ import { provisionTestStack } from '#test/support/stack.ts';
 import {
   callHandler,
   capturingPublisher,
+  deleteForGood,
   noisePng,
   recordsOf,
   storedUsage,
@@ -192,11 +193,7 @@ describe('usage and the default quota', () => {
     expect((await s.upload(uploadEvent(user.headers, next))).status).toBe(507);
 
     // Act
-    const deleted = await s.upload({
-      method: 'DELETE',
-      path: `/api/v1/files/${kept.body.data.id}`,
-      headers: user.headers,
-    });
+    const deleted = await deleteForGood(s.deps.handlers.files, kept.body.data.id, user.headers);
     const afterDelete = await s.usage(user.headers);
     const retried = await s.upload<UploadRecord>(uploadEvent(user.headers, next));
 
@@ -301,7 +298,7 @@ describe('confirm and the quota', () => {
     const refused = await confirm();
     const objectsAfterRefusal = await listBucket();
     const pendingAfterRefusal = await table.get(pendingKey(key));
-    await s.upload({ method: 'DELETE', path: `/api/v1/files/${kept.body.data.id}`, headers: user.headers });
+    await deleteForGood(s.deps.handlers.files, kept.body.data.id, user.headers);
     const confirmed = await confirm();
 
     // Assess
@@ -667,8 +664,10 @@ describe('contention as DynamoDB reports it', () => {
     );
     const uploaded = await contended(() => s.upload<UploadRecord>(uploadEvent(headers, noisePng(5000))));
     const kept = await s.upload<UploadRecord>(uploadEvent(headers, noisePng(900)));
+    // The delete for good: to the trash, then out of it (docs/UPLOADS.md "Trash"), the latter contended.
+    await s.upload({ method: 'DELETE', path: `/api/v1/files/${uploaded.body.data.id}`, headers });
     const deleted = await contended(() =>
-      s.upload({ method: 'DELETE', path: `/api/v1/files/${uploaded.body.data.id}`, headers }),
+      s.upload({ method: 'DELETE', path: `/api/v1/files/trash/${uploaded.body.data.id}`, headers }),
     );
 
     // Assess

@@ -11,7 +11,14 @@ import type { Table } from '#lib/platform/db/table.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
 import { testDeps } from '#test/support/deps.ts';
 import { provisionTestStack } from '#test/support/stack.ts';
-import { callHandler, noisePng, storedUsage, uploadEvent, usageMatchesRecords } from './quota-helpers.ts';
+import {
+  callHandler,
+  deleteForGood,
+  noisePng,
+  storedUsage,
+  uploadEvent,
+  usageMatchesRecords,
+} from './quota-helpers.ts';
 
 let table: Table;
 
@@ -68,11 +75,7 @@ describe('usage recount', () => {
     const fresh = await callHandler<UploadRecord>(handlers.files, uploadEvent(owner.headers, noisePng(600)));
 
     // Act
-    const deleted = await callHandler(handlers.files, {
-      method: 'DELETE',
-      path: `/api/v1/files/${old!.id}`,
-      headers: owner.headers,
-    });
+    const deleted = await deleteForGood(handlers.files, old!.id, owner.headers);
 
     // Assess
     expect(deleted.status).toBe(200);
@@ -132,11 +135,7 @@ describe('usage recount', () => {
     // Act
     const report = await recountUsage(table);
     const itemsAfter = await new UsageRepository({ table }).items(boss.account.id);
-    const deleted = await callHandler(handlers.files, {
-      method: 'DELETE',
-      path: `/api/v1/files/${files[0]!.id}`,
-      headers: boss.headers,
-    });
+    const deleted = await deleteForGood(handlers.files, files[0]!.id, boss.headers);
 
     // Assess
     expect(shardsBefore.length).toBeGreaterThan(1);
@@ -159,13 +158,7 @@ describe('usage recount', () => {
       ...Array.from({ length: 10 }, () =>
         callHandler(handlers.files, uploadEvent(owner.headers, noisePng(650))),
       ),
-      ...old.slice(0, 3).map((record) =>
-        callHandler(handlers.files, {
-          method: 'DELETE',
-          path: `/api/v1/files/${record.id}`,
-          headers: owner.headers,
-        }),
-      ),
+      ...old.slice(0, 3).map((record) => deleteForGood(handlers.files, record.id, owner.headers)),
     ]);
     await recountUsage(table);
 

@@ -265,9 +265,11 @@ describe('rendered once', () => {
     await get(record.key, 'w=32&f=png');
     expect(await bucketKeys(renditionPrefixOf(record.key))).toHaveLength(2);
 
+    // Deleted for good: to the trash, then out of it (docs/UPLOADS.md "Trash").
+    await callUpload({ method: 'DELETE', path: `/api/v1/files/${record.id}`, headers: user.headers });
     const deleted = await callUpload({
       method: 'DELETE',
-      path: `/api/v1/files/${record.id}`,
+      path: `/api/v1/files/trash/${record.id}`,
       headers: user.headers,
     });
 

@@ -61,9 +61,15 @@ describe('the static upload token’s spread quota and rate', () => {
     const first = await Promise.all(Array.from({ length: 30 }, () => upload(png())));
     const full = await usage();
     const landed = first.filter((answer) => answer.status === 200);
-    const deleted = await withToken({
+    // Deleted for good: to the trash, then out of it (docs/UPLOADS.md "Trash").
+    await withToken({
       method: 'DELETE',
       path: `/api/v1/files/${landed[0]?.body.data.id}`,
+      headers: bearer(STATIC_TOKEN),
+    });
+    const deleted = await withToken({
+      method: 'DELETE',
+      path: `/api/v1/files/trash/${landed[0]?.body.data.id}`,
       headers: bearer(STATIC_TOKEN),
     });
     const second = await Promise.all(Array.from({ length: 5 }, () => upload(png())));

@@ -490,8 +490,14 @@ describe('the queue', () => {
     const owner = await createTestAccount();
     const file = (await s.upload(owner, await drawing(101))).body.data;
     await s.classify(file.id);
-    // Deleted by its owner while queued: the queue leaves it out (and forgets it).
+    // Deleted for good by its owner while queued (to the trash, then out of it): the queue leaves it out
+    // (and forgets it). A file only in the trash stays queued: its owner may restore it.
     await s.call('files', { method: 'DELETE', path: `/api/v1/files/${file.id}`, headers: owner.headers });
+    await s.call('files', {
+      method: 'DELETE',
+      path: `/api/v1/files/trash/${file.id}`,
+      headers: owner.headers,
+    });
     const listed = await s.call<{ items: Array<{ file: UploadRecord }> }>('files', {
       method: 'GET',
       path: '/api/v1/admin/moderation?limit=100',

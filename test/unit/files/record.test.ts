@@ -44,11 +44,13 @@ describe('buildUploadRecord', () => {
       width: 3,
       height: 2,
       created_at: '2026-11-21T08:00:00+00:00',
+      expires_at: null,
     });
     expect(Object.keys(record).sort()).toEqual(
       [
         'album_id',
         'created_at',
+        'expires_at',
         'filename',
         'hash',
         'height',
@@ -84,8 +86,12 @@ describe('buildUploadRecord', () => {
       width: 0,
       height: 0,
       created_at: '2026-11-21T08:00:00+00:00',
+      expires_at: null,
     };
     expect(uploadRecordSchema.safeParse(base).success).toBe(true);
+    expect(uploadRecordSchema.safeParse({ ...base, expires_at: '2026-11-21T09:00:00+00:00' }).success).toBe(
+      true,
+    );
     expect(uploadRecordSchema.safeParse({ ...base, extra: 1 }).success).toBe(false);
     expect(uploadRecordSchema.safeParse({ ...base, hash: 'A'.repeat(64) }).success).toBe(false);
     expect(uploadRecordSchema.safeParse({ ...base, created_at: '2026-11-21T08:00:00Z' }).success).toBe(false);

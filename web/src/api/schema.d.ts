@@ -1046,7 +1046,7 @@ export interface paths {
     get: operations['getApiV1FilesId'];
     put?: never;
     post?: never;
-    /** Deletes the record and its object. */
+    /** Moves the caller's file to the trash for files.trash_days (still counted in the usage; served nowhere until restored). */
     delete: operations['deleteApiV1FilesId'];
     options?: never;
     head?: never;
@@ -1065,6 +1065,58 @@ export interface paths {
     /** Replaces the tags of the caller's file: at most 20, each trimmed and lower-cased, 1 to 32 letters, digits, - or _. */
     put: operations['putApiV1FilesIdTags'];
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/files/trash': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The caller's trash, most recently deleted first, each with `trashed_at` and `purge_at`. */
+    get: operations['getApiV1FilesTrash'];
+    put?: never;
+    post?: never;
+    /** Empties the trash: every file in it deleted for good. */
+    delete: operations['deleteApiV1FilesTrash'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/files/trash/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Deletes one file of the trash for good: its bytes, renditions and record; the usage goes down. */
+    delete: operations['deleteApiV1FilesTrashId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/files/{id}/restore': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Restores a file from the trash: its URL, listings and shares answer again. */
+    post: operations['postApiV1FilesIdRestore'];
     delete?: never;
     options?: never;
     head?: never;
@@ -8516,6 +8568,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -8648,6 +8701,8 @@ export interface operations {
           permission?: string;
           album_id?: string | null;
           tags?: string[];
+          expires_in?: number;
+          expires_at?: string;
         };
       };
     };
@@ -8815,6 +8870,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -8987,6 +9043,7 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                expires_at: string | null;
                 moderation?: {
                   /** @enum {string} */
                   state: 'published' | 'flagged' | 'held';
@@ -9093,6 +9150,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -9309,6 +9367,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -9446,6 +9505,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -9508,6 +9568,408 @@ export interface operations {
       };
       /** @description Payload too large */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getApiV1FilesTrash: {
+    parameters: {
+      query?: {
+        limit?: string;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              items: {
+                id: string;
+                key: string;
+                /** Format: uri */
+                url: string;
+                /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+                thumbnail: string | null;
+                original_name: string;
+                filename: string;
+                hash: string;
+                /** @enum {string} */
+                permission: 'private' | 'public';
+                album_id: string | null;
+                /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+                tags: string[];
+                size: number;
+                mime_type: string;
+                width: number;
+                height: number;
+                created_at: string;
+                expires_at: string | null;
+                moderation?: {
+                  /** @enum {string} */
+                  state: 'published' | 'flagged' | 'held';
+                  labels: {
+                    name: string;
+                    score: number;
+                  }[];
+                  score: number | null;
+                  reviewed?: boolean;
+                  error?: string;
+                };
+                trashed_at: string;
+                purge_at: string;
+              }[];
+              next_cursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1FilesTrash: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              deleted: number;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  deleteApiV1FilesTrashId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              /** @constant */
+              deleted: true;
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  postApiV1FilesIdRestore: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            code: 0;
+            /** @constant */
+            message: 'ok';
+            data: {
+              id: string;
+              key: string;
+              /** Format: uri */
+              url: string;
+              /** @description The 480-wide WebP rendition, the `thumb` preset: {base_url}/i/<key>?p=thumb (older records: ?w=480&q=75&f=webp, still served; docs/IMAGES.md); null for a type the renderer cannot read (BMP, ICO). */
+              thumbnail: string | null;
+              original_name: string;
+              filename: string;
+              hash: string;
+              /** @enum {string} */
+              permission: 'private' | 'public';
+              album_id: string | null;
+              /** @description The owner's tags (docs/UPLOADS.md); always empty in the public gallery. */
+              tags: string[];
+              size: number;
+              mime_type: string;
+              width: number;
+              height: number;
+              created_at: string;
+              expires_at: string | null;
+              moderation?: {
+                /** @enum {string} */
+                state: 'published' | 'flagged' | 'held';
+                labels: {
+                  name: string;
+                  score: number;
+                }[];
+                score: number | null;
+                reviewed?: boolean;
+                error?: string;
+              };
+            };
+          };
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Missing, invalid or expired credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description Conflict */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -9706,6 +10168,7 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                expires_at: string | null;
                 moderation?: {
                   /** @enum {string} */
                   state: 'published' | 'flagged' | 'held';
@@ -10309,6 +10772,7 @@ export interface operations {
                 width: number;
                 height: number;
                 created_at: string;
+                expires_at: string | null;
                 moderation?: {
                   /** @enum {string} */
                   state: 'published' | 'flagged' | 'held';
@@ -10419,6 +10883,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -10638,6 +11103,7 @@ export interface operations {
               width: number;
               height: number;
               created_at: string;
+              expires_at: string | null;
               moderation?: {
                 /** @enum {string} */
                 state: 'published' | 'flagged' | 'held';
@@ -10852,6 +11318,7 @@ export interface operations {
                   width: number;
                   height: number;
                   created_at: string;
+                  expires_at: string | null;
                   moderation?: {
                     /** @enum {string} */
                     state: 'published' | 'flagged' | 'held';

@@ -1,9 +1,10 @@
 // My files: usage, the uploader (uploader.tsx) and the files grid (file-grid.tsx: thumbnails, the lightbox with
 // links in four formats, visibility, album, tags, share, delete; bulk actions), filtered by a tag or searched
-// by the beginning of a name.
+// by the beginning of a name, and the trash (trash.tsx).
 import { useState } from 'preact/hooks';
 import { api, call, FIRST_100 } from '../api/client.ts';
 import { FileGrid } from '../file-grid.tsx';
+import { Trash } from '../trash.tsx';
 import { Page, useLoad, usePages } from '../ui.tsx';
 import { Uploader } from '../uploader.tsx';
 import { Usage } from '../usage.tsx';
@@ -40,6 +41,7 @@ export function FilesPage() {
         hint={filter ? undefined : 'Upload some above: choose, drop or paste them.'}
         albums={albums.data?.items}
       />
+      <Trash version={files.version} onRestored={files.refresh} />
     </Page>
   );
 }
