@@ -124,7 +124,8 @@ export function compatRoutes(deps: () => FilesDeps) {
           const owner = await ownerFor(request, request.headers.authorization);
           // One PicGo plugin sends the key as `:<key>`.
           const key = (request.params.key ?? '').replace(/^:/, '');
-          await deps().services.deletions.delete(owner.id, key);
+          // An owner's delete, as the API's: to the trash, restorable for files.trash_days.
+          await deps().services.trash.move(owner.id, key);
           return peerJson(200, { status: true, message: 'Deleted', data: {} });
         }),
     }),
@@ -162,7 +163,7 @@ export function compatRoutes(deps: () => FilesDeps) {
         const name = file.original_name.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
         return html(
           `<!doctype html><meta charset="utf-8"><title>Delete ${name}?</title><meta name="robots" content="noindex">` +
-            `<p>Delete <strong>${name}</strong> for good?</p><form method="post"><button>Delete</button></form>`,
+            `<p>Delete <strong>${name}</strong>? It goes to its owner's trash.</p><form method="post"><button>Delete</button></form>`,
         );
       },
     }),
@@ -172,9 +173,9 @@ export function compatRoutes(deps: () => FilesDeps) {
       errors: [404],
       run: async (request) => {
         const file = await linkedFile(request);
-        await deps().services.deletions.delete(file.owner_id, file.id);
+        await deps().services.trash.move(file.owner_id, file.id);
         return html(
-          '<!doctype html><meta charset="utf-8"><title>Deleted</title><p>The file was deleted.</p>',
+          '<!doctype html><meta charset="utf-8"><title>Deleted</title><p>The file was moved to its owner\'s trash.</p>',
         );
       },
     }),
