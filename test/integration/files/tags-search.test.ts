@@ -183,11 +183,19 @@ describe('tags and search', () => {
     expect((await allPages(alice, { q: 'receipt' })).ids).toEqual([confirmed.body.data.id]);
   });
 
-  it('removes the look-up items with the file', async () => {
+  it('finds no file in the trash, and removes the look-up items when the file is deleted for good', async () => {
     const file = await uploaded(alice, 'Doomed.png', 'doomed,gone');
-    const deleted = await call('files', {
+    const trashed = await call('files', {
       method: 'DELETE',
       path: `/api/v1/files/${file.id}`,
+      headers: alice.headers,
+    });
+    expect(trashed.status).toBe(200);
+    expect((await allPages(alice, { q: 'doomed' })).ids).toEqual([]);
+    expect((await allPages(alice, { tag: 'gone' })).ids).toEqual([]);
+    const deleted = await call('files', {
+      method: 'DELETE',
+      path: `/api/v1/files/trash/${file.id}`,
       headers: alice.headers,
     });
     expect(deleted.status).toBe(200);
