@@ -28,7 +28,13 @@ import {
   REFUSAL_MESSAGES,
   refererHostOf,
 } from '#lib/files/owner-rules.ts';
-import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, RENDITION_PARAMS } from '#lib/files/rendition-query.ts';
+import {
+  ACCEPTS_AVIF,
+  ACCEPTS_WEBP,
+  acceptClassOf,
+  decodeQueryPart,
+  RENDITION_PARAMS,
+} from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
@@ -88,12 +94,7 @@ ${refererHostOf.toString()}
 
 ${edgeRefusal.toString()}
 
-function acceptClassOf(accept) {
-  if (accept === undefined) return 'other';
-  if (ACCEPTS_AVIF.test(accept)) return 'avif';
-  if (ACCEPTS_WEBP.test(accept)) return 'webp';
-  return 'other';
-}
+${acceptClassOf.toString()}
 
 async function handler(event) {
   var request = event.request;

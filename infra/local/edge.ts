@@ -5,7 +5,13 @@
 
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import { ownerTagOfKey } from '#lib/files/names.ts';
-import { edgeRefusal, edgeRulesAt, REFUSAL_MESSAGES, refererHostOf } from '#lib/files/owner-rules.ts';
+import {
+  edgeRefusal,
+  edgeRulesAt,
+  planInForce,
+  REFUSAL_MESSAGES,
+  refererHostOf,
+} from '#lib/files/owner-rules.ts';
 import type { LocalEdge } from '#lib/http/stored-file.ts';
 import { heldAtEdge } from '#lib/moderation/edge-holds.ts';
 import { deniedAtEdge } from '#lib/platform/cdn/deny-list.ts';
@@ -26,6 +32,7 @@ export function localEdge(table: Table, hotlink: AppConfig['hotlink']): LocalEdg
     if (held) return { status: 451, message: HELD_MESSAGE };
     const host = (request.headers.host ?? '').replace(/:\d+$/, '');
     const refusal = edgeRefusal(rules, deployment, refererHostOf(request.headers.referer), host);
-    return refusal === undefined ? undefined : { status: 403, message: REFUSAL_MESSAGES[refusal] };
+    if (refusal !== undefined) return { status: 403, message: REFUSAL_MESSAGES[refusal] };
+    return planInForce(rules, Date.now()) === undefined ? undefined : { status: 'render' };
   };
 }

@@ -9,7 +9,7 @@
 // local server, so both refuse alike.
 import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import { type ShardedListing, shardPages, shardPartition } from '#lib/platform/db/shards.ts';
-import type { Item, Table } from '#lib/platform/db/table.ts';
+import type { Item, Table, TransactItem } from '#lib/platform/db/table.ts';
 import { ownerTagOf } from './names.ts';
 
 /** A Referer allow-list: hosts (`example.com`; `*.example.com` is its subdomains) and whether none passes. */
@@ -22,6 +22,8 @@ export interface RefererRules {
 export interface OwnerRules {
   stopped?: string;
   referers?: RefererRules;
+  /** The plan of the owner's grant and when it ends (epoch ms; absent: never): its watermark applies. */
+  plan?: { id: string; until?: number };
 }
 
 /** What the edge reads (`o:<tag>`, compact): `s` why serving stopped, `h` the allowed hosts, `e` empty passes. */
@@ -29,6 +31,9 @@ export interface EdgeRules {
   s?: string;
   h?: string[];
   e?: boolean;
+  /** The owner's plan (`p`) until `u` (epoch ms): its originals and renditions go through the renderer. */
+  p?: string;
+  u?: number;
 }
 
 export type EdgeRefusal = 'stopped' | 'referer';
@@ -91,6 +96,7 @@ export function edgeRulesOf(rules: OwnerRules): EdgeRules | undefined {
   const edge: EdgeRules = {
     ...(rules.stopped ? { s: rules.stopped } : {}),
     ...(rules.referers ? { h: rules.referers.hosts, e: rules.referers.allow_empty } : {}),
+    ...(rules.plan ? { p: rules.plan.id, ...(rules.plan.until ? { u: rules.plan.until } : {}) } : {}),
   };
   return Object.keys(edge).length > 0 ? edge : undefined;
 }
@@ -108,6 +114,45 @@ function ownerRulesOfItem(item: Item | undefined): OwnerRules {
     ...(Array.isArray(item.hosts)
       ? { referers: { hosts: item.hosts as string[], allow_empty: item.allow_empty === true } }
       : {}),
+    ...(typeof item.plan === 'string'
+      ? { plan: { id: item.plan, ...(typeof item.plan_until === 'number' ? { until: item.plan_until } : {}) } }
+      : {}),
+  };
+}
+
+/** The plan whose watermark applies to the owner of these rules at `now`, if any. */
+export function planInForce(rules: EdgeRules | undefined, now: number): string | undefined {
+  return rules?.p !== undefined && (rules.u === undefined || rules.u > now) ? rules.p : undefined;
+}
+
+/**
+ * The write linking an owner to the plan of their grant (null: none), beside the grant's own write in its
+ * transaction (settlement, a full refund), marked pending for the edge like any change of the rules.
+ */
+export function planLinkItem(
+  ownerId: string,
+  grant: { plan_id: string; ends_ms?: number } | null,
+  now: Date,
+  shards: number,
+): TransactItem {
+  const tag = ownerTagOf(ownerId);
+  const until = grant?.ends_ms;
+  return {
+    Update: {
+      Key: rulesKey(tag),
+      UpdateExpression:
+        'SET owner_id = :owner, gsi2pk = :pending, gsi2sk = :changed' +
+        (grant ? `, #plan = :plan${until ? ', plan_until = :until' : ''}` : '') +
+        (!grant ? ' REMOVE #plan, plan_until' : until ? '' : ' REMOVE plan_until'),
+      ExpressionAttributeNames: { '#plan': 'plan' },
+      ExpressionAttributeValues: {
+        ':owner': ownerId,
+        ':pending': shardPartition({ name: PENDING_RULES_LISTING_NAME, count: shards }, tag),
+        ':changed': `${now.toISOString()}#${crypto.randomUUID()}`,
+        ...(grant ? { ':plan': grant.plan_id } : {}),
+        ...(until ? { ':until': until } : {}),
+      },
+    },
   };
 }
 

@@ -315,7 +315,7 @@ describe('CDN', () => {
 
   it("names f=auto's Accept class at the edge by the render function's own rule", async () => {
     const accepts: Array<[accept: string | undefined, expected: string]> = [
-      ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif'],
+      ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif,webp'],
       ['image/webp,*/*', 'webp'],
       ['IMAGE/AVIF', 'avif'],
       ['image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5', 'other'],
