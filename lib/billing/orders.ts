@@ -1,8 +1,8 @@
 // Order records: creation, listings, the reconciler's schedule (the `due` index), and the conditional writes
 // that move an order out of `pending`.
 
-import type { GrantWrite } from '#lib/files/quota-service.ts';
 import { planLinkItem } from '#lib/files/owner-rules.ts';
+import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPages, shardPartition } from '#lib/platform/db/shards.ts';
 import {

@@ -1,10 +1,10 @@
 // The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
+import type { Watermark } from '#lib/files/watermark.ts';
 import type { Item, Table } from '#lib/platform/db/table.ts';
 import { conditionFailedAs, setFields } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
-import type { Watermark } from '#lib/files/watermark.ts';
 import type { Plan } from './model.ts';
 
 export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });

@@ -4,8 +4,8 @@
 // and the buyer is told by mail.
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
-import type { QuotaService } from '#lib/files/quota-service.ts';
 import { planLinkItem } from '#lib/files/owner-rules.ts';
+import type { QuotaService } from '#lib/files/quota-service.ts';
 import { readShards, type ShardedListing } from '#lib/platform/db/shards.ts';
 import {
   type Clock,

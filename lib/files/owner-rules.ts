@@ -115,7 +115,9 @@ function ownerRulesOfItem(item: Item | undefined): OwnerRules {
       ? { referers: { hosts: item.hosts as string[], allow_empty: item.allow_empty === true } }
       : {}),
     ...(typeof item.plan === 'string'
-      ? { plan: { id: item.plan, ...(typeof item.plan_until === 'number' ? { until: item.plan_until } : {}) } }
+      ? {
+          plan: { id: item.plan, ...(typeof item.plan_until === 'number' ? { until: item.plan_until } : {}) },
+        }
       : {}),
   };
 }

@@ -32,7 +32,9 @@ const reply = (message: RenderReply) => process.send?.(message);
 async function run(job: RenderJob): Promise<RenderReply> {
   const source = Buffer.from(job.source.buffer, job.source.byteOffset, job.source.byteLength);
   try {
-    return { image: await renderRendition(source, job.sourceFormat, job.params, job.output, job.limits, job.mark) };
+    return {
+      image: await renderRendition(source, job.sourceFormat, job.params, job.output, job.limits, job.mark),
+    };
   } catch (error) {
     if (error instanceof AppError)
       return { refusal: { errorName: error.errorName, message: error.message, data: error.data } };

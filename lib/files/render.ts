@@ -261,7 +261,9 @@ async function smallestOf(
       return encoded(encode(candidate, format, at));
     }),
   );
-  return answers.reduce((smallest, answer) => (answer.body.length < smallest.body.length ? answer : smallest));
+  return answers.reduce((smallest, answer) =>
+    answer.body.length < smallest.body.length ? answer : smallest,
+  );
 }
 
 /**

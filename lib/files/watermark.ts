@@ -6,7 +6,13 @@ import { createHash } from 'node:crypto';
 import type SharpModule from 'sharp';
 import type { OutputInfo } from 'sharp';
 
-export const WATERMARK_POSITIONS = ['top-left', 'top-right', 'bottom-left', 'bottom-right', 'center'] as const;
+export const WATERMARK_POSITIONS = [
+  'top-left',
+  'top-right',
+  'bottom-left',
+  'bottom-right',
+  'center',
+] as const;
 export type WatermarkPosition = (typeof WATERMARK_POSITIONS)[number];
 
 /** A plan's `watermark`: a text or an image (a stored file's key), where, how opaque, from what size. */
@@ -33,8 +39,7 @@ export function watermarkVersion(mark: Watermark): string {
     .slice(0, 12);
 }
 
-const escapeXml = (text: string) =>
-  text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeXml = (text: string) => text.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The text mark as an SVG badge sized to the rendition: a dark translucent box, the text in white on it. */
 function textBadge(text: string, width: number, height: number): Buffer {
@@ -53,7 +58,11 @@ function textBadge(text: string, width: number, height: number): Buffer {
 async function markPixels(sharp: typeof SharpModule, mark: WatermarkSpec, width: number, height: number) {
   const input = mark.image
     ? await sharp(mark.image)
-        .resize({ width: Math.max(1, Math.round(width / 4)), height: Math.max(1, Math.round(height / 4)), fit: 'inside' })
+        .resize({
+          width: Math.max(1, Math.round(width / 4)),
+          height: Math.max(1, Math.round(height / 4)),
+          fit: 'inside',
+        })
         .toBuffer()
     : textBadge(mark.text ?? '', width, height);
   const { data, info } = await sharp(input).ensureAlpha().raw().toBuffer({ resolveWithObject: true });

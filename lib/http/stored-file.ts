@@ -166,7 +166,8 @@ export async function serveStoredFileLocally(
   const refused = answer?.status === 'render' ? undefined : answer;
   // A rendition's parameters ask for a rendition: the render function's, through the route table (as the
   // CDN sends it); any other parameter (`fbclid`) is dropped as the edge drops it: the original.
-  if ((renditionQueryOf(url.search.slice(1)).size > 0 || answer?.status === 'render') && !refused) return false;
+  if ((renditionQueryOf(url.search.slice(1)).size > 0 || answer?.status === 'render') && !refused)
+    return false;
   request.resume();
   if (refused !== undefined && refused.status !== 404) {
     sendRefused(response, refused.status, refused.message);

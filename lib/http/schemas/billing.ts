@@ -19,7 +19,9 @@ const watermarkSchema = z
     opacity: z.number().check(z.minimum(0), z.maximum(1)),
     min_size: z.number().check(z.int(), z.minimum(0), z.maximum(10_000)),
   })
-  .check(z.refine((mark) => (mark.text === undefined) !== (mark.image === undefined), 'give a text or an image'));
+  .check(
+    z.refine((mark) => (mark.text === undefined) !== (mark.image === undefined), 'give a text or an image'),
+  );
 
 export const planView = z.object({
   id: z.string(),
