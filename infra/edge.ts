@@ -25,6 +25,8 @@ import {
   type EdgeRules,
   edgeRefusal,
   edgeRulesEntry,
+  planInForce,
+  planTagOf,
   REFUSAL_MESSAGES,
   refererHostOf,
 } from '#lib/files/owner-rules.ts';
@@ -94,6 +96,8 @@ ${refererHostOf.toString()}
 
 ${edgeRefusal.toString()}
 
+${planInForce.toString()}
+
 ${acceptClassOf.toString()}
 
 async function handler(event) {
@@ -136,6 +140,15 @@ async function handler(event) {
       body: { encoding: 'text', data: REFUSALS[refusal] },
     };
   }
+  var plan = planInForce(rules, Date.now());
+  var mark;
+  if (plan !== undefined) {
+    try {
+      mark = JSON.parse(await DENY_LIST.get('${edgeRulesEntry(planTagOf(''))}' + plan)).w;
+    } catch (absent) {
+      mark = undefined;
+    }
+  }
   delete request.headers['${ACCEPT_CLASS_HEADER}'];
   var given = request.querystring;
   var pairs = [];
@@ -145,6 +158,11 @@ async function handler(event) {
       if (RENDITION_PARAMS.indexOf(pair[0]) >= 0) pairs.push(pair);
     });
   });
+  if (pairs.length === 0 && mark) {
+    cf.selectRequestOriginById('${API_ORIGIN_ID}');
+    request.querystring = { wm: { value: mark } };
+    return request;
+  }
   if (pairs.length === 0) {
     request.querystring = {};
     request.uri = '/' + objectKeyOf(key.substring(1));
@@ -159,6 +177,7 @@ async function handler(event) {
     if (values.length === 0) return;
     query[name] = values.length === 1 ? values[0] : { value: values[0].value, multiValue: values };
   });
+  if (mark) query.wm = { value: mark };
   request.querystring = query;
   var auto = pairs.some(function (pair) { return pair[0] === 'f' && pair[1] === 'auto'; });
   if (auto) {

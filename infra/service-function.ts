@@ -25,6 +25,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
 import { BANS_PARTITION } from '#lib/accounts/bans.ts';
+import { planKey } from '#lib/billing/plans.ts';
+import { OWNER_RULES_PREFIX } from '#lib/files/owner-rules.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
@@ -275,6 +277,18 @@ export class ServiceFunction extends Construct {
           resources: [resources.table.tableArn],
           conditions: {
             'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RENDITION_CLAIM_PREFIX}*`] },
+          },
+        }),
+      );
+      // Which mark an owner's images carry (lib/files/owner-marks.ts): their rules' item and their plan's, read.
+      this.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:GetItem'],
+          resources: [resources.table.tableArn],
+          conditions: {
+            'ForAllValues:StringLike': {
+              'dynamodb:LeadingKeys': [`${OWNER_RULES_PREFIX}*`, `${planKey('').pk}*`],
+            },
           },
         }),
       );

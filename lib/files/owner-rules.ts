@@ -24,6 +24,8 @@ export interface OwnerRules {
   referers?: RefererRules;
   /** The plan of the owner's grant and when it ends (epoch ms; absent: never): its watermark applies. */
   plan?: { id: string; until?: number };
+  /** On a plan's entry (planTagOf): the version of its watermark. */
+  mark?: string;
 }
 
 /** What the edge reads (`o:<tag>`, compact): `s` why serving stopped, `h` the allowed hosts, `e` empty passes. */
@@ -34,7 +36,12 @@ export interface EdgeRules {
   /** The owner's plan (`p`) until `u` (epoch ms): its originals and renditions go through the renderer. */
   p?: string;
   u?: number;
+  /** On a plan's entry: its watermark's version, which the edge adds to the cache key as `wm`. */
+  w?: string;
 }
+
+/** The entry of a plan's watermark among the owners' (`o:plan.<id>`): owner tags are hex, never this. */
+export const planTagOf = (planId: string): string => `plan.${planId}`;
 
 export type EdgeRefusal = 'stopped' | 'referer';
 
@@ -97,11 +104,14 @@ export function edgeRulesOf(rules: OwnerRules): EdgeRules | undefined {
     ...(rules.stopped ? { s: rules.stopped } : {}),
     ...(rules.referers ? { h: rules.referers.hosts, e: rules.referers.allow_empty } : {}),
     ...(rules.plan ? { p: rules.plan.id, ...(rules.plan.until ? { u: rules.plan.until } : {}) } : {}),
+    ...(rules.mark ? { w: rules.mark } : {}),
   };
   return Object.keys(edge).length > 0 ? edge : undefined;
 }
 
-const KEY_PREFIX = 'edgerules#';
+/** The partition prefix of owners' rules' items (the render function reads them: infra/service-function.ts). */
+export const OWNER_RULES_PREFIX = 'edgerules#';
+const KEY_PREFIX = OWNER_RULES_PREFIX;
 const rulesKey = (tag: string) => ({ pk: `${KEY_PREFIX}${tag}`, sk: 'rules' });
 
 /** The partition name of rules changed since the edge last had them, in the `listing` index. */
@@ -122,9 +132,11 @@ function ownerRulesOfItem(item: Item | undefined): OwnerRules {
   };
 }
 
-/** The plan whose watermark applies to the owner of these rules at `now`, if any. */
+/** The plan whose watermark applies to the owner of these rules at `now`, if any. Self-contained (infra/edge.ts). */
 export function planInForce(rules: EdgeRules | undefined, now: number): string | undefined {
-  return rules?.p !== undefined && (rules.u === undefined || rules.u > now) ? rules.p : undefined;
+  // biome-ignore lint/complexity/useOptionalChain: CloudFront's runtime has no optional chaining.
+  if (!rules || !rules.p || (rules.u !== undefined && rules.u <= now)) return undefined;
+  return rules.p;
 }
 
 /**
@@ -197,10 +209,21 @@ export class OwnerRulesDesk {
       : this.change(ownerId, { hosts: rules.hosts, allow_empty: rules.allow_empty }, []);
   }
 
+  /** A plan's watermark version at the edge (undefined: the plan marks nothing), under planTagOf. */
+  setPlanMark(planId: string, version: string | undefined): Promise<void> {
+    const tag = planTagOf(planId);
+    return version === undefined
+      ? this.changeAt(tag, {}, ['mark'])
+      : this.changeAt(tag, { mark: version }, []);
+  }
+
+  private change(ownerId: string, set: Record<string, unknown>, remove: string[]): Promise<void> {
+    return this.changeAt(ownerTagOf(ownerId), { owner_id: ownerId, ...set }, remove);
+  }
+
   /** One update: the attributes, and the item marked pending (its change time) for the worker. */
-  private async change(ownerId: string, set: Record<string, unknown>, remove: string[]): Promise<void> {
-    const tag = ownerTagOf(ownerId);
-    const values = { owner_id: ownerId, ...set, gsi2pk: shardPartition(this.pending, tag) };
+  private async changeAt(tag: string, set: Record<string, unknown>, remove: string[]): Promise<void> {
+    const values = { ...set, gsi2pk: shardPartition(this.pending, tag) };
     const names = Object.keys(values);
     await this.deps.table.update(rulesKey(tag), {
       UpdateExpression:

@@ -11765,6 +11765,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             }[];
           };
@@ -11828,6 +11836,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             }[];
           };
@@ -11887,6 +11903,14 @@ export interface operations {
           active?: boolean;
           quota_bytes?: number | null;
           bandwidth_bytes?: number | null;
+          watermark?: {
+            text?: string;
+            image?: string;
+            /** @enum {string} */
+            position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+            opacity: number;
+            min_size: number;
+          } | null;
           duration_days?: number;
         };
       };
@@ -11912,6 +11936,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             };
           };
@@ -12095,6 +12127,14 @@ export interface operations {
           active?: boolean;
           quota_bytes?: number | null;
           bandwidth_bytes?: number | null;
+          watermark?: {
+            text?: string;
+            image?: string;
+            /** @enum {string} */
+            position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+            opacity: number;
+            min_size: number;
+          } | null;
           duration_days?: number;
         };
       };
@@ -12120,6 +12160,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             };
           };
