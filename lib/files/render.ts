@@ -33,6 +33,8 @@ export interface RenderedImage {
   /** The rendition's size as shown (one frame's for an animation). */
   width: number;
   height: number;
+  /** Of several candidates (`f=auto`): the larger ones, each stored under its own format's key. */
+  others?: RenderedImage[];
 }
 
 // Truncated or corrupt pixel data fails the render (a cut-off JPEG would otherwise come out half grey),
@@ -122,7 +124,7 @@ function encode(image: Sharp, output: OutputFormat, quality: number): Sharp {
     case 'webp':
       return image.webp({ quality });
     case 'avif':
-      return image.avif({ quality, effort: AVIF_EFFORT });
+      return image.avif({ quality: autoQualityOf('avif', quality), effort: AVIF_EFFORT });
     case 'png':
       // Lossless: `q` does not apply (a palette quantised to a quality would change the pixels).
       return image.png();
@@ -132,14 +134,11 @@ function encode(image: Sharp, output: OutputFormat, quality: number): Sharp {
   }
 }
 
-/** `f=auto` weighs an AVIF candidate only up to this many pixels (a 1920 x 1920 frame): docs/IMAGES.md. */
-export const AUTO_AVIF_MAX_PIXELS = 1920 * 1920;
-
 /**
  * One rendition of `source` (whose key says it is `sourceFormat`): 415 when the bytes are not a readable
  * image of that format, 422 over the limits; never enlarged, oriented, without metadata, sRGB. Given
- * several `outputs` (`f=auto`), each is encoded at its autoQualityOf, all at once, and the smallest is
- * answered. With a `mark`, a rendition of at least its minimum size carries it (a still: an animation
+ * several `outputs` (`f=auto`), each is encoded (all at once) as it would be alone, and the smallest is
+ * answered, the others beside it. With a `mark`, a rendition of at least its minimum size carries it (a still: an animation
  * shows its first frame).
  *
  * The limits count what the render decodes: an animation kept as one (GIF or WebP to GIF or WebP) is all
@@ -165,6 +164,13 @@ export async function renderRendition(
   }
   if (format === 'gif' && !gifIsComplete(source)) throw unreadable(sourceFormat);
   const pages = header.pages ?? 1;
+  if (pages > 1 && formats.length > 1 && mark === undefined && ANIMATED_SOURCES.has(sourceFormat)) {
+    // Each candidate as it is alone (an animation kept where its format keeps one): its own stored copy.
+    const answers = await Promise.all(
+      formats.map((one) => renderRendition(source, sourceFormat, params, one, limits)),
+    );
+    return smallestFirst(answers);
+  }
   const single = formats.length === 1 && mark === undefined;
   const animated = pages > 1 && ANIMATED_SOURCES.has(sourceFormat) && single && ANIMATED_OUTPUTS.has(output);
   const frames = animated ? pages : 1;
@@ -217,6 +223,11 @@ export async function renderRendition(
 
 type RawImage = { data: Buffer; info: OutputInfo };
 
+function smallestFirst(answers: RenderedImage[]): RenderedImage {
+  const [smallest, ...others] = answers.sort((a, b) => a.body.length - b.body.length);
+  return { ...smallest!, others };
+}
+
 const rendered = (image: Sharp): Promise<RawImage> => image.raw().toBuffer({ resolveWithObject: true });
 const rawOf = (sharp: typeof SharpModule, { data, info }: RawImage): Sharp =>
   sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
@@ -235,9 +246,8 @@ async function encoded(image: Sharp): Promise<RenderedImage> {
 
 /**
  * The pipeline's pixels once (marked when the mark applies), each candidate encoded from them at once (the
- * encoders run side by side on libuv's threads), the smallest answered. A single candidate (a marked
- * rendition of one format) is encoded at the asked quality; several at their autoQualityOf, AVIF among
- * them only up to AUTO_AVIF_MAX_PIXELS (its encode is the slow one; WebP answers larger frames).
+ * encoders run side by side on libuv's threads, so the slowest, AVIF's, sets the time), the smallest
+ * answered with the others.
  */
 async function smallestOf(
   sharp: typeof SharpModule,
@@ -249,21 +259,15 @@ async function smallestOf(
 ): Promise<RenderedImage> {
   let raw = await rendered(image);
   if (mark !== undefined) raw = await withMark(sharp, raw, mark);
-  const pixels = raw.info.width * raw.info.height;
-  const weighed = formats.filter((format) => format !== 'avif' || pixels <= AUTO_AVIF_MAX_PIXELS);
-  const candidates = weighed.length > 0 && formats.length > 1 ? weighed : formats;
   const answers = await Promise.all(
-    candidates.map(async (format) => {
+    formats.map(async (format) => {
       let candidate = rawOf(sharp, raw);
       if (format === 'jpeg') candidate = candidate.flatten({ background: WHITE });
       if (format === 'avif') candidate = await withinAvifBound(candidate, limits);
-      const at = candidates.length > 1 ? autoQualityOf(format, quality) : quality;
-      return encoded(encode(candidate, format, at));
+      return encoded(encode(candidate, format, quality));
     }),
   );
-  return answers.reduce((smallest, answer) =>
-    answer.body.length < smallest.body.length ? answer : smallest,
-  );
+  return smallestFirst(answers);
 }
 
 /**

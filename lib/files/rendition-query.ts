@@ -146,10 +146,10 @@ const LOSSLESS: ReadonlySet<OutputFormat> = new Set(['png', 'gif']);
 
 /**
  * The one spelling of a rendition: every parameter in a fixed order with its default filled in, so
- * `?q=75&w=480` and `?w=480` name the same stored rendition. `f=auto` is written as the candidates it
- * resolved to (`f=avif,webp`: the smallest of them is stored), or as the one format it resolved to; PNG
- * and GIF alone, which ignore `q`, with the default one. A watermark's version is written last (`wm=`):
- * a changed mark is another stored copy.
+ * `?q=75&w=480` and `?w=480` name the same stored rendition. `f=auto` resolves to formats, each stored
+ * under its own name (several, `f=avif,webp`, name the choice among them, never stored); PNG and GIF,
+ * which ignore `q`, with the default one. A watermark's version is written last (`wm=`): a changed mark
+ * is another stored copy.
  */
 export function canonicalQuery(
   params: RenditionParams,
@@ -187,7 +187,7 @@ export function outputFormatsOf(
 }
 
 /**
- * `f=auto`'s quality for each candidate at the asked `q`, tuned for about equal perceived quality
+ * The encoder's quality for `q` (a perceived quality), tuned so the formats look alike at one `q`
  * (docs/IMAGES.md "f=auto"): AVIF reaches at two thirds of `q` what WebP and JPEG reach at `q`.
  */
 export function autoQualityOf(output: OutputFormat, quality: number): number {

@@ -164,10 +164,11 @@ export class Renditions {
     if (inFlight) return inFlight;
 
     // The stored copy first, alone: serving it (every edge miss of a rendition) costs what serving an
-    // original costs, one read. A first render then reads the original and stores its rendition.
-    const stored = await this.storedCopy(renditionKey, outputs, varyByAccept);
-    if (stored) return stored;
+    // original costs, one read (one per candidate of f=auto). A first render then reads the original and
+    // stores its rendition (every candidate).
     const rendition = { key, renditionKey, source, params, outputs, varyByAccept, mark };
+    const stored = await this.storedAnswer(rendition);
+    if (stored) return stored;
     let flight = this.flights.get(renditionKey);
     if (!flight) {
       flight = this.renderOnce(rendition).finally(() => this.flights.delete(renditionKey));
@@ -176,15 +177,34 @@ export class Renditions {
     return flight;
   }
 
+  /** Where a rendition's copy in `format` is stored. */
+  private keyOf(rendition: Rendition, format: OutputFormat): string {
+    return renditionKeyOf(rendition.key, rendition.params, format, rendition.mark?.version);
+  }
+
+  /** The stored copies of every candidate, the smallest answered; undefined while one is missing. */
+  private async storedAnswer(rendition: Rendition): Promise<RenditionAnswer | undefined> {
+    const copies = await Promise.all(
+      rendition.outputs.map((format) =>
+        this.storedCopy(this.keyOf(rendition, format), format, rendition.varyByAccept),
+      ),
+    );
+    const size = (copy: RenditionAnswer) =>
+      copy.kind === 'bytes' ? copy.body.length : Number.POSITIVE_INFINITY;
+    if (copies.some((copy) => copy === undefined)) return undefined;
+    return (copies as RenditionAnswer[]).reduce((smallest, copy) =>
+      size(copy) < size(smallest) ? copy : smallest,
+    );
+  }
+
   private async storedCopy(
     renditionKey: string,
-    outputs: readonly OutputFormat[],
+    output: OutputFormat,
     varyByAccept: boolean,
   ): Promise<RenditionAnswer | undefined> {
     const stored = await this.deps.storage.open(renditionKey);
     if (!stored) return undefined;
-    // Of several candidates, the stored one's type is its own.
-    const contentType = stored.contentType ?? CONTENT_TYPES[outputs[0]!];
+    const contentType = CONTENT_TYPES[output];
     if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
       stored.body.destroy();
       return this.redirectTo(renditionKey, varyByAccept);
@@ -230,7 +250,7 @@ export class Renditions {
         });
       }
       await sleep(look);
-      const stored = await this.storedCopy(rendition.renditionKey, rendition.outputs, rendition.varyByAccept);
+      const stored = await this.storedAnswer(rendition);
       if (stored) return stored;
       claim = await claims.claim(rendition.renditionKey, claimSeconds);
     }
@@ -251,7 +271,7 @@ export class Renditions {
       // renders of that copy at once are possible, and harmless (the same bytes).
       const clamped = { ...rendition, params, renditionKey };
       const [stored] = await Promise.all([
-        this.storedCopy(renditionKey, rendition.outputs, rendition.varyByAccept),
+        this.storedAnswer(clamped),
         claims.release(rendition.renditionKey, owner),
       ]);
       return stored ?? (await this.renderAndStore(clamped, source));
@@ -266,7 +286,7 @@ export class Renditions {
   }
 
   private async renderAndStore(rendition: Rendition, source: Buffer): Promise<RenditionAnswer> {
-    const { key, renditionKey, varyByAccept } = rendition;
+    const { key, varyByAccept } = rendition;
     const rendered = await this.deps.renderer.render({
       source,
       sourceFormat: rendition.source,
@@ -275,14 +295,20 @@ export class Renditions {
       limits: this.deps.render,
       mark: rendition.mark?.spec,
     });
+    // Every candidate stored under its own format's key (f=auto's choice is made again from them).
+    const copies = [rendered, ...(rendered.others ?? [])].map((copy) => ({
+      copy,
+      at: this.keyOf(rendition, copy.format),
+    }));
+    const renditionKey = copies[0]!.at;
     // The original is looked for again as the rendition is stored (no extra wait): a file deleted while it
     // was rendering had its renditions swept before this one landed, so this one is taken back.
     const [, stillStored] = await Promise.all([
-      this.deps.storage.put(renditionKey, rendered.body, rendered.contentType),
+      Promise.all(copies.map(({ copy, at }) => this.deps.storage.put(at, copy.body, copy.contentType))),
       this.deps.storage.exists(key),
     ]);
     if (!stillStored) {
-      await this.deps.storage.deleteQuietly(renditionKey);
+      await Promise.all(copies.map(({ at }) => this.deps.storage.deleteQuietly(at)));
       throw errors.notFound('file: not found');
     }
     if (rendered.body.length > INLINE_RENDITION_MAX_BYTES) return this.redirectTo(renditionKey, varyByAccept);
