@@ -300,6 +300,7 @@ describe('least privilege', () => {
     expect(actionsOf(roleStatements(dev, 'render')).sort()).toEqual([
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
+      'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',
       'logs:CreateLogStream',

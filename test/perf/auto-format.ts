@@ -1,10 +1,12 @@
 // f=auto's figures (docs/IMAGES.md "f=auto", docs/PERFORMANCE.md "f=auto"): for photo-like JPEGs, each
 // candidate's bytes at f=auto's tuned qualities (q=75: AVIF 50, WebP 75, JPEG 75) and its luma PSNR against
 // the resized pixels, and the first render of every preset with f=auto for a viewer accepting AVIF and
-// WebP, as the render process does it (renderRendition; sharp loaded once, as an idle process has it).
+// WebP, as the render process does it (renderRendition; sharp loaded once, as an idle process has it):
+// wall clock and CPU time of all threads, and the load average (a shared machine's wall clock waits).
 // Prints tables and a last line `AUTO_FORMAT {...}`. Nothing here asserts a time.
 //
 //   npx tsx test/perf/auto-format.ts
+import { loadavg } from 'node:os';
 import { renderRendition } from '#lib/files/render.ts';
 import { presetsOf } from '#lib/files/rendition-access.ts';
 import { autoQualityOf, type OutputFormat } from '#lib/files/rendition-query.ts';
@@ -60,11 +62,21 @@ const source = await photoJpeg(6000, 4000, 5);
 for (const [name, preset] of presets) {
   const params = { ...preset, format: 'auto' as const };
   let answer = '';
+  const cpu = process.cpuUsage();
   const ms = await timeMs(async () => {
     const rendered = await renderRendition(source, 'jpeg', params, ['avif', 'webp'], LIMITS);
     answer = `${rendered.format} ${round(rendered.body.length / 1024, 1)} KB`;
   });
-  renders.push({ preset: name, source: '6000x4000 JPEG', first_render_ms: round(ms, 0), answer });
+  // CPU (all threads) beside wall: on a machine shared with other work the wall clock waits for cores.
+  const used = process.cpuUsage(cpu);
+  const cpuMs = round((used.user + used.system) / 1000, 0);
+  renders.push({
+    preset: name,
+    source: '6000x4000 JPEG',
+    first_render_ms: round(ms, 0),
+    cpu_ms: cpuMs,
+    answer,
+  });
 }
 console.table(renders);
-console.log(`AUTO_FORMAT ${JSON.stringify({ sizes, renders })}`);
+console.log(`AUTO_FORMAT ${JSON.stringify({ sizes, renders, load_average: loadavg() })}`);

@@ -22,6 +22,7 @@ import {
   THUMBNAIL_QUERY,
   thumbnailOf,
 } from '#lib/files/rendition-query.ts';
+import { watermarkVersion } from '#lib/files/watermark.ts';
 import { DEFAULT_IMAGE_QUALITIES, DEFAULT_IMAGE_WIDTHS } from '#lib/platform/config/schema.ts';
 
 const LIMITS: RenditionLimits = { widths: DEFAULT_IMAGE_WIDTHS, qualities: DEFAULT_IMAGE_QUALITIES };
@@ -205,6 +206,22 @@ describe('canonicalQuery and the rendition key', () => {
     // PNG and GIF ignore q: every q is one stored copy.
     expect(canonicalQuery(parse('w=480&q=90&f=png'), 'png')).toBe('w=480&h=0&fit=inside&q=75&f=png');
     expect(canonicalQuery(parse('w=480&q=50'), 'gif')).toBe(canonicalQuery(parse('w=480'), 'gif'));
+  });
+
+  it("names a marked rendition by its mark's version: a changed mark is another stored copy", () => {
+    const key = '2024/05/06/abc.jpg';
+    const mark = { text: 'example.com', position: 'bottom-right', opacity: 0.6, min_size: 320 } as const;
+    const plain = renditionKeyOf(key, parse('w=480'), 'webp');
+    const marked = renditionKeyOf(key, parse('w=480'), 'webp', watermarkVersion(mark));
+    const moved = renditionKeyOf(
+      key,
+      parse('w=480'),
+      'webp',
+      watermarkVersion({ ...mark, position: 'center' }),
+    );
+    expect(marked).toBe(`${plain}&wm=${watermarkVersion(mark)}`);
+    expect(new Set([plain, marked, moved]).size).toBe(3);
+    expect(watermarkVersion({ ...mark })).toBe(watermarkVersion(mark));
   });
 
   it('keeps renditions under derived/<key>/, the prefix deleted with the file', () => {
