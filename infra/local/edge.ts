@@ -3,6 +3,7 @@
 // worker fills within minutes. A taken-down key is 404; a held one 451 (lib/moderation/edge-holds.ts); an owner's rules and the deployment's Referer
 // allow-list are applied by the very function the edge embeds (lib/files/owner-rules.ts).
 
+import { planKey } from '#lib/billing/plans.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import { ownerTagOfKey } from '#lib/files/names.ts';
 import {
@@ -33,6 +34,9 @@ export function localEdge(table: Table, hotlink: AppConfig['hotlink']): LocalEdg
     const host = (request.headers.host ?? '').replace(/:\d+$/, '');
     const refusal = edgeRefusal(rules, deployment, refererHostOf(request.headers.referer), host);
     if (refusal !== undefined) return { status: 403, message: REFUSAL_MESSAGES[refusal] };
-    return planInForce(rules, Date.now()) === undefined ? undefined : { status: 'render' };
+    // A marking plan's owner's originals go through the render function, as the edge sends them (`w`).
+    const plan = planInForce(rules, Date.now());
+    const marks = plan !== undefined && (await table.get(planKey(plan), { consistent: false }))?.watermark;
+    return marks ? { status: 'render' } : undefined;
   };
 }

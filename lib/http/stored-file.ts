@@ -127,8 +127,8 @@ function decodePath(path: string): string | undefined {
 
 /**
  * What the edge answers instead of a file: 404 (taken down), or 403 with its short page (owner's rules); or
- * `render`: an owner with a plan, whose originals go through the render function (which marks them when
- * the plan watermarks, docs/IMAGES.md "Watermarks").
+ * `render`: an owner whose plan watermarks, whose originals go through the render function, which marks
+ * them (docs/IMAGES.md "Watermarks").
  */
 export type EdgeAnswer = { status: 404 } | { status: 403 | 451; message: string } | { status: 'render' };
 
