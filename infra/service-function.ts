@@ -269,29 +269,19 @@ export class ServiceFunction extends Construct {
     // an upload in flight.
     if (needs.renditions)
       this.allow(['s3:PutObject', 's3:DeleteObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
-    // The renditions' claims: three item actions, on `RENDITION#` partitions only (lib/files/rendition-claims.ts).
+    // The renditions' claims: three item actions, on `RENDITION#` partitions only (lib/files/rendition-claims.ts);
+    // and which mark an owner's images carry: their rules' item and their plan's, read (lib/files/owner-marks.ts).
     if (needs.renditionClaims) {
-      this.role.addToPolicy(
-        new PolicyStatement({
-          actions: RENDITION_CLAIM_ACTIONS,
-          resources: [resources.table.tableArn],
-          conditions: {
-            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RENDITION_CLAIM_PREFIX}*`] },
-          },
-        }),
-      );
-      // Which mark an owner's images carry (lib/files/owner-marks.ts): their rules' item and their plan's, read.
-      this.role.addToPolicy(
-        new PolicyStatement({
-          actions: ['dynamodb:GetItem'],
-          resources: [resources.table.tableArn],
-          conditions: {
-            'ForAllValues:StringLike': {
-              'dynamodb:LeadingKeys': [`${OWNER_RULES_PREFIX}*`, `${planKey('').pk}*`],
-            },
-          },
-        }),
-      );
+      const reads = [`${OWNER_RULES_PREFIX}*`, `${planKey('').pk}*`];
+      for (const [actions, keys] of [
+        [RENDITION_CLAIM_ACTIONS, [`${RENDITION_CLAIM_PREFIX}*`]],
+        [['dynamodb:GetItem'], reads],
+      ]) {
+        const conditions = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } };
+        this.role.addToPolicy(
+          new PolicyStatement({ actions, resources: [resources.table.tableArn], conditions }),
+        );
+      }
     }
     // The bans: Query of the one `BANS` partition (lib/accounts/bans.ts), for groups with or without the table
     // (StringLike with no wildcard: that key exactly, in the form the render function's claims grant takes).
