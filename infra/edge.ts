@@ -25,10 +25,18 @@ import {
   type EdgeRules,
   edgeRefusal,
   edgeRulesEntry,
+  planInForce,
+  planTagOf,
   REFUSAL_MESSAGES,
   refererHostOf,
 } from '#lib/files/owner-rules.ts';
-import { ACCEPTS_AVIF, ACCEPTS_WEBP, decodeQueryPart, RENDITION_PARAMS } from '#lib/files/rendition-query.ts';
+import {
+  ACCEPTS_AVIF,
+  ACCEPTS_WEBP,
+  acceptClassOf,
+  decodeQueryPart,
+  RENDITION_PARAMS,
+} from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
 import { RAW_CONTENT_CSP } from '#lib/http/stored-file.ts';
@@ -88,12 +96,9 @@ ${refererHostOf.toString()}
 
 ${edgeRefusal.toString()}
 
-function acceptClassOf(accept) {
-  if (accept === undefined) return 'other';
-  if (ACCEPTS_AVIF.test(accept)) return 'avif';
-  if (ACCEPTS_WEBP.test(accept)) return 'webp';
-  return 'other';
-}
+${planInForce.toString()}
+
+${acceptClassOf.toString()}
 
 async function handler(event) {
   var request = event.request;
@@ -135,6 +140,15 @@ async function handler(event) {
       body: { encoding: 'text', data: REFUSALS[refusal] },
     };
   }
+  var plan = planInForce(rules, Date.now());
+  var mark;
+  if (plan !== undefined) {
+    try {
+      mark = JSON.parse(await DENY_LIST.get('${edgeRulesEntry(planTagOf(''))}' + plan)).w;
+    } catch (absent) {
+      mark = undefined;
+    }
+  }
   delete request.headers['${ACCEPT_CLASS_HEADER}'];
   var given = request.querystring;
   var pairs = [];
@@ -144,6 +158,11 @@ async function handler(event) {
       if (RENDITION_PARAMS.indexOf(pair[0]) >= 0) pairs.push(pair);
     });
   });
+  if (pairs.length === 0 && mark) {
+    cf.selectRequestOriginById('${API_ORIGIN_ID}');
+    request.querystring = { wm: { value: mark } };
+    return request;
+  }
   if (pairs.length === 0) {
     request.querystring = {};
     request.uri = '/' + objectKeyOf(key.substring(1));
@@ -158,6 +177,7 @@ async function handler(event) {
     if (values.length === 0) return;
     query[name] = values.length === 1 ? values[0] : { value: values[0].value, multiValue: values };
   });
+  if (mark) query.wm = { value: mark };
   request.querystring = query;
   var auto = pairs.some(function (pair) { return pair[0] === 'f' && pair[1] === 'auto'; });
   if (auto) {

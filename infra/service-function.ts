@@ -25,6 +25,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
 import { BANS_PARTITION } from '#lib/accounts/bans.ts';
+import { planKey } from '#lib/billing/plans.ts';
+import { OWNER_RULES_PREFIX } from '#lib/files/owner-rules.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
@@ -267,17 +269,19 @@ export class ServiceFunction extends Construct {
     // an upload in flight.
     if (needs.renditions)
       this.allow(['s3:PutObject', 's3:DeleteObject'], [resources.bucket.arnForObjects(`${DERIVED_PREFIX}*`)]);
-    // The renditions' claims: three item actions, on `RENDITION#` partitions only (lib/files/rendition-claims.ts).
+    // The renditions' claims: three item actions, on `RENDITION#` partitions only (lib/files/rendition-claims.ts);
+    // and which mark an owner's images carry: their rules' item and their plan's, read (lib/files/owner-marks.ts).
     if (needs.renditionClaims) {
-      this.role.addToPolicy(
-        new PolicyStatement({
-          actions: RENDITION_CLAIM_ACTIONS,
-          resources: [resources.table.tableArn],
-          conditions: {
-            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RENDITION_CLAIM_PREFIX}*`] },
-          },
-        }),
-      );
+      const reads = [`${OWNER_RULES_PREFIX}*`, `${planKey('').pk}*`];
+      for (const [actions, keys] of [
+        [RENDITION_CLAIM_ACTIONS, [`${RENDITION_CLAIM_PREFIX}*`]],
+        [['dynamodb:GetItem'], reads],
+      ]) {
+        const conditions = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys } };
+        this.role.addToPolicy(
+          new PolicyStatement({ actions, resources: [resources.table.tableArn], conditions }),
+        );
+      }
     }
     // The bans: Query of the one `BANS` partition (lib/accounts/bans.ts), for groups with or without the table
     // (StringLike with no wildcard: that key exactly, in the form the render function's claims grant takes).

@@ -33,7 +33,11 @@ export function createRenderHandler(deps: () => RenderDeps, options: EntryOption
           const key = request.params.key ?? '';
           // Parameters that are no rendition's (`v`, `fbclid`) are dropped, as the edge drops them.
           const query = renditionQueryOf(request.rawQuery);
-          if (query.size === 0) return storedFileResult(deps().storage, key);
+          if (query.size === 0) {
+            // An owner whose plan marks has the original served marked (docs/IMAGES.md "Watermarks").
+            const marked = await deps().renditions.markedOriginal(key);
+            return marked ? renditionResult(marked) : storedFileResult(deps().storage, key);
+          }
           const answer = await deps().renditions.serve({ key, query, accept: request.headers.accept });
           return renditionResult(answer);
         },

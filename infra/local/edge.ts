@@ -4,10 +4,17 @@
 // against the clock: docs/UPLOADS.md "Expiring uploads", "Trash"); a held one 451 (lib/moderation/edge-holds.ts); an owner's rules and the deployment's Referer
 // allow-list are applied by the very function the edge embeds (lib/files/owner-rules.ts).
 
+import { planKey } from '#lib/billing/plans.ts';
 import { type FileItem, fileKey } from '#lib/files/files.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import { ownerTagOfKey, parseStorageKey } from '#lib/files/names.ts';
-import { edgeRefusal, edgeRulesAt, REFUSAL_MESSAGES, refererHostOf } from '#lib/files/owner-rules.ts';
+import {
+  edgeRefusal,
+  edgeRulesAt,
+  planInForce,
+  REFUSAL_MESSAGES,
+  refererHostOf,
+} from '#lib/files/owner-rules.ts';
 import type { LocalEdge } from '#lib/http/stored-file.ts';
 import { heldAtEdge } from '#lib/moderation/edge-holds.ts';
 import { deniedAtEdge } from '#lib/platform/cdn/deny-list.ts';
@@ -31,6 +38,10 @@ export function localEdge(table: Table, hotlink: AppConfig['hotlink']): LocalEdg
     if (held) return { status: 451, message: HELD_MESSAGE };
     const host = (request.headers.host ?? '').replace(/:\d+$/, '');
     const refusal = edgeRefusal(rules, deployment, refererHostOf(request.headers.referer), host);
-    return refusal === undefined ? undefined : { status: 403, message: REFUSAL_MESSAGES[refusal] };
+    if (refusal !== undefined) return { status: 403, message: REFUSAL_MESSAGES[refusal] };
+    // A marking plan's owner's originals go through the render function, as the edge sends them (`w`).
+    const plan = planInForce(rules, Date.now());
+    const marks = plan !== undefined && (await table.get(planKey(plan), { consistent: false }))?.watermark;
+    return marks ? { status: 'render' } : undefined;
   };
 }

@@ -3,6 +3,7 @@
 // and tests call the same builder; what it reads of accounts it is given (Pick<Accounts, ...>).
 import type { Accounts } from '#lib/accounts/build.ts';
 import { type RateLimit, Throttle } from '#lib/accounts/throttle.ts';
+import { buildOwnerRules } from '#lib/files/build-owner-rules.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
@@ -76,7 +77,8 @@ export function buildBilling(input: BillingInput) {
   const links = new CashierLinks({ signer: input.accounts.signer, baseUrl });
   const notifyBaseUrl = (payment.notify_base_url ?? baseUrl).replace(/\/+$/, '');
   // One catalogue: the plans page and order creation share this container's copy of the active plans.
-  const catalog = new PlanCatalog({ plans: planRepository, clock });
+  const marks = buildOwnerRules({ table, shards: listingShards });
+  const catalog = new PlanCatalog({ plans: planRepository, clock, marks });
   const coupons = new CouponDesk({
     coupons: new CouponRepository({ table, listingShards }),
     clock,

@@ -1,6 +1,7 @@
 // Plans and orders as stored and as clients see them (docs/DESIGN.md 7), their keys, ids and derived status.
 import { randomBytes } from 'node:crypto';
 import type { Grant } from '#lib/files/quota-model.ts';
+import type { Watermark } from '#lib/files/watermark.ts';
 import type { Provider } from '#lib/platform/config/schema.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 
@@ -18,6 +19,8 @@ export interface Plan {
   bandwidth_bytes: number | null;
   /** How long the grant lasts; 0: permanent (also for plans stored before quotas). */
   duration_days: number;
+  /** The mark on its owners' images (docs/IMAGES.md "Watermarks"); null: none. */
+  watermark: Watermark | null;
   created_at: string;
   updated_at: string;
 }
@@ -191,6 +194,7 @@ export function planView(plan: Plan) {
     quota_bytes: plan.quota_bytes,
     bandwidth_bytes: plan.bandwidth_bytes,
     duration_days: plan.duration_days,
+    watermark: plan.watermark,
     created_at: plan.created_at,
   };
 }

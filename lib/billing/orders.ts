@@ -1,6 +1,7 @@
 // Order records: creation, listings, the reconciler's schedule (the `due` index), and the conditional writes
 // that move an order out of `pending`.
 
+import { planLinkItem } from '#lib/files/owner-rules.ts';
 import type { GrantWrite } from '#lib/files/quota-service.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { readShards, type ShardedListing, shardPages, shardPartition } from '#lib/platform/db/shards.ts';
@@ -340,7 +341,13 @@ export class OrderRepository {
       },
       orderEventOutboxPut(ORDER_PAID, orderPaidDetail(settled), input.now, this.deps.listingShards),
       // The grant, and its entry in the renewal reminders' index of end dates (docs/DESIGN.md 17).
-      ...(grant ? [grant.item, renewalItem(order.user_id, grant.grant, this.deps.listingShards)] : []),
+      ...(grant
+        ? [
+            grant.item,
+            renewalItem(order.user_id, grant.grant, this.deps.listingShards),
+            planLinkItem(order.user_id, grant.grant, input.now, this.deps.listingShards),
+          ]
+        : []),
     ]);
     // A transaction returns nothing; the order is what was read plus exactly what the write set.
     return settled;

@@ -3,6 +3,8 @@
 // the hot reads); an order is sold at the terms this copy holds (lib/billing/order-desk.ts), so a change
 // made in another container applies here within that staleness. The administrator's listing is read from
 // the table.
+import type { OwnerRulesDesk } from '#lib/files/owner-rules.ts';
+import { watermarkVersion } from '#lib/files/watermark.ts';
 import { type Cached, cached } from '#lib/platform/cache.ts';
 import type { Clock } from '#lib/platform/db/table.ts';
 import { planView } from './model.ts';
@@ -14,6 +16,8 @@ export const CATALOGUE_STALENESS_MS = 30_000;
 export interface PlanCatalogDeps {
   plans: PlanRepository;
   clock: Clock;
+  /** Where a plan's watermark version goes for the edge (lib/files/owner-rules.ts). */
+  marks: Pick<OwnerRulesDesk, 'setPlanMark'>;
 }
 
 export type PlanView = ReturnType<typeof planView>;
@@ -48,16 +52,25 @@ export class PlanCatalog {
   }
 
   async create(input: NewPlan): Promise<PlanView> {
-    return this.changed(planView(await this.deps.plans.create(input)));
+    const plan = planView(await this.deps.plans.create(input));
+    return plan.watermark ? this.marked(plan) : this.changed(plan);
   }
 
   async update(id: string, changes: PlanChanges): Promise<PlanView> {
-    return this.changed(planView(await this.deps.plans.update(id, changes)));
+    const plan = planView(await this.deps.plans.update(id, changes));
+    return changes.watermark === undefined ? this.changed(plan) : this.marked(plan);
   }
 
   async delete(id: string): Promise<{ id: string; deleted: true }> {
     await this.deps.plans.delete(id);
+    await this.deps.marks.setPlanMark(id, undefined);
     return this.changed({ id, deleted: true as const });
+  }
+
+  /** A plan whose watermark was set: its version is written for the edge (docs/IMAGES.md "Watermarks"). */
+  private async marked(plan: PlanView): Promise<PlanView> {
+    await this.deps.marks.setPlanMark(plan.id, plan.watermark ? watermarkVersion(plan.watermark) : undefined);
+    return this.changed(plan);
   }
 
   /** The administrator's change is in this container's catalogue at once. */

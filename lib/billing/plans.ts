@@ -1,6 +1,7 @@
 // The admin-managed plan catalogue: the only source of an order's price (docs/DESIGN.md 7).
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
+import type { Watermark } from '#lib/files/watermark.ts';
 import type { Item, Table } from '#lib/platform/db/table.ts';
 import { conditionFailedAs, setFields } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
@@ -27,12 +28,20 @@ export interface NewPlan {
   bandwidth_bytes?: number | null;
   /** Absent or 0: permanent. */
   duration_days?: number;
+  watermark?: Watermark | null;
 }
 
 export type PlanChanges = Partial<
   Pick<
     Plan,
-    'name' | 'description' | 'amount_cents' | 'active' | 'quota_bytes' | 'bandwidth_bytes' | 'duration_days'
+    | 'name'
+    | 'description'
+    | 'amount_cents'
+    | 'active'
+    | 'quota_bytes'
+    | 'bandwidth_bytes'
+    | 'duration_days'
+    | 'watermark'
   >
 >;
 
@@ -53,6 +62,7 @@ function fromItem(item: Item | undefined): Plan | undefined {
     quota_bytes: typeof plan.quota_bytes === 'number' ? plan.quota_bytes : null,
     bandwidth_bytes: typeof plan.bandwidth_bytes === 'number' ? plan.bandwidth_bytes : null,
     duration_days: typeof plan.duration_days === 'number' ? plan.duration_days : 0,
+    watermark: (plan.watermark as Watermark | undefined) ?? null,
   };
 }
 
@@ -75,6 +85,7 @@ export class PlanRepository {
       quota_bytes: input.quota_bytes ?? null,
       bandwidth_bytes: input.bandwidth_bytes ?? null,
       duration_days: input.duration_days ?? 0,
+      watermark: input.watermark ?? null,
       created_at: now,
       updated_at: now,
     };

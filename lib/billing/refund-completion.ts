@@ -4,6 +4,7 @@
 // and the buyer is told by mail.
 import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
+import { planLinkItem } from '#lib/files/owner-rules.ts';
 import type { QuotaService } from '#lib/files/quota-service.ts';
 import { readShards, type ShardedListing } from '#lib/platform/db/shards.ts';
 import {
@@ -218,7 +219,13 @@ export class RefundCompletion {
       : undefined;
     const grant = takeBack ? takeBack.grant : (order.grant ?? null);
     return [
-      ...(takeBack ? [takeBack.item, renewalItem(order.user_id, takeBack.grant, listingShards)] : []),
+      ...(takeBack
+        ? [
+            takeBack.item,
+            renewalItem(order.user_id, takeBack.grant, listingShards),
+            planLinkItem(order.user_id, takeBack.grant, now, listingShards),
+          ]
+        : []),
       orderEventOutboxPut(ORDER_REFUNDED, orderRefundedDetail(order, at, grant), now, listingShards),
     ];
   }

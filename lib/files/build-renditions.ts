@@ -1,8 +1,10 @@
 // Builds the renditions service (renditions.ts) for the render function: the bucket, the claims' table and
 // the `images` settings alone, so that function bundles nothing of the upload pipeline.
+import { planKey } from '#lib/billing/plans.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { OwnerMarks } from './owner-marks.ts';
 import { RenderProcesses, renderProcessScript } from './render-processes.ts';
 import { presetsOf } from './rendition-access.ts';
 import { RenditionClaims } from './rendition-claims.ts';
@@ -26,7 +28,7 @@ export function buildRenderer(images: AppConfig['images']): RenderProcesses {
 
 export interface RenditionsInput {
   storage: FileStorage;
-  /** The table of the claims, reached on the first render only. */
+  /** The table of the claims and the owners' marks, reached on the first render or look-up only. */
   table: () => Promise<Table>;
   images: AppConfig['images'];
   renderer: RenderProcesses;
@@ -39,6 +41,7 @@ export function buildRenditions(input: RenditionsInput): Renditions {
   const { storage, table, images, renderer, signingSecrets, clock = () => new Date() } = input;
   const limits = { widths: images.widths, qualities: images.qualities };
   let claims: Promise<RenditionClaims> | undefined;
+  const marks = new OwnerMarks({ table, planKey, storage, clock });
   return new Renditions({
     storage,
     limits,
@@ -58,5 +61,6 @@ export function buildRenditions(input: RenditionsInput): Renditions {
     failureSeconds: images.failure_cache_seconds,
     refreshAfterMs: (images.derived_ttl_days * 24 * 60 * 60 * 1000) / 2,
     clock,
+    markOf: (key) => marks.of(key),
   });
 }

@@ -9,7 +9,7 @@
 // local server, so both refuse alike.
 import type { EdgeDenyList } from '#lib/platform/cdn/deny-list.ts';
 import { type ShardedListing, shardPages, shardPartition } from '#lib/platform/db/shards.ts';
-import type { Item, Table } from '#lib/platform/db/table.ts';
+import type { Item, Table, TransactItem } from '#lib/platform/db/table.ts';
 import { ownerTagOf } from './names.ts';
 
 /** A Referer allow-list: hosts (`example.com`; `*.example.com` is its subdomains) and whether none passes. */
@@ -22,6 +22,10 @@ export interface RefererRules {
 export interface OwnerRules {
   stopped?: string;
   referers?: RefererRules;
+  /** The plan of the owner's grant and when it ends (epoch ms; absent: never): its watermark applies. */
+  plan?: { id: string; until?: number };
+  /** On a plan's entry (planTagOf): the version of its watermark. */
+  mark?: string;
 }
 
 /** What the edge reads (`o:<tag>`, compact): `s` why serving stopped, `h` the allowed hosts, `e` empty passes. */
@@ -29,7 +33,15 @@ export interface EdgeRules {
   s?: string;
   h?: string[];
   e?: boolean;
+  /** The owner's plan (`p`) until `u` (epoch ms): its originals and renditions go through the renderer. */
+  p?: string;
+  u?: number;
+  /** On a plan's entry: its watermark's version, which the edge adds to the cache key as `wm`. */
+  w?: string;
 }
+
+/** The entry of a plan's watermark among the owners' (`o:plan.<id>`): owner tags are hex, never this. */
+export const planTagOf = (planId: string): string => `plan.${planId}`;
 
 export type EdgeRefusal = 'stopped' | 'referer';
 
@@ -91,11 +103,15 @@ export function edgeRulesOf(rules: OwnerRules): EdgeRules | undefined {
   const edge: EdgeRules = {
     ...(rules.stopped ? { s: rules.stopped } : {}),
     ...(rules.referers ? { h: rules.referers.hosts, e: rules.referers.allow_empty } : {}),
+    ...(rules.plan ? { p: rules.plan.id, ...(rules.plan.until ? { u: rules.plan.until } : {}) } : {}),
+    ...(rules.mark ? { w: rules.mark } : {}),
   };
   return Object.keys(edge).length > 0 ? edge : undefined;
 }
 
-const KEY_PREFIX = 'edgerules#';
+/** The partition prefix of owners' rules' items (the render function reads them: infra/service-function.ts). */
+export const OWNER_RULES_PREFIX = 'edgerules#';
+const KEY_PREFIX = OWNER_RULES_PREFIX;
 const rulesKey = (tag: string) => ({ pk: `${KEY_PREFIX}${tag}`, sk: 'rules' });
 
 /** The partition name of rules changed since the edge last had them, in the `listing` index. */
@@ -108,6 +124,49 @@ function ownerRulesOfItem(item: Item | undefined): OwnerRules {
     ...(Array.isArray(item.hosts)
       ? { referers: { hosts: item.hosts as string[], allow_empty: item.allow_empty === true } }
       : {}),
+    ...(typeof item.plan === 'string'
+      ? {
+          plan: { id: item.plan, ...(typeof item.plan_until === 'number' ? { until: item.plan_until } : {}) },
+        }
+      : {}),
+  };
+}
+
+/** The plan whose watermark applies to the owner of these rules at `now`, if any. Self-contained (infra/edge.ts). */
+export function planInForce(rules: EdgeRules | undefined, now: number): string | undefined {
+  // biome-ignore lint/complexity/useOptionalChain: CloudFront's runtime has no optional chaining.
+  if (!rules || !rules.p || (rules.u !== undefined && rules.u <= now)) return undefined;
+  return rules.p;
+}
+
+/**
+ * The write linking an owner to the plan of their grant (null: none), beside the grant's own write in its
+ * transaction (settlement, a full refund), marked pending for the edge like any change of the rules.
+ */
+export function planLinkItem(
+  ownerId: string,
+  grant: { plan_id: string; ends_ms?: number } | null,
+  now: Date,
+  shards: number,
+): TransactItem {
+  const tag = ownerTagOf(ownerId);
+  const until = grant?.ends_ms;
+  return {
+    Update: {
+      Key: rulesKey(tag),
+      UpdateExpression:
+        'SET owner_id = :owner, gsi2pk = :pending, gsi2sk = :changed' +
+        (grant ? `, #plan = :plan${until ? ', plan_until = :until' : ''}` : '') +
+        (!grant ? ' REMOVE #plan, plan_until' : until ? '' : ' REMOVE plan_until'),
+      ExpressionAttributeNames: { '#plan': 'plan' },
+      ExpressionAttributeValues: {
+        ':owner': ownerId,
+        ':pending': shardPartition({ name: PENDING_RULES_LISTING_NAME, count: shards }, tag),
+        ':changed': `${now.toISOString()}#${crypto.randomUUID()}`,
+        ...(grant ? { ':plan': grant.plan_id } : {}),
+        ...(until ? { ':until': until } : {}),
+      },
+    },
   };
 }
 
@@ -150,10 +209,21 @@ export class OwnerRulesDesk {
       : this.change(ownerId, { hosts: rules.hosts, allow_empty: rules.allow_empty }, []);
   }
 
+  /** A plan's watermark version at the edge (undefined: the plan marks nothing), under planTagOf. */
+  setPlanMark(planId: string, version: string | undefined): Promise<void> {
+    const tag = planTagOf(planId);
+    return version === undefined
+      ? this.changeAt(tag, {}, ['mark'])
+      : this.changeAt(tag, { mark: version }, []);
+  }
+
+  private change(ownerId: string, set: Record<string, unknown>, remove: string[]): Promise<void> {
+    return this.changeAt(ownerTagOf(ownerId), { owner_id: ownerId, ...set }, remove);
+  }
+
   /** One update: the attributes, and the item marked pending (its change time) for the worker. */
-  private async change(ownerId: string, set: Record<string, unknown>, remove: string[]): Promise<void> {
-    const tag = ownerTagOf(ownerId);
-    const values = { owner_id: ownerId, ...set, gsi2pk: shardPartition(this.pending, tag) };
+  private async changeAt(tag: string, set: Record<string, unknown>, remove: string[]): Promise<void> {
+    const values = { ...set, gsi2pk: shardPartition(this.pending, tag) };
     const names = Object.keys(values);
     await this.deps.table.update(rulesKey(tag), {
       UpdateExpression:

@@ -5,13 +5,17 @@
 import { AppError } from '#lib/core/errors.ts';
 import { type RenderedImage, type RenderLimits, renderRendition } from './render.ts';
 import type { OutputFormat, RenderableSource, RenditionParams } from './rendition-query.ts';
+import type { WatermarkSpec } from './watermark.ts';
 
 export interface RenderJob {
   source: Uint8Array;
   sourceFormat: RenderableSource;
   params: RenditionParams;
-  output: OutputFormat;
+  /** Several (`f=auto`): the smallest of them is answered. */
+  output: OutputFormat | readonly OutputFormat[];
   limits: RenderLimits;
+  /** The owner's plan's watermark (docs/IMAGES.md "Watermarks"). */
+  mark?: WatermarkSpec | undefined;
 }
 
 /** What a render process says: it is ready, or one job's outcome. */
@@ -28,7 +32,9 @@ const reply = (message: RenderReply) => process.send?.(message);
 async function run(job: RenderJob): Promise<RenderReply> {
   const source = Buffer.from(job.source.buffer, job.source.byteOffset, job.source.byteLength);
   try {
-    return { image: await renderRendition(source, job.sourceFormat, job.params, job.output, job.limits) };
+    return {
+      image: await renderRendition(source, job.sourceFormat, job.params, job.output, job.limits, job.mark),
+    };
   } catch (error) {
     if (error instanceof AppError)
       return { refusal: { errorName: error.errorName, message: error.message, data: error.data } };

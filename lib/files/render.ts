@@ -4,15 +4,17 @@
 // written without metadata. It runs in a render process (render-worker.ts), never in the function's own:
 // that process is killed when the render outlives its deadline or its memory (render-processes.ts).
 import type SharpModule from 'sharp';
-import type { FailOnOptions, Metadata, Sharp, SharpOptions } from 'sharp';
+import type { FailOnOptions, Metadata, OutputInfo, Sharp, SharpOptions } from 'sharp';
 import { type AppError, errors } from '#lib/core/errors.ts';
 import {
+  autoQualityOf,
   CONTENT_TYPES,
   type OutputFormat,
   type RenderableSource,
   type RenditionParams,
 } from './rendition-query.ts';
 import { loadSharp } from './sharp.ts';
+import { type WatermarkSpec, withMark } from './watermark.ts';
 
 /** What one render may decode and write; its time and memory are bounded by its process (render-processes.ts). */
 export interface RenderLimits {
@@ -31,6 +33,8 @@ export interface RenderedImage {
   /** The rendition's size as shown (one frame's for an animation). */
   width: number;
   height: number;
+  /** Of several candidates (`f=auto`): the larger ones, each stored under its own format's key. */
+  others?: RenderedImage[];
 }
 
 // Truncated or corrupt pixel data fails the render (a cut-off JPEG would otherwise come out half grey),
@@ -120,7 +124,7 @@ function encode(image: Sharp, output: OutputFormat, quality: number): Sharp {
     case 'webp':
       return image.webp({ quality });
     case 'avif':
-      return image.avif({ quality, effort: AVIF_EFFORT });
+      return image.avif({ quality: autoQualityOf('avif', quality), effort: AVIF_EFFORT });
     case 'png':
       // Lossless: `q` does not apply (a palette quantised to a quality would change the pixels).
       return image.png();
@@ -132,7 +136,10 @@ function encode(image: Sharp, output: OutputFormat, quality: number): Sharp {
 
 /**
  * One rendition of `source` (whose key says it is `sourceFormat`): 415 when the bytes are not a readable
- * image of that format, 422 over the limits; never enlarged, oriented, without metadata, sRGB.
+ * image of that format, 422 over the limits; never enlarged, oriented, without metadata, sRGB. Given
+ * several `outputs` (`f=auto`), each is encoded (all at once) as it would be alone, and the smallest is
+ * answered, the others beside it. With a `mark`, a rendition of at least its minimum size carries it (a still: an animation
+ * shows its first frame).
  *
  * The limits count what the render decodes: an animation kept as one (GIF or WebP to GIF or WebP) is all
  * its frames, every other render only the first frame, so a still of a long animation stays renderable.
@@ -141,9 +148,12 @@ export async function renderRendition(
   source: Buffer,
   sourceFormat: RenderableSource,
   params: RenditionParams,
-  output: OutputFormat,
+  outputs: OutputFormat | readonly OutputFormat[],
   limits: RenderLimits,
+  mark?: WatermarkSpec,
 ): Promise<RenderedImage> {
+  const formats = typeof outputs === 'string' ? [outputs] : outputs;
+  const output = formats[0]!;
   const sharp = await loadSharp();
   const header = await readHeader(sharp, source, sourceFormat);
   const format = detectedFormat(header);
@@ -154,7 +164,15 @@ export async function renderRendition(
   }
   if (format === 'gif' && !gifIsComplete(source)) throw unreadable(sourceFormat);
   const pages = header.pages ?? 1;
-  const animated = pages > 1 && ANIMATED_SOURCES.has(sourceFormat) && ANIMATED_OUTPUTS.has(output);
+  if (pages > 1 && formats.length > 1 && mark === undefined && ANIMATED_SOURCES.has(sourceFormat)) {
+    // Each candidate as it is alone (an animation kept where its format keeps one): its own stored copy.
+    const answers = await Promise.all(
+      formats.map((one) => renderRendition(source, sourceFormat, params, one, limits)),
+    );
+    return smallestFirst(answers);
+  }
+  const single = formats.length === 1 && mark === undefined;
+  const animated = pages > 1 && ANIMATED_SOURCES.has(sourceFormat) && single && ANIMATED_OUTPUTS.has(output);
   const frames = animated ? pages : 1;
   if (frames > limits.maxFrames) {
     throw errors.unprocessable(`image: ${frames} frames is over the limit of ${limits.maxFrames}`, {
@@ -181,7 +199,7 @@ export async function renderRendition(
     // `pages: 1` opens the first frame only; the rest of a 5,000-frame GIF is never decoded.
     pages: animated ? -1 : 1,
   };
-  const jpeg = output === 'jpeg';
+  const jpeg = formats.every((candidate) => candidate === 'jpeg');
   try {
     let image = sharp(source, options).resize({
       ...(params.width !== undefined ? { width: params.width } : {}),
@@ -195,33 +213,74 @@ export async function renderRendition(
     // 8-bit sRGB whatever came in (CMYK, Display P3 through its profile, 16-bit); written without the
     // metadata (EXIF, GPS, XMP, ICC) sharp drops unless asked to keep it.
     image = image.toColourspace('srgb');
-    if (output === 'avif') image = await withinAvifBound(sharp, image, limits.avifMaxPixels);
-    const { data, info } = await encode(image, output, params.quality).toBuffer({ resolveWithObject: true });
-    return {
-      body: data,
-      format: output,
-      contentType: CONTENT_TYPES[output],
-      width: info.width,
-      height: info.pageHeight ?? info.height,
-    };
+    if (!single) return await smallestOf(sharp, image, formats, params.quality, limits, mark);
+    if (output === 'avif') image = await withinAvifBound(rawOf(sharp, await rendered(image)), limits);
+    return await encoded(encode(image, output, params.quality));
   } catch (error) {
     throw renderFailure(error, sourceFormat, limits);
   }
 }
 
+type RawImage = { data: Buffer; info: OutputInfo };
+
+function smallestFirst(answers: RenderedImage[]): RenderedImage {
+  const [smallest, ...others] = answers.sort((a, b) => a.body.length - b.body.length);
+  return { ...smallest!, others };
+}
+
+const rendered = (image: Sharp): Promise<RawImage> => image.raw().toBuffer({ resolveWithObject: true });
+const rawOf = (sharp: typeof SharpModule, { data, info }: RawImage): Sharp =>
+  sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+
+async function encoded(image: Sharp): Promise<RenderedImage> {
+  const { data, info } = await image.toBuffer({ resolveWithObject: true });
+  const format = (info.format === 'heif' ? 'avif' : info.format) as OutputFormat;
+  return {
+    body: data,
+    format,
+    contentType: CONTENT_TYPES[format],
+    width: info.width,
+    height: info.pageHeight ?? info.height,
+  };
+}
+
 /**
- * The rendition's pixels, scaled down (proportions kept) to at most `maxPixels`: AVIF's encoder takes about
- * 11 s for 8.3 megapixels of noise at effort 3 on one core here, and grows with the pixels, so an AVIF of a
- * 50-megapixel original as it is would run for minutes. The pipeline is run to raw pixels first (the
- * rendition's size is known only then), which the encoder then reads.
+ * The pipeline's pixels once (marked when the mark applies), each candidate encoded from them at once (the
+ * encoders run side by side on libuv's threads, so the slowest, AVIF's, sets the time), the smallest
+ * answered with the others.
  */
-async function withinAvifBound(sharp: typeof SharpModule, image: Sharp, maxPixels: number): Promise<Sharp> {
-  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
-  const raw = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
-  const scale = Math.sqrt(maxPixels / (info.width * info.height));
-  if (scale >= 1) return raw;
+async function smallestOf(
+  sharp: typeof SharpModule,
+  image: Sharp,
+  formats: readonly OutputFormat[],
+  quality: number,
+  limits: RenderLimits,
+  mark: WatermarkSpec | undefined,
+): Promise<RenderedImage> {
+  let raw = await rendered(image);
+  if (mark !== undefined) raw = await withMark(sharp, raw, mark);
+  const answers = await Promise.all(
+    formats.map(async (format) => {
+      let candidate = rawOf(sharp, raw);
+      if (format === 'jpeg') candidate = candidate.flatten({ background: WHITE });
+      if (format === 'avif') candidate = await withinAvifBound(candidate, limits);
+      return encoded(encode(candidate, format, quality));
+    }),
+  );
+  return smallestFirst(answers);
+}
+
+/**
+ * The image scaled down (proportions kept) to at most `images.avif_max_pixels`: AVIF's encoder takes about
+ * 11 s for 8.3 megapixels of noise at effort 3 on one core here, and grows with the pixels, so an AVIF of a
+ * 50-megapixel original as it is would run for minutes. `image` holds raw pixels, so its size is known.
+ */
+async function withinAvifBound(image: Sharp, limits: RenderLimits): Promise<Sharp> {
+  const { width = 0, height = 0 } = await image.metadata();
+  const scale = Math.sqrt(limits.avifMaxPixels / (width * height));
+  if (scale >= 1) return image;
   const size = (side: number) => Math.max(1, Math.floor(side * scale));
-  return raw.resize({ width: size(info.width), height: size(info.height), fit: 'fill' });
+  return image.resize({ width: size(width), height: size(height), fit: 'fill' });
 }
 
 /** What a failed render answers: a pixel limit is 422, anything else the decoder refused 415. */

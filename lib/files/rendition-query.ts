@@ -49,18 +49,18 @@ export interface RenditionLimits {
 }
 
 /** What the viewer accepts, as far as `f=auto` cares; the CDN keys its cache by this class. */
-export type AcceptClass = 'avif' | 'webp' | 'other';
+export type AcceptClass = 'avif,webp' | 'avif' | 'webp' | 'other';
 
 // One rule for the render function and the CDN's viewer-request function (infra/edge.ts embeds these
 // sources), so the class the edge keys its cache by is the class the function renders.
 export const ACCEPTS_AVIF = /image\/avif/i;
 export const ACCEPTS_WEBP = /image\/webp/i;
 
+/** The modern formats `accept` names, comma-joined (`avif,webp`), else `other`. Self-contained (infra/edge.ts). */
 export function acceptClassOf(accept: string | undefined): AcceptClass {
-  if (accept === undefined) return 'other';
-  if (ACCEPTS_AVIF.test(accept)) return 'avif';
-  if (ACCEPTS_WEBP.test(accept)) return 'webp';
-  return 'other';
+  const avif = accept !== undefined && ACCEPTS_AVIF.test(accept);
+  const webp = accept !== undefined && ACCEPTS_WEBP.test(accept);
+  return (avif ? (webp ? 'avif,webp' : 'avif') : webp ? 'webp' : 'other') as AcceptClass;
 }
 
 /**
@@ -146,33 +146,52 @@ const LOSSLESS: ReadonlySet<OutputFormat> = new Set(['png', 'gif']);
 
 /**
  * The one spelling of a rendition: every parameter in a fixed order with its default filled in, so
- * `?q=75&w=480` and `?w=480` name the same stored rendition. `f=auto` is written as the format it
- * resolved to (the stored copy is that format's); PNG and GIF, which ignore `q`, with the default one.
+ * `?q=75&w=480` and `?w=480` name the same stored rendition. `f=auto` resolves to formats, each stored
+ * under its own name (several, `f=avif,webp`, name the choice among them, never stored); PNG and GIF,
+ * which ignore `q`, with the default one. A watermark's version is written last (`wm=`): a changed mark
+ * is another stored copy.
  */
-export function canonicalQuery(params: RenditionParams, output: OutputFormat): string {
+export function canonicalQuery(
+  params: RenditionParams,
+  outputs: OutputFormat | readonly OutputFormat[],
+  watermark?: string,
+): string {
+  const formats = typeof outputs === 'string' ? [outputs] : outputs;
+  const lossless = formats.length === 1 && LOSSLESS.has(formats[0]!);
   return [
     `w=${params.width ?? 0}`,
     `h=${params.height ?? 0}`,
     `fit=${params.fit}`,
-    `q=${LOSSLESS.has(output) ? DEFAULT_QUALITY : params.quality}`,
-    `f=${output}`,
+    `q=${lossless ? DEFAULT_QUALITY : params.quality}`,
+    `f=${formats.join(',')}`,
+    ...(watermark ? [`wm=${watermark}`] : []),
   ].join('&');
 }
 
 /**
- * The format a rendition is written in: `f` itself; for `auto` the best the viewer accepts, else the
- * fallback (a preset's format, or the source's); without `f` the source's.
+ * The formats a rendition may be written in, of which the smallest is answered: `f` itself; for `auto`
+ * each modern format the viewer accepts and the fallback (a preset's format, or the source's); without
+ * `f` the source's.
  */
-export function outputFormatOf(
+export function outputFormatsOf(
   params: Pick<RenditionParams, 'format'>,
   source: RenderableSource,
   accept: AcceptClass,
   fallback: OutputFormat = source,
-): OutputFormat {
+): OutputFormat[] {
   const { format } = params;
-  if (format === undefined) return source;
-  if (format !== 'auto') return format;
-  return accept === 'other' ? fallback : accept;
+  if (format === undefined) return [source];
+  if (format !== 'auto') return [format];
+  const accepted = accept === 'other' ? [] : (accept.split(',') as OutputFormat[]);
+  return [...new Set([...accepted, fallback])];
+}
+
+/**
+ * The encoder's quality for `q` (a perceived quality), tuned so the formats look alike at one `q`
+ * (docs/IMAGES.md "f=auto"): AVIF reaches at two thirds of `q` what WebP and JPEG reach at `q`.
+ */
+export function autoQualityOf(output: OutputFormat, quality: number): number {
+  return output === 'avif' ? Math.round((quality * 2) / 3) : quality;
 }
 
 export const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
@@ -192,9 +211,14 @@ export function renderableSourceOfKey(key: string): RenderableSource | undefined
     : undefined;
 }
 
-/** Where the rendition of `key` with these parameters is stored. */
-export function renditionKeyOf(key: string, params: RenditionParams, output: OutputFormat): string {
-  return `${DERIVED_PREFIX}${key}/${canonicalQuery(params, output)}`;
+/** Where the rendition of `key` with these parameters (and watermark version) is stored. */
+export function renditionKeyOf(
+  key: string,
+  params: RenditionParams,
+  outputs: OutputFormat | readonly OutputFormat[],
+  watermark?: string,
+): string {
+  return `${DERIVED_PREFIX}${key}/${canonicalQuery(params, outputs, watermark)}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage, StoredObject } from '#lib/platform/storage/s3.ts';
 import { measureImage } from './measure.ts';
 import { parseStorageKey } from './names.ts';
+import type { OwnerMark } from './owner-marks.ts';
 import type { RenderLimits } from './render.ts';
 import type { RenderProcesses } from './render-processes.ts';
 import { askedRendition, type Presets, verifyRendition } from './rendition-access.ts';
@@ -21,7 +22,7 @@ import {
   clampToOriginal,
   DERIVED_PREFIX,
   type OutputFormat,
-  outputFormatOf,
+  outputFormatsOf,
   type RenderableSource,
   type RenditionLimits,
   type RenditionParams,
@@ -38,7 +39,7 @@ export const INLINE_RENDITION_MAX_BYTES = 4 * 1024 * 1024;
  */
 export type RenditionAnswer =
   | { kind: 'bytes'; body: Buffer; contentType: string; etag: string; varyByAccept: boolean }
-  | { kind: 'redirect'; location: string; varyByAccept: boolean };
+  | { kind: 'redirect'; location: string; varyByAccept: boolean; presigned?: boolean };
 
 export interface RenditionsDeps {
   storage: FileStorage;
@@ -59,6 +60,8 @@ export interface RenditionsDeps {
   refreshAfterMs: number;
   /** What time it is, for the refresh. */
   clock: Clock;
+  /** The mark on the images of the owner of a key (lib/files/owner-marks.ts), or undefined. */
+  markOf: (key: string) => Promise<OwnerMark | undefined>;
 }
 
 /** What a claim adds to the render's own deadline: reading the original and storing the rendition. */
@@ -66,6 +69,8 @@ const CLAIM_MARGIN_SECONDS = 5;
 /** A waiting request looks for the stored copy after this, then twice as long each time, up to the most. */
 const FIRST_LOOK_MS = 100;
 const LONGEST_LOOK_MS = 1000;
+/** The quality an original of a marking owner is written at (docs/IMAGES.md "Watermarks"). */
+const MARKED_ORIGINAL_QUALITY = 90;
 /** Refusals of the image itself, remembered; any other failure (a read, a store) is not. */
 const REMEMBERED: ReadonlySet<string> = new Set(['unsupported_media_type', 'unprocessable']);
 
@@ -74,8 +79,10 @@ interface Rendition {
   renditionKey: string;
   source: RenderableSource;
   params: RenditionParams;
-  output: OutputFormat;
+  /** The smallest of these is answered (several for `f=auto`). */
+  outputs: OutputFormat[];
   varyByAccept: boolean;
+  mark: OwnerMark | undefined;
 }
 
 export interface RenditionRequest {
@@ -124,22 +131,70 @@ export class Renditions {
         `file: ${original.contentType ?? 'this type'} cannot be rendered; request it without a query`,
       );
     }
-    const output = outputFormatOf(params, source, acceptClassOf(request.accept), fallback);
-    const renditionKey = renditionKeyOf(request.key, params, output);
+    const outputs = outputFormatsOf(params, source, acceptClassOf(request.accept), fallback);
+    return this.rendition(request.key, source, params, outputs, varyByAccept);
+  }
+
+  /**
+   * The original of an owner whose plan marks (docs/IMAGES.md "Watermarks"): a rendition at its own size in
+   * its own format, marked; undefined when the owner's images carry no mark (the stored bytes are served)
+   * or the renderer cannot read the type (BMP, ICO: served as stored).
+   */
+  async markedOriginal(key: string): Promise<RenditionAnswer | undefined> {
+    const source = parseStorageKey(key) && renderableSourceOfKey(key);
+    if (!source || (await this.deps.markOf(key)) === undefined) return undefined;
+    const params = { fit: 'inside', quality: MARKED_ORIGINAL_QUALITY } as const;
+    const answer = await this.rendition(key, source, params, [source], false);
+    if (answer.kind === 'bytes') return answer;
+    // Too large to answer inline: not to the original's URL (this very answer), to the marked copy itself.
+    const renditionKey = renditionKeyOf(key, params, [source], (await this.deps.markOf(key))?.version);
+    return { ...answer, location: await this.deps.storage.presignGet(renditionKey, 300), presigned: true };
+  }
+
+  private async rendition(
+    key: string,
+    source: RenderableSource,
+    params: RenditionParams,
+    outputs: OutputFormat[],
+    varyByAccept: boolean,
+  ): Promise<RenditionAnswer> {
+    const mark = await this.deps.markOf(key);
+    const renditionKey = renditionKeyOf(key, params, outputs, mark?.version);
     const inFlight = this.flights.get(renditionKey);
     if (inFlight) return inFlight;
 
     // The stored copy first, alone: serving it (every edge miss of a rendition) costs what serving an
-    // original costs, one read. A first render then reads the original and stores its rendition.
-    const stored = await this.storedCopy(renditionKey, output, varyByAccept);
+    // original costs, one read (one per candidate of f=auto). A first render then reads the original and
+    // stores its rendition (every candidate).
+    const rendition = { key, renditionKey, source, params, outputs, varyByAccept, mark };
+    const stored = await this.storedAnswer(rendition);
     if (stored) return stored;
-    const rendition = { key: request.key, renditionKey, source, params, output, varyByAccept };
     let flight = this.flights.get(renditionKey);
     if (!flight) {
       flight = this.renderOnce(rendition).finally(() => this.flights.delete(renditionKey));
       this.flights.set(renditionKey, flight);
     }
     return flight;
+  }
+
+  /** Where a rendition's copy in `format` is stored. */
+  private keyOf(rendition: Rendition, format: OutputFormat): string {
+    return renditionKeyOf(rendition.key, rendition.params, format, rendition.mark?.version);
+  }
+
+  /** The stored copies of every candidate, the smallest answered; undefined while one is missing. */
+  private async storedAnswer(rendition: Rendition): Promise<RenditionAnswer | undefined> {
+    const copies = await Promise.all(
+      rendition.outputs.map((format) =>
+        this.storedCopy(this.keyOf(rendition, format), format, rendition.varyByAccept),
+      ),
+    );
+    const size = (copy: RenditionAnswer) =>
+      copy.kind === 'bytes' ? copy.body.length : Number.POSITIVE_INFINITY;
+    if (copies.some((copy) => copy === undefined)) return undefined;
+    return (copies as RenditionAnswer[]).reduce((smallest, copy) =>
+      size(copy) < size(smallest) ? copy : smallest,
+    );
   }
 
   private async storedCopy(
@@ -149,6 +204,7 @@ export class Renditions {
   ): Promise<RenditionAnswer | undefined> {
     const stored = await this.deps.storage.open(renditionKey);
     if (!stored) return undefined;
+    const contentType = CONTENT_TYPES[output];
     if (stored.contentLength !== undefined && stored.contentLength > INLINE_RENDITION_MAX_BYTES) {
       stored.body.destroy();
       return this.redirectTo(renditionKey, varyByAccept);
@@ -158,11 +214,11 @@ export class Renditions {
     // from the stored date, keeps it. A failed refresh is tried by a later request.
     const age = stored.lastModified && this.deps.clock().getTime() - stored.lastModified.getTime();
     if (age !== undefined && age > this.deps.refreshAfterMs)
-      await this.deps.storage.put(renditionKey, body, CONTENT_TYPES[output]).catch(() => undefined);
+      await this.deps.storage.put(renditionKey, body, contentType).catch(() => undefined);
     return {
       kind: 'bytes',
       body,
-      contentType: CONTENT_TYPES[output],
+      contentType,
       etag: stored.etag ?? etagOf(body),
       varyByAccept,
     };
@@ -194,7 +250,7 @@ export class Renditions {
         });
       }
       await sleep(look);
-      const stored = await this.storedCopy(rendition.renditionKey, rendition.output, rendition.varyByAccept);
+      const stored = await this.storedAnswer(rendition);
       if (stored) return stored;
       claim = await claims.claim(rendition.renditionKey, claimSeconds);
     }
@@ -208,14 +264,14 @@ export class Renditions {
     try {
       const source = await bytesOf(original);
       const params = clampToOriginal(rendition.params, measureImage(source));
-      const renditionKey = renditionKeyOf(rendition.key, params, rendition.output);
+      const renditionKey = renditionKeyOf(rendition.key, params, rendition.outputs, rendition.mark?.version);
       if (renditionKey === rendition.renditionKey) return await this.renderAndStore(rendition, source);
       // At or over the original's size: the one copy of the original's size, stored or made. This URL's
       // own key is never written, so its claim is freed beside the look (no wait of its own); two first
       // renders of that copy at once are possible, and harmless (the same bytes).
       const clamped = { ...rendition, params, renditionKey };
       const [stored] = await Promise.all([
-        this.storedCopy(renditionKey, rendition.output, rendition.varyByAccept),
+        this.storedAnswer(clamped),
         claims.release(rendition.renditionKey, owner),
       ]);
       return stored ?? (await this.renderAndStore(clamped, source));
@@ -230,22 +286,29 @@ export class Renditions {
   }
 
   private async renderAndStore(rendition: Rendition, source: Buffer): Promise<RenditionAnswer> {
-    const { key, renditionKey, varyByAccept } = rendition;
+    const { key, varyByAccept } = rendition;
     const rendered = await this.deps.renderer.render({
       source,
       sourceFormat: rendition.source,
       params: rendition.params,
-      output: rendition.output,
+      output: rendition.outputs,
       limits: this.deps.render,
+      mark: rendition.mark?.spec,
     });
+    // Every candidate stored under its own format's key (f=auto's choice is made again from them).
+    const copies = [rendered, ...(rendered.others ?? [])].map((copy) => ({
+      copy,
+      at: this.keyOf(rendition, copy.format),
+    }));
+    const renditionKey = copies[0]!.at;
     // The original is looked for again as the rendition is stored (no extra wait): a file deleted while it
     // was rendering had its renditions swept before this one landed, so this one is taken back.
     const [, stillStored] = await Promise.all([
-      this.deps.storage.put(renditionKey, rendered.body, rendered.contentType),
+      Promise.all(copies.map(({ copy, at }) => this.deps.storage.put(at, copy.body, copy.contentType))),
       this.deps.storage.exists(key),
     ]);
     if (!stillStored) {
-      await this.deps.storage.deleteQuietly(renditionKey);
+      await Promise.all(copies.map(({ at }) => this.deps.storage.deleteQuietly(at)));
       throw errors.notFound('file: not found');
     }
     if (rendered.body.length > INLINE_RENDITION_MAX_BYTES) return this.redirectTo(renditionKey, varyByAccept);

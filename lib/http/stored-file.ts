@@ -84,7 +84,9 @@ export function renditionResult(answer: RenditionAnswer): HttpResult {
       body: '',
       headers: {
         location: answer.location,
-        'cache-control': `public, max-age=${LARGE_RENDITION_REDIRECT_SECONDS}`,
+        'cache-control': answer.presigned
+          ? 'no-store'
+          : `public, max-age=${LARGE_RENDITION_REDIRECT_SECONDS}`,
         ...RAW_CONTENT_HEADERS,
         ...vary,
       },
@@ -123,8 +125,12 @@ function decodePath(path: string): string | undefined {
   }
 }
 
-/** What the edge answers instead of a file: 404 (taken down), or 403 with its short page (owner's rules). */
-export type EdgeAnswer = { status: 404 } | { status: 403 | 451; message: string };
+/**
+ * What the edge answers instead of a file: 404 (taken down), or 403 with its short page (owner's rules); or
+ * `render`: an owner whose plan watermarks, whose originals go through the render function, which marks
+ * them (docs/IMAGES.md "Watermarks").
+ */
+export type EdgeAnswer = { status: 404 } | { status: 403 | 451; message: string } | { status: 'render' };
 
 /** The local server's stand-in for the /i/* edge function (infra/local/edge.ts). */
 export type LocalEdge = (key: string, request: IncomingMessage) => Promise<EdgeAnswer | undefined>;
@@ -156,10 +162,12 @@ export async function serveStoredFileLocally(
   const method = (request.method ?? 'GET').toUpperCase();
   if ((method !== 'GET' && method !== 'HEAD') || !url.pathname.startsWith('/i/')) return false;
   const key = decodePath(url.pathname.slice(3));
-  const refused = key === undefined ? undefined : await edge(key, request);
+  const answer = key === undefined ? undefined : await edge(key, request);
+  const refused = answer?.status === 'render' ? undefined : answer;
   // A rendition's parameters ask for a rendition: the render function's, through the route table (as the
   // CDN sends it); any other parameter (`fbclid`) is dropped as the edge drops it: the original.
-  if (renditionQueryOf(url.search.slice(1)).size > 0 && !refused) return false;
+  if ((renditionQueryOf(url.search.slice(1)).size > 0 || answer?.status === 'render') && !refused)
+    return false;
   request.resume();
   if (refused !== undefined && refused.status !== 404) {
     sendRefused(response, refused.status, refused.message);

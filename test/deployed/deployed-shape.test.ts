@@ -421,14 +421,22 @@ describe('the deployed shape', () => {
     expect(isAllowed(render.policy, 's3:PutObject', `${bucket}/incoming/${key}`)).toBe(false);
     expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/derived/${key}/w=32`)).toBe(true);
     expect(isAllowed(render.policy, 's3:DeleteObject', `${bucket}/${key}`)).toBe(false);
-    // In the table, its renditions' claims only: the render took one (PutItem, allowed), and nothing else
-    // of the table is within its reach.
+    // In the table, its renditions' claims and the owners' marks only: the render read the owner's rules
+    // and took a claim (PutItem, allowed), and nothing else of the table is within its reach.
     const table = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${stack.tableName}`;
     const claims = render.gateway.calls.slice(callsBefore).filter((call) => call.service === 'dynamodb');
-    expect(claims.map((call) => [call.action, call.allowed])).toEqual([['dynamodb:PutItem', true]]);
+    // The owner's rules read for their mark (none: no plan), then the claim.
+    expect(claims.map((call) => [call.action, call.allowed])).toEqual([
+      ['dynamodb:GetItem', true],
+      ['dynamodb:PutItem', true],
+    ]);
     const leading = (key: string) => ({ 'dynamodb:LeadingKeys': [key] });
     expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('RENDITION#abc'))).toBe(true);
     expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('ACCOUNT#abc'))).toBe(false);
+    // Which mark an owner's images carry: their rules and their plan, read only (lib/files/owner-marks.ts).
+    expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('edgerules#abc'))).toBe(true);
+    expect(isAllowed(render.policy, 'dynamodb:GetItem', table, leading('plan#abc'))).toBe(true);
+    expect(isAllowed(render.policy, 'dynamodb:PutItem', table, leading('plan#abc'))).toBe(false);
     expect(isAllowed(render.policy, 'dynamodb:PutItem', table, leading('FILE#abc'))).toBe(false);
     // Its one Query: the bans' partition (lib/accounts/bans.ts), whatever the request; no other partition.
     expect(isAllowed(render.policy, 'dynamodb:Query', table, leading('BANS'))).toBe(true);
@@ -841,7 +849,8 @@ describe('the deployed shape', () => {
     expect(again).toMatchObject({ denied: 0, paths: 0, invalidations: 0, more: false });
     // On the edge's deny-list (the KeyValueStore the /i/* function reads) until the edge's maximum age.
     const [denyList] = [...stack.keyValueStore.stores.values()];
-    expect([...denyList!.keys()]).toEqual([key]);
+    // Beside the owners' rules (`o:<tag>`: an owner with a plan has one, docs/IMAGES.md "Watermarks").
+    expect([...denyList!.keys()].filter((entry) => !entry.startsWith('o:'))).toEqual([key]);
     expect(Number(denyList!.get(key))).toBeGreaterThan(Date.now() + 23 * 3600_000);
     const made = stack.cloudfront.invalidations.slice(before);
     // The file and every rendition of it: CloudFront's wildcard covers any query string.
@@ -987,12 +996,14 @@ describe('the deployed shape', () => {
     expect(actions('accounts')).toContain('ses:SendEmail');
     expect(actions('payment-callback')).not.toContain('events:PutEvents');
     expect(actions('meta')).not.toContain('s3:GetObject');
-    // Render's table calls: a rendition's claim, and the bans' partition (its one Query, checked above).
+    // Render's table calls: a rendition's claim, an owner's rules read for their mark, and the bans'
+    // partition (its one Query, checked above).
     expect(actions('render')).toEqual(
       new Set([
         'secretsmanager:GetSecretValue',
         's3:GetObject',
         's3:PutObject',
+        'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:Query',
       ]),

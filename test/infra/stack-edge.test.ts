@@ -268,6 +268,34 @@ describe('CDN', () => {
     expect((await untagged.handler(viewerEvent(`/i/${KEY}`))).uri).toBe(`/${KEY}`);
   });
 
+  it("sends a watermarking plan's owner's originals and renditions to the render function, keyed by the mark", async () => {
+    const tag = 'a1b2c3d4e5f60718';
+    const tagged = `2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e-0123456789ab${tag}.png`;
+    const later = Date.now() + 86_400_000;
+    const marked = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [], {
+      [`o:${tag}`]: JSON.stringify({ p: 'gold', u: later }),
+      'o:plan.gold': '{"w":"abc123"}',
+    });
+    const original = await marked.handler(viewerEvent(`/i/${tagged}`));
+    // Not the bucket: the render function, which marks it; `wm` keys the cache by the mark's version.
+    expect(original.uri).toBe(`/i/${tagged}`);
+    expect(queryOf(original)).toBe('wm=abc123');
+    const rendition = await marked.handler(viewerEvent(`/i/${tagged}`, 'p=thumb'));
+    expect(queryOf(rendition)).toBe('p=thumb&wm=abc123');
+    expect(marked.selected).toEqual([API_ORIGIN_ID, API_ORIGIN_ID]);
+
+    // A plan without a mark, or a grant that ended: from the bucket as before.
+    const unmarked = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [], {
+      [`o:${tag}`]: JSON.stringify({ p: 'basic' }),
+    });
+    expect((await unmarked.handler(viewerEvent(`/i/${tagged}`))).uri).toBe(`/${tagged}`);
+    const ended = imageKeyFunction(IMAGE_KEY_FUNCTION_CODE, [], {
+      [`o:${tag}`]: JSON.stringify({ p: 'gold', u: Date.now() - 1 }),
+      'o:plan.gold': '{"w":"abc123"}',
+    });
+    expect((await ended.handler(viewerEvent(`/i/${tagged}`))).uri).toBe(`/${tagged}`);
+  });
+
   it("applies the deployment's Referer allow-list to every file, tagged or not", async () => {
     const fn = imageKeyFunction(imageKeyFunctionCode({ h: ['example.com'], e: true }));
     const request = (referer?: string) =>
@@ -315,7 +343,7 @@ describe('CDN', () => {
 
   it("names f=auto's Accept class at the edge by the render function's own rule", async () => {
     const accepts: Array<[accept: string | undefined, expected: string]> = [
-      ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif'],
+      ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'avif,webp'],
       ['image/webp,*/*', 'webp'],
       ['IMAGE/AVIF', 'avif'],
       ['image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5', 'other'],

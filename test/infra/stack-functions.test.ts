@@ -285,6 +285,12 @@ describe('least privilege', () => {
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RENDITION#*'] } },
       },
       {
+        // Which mark an owner's images carry (lib/files/owner-marks.ts): their rules and their plan, read.
+        Action: 'dynamodb:GetItem',
+        Resource: tableArn,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['edgerules#*', 'plan#*'] } },
+      },
+      {
         Action: 'dynamodb:Query',
         Resource: tableArn,
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BANS'] } },
@@ -293,6 +299,7 @@ describe('least privilege', () => {
     expect(RENDITION_CLAIM_PREFIX).toBe('RENDITION#');
     expect(actionsOf(roleStatements(dev, 'render')).sort()).toEqual([
       'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',

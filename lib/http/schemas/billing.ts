@@ -3,11 +3,25 @@
 
 import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans.ts';
 import { type ChannelName, PLAIN_FIELDS, SECRET_FIELDS, type SettingsPatch } from '#lib/billing/settings.ts';
+import { WATERMARK_POSITIONS } from '#lib/files/watermark.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
 import * as z from '#lib/platform/zod.ts';
 import { nameCharacters, timestamp } from './common.ts';
 
 const ORDER_STATUSES = ['pending', 'paid', 'cancelled', 'expired', 'failed', 'refunded'] as const;
+
+/** A plan's watermark (docs/IMAGES.md "Watermarks"): a text, or an image (a stored file's key). */
+const watermarkSchema = z
+  .object({
+    text: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(100))),
+    image: z.optional(z.string().check(z.regex(/^\d{4}\/\d{2}\/\d{2}\/[^/]+$/, 'must be a stored file key'))),
+    position: z.enum(WATERMARK_POSITIONS),
+    opacity: z.number().check(z.minimum(0), z.maximum(1)),
+    min_size: z.number().check(z.int(), z.minimum(0), z.maximum(10_000)),
+  })
+  .check(
+    z.refine((mark) => (mark.text === undefined) !== (mark.image === undefined), 'give a text or an image'),
+  );
 
 export const planView = z.object({
   id: z.string(),
@@ -18,6 +32,7 @@ export const planView = z.object({
   quota_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
   bandwidth_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
   duration_days: z.number().check(z.int(), z.minimum(0)),
+  watermark: z.nullable(watermarkSchema),
   created_at: timestamp,
 });
 
@@ -146,6 +161,8 @@ export const planBody = z.object({
   quota_bytes: z.optional(planBytes),
   // Bytes served a month (docs/UPLOADS.md "Bandwidth"): whole bytes, or null for unlimited.
   bandwidth_bytes: z.optional(planBytes),
+  // Null: none (docs/IMAGES.md "Watermarks").
+  watermark: z.optional(z.nullable(watermarkSchema)),
   duration_days: z.optional(
     z.number().check(
       z.minimum(0, { message: 'must be 0 (permanent) or more', abort: true }),

@@ -10,7 +10,7 @@ import {
 } from '#lib/files/rendition-access.ts';
 import {
   canonicalQuery,
-  outputFormatOf,
+  outputFormatsOf,
   renditionQueryOf,
   THUMBNAIL_QUERY,
 } from '#lib/files/rendition-query.ts';
@@ -44,9 +44,9 @@ describe('presets', () => {
     });
     const auto = ask('p=thumb&f=auto');
     expect(auto.params.format).toBe('auto');
-    // f=auto: AVIF or WebP by the Accept header, else the preset's own format (never the source's).
-    expect(outputFormatOf(auto.params, 'jpeg', 'other', auto.fallback)).toBe('webp');
-    expect(outputFormatOf(auto.params, 'jpeg', 'avif', auto.fallback)).toBe('avif');
+    // f=auto: the formats the Accept header names beside the preset's own (never the source's).
+    expect(outputFormatsOf(auto.params, 'jpeg', 'other', auto.fallback)).toEqual(['webp']);
+    expect(outputFormatsOf(auto.params, 'jpeg', 'avif,webp', auto.fallback)).toEqual(['avif', 'webp']);
     expect(ask('p=avatar&f=avif').params).toMatchObject({
       width: 128,
       height: 128,

@@ -9,7 +9,7 @@ import {
   decodeQueryPart,
   FITS,
   FORMAT_PARAMS,
-  outputFormatOf,
+  outputFormatsOf,
   PARAM_NAMES,
   parseRenditionQuery,
   RENDERABLE_SOURCES,
@@ -22,6 +22,7 @@ import {
   THUMBNAIL_QUERY,
   thumbnailOf,
 } from '#lib/files/rendition-query.ts';
+import { watermarkVersion } from '#lib/files/watermark.ts';
 import { DEFAULT_IMAGE_QUALITIES, DEFAULT_IMAGE_WIDTHS } from '#lib/platform/config/schema.ts';
 
 const LIMITS: RenditionLimits = { widths: DEFAULT_IMAGE_WIDTHS, qualities: DEFAULT_IMAGE_QUALITIES };
@@ -207,6 +208,22 @@ describe('canonicalQuery and the rendition key', () => {
     expect(canonicalQuery(parse('w=480&q=50'), 'gif')).toBe(canonicalQuery(parse('w=480'), 'gif'));
   });
 
+  it("names a marked rendition by its mark's version: a changed mark is another stored copy", () => {
+    const key = '2024/05/06/abc.jpg';
+    const mark = { text: 'example.com', position: 'bottom-right', opacity: 0.6, min_size: 320 } as const;
+    const plain = renditionKeyOf(key, parse('w=480'), 'webp');
+    const marked = renditionKeyOf(key, parse('w=480'), 'webp', watermarkVersion(mark));
+    const moved = renditionKeyOf(
+      key,
+      parse('w=480'),
+      'webp',
+      watermarkVersion({ ...mark, position: 'center' }),
+    );
+    expect(marked).toBe(`${plain}&wm=${watermarkVersion(mark)}`);
+    expect(new Set([plain, marked, moved]).size).toBe(3);
+    expect(watermarkVersion({ ...mark })).toBe(watermarkVersion(mark));
+  });
+
   it('keeps renditions under derived/<key>/, the prefix deleted with the file', () => {
     const key = '2024/05/06/abc.jpg';
     const renditionKey = renditionKeyOf(key, parse('w=480'), 'jpeg');
@@ -218,24 +235,29 @@ describe('canonicalQuery and the rendition key', () => {
   });
 });
 
-describe('outputFormatOf', () => {
+describe('outputFormatsOf', () => {
   it('uses f when it names a format, else the source format', () => {
-    expect(outputFormatOf({ format: 'png' }, 'jpeg', 'avif')).toBe('png');
-    expect(outputFormatOf({}, 'gif', 'avif')).toBe('gif');
-    for (const source of RENDERABLE_SOURCES) expect(outputFormatOf({}, source, 'other')).toBe(source);
+    expect(outputFormatsOf({ format: 'png' }, 'jpeg', 'avif')).toEqual(['png']);
+    expect(outputFormatsOf({}, 'gif', 'avif')).toEqual(['gif']);
+    for (const source of RENDERABLE_SOURCES) expect(outputFormatsOf({}, source, 'other')).toEqual([source]);
   });
 
-  it('resolves f=auto by the Accept class: AVIF, then WebP, then the source format', () => {
-    expect(outputFormatOf({ format: 'auto' }, 'jpeg', 'avif')).toBe('avif');
-    expect(outputFormatOf({ format: 'auto' }, 'jpeg', 'webp')).toBe('webp');
-    expect(outputFormatOf({ format: 'auto' }, 'jpeg', 'other')).toBe('jpeg');
-    expect(outputFormatOf({ format: 'auto' }, 'gif', 'other')).toBe('gif');
+  it('resolves f=auto to the accepted modern formats and the source format, the smallest to be answered', () => {
+    expect(outputFormatsOf({ format: 'auto' }, 'jpeg', 'avif,webp')).toEqual(['avif', 'webp', 'jpeg']);
+    expect(outputFormatsOf({ format: 'auto' }, 'jpeg', 'avif')).toEqual(['avif', 'jpeg']);
+    expect(outputFormatsOf({ format: 'auto' }, 'jpeg', 'webp')).toEqual(['webp', 'jpeg']);
+    expect(outputFormatsOf({ format: 'auto' }, 'jpeg', 'other')).toEqual(['jpeg']);
+    expect(outputFormatsOf({ format: 'auto' }, 'gif', 'other')).toEqual(['gif']);
+    expect(canonicalQuery(parse('w=480&f=auto'), ['avif', 'webp', 'jpeg'])).toBe(
+      'w=480&h=0&fit=inside&q=75&f=avif,webp,jpeg',
+    );
   });
 
   it('classes Accept headers as browsers send them', () => {
     expect(acceptClassOf(undefined)).toBe('other');
     expect(acceptClassOf('*/*')).toBe('other');
-    expect(acceptClassOf('image/avif,image/webp,image/apng,image/*,*/*;q=0.8')).toBe('avif');
+    expect(acceptClassOf('image/avif,image/webp,image/apng,image/*,*/*;q=0.8')).toBe('avif,webp');
+    expect(acceptClassOf('image/avif')).toBe('avif');
     expect(acceptClassOf('image/webp,*/*')).toBe('webp');
     expect(acceptClassOf('IMAGE/WEBP')).toBe('webp');
     expect(acceptClassOf('image/png,image/*;q=0.8')).toBe('other');
@@ -270,7 +292,7 @@ describe('renderableSourceOfKey and thumbnailOf', () => {
   it('the thumbnail query parses, and is the canonical rendition of itself', () => {
     const params = parse(THUMBNAIL_QUERY);
     expect(params).toEqual({ width: 480, fit: 'inside', quality: 75, format: 'webp' });
-    expect(canonicalQuery(params, outputFormatOf(params, 'jpeg', 'other'))).toBe(
+    expect(canonicalQuery(params, outputFormatsOf(params, 'jpeg', 'other'))).toBe(
       'w=480&h=0&fit=inside&q=75&f=webp',
     );
   });

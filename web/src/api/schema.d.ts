@@ -13542,6 +13542,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             }[];
           };
@@ -13605,6 +13613,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             }[];
           };
@@ -13664,6 +13680,14 @@ export interface operations {
           active?: boolean;
           quota_bytes?: number | null;
           bandwidth_bytes?: number | null;
+          watermark?: {
+            text?: string;
+            image?: string;
+            /** @enum {string} */
+            position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+            opacity: number;
+            min_size: number;
+          } | null;
           duration_days?: number;
         };
       };
@@ -13689,6 +13713,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             };
           };
@@ -13872,6 +13904,14 @@ export interface operations {
           active?: boolean;
           quota_bytes?: number | null;
           bandwidth_bytes?: number | null;
+          watermark?: {
+            text?: string;
+            image?: string;
+            /** @enum {string} */
+            position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+            opacity: number;
+            min_size: number;
+          } | null;
           duration_days?: number;
         };
       };
@@ -13897,6 +13937,14 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              watermark: {
+                text?: string;
+                image?: string;
+                /** @enum {string} */
+                position: 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right' | 'center';
+                opacity: number;
+                min_size: number;
+              } | null;
               created_at: string;
             };
           };

@@ -7,6 +7,20 @@ import { Field, useForm } from '../form.tsx';
 import { FormError, formatBytes, formatMoney, ListTable, Page, Status, useLoad } from '../ui.tsx';
 
 type Plan = DataOf<'/api/v1/admin/plans', 'get'>[number];
+type Position = NonNullable<Plan['watermark']>['position'];
+
+const POSITIONS: Position[] = ['bottom-right', 'bottom-left', 'top-right', 'top-left', 'center'];
+
+/** The form's watermark fields as the API takes them: null when neither a text nor an image is given. */
+function watermarkOf(values: Record<string, string>): Plan['watermark'] {
+  if (!values.mark_text && !values.mark_image) return null;
+  return {
+    ...(values.mark_image ? { image: values.mark_image } : { text: values.mark_text }),
+    position: values.mark_position as Position,
+    opacity: Number(values.mark_opacity),
+    min_size: Number(values.mark_min_size || 0),
+  };
+}
 
 const switchPlan = (plan: Plan) =>
   call(api.PATCH('/api/v1/admin/plans/{id}', { ...byId(plan.id), body: { active: !plan.active } }));
@@ -32,7 +46,13 @@ function PlanForm({
     quota_gib: plan && plan.quota_bytes !== null ? String(plan.quota_bytes / 1024 ** 3) : '',
     bandwidth_gib: plan && plan.bandwidth_bytes !== null ? String(plan.bandwidth_bytes / 1024 ** 3) : '',
     duration_days: plan?.duration_days ? String(plan.duration_days) : '',
+    mark_text: plan?.watermark?.text ?? '',
+    mark_image: plan?.watermark?.image ?? '',
+    mark_position: plan?.watermark?.position ?? 'bottom-right',
+    mark_opacity: String(plan?.watermark?.opacity ?? 0.6),
+    mark_min_size: String(plan?.watermark?.min_size ?? 320),
   });
+  const positionId = useId();
   const save = form.submit(async (values) => {
     const body = {
       name: values.name,
@@ -41,6 +61,7 @@ function PlanForm({
       quota_bytes: values.quota_gib ? Math.round(Number(values.quota_gib) * 1024 ** 3) : null,
       bandwidth_bytes: values.bandwidth_gib ? Math.round(Number(values.bandwidth_gib) * 1024 ** 3) : null,
       duration_days: values.duration_days ? Number(values.duration_days) : 0,
+      watermark: watermarkOf(values),
     };
     if (plan) {
       await call(api.PATCH('/api/v1/admin/plans/{id}', { ...byId(plan.id), body }));
@@ -74,6 +95,38 @@ function PlanForm({
         form={form}
         name="duration_days"
         label="Duration in days (empty: permanent)"
+        inputMode="numeric"
+      />
+      <Field
+        form={form}
+        name="mark_text"
+        label="Watermark text"
+        hint="Empty (and no image): no watermark. Buyers' images and their originals are then served marked."
+      />
+      <Field
+        form={form}
+        name="mark_image"
+        label="Watermark image (a file key of yours, 2026/01/02/….png)"
+        hint="Drawn instead of the text."
+      />
+      <div class="field">
+        <label for={positionId}>Watermark position</label>
+        <select
+          id={positionId}
+          value={form.values.mark_position}
+          onChange={(event) => form.set('mark_position', (event.target as HTMLSelectElement).value)}
+        >
+          {POSITIONS.map((position) => (
+            <option key={position}>{position}</option>
+          ))}
+        </select>
+      </div>
+      <Field form={form} name="mark_opacity" label="Watermark opacity (0 to 1)" inputMode="decimal" />
+      <Field
+        form={form}
+        name="mark_min_size"
+        label="Watermark minimum size in pixels"
+        hint="Images narrower or lower than this are not marked."
         inputMode="numeric"
       />
       <div class="actions">
