@@ -36,11 +36,11 @@ interface WorkerSpec {
 /** Size and time per worker; a Record so a new worker does not compile until it has one. */
 export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
   // One batch (OUTBOX_STREAM.batchSize): its claims, one PutEvents call and its marks; the SDK retries
-  // each call 3 times.
+  // each call 3 times. Beside them the batch's webhooks, each POST at most 5 s, all at once.
   'outbox-drain': {
     functionClass: 'light',
     timeoutSeconds: 30,
-    description: 'Delivers order.paid from the outbox (table stream) to the event bus',
+    description: 'Delivers order.paid from the outbox (table stream) to the event bus, and the webhooks',
   },
   // Every shard of the schedule read at once, one query per due channel order (at most
   // payment.reconcile.max_orders_per_run, payment.reconcile.channel_concurrency in flight at each channel),
@@ -103,6 +103,9 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
  * SES rate it is given is nearly all used (1 million a day at 14/s).
  */
 export const REMINDERS_EVERY_MINUTES = 5;
+
+/** How often the outbox drain tries again the webhook deliveries that are due. */
+export const WEBHOOK_RETRY_EVERY_MINUTES = 1;
 
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
@@ -211,11 +214,21 @@ export class Workers extends Construct {
         retryAttempts: OUTBOX_STREAM.retryAttempts,
         maxRecordAge: OUTBOX_STREAM.maxRecordAge,
         onFailure: new SqsDlq(this.outboxDeadLetters),
-        // Only new outbox rows wake the drain; every other write to the table is filtered out by Lambda.
+        // Only new outbox rows and new file records (their file.uploaded webhooks, docs/WEBHOOKS.md) wake
+        // the drain; every other write to the table is filtered out by Lambda.
         filters: [
           FilterCriteria.filter({
             eventName: FilterRule.isEqual('INSERT'),
             dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(OUTBOX_KEY_PREFIX) } } },
+          }),
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual('INSERT'),
+            dynamodb: {
+              Keys: {
+                pk: { S: FilterRule.beginsWith(FILE_KEY_PREFIX) },
+                sk: { S: FilterRule.isEqual('file') },
+              },
+            },
           }),
         ],
       }),
@@ -322,6 +335,18 @@ export class Workers extends Construct {
         }),
         retryAttempts: 2,
         maxEventAge: Duration.minutes(OUTBOX_REDRIVE.everyMinutes),
+      }),
+    );
+
+    // Webhook deliveries due again after a failed attempt (docs/WEBHOOKS.md "Retries"), every minute.
+    new Rule(this, 'WebhookRetrySchedule', {
+      description: 'Tries again the webhook deliveries whose back-off is over',
+      schedule: Schedule.rate(Duration.minutes(WEBHOOK_RETRY_EVERY_MINUTES)),
+    }).addTarget(
+      new LambdaTarget(drain.fn, {
+        event: RuleTargetInput.fromObject({ action: 'webhook-retries' }),
+        retryAttempts: 0,
+        maxEventAge: Duration.minutes(WEBHOOK_RETRY_EVERY_MINUTES),
       }),
     );
 

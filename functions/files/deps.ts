@@ -9,8 +9,9 @@ import { buildAccountExports } from '#lib/lifecycle/build.ts';
 import type { AccountExports } from '#lib/lifecycle/exports.ts';
 import { buildBlockList, buildLikenessCheck, buildReviews } from '#lib/moderation/build.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
+import { adminSecondFactorRequired, webhookPrivateTargets } from '#lib/platform/config/schema.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { buildWebhooks, type Webhooks } from '#lib/webhooks/build.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
@@ -34,6 +35,8 @@ export interface FilesDeps {
   exports: AccountExports;
   /** The moderation queue, reviews, block list and audit log (docs/MODERATION.md). */
   moderation: ReturnType<typeof buildReviews>;
+  /** The owner's webhook endpoints and their deliveries (docs/WEBHOOKS.md). */
+  webhooks: Webhooks;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
@@ -92,6 +95,13 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
       table,
       defaultQuotaBytes: settings.upload.default_quota_bytes,
       defaultBytes: settings.bandwidth.default_bytes,
+    }),
+    webhooks: buildWebhooks({
+      table,
+      masterKey: masterKeyOf(resources),
+      allowPrivate: webhookPrivateTargets(settings),
+      listingShards: settings.listing_shards,
+      baseUrl: settings.base_url,
     }),
     renditionUrl: renditionUrlSigner(settings, renditionSecretsOf(resources)),
     authenticate: createAuthenticator({

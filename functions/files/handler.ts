@@ -45,6 +45,7 @@ import { exportRoutes } from './account-export-routes.ts';
 import { type FilesDeps, filesDeps } from './deps.ts';
 import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -287,6 +288,7 @@ export function createFilesHandler(
       }),
       ...moderationRoutes(deps),
       ...exportRoutes(deps),
+      ...webhookRoutes(deps),
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),

@@ -6,7 +6,8 @@
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
 import { log } from '#lib/platform/log.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
-import type { FileRepository } from './files.ts';
+import { fileDeletedOutboxPut } from '#lib/webhooks/events.ts';
+import type { FileItem, FileRepository } from './files.ts';
 import { renditionPrefixOf } from './rendition-query.ts';
 
 export interface FileDeletionDeps {
@@ -21,7 +22,9 @@ export class FileDeletionService {
 
   /** A null owner is the back office: any file, same guarantees, and out of the CDN within minutes. */
   async delete(ownerId: string | null, id: string): Promise<{ id: string; deleted: true }> {
-    const item = await this.deps.files.deleteOwn(ownerId, id);
+    // An owner's delete writes its file.deleted webhook event in its own transaction (docs/WEBHOOKS.md).
+    const event = (file: FileItem) => [fileDeletedOutboxPut(file, this.deps.files.table.clock())];
+    const item = await this.deps.files.deleteOwn(ownerId, id, ownerId === null ? undefined : event);
     // The record is gone first, so a failure here leaves an unlisted object, never a record without bytes.
     // The original and its renditions at once: neither waits for the other.
     await Promise.all([this.deps.storage.deleteQuietly(item.key), this.deleteRenditionsQuietly(item.key)]);

@@ -353,15 +353,15 @@ export class FileRepository {
 
   /**
    * Removes the caller's record and its hash claim together, giving its bytes back to the owner's usage
-   * in the same transaction when they were counted there; returns the removed item (for its object).
+   * in the same transaction when they were counted there, with `also` (an owner's file.deleted event).
    */
-  async deleteOwn(ownerId: string | null, id: string): Promise<FileItem> {
+  async deleteOwn(ownerId: string | null, id: string, also?: (file: FileItem) => TransactItem[]) {
     for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt += 1) {
       // Read again on every try: a concurrent request may have deleted it, or the recount counted it.
       // A null owner is the back office: any file, its bytes given back to whoever owns it.
       const item = ownerId === null ? await this.getAny(id) : await this.getOwn(ownerId, id);
       try {
-        await this.table.transact(deletion(item));
+        await this.table.transact([...deletion(item), ...(also?.(item) ?? [])]);
         return item;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;

@@ -161,6 +161,11 @@ const GROUP_ROUTES = {
     ['POST', `${API_PREFIX}/account/export`, 'session', 'json'],
     ['GET', `${API_PREFIX}/account/export`, 'session', 'none'],
     ['GET', `${API_PREFIX}/account/exports/{id}/download`, 'signed', 'none'],
+    // Webhooks (docs/WEBHOOKS.md).
+    ['POST', `${API_PREFIX}/webhooks`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/webhooks`, 'session', 'none'],
+    ['DELETE', `${API_PREFIX}/webhooks/{id}`, 'session', 'none'],
+    ['GET', `${API_PREFIX}/webhooks/{id}/deliveries`, 'session', 'none'],
   ],
   meta: [
     ['GET', '/healthz', 'none', 'none'],
