@@ -61,11 +61,11 @@ export function checkTargetUrl(raw: string, policy: TargetPolicy): string {
   } catch {
     throw errors.badRequest('url: is not a URL');
   }
+  if (!policy.allowPrivate && isRefusedHost(url.hostname))
+    throw errors.badRequest('url: must not name a loopback, private, link-local or other special address');
   if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:'))
     throw errors.badRequest('url: must be an https URL');
   if (url.username || url.password) throw errors.badRequest('url: must not carry a user name or password');
-  if (!policy.allowPrivate && isRefusedHost(url.hostname))
-    throw errors.badRequest('url: must not name a loopback, private, link-local or other special address');
   url.hash = '';
   return url.toString();
 }
