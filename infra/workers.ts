@@ -104,9 +104,6 @@ export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
  */
 export const REMINDERS_EVERY_MINUTES = 5;
 
-/** How often the outbox drain tries again the webhook deliveries that are due. */
-export const WEBHOOK_RETRY_EVERY_MINUTES = 1;
-
 /** How often the takedowns worker sends its batch (a takedown leaves the CDN within 5 minutes). */
 export const TAKEDOWN_EVERY_MINUTES = 1;
 
@@ -216,21 +213,12 @@ export class Workers extends Construct {
         onFailure: new SqsDlq(this.outboxDeadLetters),
         // Only new outbox rows and new file records (their file.uploaded webhooks, docs/WEBHOOKS.md) wake
         // the drain; every other write to the table is filtered out by Lambda.
-        filters: [
+        filters: [OUTBOX_KEY_PREFIX, FILE_KEY_PREFIX].map((prefix) =>
           FilterCriteria.filter({
             eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(OUTBOX_KEY_PREFIX) } } },
+            dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(prefix) } } },
           }),
-          FilterCriteria.filter({
-            eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: {
-              Keys: {
-                pk: { S: FilterRule.beginsWith(FILE_KEY_PREFIX) },
-                sk: { S: FilterRule.isEqual('file') },
-              },
-            },
-          }),
-        ],
+        ),
       }),
     );
     Validations.of(drain).acknowledge({
@@ -338,17 +326,10 @@ export class Workers extends Construct {
       }),
     );
 
-    // Webhook deliveries due again after a failed attempt (docs/WEBHOOKS.md "Retries"), every minute.
-    new Rule(this, 'WebhookRetrySchedule', {
-      description: 'Tries again the webhook deliveries whose back-off is over',
-      schedule: Schedule.rate(Duration.minutes(WEBHOOK_RETRY_EVERY_MINUTES)),
-    }).addTarget(
-      new LambdaTarget(drain.fn, {
-        event: RuleTargetInput.fromObject({ action: 'webhook-retries' }),
-        retryAttempts: 0,
-        maxEventAge: Duration.minutes(WEBHOOK_RETRY_EVERY_MINUTES),
-      }),
-    );
+    // Webhook deliveries due again after a failed attempt (docs/WEBHOOKS.md), every minute.
+    schedule('WebhookRetrySchedule', 'Tries again the webhook deliveries due', 'outbox-drain', 1, [
+      { action: 'webhook-retries' },
+    ]);
 
     // The back office's takedowns: onto the edge's deny-list, then one CreateInvalidation a minute (its
     // grants, from its need `cdn`, are that one action on this distribution and the deny-list's writes; no

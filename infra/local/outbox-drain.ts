@@ -27,9 +27,10 @@ export type DrainInvoke = (event: unknown) => Promise<unknown>;
 
 /** The stack's filter on the event source mapping: new outbox items and new file records only. */
 export function isOutboxInsert(record: DynamoDBRecord): boolean {
-  const { pk, sk } = record.dynamodb?.Keys ?? {};
-  const file = (pk?.S ?? '').startsWith(FILE_KEY_PREFIX) && sk?.S === 'file';
-  return record.eventName === 'INSERT' && ((pk?.S ?? '').startsWith(OUTBOX_KEY_PREFIX) || file);
+  const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+  return (
+    record.eventName === 'INSERT' && (pk.startsWith(OUTBOX_KEY_PREFIX) || pk.startsWith(FILE_KEY_PREFIX))
+  );
 }
 
 export interface LocalStreamPollerOptions {

@@ -4,10 +4,10 @@
 // so a name that later resolves to an inside address (DNS rebinding) is refused too. Local and test
 // stages may allow them (`webhooks.allow_private_targets`), so a receiver on 127.0.0.1 can be used.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP, BlockList as NetBlockList } from 'node:net';
 import { errors } from '#lib/core/errors.ts';
 
-const SPECIAL = new BlockList();
+const SPECIAL = new NetBlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8], // private

@@ -3,37 +3,23 @@
 // mapping retries, then dead-letters, a batch it failed):
 // - file.uploaded: the INSERT of a file record, which every upload path (direct, presign confirm, token)
 //   writes once, in its own transaction; the record's new image carries what the event says.
-// - file.deleted: an outbox item written in the owner's delete transaction (fileDeletedOutboxPut).
+// - file.deleted: an outbox item written in the owner's delete transaction (lib/files/file-deletion.ts).
 // - order.paid: the order.paid outbox item settlement writes in its transaction (lib/billing/outbox.ts).
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { AttributeValue } from 'aws-lambda';
 import { ORDER_PAID } from '#lib/billing/order-events.ts';
 import type { OutboxItem } from '#lib/billing/outbox.ts';
-import { FILE_KEY_PREFIX, OUTBOX_KEY_PREFIX, TABLE } from '#lib/platform/db/keys.ts';
-import { epochSeconds, type Key, type TransactItem } from '#lib/platform/db/table.ts';
-import { isoWithOffset } from '#lib/platform/time.ts';
+import { FILE_DELETED, type FileDeletedItem } from '#lib/files/file-deletion.ts';
+import { FILE_KEY_PREFIX, OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
+import type { Key } from '#lib/platform/db/table.ts';
 import type { WebhookEvent } from './deliveries.ts';
-
-export const FILE_DELETED = 'file.deleted';
-/** A file.deleted outbox item is only there for the stream: the TTL removes it after this. */
-const DELETED_ITEM_DAYS = 2;
 
 /** The same event always has the same id (a replayed stream record makes no second delivery). */
 const eventId = (type: string, subject: string) =>
   `evt_${createHash('sha256').update(`${type}:${subject}`).digest('hex').slice(0, 32)}`;
 
-/** A file as file.uploaded and file.deleted describe it. */
-interface FileFacts {
-  id: string;
-  owner_id: string;
-  key: string;
-  original_name: string;
-  size: number;
-  mime_type: string;
-  created_at: string;
-}
-
-const fileData = (file: FileFacts, baseUrl: string) => ({
+/** What file.uploaded and file.deleted say of a file. */
+const fileData = (file: FileDeletedItem['file'], baseUrl: string) => ({
   id: file.id,
   key: file.key,
   url: `${baseUrl}/i/${file.key}`,
@@ -41,21 +27,6 @@ const fileData = (file: FileFacts, baseUrl: string) => ({
   size: file.size,
   mime_type: file.mime_type,
 });
-
-/** The transaction item an owner's delete of `file` writes with it. */
-export function fileDeletedOutboxPut(file: FileFacts, now: Date): TransactItem {
-  return {
-    Put: {
-      Item: {
-        pk: `${OUTBOX_KEY_PREFIX}${FILE_DELETED}#${randomUUID()}`,
-        sk: FILE_DELETED,
-        file: { ...fileData(file, ''), owner_id: file.owner_id, created_at: file.created_at },
-        created_at: isoWithOffset(now),
-        [TABLE.ttlAttribute]: epochSeconds(new Date(now.getTime() + DELETED_ITEM_DAYS * 86_400_000)),
-      },
-    },
-  };
-}
 
 /** A stream record's key and new image, as the drain gets them. */
 export interface StreamChange {
@@ -81,30 +52,20 @@ export async function eventOf(
   if (key.sk === 'file') {
     const s = (name: string) => image?.[name]?.S ?? '';
     const n = (name: string) => Number(image?.[name]?.N ?? 0);
-    const file = {
-      ...{ id: s('id'), owner_id: s('owner_id'), key: s('key'), original_name: s('original_name') },
-      ...{ size: n('size'), mime_type: s('mime_type'), created_at: s('created_at') },
-    };
+    const file = { id: s('id'), key: s('key'), original_name: s('original_name'), size: n('size') };
     const data = {
-      ...fileData(file, baseUrl),
-      width: n('width'),
-      height: n('height'),
-      created_at: file.created_at,
+      ...fileData({ ...file, mime_type: s('mime_type') }, baseUrl),
+      ...{ width: n('width'), height: n('height'), created_at: s('created_at') },
     };
-    return { id: eventId('file.uploaded', file.id), type: 'file.uploaded', ...whose(file), data };
+    const at = { created_at: s('created_at'), account_id: s('owner_id') };
+    return { id: eventId('file.uploaded', file.id), type: 'file.uploaded', ...at, data };
   }
   const item = await read(key);
   if (!item) return undefined;
   if (key.sk === FILE_DELETED) {
-    const { owner_id: owner, created_at: _created, ...file } = item.file as FileFacts & { url: string };
-    const data = { ...file, url: `${baseUrl}/i/${file.key}`, deleted_at: item.created_at };
-    return {
-      id: eventId(FILE_DELETED, key.pk),
-      type: FILE_DELETED,
-      created_at: item.created_at as string,
-      account_id: owner,
-      data,
-    };
+    const { file, owner_id, created_at } = item as unknown as FileDeletedItem;
+    const data = { ...fileData(file, baseUrl), deleted_at: created_at };
+    return { id: eventId(FILE_DELETED, key.pk), type: FILE_DELETED, created_at, account_id: owner_id, data };
   }
   const order = item as unknown as OutboxItem;
   return {
@@ -115,5 +76,3 @@ export async function eventOf(
     data: { ...order.detail },
   };
 }
-
-const whose = (file: FileFacts) => ({ created_at: file.created_at, account_id: file.owner_id });
