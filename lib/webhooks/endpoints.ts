@@ -20,6 +20,8 @@ export const endpointKey = (accountId: string, id: string) => ({
   sk: `${ENDPOINT_SK}${id}`,
 });
 const counterKey = (accountId: string) => ({ pk: partition(accountId), sk: 'count' });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const notFound = () => errors.notFound('webhook: not found');
 
 /** An endpoint as stored: its secret only sealed. */
 export type EndpointItem = {
@@ -121,12 +123,15 @@ export class WebhookEndpoints {
 
   /** The caller's endpoint, else 404. */
   async get(accountId: string, id: string): Promise<EndpointItem> {
-    const item = await this.deps.table.get<EndpointItem>(endpointKey(accountId, id));
-    if (!item) throw errors.notFound('webhook: not found');
+    const item = UUID.test(id)
+      ? await this.deps.table.get<EndpointItem>(endpointKey(accountId, id))
+      : undefined;
+    if (!item) throw notFound();
     return item;
   }
 
   async delete(accountId: string, id: string): Promise<void> {
+    if (!UUID.test(id)) throw notFound();
     await this.deps.table
       .transact([
         { Delete: { Key: endpointKey(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
@@ -140,7 +145,7 @@ export class WebhookEndpoints {
         },
       ])
       .catch((error: unknown) => {
-        if (error instanceof ConditionFailedError) throw errors.notFound('webhook: not found');
+        if (error instanceof ConditionFailedError) throw notFound();
         throw error;
       });
   }

@@ -40,6 +40,8 @@ const FIELDS: Record<string, readonly string[]> = {
   'PATCH /api/v1/albums/{id}': ['name', 'description'],
   'GET /api/v1/albums': ['limit', 'cursor'],
   'GET /api/v1/gallery': ['limit', 'cursor'],
+  // Webhooks (docs/WEBHOOKS.md).
+  'POST /api/v1/webhooks': ['url', 'events', 'enabled'],
 };
 
 const ROUTES = [...routesOf('files'), ...routesOf('meta'), ...routesOf('render')];
