@@ -109,7 +109,11 @@ export class WebhookDeliveries {
       data: event.data,
     });
     const keys: Key[] = [];
-    for (const endpoint of endpoints.filter((one) => one.enabled && one.events.includes(event.type))) {
+    // An endpoint takes the events of its types that happened since it was registered (a replayed or late
+    // stream record brings none from before).
+    const takes = (one: EndpointItem) =>
+      one.enabled && one.events.includes(event.type) && Date.parse(one.created_at) <= created;
+    for (const endpoint of endpoints.filter(takes)) {
       const now = table.clock().getTime();
       const item: DeliveryItem & Record<string, unknown> = {
         pk: `hookdlv#${endpoint.id}`,
