@@ -1,5 +1,5 @@
-// Builds the webhooks (docs/WEBHOOKS.md) for the files group (the owner's routes), the outbox drain (the
-// fan-out and first attempt) and the webhooks worker (the retries): the table and the master key alone.
+// Builds the webhooks (docs/WEBHOOKS.md) for the files group (the owner's routes) and the outbox drain (the
+// fan-out, the first attempt, and the retries on its schedule): the table and the master key alone.
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
 import type { Table } from '#lib/platform/db/table.ts';
 import { WebhookDeliveries } from './deliveries.ts';

@@ -1,6 +1,6 @@
 // Webhook deliveries (docs/WEBHOOKS.md "Delivery"): each event an account's endpoints take becomes one
 // delivery item per endpoint (its key from the event, so a replayed stream record makes none twice), tried
-// at once by the outbox drain and then, while it fails, on the retry schedule by the webhooks worker, which
+// at once by the outbox drain and then, while it fails, by the drain's every-minute retry schedule, which
 // reads the due ones from the sparse `due` index. Every attempt is recorded on the item (status or error,
 // time taken, a short prefix of the answer); an item is kept DELIVERY_RETENTION_DAYS, then the TTL removes it.
 import { createHmac } from 'node:crypto';
@@ -95,7 +95,7 @@ export class WebhookDeliveries {
   /** Makes the deliveries of these events to the endpoints that take them, then tries each at once. */
   async fanOut(events: WebhookEvent[]): Promise<void> {
     const made = await Promise.all(events.map((event) => this.make(event)));
-    await Promise.all(made.flat().map((key) => this.attempt(key)));
+    await Promise.all(made.flat().map((key) => this.attemptQuietly(key)));
   }
 
   private async make(event: WebhookEvent): Promise<Key[]> {
@@ -128,7 +128,7 @@ export class WebhookDeliveries {
         next_ms: now,
         attempts: [],
         ...this.dueKeys(endpoint.id, event.id, now),
-        expires_at: epochSeconds(new Date(now + DELIVERY_RETENTION_DAYS * RETRY_WINDOW_MS)),
+        expires_at: epochSeconds(new Date(now + DELIVERY_RETENTION_DAYS * 86_400_000)),
       };
       const fresh = await table
         .put(item, { ConditionExpression: 'attribute_not_exists(pk)' })
@@ -145,7 +145,7 @@ export class WebhookDeliveries {
     };
   }
 
-  /** Tries every delivery due now (the webhooks worker), at most `limit`; answers how many were tried. */
+  /** Tries every delivery due now (the drain's every-minute schedule), at most `limit`; answers how many. */
   async retryDue(limit = 500): Promise<number> {
     const to = `${this.deps.table.clock().toISOString()}#~`;
     let tried = 0;
@@ -157,15 +157,22 @@ export class WebhookDeliveries {
         order: 'oldest-first',
         to,
       });
-      await Promise.all(page.items.map((item) => this.attempt({ pk: item.pk, sk: item.sk })));
+      await Promise.all(page.items.map((item) => this.attemptQuietly({ pk: item.pk, sk: item.sk })));
       tried += page.items.length;
       cursor = page.next_cursor ?? undefined;
     } while (cursor && tried < limit);
     return tried;
   }
 
+  /** An attempt whose failure to run (not the receiver's) is logged: its lease lapses, a later run retries. */
+  private attemptQuietly(key: Key): Promise<void> {
+    return this.attempt(key).catch((error: unknown) =>
+      log.warn('a webhook attempt could not run; it is retried', { delivery: key.sk, error }),
+    );
+  }
+
   /** One attempt of one delivery, unless it is not due or another attempt holds it. */
-  async attempt(key: Key): Promise<void> {
+  private async attempt(key: Key): Promise<void> {
     const { table } = this.deps;
     const nowMs = table.clock().getTime();
     const lease = nowMs + LEASE_MS;
