@@ -4,7 +4,14 @@ import { created, ok } from '#lib/http/envelope.ts';
 import { defineRoute } from '#lib/http/handler.ts';
 import { requirePrincipal } from '#lib/http/principal.ts';
 import { deletedView } from '#lib/http/schemas/common.ts';
-import { deliveryList, webhookCreateBody, webhookCreated, webhookList } from '#lib/http/schemas/webhooks.ts';
+import {
+  deliveryList,
+  webhookCreateBody,
+  webhookCreated,
+  webhookList,
+  webhookPatchBody,
+  webhookView,
+} from '#lib/http/schemas/webhooks.ts';
 import type { FilesDeps } from './deps.ts';
 
 export function webhookRoutes(deps: () => FilesDeps) {
@@ -24,6 +31,17 @@ export function webhookRoutes(deps: () => FilesDeps) {
       summary: "The caller's webhook endpoints (never their secrets).",
       response: webhookList,
       run: async (request) => ok(await webhooks().endpoints.list(requirePrincipal(request).accountId)),
+    }),
+    'PATCH /api/v1/webhooks/{id}': defineRoute({
+      body: webhookPatchBody,
+      summary: "Turns a webhook endpoint on or off; a disabled endpoint's pending deliveries are dropped.",
+      response: webhookView,
+      errors: [404],
+      run: async (request) => {
+        const { accountId } = requirePrincipal(request);
+        const id = request.params.id ?? '';
+        return ok(await webhooks().endpoints.setEnabled(accountId, id, request.body.enabled));
+      },
     }),
     'DELETE /api/v1/webhooks/{id}': defineRoute({
       summary: 'Deletes a webhook endpoint; its pending deliveries are dropped.',

@@ -164,6 +164,7 @@ const GROUP_ROUTES = {
     // Webhooks (docs/WEBHOOKS.md).
     ['POST', `${API_PREFIX}/webhooks`, 'session', 'json'],
     ['GET', `${API_PREFIX}/webhooks`, 'session', 'none'],
+    ['PATCH', `${API_PREFIX}/webhooks/{id}`, 'session', 'json'],
     ['DELETE', `${API_PREFIX}/webhooks/{id}`, 'session', 'none'],
     ['GET', `${API_PREFIX}/webhooks/{id}/deliveries`, 'session', 'none'],
   ],

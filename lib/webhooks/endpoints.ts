@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { MasterKey } from '#lib/platform/crypto/master-key.ts';
-import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { checkTargetUrl, type TargetPolicy } from './addresses.ts';
 
@@ -128,6 +128,19 @@ export class WebhookEndpoints {
       : undefined;
     if (!item) throw notFound();
     return item;
+  }
+
+  /** Turns the caller's endpoint on or off (a disabled one's pending deliveries are dropped). */
+  async setEnabled(accountId: string, id: string, enabled: boolean): Promise<EndpointView> {
+    if (!UUID.test(id)) throw notFound();
+    const item = await this.deps.table
+      .update<EndpointItem>(endpointKey(accountId, id), {
+        UpdateExpression: 'SET enabled = :enabled',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':enabled': enabled },
+      })
+      .catch(conditionFailedAs(notFound));
+    return endpointView(item);
   }
 
   async delete(accountId: string, id: string): Promise<void> {

@@ -11,6 +11,8 @@ export const webhookCreateBody = z.strictObject({
   enabled: z.optional(z.boolean()),
 });
 
+export const webhookPatchBody = z.strictObject({ enabled: z.boolean() });
+
 export const webhookView = z.object({
   id: z.string(),
   url: z.string(),

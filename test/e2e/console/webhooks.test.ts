@@ -1,6 +1,6 @@
 // The console's Webhooks page in a real Chromium against `npm start` (through harness.ts): an endpoint on a
 // receiver at 127.0.0.1 added with its secret shown once, an upload delivered to it signed (through npm
-// start's own outbox drain on the table's stream), its delivery listed, the endpoint deleted. Skips itself,
+// start's own outbox drain on the table's stream), its delivery listed, the endpoint turned off and deleted. Skips itself,
 // saying why, when Chromium is absent.
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -79,6 +79,10 @@ describe('web console webhooks (npm start, Chromium)', () => {
     const deliveries = page.getByRole('region', { name: `Deliveries to ${url}` });
     await deliveries.getByRole('cell', { name: 'file.uploaded' }).waitFor();
     await expect.poll(() => deliveries.getByRole('cell', { name: 'delivered' }).count()).toBe(1);
+
+    await page.getByRole('button', { name: `Turn off ${url}` }).click();
+    await page.getByText('Endpoint turned off').waitFor();
+    await page.getByRole('button', { name: `Turn on ${url}` }).waitFor();
 
     await page.getByRole('button', { name: `Delete ${url}` }).click();
     await page.getByText('Endpoint deleted').waitFor();

@@ -42,6 +42,7 @@ const FIELDS: Record<string, readonly string[]> = {
   'GET /api/v1/gallery': ['limit', 'cursor'],
   // Webhooks (docs/WEBHOOKS.md).
   'POST /api/v1/webhooks': ['url', 'events', 'enabled'],
+  'PATCH /api/v1/webhooks/{id}': ['enabled'],
 };
 
 const ROUTES = [...routesOf('files'), ...routesOf('meta'), ...routesOf('render')];

@@ -356,6 +356,30 @@ describe('endpoints', () => {
     ).toBe(409);
   });
 
+  it('delivers nothing to an endpoint turned off, and again once it is on', async () => {
+    const owner = await createTestAccount();
+    const created = await createEndpoint(owner, { url: receiver.url('/off'), events: ['file.uploaded'] });
+    const patch = (enabled: boolean, account = owner) =>
+      callUpload<{ enabled: boolean }>({
+        method: 'PATCH',
+        path: `/api/v1/webhooks/${created.body.data.id}`,
+        body: { enabled },
+        headers: account.headers,
+      });
+    expect((await patch(false, alice)).status).toBe(404);
+    const off = await patch(false);
+    expect(off.status).toBe(200);
+    expect(off.body.data.enabled).toBe(false);
+    await callUpload(uploadInput(owner.headers, uniquePng(makePng)));
+    await drainOutbox();
+    expect(receiver.received.filter((one) => one.path === '/off')).toHaveLength(0);
+
+    expect((await patch(true)).body.data.enabled).toBe(true);
+    await callUpload(uploadInput(owner.headers, uniquePng(makePng)));
+    await drainOutbox();
+    expect(receiver.received.filter((one) => one.path === '/off')).toHaveLength(1);
+  });
+
   it('answers 400 naming the problem for a bad URL or event, and 404 for another owner', async () => {
     const owner = await createTestAccount();
     const bad = await createEndpoint(owner, { url: 'not a url', events: ['file.uploaded'] });

@@ -67,15 +67,31 @@ export function WebhooksPage() {
       <ListTable
         list={endpoints}
         items={endpoints.data}
-        columns={['URL', 'Events', 'Created']}
+        columns={['URL', 'Events', 'On', 'Created']}
         actions
         empty="No webhook endpoints yet."
         row={(endpoint) => (
           <tr key={endpoint.id}>
             <td>{endpoint.url}</td>
             <td>{endpoint.events.join(', ')}</td>
+            <td>{endpoint.enabled ? 'Yes' : 'No'}</td>
             <td>{formatTime(endpoint.created_at)}</td>
             <td>
+              <ActionButton
+                action={action}
+                work={() =>
+                  call(
+                    api.PATCH('/api/v1/webhooks/{id}', {
+                      ...byId(endpoint.id),
+                      body: { enabled: !endpoint.enabled },
+                    }),
+                  )
+                }
+                done={endpoint.enabled ? 'Endpoint turned off' : 'Endpoint turned on'}
+              >
+                {endpoint.enabled ? 'Turn off' : 'Turn on'}
+                <span class="visually-hidden"> {endpoint.url}</span>
+              </ActionButton>
               <ActionButton action={action} work={() => show(endpoint.id, endpoint.url)}>
                 Deliveries<span class="visually-hidden"> of {endpoint.url}</span>
               </ActionButton>
