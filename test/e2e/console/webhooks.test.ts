@@ -1,7 +1,7 @@
 // The console's Webhooks page in a real Chromium against `npm start` (through harness.ts): an endpoint on a
 // receiver at 127.0.0.1 added with its secret shown once, an upload delivered to it signed (through npm
-// start's own outbox drain on the table's stream), its delivery listed, the endpoint turned off and deleted. Skips itself,
-// saying why, when Chromium is absent.
+// start's own outbox drain on the table's stream), its delivery listed, the endpoint turned off and deleted.
+// Skips itself, saying why, when Chromium is absent.
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
