@@ -61,7 +61,7 @@ describe('web console webhooks (npm start, Chromium)', () => {
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await expect.poll(() => page.getByLabel('Signing secret').count()).toBe(0);
     expect(await page.content()).not.toContain(secret);
-    await page.getByRole('cell', { name: url }).waitFor();
+    await page.getByRole('cell', { name: url, exact: true }).waitFor();
 
     const form = new FormData();
     form.append('file', new Blob([makePng(20, 10, [10, 200, 30])], { type: 'image/png' }), 'hooked.png');
