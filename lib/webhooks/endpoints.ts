@@ -13,7 +13,9 @@ export const MAX_ENDPOINTS = 5;
 export const WEBHOOK_EVENTS = ['file.uploaded', 'file.deleted', 'order.paid'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
-const partition = (accountId: string) => `hooks#${accountId}`;
+/** The account's endpoints and their counter (an account's deletion removes the partition). */
+export const webhooksPartition = (accountId: string) => `hooks#${accountId}`;
+const partition = webhooksPartition;
 const ENDPOINT_SK = 'endpoint#';
 export const endpointKey = (accountId: string, id: string) => ({
   pk: partition(accountId),

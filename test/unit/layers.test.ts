@@ -54,7 +54,7 @@ const DOMAIN_DIRECTIONS: Readonly<Record<string, string[]>> = {
   'lib/billing/': ['lib/accounts/', 'lib/files/'],
   'lib/moderation/': ['lib/accounts/', 'lib/files/'],
   // An account's export and deletion read and delete what the three others hold.
-  'lib/lifecycle/': ['lib/accounts/', 'lib/files/', 'lib/billing/'],
+  'lib/lifecycle/': ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/webhooks/'],
   // Webhooks are made of what files and billing write to the outbox.
   'lib/webhooks/': ['lib/files/', 'lib/billing/'],
 };
