@@ -36,11 +36,11 @@ interface WorkerSpec {
 /** Size and time per worker; a Record so a new worker does not compile until it has one. */
 export const WORKER_SPECS: Record<WorkerName, WorkerSpec> = {
   // One batch (OUTBOX_STREAM.batchSize): its claims, one PutEvents call and its marks; the SDK retries
-  // each call 3 times.
+  // each call 3 times. Beside them the batch's webhooks, each POST at most 5 s, all at once.
   'outbox-drain': {
     functionClass: 'light',
     timeoutSeconds: 30,
-    description: 'Delivers order.paid from the outbox (table stream) to the event bus',
+    description: 'Delivers order.paid from the outbox (table stream) to the event bus, and the webhooks',
   },
   // Every shard of the schedule read at once, one query per due channel order (at most
   // payment.reconcile.max_orders_per_run, payment.reconcile.channel_concurrency in flight at each channel),
@@ -211,13 +211,14 @@ export class Workers extends Construct {
         retryAttempts: OUTBOX_STREAM.retryAttempts,
         maxRecordAge: OUTBOX_STREAM.maxRecordAge,
         onFailure: new SqsDlq(this.outboxDeadLetters),
-        // Only new outbox rows wake the drain; every other write to the table is filtered out by Lambda.
-        filters: [
+        // Only new outbox rows and new file records (their file.uploaded webhooks, docs/WEBHOOKS.md) wake
+        // the drain; every other write to the table is filtered out by Lambda.
+        filters: [OUTBOX_KEY_PREFIX, FILE_KEY_PREFIX].map((prefix) =>
           FilterCriteria.filter({
             eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(OUTBOX_KEY_PREFIX) } } },
+            dynamodb: { Keys: { pk: { S: FilterRule.beginsWith(prefix) } } },
           }),
-        ],
+        ),
       }),
     );
     Validations.of(drain).acknowledge({
@@ -324,6 +325,11 @@ export class Workers extends Construct {
         maxEventAge: Duration.minutes(OUTBOX_REDRIVE.everyMinutes),
       }),
     );
+
+    // Webhook deliveries due again after a failed attempt (docs/WEBHOOKS.md), every minute.
+    schedule('WebhookRetrySchedule', 'Tries again the webhook deliveries due', 'outbox-drain', 1, [
+      { action: 'webhook-retries' },
+    ]);
 
     // The back office's takedowns: onto the edge's deny-list, then one CreateInvalidation a minute (its
     // grants, from its need `cdn`, are that one action on this distribution and the deny-list's writes; no

@@ -11,8 +11,9 @@ import { buildAccountExports } from '#lib/lifecycle/build.ts';
 import type { AccountExports } from '#lib/lifecycle/exports.ts';
 import { buildBlockList, buildLikenessCheck, buildReviews } from '#lib/moderation/build.ts';
 import { config } from '#lib/platform/config/index.ts';
-import { adminSecondFactorRequired } from '#lib/platform/config/schema.ts';
+import { adminSecondFactorRequired, webhookPrivateTargets } from '#lib/platform/config/schema.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { buildWebhooks, type Webhooks } from '#lib/webhooks/build.ts';
 import { buildBandwidthUsage } from '#lib/wiring/bandwidth.ts';
 import { renditionSecretsOf } from '#lib/wiring/front-door.ts';
 import { masterKeyOf } from '#lib/wiring/master-key.ts';
@@ -38,6 +39,8 @@ export interface FilesDeps {
   moderation: ReturnType<typeof buildReviews>;
   /** Chevereto's delete links (docs/COMPAT.md). */
   compatLinks: DeleteLinks;
+  /** The owner's webhook endpoints and their deliveries (docs/WEBHOOKS.md). */
+  webhooks: Webhooks;
 }
 
 export function buildFilesDeps(resources: GroupResources): FilesDeps {
@@ -97,6 +100,13 @@ export function buildFilesDeps(resources: GroupResources): FilesDeps {
       table,
       defaultQuotaBytes: settings.upload.default_quota_bytes,
       defaultBytes: settings.bandwidth.default_bytes,
+    }),
+    webhooks: buildWebhooks({
+      table,
+      masterKey: masterKeyOf(resources),
+      allowPrivate: webhookPrivateTargets(settings),
+      listingShards: settings.listing_shards,
+      baseUrl: settings.base_url,
     }),
     renditionUrl: renditionUrlSigner(settings, renditionSecretsOf(resources)),
     compatLinks: deleteLinks({

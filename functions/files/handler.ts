@@ -48,6 +48,7 @@ import { moderationRoutes } from './moderation-routes.ts';
 import { needs } from './needs.ts';
 import { searchRoutes } from './search-routes.ts';
 import { trashRoutes } from './trash-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 const callerOf = (request: HttpRequest<unknown, unknown>) => requirePrincipal(request).accountId;
 
@@ -281,6 +282,7 @@ export function createFilesHandler(
       ...trashRoutes(deps),
       ...exportRoutes(deps),
       ...compatRoutes(deps),
+      ...webhookRoutes(deps),
     },
     {
       authenticate: (request, kind) => deps().authenticate(request, kind),

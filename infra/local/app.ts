@@ -29,7 +29,12 @@ import { type FunctionProcess, startFunctionProcess } from './function-process.t
 import { startLocalModeration } from './moderation.ts';
 import { startLocalOutboxDrain } from './outbox-drain.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
-import { LOCAL_LIFECYCLE_INTERVAL_MS, LOCAL_TAKEDOWN_INTERVAL_MS, startLocalSchedule } from './schedule.ts';
+import {
+  LOCAL_LIFECYCLE_INTERVAL_MS,
+  LOCAL_TAKEDOWN_INTERVAL_MS,
+  LOCAL_WEBHOOK_RETRY_INTERVAL_MS,
+  startLocalSchedule,
+} from './schedule.ts';
 import { createLocalServer, type GroupHandler } from './server.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -248,6 +253,12 @@ export async function startLocalApp(options: LocalAppOptions = {}): Promise<Runn
     schedule('takedowns', LOCAL_TAKEDOWN_INTERVAL_MS),
     schedule('bandwidth', config.bandwidth.local_interval_seconds * 1000),
     schedule('account-lifecycle', LOCAL_LIFECYCLE_INTERVAL_MS),
+    // Webhook deliveries due again (the stack's WebhookRetrySchedule): the drain with its own request.
+    startLocalSchedule(
+      'outbox-drain',
+      LOCAL_WEBHOOK_RETRY_INTERVAL_MS,
+      drainFn && (() => drainFn.invoke({ action: 'webhook-retries' } as never)),
+    ),
   ];
   return {
     server,

@@ -19,15 +19,18 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { PUT_EVENTS_MAX_ENTRIES } from '#lib/billing/order-events.ts';
 import { localCredentials } from '#lib/platform/aws/local.ts';
 import type { AwsSettings } from '#lib/platform/config/schema.ts';
-import { OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
+import { FILE_KEY_PREFIX, OUTBOX_KEY_PREFIX } from '#lib/platform/db/keys.ts';
 import { log } from '#lib/platform/log.ts';
 
 /** Calls the drain with one event (a stream batch, or the re-drive request); resolves to its result. */
 export type DrainInvoke = (event: unknown) => Promise<unknown>;
 
-/** The stack's filter on the event source mapping: new outbox items only. */
+/** The stack's filter on the event source mapping: new outbox items and new file records only. */
 export function isOutboxInsert(record: DynamoDBRecord): boolean {
-  return record.eventName === 'INSERT' && (record.dynamodb?.Keys?.pk?.S ?? '').startsWith(OUTBOX_KEY_PREFIX);
+  const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+  return (
+    record.eventName === 'INSERT' && (pk.startsWith(OUTBOX_KEY_PREFIX) || pk.startsWith(FILE_KEY_PREFIX))
+  );
 }
 
 export interface LocalStreamPollerOptions {

@@ -16,6 +16,9 @@ export const LOCAL_TAKEDOWN_INTERVAL_MS = 60_000;
 /** As the stack's account-lifecycle schedule (LIFECYCLE_EVERY_MINUTES): exports and due deletions. */
 export const LOCAL_LIFECYCLE_INTERVAL_MS = 60_000;
 
+/** As the stack's webhook retry schedule (every minute). */
+export const LOCAL_WEBHOOK_RETRY_INTERVAL_MS = 60_000;
+
 export interface LocalSchedule {
   stop(): Promise<void>;
 }

@@ -1,23 +1,57 @@
 // A file's final deletion (docs/UPLOADS.md "Deleting", "Expiring uploads", "Trash"): the record, its claim,
-// its purge mark and its bytes in the usage, then the object and its renditions. An owner's DELETE moves a
+// its purge mark and its bytes in the usage, with the owner's file.deleted event (docs/WEBHOOKS.md), then the
+// object and its renditions. An owner's DELETE moves a
 // file to the trash instead (lib/files/trash.ts); this runs when the trash is emptied, when the lifecycle
 // worker's sweep finds a file expired or past its time in the trash, for account deletion, and for the back
 // office's takedowns (which skip the trash). No invalidation per delete: the CDN's edge drops a deleted file
 // within `cdn.deleted_max_age_seconds` (the /i/* cache policy's maximum, infra/edge.ts). A takedown is
 // recorded for the next batched invalidation (lib/platform/cdn/takedowns.ts), within minutes, renditions
 // included.
+import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { Takedowns } from '#lib/platform/cdn/takedowns.ts';
+import { OUTBOX_KEY_PREFIX, TABLE } from '#lib/platform/db/keys.ts';
 import { shardPages } from '#lib/platform/db/shards.ts';
-import { ConditionFailedError, conditionFailedReturns, type Key } from '#lib/platform/db/table.ts';
+import {
+  ConditionFailedError,
+  conditionFailedReturns,
+  epochSeconds,
+  type Key,
+  type TransactItem,
+} from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
+import { isoWithOffset } from '#lib/platform/time.ts';
 import { type FileItem, type FileRepository, hashClaimKey } from './files.ts';
 import { deletion, PURGES_LISTING, type PurgeMark } from './purge-items.ts';
 import { renditionPrefixOf } from './rendition-query.ts';
 
 const DELETE_ATTEMPTS = 5;
 const SWEEP_PAGE = 25;
+
+export const FILE_DELETED = 'file.deleted';
+/** A file.deleted outbox item is there only for the table's stream: the TTL removes it after this. */
+const DELETED_ITEM_MS = 2 * 86_400_000;
+
+/** The owner's file.deleted event as its delete's transaction writes it (docs/WEBHOOKS.md "Events"). */
+export interface FileDeletedItem {
+  owner_id: string;
+  created_at: string;
+  file: Pick<FileItem, 'id' | 'key' | 'original_name' | 'size' | 'mime_type'>;
+}
+
+function fileDeletedOutboxPut(item: FileItem, now: Date): TransactItem {
+  const { id, key, original_name, size, mime_type } = item;
+  const event: FileDeletedItem = {
+    owner_id: item.owner_id,
+    created_at: isoWithOffset(now),
+    file: { id, key, original_name, size, mime_type },
+  };
+  // A random key: the same file may be deleted again after a restore from the trash.
+  const pk = `${OUTBOX_KEY_PREFIX}${FILE_DELETED}#${randomUUID()}`;
+  const expires = epochSeconds(new Date(now.getTime() + DELETED_ITEM_MS));
+  return { Put: { Item: { pk, sk: FILE_DELETED, ...event, [TABLE.ttlAttribute]: expires } } };
+}
 
 export interface FileDeletionDeps {
   files: FileRepository;
@@ -92,7 +126,9 @@ export class FileDeletionService {
       const item = await files.getStored(id);
       if (!item || (ownerId !== null && item.owner_id !== ownerId)) throw errors.notFound('file: not found');
       try {
-        await files.table.transact(deletion(item, { claimed: await this.claimed(item) }));
+        // An owner's file.deleted event (webhooks) in the same transaction; a takedown sends none.
+        const event = ownerId === null ? [] : [fileDeletedOutboxPut(item, files.table.clock())];
+        await files.table.transact([...deletion(item, { claimed: await this.claimed(item) }), ...event]);
         return item;
       } catch (error) {
         if (!(error instanceof ConditionFailedError)) throw error;

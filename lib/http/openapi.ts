@@ -104,6 +104,11 @@ const TAGS: Array<{ name: string; description: string; match: RegExp }> = [
     match: /^\/(api\/v1\/(albums|shares)|s\/)/,
   },
   { name: 'API tokens', description: 'Tokens for uploaders and scripts.', match: /^\/api\/v1\/tokens/ },
+  {
+    name: 'Webhooks',
+    description: "The owner's webhook endpoints and their deliveries.",
+    match: /^\/api\/v1\/webhooks/,
+  },
   { name: 'Images', description: 'Stored files and their renditions (resized, converted).', match: /^\/i\// },
   {
     name: 'Plans and orders',

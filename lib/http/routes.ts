@@ -180,6 +180,12 @@ const GROUP_ROUTES = {
     // Chevereto's delete_url: a page asking first, its form posting back (lib/compat/delete-links.ts).
     ['GET', '/compat/chevereto/delete/{id}/{sig}', 'none', 'none'],
     ['POST', '/compat/chevereto/delete/{id}/{sig}', 'none', 'none'],
+    // Webhooks (docs/WEBHOOKS.md).
+    ['POST', `${API_PREFIX}/webhooks`, 'session', 'json'],
+    ['GET', `${API_PREFIX}/webhooks`, 'session', 'none'],
+    ['PATCH', `${API_PREFIX}/webhooks/{id}`, 'session', 'json'],
+    ['DELETE', `${API_PREFIX}/webhooks/{id}`, 'session', 'none'],
+    ['GET', `${API_PREFIX}/webhooks/{id}/deliveries`, 'session', 'none'],
   ],
   meta: [
     ['GET', '/healthz', 'none', 'none'],

@@ -21,6 +21,7 @@ import { usageKey } from '#lib/files/usage.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
 import { conditionFailedReturns, type Key, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
+import { webhooksPartition } from '#lib/webhooks/endpoints.ts';
 
 const BATCH = 25;
 
@@ -80,7 +81,12 @@ export class AccountPurge {
   private async purge(account: Account): Promise<void> {
     const { id } = account;
     const { table, files, deletions, orders } = this.deps;
-    await Promise.all([this.deps.apiTokens.deleteAll(id), this.deps.passkeys.removeAll(id)]);
+    // Its webhook endpoints go first, so none is called for what the purge deletes (docs/WEBHOOKS.md).
+    await Promise.all([
+      this.deps.apiTokens.deleteAll(id),
+      this.deps.passkeys.removeAll(id),
+      this.sweep(webhooksPartition(id), new Set()),
+    ]);
     // Each file as its owner's DELETE does it: record, claim and usage, then the original and renditions.
     // Pages are read on by cursor: the index may still list what was just deleted.
     await eachPage(

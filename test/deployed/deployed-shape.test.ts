@@ -1,8 +1,10 @@
 // The deployed shape, run: the stack is synthesized with real bundling, each function's asset runs in its
 // own process with only the template's environment and a read-only code folder, requests follow the
 // template's routes, and every AWS call must be allowed by the calling function's synthesized policy.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'otplib';
 import sharp from 'sharp';
@@ -102,6 +104,8 @@ beforeAll(async () => {
     // A rotated origin secret is picked up within this (300 s by default): the rotation test waits it out.
     front_door: { cache_seconds: 1 },
     infra: { retain_data: false },
+    // A webhook receiver on 127.0.0.1 (not a production stage).
+    webhooks: { allow_private_targets: true },
   });
   stack = await deployLocally({
     config: stage,
@@ -759,6 +763,59 @@ describe('the deployed shape', () => {
     const actions = new Set(stack.functions.get('moderation')!.gateway.calls.map((call) => call.action));
     // Read the record and its bytes, then one write (a published file: its moderation alone).
     expect(actions).toEqual(new Set(['dynamodb:GetItem', 's3:GetObject', 'dynamodb:UpdateItem']));
+  });
+
+  it("delivers an upload's webhook from the outbox drain's bundle, its secret opened with the drain's own grants", async () => {
+    const received: Array<{ signature: string; body: string }> = [];
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({
+          signature: String(request.headers['webhook-signature']),
+          body: `${Buffer.concat(chunks)}`,
+        });
+        response.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const poller = new LocalStreamPoller({
+      aws: config.aws,
+      tableName: stack.tableName,
+      invoke: (event) => stack.invokeWorker('outbox-drain', event),
+    });
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const created = expectOk(
+        await stack.api('POST', '/api/v1/webhooks', {
+          headers: json(state.user.token),
+          body: { url, events: ['file.uploaded'] },
+        }),
+        201,
+      );
+      const { body, contentType } = buildMultipart([
+        { name: 'file', filename: 'hook.png', contentType: 'image/png', data: makePatternPng(30, 20, 3) },
+      ]);
+      const uploaded = expectOk(
+        await stack.api('POST', '/api/v1/upload', {
+          headers: { authorization: `Bearer ${state.user.token}`, 'content-type': contentType },
+          body,
+        }),
+      );
+      // The stream from its start: the uploads from before the endpoint make no delivery.
+      expect((await poller.pollOnce()).givenUp, stack.errorLog('outbox-drain')).toBe(0);
+      expect(received).toHaveLength(1);
+      expect(JSON.parse(received[0]!.body)).toMatchObject({ data: { id: uploaded.json.data.id } });
+      const [t, v1] = received[0]!.signature.split(',').map((part) => part.split('=')[1]);
+      const secret = created.json.data.secret as string;
+      expect(createHmac('sha256', secret).update(`${t}.${received[0]!.body}`).digest('hex')).toBe(v1);
+      // The schedule's retries: nothing is due.
+      expect(await stack.invokeWorker('outbox-drain', { action: 'webhook-retries' })).toEqual({ tried: 0 });
+      expect(stack.errorLog('outbox-drain')).toBe('');
+    } finally {
+      poller.close();
+      receiver.close();
+    }
   });
 
   it('runs the renewal reminders worker on its schedule with its own grants', async () => {

@@ -129,7 +129,7 @@ describe('outbox drain', () => {
     expect(table.Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_IMAGE' });
   });
 
-  it('feeds the drain only inserted outbox rows, in small batches, split and retried on failure', () => {
+  it('feeds the drain only inserted outbox rows and file records, in small batches, split and retried on failure', () => {
     const mappings = resourcesOf(dev, 'AWS::Lambda::EventSourceMapping');
     // The table's stream has two readers, the most DynamoDB allows per shard: the drain and moderation.
     expect(mappings).toHaveLength(2);
@@ -151,6 +151,8 @@ describe('outbox drain', () => {
     expect(props.MaximumRecordAgeInSeconds).toBeLessThan(24 * 3600);
     expect(props.FilterCriteria.Filters.map((filter: Json) => JSON.parse(filter.Pattern))).toEqual([
       { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: OUTBOX_KEY_PREFIX }] } } } },
+      // New file records: their file.uploaded webhooks (docs/WEBHOOKS.md).
+      { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [{ prefix: FILE_KEY_PREFIX }] } } } },
     ]);
   });
 
@@ -361,12 +363,17 @@ describe('outbox re-drive', () => {
     const rules = resourcesOf(dev, 'AWS::Events::Rule').filter(([, rule]) =>
       (rule.Properties.Targets ?? []).some((target: Json) => target.Arn?.['Fn::GetAtt']?.[0] === drainId),
     );
-    expect(rules).toHaveLength(1);
-    const props = rules[0]![1].Properties;
-    expect(props.ScheduleExpression).toBe('rate(15 minutes)');
-    expect(JSON.parse(props.Targets[0].Input)).toEqual({
-      action: 'redeliver-pending',
-      older_than_minutes: 15,
+    // The re-drive every 15 minutes, and the webhook deliveries due again every minute.
+    expect(rules).toHaveLength(2);
+    const schedules = Object.fromEntries(
+      rules.map(([, rule]) => [
+        rule.Properties.ScheduleExpression,
+        JSON.parse(rule.Properties.Targets[0].Input),
+      ]),
+    );
+    expect(schedules).toEqual({
+      'rate(15 minutes)': { action: 'redeliver-pending', older_than_minutes: 15 },
+      'rate(1 minute)': { action: 'webhook-retries' },
     });
   });
 });

@@ -8,6 +8,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ORDER_PAID } from '#lib/billing/order-events.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
+import { FILE_DELETED } from '#lib/files/file-deletion.ts';
 import { type IndexedFile, nameKey, tagKeys } from '#lib/files/file-index.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
@@ -232,6 +233,10 @@ export async function findOrphans(): Promise<string[]> {
       // Settlement writes the order and its order.paid event (the outbox) in one transaction.
       if (item.status === 'paid' && !get(outboxKey(String(item.id)).pk, ORDER_PAID))
         problems.push(`paid order ${pk} without its order.paid event in the outbox`);
+    } else if (pk.startsWith(OUTBOX_KEY_PREFIX) && item.sk === FILE_DELETED) {
+      // An owner's delete writes its file.deleted event in its own transaction (docs/WEBHOOKS.md).
+      const file = item.file as { id: string };
+      if (get(`file#${file.id}`, 'file')) problems.push(`file.deleted event ${pk} of a file still stored`);
     } else if (pk.startsWith(OUTBOX_KEY_PREFIX)) {
       if (get(`order#${item.order_id}`, 'order')?.status !== 'paid')
         problems.push(`order.paid event ${pk} of an order that is not paid`);

@@ -261,7 +261,11 @@ const ISSUES_TOTP_SECRET = 'POST /auth/totp/setup';
 /** The responses that show a set of recovery codes, once (docs/DESIGN.md 10). */
 const ISSUES_RECOVERY_CODES = new Set(['POST /auth/totp/enable', 'POST /auth/totp/recovery-codes']);
 
-type Issued = 'session' | 'api' | 'totp' | 'recovery';
+/** The response that shows a webhook endpoint's signing secret, once (docs/WEBHOOKS.md). */
+const ISSUES_WEBHOOK_SECRET = `POST ${API_PREFIX}/webhooks`;
+const WEBHOOK_SECRET = /whsec_[A-Za-z0-9_-]{32}/g;
+
+type Issued = 'session' | 'api' | 'totp' | 'recovery' | 'webhook';
 
 function issues(record: Extract<ScanRecord, { t: 'response' }>, what: Issued): boolean {
   if (record.status < 200 || record.status >= 300) return false;
@@ -269,6 +273,7 @@ function issues(record: Extract<ScanRecord, { t: 'response' }>, what: Issued): b
   if (what === 'session') return ISSUES_SESSION.has(route);
   if (what === 'api') return route === ISSUES_API_TOKEN;
   if (what === 'recovery') return ISSUES_RECOVERY_CODES.has(route);
+  if (what === 'webhook') return route === ISSUES_WEBHOOK_SECRET;
   return route === ISSUES_TOTP_SECRET;
 }
 
@@ -517,6 +522,10 @@ export function scanRecords(records: readonly ScanRecord[]): Hit[] {
     if (otpauth && (isLog || !issues(record, 'totp')))
       hit('otpauth link', record.file, where, text, otpauth.index, otpauth[0].length);
 
+    for (const found of text.matchAll(WEBHOOK_SECRET)) {
+      if (isLog || !issues(record, 'webhook'))
+        hit('webhook secret', record.file, where, text, found.index, found[0].length);
+    }
     for (const found of text.matchAll(API_TOKEN)) {
       if (isLog || !issues(record, 'api'))
         hit('API token', record.file, where, text, found.index, found[0].length);

@@ -29,7 +29,14 @@ const LAYERS: Layers = [
   { name: 'edge', prefixes: ['lib/http/'], mayImport: ['domains', 'platform', 'core'] },
   {
     name: 'domains',
-    prefixes: ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/moderation/', 'lib/lifecycle/'],
+    prefixes: [
+      'lib/accounts/',
+      'lib/files/',
+      'lib/billing/',
+      'lib/moderation/',
+      'lib/lifecycle/',
+      'lib/webhooks/',
+    ],
     mayImport: ['platform', 'core'],
   },
   { name: 'platform', prefixes: ['lib/platform/'], mayImport: ['core'] },
@@ -47,7 +54,9 @@ const DOMAIN_DIRECTIONS: Readonly<Record<string, string[]>> = {
   'lib/billing/': ['lib/accounts/', 'lib/files/'],
   'lib/moderation/': ['lib/accounts/', 'lib/files/'],
   // An account's export and deletion read and delete what the three others hold.
-  'lib/lifecycle/': ['lib/accounts/', 'lib/files/', 'lib/billing/'],
+  'lib/lifecycle/': ['lib/accounts/', 'lib/files/', 'lib/billing/', 'lib/webhooks/'],
+  // Webhooks are made of what files and billing write to the outbox.
+  'lib/webhooks/': ['lib/files/', 'lib/billing/'],
 };
 
 /** The console's layers: the shell mounts the pages; a page uses the shared components and the API client. */

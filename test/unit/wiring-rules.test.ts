@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '#infra/bundling.ts';
 
 /** Where the domains' classes live: every class there is a service, a repository, an error or a value. */
-const DOMAIN_ROOTS = ['lib/accounts', 'lib/files', 'lib/billing', 'lib/moderation'];
+const DOMAIN_ROOTS = ['lib/accounts', 'lib/files', 'lib/billing', 'lib/moderation', 'lib/webhooks'];
 /** Platform classes that are services over the table rather than adapters: built by builders too. */
 const PLATFORM_SERVICES = ['lib/platform/cdn/takedowns.ts'];
 

@@ -352,6 +352,9 @@ export const configSchema = z.object({
   // docs/UPLOADS.md "Trash": an owner's deleted file waits there this many days before it is purged.
   files: section({ trash_days: wholeNumber(1, 3650, 30) }),
   // docs/ACCOUNTS.md "Audit log": every administrator action, kept this many days.
+  // Webhook targets on loopback, private or link-local addresses, and plain http (docs/WEBHOOKS.md "Targets"):
+  // for local and test stages only; a production deployment refuses them whatever this says.
+  webhooks: section({ allow_private_targets: flag(false) }),
   audit: section({ retention_days: wholeNumber(1, 3650, 365) }),
   // docs/ABUSE.md "Bans": each container reads the bans again this often (a lifted or new ban holds
   // everywhere within it; its own container at once).
@@ -385,6 +388,10 @@ const PRODUCTION_STAGE_NAMES: readonly string[] = ['prod', 'production'];
 export function adminSecondFactorRequired(settings: AppConfig): boolean {
   return settings.admin.require_second_factor ?? isProduction(settings);
 }
+
+/** Whether webhooks may target special addresses: `webhooks.allow_private_targets`, never in production. */
+export const webhookPrivateTargets = (settings: AppConfig) =>
+  settings.webhooks.allow_private_targets && !isProduction(settings);
 
 export function isProduction(settings: { stage: string; deployment: { production?: boolean | undefined } }) {
   return settings.deployment.production ?? PRODUCTION_STAGE_NAMES.includes(settings.stage);

@@ -14,6 +14,7 @@ import { createLifecycleHandler } from '#functions/account-lifecycle/handler.ts'
 import { needs } from '#functions/account-lifecycle/needs.ts';
 import { identityKey, linkKey } from '#lib/accounts/provider-identities.ts';
 import type { Mail } from '#lib/platform/mail/mailer.ts';
+import { webhooksPartition } from '#lib/webhooks/endpoints.ts';
 import { authHarness, createTestAccount, movableClock, type TestAccount } from '#test/support/accounts.ts';
 import { apiEvent, lambdaContext, parseBody } from '#test/support/events.ts';
 import { addPasskey, passkeyLogin } from '#test/support/passkeys.ts';
@@ -316,6 +317,12 @@ describe('deletion', () => {
         },
       },
     ]);
+    // A webhook endpoint (docs/WEBHOOKS.md): removed before the files, so the purge calls it for none.
+    const hook = await call('files', 'POST', '/api/v1/webhooks', user.token, {
+      url: 'https://hooks.example.com/gone',
+      events: ['file.deleted'],
+    });
+    expect(hook.status).toBe(201);
     const scheduled = await call('accounts', 'POST', '/api/v1/account/delete', user.token, {
       current_password: user.password,
     });
@@ -350,6 +357,11 @@ describe('deletion', () => {
     expect(await h.accounts.repository.claimOf(user.account.username)).toBeUndefined();
     // So is the provider's identity: it may sign up again.
     expect(await h.table.get(identity)).toBeUndefined();
+    const hooks = await h.table.query({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': webhooksPartition(user.account.id) },
+    });
+    expect(hooks.items).toEqual([]);
   });
 
   it('finishes next run a deletion whose run stopped halfway', async () => {

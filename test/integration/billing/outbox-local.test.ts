@@ -115,7 +115,8 @@ describe('the outbox drain of npm start', () => {
 
     // Assess
     expect(env).toMatchObject({ TABLE_NAME: config.table_name });
-    expect(env).not.toHaveProperty('MASTER_KEY__PROVIDER');
+    // The master key opens the webhook endpoints' secrets (docs/WEBHOOKS.md); the bucket it never reads.
+    expect(env).toHaveProperty('MASTER_KEY__PROVIDER', 'local');
     expect(env).not.toHaveProperty('BUCKET_NAME');
     expect(env).not.toHaveProperty('AWS__EVENT_BUS_NAME');
     expect(eventsOf(orderId)).toHaveLength(1);

@@ -40,6 +40,9 @@ const FIELDS: Record<string, readonly string[]> = {
   'PATCH /api/v1/albums/{id}': ['name', 'description'],
   'GET /api/v1/albums': ['limit', 'cursor'],
   'GET /api/v1/gallery': ['limit', 'cursor'],
+  // Webhooks (docs/WEBHOOKS.md).
+  'POST /api/v1/webhooks': ['url', 'events', 'enabled'],
+  'PATCH /api/v1/webhooks/{id}': ['enabled'],
 };
 
 const ROUTES = [...routesOf('files'), ...routesOf('meta'), ...routesOf('render')];

@@ -27,6 +27,7 @@ import { SecurityPage } from '../pages/security.tsx';
 import { SharesPage } from '../pages/shares.tsx';
 import { PrivacyPage, TermsPage } from '../pages/site-text.tsx';
 import { TokensPage } from '../pages/tokens.tsx';
+import { WebhooksPage } from '../pages/webhooks.tsx';
 import { navigate, pagePath, routeParam, useRoute } from '../router.ts';
 import { useSite } from '../site.ts';
 
@@ -43,6 +44,7 @@ const ROUTES: RouteDef[] = [
   { path: '/shares', label: 'Share links', page: SharesPage, access: 'any' },
   { path: '/gallery', label: 'Gallery', page: GalleryPage, access: 'public' },
   { path: '/tokens', label: 'API tokens', page: TokensPage, access: 'any' },
+  { path: '/webhooks', label: 'Webhooks', page: WebhooksPage, access: 'any' },
   { path: '/embedding', label: 'Embedding', page: HotlinkPage, access: 'any' },
   { path: '/plans', label: 'Plans & usage', page: PlansPage, access: 'user' },
   { path: '/security', label: 'Security', page: SecurityPage, access: 'any' },
