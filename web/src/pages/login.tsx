@@ -1,4 +1,4 @@
-// Log in (one form for users and administrators: the account decides the door), the TOTP challenge (a 6-digit code or a recovery code), register with the
+// Log in (one form for users and administrators, an "Administrator account" box naming the door to try first), the TOTP challenge (a 6-digit code or a recovery code), register with the
 // e-mail code, and reset a forgotten password by the mailed code or link (docs/SPEC.md 3.2, 4.1). Every
 // login sends the device token this browser kept for the account and keeps the one it answers.
 import { useState } from 'preact/hooks';
