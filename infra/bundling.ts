@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import type { WorkerName } from '#functions/needs.ts';
 import { RENDER_WORKER_BUNDLE } from '#lib/files/render-processes.ts';
-import { REFERENCE_RENDERER } from '#lib/http/docs-page.ts';
+import { DOCS_GUIDES, REFERENCE_RENDERER } from '#lib/http/docs-page.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
 import { TFJS_WASM_FILES } from '#lib/moderation/nsfw-model.ts';
 
@@ -212,6 +212,19 @@ export function packageFileCommands(inputDir: string, outputDir: string, package
     const target = `${outputDir}/node_modules/${path}`;
     return `mkdir -p "$(dirname "${target}")" && cp "${inputDir}/node_modules/${path}" "${target}"`;
   });
+}
+
+/** Project files a function reads at run time, beside its bundle at the same path (the reference's guides). */
+export const PROJECT_FILES: Partial<Record<FunctionGroup | WorkerName, readonly string[]>> = {
+  meta: DOCS_GUIDES.map((name) => `docs/${name}`),
+};
+
+/** Shell commands for the afterBundling hook: each of the group's PROJECT_FILES copied beside the bundle. */
+export function projectFileCommands(inputDir: string, outputDir: string, group: FunctionGroup | WorkerName) {
+  return (PROJECT_FILES[group] ?? []).map(
+    (path) =>
+      `mkdir -p "$(dirname "${outputDir}/${path}")" && cp "${inputDir}/${path}" "${outputDir}/${path}"`,
+  );
 }
 
 /** functions/<group>/handler.ts, exporting `handler`. */

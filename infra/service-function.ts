@@ -49,6 +49,7 @@ import {
   PROJECT_ROOT,
   packageFileCommands,
   processEntryCommands,
+  projectFileCommands,
 } from './bundling.ts';
 import { providerSecretArns } from './secret-arns.ts';
 import type { StageConfig } from './stage-config.ts';
@@ -223,6 +224,8 @@ export class ServiceFunction extends Construct {
             ...processEntryCommands(inputDir, outputDir, props.group),
             // Package files it reads at run time (the moderation model's WebAssembly).
             ...packageFileCommands(inputDir, outputDir, packages),
+            // Project files it reads at run time (the API reference's guides).
+            ...projectFileCommands(inputDir, outputDir, props.group),
             // Its native addons arrived built for Lambda; it imports none that it does not ship.
             ...nativeChecks(outputDir, props.group, packages, npmCpuOf(ARCHITECTURE)),
             // The install needed the project's whole lock file; the function needs neither it nor the

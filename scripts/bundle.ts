@@ -14,6 +14,7 @@ import {
   functionEntry,
   GROUP_PACKAGES,
   PROCESS_ENTRIES,
+  PROJECT_FILES,
   PROJECT_ROOT,
 } from '#infra/bundling.ts';
 import { FUNCTION_GROUPS, type FunctionGroup } from '#lib/http/routes.ts';
@@ -47,6 +48,10 @@ export async function bundleGroup(
     const target = join(outDir, group, 'node_modules', path);
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(join(PROJECT_ROOT, 'node_modules', path), target);
+  }
+  for (const path of PROJECT_FILES[group] ?? []) {
+    mkdirSync(dirname(join(outDir, group, path)), { recursive: true });
+    copyFileSync(join(PROJECT_ROOT, path), join(outDir, group, path));
   }
   for (const [name, entry] of Object.entries(PROCESS_ENTRIES[group] ?? {})) {
     await build(

@@ -110,7 +110,13 @@ async function tour(): Promise<void> {
     });
     const plan = await call('POST', '/api/v1/admin/plans', {
       token: adminSession.token,
-      json: { name: `Tour plan ${suffix}`, amount_cents: 1230 },
+      // A month of 10 GiB (docs/PAYMENTS-GUIDE.md "Plans that grant storage"), as the README's tour.
+      json: {
+        name: `Pro month ${suffix}`,
+        amount_cents: 1230,
+        quota_bytes: 10 * 1024 ** 3,
+        duration_days: 30,
+      },
     });
     const order = await call('POST', '/api/v1/orders', {
       token: session.token,
@@ -118,6 +124,10 @@ async function tour(): Promise<void> {
     });
     console.log(`    (a browser would open ${order.pay_url} and press Pay)`);
     await call('POST', `/api/v1/orders/${order.id}/pay`, { token: session.token });
+    const usage = await call('GET', '/api/v1/usage', { token: session.token });
+    console.log(
+      `    paid: quota ${usage.quota_bytes} bytes until ${usage.plan?.expires_at} (${usage.plan?.name})`,
+    );
   } else {
     console.log('    (no admin.bootstrap in the config: the plan and order steps are skipped)');
   }

@@ -63,6 +63,19 @@ export function createMetaHandler(options: EntryOptions = {}) {
           return docsAsset(name, request.headers['accept-encoding']);
         },
       }),
+      'GET /docs/guides/{name}': defineRoute({
+        summary:
+          'One of the guides the reference names (docs/ACCOUNTS.md, UPLOADS.md, PAYMENTS-GUIDE.md), as text.',
+        responseContentType: 'text/plain',
+        responseDescription: 'The guide as written (Markdown).',
+        errors: [404],
+        run: async (request) => {
+          const { docsGuide, DOCS_GUIDES } = await import('#lib/http/docs-page.ts');
+          const name = request.params.name ?? '';
+          if (!DOCS_GUIDES.includes(name)) throw errors.notFound('no such guide');
+          return docsGuide(name);
+        },
+      }),
     },
     { authenticate: noCredentials, ...options },
   );

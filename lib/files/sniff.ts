@@ -69,12 +69,31 @@ export function normalizeAllowed(allowed: readonly string[]): ImageKind[] {
   return [...kinds];
 }
 
+const SVG_MIME_TYPE = 'image/svg+xml';
+
 export function notAllowedError(detected: string, allowed: readonly string[]): UploadError {
   const list = normalizeAllowed(allowed);
+  // SVG is never accepted, whatever the allow-list: it is a document that can carry scripts, which would
+  // run on this site's origin for everyone who opens the file (a stored XSS).
+  const svg = isSvgType(detected)
+    ? ': SVG can carry scripts that would run on this site (a stored-XSS risk), so it is never accepted; convert it to PNG or WebP'
+    : '';
   return new UploadError(
     'unsupported_media_type',
-    `file: type ${detected} is not allowed; allowed: ${list.length > 0 ? list.join(', ') : 'none'}`,
+    `file: type ${detected} is not allowed${svg}; allowed: ${list.length > 0 ? list.join(', ') : 'none'}`,
   );
+}
+
+const isSvgType = (mimeType: string) => mimeType.split(';', 1)[0]?.trim().toLowerCase() === SVG_MIME_TYPE;
+
+/** Whether text bytes are an SVG document (file-type recognises none: SVG is XML text). */
+function looksLikeSvg(bytes: Buffer): boolean {
+  const head = bytes
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
+  return head.startsWith('<') && /<svg[\s>]/i.test(head);
 }
 
 // BMP's signature is just the two ASCII letters "BM", so any text starting with them ("BMW ...") would
@@ -116,7 +135,8 @@ export async function sniffImage(bytes: Buffer, allowed: readonly string[]): Pro
       ? KIND_BY_DETECTED_EXT[detected.ext]
       : undefined;
   if (kind === undefined || !plausible(kind, bytes)) {
-    throw notAllowedError(kind === undefined && detected !== undefined ? detected.mime : 'unknown', allowed);
+    const found = looksLikeSvg(bytes) ? SVG_MIME_TYPE : (detected?.mime ?? 'unknown');
+    throw notAllowedError(kind === undefined ? found : 'unknown', allowed);
   }
   if (!normalizeAllowed(allowed).includes(kind)) throw notAllowedError(KIND_INFO[kind].mimeType, allowed);
   return { kind, ...KIND_INFO[kind] };

@@ -169,6 +169,33 @@ export async function docsAsset(name: string, acceptEncoding: string | undefined
   };
 }
 
+/** The guides the document's description names (`docs/<name>`), each served as text at /docs/guides/<name>. */
+export const DOCS_GUIDES: readonly string[] = ['ACCOUNTS.md', 'UPLOADS.md', 'PAYMENTS-GUIDE.md'];
+
+// Bundled, the guides sit beside the bundle (infra/bundling.ts PROJECT_FILES); else in the project's docs/.
+const GUIDES = new URL(import.meta.url.endsWith('.ts') ? '../../docs/' : './docs/', import.meta.url);
+
+/** GET /docs/guides/<name>: one of DOCS_GUIDES as it is written (Markdown), shown by the browser as text. */
+export async function docsGuide(name: string): Promise<HttpResult> {
+  return {
+    kind: 'raw',
+    status: 200,
+    body: await readFile(new URL(name, GUIDES)),
+    headers: {
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'public, max-age=3600',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    },
+  };
+}
+
+/** The description's text with each guide it names (`docs/UPLOADS.md`) a link to it. */
+function linkGuides(text: string): string {
+  return escapeHtml(text).replace(/docs\/([A-Z-]+\.md)/g, (path, name: string) =>
+    DOCS_GUIDES.includes(name) ? `<a href="/docs/guides/${name}">${path}</a>` : path,
+  );
+}
+
 /** The page: a header with the reference's sections (from the document's tags), and the renderer. */
 export function renderDocsPage(document: Json): string {
   const info = (document.info as Json | undefined) ?? {};
@@ -189,7 +216,7 @@ export function renderDocsPage(document: Json): string {
 <link rel="stylesheet" href="/docs/assets/reference.css">
 </head><body>
 <header><h1>${title} <small>${escapeHtml(String(info.version ?? ''))}</small></h1>
-<p>${escapeHtml(String(info.description ?? ''))} The document itself: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1).</p>
+<p>${linkGuides(String(info.description ?? ''))} The document itself: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1).</p>
 <nav aria-label="Sections"><ul>${sections}</ul></nav></header>
 <main id="reference"><noscript><p>The reference needs JavaScript; the document is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</p></noscript></main>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>

@@ -194,6 +194,7 @@ const GROUP_ROUTES = {
     ['GET', '/docs', 'none', 'none'],
     // The page's script and style sheets (the reference renderer), served from this origin.
     ['GET', '/docs/assets/{name}', 'none', 'none'],
+    ['GET', '/docs/guides/{name}', 'none', 'none'],
   ],
   render: [
     // Stored files and their renditions (docs/IMAGES.md): in AWS the CDN serves /i/<key> from the bucket and

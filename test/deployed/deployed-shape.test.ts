@@ -10,7 +10,7 @@ import { generate } from 'otplib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP_NEEDS, WORKER_NEEDS } from '#functions/needs.ts';
-import { BUNDLE_FILE, PROCESS_ENTRIES } from '#infra/bundling.ts';
+import { BUNDLE_FILE, PROCESS_ENTRIES, PROJECT_FILES } from '#infra/bundling.ts';
 import { LocalStreamPoller } from '#infra/local/outbox-drain.ts';
 import { stageConfigFrom } from '#infra/stage-config.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
@@ -154,11 +154,14 @@ describe('the deployed shape', () => {
       // No lock file or generated package.json: the bundle, the scripts it runs as processes of their own
       // (the render process), and where needed its node_modules.
       const processes = Object.keys(PROCESS_ENTRIES[fn.group as FunctionGroup] ?? {});
+      // and the project files it reads (the reference's guides, under docs/).
+      const projectDirs = (PROJECT_FILES[fn.group as FunctionGroup] ?? []).map((path) => path.split('/')[0]);
       expect(
         fn.assetEntries.filter(
           (entry) =>
             !/^index\.mjs(\.map)?$|^node_modules$/.test(entry) &&
-            !processes.includes(entry.replace(/\.map$/, '')),
+            !processes.includes(entry.replace(/\.map$/, '')) &&
+            !projectDirs.includes(entry),
         ),
         fn.group,
       ).toEqual([]);
@@ -620,6 +623,11 @@ describe('the deployed shape', () => {
     const renderer = await stack.api('GET', '/docs/assets/swagger-ui-bundle.js');
     expect(renderer.status).toBe(200);
     expect(renderer.text).toContain('SwaggerUIBundle');
+    // The guides its description links, copied beside the bundle by the build's hook.
+    expect(page.text).toContain('<a href="/docs/guides/UPLOADS.md">docs/UPLOADS.md</a>');
+    const guide = await stack.api('GET', '/docs/guides/UPLOADS.md');
+    expect(guide.status).toBe(200);
+    expect(guide.text).toContain('## Storage quota');
   });
 
   it('settles an order of each channel from its signed callback through the function URL', async () => {

@@ -2,6 +2,7 @@
 // allows nothing else; its sections from the document's tags, each route once (the /api/v1 account aliases
 // as a server of their route, not a second copy), examples from the schemas, "try it out" against this
 // server; readable at 390 px without sideways scrolling.
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +53,21 @@ describe('GET /docs over HTTP', () => {
     // The section list comes from the document's tags, each a link to its section's heading.
     for (const tag of document.tags as Array<{ name: string }>) {
       expect(page).toContain(`href="#operations-tag-${tag.name.replaceAll(' ', '_')}"`);
+    }
+  });
+
+  it('links each guide its description names, and each link opens the guide as text; any other name is a 404', async () => {
+    const page = await (await fetch(app.at('/docs'))).text();
+    const links = [...page.matchAll(/<a href="(\/docs\/guides\/[^"]+)">docs\/([^<]+)<\/a>/g)];
+    expect(links.map((link) => link[2])).toEqual(['ACCOUNTS.md', 'UPLOADS.md', 'PAYMENTS-GUIDE.md']);
+    for (const [, href, name] of links) {
+      const guide = await fetch(app.at(href ?? ''));
+      expect(guide.status, href).toBe(200);
+      expect(guide.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(await guide.text()).toBe(readFileSync(`docs/${name}`, 'utf8'));
+    }
+    for (const name of ['SPEC.md', '..%2Fpackage.json', 'openapi.json']) {
+      expect((await fetch(app.at(`/docs/guides/${name}`))).status, name).toBe(404);
     }
   });
 

@@ -45,6 +45,12 @@ describe('the scripts beside npm start', () => {
       expect(tour.status).toBe(0);
       expect(tour.stdout).toContain(`Tour of ${service.url}`);
       expect(tour.stdout).toMatch(/POST \/api\/v1\/upload -> 200/);
+      // The README's "Pro month": 10 GiB for 30 days, not a permanent plan that grants nothing.
+      const paid = /paid: quota 10737418240 bytes until (\S+) \(Pro month/.exec(tour.stdout);
+      expect(paid, tour.stdout).not.toBeNull();
+      const days = (Date.parse(paid?.[1] ?? '') - Date.now()) / 86_400_000;
+      expect(days).toBeGreaterThan(29.9);
+      expect(days).toBeLessThanOrEqual(30);
       expect(tour.stdout).toMatch(/Done\./);
 
       const recount = run('recount-usage.ts');

@@ -44,7 +44,8 @@ export interface SharexUploader {
 /**
  * A ShareX custom uploader (.sxcu): a multipart POST of `file` with the token, the link read from the
  * answer's `data.url` ({json:...} is ShareX's syntax for a field of a JSON answer). ShareX opens a deletion
- * URL in the browser, which cannot send the token: it opens the console's file list instead.
+ * URL in the browser, which cannot send the token: it opens the console's page that deletes that file after
+ * one confirmation, where the owner is signed in.
  */
 export function sharexConfig(
   token: string,
@@ -65,7 +66,7 @@ export function sharexConfig(
     FileFormName: 'file',
     URL: '{json:data.url}',
     ThumbnailURL: '{json:data.thumbnail}',
-    DeletionURL: `${origin}/#/files`,
+    DeletionURL: `${origin}/#/files/{json:data.id}/delete`,
     ErrorMessage: '{json:message}',
   };
 }

@@ -94,13 +94,13 @@ describe('passkeys in the console (npm start, Chromium virtual authenticator)', 
     await logOut();
 
     // A browser that never saw the account (nothing kept): the users' door refuses the administrator's
-    // passkey, and the form signs in at the administrators' door, with no box to tick.
+    // passkey, and the form signs in at the administrators' door, the Administrator account box unticked.
     await page.evaluate(() =>
       (globalThis as unknown as { localStorage: { removeItem(key: string): void } }).localStorage.removeItem(
         'console.devices',
       ),
     );
-    expect(await page.getByLabel('Administrator').count()).toBe(0);
+    expect(await page.getByLabel('Administrator account').isChecked()).toBe(false);
     await page.getByLabel('Username or e-mail').fill(ADMIN.username);
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await heading('Accounts');

@@ -67,6 +67,10 @@ describe('the ShareX custom uploader (.sxcu)', () => {
     expect(served.status).toBe(200);
     expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
     expect(resolveSharexExpression(String(uploader.ErrorMessage), { message: 'nope' })).toBe('nope');
+    // The deletion URL opens the console's page that deletes this file (test/e2e/console/newcomer.test.ts).
+    expect(resolveSharexExpression(String(uploader.DeletionURL), answer)).toBe(
+      `${app.url}/#/files/${answer.data.id}/delete`,
+    );
   });
 });
 

@@ -7,7 +7,7 @@ import { measureImage } from '#lib/files/measure.ts';
 import { IMAGE_KINDS } from '#lib/files/metadata/types.ts';
 import { parseUploadForm } from '#lib/files/multipart.ts';
 import { inspectUpload } from '#lib/files/record.ts';
-import { kindFromMimeType, sniffImage } from '#lib/files/sniff.ts';
+import { kindFromMimeType, notAllowedError, sniffImage } from '#lib/files/sniff.ts';
 import { statusOf } from '#lib/http/errors.ts';
 import { buildMultipart, images, jpegRotated, notAnImage, png } from '#test/support/images.ts';
 
@@ -100,6 +100,19 @@ describe('sniffImage', () => {
     expect(error.message).toBe(
       'file: type application/pdf is not allowed; allowed: png, jpeg, gif, webp, avif, bmp, ico',
     );
+  });
+
+  it('says an SVG is never accepted and why (its scripts), with or without an XML prolog', async () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>';
+    for (const text of [svg, `\uFEFF<?xml version="1.0"?>\n<!-- logo -->\n${svg}`]) {
+      const error = await rejection(sniffImage(Buffer.from(text), ALL));
+      expect(statusOf(error)).toBe(415);
+      expect(error.message).toMatch(
+        /^file: type image\/svg\+xml is not allowed: SVG can carry scripts that would run on this site \(a stored-XSS risk\)/,
+      );
+    }
+    // Declared before any bytes exist (a presigned upload): the same answer.
+    expect(notAllowedError('image/svg+xml', ALL).message).toMatch(/SVG can carry scripts/);
   });
 
   it('names an image type that the configuration does not allow', async () => {

@@ -1687,6 +1687,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/docs/guides/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One of the guides the reference names (docs/ACCOUNTS.md, UPLOADS.md, PAYMENTS-GUIDE.md), as text. */
+    get: operations['getDocsGuidesName'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/i/{key}': {
     parameters: {
       query?: never;
@@ -13930,6 +13947,76 @@ export interface operations {
         content: {
           'application/json': components['schemas']['ErrorEnvelope'];
           'text/javascript': unknown;
+        };
+      };
+      /** @description A bug (never for bad input) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+      /** @description A dependency is busy or unreachable; retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+        };
+      };
+    };
+  };
+  getDocsGuidesName: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The guide as written (Markdown). */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/plain': unknown;
+        };
+      };
+      /** @description Malformed or invalid input (the message names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/plain': unknown;
+        };
+      };
+      /** @description Not allowed: a caller without the right, or a banned address (any route, docs/ABUSE.md) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/plain': unknown;
+        };
+      };
+      /** @description Unknown resource (including other accounts’) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorEnvelope'];
+          'text/plain': unknown;
         };
       };
       /** @description A bug (never for bad input) */

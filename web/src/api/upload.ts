@@ -20,7 +20,10 @@ function send(
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     request.open(method, url);
-    for (const [name, value] of Object.entries(headers)) request.setRequestHeader(name, value);
+    // Content-Length is the browser's to set (from the body; setting it logs "Refused to set unsafe header").
+    for (const [name, value] of Object.entries(headers)) {
+      if (name.toLowerCase() !== 'content-length') request.setRequestHeader(name, value);
+    }
     request.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };

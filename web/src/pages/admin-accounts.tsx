@@ -43,17 +43,6 @@ export function AdminAccounts() {
         <Field form={query} name="q" label="Username or e-mail" type="search" />
         <Submit form={query}>Search</Submit>
       </form>
-      <form
-        class="inline"
-        aria-label="Confirm administrator actions"
-        onSubmit={(event) => event.preventDefault()}
-      >
-        <PasswordField
-          form={confirm}
-          name="current_password"
-          label="Your password (to disable an administrator or reset their second factor)"
-        />
-      </form>
       {action.view}
       <ListTable
         list={accounts}
@@ -118,6 +107,18 @@ export function AdminAccounts() {
           );
         }}
       />
+      {/* Below the table, by the actions that need it: the search stays right above the list. */}
+      <form
+        class="inline"
+        aria-label="Confirm administrator actions"
+        onSubmit={(event) => event.preventDefault()}
+      >
+        <PasswordField
+          form={confirm}
+          name="current_password"
+          label="Your password (to disable an administrator or reset their second factor)"
+        />
+      </form>
       <h2 id="new-admin-title">New administrator</h2>
       <form onSubmit={submitCreate} noValidate aria-labelledby="new-admin-title">
         <Field form={create} name="username" label="Username" autoComplete="off" />

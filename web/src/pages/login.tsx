@@ -1,4 +1,4 @@
-// Log in (one form for users and administrators: the account decides the door), the TOTP challenge (a 6-digit code or a recovery code), register with the
+// Log in (one form for users and administrators, an "Administrator account" box naming the door to try first), the TOTP challenge (a 6-digit code or a recovery code), register with the
 // e-mail code, and reset a forgotten password by the mailed code or link (docs/SPEC.md 3.2, 4.1). Every
 // login sends the device token this browser kept for the account and keeps the one it answers.
 import { useState } from 'preact/hooks';
@@ -22,15 +22,19 @@ interface LoginFormProps {
   autoFocus?: boolean;
 }
 
+/** Where this browser keeps the form's "Administrator account" choice. */
+const ADMIN_CHOICE_KEY = 'console.adminDoor';
+
 /**
  * The doors to try, in order (docs/ACCOUNTS.md "Doors"): the one this browser saw the account log in at,
- * alone; for an account it has not seen, the users' door, then the administrators'. Both doors answer a
- * wrong door exactly as a wrong password (one 401), so the second is tried only after the first's 401, and
- * nothing shown tells which kind of account a name is.
+ * alone; for an account it has not seen, the door the form's "Administrator account" box names, then the
+ * other. Both doors answer a wrong door exactly as a wrong password (one 401), so the second is tried only
+ * after the first's 401, and nothing shown tells which kind of account a name is.
  */
-function doorsFor(identifier: string, door?: Door): Door[] {
+function doorsFor(identifier: string, door: Door | undefined, admin: boolean): Door[] {
   const known = door ?? devices.roleOf(identifier);
-  return known ? [known] : ['user', 'admin'];
+  if (known) return [known];
+  return admin ? ['admin', 'user'] : ['user', 'admin'];
 }
 
 /** Runs `attempt` at each door in turn while the door answers 401; the last answer (or refusal) stands. */
@@ -49,11 +53,18 @@ async function throughDoors<T>(doors: Door[], attempt: (door: Door) => Promise<T
 export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: LoginFormProps) {
   const form = useForm({ username: initialUsername, password: '' });
   const [challenge, setChallenge] = useState<Challenge | null>(null);
+  // An administrator ticks it once: this browser remembers it, and their logins go to their door first.
+  const [admin, setAdmin] = useState(() => localStorage.getItem(ADMIN_CHOICE_KEY) === 'yes');
+  const chooseAdmin = (on: boolean) => {
+    setAdmin(on);
+    if (on) localStorage.setItem(ADMIN_CHOICE_KEY, 'yes');
+    else localStorage.removeItem(ADMIN_CHOICE_KEY);
+  };
 
   const login = form.submit(async ({ username, password }) => {
     const device_token = devices.tokenFor(username);
     const body = { username, password, ...(device_token ? { device_token } : {}) };
-    const data = await throughDoors(doorsFor(username, door), (at) =>
+    const data = await throughDoors(doorsFor(username, door, admin), (at) =>
       call(api.POST(at === 'admin' ? '/admin/auth/login' : '/auth/login', { body })),
     );
     if ('totp_required' in data) return setChallenge(data);
@@ -70,7 +81,7 @@ export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: Log
   const withPasskey = form.submit(async ({ username }) => {
     const name = username.trim();
     signedIn(
-      await throughDoors(doorsFor(name, door), async (at) => {
+      await throughDoors(doorsFor(name, door, admin), async (at) => {
         const prefix = at === 'admin' ? '/admin/auth/passkeys/login' : '/auth/passkeys/login';
         const options = await call(
           api.POST(`${prefix}/options` as '/auth/passkeys/login/options', {
@@ -98,6 +109,17 @@ export function LoginForm({ initialUsername = '', door, onDone, autoFocus }: Log
         autoFocus={autoFocus && !initialUsername}
       />
       <PasswordField form={form} label="Password" required autoFocus={autoFocus && !!initialUsername} />
+      {!door && (
+        <div class="check">
+          <input
+            id="admin-door"
+            type="checkbox"
+            checked={admin}
+            onChange={(event) => chooseAdmin((event.target as HTMLInputElement).checked)}
+          />
+          <label for="admin-door">Administrator account</label>
+        </div>
+      )}
       {form.formError && <FormError message={form.formError} />}
       <div class="actions">
         <button type="submit" disabled={form.busy}>

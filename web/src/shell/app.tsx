@@ -16,6 +16,7 @@ import { AdminPayment } from '../pages/admin-payment.tsx';
 import { AdminPlans } from '../pages/admin-plans.tsx';
 import { AdminSite } from '../pages/admin-site.tsx';
 import { AlbumsPage } from '../pages/albums.tsx';
+import { DeleteFilePage } from '../pages/delete-file.tsx';
 import { FilesPage } from '../pages/files.tsx';
 import { GalleryPage } from '../pages/gallery.tsx';
 import { HotlinkPage } from '../pages/hotlink.tsx';
@@ -119,12 +120,29 @@ export function App() {
   else if (pagePath(path) === '/report') content = <ReportPage key={path} url={routeParam(path, 'url')} />;
   else if (path === '/terms') content = <TermsPage />;
   else if (path === '/privacy') content = <PrivacyPage />;
+  // An uploader config's deletion URL (ShareX's DeletionURL): one file, deleted after a confirmation.
+  else if (user && /^\/files\/[^/?]+\/delete$/.test(path))
+    content = <DeleteFilePage key={path} id={decodeURIComponent(path.split('/')[2] ?? '')} />;
   else {
     // A page may take a query (`#/albums?id=…`).
     const route = ROUTES.find((candidate) => candidate.path === pagePath(path));
     if (route && allowed(route)) content = <route.page />;
     else if (user) content = <p>This page does not exist or is not yours to see.</p>;
   }
+
+  // Below the breakpoint the links fold into a menu (style.css .menu); a route change or Escape folds it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setMenuOpen(false);
+      document.getElementById('menu-toggle')?.focus();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [menuOpen]);
 
   const logout = async () => {
     await call(api.POST('/auth/logout', { body: {} })).catch(() => undefined);
@@ -138,40 +156,55 @@ export function App() {
       <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
         Skip to content
       </button>
-      <header class="top" inert={expired}>
+      <header class={menuOpen ? 'top open' : 'top'} inert={expired}>
         <a class="brand" href={user ? '#/' : '#/login'}>
           {site?.logo_url && <img src={site.logo_url} alt="" />}
           {site?.name ?? 'Console'}
         </a>
-        <nav aria-label="Main">
-          <ul>
-            {ROUTES.filter(allowed).map((route) => (
-              <li key={route.path}>
-                <a href={`#${route.path}`} aria-current={route.path === pagePath(path) ? 'page' : undefined}>
-                  {route.label}
-                </a>
-              </li>
-            ))}
-            {!user && (
-              <li>
-                <a href="#/login" aria-current={path === '/login' ? 'page' : undefined}>
-                  Log in
-                </a>
-              </li>
-            )}
-          </ul>
-        </nav>
-        {user && !expired && (
-          <div class="who">
-            <span>
-              {user.username}
-              {user.role === 'admin' ? ' (administrator)' : ''}
-            </span>
-            <button type="button" class="link" onClick={logout}>
-              Log out
-            </button>
-          </div>
-        )}
+        <button
+          type="button"
+          id="menu-toggle"
+          class="menu-toggle secondary"
+          aria-expanded={menuOpen}
+          aria-controls="menu"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <div id="menu" class="menu">
+          <nav aria-label="Main">
+            <ul>
+              {ROUTES.filter(allowed).map((route) => (
+                <li key={route.path}>
+                  <a
+                    href={`#${route.path}`}
+                    aria-current={route.path === pagePath(path) ? 'page' : undefined}
+                  >
+                    {route.label}
+                  </a>
+                </li>
+              ))}
+              {!user && (
+                <li>
+                  <a href="#/login" aria-current={path === '/login' ? 'page' : undefined}>
+                    Log in
+                  </a>
+                </li>
+              )}
+            </ul>
+          </nav>
+          {user && !expired && (
+            <div class="who">
+              <span>
+                {user.username}
+                {user.role === 'admin' ? ' (administrator)' : ''}
+              </span>
+              <button type="button" class="link" onClick={logout}>
+                Log out
+              </button>
+            </div>
+          )}
+        </div>
       </header>
       <main id="main" tabIndex={-1} inert={expired}>
         {content}
