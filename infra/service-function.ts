@@ -25,12 +25,11 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { WorkerName } from '#functions/needs.ts';
 import { BANS_PARTITION } from '#lib/accounts/bans.ts';
-import { planKey } from '#lib/billing/plans.ts';
 import { OWNER_RULES_PREFIX } from '#lib/files/owner-rules.ts';
 import { DERIVED_PREFIX } from '#lib/files/prefixes.ts';
 import { RENDITION_CLAIM_PREFIX } from '#lib/files/rendition-claims.ts';
 import type { FunctionGroup } from '#lib/http/routes.ts';
-import { TABLE } from '#lib/platform/db/keys.ts';
+import { planKey, TABLE } from '#lib/platform/db/keys.ts';
 import { CDN_LOG_PREFIX } from '#lib/platform/storage/access-logs.ts';
 import { type Access, environmentFor, type GroupNeeds } from '#lib/wiring/needs.ts';
 import {

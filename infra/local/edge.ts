@@ -4,7 +4,6 @@
 // against the clock: docs/UPLOADS.md "Expiring uploads", "Trash"); a held one 451 (lib/moderation/edge-holds.ts); an owner's rules and the deployment's Referer
 // allow-list are applied by the very function the edge embeds (lib/files/owner-rules.ts).
 
-import { planKey } from '#lib/billing/plans.ts';
 import { type FileItem, fileKey } from '#lib/files/files.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
 import { ownerTagOfKey, parseStorageKey } from '#lib/files/names.ts';
@@ -19,6 +18,7 @@ import type { LocalEdge } from '#lib/http/stored-file.ts';
 import { heldAtEdge } from '#lib/moderation/edge-holds.ts';
 import { deniedAtEdge } from '#lib/platform/cdn/deny-list.ts';
 import type { AppConfig } from '#lib/platform/config/schema.ts';
+import { planKey } from '#lib/platform/db/keys.ts';
 import { isExpired, type Table } from '#lib/platform/db/table.ts';
 import { deploymentEdgeRules } from '../edge.ts';
 

@@ -2,12 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { errors } from '#lib/core/errors.ts';
 import type { Watermark } from '#lib/files/watermark.ts';
+import { planKey } from '#lib/platform/db/keys.ts';
 import type { Item, Table } from '#lib/platform/db/table.ts';
 import { conditionFailedAs, setFields } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { Plan } from './model.ts';
 
-export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
+export { planKey };
 
 /**
  * Plan ids are UUIDs; anything else (an over-long path segment would even exceed DynamoDB's key size and

@@ -1,7 +1,8 @@
 // Builds the renditions service (renditions.ts) for the render function: the bucket, the claims' table and
 // the `images` settings alone, so that function bundles nothing of the upload pipeline.
-import { planKey } from '#lib/billing/plans.ts';
+
 import type { AppConfig } from '#lib/platform/config/schema.ts';
+import { planKey } from '#lib/platform/db/keys.ts';
 import type { Clock, Table } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { OwnerMarks } from './owner-marks.ts';

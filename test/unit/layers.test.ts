@@ -13,19 +13,25 @@ const LAYERS: Layers = [
   {
     name: 'scripts',
     prefixes: ['scripts/'],
-    mayImport: ['infra', 'functions', 'wiring', 'edge', 'domains', 'platform', 'core'],
+    mayImport: ['infra', 'functions', 'wiring', 'peers', 'edge', 'domains', 'platform', 'core'],
   },
   {
     name: 'infra',
     prefixes: ['infra/'],
-    mayImport: ['functions', 'wiring', 'edge', 'domains', 'platform', 'core'],
+    mayImport: ['functions', 'wiring', 'peers', 'edge', 'domains', 'platform', 'core'],
   },
   {
     name: 'functions',
     prefixes: ['functions/'],
-    mayImport: ['wiring', 'edge', 'domains', 'platform', 'core'],
+    mayImport: ['wiring', 'peers', 'edge', 'domains', 'platform', 'core'],
   },
-  { name: 'wiring', prefixes: ['lib/wiring/'], mayImport: ['edge', 'domains', 'platform', 'core'] },
+  {
+    name: 'wiring',
+    prefixes: ['lib/wiring/'],
+    mayImport: ['peers', 'edge', 'domains', 'platform', 'core'],
+  },
+  // The peers' APIs and libraries (docs/COMPAT.md): their answer shapes over the edge's, and the import.
+  { name: 'peers', prefixes: ['lib/compat/'], mayImport: ['edge', 'domains', 'platform', 'core'] },
   { name: 'edge', prefixes: ['lib/http/'], mayImport: ['domains', 'platform', 'core'] },
   {
     name: 'domains',

@@ -165,3 +165,9 @@ export function projectionOf(index: { projected: readonly string[] }): {
     ? { ProjectionType: 'KEYS_ONLY' }
     : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projected] };
 }
+
+/**
+ * A plan's item (lib/billing/plans.ts): here because files read it too (its watermark, lib/files/owner-marks.ts)
+ * and the domains do not import each other's repositories.
+ */
+export const planKey = (id: string) => ({ pk: `plan#${id}`, sk: 'plan' });
