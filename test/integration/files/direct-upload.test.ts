@@ -63,6 +63,7 @@ describe('POST /api/v1/upload', () => {
     expect(Object.keys(body.data as object).sort()).toEqual([
       'album_id',
       'created_at',
+      'expires_at',
       'filename',
       'hash',
       'height',
