@@ -18,6 +18,8 @@ export interface Plan {
   bandwidth_bytes: number | null;
   /** How long the grant lasts; 0: permanent (also for plans stored before quotas). */
   duration_days: number;
+  /** The grant's default retention of uploads in days (docs/UPLOADS.md "Expiring uploads"); null: none. */
+  retention_days: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -83,6 +85,7 @@ export interface StoredOrder extends OrderTerms {
    */
   quota_bytes?: number | null;
   duration_days?: number;
+  retention_days?: number | null;
   /** The account's grant as this order's settlement wrote it (absent: the plan grants no storage). */
   grant?: Grant;
   /**
@@ -191,6 +194,7 @@ export function planView(plan: Plan) {
     quota_bytes: plan.quota_bytes,
     bandwidth_bytes: plan.bandwidth_bytes,
     duration_days: plan.duration_days,
+    retention_days: plan.retention_days,
     created_at: plan.created_at,
   };
 }

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
-import { parseExpiry } from './expiry.ts';
+import { expiryOrDefault, parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { type ParsedUploadForm, parseUploadForm } from './multipart.ts';
@@ -76,17 +76,26 @@ export class DirectUploadService {
     });
   }
 
-  /** A parsed form's file stored and recorded for its owner (what `upload` does after `parse`). */
-  async store(owner: QuotaAccount, form: ParsedUploadForm): Promise<UploadRecord> {
+  /**
+   * A parsed form's file stored and recorded for its owner (what `upload` does after `parse`). `imported`:
+   * no default retention from the owner's plan (an import keeps files as their source had them).
+   */
+  async store(owner: QuotaAccount, form: ParsedUploadForm, { imported = false } = {}): Promise<UploadRecord> {
     const { files, storage, quota, maxBytes, allowedTypes } = this.deps;
     const file = form.file;
     const permission = parsePermission(form.fields.permission);
     // Comma-separated, as a form field of PicGo or ShareX sends it.
     const tags = parseTags(form.fields.tags?.split(',') ?? []);
-    const albumId = await this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim());
-    // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const now = this.deps.clock();
-    const expiresAt = parseExpiry(form.fields, now);
+    const asked = parseExpiry(form.fields, now);
+    // The usage the reservation decides on, read beside the album's check: its plan's default retention
+    // decides the expiry of an upload that asked for none.
+    const [albumId, usage] = await Promise.all([
+      this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim()),
+      quota.stateFor(owner),
+    ]);
+    const expiresAt = expiryOrDefault(asked, now, imported ? undefined : usage.retentionDays);
+    // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
     const id = randomUUID();
@@ -132,7 +141,7 @@ export class DirectUploadService {
     try {
       const [existing, reservation] = await Promise.all([
         files.findByHash(owner.id, facts.sha256),
-        quota.prepareReservation(owner, facts.size, id),
+        quota.prepareReservation(owner, facts.size, id, usage),
         this.deps.likeness.refuse(likeness),
       ]);
       if (existing) {

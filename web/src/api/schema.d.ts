@@ -13542,6 +13542,7 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              retention_days: number | null;
               created_at: string;
             }[];
           };
@@ -13605,6 +13606,7 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              retention_days: number | null;
               created_at: string;
             }[];
           };
@@ -13665,6 +13667,7 @@ export interface operations {
           quota_bytes?: number | null;
           bandwidth_bytes?: number | null;
           duration_days?: number;
+          retention_days?: number | null;
         };
       };
     };
@@ -13689,6 +13692,7 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              retention_days: number | null;
               created_at: string;
             };
           };
@@ -13873,6 +13877,7 @@ export interface operations {
           quota_bytes?: number | null;
           bandwidth_bytes?: number | null;
           duration_days?: number;
+          retention_days?: number | null;
         };
       };
     };
@@ -13897,6 +13902,7 @@ export interface operations {
               quota_bytes: number | null;
               bandwidth_bytes: number | null;
               duration_days: number;
+              retention_days: number | null;
               created_at: string;
             };
           };

@@ -32,6 +32,7 @@ function PlanForm({
     quota_gib: plan && plan.quota_bytes !== null ? String(plan.quota_bytes / 1024 ** 3) : '',
     bandwidth_gib: plan && plan.bandwidth_bytes !== null ? String(plan.bandwidth_bytes / 1024 ** 3) : '',
     duration_days: plan?.duration_days ? String(plan.duration_days) : '',
+    retention_days: plan?.retention_days ? String(plan.retention_days) : '',
   });
   const save = form.submit(async (values) => {
     const body = {
@@ -41,6 +42,7 @@ function PlanForm({
       quota_bytes: values.quota_gib ? Math.round(Number(values.quota_gib) * 1024 ** 3) : null,
       bandwidth_bytes: values.bandwidth_gib ? Math.round(Number(values.bandwidth_gib) * 1024 ** 3) : null,
       duration_days: values.duration_days ? Number(values.duration_days) : 0,
+      retention_days: values.retention_days ? Number(values.retention_days) : null,
     };
     if (plan) {
       await call(api.PATCH('/api/v1/admin/plans/{id}', { ...byId(plan.id), body }));
@@ -74,6 +76,13 @@ function PlanForm({
         form={form}
         name="duration_days"
         label="Duration in days (empty: permanent)"
+        inputMode="numeric"
+      />
+      <Field
+        form={form}
+        name="retention_days"
+        label="Default retention in days"
+        hint="Empty: none. Buyers' uploads that set no expiry are deleted this many days after upload."
         inputMode="numeric"
       />
       <div class="actions">
