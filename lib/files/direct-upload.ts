@@ -86,16 +86,10 @@ export class DirectUploadService {
     const permission = parsePermission(form.fields.permission);
     // Comma-separated, as a form field of PicGo or ShareX sends it.
     const tags = parseTags(form.fields.tags?.split(',') ?? []);
+    const albumId = await this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim());
+    // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const now = this.deps.clock();
     const asked = parseExpiry(form.fields, now);
-    // The usage the reservation decides on, read beside the album's check: its plan's default retention
-    // decides the expiry of an upload that asked for none.
-    const [albumId, usage] = await Promise.all([
-      this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim()),
-      quota.stateFor(owner),
-    ]);
-    const expiresAt = expiryOrDefault(asked, now, imported ? undefined : usage.retentionDays);
-    // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
     const id = randomUUID();
@@ -105,22 +99,6 @@ export class DirectUploadService {
       strip: this.deps.stripMetadata,
       inputSha256: file.sha256,
       key,
-    });
-    const item = newFileItem({
-      id,
-      key,
-      filename,
-      facts,
-      permission,
-      albumId,
-      tags,
-      expiresAt,
-      ownerId: owner.id,
-      ownerRole: owner.role,
-      now,
-      originalName: file.originalName,
-      baseUrl: this.deps.baseUrl,
-      listingShards: this.deps.files.listingShards,
     });
 
     // Its likeness is computed before any call, so its look-up goes out with the step of reads below.
@@ -141,13 +119,32 @@ export class DirectUploadService {
     try {
       const [existing, reservation] = await Promise.all([
         files.findByHash(owner.id, facts.sha256),
-        quota.prepareReservation(owner, facts.size, id, usage),
+        quota.prepareReservation(owner, facts.size, id),
         this.deps.likeness.refuse(likeness),
       ]);
       if (existing) {
         outcome = { created: false, item: existing };
       } else {
         reservation.check();
+        // No expiry asked for: the plan's default retention, from the usage the reservation read (no read or
+        // wait of its own; the bytes are being stored meanwhile).
+        const expiresAt = expiryOrDefault(asked, now, imported ? undefined : reservation.retentionDays);
+        const item = newFileItem({
+          id,
+          key,
+          filename,
+          facts,
+          permission,
+          albumId,
+          tags,
+          expiresAt,
+          ownerId: owner.id,
+          ownerRole: owner.role,
+          now,
+          originalName: file.originalName,
+          baseUrl: this.deps.baseUrl,
+          listingShards: this.deps.files.listingShards,
+        });
         outcome = await files.createDeduped(item, { reservation });
       }
     } catch (error) {

@@ -93,6 +93,11 @@ export class Reservation {
 
   constructor(private readonly held: ReservationFacts) {}
 
+  /** The default retention (days) of the owner's plan in the usage as read: lib/files/expiry.ts expiryOrDefault. */
+  get retentionDays(): number | undefined {
+    return this.held.retentionDays;
+  }
+
   /** Whether the bytes fit the usage as last read (no quota: always). */
   fits(): boolean {
     const { quotaBytes, state, bytes } = this.held;
@@ -289,16 +294,11 @@ export class QuotaService {
   }
 
   /**
-   * What a reservation of file `fileId`'s `bytes` needs, on `read` (stateFor) or read here; the caller
-   * decides when to `check()` it (dedupe first).
+   * Reads what a reservation of file `fileId`'s `bytes` needs; the caller decides when to `check()` it
+   * (dedupe first).
    */
-  async prepareReservation(
-    account: QuotaAccount,
-    bytes: number,
-    fileId: string,
-    read?: UsageRead,
-  ): Promise<Reservation> {
-    read ??= await this.stateFor(account);
+  async prepareReservation(account: QuotaAccount, bytes: number, fileId: string): Promise<Reservation> {
+    const read = await this.stateFor(account);
     return this.reservationOn(account, read, bytes, fileId, this.chargeFor(account, read.state, bytes));
   }
 
@@ -333,6 +333,7 @@ export class QuotaService {
       state: read.state,
       quotaBytes: read.quotaBytes,
       items: read.items,
+      retentionDays: read.retentionDays,
     });
   }
 
