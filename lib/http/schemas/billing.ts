@@ -160,16 +160,14 @@ export const planBody = z.object({
   // Days an upload without an expiry of its own keeps (docs/UPLOADS.md "Expiring uploads"); null: none.
   retention_days: z.optional(
     z.nullable(
-      z
-        .number()
-        .check(
-          z.minimum(1, { message: 'must be 1 or more (null: none)', abort: true }),
-          z.maximum(MAX_PLAN_RETENTION_DAYS, {
-            message: `must be at most ${MAX_PLAN_RETENTION_DAYS}`,
-            abort: true,
-          }),
-          z.int('must be a whole number of days'),
-        ),
+      z.number().check(
+        z.minimum(1, { message: 'must be 1 or more (null: none)', abort: true }),
+        z.maximum(MAX_PLAN_RETENTION_DAYS, {
+          message: `must be at most ${MAX_PLAN_RETENTION_DAYS}`,
+          abort: true,
+        }),
+        z.int('must be a whole number of days'),
+      ),
     ),
   ),
 });
