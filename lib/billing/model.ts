@@ -21,6 +21,8 @@ export interface Plan {
   duration_days: number;
   /** The mark on its owners' images (docs/IMAGES.md "Watermarks"); null: none. */
   watermark: Watermark | null;
+  /** The grant's default retention of uploads in days (docs/UPLOADS.md "Expiring uploads"); null: none. */
+  retention_days: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -86,6 +88,7 @@ export interface StoredOrder extends OrderTerms {
    */
   quota_bytes?: number | null;
   duration_days?: number;
+  retention_days?: number | null;
   /** The account's grant as this order's settlement wrote it (absent: the plan grants no storage). */
   grant?: Grant;
   /**
@@ -195,6 +198,7 @@ export function planView(plan: Plan) {
     bandwidth_bytes: plan.bandwidth_bytes,
     duration_days: plan.duration_days,
     watermark: plan.watermark,
+    retention_days: plan.retention_days,
     created_at: plan.created_at,
   };
 }

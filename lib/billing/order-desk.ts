@@ -196,6 +196,7 @@ export class OrderDesk {
       // What it buys is fixed now, like the price (docs/DESIGN.md 11: settlement grants it).
       quota_bytes: plan.quota_bytes,
       duration_days: plan.duration_days,
+      retention_days: plan.retention_days,
       ...(quote
         ? {
             coupon_code: quote.code,

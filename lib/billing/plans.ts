@@ -30,6 +30,8 @@ export interface NewPlan {
   /** Absent or 0: permanent. */
   duration_days?: number;
   watermark?: Watermark | null;
+  /** Days an upload keeps without an expiry of its own (docs/UPLOADS.md "Expiring uploads"); absent or null: none. */
+  retention_days?: number | null;
 }
 
 export type PlanChanges = Partial<
@@ -43,16 +45,22 @@ export type PlanChanges = Partial<
     | 'bandwidth_bytes'
     | 'duration_days'
     | 'watermark'
+    | 'retention_days'
   >
 >;
 
 /** What an order copies from its plan: the terms it is sold at. */
-export type SaleTerms = Pick<Plan, 'id' | 'name' | 'amount_cents' | 'quota_bytes' | 'duration_days'>;
+export type SaleTerms = Pick<
+  Plan,
+  'id' | 'name' | 'amount_cents' | 'quota_bytes' | 'duration_days' | 'retention_days'
+>;
 
 /** The largest quota a plan may grant: 1 PiB (beyond it a number is a typo, not a product). */
 export const MAX_PLAN_QUOTA_BYTES = 2 ** 50;
 /** The longest a plan may last: 100 years (0 is permanent). */
 export const MAX_PLAN_DURATION_DAYS = 36_500;
+/** The longest default retention a plan may set: 10 years (lib/files/expiry.ts EXPIRY_MAX_SECONDS). */
+export const MAX_PLAN_RETENTION_DAYS = 3650;
 
 function fromItem(item: Item | undefined): Plan | undefined {
   if (!item) return undefined;
@@ -64,6 +72,7 @@ function fromItem(item: Item | undefined): Plan | undefined {
     bandwidth_bytes: typeof plan.bandwidth_bytes === 'number' ? plan.bandwidth_bytes : null,
     duration_days: typeof plan.duration_days === 'number' ? plan.duration_days : 0,
     watermark: (plan.watermark as Watermark | undefined) ?? null,
+    retention_days: typeof plan.retention_days === 'number' ? plan.retention_days : null,
   };
 }
 
@@ -87,6 +96,7 @@ export class PlanRepository {
       bandwidth_bytes: input.bandwidth_bytes ?? null,
       duration_days: input.duration_days ?? 0,
       watermark: input.watermark ?? null,
+      retention_days: input.retention_days ?? null,
       created_at: now,
       updated_at: now,
     };

@@ -94,11 +94,13 @@ export class Settlement {
   private async termsOf(order: StoredOrder): Promise<GrantTerms | undefined> {
     const base = { order_id: order.id, plan_id: order.plan_id, plan_name: order.plan_name };
     if (order.duration_days !== undefined) {
-      return { ...base, quota_bytes: order.quota_bytes ?? null, duration_days: order.duration_days };
+      const { quota_bytes = null, duration_days, retention_days } = order;
+      return { ...base, quota_bytes, duration_days, retention_days };
     }
     const plan = await this.deps.plans.get(order.plan_id);
     if (!plan || plan.quota_bytes === null) return undefined;
-    return { ...base, quota_bytes: plan.quota_bytes, duration_days: plan.duration_days };
+    const { quota_bytes, duration_days, retention_days } = plan;
+    return { ...base, quota_bytes, duration_days, retention_days };
   }
 
   /** A confirmation of a paid order changes nothing, but a second trade number is kept for a refund. */

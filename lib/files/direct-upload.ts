@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#lib/platform/db/table.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
-import { parseExpiry } from './expiry.ts';
+import { expiryOrDefault, parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { type ParsedUploadForm, parseUploadForm } from './multipart.ts';
@@ -76,8 +76,11 @@ export class DirectUploadService {
     });
   }
 
-  /** A parsed form's file stored and recorded for its owner (what `upload` does after `parse`). */
-  async store(owner: QuotaAccount, form: ParsedUploadForm): Promise<UploadRecord> {
+  /**
+   * A parsed form's file stored and recorded for its owner (what `upload` does after `parse`). `imported`:
+   * no default retention from the owner's plan (an import keeps files as their source had them).
+   */
+  async store(owner: QuotaAccount, form: ParsedUploadForm, { imported = false } = {}): Promise<UploadRecord> {
     const { files, storage, quota, maxBytes, allowedTypes } = this.deps;
     const file = form.file;
     const permission = parsePermission(form.fields.permission);
@@ -86,7 +89,7 @@ export class DirectUploadService {
     const albumId = await this.deps.albums.requireOwn(owner.id, form.fields.album_id?.trim());
     // The limit applies to what was sent (stripping may add a few bytes); everything else to what is stored.
     const now = this.deps.clock();
-    const expiresAt = parseExpiry(form.fields, now);
+    const asked = parseExpiry(form.fields, now);
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
     const id = randomUUID();
@@ -96,22 +99,6 @@ export class DirectUploadService {
       strip: this.deps.stripMetadata,
       inputSha256: file.sha256,
       key,
-    });
-    const item = newFileItem({
-      id,
-      key,
-      filename,
-      facts,
-      permission,
-      albumId,
-      tags,
-      expiresAt,
-      ownerId: owner.id,
-      ownerRole: owner.role,
-      now,
-      originalName: file.originalName,
-      baseUrl: this.deps.baseUrl,
-      listingShards: this.deps.files.listingShards,
     });
 
     // Its likeness is computed before any call, so its look-up goes out with the step of reads below.
@@ -139,6 +126,25 @@ export class DirectUploadService {
         outcome = { created: false, item: existing };
       } else {
         reservation.check();
+        // No expiry asked for: the plan's default retention, from the usage the reservation read (no read or
+        // wait of its own; the bytes are being stored meanwhile).
+        const expiresAt = expiryOrDefault(asked, now, imported ? undefined : reservation.retentionDays);
+        const item = newFileItem({
+          id,
+          key,
+          filename,
+          facts,
+          permission,
+          albumId,
+          tags,
+          expiresAt,
+          ownerId: owner.id,
+          ownerRole: owner.role,
+          now,
+          originalName: file.originalName,
+          baseUrl: this.deps.baseUrl,
+          listingShards: this.deps.files.listingShards,
+        });
         outcome = await files.createDeduped(item, { reservation });
       }
     } catch (error) {

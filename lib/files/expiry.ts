@@ -46,6 +46,19 @@ export function parseExpiry(fields: ExpiryFields, now: Date): number | undefined
   return Math.floor(now.getTime() / 1000) + seconds;
 }
 
+/**
+ * An upload's end: the one it asked for (always, even one later than its plan's default), else its plan's
+ * default retention (`retention_days` of the owner's active grant) counted from `now`; undefined: never.
+ */
+export function expiryOrDefault(
+  asked: number | undefined,
+  now: Date,
+  retentionDays?: number,
+): number | undefined {
+  if (asked !== undefined || !retentionDays) return asked;
+  return Math.floor(now.getTime() / 1000) + retentionDays * 24 * 60 * 60;
+}
+
 /** The record's `expires_at` on the wire: the stored epoch seconds as ISO, or null. */
 export function expiryOnWire(expiresAt: unknown): string | null {
   return typeof expiresAt === 'number' ? isoWithOffset(new Date(expiresAt * 1000)) : null;

@@ -7,7 +7,7 @@ import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
-import { parseExpiry } from './expiry.ts';
+import { expiryOrDefault, parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
@@ -68,7 +68,10 @@ export class PresignService {
     const albumId = await this.deps.albums.requireOwn(ownerId, input.album_id);
     const { mimeType, ext } = KIND_INFO[kind];
     const now = this.deps.clock();
-    const fileExpiresAt = parseExpiry(input, now);
+    const asked = parseExpiry(input, now);
+    // The usage the hold decides on, read first: its plan's default retention is fixed at the presign.
+    const usage = await this.deps.quota.presignRead(owner);
+    const fileExpiresAt = expiryOrDefault(asked, now, usage.retentionDays);
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
     const id = randomUUID();
     const key = storageKey(now, storedFilename(id, newFilenameSuffix(ownerId), ext));
@@ -94,6 +97,7 @@ export class PresignService {
       owner,
       { id, bytes: input.size, expiresAt: pending.expires_at },
       [{ Put: { Item: pending, ConditionExpression: 'attribute_not_exists(pk)' } }],
+      usage,
     );
     if (!held) await this.deps.pending.create(pending);
     const url = await this.deps.storage.presignPut(incomingKey(key), {

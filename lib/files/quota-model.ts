@@ -16,6 +16,8 @@ export interface Grant {
   started_at: string;
   /** Epoch milliseconds at which the grant stops counting; absent: permanent. */
   ends_ms?: number;
+  /** The plan's default retention of new uploads, in days (docs/UPLOADS.md "Expiring uploads"); absent: none. */
+  retention_days?: number;
 }
 
 /** What a paid order buys: copied from the plan when the order was placed. */
@@ -27,6 +29,8 @@ export interface GrantTerms {
   quota_bytes: number | null;
   /** 0: permanent. */
   duration_days: number;
+  /** null or absent: the plan sets no default retention. */
+  retention_days?: number | null;
 }
 
 export interface QuotaDefaults {
@@ -53,6 +57,11 @@ export interface UsageView {
 
 export function isGrantActive(grant: Grant | undefined, now: Date): grant is Grant {
   return grant !== undefined && (grant.ends_ms === undefined || grant.ends_ms > now.getTime());
+}
+
+/** The default retention (days) of an upload with no expiry of its own: the active grant's; never an administrator's. */
+export function retentionDaysOf(grant: Grant | undefined, now: Date, role: Role): number | undefined {
+  return role !== 'admin' && isGrantActive(grant, now) ? grant.retention_days : undefined;
 }
 
 /**
@@ -90,6 +99,7 @@ export function nextGrant(current: Grant | undefined, terms: GrantTerms, now: Da
     quota_bytes: terms.quota_bytes,
     started_at: extending ? current.started_at : isoWithOffset(now),
     ...(endsMs !== undefined ? { ends_ms: endsMs } : {}),
+    ...(terms.retention_days ? { retention_days: terms.retention_days } : {}),
   };
 }
 

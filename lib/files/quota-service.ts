@@ -18,6 +18,7 @@ import {
   grantAfterRefund,
   isGrantActive,
   nextGrant,
+  retentionDaysOf,
   type UsageState,
   type UsageView,
   usageView,
@@ -61,6 +62,14 @@ export interface UsageRead {
   quotaBytes: number | null;
   /** The static token's usage items as read (its reservations go to its buckets). */
   items?: readonly UsageItem[] | undefined;
+  /** The default retention of the owner's plan, in days (lib/files/expiry.ts expiryOrDefault). */
+  retentionDays?: number | undefined;
+}
+
+/** What a presign is decided on: the usage items its hold starts from, and its plan's default retention. */
+export interface PresignRead {
+  items?: UsageItem[];
+  retentionDays?: number | undefined;
 }
 
 /** What a reservation holds: whose bytes, for which file, and the usage they were checked against. */
@@ -83,6 +92,11 @@ export class Reservation {
   private plan: ReservePlan | undefined;
 
   constructor(private readonly held: ReservationFacts) {}
+
+  /** The default retention (days) of the owner's plan in the usage as read: lib/files/expiry.ts expiryOrDefault. */
+  get retentionDays(): number | undefined {
+    return this.held.retentionDays;
+  }
 
   /** Whether the bytes fit the usage as last read (no quota: always). */
   fits(): boolean {
@@ -187,8 +201,21 @@ export class QuotaService {
     return {
       state,
       quotaBytes: this.quotaOf(account, state),
+      retentionDays: retentionDaysOf(state.grant, this.deps.clock(), account.role),
       ...(account.quotaBytes === undefined ? {} : { items }),
     };
+  }
+
+  /**
+   * The usage a presign is decided on, read once: its plan's retention fixes the file's default expiry and
+   * `holdPresigned` starts from it. Nothing is read for administrators (no quota) or the static token (its
+   * hold reads its own buckets; an administrator's uploads have no default retention).
+   */
+  async presignRead(account: QuotaAccount): Promise<PresignRead> {
+    if (unlimited(account) || account.quotaBytes !== undefined) return {};
+    const items = await this.itemsOf(account);
+    const grant = usageStateOf(account.id, items).grant;
+    return { items, retentionDays: retentionDaysOf(grant, this.deps.clock(), account.role) };
   }
 
   /** The usage items a quota is checked on: the static token's, its own (not the owner's shards). */
@@ -207,11 +234,13 @@ export class QuotaService {
    * expiry (lib/files/quota-presign.ts): 507 when the usage and the presigned bytes outstanding leave no
    * room for them. No quota (administrators): nothing is held or written. `together` (the pending upload)
    * is written in the hold's transaction, so a presign waits once for both; true when it was written here.
+   * `read` (presignRead) is what the first attempt decides on.
    */
   async holdPresigned(
     account: QuotaAccount,
     request: HoldRequest,
     together: TransactItem[] = [],
+    read: PresignRead = {},
   ): Promise<boolean> {
     if (unlimited(account)) return false;
     if (account.quotaBytes !== undefined) {
@@ -222,7 +251,7 @@ export class QuotaService {
     }
     const { table } = this.deps.usage;
     for (let attempt = 1; ; attempt += 1) {
-      const items = await this.itemsOf(account);
+      const items = (attempt === 1 && read.items) || (await this.itemsOf(account));
       const state = usageStateOf(account.id, items);
       const now = this.deps.clock();
       const quotaBytes = this.quotaOf(account, state);
@@ -304,6 +333,7 @@ export class QuotaService {
       state: read.state,
       quotaBytes: read.quotaBytes,
       items: read.items,
+      retentionDays: read.retentionDays,
     });
   }
 

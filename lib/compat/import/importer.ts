@@ -102,6 +102,7 @@ export class LibraryImporter {
             },
             fields: { permission: image.permission, ...(albumId ? { album_id: albumId } : {}) },
           },
+          { imported: true },
         );
         await this.deps.table.put({ ...markerKey(pk), target_id: record.id });
         summary.files.imported++;

@@ -1,7 +1,7 @@
 // The payments routes' request bodies and answers, as schemas: the API document (docs/openapi.json) is
 // generated from them and the contract tests hold every answer to them.
 
-import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES } from '#lib/billing/plans.ts';
+import { MAX_PLAN_DURATION_DAYS, MAX_PLAN_QUOTA_BYTES, MAX_PLAN_RETENTION_DAYS } from '#lib/billing/plans.ts';
 import { type ChannelName, PLAIN_FIELDS, SECRET_FIELDS, type SettingsPatch } from '#lib/billing/settings.ts';
 import { WATERMARK_POSITIONS } from '#lib/files/watermark.ts';
 import { PROVIDERS } from '#lib/platform/config/schema.ts';
@@ -33,6 +33,7 @@ export const planView = z.object({
   bandwidth_bytes: z.nullable(z.number().check(z.int(), z.minimum(0))),
   duration_days: z.number().check(z.int(), z.minimum(0)),
   watermark: z.nullable(watermarkSchema),
+  retention_days: z.nullable(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PLAN_RETENTION_DAYS))),
   created_at: timestamp,
 });
 
@@ -171,6 +172,19 @@ export const planBody = z.object({
         abort: true,
       }),
       z.int('must be a whole number of days'),
+    ),
+  ),
+  // Days an upload without an expiry of its own keeps (docs/UPLOADS.md "Expiring uploads"); null: none.
+  retention_days: z.optional(
+    z.nullable(
+      z.number().check(
+        z.minimum(1, { message: 'must be 1 or more (null: none)', abort: true }),
+        z.maximum(MAX_PLAN_RETENTION_DAYS, {
+          message: `must be at most ${MAX_PLAN_RETENTION_DAYS}`,
+          abort: true,
+        }),
+        z.int('must be a whole number of days'),
+      ),
     ),
   ),
 });

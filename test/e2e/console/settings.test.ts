@@ -227,6 +227,7 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     await create.getByLabel('Price in cents').fill('1500');
     await create.getByLabel('Quota in GiB').fill('5');
     await create.getByLabel('Duration in days').fill('30');
+    await create.getByLabel('Default retention in days').fill('14');
     await create.getByRole('button', { name: 'Create plan' }).click();
     await page.getByText(`${PLAN} created`).waitFor();
     const row = page.getByRole('row', { name: new RegExp(PLAN) });
@@ -240,6 +241,7 @@ describe('web console settings and back office (npm start, Chromium)', () => {
       amount_cents: 1500,
       quota_bytes: 5 * 1024 ** 3,
       duration_days: 30,
+      retention_days: 14,
       description: 'Five gibibytes for a month',
     });
 
@@ -247,6 +249,7 @@ describe('web console settings and back office (npm start, Chromium)', () => {
     const edit = page.getByRole('form', { name: `Edit ${PLAN}` });
     expect(await edit.getByLabel('Price in cents').inputValue()).toBe('1500');
     expect(await edit.getByLabel('Quota in GiB').inputValue()).toBe('5');
+    expect(await edit.getByLabel('Default retention in days').inputValue()).toBe('14');
     await edit.getByLabel('Price in cents').fill('1990');
     await checkPage('admin-plan-edit');
     await edit.getByRole('button', { name: 'Save plan' }).click();
@@ -259,6 +262,7 @@ describe('web console settings and back office (npm start, Chromium)', () => {
       amount_cents: 1990,
       quota_bytes: 5 * 1024 ** 3,
       duration_days: 30,
+      retention_days: 14,
       description: 'Five gibibytes for a month',
     });
     const admin = (await apiCall('GET', '/api/v1/admin/plans', await adminToken())).data as Array<{

@@ -62,6 +62,7 @@ describe('plans catalogue', () => {
       quota_bytes: null,
       bandwidth_bytes: null,
       duration_days: 0,
+      retention_days: null,
     });
     expect(Object.keys(created.json.data).sort()).toEqual(
       [
@@ -74,6 +75,7 @@ describe('plans catalogue', () => {
         'id',
         'name',
         'quota_bytes',
+        'retention_days',
       ].sort(),
     );
     const publicIds = publicList.json.data.map((plan: { id: string }) => plan.id);

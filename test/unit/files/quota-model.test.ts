@@ -1,6 +1,14 @@
 // The pure quota rules (lib/files/quota-model.ts): which quota is in force, and what a purchase does to a grant.
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, effectiveQuota, type Grant, nextGrant, usageView } from '#lib/files/quota-model.ts';
+import { expiryOrDefault } from '#lib/files/expiry.ts';
+import {
+  DAY_MS,
+  effectiveQuota,
+  type Grant,
+  nextGrant,
+  retentionDaysOf,
+  usageView,
+} from '#lib/files/quota-model.ts';
 
 const now = new Date('2026-11-21T08:00:00Z');
 const defaults = { defaultQuotaBytes: 1000 };
@@ -82,6 +90,30 @@ describe('nextGrant', () => {
 
   it('writes nothing for a plan without storage', () => {
     expect(nextGrant(grant(), terms({ quota_bytes: null }), now)).toBeUndefined();
+  });
+});
+
+describe('a plan’s default retention', () => {
+  it('is copied from the order’s terms into the grant, and absent when the plan sets none', () => {
+    expect(nextGrant(undefined, terms({ retention_days: 7 }), now)?.retention_days).toBe(7);
+    expect(nextGrant(grant({ retention_days: 7 }), terms({ retention_days: null }), now)).not.toHaveProperty(
+      'retention_days',
+    );
+  });
+
+  it('is the active grant’s, none once it ended and never an administrator’s', () => {
+    const held = grant({ retention_days: 7 });
+    expect(retentionDaysOf(held, now, 'user')).toBe(7);
+    expect(retentionDaysOf(held, new Date(now.getTime() + DAY_MS), 'user')).toBeUndefined();
+    expect(retentionDaysOf(held, now, 'admin')).toBeUndefined();
+  });
+
+  it('sets the end of an upload that asked for none; an asked end always wins', () => {
+    const at = now.getTime() / 1000;
+    expect(expiryOrDefault(undefined, now, 7)).toBe(at + 7 * 86_400);
+    expect(expiryOrDefault(at + 60, now, 7)).toBe(at + 60);
+    expect(expiryOrDefault(at + 30 * 86_400, now, 7)).toBe(at + 30 * 86_400);
+    expect(expiryOrDefault(undefined, now, undefined)).toBeUndefined();
   });
 });
 

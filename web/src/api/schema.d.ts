@@ -14166,6 +14166,7 @@ export interface operations {
                 opacity: number;
                 min_size: number;
               } | null;
+              retention_days: number | null;
               created_at: string;
             }[];
           };
@@ -14237,6 +14238,7 @@ export interface operations {
                 opacity: number;
                 min_size: number;
               } | null;
+              retention_days: number | null;
               created_at: string;
             }[];
           };
@@ -14305,6 +14307,7 @@ export interface operations {
             min_size: number;
           } | null;
           duration_days?: number;
+          retention_days?: number | null;
         };
       };
     };
@@ -14337,6 +14340,7 @@ export interface operations {
                 opacity: number;
                 min_size: number;
               } | null;
+              retention_days: number | null;
               created_at: string;
             };
           };
@@ -14529,6 +14533,7 @@ export interface operations {
             min_size: number;
           } | null;
           duration_days?: number;
+          retention_days?: number | null;
         };
       };
     };
@@ -14561,6 +14566,7 @@ export interface operations {
                 opacity: number;
                 min_size: number;
               } | null;
+              retention_days: number | null;
               created_at: string;
             };
           };

@@ -51,6 +51,7 @@ function PlanForm({
     mark_position: plan?.watermark?.position ?? 'bottom-right',
     mark_opacity: String(plan?.watermark?.opacity ?? 0.6),
     mark_min_size: String(plan?.watermark?.min_size ?? 320),
+    retention_days: plan?.retention_days ? String(plan.retention_days) : '',
   });
   const positionId = useId();
   const save = form.submit(async (values) => {
@@ -62,6 +63,7 @@ function PlanForm({
       bandwidth_bytes: values.bandwidth_gib ? Math.round(Number(values.bandwidth_gib) * 1024 ** 3) : null,
       duration_days: values.duration_days ? Number(values.duration_days) : 0,
       watermark: watermarkOf(values),
+      retention_days: values.retention_days ? Number(values.retention_days) : null,
     };
     if (plan) {
       await call(api.PATCH('/api/v1/admin/plans/{id}', { ...byId(plan.id), body }));
@@ -127,6 +129,12 @@ function PlanForm({
         name="mark_min_size"
         label="Watermark minimum size in pixels"
         hint="Images narrower or lower than this are not marked."
+      />
+      <Field
+        form={form}
+        name="retention_days"
+        label="Default retention in days"
+        hint="Empty: none. Buyers' uploads that set no expiry are deleted this many days after upload."
         inputMode="numeric"
       />
       <div class="actions">
