@@ -7,7 +7,7 @@ import { parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { type ParsedUploadForm, parseUploadForm } from './multipart.ts';
-import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';
+import { expiryMark, newFilenameSuffix, storageKey, storedFilename } from './names.ts';
 import type { QuotaAccount, QuotaService } from './quota-service.ts';
 import { checkAndSniff, parsePermission, type UploadRecord } from './record.ts';
 import { storedUpload } from './stored-bytes.ts';
@@ -90,7 +90,7 @@ export class DirectUploadService {
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
     const id = randomUUID();
-    const filename = storedFilename(id, newFilenameSuffix(owner.id), sniffed.ext);
+    const filename = storedFilename(id, newFilenameSuffix(owner.id) + expiryMark(expiresAt), sniffed.ext);
     const key = storageKey(now, filename);
     const { bytes, facts } = storedUpload(file.bytes, sniffed, {
       strip: this.deps.stripMetadata,
