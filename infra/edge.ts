@@ -20,7 +20,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
-import { ownerTagOfKey } from '#lib/files/names.ts';
+import { keyExpired, ownerTagOfKey } from '#lib/files/names.ts';
 import {
   type EdgeRules,
   edgeRefusal,
@@ -59,7 +59,9 @@ export const ACCEPT_CLASS_HEADER = 'x-accept-class';
 const regexLiteral = (pattern: RegExp) => `/${pattern.source}/${pattern.flags}`;
 
 // Runs at the edge before the cache, on every /i/ request. Only `/i/<yyyy>/<mm>/<dd>/<file>` is served;
-// anything else under /i/ (e.g. the incoming/ area of unconfirmed uploads) is 404 and reaches no origin.
+// anything else under /i/ (e.g. the incoming/ area of unconfirmed uploads, the trash/ area) is 404 and
+// reaches no origin, and so is an expiring file's key past the end it carries (keyExpired, lib/files/names.ts),
+// renditions included: no look-up, the same rule the local edge runs.
 // Every parameter that is not a rendition's (p, w, h, fit, q, f, s: `v`, `fbclid`, `utm_*`) is dropped
 // first, so it neither splits the cache nor reaches an origin. Left without one, the key becomes the
 // object's and the bucket answers (the original). With one it is a rendition: the uri stays /i/<key> (the
@@ -90,6 +92,8 @@ ${decodeQueryPart.toString()}
 
 ${ownerTagOfKey.toString()}
 
+${keyExpired.toString()}
+
 ${objectKeyOf.toString()}
 
 ${refererHostOf.toString()}
@@ -106,6 +110,7 @@ async function handler(event) {
   if (!/^\\/\\d{4}\\/\\d{2}\\/\\d{2}\\/[^\\/]+$/.test(key)) {
     return { statusCode: 404, statusDescription: 'Not Found' };
   }
+  if (keyExpired(key, Date.now())) return { statusCode: 404, statusDescription: 'Not Found' };
   if (await DENY_LIST.exists(key.substring(1))) return { statusCode: 404, statusDescription: 'Not Found' };
   if (await DENY_LIST.exists('${HELD_ENTRY_PREFIX}' + key.substring(1))) {
     return {

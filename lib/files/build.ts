@@ -114,7 +114,7 @@ export function buildFiles(input: FilesInput) {
     }),
     deletions,
     /** Owners' deletes land here first (docs/UPLOADS.md "Trash"). */
-    trash: new Trash({ files, deletions, trashDays: input.trashDays }),
+    trash: new Trash({ files, deletions, storage, trashDays: input.trashDays }),
     quota,
     /** The owners' rules at the edge: their Referer allow-lists (docs/IMAGES.md "Serving rules"). */
     ownerRules: buildOwnerRules({ table, shards: input.listingShards }),

@@ -7,7 +7,7 @@ import { expiryOrDefault, parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
 import { type CreateOutcome, type FileRepository, newFileItem } from './files.ts';
 import { type ParsedUploadForm, parseUploadForm } from './multipart.ts';
-import { newFilenameSuffix, storageKey, storedFilename } from './names.ts';
+import { expiryMark, newFilenameSuffix, storageKey, storedFilename } from './names.ts';
 import type { QuotaAccount, QuotaService } from './quota-service.ts';
 import { checkAndSniff, parsePermission, type UploadRecord } from './record.ts';
 import { storedUpload } from './stored-bytes.ts';
@@ -93,7 +93,10 @@ export class DirectUploadService {
     const sniffed = await checkAndSniff(file.bytes, { allowed: allowedTypes, maxBytes });
 
     const id = randomUUID();
-    const filename = storedFilename(id, newFilenameSuffix(owner.id), sniffed.ext);
+    // The key carries the expiry the upload asked for (the edge refuses it past that, docs/UPLOADS.md); a
+    // plan's default is known only with the usage read beside the PutObject, so its key carries none and the
+    // sweep takes its bytes within minutes of the end (reading it first would add a wait to every upload).
+    const filename = storedFilename(id, newFilenameSuffix(owner.id) + expiryMark(asked), sniffed.ext);
     const key = storageKey(now, filename);
     const { bytes, facts } = storedUpload(file.bytes, sniffed, {
       strip: this.deps.stripMetadata,

@@ -23,6 +23,7 @@ import { log } from '#lib/platform/log.ts';
 import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { type FileItem, type FileRepository, hashClaimKey } from './files.ts';
+import { trashKey } from './prefixes.ts';
 import { deletion, PURGES_LISTING, type PurgeMark } from './purge-items.ts';
 import { renditionPrefixOf } from './rendition-query.ts';
 
@@ -145,9 +146,14 @@ export class FileDeletionService {
     return claim?.file_id === item.id;
   }
 
-  /** The original and its renditions at once: neither waits for the other. */
-  private async deleteBytes(key: string): Promise<void> {
+  /** The original at its key and its renditions, at once: neither waits for the other (failures logged). */
+  async deleteServed(key: string): Promise<void> {
     await Promise.all([this.deps.storage.deleteQuietly(key), this.deleteRenditionsQuietly(key)]);
+  }
+
+  /** Every object of the file: at its key, its renditions and its copy in the trash. */
+  private async deleteBytes(key: string): Promise<void> {
+    await Promise.all([this.deleteServed(key), this.deps.storage.deleteQuietly(trashKey(key))]);
   }
 
   /**

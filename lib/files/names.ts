@@ -104,11 +104,30 @@ export const OWNER_TAG_LENGTH = 16;
  * function embeds its source (infra/edge.ts), so the edge and the local server read a key alike.
  */
 export function ownerTagOfKey(key: string): string | undefined {
-  const match = /-(?:[0-9a-f]{2})?[0-9a-f]{12}([0-9a-f]{16})\.[a-z0-9]+$/.exec(key);
+  const match = /-(?:[0-9a-f]{2})?[0-9a-f]{12}([0-9a-f]{16})(?:-x[0-9a-z]+)?\.[a-z0-9]+$/.exec(key);
   return match === null ? undefined : match[1];
 }
 
-/** `<uuid><suffix>.<ext>`, e.g. `0b9c…e1-4f2a9c01d3b7.png`. */
+/**
+ * The end of an expiring upload in its key (docs/UPLOADS.md "Expiring uploads"): `-x` and its epoch seconds
+ * in base 36 after the suffix, `<uuid>-<hex>-xt5n0yk.png`; nothing for a file that never expires. It lets
+ * the CDN's edge answer 404 past the end with no look-up (keyExpired).
+ */
+export function expiryMark(expiresAt: number | undefined): string {
+  return expiresAt === undefined ? '' : `-x${expiresAt.toString(36)}`;
+}
+
+/**
+ * Whether the key (a record key, with or without a leading `/`) carries an end at or before `nowMs`, as a
+ * record's TTL is read (lib/platform/db/table.ts isExpired). Self-contained: the CDN's /i/* function embeds
+ * its source (infra/edge.ts) and the local edge calls it, so both answer an expired key 404 alike.
+ */
+export function keyExpired(key: string, nowMs: number): boolean {
+  const match = /-x([0-9a-z]{1,10})\.[a-z0-9]+$/.exec(key);
+  return match !== null && parseInt(match[1] as string, 36) * 1000 <= nowMs;
+}
+
+/** `<uuid><suffix>.<ext>`, e.g. `0b9c…e1-4f2a9c01d3b7.png` (the suffix ends with expiryMark's when it expires). */
 export function storedFilename(id: string, suffix: string, ext: string): string {
   return `${id}${suffix}.${ext}`;
 }
@@ -130,7 +149,7 @@ export function storageKey(date: Date, filename: string): string {
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const STORAGE_KEY = new RegExp(
-  String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12}(?:[0-9a-f]{16}|[0-9a-f]{18})?)\.([a-z]{3,4})$`,
+  String.raw`^(\d{4})/(\d{2})/(\d{2})/(${UUID})(-[0-9a-f]{12}(?:[0-9a-f]{16}|[0-9a-f]{18})?(?:-x[0-9a-z]{1,10})?)\.([a-z]{3,4})$`,
 );
 
 export interface ParsedStorageKey {

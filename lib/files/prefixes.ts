@@ -15,6 +15,13 @@ export const incomingKey = (key: string) => `${INCOMING_PREFIX}${key}`;
  */
 export const DERIVED_PREFIX = 'derived/';
 
+/**
+ * A file in the trash keeps its bytes here, `trash/<record key>`, out of its served key, so the CDN's edge
+ * finds nothing at its URL with no look-up (lib/files/trash.ts); a restore copies them back.
+ */
+export const TRASH_PREFIX = 'trash/';
+export const trashKey = (key: string) => `${TRASH_PREFIX}${key}`;
+
 /** Account exports (docs/ACCOUNTS.md "Export"): one ZIP each, expired by the bucket after EXPORT_EXPIRY_DAYS. */
 export const EXPORT_PREFIX = 'exports/';
 export const EXPORT_EXPIRY_DAYS = 2;

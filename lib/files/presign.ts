@@ -9,7 +9,7 @@ import type { AlbumCheck } from './direct-upload.ts';
 import { fileTooLarge } from './errors.ts';
 import { expiryOrDefault, parseExpiry } from './expiry.ts';
 import { parseTags } from './file-index.ts';
-import { newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
+import { expiryMark, newFilenameSuffix, sanitizeOriginalName, storageKey, storedFilename } from './names.ts';
 import { type PendingItem, type PendingUploads, PRESIGN_TTL_SECONDS, pendingKey } from './pending.ts';
 import { incomingKey } from './prefixes.ts';
 import type { QuotaAccount, QuotaService } from './quota-service.ts';
@@ -74,7 +74,10 @@ export class PresignService {
     const fileExpiresAt = expiryOrDefault(asked, now, usage.retentionDays);
     const expiresAt = new Date(now.getTime() + PRESIGN_TTL_SECONDS * 1000);
     const id = randomUUID();
-    const key = storageKey(now, storedFilename(id, newFilenameSuffix(ownerId), ext));
+    const key = storageKey(
+      now,
+      storedFilename(id, newFilenameSuffix(ownerId) + expiryMark(fileExpiresAt), ext),
+    );
     const pending: PendingItem = {
       ...pendingKey(key),
       id,

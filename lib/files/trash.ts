@@ -1,16 +1,19 @@
 // The trash (docs/UPLOADS.md "Trash"): an owner's DELETE moves a file there for `files.trash_days`. It is
 // served nowhere meanwhile (out of the gallery's and its album's listings, hidden from every read of its
-// record; lib/files/files.ts getItem) and still counted in the owner's usage. Its owner lists, restores or
+// record; lib/files/files.ts getItem; its bytes copied to `trash/<key>` and gone from their key and
+// renditions, so the CDN's edge finds nothing there with no look-up) and still counted in the owner's usage. Its owner lists, restores or
 // empties it; the lifecycle worker purges what stayed past its time (lib/files/file-deletion.ts).
 import { errors } from '#lib/core/errors.ts';
 import type { Page } from '#lib/platform/db/paging.ts';
-import { conditionFailedAs, conditionFailedReturns, isExpired } from '#lib/platform/db/table.ts';
+import { ConditionFailedError, conditionFailedReturns, isExpired } from '#lib/platform/db/table.ts';
+import type { FileStorage } from '#lib/platform/storage/s3.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 import { albumIndexKeys } from './album-keys.ts';
 import type { FileDeletionService } from './file-deletion.ts';
 import { type FileItem, type FileRepository, fileKey, fileListingKeys, hashClaimKey } from './files.ts';
 import { ownerIndexPage } from './index-page.ts';
 import { isHeld } from './moderation-state.ts';
+import { trashKey } from './prefixes.ts';
 import {
   ownerPurgesPartition,
   type PurgeMark,
@@ -26,6 +29,7 @@ export type TrashedRecord = UploadRecord & { trashed_at: string; purge_at: strin
 export interface TrashDeps {
   files: FileRepository;
   deletions: FileDeletionService;
+  storage: FileStorage;
   /** `files.trash_days`. */
   trashDays: number;
 }
@@ -38,7 +42,8 @@ export class Trash {
 
   /**
    * The owner's served file, into the trash: out of its listings and served nowhere; 404 when none. Read
-   * again and tried again when a concurrent write came between.
+   * again and tried again when a concurrent write came between. Its bytes are copied to the trash before the
+   * record says so, then leave their key with the renditions (made again on demand after a restore).
    */
   async move(ownerId: string, id: string): Promise<{ id: string; deleted: true }> {
     const { files, trashDays } = this.deps;
@@ -48,6 +53,7 @@ export class Trash {
       const claim = hashClaimKey(ownerId, item.hash);
       // The same bytes uploaded meanwhile make a new file rather than find this hidden one.
       const claimed = (await files.table.get(claim, { includeExpired: true }))?.file_id === id;
+      await this.deps.storage.copy(item.key, trashKey(item.key));
       const moved = await files.table
         .transact([
           {
@@ -72,7 +78,9 @@ export class Trash {
             : []),
         ])
         .then(() => true, conditionFailedReturns(false));
-      if (moved) return { id, deleted: true };
+      if (!moved) continue;
+      await this.deps.deletions.deleteServed(item.key);
+      return { id, deleted: true };
     }
     throw errors.serviceUnavailable('The file is being changed by other requests; try again');
   }
@@ -114,6 +122,9 @@ export class Trash {
     };
     const names = Object.keys(keys);
     const mark = purgeMark(item, files.listingShards);
+    // Its bytes back at their key first (a file trashed before they moved has them there still); taken back
+    // again when the record was not restored after all (purged meanwhile).
+    const copied = await this.deps.storage.copy(trashKey(item.key), item.key);
     await files.table
       .transact([
         {
@@ -129,7 +140,12 @@ export class Trash {
         },
         mark ? { Put: { Item: mark } } : { Delete: { Key: purgeMarkKey(id) } },
       ])
-      .catch(conditionFailedAs(notInTrash));
+      .catch(async (error: unknown) => {
+        if (!(error instanceof ConditionFailedError)) throw error;
+        if (copied) await this.deps.storage.deleteQuietly(item.key);
+        throw notInTrash();
+      });
+    await this.deps.storage.deleteQuietly(trashKey(item.key));
     // Its dedupe claim again, unless an upload of the same bytes made another file meanwhile.
     const { trashed_at: _at, ...restored } = { ...item, ...keys };
     await files.table

@@ -8,6 +8,7 @@ import type { AccountRepository } from '#lib/accounts/repository.ts';
 import { errors } from '#lib/core/errors.ts';
 import type { FileDeletionService } from '#lib/files/file-deletion.ts';
 import { type FileItem, type FileRepository, fileKey, fileListing } from '#lib/files/files.ts';
+import { trashKey } from '#lib/files/prefixes.ts';
 import { shardPartition } from '#lib/platform/db/shards.ts';
 import { ConditionFailedError, type Table } from '#lib/platform/db/table.ts';
 import { log } from '#lib/platform/log.ts';
@@ -139,7 +140,8 @@ export class ReviewService {
    */
   private async blockQuietly(reviewer: Reviewer, file: FileItem): Promise<boolean> {
     try {
-      const stored = await this.deps.storage.open(file.key);
+      // A file in the trash keeps its bytes under trash/ (lib/files/trash.ts).
+      const stored = await this.deps.storage.open(file.trashed_at ? trashKey(file.key) : file.key);
       if (!stored) return false;
       const { hash, informative } = await this.deps.likeness.hashOf(await buffer(stored.body));
       if (!informative) return false;

@@ -20,6 +20,7 @@ import {
 } from '#infra/edge.ts';
 import { StageConfigError, stageConfigFrom } from '#infra/stage-config.ts';
 import { HELD_MESSAGE } from '#lib/files/moderation-state.ts';
+import { expiryMark } from '#lib/files/names.ts';
 import { acceptClassOf, parseRenditionQuery, renditionQueryOf } from '#lib/files/rendition-query.ts';
 import { SHARE_IMAGE_MAX_AGE_SECONDS } from '#lib/files/share-grants.ts';
 import { PUBLIC_PAGE_MAX_AGE_SECONDS } from '#lib/http/envelope.ts';
@@ -219,6 +220,33 @@ describe('CDN', () => {
     expect(denied.lookedUp).toEqual([KEY, KEY, KEY, other, `h:${other}`]);
     expect(denied.selected).toEqual([]);
     expect(served.uri).toBe(`/${other}`);
+  });
+
+  it("answers 404 past the end an expiring file's key carries, renditions included, with no look-up", async () => {
+    const { handler, selected, lookedUp } = imageKeyFunction();
+    const now = Math.floor(Date.now() / 1000);
+    const keyEnding = (end: number) =>
+      `2026/11/21/0f8fad5b-d9cb-469f-a165-70867728950e-9e${'1'.repeat(12)}${'a'.repeat(16)}${expiryMark(end)}.png`;
+    const [ended, endsNow, running] = [keyEnding(now - 3600), keyEnding(now), keyEnding(now + 3600)];
+
+    const answers = async (key: string) =>
+      Promise.all(
+        ['', 'w=480&f=webp', 'p=thumb'].map(
+          async (query) => (await handler(viewerEvent(`/i/${key}`, query))).statusCode,
+        ),
+      );
+
+    expect(ended).toMatch(/-x[0-9a-z]{6}\.png$/);
+    expect(await answers(ended)).toEqual([404, 404, 404]);
+    expect(await answers(endsNow)).toEqual([404, 404, 404]);
+    expect(lookedUp).toEqual([]);
+    expect(selected).toEqual([]);
+    // Not yet ended: served from its spread prefix, renditions sent on; a key with no end is untouched.
+    expect((await handler(viewerEvent(`/i/${running}`))).uri).toBe(`/${objectKeyOf(running)}`);
+    expect(objectKeyOf(running)).toBe(`9e/${running}`);
+    expect((await handler(viewerEvent(`/i/${running}`, 'w=480'))).uri).toBe(`/i/${running}`);
+    expect((await handler(viewerEvent(`/i/${KEY}`))).uri).toBe(`/${KEY}`);
+    expect(selected).toEqual(['api']);
   });
 
   it('answers 451 with a short page for a file held for review, renditions included, before the cache', async () => {

@@ -11,7 +11,7 @@ import { outboxKey } from '#lib/billing/outbox.ts';
 import { SETTINGS_KEY, SETTINGS_VERSION_KEY } from '#lib/billing/settings.ts';
 import { fileKey } from '#lib/files/files.ts';
 import { pendingKey } from '#lib/files/pending.ts';
-import { incomingKey } from '#lib/files/prefixes.ts';
+import { incomingKey, trashKey } from '#lib/files/prefixes.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { usageKey } from '#lib/files/usage.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
@@ -664,11 +664,11 @@ describe('storage quota under faults', () => {
         raw: JSON.stringify(failed.body),
       });
       expect(afterFailure.usage).toEqual({ used_bytes: stored.body.data.size, file_count: 1 });
-      expect(afterFailure.objects).toContain(stored.body.data.key);
+      expect(afterFailure.objects).toContain(trashKey(stored.body.data.key));
       expect(afterFailure.record).toBeDefined();
       expect(retried.status).toBe(200);
       expect(await usageOf(owner)).toEqual({ used_bytes: 0, file_count: 0 });
-      expect(await listBucket()).not.toContain(stored.body.data.key);
+      expect(await listBucket()).not.toContain(trashKey(stored.body.data.key));
       await expectNoOrphans();
     });
 

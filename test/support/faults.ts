@@ -10,6 +10,7 @@ import { ORDER_PAID } from '#lib/billing/order-events.ts';
 import { outboxKey } from '#lib/billing/outbox.ts';
 import { FILE_DELETED } from '#lib/files/file-deletion.ts';
 import { type IndexedFile, nameKey, tagKeys } from '#lib/files/file-index.ts';
+import { trashKey } from '#lib/files/prefixes.ts';
 import { dynamoClient } from '#lib/platform/aws/dynamodb.ts';
 import { s3Client } from '#lib/platform/aws/s3.ts';
 import { config } from '#lib/platform/config/index.ts';
@@ -201,14 +202,16 @@ export async function findOrphans(): Promise<string[]> {
         if (claim?.account_id !== item.id) problems.push(`account ${item.id} without its claim ${value}`);
       }
     } else if (pk.startsWith('file#')) {
-      recordKeys.add(String(item.key));
+      // A file in the trash has its object under trash/, none at its key (docs/UPLOADS.md "Trash").
+      const objectKey = item.trashed_at ? trashKey(String(item.key)) : String(item.key);
+      recordKeys.add(objectKey);
       const claim = get(`filehash#${item.owner_id}#${item.hash}`, 'filehash');
       // A file in the trash gives up its claim (docs/UPLOADS.md "Trash") and keeps its purge mark instead.
       if (claim?.file_id !== item.id && !item.trashed_at)
         problems.push(`record ${item.id} without its hash claim`);
       if (item.trashed_at && !get(`purge#${item.id}`, 'purge'))
         problems.push(`trashed ${item.id} without its mark`);
-      if (!objectSet.has(String(item.key))) problems.push(`record ${item.id} without its object ${item.key}`);
+      if (!objectSet.has(objectKey)) problems.push(`record ${item.id} without its object ${objectKey}`);
       // Its look-up items (lib/files/file-index.ts): one per tag, and its name's once marked.
       const file = item as unknown as IndexedFile;
       for (const key of [...tagKeys(file), ...(item.name_indexed === true ? [nameKey(file)] : [])]) {

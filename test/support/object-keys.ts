@@ -4,5 +4,5 @@
 
 /** The key the service knows an object by: its bucket key without the spread prefix, if it has one. */
 export function serviceKeyOf(objectKey: string): string {
-  return objectKey.replace(/^((?:derived|incoming)\/)?[0-9a-f]{2}\/(?=\d{4}\/\d{2}\/\d{2}\/)/, '$1');
+  return objectKey.replace(/^((?:derived|incoming|trash)\/)?[0-9a-f]{2}\/(?=\d{4}\/\d{2}\/\d{2}\/)/, '$1');
 }

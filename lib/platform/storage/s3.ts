@@ -126,6 +126,27 @@ export class FileStorage {
     }
   }
 
+  /**
+   * Copies `fromKey` to `toKey` server-side, type and headers kept (a file into the trash and back,
+   * lib/files/trash.ts); false when `fromKey` holds nothing.
+   */
+  async copy(fromKey: string, toKey: string): Promise<boolean> {
+    const source = objectKeyOf(fromKey).split('/').map(encodeURIComponent).join('/');
+    try {
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: objectKeyOf(toKey),
+          CopySource: `${this.bucket}/${source}`,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
   /** The ETag of what the key holds now, or undefined when it holds nothing. */
   private async etagOf(key: string): Promise<string | undefined> {
     try {

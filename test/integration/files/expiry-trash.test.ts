@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildLifecycleDeps } from '#functions/account-lifecycle/deps.ts';
 import { createLifecycleHandler } from '#functions/account-lifecycle/handler.ts';
 import { needs } from '#functions/account-lifecycle/needs.ts';
+import { trashKey } from '#lib/files/prefixes.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { renditionPrefixOf } from '#lib/files/rendition-query.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
@@ -64,9 +65,11 @@ const listed = async (path: string, who = owner) =>
 const usage = async (who = owner) =>
   (await get('/api/v1/usage', who)).body.data as { used_bytes: number; file_count: number };
 const remove = (path: string, who = owner) => call('files', { method: 'DELETE', path, headers: who.headers });
+/** Every object of the file: at its key, its renditions, its copy in the trash. */
 const storedKeys = async (record: UploadRecord) => [
   ...(await bucketKeys(record.key)),
   ...(await bucketKeys(renditionPrefixOf(record.key))),
+  ...(await bucketKeys(trashKey(record.key))),
 ];
 
 /** A multipart upload with these text fields, as ShareX and PicGo send them; the answer as is. */
@@ -110,6 +113,8 @@ describe('an expiring upload', () => {
 
     // Assess: 404 everywhere at once, the bytes still stored until the sweep.
     expect(record.expires_at).toBe(isoWithOffset(new Date(Date.parse(record.created_at) + 60_000)));
+    // The end is in the key, so the edge needs no look-up (docs/UPLOADS.md "Expiring uploads").
+    expect(record.key.endsWith(`-x${(Date.parse(record.expires_at!) / 1000).toString(36)}.png`)).toBe(true);
     expect(before).toMatchObject({
       original: 200,
       thumbnailAtEdge: 299,
@@ -185,6 +190,9 @@ describe('an expiring upload', () => {
     expect(byAt.body.data.expires_at).toBe(isoWithOffset(new Date(Math.floor(at.getTime() / 1000) * 1000)));
     expect(put.ok).toBe(true);
     expect(confirmed.status, confirmed.text).toBe(200);
+    expect(confirmed.body.data.key).toBe(presigned.body.data.key);
+    expect(confirmed.body.data.key).toMatch(/-x[0-9a-z]{6}\.png$/);
+    expect(byAt.body.data.key.endsWith(`-x${Math.floor(at.getTime() / 1000).toString(36)}.png`)).toBe(true);
     expect(Date.parse(confirmed.body.data.expires_at!) - clock().getTime()).toBeGreaterThan(115_000);
     expect(refused).toEqual([
       '400 expires_in',
@@ -202,10 +210,12 @@ describe('an expiring upload', () => {
 
 describe('the trash', () => {
   it('holds a deleted file (404 everywhere, still counted), restores it with its share link, and empties', async () => {
-    // Prepare
+    // Prepare: its thumbnail rendered and stored.
     const record = await upload(owner);
     const created = await share(owner, { file_id: record.id });
     const counted = await usage();
+    const rendered = await rendition(record);
+    const storedBefore = await storedKeys(record);
 
     // Act: delete, then restore.
     const deleted = await remove(`/api/v1/files/${record.id}`);
@@ -225,6 +235,7 @@ describe('the trash', () => {
       listed: await listed('/api/v1/files'),
       trash: (await get('/api/v1/files/trash')).body.data as { items: Array<Record<string, unknown>> },
       usage: await usage(),
+      stored: await storedKeys(record),
     };
     const restored = await call<UploadRecord>('files', {
       method: 'POST',
@@ -241,7 +252,13 @@ describe('the trash', () => {
     expect(whileTrashed.trash.items.map((item) => item.id)).toEqual([record.id]);
     expect(whileTrashed.trash.items[0]).toMatchObject({ key: record.key, trashed_at: expect.any(String) });
     expect(whileTrashed.usage).toEqual(counted);
+    // Its object left its key for the trash (so the CDN's edge finds nothing there), its renditions gone;
+    // after the restore it is at its key again, the trash copy gone.
+    expect(rendered).toBe(200);
+    expect(storedBefore).toHaveLength(2);
+    expect(whileTrashed.stored).toEqual([trashKey(record.key)]);
     expect(restored.status, restored.text).toBe(200);
+    expect(await storedKeys(record)).toEqual([record.key]);
     expect(restored.body.data).toEqual(record);
     expect(await atEdge(`/i/${record.key}`)).toBe(200);
     expect(reopened.status).toBe(200);
@@ -302,7 +319,7 @@ describe('the trash', () => {
     expect(trash).toEqual([trashed.id]);
     expect(takenKeys).toEqual([]);
     expect(early.purged).toBe(0);
-    expect(kept).toEqual([trashed.key]);
+    expect(kept).toEqual([trashKey(trashed.key)]);
     expect(await storedKeys(trashed)).toEqual([]);
     const usageNow = await deps.quota.usageOf({ id: third.account.id, role: 'user' });
     expect(usageNow.file_count).toBe(counted.file_count - 2);

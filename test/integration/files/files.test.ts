@@ -2,6 +2,7 @@
 // handler: ownership (other people's files are 404), newest-first cursor pages, permission and deletion.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type FilePage, GALLERY_PAGE_MAX } from '#lib/files/files.ts';
+import { trashKey } from '#lib/files/prefixes.ts';
 import type { UploadRecord } from '#lib/files/record.ts';
 import { config } from '#lib/platform/config/index.ts';
 import { createTestAccount, type TestAccount } from '#test/support/accounts.ts';
@@ -156,8 +157,8 @@ describe('one file', () => {
       path: `/api/v1/files/${record.id}`,
       headers: alice.headers,
     });
-    // In the trash (docs/UPLOADS.md "Trash"), its bytes are kept until it is deleted from there.
-    const kept = await bucketKeys(record.key);
+    // In the trash (docs/UPLOADS.md "Trash"), its bytes are kept under trash/ until it is deleted from there.
+    const kept = [...(await bucketKeys(record.key)), ...(await bucketKeys(trashKey(record.key)))];
     const purged = await callUpload({
       method: 'DELETE',
       path: `/api/v1/files/trash/${record.id}`,
@@ -168,9 +169,10 @@ describe('one file', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body.data).toEqual({ id: record.id, deleted: true });
     expect(again.status).toBe(404);
-    expect(kept).toEqual([record.key]);
+    expect(kept).toEqual([trashKey(record.key)]);
     expect(purged.body.data).toEqual({ id: record.id, deleted: true });
     expect(await bucketKeys(record.key)).toEqual([]);
+    expect(await bucketKeys(trashKey(record.key))).toEqual([]);
     expect((await callImage({ path: `/i/${record.key}` })).statusCode).toBe(404);
     expect((await callUpload({ path: `/api/v1/files/${record.id}`, headers: alice.headers })).status).toBe(
       404,

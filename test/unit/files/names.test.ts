@@ -2,6 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  expiryMark,
+  keyExpired,
   newFilenameSuffix,
   ORIGINAL_NAME_MAX_BYTES,
   ownerTagOf,
@@ -120,6 +122,26 @@ describe('stored filename and key', () => {
       expect(parseStorageKey(`2026/11/28/${id}${suffix}.png`)).toMatchObject({ id, suffix, ext: 'png' });
     }
     expect(parseStorageKey(`2026/11/28/${id}-ababababababab.png`)).toBeUndefined();
+  });
+
+  it("an expiring file's key carries its end: read back by the edge's check, the owner's tag and the parser", () => {
+    const tag = ownerTagOf('owner-1');
+    const end = Date.parse('2026-11-29T10:00:00Z') / 1000;
+    const key = `2026/11/29/${id}-ababababababab${tag}${expiryMark(end)}.png`;
+
+    expect(expiryMark(end)).toBe(`-x${end.toString(36)}`);
+    expect(expiryMark(undefined)).toBe('');
+    expect(keyExpired(key, end * 1000 - 1)).toBe(false);
+    expect(keyExpired(key, end * 1000)).toBe(true);
+    expect(keyExpired(`/${key}`, end * 1000 + 1)).toBe(true);
+    // A key with no end never expires at the edge, whatever the time.
+    expect(keyExpired(`2026/11/29/${id}-ababababababab${tag}.png`, Number.MAX_SAFE_INTEGER)).toBe(false);
+    expect(ownerTagOfKey(key)).toBe(tag);
+    expect(parseStorageKey(key)).toMatchObject({
+      id,
+      suffix: `-ababababababab${tag}${expiryMark(end)}`,
+      ext: 'png',
+    });
   });
 
   it('filename is <uuid><suffix>.<ext>', () => {

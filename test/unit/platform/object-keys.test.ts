@@ -1,8 +1,8 @@
 // Where a key's bytes sit in the bucket (lib/platform/storage/object-keys.ts): keys of the current layout
 // under one of 256 prefixes, their renditions and presigned uploads beside them; older keys where they were.
 import { describe, expect, it } from 'vitest';
-import { newFilenameSuffix, ownerTagOf, storageKey, storedFilename } from '#lib/files/names.ts';
-import { incomingKey } from '#lib/files/prefixes.ts';
+import { expiryMark, newFilenameSuffix, ownerTagOf, storageKey, storedFilename } from '#lib/files/names.ts';
+import { incomingKey, trashKey } from '#lib/files/prefixes.ts';
 import { renditionKeyOf, renditionPrefixOf } from '#lib/files/rendition-query.ts';
 import { objectKeyOf } from '#lib/platform/storage/object-keys.ts';
 
@@ -18,6 +18,11 @@ describe('objectKeyOf', () => {
       `derived/c4/${spread}/w=480&h=0&fit=inside&q=75&f=webp`,
     );
     expect(objectKeyOf(incomingKey(spread))).toBe(`incoming/c4/${spread}`);
+    expect(objectKeyOf(trashKey(spread))).toBe(`trash/c4/${spread}`);
+    // An expiring file's key, its end after the suffix, is placed alike.
+    const expiring = spread.replace('.png', `${expiryMark(1_795_000_000)}.png`);
+    expect(objectKeyOf(expiring)).toBe(`c4/${expiring}`);
+    expect(objectKeyOf(renditionPrefixOf(expiring))).toBe(`derived/c4/${expiring}/`);
   });
 
   it('leaves keys stored before where they are: 12 random digits, with or without a tag', () => {
