@@ -1,10 +1,10 @@
 // The operator's site (docs/DEPLOYMENT.md "Branding"): its name, logo, accent colour, favicon, footer, terms
 // and privacy pages and the payment channels' names, as one versioned item in the table with a tiny version
-// item read on every request (as the payment settings are); `site.name` of the config file written on the
-// first read. The one route that saves it sanitizes the footer first (lib/platform/site/footer.ts), so the
-// groups that only read the site carry no HTML sanitizer.
+// item read on every request (as the payment settings are); until an administrator first saves it, the
+// configured `site.name` and defaults, never written by a read. The one route that saves it sanitizes the
+// footer first (lib/platform/site/footer.ts), so the groups that only read the site carry no HTML sanitizer.
 import { errors } from '#lib/core/errors.ts';
-import { ConditionFailedError, conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
+import { conditionFailedAs, type Table } from '#lib/platform/db/table.ts';
 import { isoWithOffset } from '#lib/platform/time.ts';
 
 export interface SiteSettings {
@@ -53,11 +53,16 @@ export class SiteStore {
 
   constructor(private readonly deps: SiteStoreDeps) {}
 
-  /** The site as saved: one tiny read while this container's copy is current, the item when it is not. */
+  /**
+   * The site as saved: one tiny read while this container's copy is current, the item when it is not; the
+   * configured defaults (version 0) until an administrator first saves it. A read never writes: a visitor's
+   * page view leaves the table as it was.
+   */
   async current(): Promise<VersionedSite> {
     const version = await this.deps.table.get<{ version: number }>(SITE_VERSION_KEY);
-    if (version && this.cached?.version === version.version) return this.cached;
-    this.cached = version ? await this.read() : await this.seedOnce();
+    if (!version) return { version: 0, site: this.deps.seed() };
+    if (this.cached?.version === version.version) return this.cached;
+    this.cached = await this.read();
     return this.cached;
   }
 
@@ -70,8 +75,12 @@ export class SiteStore {
           Update: {
             Key: SITE_VERSION_KEY,
             UpdateExpression: 'SET version = :next',
-            ConditionExpression: 'version = :expected',
-            ExpressionAttributeValues: { ':next': version, ':expected': expectedVersion },
+            // The first save (of the defaults, version 0) finds no version item.
+            ConditionExpression: expectedVersion === 0 ? 'attribute_not_exists(pk)' : 'version = :expected',
+            ExpressionAttributeValues: {
+              ':next': version,
+              ...(expectedVersion === 0 ? {} : { ':expected': expectedVersion }),
+            },
           },
         },
         { Put: { Item: this.item(site, version) } },
@@ -94,21 +103,5 @@ export class SiteStore {
     if (!item) return { version: 0, site: this.deps.seed() };
     // Fields added after the item was saved take their defaults.
     return { version: item.version, site: { ...siteDefaults(item.site.name), ...item.site } };
-  }
-
-  private async seedOnce(): Promise<VersionedSite> {
-    const site = this.deps.seed();
-    const absent = 'attribute_not_exists(pk)';
-    try {
-      await this.deps.table.transact([
-        { Put: { Item: { ...SITE_VERSION_KEY, version: 1 }, ConditionExpression: absent } },
-        { Put: { Item: this.item(site, 1), ConditionExpression: absent } },
-      ]);
-      return { version: 1, site };
-    } catch (error) {
-      // Another container wrote it first: theirs stands.
-      if (error instanceof ConditionFailedError) return this.read();
-      throw error;
-    }
   }
 }

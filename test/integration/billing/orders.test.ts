@@ -76,6 +76,7 @@ describe('plans catalogue', () => {
         'name',
         'quota_bytes',
         'retention_days',
+        'watermark',
       ].sort(),
     );
     const publicIds = publicList.json.data.map((plan: { id: string }) => plan.id);
