@@ -120,7 +120,8 @@ const SECRET_BODY_FIELDS: Record<string, RegExp> = {
 // ---- capture (runs in each test file's worker, from setup-env.ts) ----------------------------------------
 
 const MAX_BODY_CHARS = 512 * 1024;
-const STATIC_ASSETS_ROUTE = 'GET /docs/assets/{name}';
+/** The reference page's renderer and the guides it links: published files, the same for everyone. */
+const PUBLISHED_FILE_ROUTES = new Set(['GET /docs/assets/{name}', 'GET /docs/guides/{name}']);
 const TEXTUAL = /json|text|html|xml|x-www-form-urlencoded/i;
 
 function headerOf(headers: Record<string, unknown> | undefined, name: string): string {
@@ -200,9 +201,9 @@ export function startSecretCapture(scratchDir: string, testFile: string) {
 
   tapLogging((line) => record({ t: 'log', file, line }));
   observeResults((event: ApiEvent, result: ApiResult, group) => {
-    // The reference page's renderer: the same published files for everyone, carrying no data (its minified
-    // script holds alphabets that contain test keys).
-    if (routeOf(event) === STATIC_ASSETS_ROUTE) return;
+    // The reference page's renderer and the guides: the same published files for everyone, carrying no data
+    // (the minified script holds alphabets that contain test keys; the guides show example passwords).
+    if (PUBLISHED_FILE_ROUTES.has(routeOf(event))) return;
     const status = result.statusCode ?? 0;
     const contentType = headerOf(result.headers, 'content-type');
     record({

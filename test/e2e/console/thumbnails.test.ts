@@ -32,6 +32,8 @@ const MISSING = browserMissing('the console thumbnails journey');
 const USER = newAccount('viewer');
 
 const PHOTOS = 20;
+/** The tiles a grid fetches at once (web/src/file-links.tsx FIRST_ROW); the rest are lazy. */
+const FIRST_ROW = 6;
 const WIDTH = 4000;
 const HEIGHT = 3000;
 /** `upload.max_bytes` by default: the photos go up directly, as most phone photos do. */
@@ -119,6 +121,7 @@ async function loadedGrid(target: Page, label: string, count: number) {
           alt: img.alt,
           src: img.getAttribute('src'),
           srcset: img.getAttribute('srcset'),
+          sizes: img.getAttribute('sizes'),
           currentSrc: img.currentSrc,
           loading: img.getAttribute('loading'),
           decoding: img.getAttribute('decoding'),
@@ -148,18 +151,22 @@ function expectThumbnails(images: GridImage[], records: Map<string, FileRecord>,
     const double = record.thumbnail!.replace('?p=thumb', '?p=small');
     expect(image, image.alt).toMatchObject({
       src: record.thumbnail,
-      srcset: `${record.thumbnail} 1x, ${double} 2x`,
+      // Widths, with the tile's size (web/src/file-links.tsx): the browser picks by the tile and the screen.
+      srcset: `${record.thumbnail} 480w, ${double} 960w`,
+      sizes: '(max-width: 40rem) 34vw, 16rem',
       currentSrc: density === 1 ? record.thumbnail : double,
-      loading: 'lazy',
+      // A grid's first row is fetched at once (it holds the page's largest paint), the rest lazily.
+      loading: expect.stringMatching(/^(lazy|eager)$/),
       decoding: 'async',
       width: expect.stringMatching(/^\d+$/),
       height: expect.stringMatching(/^\d+$/),
-      // In CSS pixels (a 2x candidate's pixels count half): the 4000x3000 original would be 4000 or 2000.
-      naturalWidth: 480,
-      naturalHeight: 360,
     });
+    // A rendition's 4:3 at the size the tile asked for, never the 4000x3000 original.
+    expect(image.naturalWidth, image.alt).toBeLessThanOrEqual(480);
+    expect(Math.abs(image.naturalWidth * 3 - image.naturalHeight * 4), image.alt).toBeLessThanOrEqual(4);
     expect(image.currentSrc).not.toBe(record.url);
   }
+  expect(images.filter((image) => image.loading === 'eager').length).toBeLessThanOrEqual(FIRST_ROW);
 }
 
 describe('console thumbnails (npm start, Chromium)', () => {
