@@ -188,8 +188,9 @@ ${challengeHtml(state.challenge)}<button type="submit">Open</button></form>`,
     state.items.length === 0
       ? '<p class="lead">This album is empty.</p>'
       : only && state.items.length === 1
-        ? // An album's photo is reported on its own (the page's link is not reportable), as in the grid.
-          singleHtml(only, state.album ? reportLink(state.report.console, only.url, only.original_name) : '')
+        ? // The photo is reported on its own, as in the grid: a report names the image (moderation takes
+          // down that file), whatever else the page offers.
+          singleHtml(only, reportLink(state.report.console, only.url, only.original_name))
         : `<ul class="grid">${state.items.map((item) => itemHtml(item, state.report.console)).join('')}</ul>`;
   // An unlimited link's views are not counted per request (docs/ALBUMS.md): only a limit's are shown.
   const limits = [
