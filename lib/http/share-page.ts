@@ -63,7 +63,7 @@ button{margin-top:.75rem;font:inherit;padding:.5rem 1.25rem;border:0;border-radi
 .error{color:#a3161b;font-weight:600}
 altcha-widget{display:block;margin-top:.75rem}
 .single{margin:0;background:#fff;border:1px solid #d7dce4;border-radius:8px;overflow:hidden}
-.single img{display:block;margin:0 auto;max-width:100%;max-height:calc(100vh - 12rem);width:auto;height:auto;object-fit:contain;background:#e8ebf0}
+.single img{display:block;margin:0 auto;width:100%;height:auto;max-height:calc(100vh - 12rem);object-fit:scale-down;background:#e8ebf0}
 `;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -121,7 +121,8 @@ function itemHtml(item: SharePageItem, consoleUrl: string): string {
 /**
  * A share of one photo shows it as large as the window allows: the original itself when the share's door
  * answers it inline (a larger one is a redirect to storage, which the page's policy does not name), else
- * the thumbnail at no more than its own size.
+ * the thumbnail at no more than its own size. Its box takes the photo's proportions (its width and height)
+ * before the bytes arrive, so nothing below it moves; `scale-down` never enlarges a small one in it.
  */
 function singleHtml(item: SharePageItem, report: string): string {
   const inline = item.size <= INLINE_MAX_BYTES || item.thumbnail === null;
